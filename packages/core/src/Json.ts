@@ -1,0 +1,127 @@
+/**
+ * JSON values as a schema: the shape of every opaque provider payload Sluice keeps
+ * (raw usage objects, provider metadata, parsed tool arguments and outputs).
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * A JSON value, as `JSON.parse` returns it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | JsonObject
+
+/**
+ * A JSON object.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface JsonObject {
+  readonly [key: string]: JsonValue
+}
+
+const isJsonValueUnknown = (value: unknown): value is JsonValue => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true
+    case "number":
+      return Number.isFinite(value)
+    case "object": {
+      if (value === null) return true
+      if (Array.isArray(value)) return value.every(isJsonValueUnknown)
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) return false
+      for (const key of Object.keys(value)) {
+        if (!isJsonValueUnknown((value as Record<string, unknown>)[key])) return false
+      }
+      return true
+    }
+    default:
+      return false
+  }
+}
+
+// JSON text has no -0: the arbitraries generate values that survive JSON.stringify.
+const withoutNegativeZero = (value: unknown): JsonValue => {
+  if (typeof value === "number") return value === 0 ? 0 : value
+  if (Array.isArray(value)) return value.map(withoutNegativeZero)
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, JsonValue> = {}
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, key, { value: withoutNegativeZero(item), enumerable: true, writable: true, configurable: true })
+    }
+    return out
+  }
+  return value as JsonValue
+}
+
+/**
+ * Any JSON value: null, a boolean, a finite number, a string, an array or a plain
+ * object of JSON values. Validated in place and kept as it is (no copy, so keys such
+ * as `__proto__` that `JSON.parse` produced survive).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(isJsonValueUnknown, {
+  identifier: "JsonValue",
+  description: "a JSON value",
+  arbitrary: () => (fc) => fc.jsonValue().map(withoutNegativeZero)
+})
+
+/**
+ * Any JSON object.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
+  (value: unknown): value is JsonObject =>
+    typeof value === "object" && value !== null && !Array.isArray(value) && isJsonValueUnknown(value),
+  {
+    identifier: "JsonObject",
+    description: "a JSON object",
+    arbitrary: () => (fc) => fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
+  }
+)
+
+/**
+ * Parses JSON text, returning `undefined` instead of throwing when the text is not
+ * valid JSON.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseOrUndefined = (text: string): JsonValue | undefined => {
+  try {
+    return JSON.parse(text) as JsonValue
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Parses JSON text, returning the original string when it is not valid JSON
+ * (seed 002's `parseJsonSafe`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseOrString = (text: string): JsonValue => {
+  const parsed = parseOrUndefined(text)
+  return parsed === undefined ? text : parsed
+}
+
+/**
+ * Whether a JSON value is an object (not an array, not null).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isObject = (value: JsonValue | undefined): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)

@@ -1,0 +1,194 @@
+/**
+ * The finished items of a turn, carried by `item_done` events. A union by `type`.
+ *
+ * Everything a provider demands back in the next request is kept: reasoning
+ * signatures, redacted thinking data, encrypted reasoning, and provider metadata such
+ * as Gemini's `thoughtSignature` on any part.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { JsonObject } from "./Json.js"
+
+/**
+ * Who a message is from.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageOrigin = Schema.Literal("user", "agent", "system").annotations({ identifier: "MessageOrigin" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type MessageOrigin = typeof MessageOrigin.Type
+
+/**
+ * The item kinds of seed 002 (`item_start.item_type`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemType = Schema.Literal(
+  "message",
+  "reasoning",
+  "function_call",
+  "function_call_output",
+  "error",
+  "script_execution"
+).annotations({ identifier: "ItemType" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ItemType = typeof ItemType.Type
+
+const providerMetadata = Schema.optionalWith(JsonObject, { exact: true })
+
+/**
+ * A text message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageItem = Schema.Struct({
+  type: Schema.Literal("message"),
+  id: Schema.String,
+  content: Schema.String,
+  origin: MessageOrigin,
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "MessageItem" })
+
+/**
+ * Reasoning: the visible thinking text or summary, plus whatever the provider needs to
+ * verify it later (`signature`, redacted `data`, `encrypted_content`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ReasoningItem = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: Schema.String,
+  content: Schema.String,
+  provider_id: Schema.optionalWith(Schema.String, { exact: true }),
+  signature: Schema.optionalWith(Schema.String, { exact: true }),
+  redacted: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  data: Schema.optionalWith(Schema.String, { exact: true }),
+  encrypted_content: Schema.optionalWith(Schema.String, { exact: true }),
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "ReasoningItem" })
+
+/**
+ * A tool call. `arguments` is the raw JSON text exactly as the provider sent it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FunctionCallItem = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  id: Schema.String,
+  call_id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String,
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "FunctionCallItem" })
+
+/**
+ * The result of a tool call, linked to it by `call_id`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FunctionCallOutputItem = Schema.Struct({
+  type: Schema.Literal("function_call_output"),
+  id: Schema.String,
+  call_id: Schema.String,
+  output: Schema.String,
+  success: Schema.Boolean,
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "FunctionCallOutputItem" })
+
+/**
+ * An error shown in the conversation.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ErrorItem = Schema.Struct({
+  type: Schema.Literal("error"),
+  id: Schema.String,
+  code: Schema.String,
+  message: Schema.String
+}).annotations({ identifier: "ErrorItem" })
+
+/**
+ * Code the agent ran, with its output when there is one.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ScriptExecutionItem = Schema.Struct({
+  type: Schema.Literal("script_execution"),
+  id: Schema.String,
+  code: Schema.String,
+  output: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "ScriptExecutionItem" })
+
+/**
+ * Any finished item.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OutputItem = Schema.Union(
+  MessageItem,
+  ReasoningItem,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  ErrorItem,
+  ScriptExecutionItem
+).annotations({ identifier: "OutputItem" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type OutputItem = typeof OutputItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type MessageItem = typeof MessageItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ReasoningItem = typeof ReasoningItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FunctionCallItem = typeof FunctionCallItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FunctionCallOutputItem = typeof FunctionCallOutputItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorItem = typeof ErrorItem.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ScriptExecutionItem = typeof ScriptExecutionItem.Type

@@ -1,0 +1,159 @@
+/**
+ * Server-sent events framing: a `Stream` transformer from the bytes of an HTTP body to
+ * the events it carries, for any split of those bytes into reads.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { type FramerFailure, makeFramer } from "./internal/sseFramer.js"
+
+/**
+ * One dispatched event. `event` defaults to `"message"`; `id` is the last event id seen
+ * so far in the stream; `retry` is set on the event that follows a `retry:` field;
+ * `line` is the 1-based line of the event's first field, for error messages.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SseEvent = Schema.Struct({
+  event: Schema.String,
+  data: Schema.String,
+  id: Schema.optionalWith(Schema.String, { exact: true }),
+  retry: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
+  line: Schema.Int.pipe(Schema.positive())
+}).annotations({ identifier: "SseEvent" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SseEvent = typeof SseEvent.Type
+
+/**
+ * Framing failed: an event grew past the configured size (`EventTooLarge`, at `line`),
+ * or the bytes are not UTF-8 (`InvalidUtf8`, near `byteOffset`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SseError extends Schema.TaggedError<SseError>()("SseError", {
+  reason: Schema.Literal("EventTooLarge", "InvalidUtf8"),
+  message: Schema.String,
+  line: Schema.optionalWith(Schema.Int, { exact: true }),
+  byteOffset: Schema.optionalWith(Schema.Int, { exact: true })
+}) {}
+
+/**
+ * Framing options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecodeOptions {
+  /**
+   * The largest event, in UTF-16 code units of its field lines, before framing fails
+   * with `EventTooLarge`. Memory held for one event never exceeds it by more than one
+   * read. Default 8 MiB.
+   */
+  readonly maxEventSize?: number | undefined
+}
+
+/**
+ * The default largest event: 8 Mi code units.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxEventSize = 8 * 1024 * 1024
+
+const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
+  failure._tag === "EventTooLarge"
+    ? new SseError({
+        reason: "EventTooLarge",
+        message: `SSE event starting before line ${failure.line} is larger than ${maxEventSize} characters`,
+        line: failure.line
+      })
+    : new SseError({
+        reason: "InvalidUtf8",
+        message: `SSE body is not valid UTF-8 (within the read that starts at byte ${failure.byteOffset})`,
+        byteOffset: failure.byteOffset
+      })
+
+/**
+ * Frames a byte stream into SSE events. Each input chunk yields the chunk of events it
+ * completes. At the end of input, a final event without its terminating blank line is
+ * still dispatched, so a server that closes early loses nothing; a cut-off event then
+ * fails where its data is decoded.
+ *
+ * @since 0.1.0
+ * @category framing
+ */
+export const decode =
+  (options?: DecodeOptions) =>
+  <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E | SseError, R> => {
+    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+    const channel = Channel.suspend(() => {
+      const framer = makeFramer({ maxEventSize })
+      const loop: Channel.Channel<Chunk.Chunk<SseEvent>, Chunk.Chunk<Uint8Array>, E | SseError, E, unknown, unknown> =
+        Channel.readWithCause({
+          onInput: (input: Chunk.Chunk<Uint8Array>) => {
+            const out: Array<SseEvent> = []
+            for (const bytes of input) {
+              const failure = framer.push(bytes, out)
+              if (failure !== undefined) {
+                return Channel.zipRight(emit(out), Channel.fail(toError(failure, maxEventSize)))
+              }
+            }
+            return Channel.zipRight(emit(out), loop)
+          },
+          onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
+          onDone: () => {
+            const out: Array<SseEvent> = []
+            const failure = framer.end(out)
+            return failure === undefined
+              ? emit(out)
+              : Channel.zipRight(emit(out), Channel.fail(toError(failure, maxEventSize)))
+          }
+        })
+      return loop
+    })
+    return Stream.pipeThroughChannel(self, channel)
+  }
+
+const emit = (out: Array<SseEvent>): Channel.Channel<Chunk.Chunk<SseEvent>> =>
+  out.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(out))
+
+/**
+ * Frames a whole body held in memory. A convenience for recorded transcripts.
+ *
+ * @since 0.1.0
+ * @category framing
+ */
+export const decodeText = (text: string, options?: DecodeOptions): Effect.Effect<ReadonlyArray<SseEvent>, SseError> =>
+  Stream.make(new TextEncoder().encode(text)).pipe(decode(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+
+/**
+ * Encodes one event back into SSE text (`id`, `event`, `retry`, then one `data:` line
+ * per line of data, then a blank line). `decode` of the result gives the event back.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeEvent = (event: {
+  readonly event?: string | undefined
+  readonly data: string
+  readonly id?: string | undefined
+  readonly retry?: number | undefined
+}): string => {
+  let text = ""
+  if (event.id !== undefined) text += `id: ${event.id}\n`
+  if (event.event !== undefined && event.event !== "message") text += `event: ${event.event}\n`
+  if (event.retry !== undefined) text += `retry: ${event.retry}\n`
+  for (const line of event.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
+  return text + "\n"
+}

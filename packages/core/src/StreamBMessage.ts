@@ -1,0 +1,90 @@
+/**
+ * The envelope of an upsert or turn event in Redis Stream B (seed 002): the payload
+ * travels as JSON text.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { UITurnEvent } from "./UITurnEvent.js"
+import { UIUpsert } from "./UIUpsert.js"
+
+/**
+ * `item_upsert | turn_event`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamBPayloadType = Schema.Literal("item_upsert", "turn_event").annotations({
+  identifier: "StreamBPayloadType"
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamBPayloadType = typeof StreamBPayloadType.Type
+
+/**
+ * What the upsert stage emits: an upsert or a turn event.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UIPayload = Schema.Union(UIUpsert, UITurnEvent).annotations({ identifier: "UIPayload" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UIPayload = typeof UIPayload.Type
+
+/**
+ * The Stream B entry.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamBMessage = Schema.Struct({
+  eventId: Schema.UUID,
+  timestamp: Schema.Int.pipe(Schema.nonNegative()),
+  turnId: Schema.UUID,
+  payloadType: StreamBPayloadType,
+  payload: Schema.String
+}).annotations({ identifier: "StreamBMessage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamBMessage = typeof StreamBMessage.Type
+
+/**
+ * The payload type of a UI payload.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const payloadTypeOf = (payload: UIPayload): StreamBPayloadType =>
+  payload.type === "item_upsert" ? "item_upsert" : "turn_event"
+
+/**
+ * Wraps a UI payload in its Stream B envelope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const wrap = (payload: UIPayload, eventId: string, timestamp: number): StreamBMessage => ({
+  eventId,
+  timestamp,
+  turnId: payload.turnId,
+  payloadType: payloadTypeOf(payload),
+  payload: JSON.stringify(payload)
+})
+
+/**
+ * Decodes the JSON payload of a Stream B entry, checking it against its payload type.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodePayload = Schema.decode(Schema.parseJson(UIPayload))

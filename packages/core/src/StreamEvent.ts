@@ -1,0 +1,332 @@
+/**
+ * The hub vocabulary (seed 002): every provider stream becomes a sequence of these
+ * events, and every later stage reads them. snake_case on the wire, as the seed has it.
+ *
+ * @since 0.1.0
+ */
+import * as Arbitrary from "effect/Arbitrary"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { FinishReason } from "./FinishReason.js"
+import * as Ids from "./Ids.js"
+import { ItemType, OutputItem } from "./OutputItem.js"
+import type { ProviderError } from "./ProviderError.js"
+import { ProviderErrorType } from "./ProviderError.js"
+import { Usage } from "./Usage.js"
+
+const Timestamp = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * W3C trace context of the span that produced an event, when one was active.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TraceContext = Schema.Struct({
+  traceparent: Schema.optionalWith(Schema.String, { exact: true }),
+  tracestate: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "TraceContext" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TraceContext = typeof TraceContext.Type
+
+/**
+ * Error details on the wire. Provider errors add their classification; the raw
+ * provider error is never part of it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ErrorObject = Schema.Struct({
+  code: Schema.String,
+  message: Schema.String,
+  stack: Schema.optionalWith(Schema.String, { exact: true }),
+  type: Schema.optionalWith(ProviderErrorType, { exact: true }),
+  retryable: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  status: Schema.optionalWith(Schema.Int, { exact: true }),
+  retry_after_ms: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true })
+}).annotations({ identifier: "ErrorObject" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorObject = typeof ErrorObject.Type
+
+/**
+ * The wire form of a `ProviderError`, without its raw cause.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const errorObjectFromProviderError = (error: ProviderError): ErrorObject => {
+  const base: { -readonly [K in keyof ErrorObject]: ErrorObject[K] } = {
+    code: error.code,
+    message: error.message,
+    type: error.type,
+    retryable: error.retryable
+  }
+  if (error.status !== undefined) base.status = error.status
+  if (error.retryAfterMs !== undefined) base.retry_after_ms = error.retryAfterMs
+  return base
+}
+
+/**
+ * A turn begins.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResponseStart = Schema.Struct({
+  type: Schema.Literal("response_start"),
+  response_id: Schema.UUID,
+  turn_id: Schema.UUID,
+  thread_id: Schema.UUID,
+  agent_id: Schema.optionalWith(Schema.UUID, { exact: true }),
+  model_id: Schema.String,
+  provider_id: Schema.String,
+  created_at: Timestamp
+}).annotations({ identifier: "ResponseStart" })
+
+/**
+ * An output item begins.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemStart = Schema.Struct({
+  type: Schema.Literal("item_start"),
+  item_id: Schema.String,
+  item_type: ItemType,
+  initial_content: Schema.optionalWith(Schema.String, { exact: true }),
+  name: Schema.optionalWith(Schema.String, { exact: true }),
+  arguments: Schema.optionalWith(Schema.String, { exact: true }),
+  code: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "ItemStart" })
+
+/**
+ * A piece of an item's content (text, reasoning text, or argument JSON text).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemDelta = Schema.Struct({
+  type: Schema.Literal("item_delta"),
+  item_id: Schema.String,
+  delta_content: Schema.String
+}).annotations({ identifier: "ItemDelta" })
+
+/**
+ * An item is complete; `final_item` carries all of it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemDone = Schema.Struct({
+  type: Schema.Literal("item_done"),
+  item_id: Schema.String,
+  final_item: OutputItem
+}).annotations({ identifier: "ItemDone" })
+
+/**
+ * An item failed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemError = Schema.Struct({
+  type: Schema.Literal("item_error"),
+  item_id: Schema.String,
+  error: ErrorObject
+}).annotations({ identifier: "ItemError" })
+
+/**
+ * An item was abandoned; whatever it held is to be dropped.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ItemCancelled = Schema.Struct({
+  type: Schema.Literal("item_cancelled"),
+  item_id: Schema.String,
+  reason: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "ItemCancelled" })
+
+/**
+ * How a turn ended.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResponseStatus = Schema.Literal("complete", "error", "aborted").annotations({ identifier: "ResponseStatus" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ResponseStatus = typeof ResponseStatus.Type
+
+/**
+ * A turn is over.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResponseDone = Schema.Struct({
+  type: Schema.Literal("response_done"),
+  response_id: Schema.UUID,
+  status: ResponseStatus,
+  usage: Schema.optionalWith(Usage, { exact: true }),
+  finish_reason: Schema.NullOr(FinishReason)
+}).annotations({ identifier: "ResponseDone" })
+
+/**
+ * A turn-level error.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResponseError = Schema.Struct({
+  type: Schema.Literal("response_error"),
+  response_id: Schema.UUID,
+  error: ErrorObject
+}).annotations({ identifier: "ResponseError" })
+
+/**
+ * Any payload.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Payload = Schema.Union(
+  ResponseStart,
+  ItemStart,
+  ItemDelta,
+  ItemDone,
+  ItemError,
+  ItemCancelled,
+  ResponseDone,
+  ResponseError
+).annotations({ identifier: "Payload" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Payload = typeof Payload.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PayloadType = Payload["type"]
+
+/**
+ * The payload of the given type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PayloadOf<T extends PayloadType> = Extract<Payload, { readonly type: T }>
+
+const PayloadType = Schema.Literal(
+  "response_start",
+  "item_start",
+  "item_delta",
+  "item_done",
+  "item_error",
+  "item_cancelled",
+  "response_done",
+  "response_error"
+)
+
+const Envelope = Schema.Struct({
+  event_id: Schema.UUID,
+  timestamp: Timestamp,
+  trace_context: TraceContext,
+  run_id: Schema.UUID,
+  type: PayloadType,
+  payload: Payload
+})
+
+/**
+ * The event envelope. Its `type` always equals `payload.type`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamEvent = Envelope.pipe(
+  Schema.filter((event) => event.type === event.payload.type || `type ${event.type} does not match payload type ${event.payload.type}`),
+  Schema.annotations({
+    identifier: "StreamEvent",
+    arbitrary: () => () => Arbitrary.make(Envelope).map((event) => ({ ...event, type: event.payload.type }))
+  })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamEvent = typeof StreamEvent.Type
+
+/**
+ * Decodes an unknown value (for example parsed JSON) into a `StreamEvent`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeUnknown = Schema.decodeUnknown(StreamEvent)
+
+/**
+ * What every event of one turn shares.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EventContext {
+  readonly runId: string
+  readonly traceContext?: TraceContext | undefined
+}
+
+const emptyTraceContext: TraceContext = {}
+
+/**
+ * Wraps a payload in an envelope with the given id and timestamp. Pure; use `make`
+ * inside Effect code.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const envelope = (context: EventContext, payload: Payload, eventId: string, timestamp: number): StreamEvent => ({
+  event_id: eventId,
+  timestamp,
+  trace_context: context.traceContext ?? emptyTraceContext,
+  run_id: context.runId,
+  type: payload.type,
+  payload
+})
+
+/**
+ * Wraps a payload in an envelope with a fresh event id and the current time of
+ * Effect's `Clock`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (context: EventContext, payload: Payload): Effect.Effect<StreamEvent> =>
+  Effect.map(Clock.currentTimeMillis, (now) => envelope(context, payload, Ids.generateEventId(), now))
+
+/**
+ * Whether an event has the given payload type, narrowing its payload.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const is =
+  <T extends PayloadType>(type: T) =>
+  (event: StreamEvent): event is StreamEvent & { readonly type: T; readonly payload: PayloadOf<T> } =>
+    event.payload.type === type

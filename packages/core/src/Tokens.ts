@@ -1,0 +1,22 @@
+/**
+ * Token estimates for batching decisions.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Estimated token count of a number of characters: length divided by 4 (seed 002),
+ * rounded up so that any non-empty text counts at least one token.
+ *
+ * @since 0.1.0
+ * @category estimates
+ */
+export const tokensForLength = (length: number): number => Math.ceil(length / 4)
+
+/**
+ * Estimated token count of a text (seed 002's `estimateTokenCount`).
+ *
+ * @since 0.1.0
+ * @category estimates
+ */
+export const estimateTokenCount = (text: string): number => tokensForLength(text.length)

@@ -1,0 +1,66 @@
+/**
+ * `@sluice/core`: the hub vocabulary every Sluice stage speaks, SSE framing, and the
+ * helpers every stage shares.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as FinishReason from "./FinishReason.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Ids from "./Ids.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Json from "./Json.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OutputItem from "./OutputItem.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ProviderError from "./ProviderError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Sse from "./Sse.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StreamBMessage from "./StreamBMessage.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StreamEvent from "./StreamEvent.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Tokens from "./Tokens.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as UITurnEvent from "./UITurnEvent.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as UIUpsert from "./UIUpsert.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Usage from "./Usage.js"

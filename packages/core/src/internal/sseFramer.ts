@@ -1,0 +1,197 @@
+import type { SseEvent } from "../Sse.js"
+
+/** @internal */
+export interface FramerOptions {
+  readonly maxEventSize: number
+}
+
+/** @internal */
+export type FramerFailure =
+  | { readonly _tag: "EventTooLarge"; readonly line: number; readonly size: number }
+  | { readonly _tag: "InvalidUtf8"; readonly byteOffset: number }
+
+/** @internal */
+export interface Framer {
+  /** Feeds one read; pushes complete events into `out`. Returns a failure or undefined. */
+  readonly push: (bytes: Uint8Array, out: Array<SseEvent>) => FramerFailure | undefined
+  /** Ends the input; a final event without its blank line is still dispatched. */
+  readonly end: (out: Array<SseEvent>) => FramerFailure | undefined
+}
+
+const LF = 10
+
+/**
+ * A mutable SSE framer following the WHATWG event-stream parsing rules: LF, CR and CRLF
+ * line ends (a CR at the end of one read and an LF at the start of the next are one
+ * line end), comments, multi-line data, `event`/`id`/`retry`, a leading BOM (stripped
+ * by the decoder), and UTF-8 characters split across reads.
+ *
+ * @internal
+ */
+export const makeFramer = (options: FramerOptions): Framer => {
+  const decoder = new TextDecoder("utf-8", { fatal: true })
+  const max = options.maxEventSize
+  let partial: Array<string> = [] // an unterminated line carried to the next reads
+  let partialLength = 0
+  let skipLf = false // the previous read ended in CR
+  let line = 0 // number of lines completed so far
+  let bytesSeen = 0
+  // the event being built
+  let data: string | undefined
+  let dataParts: Array<string> | undefined
+  let eventType: string | undefined
+  let eventSize = 0
+  let eventLine = 0
+  let lastId: string | undefined
+  let retry: number | undefined
+
+  const dispatch = (out: Array<SseEvent>): void => {
+    if (data !== undefined) {
+      const event: { -readonly [K in keyof SseEvent]: SseEvent[K] } = {
+        event: eventType ?? "message",
+        data: dataParts === undefined ? data : dataParts.join("\n"),
+        line: eventLine
+      }
+      if (lastId !== undefined) event.id = lastId
+      if (retry !== undefined) {
+        event.retry = retry
+        retry = undefined
+      }
+      out.push(event)
+    }
+    data = undefined
+    dataParts = undefined
+    eventType = undefined
+    eventSize = 0
+    eventLine = 0
+  }
+
+  const field = (text: string, start: number, end: number): FramerFailure | undefined => {
+    // text[start, end) is one complete, non-empty line
+    line++
+    if (text.charCodeAt(start) === 58 /* : */) return undefined // comment
+    if (eventLine === 0) eventLine = line
+    eventSize += end - start
+    if (eventSize > max) return { _tag: "EventTooLarge", line, size: eventSize }
+    const colon = text.indexOf(":", start)
+    let name: string
+    let value: string
+    if (colon === -1 || colon >= end) {
+      name = text.slice(start, end)
+      value = ""
+    } else {
+      name = text.slice(start, colon)
+      const valueStart = text.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1
+      value = text.slice(valueStart, end)
+    }
+    switch (name) {
+      case "data":
+        if (data === undefined) data = value
+        else if (dataParts === undefined) dataParts = [data, value]
+        else dataParts.push(value)
+        break
+      case "event":
+        eventType = value
+        break
+      case "id":
+        if (value.indexOf("\u0000") === -1) lastId = value
+        break
+      case "retry":
+        if (/^\d+$/.test(value)) retry = Number(value)
+        break
+      default:
+        break // unknown fields are ignored, as the SSE rules say
+    }
+    return undefined
+  }
+
+  const feedText = (text: string, out: Array<SseEvent>): FramerFailure | undefined => {
+    let pos = 0
+    const length = text.length
+    if (skipLf && length > 0) {
+      if (text.charCodeAt(0) === LF) pos = 1
+      skipLf = false
+    }
+    let nextLf = text.indexOf("\n", pos)
+    let nextCr = text.indexOf("\r", pos)
+    while (pos < length) {
+      if (nextLf !== -1 && nextLf < pos) nextLf = text.indexOf("\n", pos)
+      if (nextCr !== -1 && nextCr < pos) nextCr = text.indexOf("\r", pos)
+      let end: number
+      let next: number
+      if (nextCr === -1 || (nextLf !== -1 && nextLf < nextCr)) {
+        if (nextLf === -1) break
+        end = nextLf
+        next = nextLf + 1
+      } else {
+        end = nextCr
+        if (nextCr + 1 === length) {
+          skipLf = true
+          next = length
+        } else {
+          next = text.charCodeAt(nextCr + 1) === LF ? nextCr + 2 : nextCr + 1
+        }
+      }
+      if (end === pos) {
+        line++
+        dispatch(out)
+      } else {
+        const failure = field(text, pos, end)
+        if (failure !== undefined) return failure
+      }
+      pos = next
+    }
+    if (pos < length) {
+      partial = [text.slice(pos)]
+      partialLength = length - pos
+    } else {
+      partial = []
+      partialLength = 0
+    }
+    return checkPartial()
+  }
+
+  const checkPartial = (): FramerFailure | undefined =>
+    eventSize + partialLength > max ? { _tag: "EventTooLarge", line: line + 1, size: eventSize + partialLength } : undefined
+
+  const takePartial = (text: string): string => {
+    const joined = partial.length === 0 ? text : partial.join("") + text
+    partial = []
+    partialLength = 0
+    return joined
+  }
+
+  const decode = (bytes: Uint8Array, stream: boolean): string | FramerFailure => {
+    try {
+      return decoder.decode(bytes, { stream })
+    } catch {
+      return { _tag: "InvalidUtf8", byteOffset: bytesSeen }
+    }
+  }
+
+  return {
+    push: (bytes, out) => {
+      const text = decode(bytes, true)
+      bytesSeen += bytes.length
+      if (typeof text !== "string") return text
+      if (partial.length > 0 && !skipLf && text.indexOf("\n") === -1 && text.indexOf("\r") === -1) {
+        // still inside one long line: keep the pieces, join them once the line ends
+        partial.push(text)
+        partialLength += text.length
+        return checkPartial()
+      }
+      return feedText(takePartial(text), out)
+    },
+    end: (out) => {
+      const text = decode(new Uint8Array(0), false)
+      if (typeof text !== "string") return text
+      const rest = takePartial(text)
+      if (rest.length > 0) {
+        const failure = feedText(rest + "\n", out)
+        if (failure !== undefined) return failure
+      }
+      dispatch(out)
+      return undefined
+    }
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * `pnpm bench [section ...]`: runs the benchmark sections (all by default) in this one
+ * process and prints a Markdown report. Results are written down in BENCHMARKS.md.
+ */
+import * as Sse from "./bench/sse.js"
+
+const sections: Record<string, () => Promise<string>> = {
+  sse: Sse.run
+}
+
+const main = async () => {
+  const wanted = process.argv.slice(2)
+  const names = wanted.length > 0 ? wanted : Object.keys(sections)
+  process.stdout.write(`# Sluice benchmarks (node ${process.version}, ${new Date().toISOString()})\n`)
+  for (const name of names) {
+    const section = sections[name]
+    if (section === undefined) {
+      process.stderr.write(`unknown section ${name}; known: ${Object.keys(sections).join(", ")}\n`)
+      process.exitCode = 2
+      return
+    }
+    process.stdout.write((await section()) + "\n")
+  }
+}
+
+await main()

@@ -1,0 +1,5 @@
+/**
+ * The test projects of the workspace: one per package, each with its tests under
+ * `packages/<name>/test`. `vitest.config.ts` passes this list to `test.projects`.
+ */
+export default ["packages/*"]
