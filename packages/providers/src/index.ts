@@ -1,0 +1,27 @@
+/**
+ * `@sluice/providers`: every supported provider's wire format into the hub StreamEvent
+ * vocabulary, streaming and non-streaming, with error classification and tool-call
+ * accumulation.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as ErrorClassification from "./ErrorClassification.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Normalizer from "./Normalizer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ProviderName from "./ProviderName.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WireDecodeError from "./WireDecodeError.js"

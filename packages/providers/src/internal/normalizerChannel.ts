@@ -1,0 +1,80 @@
+import type { Sse, StreamEvent } from "@sluice/core"
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { WireDecodeError } from "../WireDecodeError.js"
+
+type Out = Array<StreamEvent.StreamEvent>
+
+/**
+ * A provider's per-stream state machine: fed one SSE event at a time, it pushes the
+ * StreamEvents that event produces, or returns a decode error.
+ *
+ * @internal
+ */
+export interface Handler {
+  readonly onEvent: (event: Sse.SseEvent, out: Out) => WireDecodeError | undefined
+  /** The input ended; close the turn if the provider did not. */
+  readonly onEnd: (out: Out) => void
+}
+
+const emit = (out: Out): Channel.Channel<Chunk.Chunk<StreamEvent.StreamEvent>> =>
+  out.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(out))
+
+/**
+ * Turns a handler factory into a Stream transformer. The factory gets the current
+ * time from Effect's Clock, so TestClock drives event timestamps. One input chunk of
+ * SSE events yields one output chunk of StreamEvents.
+ *
+ * @internal
+ */
+export const normalizeWith =
+  (makeHandler: (now: () => number) => Handler) =>
+  <E, R>(self: Stream.Stream<Sse.SseEvent, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | WireDecodeError, R> =>
+    Stream.unwrap(
+      Effect.map(Effect.clock, (clock) => {
+        const handler = makeHandler(() => clock.unsafeCurrentTimeMillis())
+        const loop: Channel.Channel<
+          Chunk.Chunk<StreamEvent.StreamEvent>,
+          Chunk.Chunk<Sse.SseEvent>,
+          E | WireDecodeError,
+          E,
+          unknown,
+          unknown
+        > = Channel.readWithCause({
+          onInput: (input: Chunk.Chunk<Sse.SseEvent>) => {
+            const out: Out = []
+            for (const event of input) {
+              const failure = handler.onEvent(event, out)
+              if (failure !== undefined) return Channel.zipRight(emit(out), Channel.fail(failure))
+            }
+            return Channel.zipRight(emit(out), loop)
+          },
+          onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
+          onDone: () => {
+            const out: Out = []
+            handler.onEnd(out)
+            return emit(out)
+          }
+        })
+        return Stream.pipeThroughChannel(self, loop)
+      })
+    )
+
+/**
+ * Runs a handler over events already in memory (the non-streaming decoders build SSE-
+ * like events from a response body and reuse the streaming handler where they can).
+ *
+ * @internal
+ */
+export const runHandler = (handler: Handler, events: Iterable<Sse.SseEvent>): Out | WireDecodeError => {
+  const out: Out = []
+  for (const event of events) {
+    const failure = handler.onEvent(event, out)
+    if (failure !== undefined) return failure
+  }
+  handler.onEnd(out)
+  return out
+}
