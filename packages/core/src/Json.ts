@@ -125,3 +125,18 @@ export const parseOrString = (text: string): JsonValue => {
  */
 export const isObject = (value: JsonValue | undefined): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Parses tool-call argument text (seed 003): the JSON object it holds, `{}` for empty
+ * text, or `{"_invalid_arguments": "<raw>"}` when the text is not a JSON object, so a
+ * caller can answer with a clean tool error instead of calling the tool with bogus
+ * arguments. Never throws.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseArguments = (raw: string): JsonObject => {
+  if (raw.trim() === "") return {}
+  const parsed = parseOrUndefined(raw)
+  return isObject(parsed) ? parsed : { _invalid_arguments: raw }
+}
