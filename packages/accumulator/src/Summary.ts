@@ -1,0 +1,100 @@
+/**
+ * The turn summary: the one JSON object `sluice normalize` prints (DESIGN.md's
+ * contract 1), for scripts and for comparing turns.
+ *
+ * @since 0.1.0
+ */
+import { FinishReason, Json, ProviderError } from "@sluice/core"
+import * as Schema from "effect/Schema"
+import type * as Turn from "./Turn.js"
+
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * `{provider, status, text, reasoning, toolCalls, finishReason, usage, errors}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Summary = Schema.Struct({
+  provider: Schema.String,
+  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted"),
+  text: Schema.String,
+  reasoning: Schema.String,
+  toolCalls: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })),
+  finishReason: Schema.NullOr(FinishReason.FinishReason),
+  usage: Schema.Struct({
+    input: Count,
+    output: Count,
+    cacheRead: Count,
+    cacheWrite: Count,
+    reasoning: Count,
+    total: Count
+  }),
+  errors: Schema.Array(
+    Schema.Struct({
+      type: ProviderError.ProviderErrorType,
+      code: Schema.String,
+      message: Schema.String,
+      retryable: Schema.Boolean
+    })
+  )
+}).annotations({ identifier: "Summary" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Summary = typeof Summary.Type
+
+/**
+ * Summarizes a turn. `text` and `reasoning` concatenate the agent's message items and
+ * the reasoning items (finished items, or what arrived of unfinished ones); tool call
+ * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromTurn = (turn: Turn.Turn): Summary => {
+  let text = ""
+  let reasoning = ""
+  const toolCalls: Array<Summary["toolCalls"][number]> = []
+  for (const item of turn.items) {
+    if (item.status === "cancelled") continue
+    const final = item.final
+    if (final === undefined) {
+      if (item.type === "message") text += item.content
+      else if (item.type === "reasoning") reasoning += item.content
+      continue
+    }
+    switch (final.type) {
+      case "message":
+        if (final.origin === "agent") text += final.content
+        break
+      case "reasoning":
+        reasoning += final.content
+        break
+      case "function_call":
+        toolCalls.push({ id: final.call_id, name: final.name, arguments: Json.parseArguments(final.arguments) })
+        break
+      default:
+        break
+    }
+  }
+  const { cacheRead, cacheWrite, input, output, reasoning: reasoningTokens, total } = turn.usage
+  return {
+    provider: turn.providerId ?? "unknown",
+    status: turn.status,
+    text,
+    reasoning,
+    toolCalls,
+    finishReason: turn.finishReason,
+    usage: { input, output, cacheRead, cacheWrite, reasoning: reasoningTokens, total },
+    errors: turn.errors.map((error) => ({
+      type: error.type ?? "api_error",
+      code: error.code,
+      message: error.message,
+      retryable: error.retryable ?? false
+    }))
+  }
+}

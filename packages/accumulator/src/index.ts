@@ -1,0 +1,26 @@
+/**
+ * `@sluice/accumulator`: StreamEvents folded into turns, and the views of a turn that
+ * the seed documents describe.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as Accumulator from "./Accumulator.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as AccumulatorError from "./AccumulatorError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Summary from "./Summary.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Turn from "./Turn.js"

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Stream from "effect/Stream"
+import { Accumulator, Summary, Turn } from "../src/index.js"
+import { event, itemsArbitrary, script, turnEvents } from "./events.js"
+
+const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
+
+const fold = (events: Parameters<typeof Turn.fromEvents>[0]) => Either.getOrThrow(Turn.fromEvents(events))
+
+describe("Turn", () => {
+  it("folds a turn into ordered items with content indexes, usage and finish reason", () => {
+    const events = turnEvents(
+      script(
+        [
+          { type: "reasoning", id: "item_0", content: "think", signature: "sig" },
+          { type: "message", id: "item_1", content: "Hello there", origin: "agent" },
+          { type: "function_call", id: "item_2", call_id: "call_1", name: "add", arguments: "{\"a\":1}" }
+        ],
+        [2, 5]
+      )
+    )
+    const turn = fold(events)
+    expect(turn.status).toBe("complete")
+    expect(turn.items.map((item) => [item.id, item.contentIndex, item.status, item.content])).toStrictEqual([
+      ["item_0", 0, "done", "think"],
+      ["item_1", 1, "done", "Hello there"],
+      ["item_2", 2, "done", "{\"a\":1}"]
+    ])
+    expect(turn.finishReason).toBe("stop")
+    expect(turn.usage.total).toBe(7)
+    expect(Summary.fromTurn(turn)).toStrictEqual({
+      provider: "test",
+      status: "complete",
+      text: "Hello there",
+      reasoning: "think",
+      toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1 } }],
+      finishReason: "stop",
+      usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 7 },
+      errors: []
+    })
+  })
+
+  it("keeps malformed tool arguments as _invalid_arguments in the summary", () => {
+    const events = turnEvents(
+      script([{ type: "function_call", id: "item_0", call_id: "c", name: "f", arguments: "{\"a\":" }], [])
+    )
+    expect(Summary.fromTurn(fold(events)).toolCalls).toStrictEqual([
+      { id: "c", name: "f", arguments: { _invalid_arguments: "{\"a\":" } }
+    ])
+  })
+
+  it("refuses a delta for an item that never started, naming the event and item", () => {
+    const [start] = turnEvents([])
+    const delta = event({ type: "item_delta", item_id: "ghost", delta_content: "x" })
+    const result = Turn.fromEvents([start!, delta])
+    expect(Either.isLeft(result)).toBe(true)
+    if (Either.isLeft(result)) {
+      expect(result.left.reason).toBe("UnknownItem")
+      expect(result.left.itemId).toBe("ghost")
+      expect(result.left.eventId).toBe(delta.event_id)
+      expect(result.left.message).toContain(delta.event_id)
+    }
+  })
+
+  it("refuses a second item_done, a duplicate item_start and events after response_done", () => {
+    const events = turnEvents(script([{ type: "message", id: "item_0", content: "hi", origin: "agent" }], []))
+    const done = events.find((e) => e.type === "item_done")!
+    const start = events.find((e) => e.type === "item_start")!
+    const beforeEnd = events.slice(0, -1)
+    const reasonOf = (result: ReturnType<typeof Turn.fromEvents>) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    expect(reasonOf(Turn.fromEvents([...beforeEnd, done]))).toBe("ItemAlreadyDone")
+    expect(reasonOf(Turn.fromEvents([...beforeEnd, start]))).toBe("DuplicateItem")
+    expect(reasonOf(Turn.fromEvents([...events, event({ type: "item_delta", item_id: "item_0", delta_content: "x" })]))).toBe(
+      "EventAfterResponseDone"
+    )
+  })
+
+  it("records item errors and cancellations", () => {
+    const [start] = turnEvents([])
+    const turn = fold([
+      start!,
+      event({ type: "item_start", item_id: "a", item_type: "message" }),
+      event({ type: "item_delta", item_id: "a", delta_content: "partial" }),
+      event({ type: "item_error", item_id: "a", error: { code: "CONTENT_FILTER", message: "blocked" } }),
+      event({ type: "item_start", item_id: "b", item_type: "message" }),
+      event({ type: "item_cancelled", item_id: "b" })
+    ])
+    expect(turn.items.map((item) => item.status)).toStrictEqual(["error", "cancelled"])
+    expect(turn.errors).toStrictEqual([{ code: "CONTENT_FILTER", message: "blocked" }])
+    expect(Summary.fromTurn(turn).errors).toStrictEqual([
+      { type: "api_error", code: "CONTENT_FILTER", message: "blocked", retryable: false }
+    ])
+  })
+
+  it("accepts an item_done for an item that never started, adding it whole", () => {
+    const [start] = turnEvents([])
+    const turn = fold([
+      start!,
+      event({ type: "item_done", item_id: "u", final_item: { type: "message", id: "u", content: "hi", origin: "user" } })
+    ])
+    expect(turn.items.map((item) => [item.id, item.status, item.content])).toStrictEqual([["u", "done", "hi"]])
+  })
+
+  it.prop("the final turn does not depend on how deltas are split", [itemsArbitrary, cuts, cuts], ([items, a, b]) => {
+    const one = fold(turnEvents(script(items, a)))
+    const two = fold(turnEvents(script(items, b)))
+    expect(two.items).toStrictEqual(one.items)
+    expect(Summary.fromTurn(two)).toStrictEqual(Summary.fromTurn(one))
+  })
+
+  it.prop("every partial turn is a prefix of the final one", [itemsArbitrary, cuts], ([items, c]) => {
+    const events = turnEvents(script(items, c))
+    const final = fold(events)
+    let turn = Turn.empty
+    for (const e of events) {
+      turn = Either.getOrThrow(Turn.step(turn, e))
+      expect(turn.items.length).toBeLessThanOrEqual(final.items.length)
+      turn.items.forEach((item, i) => {
+        const last = final.items[i]!
+        expect(item.id).toBe(last.id)
+        expect(item.contentIndex).toBe(last.contentIndex)
+        expect(last.content.startsWith(item.content)).toBe(true)
+      })
+    }
+  })
+})
+
+describe("Accumulator", () => {
+  it.effect("emits each event with the partial turn, and runTurn gives the final turn", () =>
+    Effect.gen(function* () {
+      const events = turnEvents(script([{ type: "message", id: "item_0", content: "abcdef", origin: "agent" }], [2, 4]))
+      const steps = yield* Stream.fromIterable(events).pipe(Accumulator.accumulate, Stream.runCollect)
+      expect([...steps].map((s) => s.event)).toStrictEqual(events)
+      expect([...steps].map((s) => s.turn.items[0]?.content ?? null)).toStrictEqual([null, "", "ab", "abcd", "abcdef", "abcdef", "abcdef"])
+      const turn = yield* Accumulator.runTurn(Stream.fromIterable(events))
+      expect(turn).toStrictEqual([...steps].at(-1)!.turn)
+    }))
+
+  it.effect("fails with AccumulatorError after emitting the steps before the refused event", () =>
+    Effect.gen(function* () {
+      const [start] = turnEvents([])
+      const bad = event({ type: "item_delta", item_id: "ghost", delta_content: "x" })
+      const seen: Array<string> = []
+      const result = yield* Stream.make(start!, bad).pipe(
+        Accumulator.accumulate,
+        Stream.runForEach((s) => Effect.sync(() => seen.push(s.event.type))),
+        Effect.flip
+      )
+      expect(seen).toStrictEqual(["response_start"])
+      expect(result.reason).toBe("UnknownItem")
+      const viaRun = yield* Effect.flip(Accumulator.runTurn(Stream.make(start!, bad)))
+      expect(viaRun.eventId).toBe(bad.event_id)
+    }))
+})
