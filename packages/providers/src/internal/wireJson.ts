@@ -1,0 +1,62 @@
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { WireDecodeError } from "../WireDecodeError.js"
+
+const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 120)}…` : data)
+
+/**
+ * Parses one SSE event's `data` as JSON, or names the provider and line when it is
+ * not JSON. For wire formats that pick a schema after reading a discriminator.
+ *
+ * @internal
+ */
+export const parseJson = (provider: string, data: string, line: number): Either.Either<unknown, WireDecodeError> => {
+  try {
+    return Either.right(JSON.parse(data))
+  } catch (error) {
+    return Either.left(
+      new WireDecodeError({
+        provider,
+        line,
+        reason: "InvalidJson",
+        message: `${provider} event at line ${line} is not JSON (${String(error)}): ${excerpt(data)}`
+      })
+    )
+  }
+}
+
+/**
+ * A decoder of already parsed JSON with a wire schema; failures name the provider, the
+ * line (`0` for a non-streaming body) and what the value was meant to be.
+ *
+ * @internal
+ */
+export const decodeValue = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "first" })
+  return (value: unknown, line: number, what: string): Either.Either<A, WireDecodeError> =>
+    Either.mapLeft(
+      decode(value),
+      (issue) =>
+        new WireDecodeError({
+          provider,
+          line,
+          reason: "UnexpectedShape",
+          message: `${provider} ${what} ${line === 0 ? "in the response" : `at line ${line}`} has an unexpected shape: ${ParseResult.TreeFormatter.formatErrorSync(issue)}`
+        })
+    )
+}
+
+/**
+ * A wire error for a value of the right shape that breaks the provider's protocol
+ * (for example a continuation of something that never started).
+ *
+ * @internal
+ */
+export const protocolError = (provider: string, line: number, message: string): WireDecodeError =>
+  new WireDecodeError({
+    provider,
+    line,
+    reason: "UnexpectedShape",
+    message: `${provider} ${line === 0 ? "response" : `event at line ${line}`}: ${message}`
+  })
