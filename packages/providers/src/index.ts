@@ -14,7 +14,17 @@ export * as ErrorClassification from "./ErrorClassification.js"
 /**
  * @since 0.1.0
  */
+export * as Gemini from "./Gemini.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Normalizer from "./Normalizer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OpenAiResponses from "./OpenAiResponses.js"
 
 /**
  * @since 0.1.0

@@ -1,0 +1,522 @@
+/**
+ * Google Gemini `streamGenerateContent?alt=sse`, as the Gemini API and Vertex AI serve
+ * it, and the non-streaming `GenerateContentResponse`, into the hub StreamEvent
+ * vocabulary.
+ *
+ * Consecutive text parts are one `message` item and consecutive `thought: true` parts
+ * one `reasoning` item. A `thoughtSignature` is never dropped: on a thought part it is
+ * the reasoning item's `signature`, on any other part it is the item's
+ * `provider_metadata.thoughtSignature` (a second signature for the same item starts a
+ * new item). A `functionCall` is one `function_call` item whose `arguments` are the
+ * JSON text of `args`; Vertex AI's streamed arguments (`partialArgs` with
+ * `willContinue`) are assembled and finalized when the call's last part arrives.
+ * Parts Sluice has no item for (`inlineData`, `executableCode`, ...) become empty
+ * `message` items that keep the part in `provider_metadata.part`.
+ *
+ * The stream has no terminal event: the turn is complete when the candidate carries a
+ * `finishReason` (or `promptFeedback` blocks the prompt, or an error object arrives).
+ * Only the first candidate (index 0) is read.
+ *
+ * @since 0.1.0
+ */
+import type { OutputItem, ProviderError, StreamEvent } from "@sluice/core"
+import { Json, Usage } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as ErrorClassification from "./ErrorClassification.js"
+import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import { decodeBody, decodeData } from "./internal/decodeData.js"
+import { endTruncated, finishWith } from "./internal/endTurn.js"
+import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { ArgumentsBuilder } from "./internal/partialArgs.js"
+import { TurnBuilder } from "./internal/turnBuilder.js"
+import { protocolError } from "./internal/wireJson.js"
+import type { WireDecodeError } from "./WireDecodeError.js"
+
+const provider = "gemini"
+
+type Out = Array<StreamEvent.StreamEvent>
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const rest = Schema.Record({ key: Schema.String, value: Json.JsonValue })
+
+// ---------------------------------------------------------------------------
+// Wire schemas
+// ---------------------------------------------------------------------------
+
+const PartialArg = Schema.Struct({
+  jsonPath: Schema.String,
+  stringValue: optional(Schema.String),
+  numberValue: optional(Schema.Number),
+  boolValue: optional(Schema.Boolean),
+  nullValue: optional(Json.JsonValue),
+  willContinue: optional(Schema.Boolean)
+})
+
+const FunctionCall = Schema.Struct({
+  id: optional(Schema.String),
+  name: optional(Schema.String),
+  args: optional(Schema.NullOr(Json.JsonObject)),
+  partialArgs: optional(Schema.Array(PartialArg)),
+  willContinue: optional(Schema.Boolean)
+})
+
+/**
+ * One part of a candidate's content. Fields Sluice does not read are kept.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Part = Schema.Struct(
+  {
+    text: optional(Schema.String),
+    thought: optional(Schema.Boolean),
+    thoughtSignature: optional(Schema.String),
+    functionCall: optional(FunctionCall)
+  },
+  rest
+).annotations({ identifier: "GeminiPart" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Part = typeof Part.Type
+
+const Candidate = Schema.Struct({
+  content: optional(Schema.Struct({ role: optional(Schema.String), parts: optional(Schema.Array(Part)) })),
+  finishReason: optional(Schema.String),
+  finishMessage: optional(Schema.String),
+  index: optional(Schema.Number)
+})
+
+/**
+ * `usageMetadata`. `promptTokenCount` includes `cachedContentTokenCount`;
+ * `candidatesTokenCount` excludes `thoughtsTokenCount`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UsageMetadata = Schema.Struct(
+  {
+    promptTokenCount: optional(Schema.Number),
+    cachedContentTokenCount: optional(Schema.Number),
+    candidatesTokenCount: optional(Schema.Number),
+    thoughtsTokenCount: optional(Schema.Number),
+    toolUsePromptTokenCount: optional(Schema.Number),
+    totalTokenCount: optional(Schema.Number)
+  },
+  rest
+).annotations({ identifier: "GeminiUsageMetadata" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UsageMetadata = typeof UsageMetadata.Type
+
+const ErrorDetails = Schema.Struct({
+  code: optional(Schema.Number),
+  message: optional(Schema.String),
+  status: optional(Schema.String)
+})
+
+/**
+ * One streamed chunk, which is also the whole non-streaming response: a
+ * `GenerateContentResponse`, or an error object `{"error": {code, message, status}}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GenerateContentResponse = Schema.Struct({
+  candidates: optional(Schema.Array(Candidate)),
+  promptFeedback: optional(
+    Schema.Struct({ blockReason: optional(Schema.String), blockReasonMessage: optional(Schema.String) })
+  ),
+  usageMetadata: optional(UsageMetadata),
+  modelVersion: optional(Schema.String),
+  responseId: optional(Schema.String),
+  error: optional(ErrorDetails)
+}).annotations({ identifier: "GenerateContentResponse" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GenerateContentResponse = typeof GenerateContentResponse.Type
+
+const decodeChunk = decodeData(provider, GenerateContentResponse)
+const decodeResponseBody = decodeBody(
+  provider,
+  Schema.Union(GenerateContentResponse, Schema.Array(GenerateContentResponse))
+)
+
+// ---------------------------------------------------------------------------
+// Classification and usage
+// ---------------------------------------------------------------------------
+
+const blockingFinishReasons = new Set([
+  "SAFETY",
+  "RECITATION",
+  "PROHIBITED_CONTENT",
+  "BLOCKLIST",
+  "SPII",
+  "LANGUAGE",
+  "IMAGE_SAFETY",
+  "IMAGE_PROHIBITED_CONTENT",
+  "IMAGE_RECITATION"
+])
+
+const failedFinishReasons = new Set([
+  "MALFORMED_FUNCTION_CALL",
+  "UNEXPECTED_TOOL_CALL",
+  "TOO_MANY_TOOL_CALLS",
+  "MISSING_THOUGHT_SIGNATURE",
+  "MALFORMED_RESPONSE"
+])
+
+/**
+ * What a candidate's `finishReason` means: `STOP` is `stop` (`tool-calls` when the turn
+ * has function calls), `MAX_TOKENS` is `length`, safety-like reasons (`SAFETY`,
+ * `RECITATION`, `PROHIBITED_CONTENT`, `BLOCKLIST`, `SPII`, `LANGUAGE`, `IMAGE_*`) are
+ * a `content_blocked` error with `content-filter`, a malformed or unexpected tool call
+ * is a retryable `api_error` with `error`, anything else is `other`.
+ *
+ * @since 0.1.0
+ * @category classification
+ */
+export const mapFinishReason = (
+  reason: string,
+  hasFunctionCalls: boolean,
+  finishMessage?: string
+): { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other"; readonly error?: ProviderError.ProviderError } => {
+  if (reason === "STOP") return { finishReason: hasFunctionCalls ? "tool-calls" : "stop" }
+  if (reason === "MAX_TOKENS") return { finishReason: "length" }
+  if (blockingFinishReasons.has(reason)) {
+    return {
+      finishReason: "content-filter",
+      error: ErrorClassification.contentBlocked(reason, finishMessage ?? `Gemini stopped the response (${reason})`)
+    }
+  }
+  if (failedFinishReasons.has(reason)) {
+    return {
+      finishReason: "error",
+      error: ErrorClassification.make("api_error", reason, finishMessage ?? `Gemini stopped the response (${reason})`, {
+        retryable: true
+      })
+    }
+  }
+  return { finishReason: "other" }
+}
+
+/**
+ * Classifies a Gemini error object by its `status` (`RESOURCE_EXHAUSTED` is
+ * `rate_limit`, `UNAVAILABLE` `provider_overloaded`, `DEADLINE_EXCEEDED` `timeout`,
+ * `INTERNAL` and `ABORTED` retryable `api_error`s), else by its HTTP `code`.
+ *
+ * @since 0.1.0
+ * @category classification
+ */
+export const classifyError = (error: {
+  readonly code?: number | undefined
+  readonly message?: string | undefined
+  readonly status?: string | undefined
+}, raw?: unknown): ProviderError.ProviderError => {
+  const code = error.status ?? (error.code === undefined ? "error" : String(error.code))
+  const message = error.message ?? "Gemini reported an error"
+  const status = error.code !== undefined && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined
+  const options = { status, raw }
+  switch (error.status) {
+    case "RESOURCE_EXHAUSTED":
+      return ErrorClassification.make("rate_limit", code, message, options)
+    case "UNAVAILABLE":
+      return ErrorClassification.make("provider_overloaded", code, message, options)
+    case "DEADLINE_EXCEEDED":
+      return ErrorClassification.make("timeout", code, message, options)
+    case "INTERNAL":
+    case "ABORTED":
+      return ErrorClassification.make("api_error", code, message, { ...options, retryable: true })
+    case undefined:
+      break
+    default:
+      if (status === undefined || status < 500) return ErrorClassification.make("api_error", code, message, options)
+  }
+  if (status === undefined) return ErrorClassification.make("api_error", code, message, options)
+  const { retryable, type } = ErrorClassification.classifyStatus(status)
+  return ErrorClassification.make(type, code, message, { ...options, retryable })
+}
+
+/**
+ * The hub usage of `usageMetadata`: `input` is the prompt (plus tool-use prompt)
+ * without the cached tokens, `cacheRead` the cached tokens, `output` the candidates
+ * plus the thoughts, `reasoning` the thoughts. Missing usage is zeros.
+ *
+ * @since 0.1.0
+ * @category usage
+ */
+export const toUsage = (usage: UsageMetadata | undefined): Usage.Usage => {
+  if (usage === undefined) return Usage.empty
+  const prompt = usage.promptTokenCount ?? 0
+  const cached = Math.min(usage.cachedContentTokenCount ?? 0, prompt)
+  const thoughts = usage.thoughtsTokenCount ?? 0
+  return Usage.make({
+    input: prompt - cached + (usage.toolUsePromptTokenCount ?? 0),
+    cacheRead: cached,
+    output: (usage.candidatesTokenCount ?? 0) + thoughts,
+    reasoning: thoughts,
+    raw: usage
+  })
+}
+
+// ---------------------------------------------------------------------------
+// The turn
+// ---------------------------------------------------------------------------
+
+interface TextItem {
+  readonly id: string
+  readonly kind: "message" | "reasoning"
+  signature: string | undefined
+}
+
+interface StreamingCall {
+  readonly id: string
+  readonly callId: string
+  readonly name: string
+  readonly args: ArgumentsBuilder
+  signature: string | undefined
+}
+
+const textFinal = (item: TextItem, content: string): OutputItem.OutputItem =>
+  item.kind === "reasoning"
+    ? { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
+    : {
+      type: "message",
+      id: item.id,
+      content,
+      origin: "agent",
+      ...(item.signature === undefined ? {} : { provider_metadata: { thoughtSignature: item.signature } })
+    }
+
+const callFinal = (id: string, callId: string, name: string, args: string, signature: string | undefined): OutputItem.OutputItem => ({
+  type: "function_call",
+  id,
+  call_id: callId,
+  name,
+  arguments: args,
+  ...(signature === undefined ? {} : { provider_metadata: { thoughtSignature: signature } })
+})
+
+/** The state of one turn, shared by the streaming handler and the non-streaming decoder. */
+class GeminiTurn {
+  private readonly builder: TurnBuilder
+  private text: TextItem | undefined
+  private call: StreamingCall | undefined
+  private functionCalls = 0
+  private usage: UsageMetadata | undefined
+  private ended: { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" } | undefined
+
+  constructor(options: NormalizeOptions | undefined, now: () => number) {
+    this.builder = new TurnBuilder({ providerId: provider, options, now })
+  }
+
+  chunk(out: Out, chunk: GenerateContentResponse, line: number): WireDecodeError | undefined {
+    if (this.builder.isFinished) return undefined
+    this.builder.start(out, chunk.modelVersion)
+    if (chunk.usageMetadata !== undefined) this.usage = chunk.usageMetadata
+    if (chunk.error !== undefined) {
+      this.closeAll(out)
+      finishWith(this.builder, out, { finishReason: "error", usage: toUsage(this.usage), error: classifyError(chunk.error, chunk.error) })
+      return undefined
+    }
+    const candidate = chunk.candidates?.find((c) => (c.index ?? 0) === 0)
+    for (const part of candidate?.content?.parts ?? []) {
+      const failure = this.part(out, part, line)
+      if (failure !== undefined) return failure
+    }
+    const blockReason = chunk.promptFeedback?.blockReason
+    if (blockReason !== undefined && candidate === undefined) {
+      this.closeAll(out)
+      const message = chunk.promptFeedback?.blockReasonMessage ?? `Gemini blocked the prompt (${blockReason})`
+      finishWith(this.builder, out, {
+        finishReason: "content-filter",
+        usage: toUsage(this.usage),
+        error: ErrorClassification.contentBlocked(blockReason, message)
+      })
+      return undefined
+    }
+    if (candidate?.finishReason !== undefined) {
+      this.closeAll(out)
+      const { error, finishReason } = mapFinishReason(candidate.finishReason, this.functionCalls > 0, candidate.finishMessage)
+      if (error !== undefined) this.builder.error(out, error)
+      this.ended = { finishReason }
+    }
+    return undefined
+  }
+
+  private part(out: Out, part: Part, line: number): WireDecodeError | undefined {
+    const signature = part.thoughtSignature
+    if (part.functionCall !== undefined) {
+      this.closeText(out)
+      return this.functionCall(out, part.functionCall, signature, line)
+    }
+    if (part.text !== undefined) {
+      const kind = part.thought === true ? "reasoning" : "message"
+      this.closeCall(out)
+      const current = this.text
+      const item = current !== undefined && current.kind === kind && !(current.signature !== undefined && signature !== undefined)
+        ? current
+        : this.openText(out, kind)
+      this.builder.delta(out, item.id, part.text)
+      if (signature !== undefined) item.signature = signature
+      return undefined
+    }
+    if (isSignatureOnly(part)) {
+      if (this.call !== undefined && this.call.signature === undefined) {
+        this.call.signature = signature
+        return undefined
+      }
+      const current = this.text !== undefined && this.text.signature === undefined ? this.text : this.openText(out, "message")
+      current.signature = signature
+      return undefined
+    }
+    this.closeText(out)
+    this.closeCall(out)
+    const id = this.builder.openItem(out, "message")
+    this.builder.done(out, id, { type: "message", id, content: "", origin: "agent", provider_metadata: { part } })
+    return undefined
+  }
+
+  private functionCall(
+    out: Out,
+    call: typeof FunctionCall.Type,
+    signature: string | undefined,
+    line: number
+  ): WireDecodeError | undefined {
+    const streamed = call.partialArgs !== undefined || call.willContinue === true
+    if (call.name !== undefined && call.name !== "" && (call.args !== undefined || !streamed)) {
+      // A whole call (the Gemini API's only form).
+      this.closeCall(out)
+      const id = this.builder.openItem(out, "function_call", { name: call.name })
+      const args = JSON.stringify(call.args ?? {})
+      this.functionCalls++
+      this.builder.delta(out, id, args)
+      this.builder.done(out, id, callFinal(id, call.id ?? `call_${id}`, call.name, args, signature))
+      return undefined
+    }
+    if (call.name !== undefined && call.name !== "") {
+      // The first part of a streamed call.
+      this.closeCall(out)
+      const id = this.builder.openItem(out, "function_call", { name: call.name })
+      this.functionCalls++
+      this.call = { id, callId: call.id ?? `call_${id}`, name: call.name, args: new ArgumentsBuilder(), signature }
+    } else if (this.call === undefined) {
+      if (!streamed && call.args === undefined) return undefined
+      return protocolError(provider, line, "a functionCall without a name continues no streamed call")
+    }
+    const active = this.call
+    if (active === undefined) return undefined
+    if (signature !== undefined) active.signature = signature
+    for (const arg of call.partialArgs ?? []) {
+      const failure = active.args.apply(arg)
+      if (failure !== undefined) return protocolError(provider, line, `functionCall partialArgs: ${failure}`)
+    }
+    if (call.willContinue !== true) this.closeCall(out)
+    return undefined
+  }
+
+  private openText(out: Out, kind: "message" | "reasoning"): TextItem {
+    this.closeText(out)
+    this.closeCall(out)
+    const item: TextItem = { id: this.builder.openItem(out, kind), kind, signature: undefined }
+    this.text = item
+    return item
+  }
+
+  private closeText(out: Out): void {
+    const item = this.text
+    if (item === undefined) return
+    this.text = undefined
+    this.builder.done(out, item.id, textFinal(item, this.builder.content(item.id)))
+  }
+
+  private closeCall(out: Out): void {
+    const call = this.call
+    if (call === undefined) return
+    this.call = undefined
+    const args = call.args.toJson()
+    this.builder.delta(out, call.id, args)
+    this.builder.done(out, call.id, callFinal(call.id, call.callId, call.name, args, call.signature))
+  }
+
+  private closeAll(out: Out): void {
+    this.closeText(out)
+    this.closeCall(out)
+  }
+
+  end(out: Out): void {
+    if (this.builder.isFinished) return
+    if (this.ended !== undefined) {
+      this.builder.finish(out, { finishReason: this.ended.finishReason, usage: toUsage(this.usage) })
+      return
+    }
+    const text = this.text
+    const call = this.call
+    endTruncated(this.builder, out, provider, (id, content) => {
+      if (text !== undefined && text.id === id) return textFinal(text, content)
+      if (call !== undefined && call.id === id) return callFinal(id, call.callId, call.name, call.args.toJson(), call.signature)
+      return { type: "message", id, content, origin: "agent" }
+    }, toUsage(this.usage))
+  }
+}
+
+const isSignatureOnly = (part: Part): boolean => {
+  for (const key of Object.keys(part)) if (key !== "thoughtSignature" && key !== "thought") return false
+  return part.thoughtSignature !== undefined
+}
+
+const makeHandler = (options: NormalizeOptions | undefined) => (now: () => number): Handler => {
+  const turn = new GeminiTurn(options, now)
+  return {
+    onEvent: (event, out) => {
+      const chunk = decodeChunk(event)
+      return Either.isLeft(chunk) ? chunk.left : turn.chunk(out, chunk.right, event.line)
+    },
+    onEnd: (out) => turn.end(out)
+  }
+}
+
+/**
+ * Normalizes a Gemini (or Vertex AI) `streamGenerateContent?alt=sse` stream. A stream
+ * that ends before a `finishReason`, a prompt block or an error ends with a retryable
+ * `stream_truncated` error, keeping what arrived.
+ *
+ * @since 0.1.0
+ * @category normalizing
+ */
+export const normalize: Normalize = (options) => normalizeWith(makeHandler(options))
+
+/**
+ * Decodes a non-streaming `generateContent` body (one `GenerateContentResponse`, or the
+ * array of chunks Vertex AI may return) into the events the stream of the same
+ * content gives.
+ *
+ * @since 0.1.0
+ * @category normalizing
+ */
+export const normalizeResponse: NormalizeResponse = (body, options) =>
+  Effect.flatMap(Effect.clock, (clock) =>
+    Effect.suspend(() => {
+      const decoded = decodeResponseBody(body)
+      if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
+      const turn = new GeminiTurn(options, () => clock.unsafeCurrentTimeMillis())
+      const out: Out = []
+      const chunks: ReadonlyArray<GenerateContentResponse> = Array.isArray(decoded.right) ? decoded.right : [decoded.right]
+      for (const chunk of chunks) {
+        const failure = turn.chunk(out, chunk, 0)
+        if (failure !== undefined) return Effect.fail(failure)
+      }
+      turn.end(out)
+      return Effect.succeed(out)
+    })
+  )
