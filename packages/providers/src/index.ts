@@ -9,6 +9,11 @@
 /**
  * @since 0.1.0
  */
+export * as Anthropic from "./Anthropic.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ErrorClassification from "./ErrorClassification.js"
 
 /**
@@ -24,12 +29,22 @@ export * as Normalizer from "./Normalizer.js"
 /**
  * @since 0.1.0
  */
+export * as OpenAiChat from "./OpenAiChat.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as OpenAiResponses from "./OpenAiResponses.js"
 
 /**
  * @since 0.1.0
  */
 export * as ProviderName from "./ProviderName.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ToolCallAccumulator from "./ToolCallAccumulator.js"
 
 /**
  * @since 0.1.0

@@ -1,0 +1,586 @@
+/**
+ * Anthropic Messages: the streaming body (`message_start`, `content_block_*`,
+ * `message_delta`, `message_stop`, `ping`, `error`) and the non-streaming Messages
+ * response, into StreamEvents.
+ *
+ * - `text` blocks become `message` items (citations kept in `provider_metadata`);
+ *   `thinking` blocks become `reasoning` items with their `signature`;
+ *   `redacted_thinking` blocks become `reasoning` items with `redacted: true` and
+ *   their `data`.
+ * - `tool_use` blocks become `function_call` items whose arguments arrive as
+ *   `input_json_delta` text and are finalized at the block's stop.
+ * - `server_tool_use` / `mcp_tool_use` blocks become `function_call` items and
+ *   `*_tool_result` blocks (`web_search_tool_result`, ...) `function_call_output`
+ *   items, both with `provider_metadata.server_tool: true`.
+ * - `message_delta` carries the stop reason and cumulative usage; `message_stop`
+ *   ends the turn. `event: error` ends it with a classified `response_error`.
+ *
+ * @since 0.1.0
+ */
+import type { OutputItem, Sse, StreamEvent } from "@sluice/core"
+import { Json, ProviderError, Usage } from "@sluice/core"
+import type { FinishReason } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as ErrorClassification from "./ErrorClassification.js"
+import { decodeBody, decodeData } from "./internal/decodeData.js"
+import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { TurnBuilder } from "./internal/turnBuilder.js"
+import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
+import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
+import { WireDecodeError } from "./WireDecodeError.js"
+
+const providerId = "anthropic"
+
+// ---------------------------------------------------------------------------------
+// wire schemas
+// ---------------------------------------------------------------------------------
+
+/**
+ * Anthropic's usage object. Counts may be missing or `null`; every other field
+ * (`cache_creation`, `service_tier`, ...) is kept for `Usage.raw`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WireUsage = Schema.Struct(
+  {
+    input_tokens: Count,
+    output_tokens: Count,
+    cache_creation_input_tokens: Count,
+    cache_read_input_tokens: Count
+  },
+  Schema.Record({ key: Schema.String, value: Json.JsonValue })
+).annotations({ identifier: "AnthropicUsage" })
+
+const TextBlock = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  citations: Schema.optionalWith(Schema.NullOr(Schema.Array(Json.JsonValue)), { exact: true })
+})
+
+const ThinkingBlock = Schema.Struct({
+  type: Schema.Literal("thinking"),
+  thinking: Schema.String,
+  signature: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+const RedactedThinkingBlock = Schema.Struct({
+  type: Schema.Literal("redacted_thinking"),
+  data: Schema.String
+})
+
+const ToolUseBlock = Schema.Struct({
+  type: Schema.Literal("tool_use", "server_tool_use", "mcp_tool_use"),
+  id: Schema.String,
+  name: Schema.String,
+  input: Schema.optionalWith(Json.JsonObject, { exact: true }),
+  server_name: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use"])
+
+const ToolResultFields = {
+  tool_use_id: Schema.String,
+  content: Schema.optionalWith(Json.JsonValue, { exact: true }),
+  is_error: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { exact: true })
+}
+
+// `*_tool_result` blocks (web_search_tool_result, code_execution_tool_result, ...)
+// decode to one tag that keeps the block's own type
+const ToolResultBlock = Schema.transform(
+  Schema.Struct({
+    type: Schema.String.pipe(Schema.filter((type) => type.endsWith("_tool_result"), { message: () => "a *_tool_result block type" })),
+    ...ToolResultFields
+  }),
+  Schema.Struct({ type: Schema.Literal("tool_result"), block_type: Schema.String, ...ToolResultFields }),
+  {
+    strict: true,
+    decode: ({ type, ...fields }) => ({ ...fields, type: "tool_result" as const, block_type: type }),
+    encode: ({ block_type, type: _, ...fields }) => ({ ...fields, type: block_type })
+  }
+)
+
+/** Tags every type in `known` by itself; anything else decodes to `{ type: tag, name }`. */
+const unknownType = <Tag extends string>(tag: Tag, known: (type: string) => boolean, description: string) =>
+  Schema.transform(
+    Schema.Struct({ type: Schema.String.pipe(Schema.filter((type) => !known(type), { message: () => description })) }),
+    Schema.Struct({ type: Schema.Literal(tag), name: Schema.String }),
+    { strict: true, decode: ({ type }) => ({ type: tag, name: type }), encode: ({ name }) => ({ type: name }) }
+  )
+
+const OtherBlock = unknownType(
+  "unknown_block",
+  (type) => knownBlockTypes.has(type) || type.endsWith("_tool_result"),
+  "a content block type Sluice does not read"
+)
+
+/**
+ * A content block, as `content_block_start` opens it and as the non-streaming
+ * response holds it. Block types Sluice does not read yet are accepted and skipped.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentBlock = Schema.Union(TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultBlock, OtherBlock)
+  .annotations({ identifier: "AnthropicContentBlock" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ContentBlock = typeof ContentBlock.Type
+
+const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta"])
+
+const Delta = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("thinking_delta"), thinking: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("citations_delta"), citation: Json.JsonValue }),
+  unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
+)
+
+const BlockIndex = Schema.Int.pipe(Schema.nonNegative())
+
+const ErrorDetails = Schema.Struct({ type: Schema.String, message: Schema.String })
+
+/**
+ * One streamed event, by its `type`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamChunk = Schema.Union(
+  Schema.Struct({
+    type: Schema.Literal("message_start"),
+    message: Schema.Struct({
+      id: Schema.optionalWith(Schema.String, { exact: true }),
+      model: Schema.optionalWith(Schema.String, { exact: true }),
+      usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
+    })
+  }),
+  Schema.Struct({ type: Schema.Literal("content_block_start"), index: BlockIndex, content_block: ContentBlock }),
+  Schema.Struct({ type: Schema.Literal("content_block_delta"), index: BlockIndex, delta: Delta }),
+  Schema.Struct({ type: Schema.Literal("content_block_stop"), index: BlockIndex }),
+  Schema.Struct({
+    type: Schema.Literal("message_delta"),
+    delta: Schema.Struct({ stop_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }) }),
+    usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
+  }),
+  Schema.Struct({ type: Schema.Literal("message_stop") }),
+  Schema.Struct({ type: Schema.Literal("ping") }),
+  Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
+).annotations({ identifier: "AnthropicStreamChunk" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamChunk = typeof StreamChunk.Type
+
+/**
+ * The non-streaming Messages response, or the error body the API answers with.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Response = Schema.Union(
+  Schema.Struct({
+    type: Schema.Literal("message"),
+    id: Schema.optionalWith(Schema.String, { exact: true }),
+    model: Schema.optionalWith(Schema.String, { exact: true }),
+    content: Schema.Array(ContentBlock),
+    stop_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+    usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
+  }),
+  Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
+).annotations({ identifier: "AnthropicResponse" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Response = typeof Response.Type
+
+// ---------------------------------------------------------------------------------
+// mappings
+// ---------------------------------------------------------------------------------
+
+const errorTypes: Record<string, { readonly type: ProviderError.ProviderErrorType; readonly retryable: boolean; readonly status: number }> = {
+  overloaded_error: { type: "provider_overloaded", retryable: true, status: 529 },
+  rate_limit_error: { type: "rate_limit", retryable: true, status: 429 },
+  api_error: { type: "api_error", retryable: true, status: 500 },
+  timeout_error: { type: "timeout", retryable: true, status: 504 },
+  invalid_request_error: { type: "api_error", retryable: false, status: 400 },
+  authentication_error: { type: "api_error", retryable: false, status: 401 },
+  billing_error: { type: "api_error", retryable: false, status: 402 },
+  permission_error: { type: "api_error", retryable: false, status: 403 },
+  not_found_error: { type: "api_error", retryable: false, status: 404 },
+  request_too_large: { type: "api_error", retryable: false, status: 413 }
+}
+
+/**
+ * Classifies an Anthropic error object (`event: error` or an error body):
+ * `overloaded_error` is a retryable `provider_overloaded`, `rate_limit_error` a
+ * `rate_limit`, `timeout_error` a `timeout`, `api_error` a retryable `api_error`;
+ * request, authentication, billing, permission, not-found and size errors are
+ * non-retryable `api_error`s, as is any type Anthropic adds later.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError => {
+  const known = errorTypes[error.type]
+  return ErrorClassification.make(known?.type ?? "api_error", error.type, error.message, {
+    retryable: known?.retryable ?? false,
+    ...(known === undefined ? {} : { status: known.status }),
+    raw: error
+  })
+}
+
+/**
+ * The finish reason of a stop reason: `end_turn` and `stop_sequence` are `stop`,
+ * `max_tokens` and `model_context_window_exceeded` are `length`, `tool_use` is
+ * `tool-calls`, `refusal` is `content-filter`, anything else (`pause_turn`, ...) is
+ * `other`.
+ *
+ * @since 0.1.0
+ * @category mappings
+ */
+export const finishReason = (stopReason: string): FinishReason.FinishReason => {
+  switch (stopReason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "tool_use":
+      return "tool-calls"
+    case "refusal":
+      return "content-filter"
+    default:
+      return "other"
+  }
+}
+
+/**
+ * Usage of an Anthropic usage object: `input_tokens` already excludes cache reads
+ * (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`);
+ * `output_tokens` includes thinking, which Anthropic does not count apart, so
+ * `reasoning` is zero.
+ *
+ * @since 0.1.0
+ * @category mappings
+ */
+export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
+  raw === undefined
+    ? Usage.empty
+    : Usage.make({
+        input: countOf(raw, "input_tokens"),
+        output: countOf(raw, "output_tokens"),
+        cacheRead: countOf(raw, "cache_read_input_tokens"),
+        cacheWrite: countOf(raw, "cache_creation_input_tokens"),
+        raw
+      })
+
+// ---------------------------------------------------------------------------------
+// the state machine
+// ---------------------------------------------------------------------------------
+
+type Out = Array<StreamEvent.StreamEvent>
+
+type Block =
+  | { readonly kind: "message"; readonly itemId: string; citations: Array<Json.JsonValue> | undefined }
+  | { readonly kind: "reasoning"; readonly itemId: string; signature: string; readonly data: string | undefined }
+  | {
+      readonly kind: "call"
+      readonly itemId: string
+      readonly position: number
+      readonly metadata: Json.JsonObject | undefined
+    }
+  | { readonly kind: "result"; readonly itemId: string; readonly final: OutputItem.FunctionCallOutputItem }
+  | { readonly kind: "skipped" }
+
+const serverMetadata = (blockType: string, extra: Json.JsonObject = {}): Json.JsonObject => ({
+  server_tool: true,
+  block_type: blockType,
+  ...extra
+})
+
+const resultSucceeded = (block: typeof ToolResultBlock.Type): boolean => {
+  if (block.is_error === true) return false
+  const content = block.content
+  return !(Json.isObject(content) && typeof content.type === "string" && content.type.endsWith("_error"))
+}
+
+const unexpected = (line: number, message: string): WireDecodeError =>
+  new WireDecodeError({ provider: providerId, line, reason: "UnexpectedShape", message: `anthropic event at line ${line}: ${message}` })
+
+const makeMachine = (options: NormalizeOptions | undefined, now: () => number) => {
+  const builder = new TurnBuilder({ providerId, options, now })
+  const blocks = new Map<number, Block>()
+  let calls = ToolCallAccumulator.empty
+  let rawUsage: Json.JsonObject | undefined
+  let stopReason: string | null = null
+
+  const finalOf = (block: Exclude<Block, { kind: "skipped" }>): OutputItem.OutputItem => {
+    const content = builder.content(block.itemId)
+    switch (block.kind) {
+      case "message":
+        return {
+          type: "message",
+          id: block.itemId,
+          content,
+          origin: "agent",
+          ...(block.citations === undefined ? {} : { provider_metadata: { citations: block.citations } })
+        }
+      case "reasoning":
+        return {
+          type: "reasoning",
+          id: block.itemId,
+          content,
+          provider_id: providerId,
+          ...(block.signature === "" ? {} : { signature: block.signature }),
+          ...(block.data === undefined ? {} : { redacted: true, data: block.data })
+        }
+      case "call": {
+        const call = ToolCallAccumulator.finalizeCall(calls, block.position)
+        return {
+          type: "function_call",
+          id: block.itemId,
+          call_id: call?.id ?? block.itemId,
+          name: call?.name ?? "",
+          arguments: call?.rawArguments ?? content,
+          ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata })
+        }
+      }
+      case "result":
+        return block.final
+    }
+  }
+
+  const close = (index: number, out: Out): void => {
+    const block = blocks.get(index)
+    blocks.delete(index)
+    if (block === undefined || block.kind === "skipped" || !builder.isOpen(block.itemId)) return
+    if (block.kind === "call") calls = ToolCallAccumulator.feed(calls, ToolCallAccumulator.Fragment.AnthropicStop({ index }))
+    builder.done(out, block.itemId, finalOf(block))
+  }
+
+  const closeAll = (out: Out): void => {
+    for (const index of [...blocks.keys()].sort((a, b) => a - b)) close(index, out)
+  }
+
+  const open = (index: number, block: ContentBlock, line: number, out: Out): WireDecodeError | undefined => {
+    if (blocks.has(index)) return unexpected(line, `content_block_start for block ${index}, which is already open`)
+    switch (block.type) {
+      case "text": {
+        const itemId = builder.openItem(out, "message", { initial_content: block.text })
+        blocks.set(index, { kind: "message", itemId, citations: block.citations === undefined || block.citations === null ? undefined : [...block.citations] })
+        return undefined
+      }
+      case "thinking": {
+        const itemId = builder.openItem(out, "reasoning", { initial_content: block.thinking })
+        blocks.set(index, { kind: "reasoning", itemId, signature: block.signature ?? "", data: undefined })
+        return undefined
+      }
+      case "redacted_thinking": {
+        const itemId = builder.openItem(out, "reasoning")
+        blocks.set(index, { kind: "reasoning", itemId, signature: "", data: block.data })
+        return undefined
+      }
+      case "tool_use":
+      case "server_tool_use":
+      case "mcp_tool_use": {
+        const metadata =
+          block.type === "tool_use"
+            ? undefined
+            : serverMetadata(block.type, block.server_name === undefined ? {} : { server_name: block.server_name })
+        const step = ToolCallAccumulator.step(
+          calls,
+          ToolCallAccumulator.Fragment.AnthropicStart({ index, id: block.id, name: block.name, input: block.input, metadata })
+        )
+        calls = step.accumulator
+        if (step.kind !== "started") {
+          // a repeated id is the same call: its block keeps adding to the open item
+          const first = [...blocks.values()].find((b) => b.kind === "call" && b.position === step.position)
+          blocks.set(index, first ?? { kind: "skipped" })
+          return undefined
+        }
+        const itemId = builder.openItem(out, "function_call", { name: block.name })
+        blocks.set(index, { kind: "call", itemId, position: step.position, metadata })
+        return undefined
+      }
+      case "unknown_block":
+        blocks.set(index, { kind: "skipped" })
+        return undefined
+      case "tool_result": {
+        const itemId = builder.openItem(out, "function_call_output")
+        const output = block.content === undefined ? "" : typeof block.content === "string" ? block.content : JSON.stringify(block.content)
+        const final: OutputItem.FunctionCallOutputItem = {
+          type: "function_call_output",
+          id: itemId,
+          call_id: block.tool_use_id,
+          output,
+          success: resultSucceeded(block),
+          provider_metadata: serverMetadata(block.block_type)
+        }
+        builder.delta(out, itemId, output)
+        blocks.set(index, { kind: "result", itemId, final })
+        return undefined
+      }
+    }
+  }
+
+  const delta = (index: number, delta: typeof Delta.Type, line: number, out: Out): WireDecodeError | undefined => {
+    const block = blocks.get(index)
+    if (block === undefined) return unexpected(line, `${delta.type} for block ${index}, which is not open`)
+    if (block.kind === "skipped") return undefined
+    const mismatch = (): WireDecodeError => unexpected(line, `${delta.type} does not belong in a ${block.kind} block (block ${index})`)
+    switch (delta.type) {
+      case "text_delta":
+        if (block.kind !== "message") return mismatch()
+        builder.delta(out, block.itemId, delta.text)
+        return undefined
+      case "thinking_delta":
+        if (block.kind !== "reasoning") return mismatch()
+        builder.delta(out, block.itemId, delta.thinking)
+        return undefined
+      case "signature_delta":
+        if (block.kind !== "reasoning") return mismatch()
+        block.signature += delta.signature
+        return undefined
+      case "input_json_delta": {
+        if (block.kind !== "call") return mismatch()
+        calls = ToolCallAccumulator.feed(calls, ToolCallAccumulator.Fragment.AnthropicPartial({ index, partialJson: delta.partial_json }))
+        builder.delta(out, block.itemId, delta.partial_json)
+        return undefined
+      }
+      case "citations_delta":
+        if (block.kind !== "message") return mismatch()
+        if (block.citations === undefined) block.citations = []
+        block.citations.push(delta.citation)
+        return undefined
+      case "unknown_delta":
+        return undefined
+    }
+  }
+
+  const fail = (out: Out, error: ProviderError.ProviderError, reason: FinishReason.FinishReason): void => {
+    closeAll(out)
+    builder.error(out, error)
+    builder.finish(out, { finishReason: reason, usage: usage(rawUsage) })
+  }
+
+  const onChunk = (chunk: StreamChunk, line: number, out: Out): WireDecodeError | undefined => {
+    if (builder.isFinished) return undefined
+    switch (chunk.type) {
+      case "message_start":
+        if (chunk.message.usage !== undefined && chunk.message.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.message.usage)
+        builder.start(out, chunk.message.model)
+        return undefined
+      case "content_block_start":
+        return open(chunk.index, chunk.content_block, line, out)
+      case "content_block_delta":
+        return delta(chunk.index, chunk.delta, line, out)
+      case "content_block_stop":
+        if (!blocks.has(chunk.index)) return unexpected(line, `content_block_stop for block ${chunk.index}, which is not open`)
+        close(chunk.index, out)
+        return undefined
+      case "message_delta":
+        if (chunk.delta.stop_reason !== undefined && chunk.delta.stop_reason !== null) stopReason = chunk.delta.stop_reason
+        if (chunk.usage !== undefined && chunk.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.usage)
+        return undefined
+      case "message_stop": {
+        if (stopReason === "refusal") {
+          fail(out, ErrorClassification.contentBlocked("refusal", "Anthropic refused to continue (stop_reason refusal)"), "content-filter")
+          return undefined
+        }
+        closeAll(out)
+        builder.finish(out, { finishReason: stopReason === null ? null : finishReason(stopReason), usage: usage(rawUsage) })
+        return undefined
+      }
+      case "ping":
+        return undefined
+      case "error":
+        fail(out, classifyError(chunk.error), "error")
+        return undefined
+    }
+  }
+
+  const onEnd = (out: Out): void => {
+    if (builder.isFinished) return
+    fail(out, ErrorClassification.truncated(providerId), "error")
+  }
+
+  return { onChunk, onEnd }
+}
+
+const decodeChunk = decodeData(providerId, StreamChunk)
+
+const makeHandler =
+  (options: NormalizeOptions | undefined) =>
+  (now: () => number): Handler => {
+    const machine = makeMachine(options, now)
+    return {
+      onEvent: (event: Sse.SseEvent, out) => {
+        const chunk = decodeChunk(event)
+        return Either.isLeft(chunk) ? chunk.left : machine.onChunk(chunk.right, event.line, out)
+      },
+      onEnd: machine.onEnd
+    }
+  }
+
+/**
+ * Normalizes an Anthropic Messages SSE stream. In-stream `error` events and a
+ * `refusal` stop become `response_error`s and end the turn with status `error`; a
+ * stream that stops before `message_stop` keeps what arrived and ends with a
+ * retryable `stream_truncated` error. Events after `message_stop` are ignored.
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalize: Normalize = (options) => normalizeWith(makeHandler(options))
+
+const decodeResponse = decodeBody(providerId, Response)
+
+/**
+ * Decodes a non-streaming Messages response (or an error body) into the events the
+ * stream of the same content produces.
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalizeResponse: NormalizeResponse = (body, options) =>
+  Effect.flatMap(Effect.clock, (clock) => {
+    const response = decodeResponse(body)
+    if (Either.isLeft(response)) return Effect.fail(response.left)
+    const machine = makeMachine(options, () => clock.unsafeCurrentTimeMillis())
+    const message = response.right
+    const out: Out = []
+    const feed = (chunk: StreamChunk): WireDecodeError | undefined => machine.onChunk(chunk, 0, out)
+    let failure: WireDecodeError | undefined
+    if (message.type === "error") {
+      failure = feed(message)
+    } else {
+      const chunks: Array<StreamChunk> = [
+        { type: "message_start", message: { ...(message.model === undefined ? {} : { model: message.model }), usage: message.usage ?? null } }
+      ]
+      message.content.forEach((block, index) => {
+        chunks.push({ type: "content_block_start", index, content_block: block }, { type: "content_block_stop", index })
+      })
+      chunks.push({ type: "message_delta", delta: { stop_reason: message.stop_reason ?? null } }, { type: "message_stop" })
+      for (const chunk of chunks) {
+        failure = feed(chunk)
+        if (failure !== undefined) break
+      }
+    }
+    if (failure !== undefined) return Effect.fail(failure)
+    machine.onEnd(out)
+    return Effect.succeed(out)
+  })

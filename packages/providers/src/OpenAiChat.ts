@@ -1,0 +1,531 @@
+/**
+ * OpenAI Chat Completions, and the OpenAI-compatible servers that speak it (DeepSeek,
+ * OpenRouter, ...): the streaming body (`chat.completion.chunk` events and `[DONE]`)
+ * and the non-streaming `chat.completion` response, into StreamEvents.
+ *
+ * - `content` deltas become a `message` item; `refusal` deltas a `message` item with
+ *   `provider_metadata.refusal: true` (and the turn gets a `content_blocked` error).
+ * - `reasoning_content` (DeepSeek) and `reasoning` / `reasoning_details`
+ *   (OpenRouter) deltas become a `reasoning` item; a `reasoning_details` signature
+ *   becomes its `signature` and encrypted details its `encrypted_content`.
+ * - `tool_calls` fragments (and the legacy `function_call`) go through
+ *   `ToolCallAccumulator` and become `function_call` items, finalized when the turn
+ *   ends.
+ * - Usage comes in the last chunk when the request set
+ *   `stream_options.include_usage`; without it usage is zeros.
+ * - An `error` object in a chunk becomes a classified `response_error`.
+ *
+ * Only the first choice (`index` 0) is read; requests with `n > 1` are not supported.
+ *
+ * @since 0.1.0
+ */
+import type { FinishReason, ProviderError, Sse, StreamEvent } from "@sluice/core"
+import { Json, Usage } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as ErrorClassification from "./ErrorClassification.js"
+import { decodeBody, decodeData } from "./internal/decodeData.js"
+import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { TurnBuilder } from "./internal/turnBuilder.js"
+import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
+import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
+import type { WireDecodeError } from "./WireDecodeError.js"
+
+// ---------------------------------------------------------------------------------
+// wire schemas
+// ---------------------------------------------------------------------------------
+
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+
+const JsonFields = Schema.Record({ key: Schema.String, value: Json.JsonValue })
+
+/**
+ * The usage object (`prompt_tokens` counts cached tokens too; DeepSeek adds
+ * `prompt_cache_hit_tokens`). Every field is kept for `Usage.raw`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WireUsage = Schema.Struct(
+  { prompt_tokens: Count, completion_tokens: Count, total_tokens: Count, prompt_cache_hit_tokens: Count },
+  JsonFields
+).annotations({ identifier: "OpenAiChatUsage" })
+
+/**
+ * An error object, in a chunk or as an error body. `code` is a string (OpenAI) or an
+ * HTTP-like number (OpenRouter).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WireError = Schema.Struct(
+  {
+    message: optional(Schema.String),
+    type: optional(Schema.String),
+    code: optional(Schema.Union(Schema.String, Schema.Number))
+  },
+  JsonFields
+).annotations({ identifier: "OpenAiChatError" })
+
+const FunctionFragment = Schema.Struct({ name: optional(Schema.String), arguments: optional(Schema.String) })
+
+const ToolCallFragment = Schema.Struct({
+  index: optional(Schema.Int.pipe(Schema.nonNegative())),
+  id: optional(Schema.String),
+  type: optional(Schema.String),
+  function: optional(FunctionFragment)
+})
+
+const ReasoningDetail = Schema.Struct({
+  type: Schema.String,
+  text: optional(Schema.String),
+  summary: optional(Schema.String),
+  signature: optional(Schema.String),
+  data: optional(Schema.String)
+})
+
+/**
+ * A chunk's `delta` (and, in the non-streaming response, the `message`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Delta = Schema.Struct({
+  role: optional(Schema.String),
+  content: optional(Schema.String),
+  refusal: optional(Schema.String),
+  reasoning_content: optional(Schema.String),
+  reasoning: optional(Schema.String),
+  reasoning_details: optional(Schema.Array(ReasoningDetail)),
+  tool_calls: optional(Schema.Array(ToolCallFragment)),
+  function_call: optional(FunctionFragment)
+}).annotations({ identifier: "OpenAiChatDelta" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Delta = typeof Delta.Type
+
+const Choice = Schema.Struct({
+  index: optional(Schema.Int),
+  delta: optional(Delta),
+  finish_reason: optional(Schema.String)
+})
+
+/**
+ * One `chat.completion.chunk` (it must carry `choices`, `usage` or `error`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamChunk = Schema.Struct({
+  id: Schema.optionalWith(Schema.String, { exact: true }),
+  model: optional(Schema.String),
+  choices: optional(Schema.Array(Choice)),
+  usage: optional(WireUsage),
+  error: optional(WireError)
+}).pipe(
+  Schema.filter((chunk) => chunk.choices != null || chunk.usage != null || chunk.error != null || "a chunk with choices, usage or error"),
+  Schema.annotations({ identifier: "OpenAiChatStreamChunk" })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamChunk = typeof StreamChunk.Type
+
+const MessageToolCall = Schema.Struct({
+  id: optional(Schema.String),
+  type: optional(Schema.String),
+  function: FunctionFragment
+})
+
+/**
+ * The non-streaming `chat.completion` response, or an error body.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Response = Schema.Union(
+  Schema.Struct({
+    id: Schema.optionalWith(Schema.String, { exact: true }),
+    model: optional(Schema.String),
+    choices: Schema.Array(
+      Schema.Struct({
+        index: optional(Schema.Int),
+        message: Schema.Struct({ ...Delta.fields, tool_calls: optional(Schema.Array(MessageToolCall)) }),
+        finish_reason: optional(Schema.String)
+      })
+    ),
+    usage: optional(WireUsage)
+  }),
+  Schema.Struct({ error: WireError })
+).annotations({ identifier: "OpenAiChatResponse" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Response = typeof Response.Type
+
+// ---------------------------------------------------------------------------------
+// mappings
+// ---------------------------------------------------------------------------------
+
+/**
+ * The finish reason of a `finish_reason`: `stop`; `length`; `tool_calls` and the
+ * legacy `function_call` are `tool-calls`; `content_filter` is `content-filter`;
+ * anything else is `other`.
+ *
+ * @since 0.1.0
+ * @category mappings
+ */
+export const finishReason = (reason: string): FinishReason.FinishReason => {
+  switch (reason) {
+    case "stop":
+      return "stop"
+    case "length":
+      return "length"
+    case "tool_calls":
+    case "function_call":
+      return "tool-calls"
+    case "content_filter":
+      return "content-filter"
+    default:
+      return "other"
+  }
+}
+
+/**
+ * Usage of a chat completion usage object: `prompt_tokens` includes cached tokens
+ * (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`)
+ * and cache writes (`prompt_tokens_details.cache_write_tokens`, OpenRouter), so
+ * `input` is what remains; `completion_tokens` includes
+ * `completion_tokens_details.reasoning_tokens`.
+ *
+ * @since 0.1.0
+ * @category mappings
+ */
+export const usage = (raw: Json.JsonObject | undefined): Usage.Usage => {
+  if (raw === undefined) return Usage.empty
+  const cacheRead = countOf(raw, "prompt_tokens_details", "cached_tokens") ?? countOf(raw, "prompt_cache_hit_tokens") ?? 0
+  const cacheWrite = countOf(raw, "prompt_tokens_details", "cache_write_tokens") ?? 0
+  const prompt = countOf(raw, "prompt_tokens") ?? 0
+  return Usage.make({
+    input: Math.max(0, prompt - Math.max(0, cacheRead) - Math.max(0, cacheWrite)),
+    output: countOf(raw, "completion_tokens"),
+    cacheRead,
+    cacheWrite,
+    reasoning: countOf(raw, "completion_tokens_details", "reasoning_tokens"),
+    raw
+  })
+}
+
+const mentions = (text: string, ...words: ReadonlyArray<string>): boolean => words.some((word) => text.includes(word))
+
+/**
+ * Classifies an error object: content policy codes are `content_blocked`; rate
+ * limits (or code 429) `rate_limit`; overload (or 503 / 529) `provider_overloaded`;
+ * timeouts (or 408 / 504) `timeout`; other numeric codes by HTTP status; `server_error`
+ * a retryable `api_error`; anything else a non-retryable `api_error`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const classifyError = (error: typeof WireError.Type): ProviderError.ProviderError => {
+  const status = typeof error.code === "number" && Number.isInteger(error.code) ? error.code : undefined
+  const code = error.code === undefined || error.code === null ? (error.type ?? "error") : String(error.code)
+  const message = error.message ?? code
+  const words = `${error.type ?? ""} ${typeof error.code === "string" ? error.code : ""}`.toLowerCase()
+  const make = (type: ProviderError.ProviderErrorType, retryable: boolean) =>
+    ErrorClassification.make(type, code, message, { retryable, status, raw: error })
+  if (mentions(words, "content_filter", "content_policy", "safety")) return make("content_blocked", false)
+  if (mentions(words, "rate_limit", "insufficient_quota") || status === 429) return make("rate_limit", !words.includes("insufficient_quota"))
+  if (mentions(words, "overloaded") || status === 503 || status === 529) return make("provider_overloaded", true)
+  if (mentions(words, "timeout") || status === 408 || status === 504) return make("timeout", true)
+  if (status !== undefined && status >= 400 && status < 600) {
+    const classified = ErrorClassification.classifyStatus(status)
+    return make(classified.type, classified.retryable)
+  }
+  return make("api_error", mentions(words, "server_error", "internal_error"))
+}
+
+// ---------------------------------------------------------------------------------
+// the state machine
+// ---------------------------------------------------------------------------------
+
+type Out = Array<StreamEvent.StreamEvent>
+
+interface Reasoning {
+  readonly itemId: string
+  signature: string
+  encrypted: string
+}
+
+const makeMachine = (providerId: string, options: NormalizeOptions | undefined, now: () => number) => {
+  const builder = new TurnBuilder({ providerId, options, now })
+  let calls = ToolCallAccumulator.empty
+  const callItems: Array<string | undefined> = []
+  let message: string | undefined
+  let refusal: string | undefined
+  let reasoning: Reasoning | undefined
+  let reason: string | null = null
+  let rawUsage: Json.JsonObject | undefined
+  let blocked = false
+
+  const closeMessage = (out: Out): void => {
+    if (message === undefined) return
+    builder.done(out, message, { type: "message", id: message, content: builder.content(message), origin: "agent" })
+    message = undefined
+  }
+
+  const closeReasoning = (out: Out): void => {
+    if (reasoning === undefined) return
+    const { encrypted, itemId, signature } = reasoning
+    builder.done(out, itemId, {
+      type: "reasoning",
+      id: itemId,
+      content: builder.content(itemId),
+      provider_id: providerId,
+      ...(signature === "" ? {} : { signature }),
+      ...(encrypted === "" ? {} : { encrypted_content: encrypted })
+    })
+    reasoning = undefined
+  }
+
+  const openReasoning = (out: Out): Reasoning => {
+    if (reasoning !== undefined) return reasoning
+    closeMessage(out)
+    reasoning = { itemId: builder.openItem(out, "reasoning"), signature: "", encrypted: "" }
+    return reasoning
+  }
+
+  const onReasoning = (delta: Delta, out: Out): void => {
+    const text = delta.reasoning_content ?? delta.reasoning
+    let detailText = ""
+    for (const detail of delta.reasoning_details ?? []) {
+      if (detail.signature != null && detail.signature !== "") openReasoning(out).signature += detail.signature
+      if (detail.type === "reasoning.encrypted" && detail.data != null) openReasoning(out).encrypted += detail.data
+      detailText += detail.text ?? detail.summary ?? ""
+    }
+    // `reasoning` repeats the text of `reasoning_details`; read the details only alone
+    const visible = text ?? detailText
+    if (visible !== "") builder.delta(out, openReasoning(out).itemId, visible)
+  }
+
+  const onToolCall = (fragment: ToolCallAccumulator.Fragment, out: Out): void => {
+    const step = ToolCallAccumulator.step(calls, fragment)
+    calls = step.accumulator
+    if (step.kind === "started") {
+      callItems[step.position] = builder.openItem(out, "function_call", { name: step.name })
+    }
+    const itemId = callItems[step.position]
+    if (itemId !== undefined) builder.delta(out, itemId, step.text)
+  }
+
+  const onDelta = (delta: Delta, out: Out): void => {
+    onReasoning(delta, out)
+    if (delta.content != null && delta.content !== "") {
+      closeReasoning(out)
+      if (message === undefined) message = builder.openItem(out, "message")
+      builder.delta(out, message, delta.content)
+    }
+    if (delta.refusal != null && delta.refusal !== "") {
+      if (refusal === undefined) refusal = builder.openItem(out, "message")
+      builder.delta(out, refusal, delta.refusal)
+    }
+    for (const call of delta.tool_calls ?? []) {
+      onToolCall(
+        ToolCallAccumulator.Fragment.OpenAi({
+          index: call.index ?? undefined,
+          id: call.id ?? undefined,
+          name: call.function?.name ?? undefined,
+          arguments: call.function?.arguments ?? undefined
+        }),
+        out
+      )
+    }
+    if (delta.function_call != null) {
+      onToolCall(
+        ToolCallAccumulator.Fragment.OpenAi({
+          index: 0,
+          name: delta.function_call.name ?? undefined,
+          arguments: delta.function_call.arguments ?? undefined
+        }),
+        out
+      )
+    }
+  }
+
+  const closeAll = (out: Out): void => {
+    closeReasoning(out)
+    closeMessage(out)
+    if (refusal !== undefined) {
+      builder.done(out, refusal, {
+        type: "message",
+        id: refusal,
+        content: builder.content(refusal),
+        origin: "agent",
+        provider_metadata: { refusal: true }
+      })
+    }
+    callItems.forEach((itemId, position) => {
+      if (itemId === undefined || !builder.isOpen(itemId)) return
+      const call = ToolCallAccumulator.finalizeCall(calls, position)
+      builder.done(out, itemId, {
+        type: "function_call",
+        id: itemId,
+        call_id: call?.id ?? itemId,
+        name: call?.name ?? "",
+        arguments: call?.rawArguments ?? ""
+      })
+    })
+  }
+
+  const block = (out: Out, error: ProviderError.ProviderError): void => {
+    if (blocked) return
+    blocked = true
+    builder.error(out, error)
+  }
+
+  const finish = (out: Out): void => {
+    closeAll(out)
+    if (refusal !== undefined) block(out, ErrorClassification.contentBlocked("refusal", builder.content(refusal) || "the model refused"))
+    if (reason === "content_filter") block(out, ErrorClassification.contentBlocked("content_filter", "the provider's content filter stopped the response"))
+    const ending: FinishReason.FinishReason | null = blocked
+      ? "content-filter"
+      : builder.hasFailed
+        ? "error"
+        : reason === null
+          ? null
+          : finishReason(reason)
+    builder.finish(out, { finishReason: ending, usage: usage(rawUsage) })
+  }
+
+  const onChunk = (chunk: StreamChunk, out: Out): void => {
+    if (builder.isFinished) return
+    builder.start(out, chunk.model ?? undefined)
+    if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
+    for (const choice of chunk.choices ?? []) {
+      if (choice.index != null && choice.index !== 0) continue
+      if (choice.delta != null) onDelta(choice.delta, out)
+      if (choice.finish_reason != null) reason = choice.finish_reason
+    }
+    if (chunk.error != null) {
+      const error = classifyError(chunk.error)
+      if (error.type === "content_blocked") block(out, error)
+      else builder.error(out, error)
+    }
+  }
+
+  const onEnd = (out: Out): void => {
+    if (builder.isFinished) return
+    if (reason !== null || builder.hasFailed) return finish(out)
+    closeAll(out)
+    builder.error(out, ErrorClassification.truncated(providerId))
+    builder.finish(out, { finishReason: "error", usage: usage(rawUsage) })
+  }
+
+  return { onChunk, finish, onEnd, isFinished: () => builder.isFinished }
+}
+
+const makeHandler =
+  (providerId: string, options: NormalizeOptions | undefined) =>
+  (now: () => number): Handler => {
+    const machine = makeMachine(providerId, options, now)
+    const decode = decodeData(providerId, StreamChunk)
+    return {
+      onEvent: (event: Sse.SseEvent, out) => {
+        if (machine.isFinished()) return undefined
+        if (event.data === "[DONE]") {
+          machine.finish(out)
+          return undefined
+        }
+        const chunk = decode(event)
+        if (Either.isLeft(chunk)) return chunk.left
+        machine.onChunk(chunk.right, out)
+        return undefined
+      },
+      onEnd: machine.onEnd
+    }
+  }
+
+const toChunk = (response: Extract<Response, { readonly choices: unknown }>): StreamChunk => ({
+  model: response.model ?? null,
+  usage: response.usage ?? null,
+  choices: response.choices.map((choice) => ({
+    index: choice.index ?? null,
+    finish_reason: choice.finish_reason ?? null,
+    delta: {
+      ...choice.message,
+      tool_calls: choice.message.tool_calls?.map((call, index) => ({ ...call, index })) ?? null
+    }
+  }))
+})
+
+const makeNormalizers = (
+  providerId: string
+): { readonly normalize: Normalize; readonly normalizeResponse: NormalizeResponse } => {
+  const decodeResponse = decodeBody(providerId, Response)
+  return {
+    normalize: (options) => normalizeWith(makeHandler(providerId, options)),
+    normalizeResponse: (body, options) =>
+      Effect.flatMap(Effect.clock, (clock): Effect.Effect<ReadonlyArray<StreamEvent.StreamEvent>, WireDecodeError> => {
+        const response = decodeResponse(body)
+        if (Either.isLeft(response)) return Effect.fail(response.left)
+        const machine = makeMachine(providerId, options, () => clock.unsafeCurrentTimeMillis())
+        const out: Out = []
+        const decoded = response.right
+        machine.onChunk("choices" in decoded ? toChunk(decoded) : { error: decoded.error }, out)
+        machine.finish(out)
+        return Effect.succeed(out)
+      })
+  }
+}
+
+const openAiChat = makeNormalizers("openai-chat")
+const openAiCompatible = makeNormalizers("openai-compatible")
+
+/**
+ * Normalizes an OpenAI Chat Completions SSE stream (`provider_id` `openai-chat`).
+ * The turn ends at `[DONE]`; a stream that ends without it still completes when a
+ * `finish_reason` or an error arrived (some servers omit `[DONE]`), and otherwise
+ * keeps what arrived and ends with a retryable `stream_truncated` error.
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalize: Normalize = openAiChat.normalize
+
+/**
+ * Decodes a non-streaming `chat.completion` response (or an error body) into the
+ * events the stream of the same content produces.
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalizeResponse: NormalizeResponse = openAiChat.normalizeResponse
+
+/**
+ * `normalize` for OpenAI-compatible servers (`provider_id` `openai-compatible`):
+ * the same wire format, with `reasoning_content`, `reasoning` and
+ * `reasoning_details` deltas and in-chunk errors as DeepSeek and OpenRouter send
+ * them.
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalizeCompatible: Normalize = openAiCompatible.normalize
+
+/**
+ * `normalizeResponse` for OpenAI-compatible servers (`provider_id`
+ * `openai-compatible`).
+ *
+ * @since 0.1.0
+ * @category normalizers
+ */
+export const normalizeCompatibleResponse: NormalizeResponse = openAiCompatible.normalizeResponse
