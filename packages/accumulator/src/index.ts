@@ -24,3 +24,13 @@ export * as Summary from "./Summary.js"
  * @since 0.1.0
  */
 export * as Turn from "./Turn.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as IContent from "./IContent.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ToolCallId from "./ToolCallId.js"
