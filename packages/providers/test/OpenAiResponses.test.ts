@@ -1,0 +1,285 @@
+import { Sse } from "@sluice/core"
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as OpenAiResponses from "../src/OpenAiResponses.js"
+import { done, errors, finals, ofType, options, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
+
+const run = (text: string) => runText(OpenAiResponses.normalize, text)
+const fixture = (name: string) => own("openai-responses", name)
+
+/** One SSE event of the Responses stream. */
+const event = (data: Record<string, unknown>): string => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`
+
+const created = event({ type: "response.created", response: { id: "resp_x", model: "gpt-x", status: "in_progress", output: [] } })
+
+describe("OpenAiResponses.normalize", () => {
+  it.effect("maps a recorded plain text turn with its model and usage", () =>
+    Effect.gen(function* () {
+      const events = yield* run(shared("openai-responses", "text-simple.sse"))
+      expect(ofType(events, "response_start")[0]?.model_id).toBe("gpt-4o-mini-2024-07-18")
+      expect(finals(events)).toStrictEqual([
+        {
+          type: "message",
+          id: "msg_0a6fc3349e38704d016a3c120b5d28819ea807fdf185cae88e",
+          content: "Hi in Portuguese is \"Oi!\"",
+          origin: "agent"
+        }
+      ])
+      const deltas = ofType(events, "item_delta").map((d) => d.delta_content).join("")
+      expect(deltas).toBe("Hi in Portuguese is \"Oi!\"")
+      const end = done(events)
+      expect(end?.status).toBe("complete")
+      expect(end?.finish_reason).toBe("stop")
+      expect(end?.usage).toMatchObject({ input: 20, output: 8, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 28 })
+    }))
+
+  it.effect("keeps a recorded reasoning summary, its encrypted content, and a split function call", () =>
+    Effect.gen(function* () {
+      const events = yield* run(shared("openai-responses", "reasoning-summary-tool.sse"))
+      const [reasoning, call] = finals(events)
+      expect(reasoning?.type).toBe("reasoning")
+      if (reasoning?.type !== "reasoning") return
+      expect(reasoning.content.startsWith("**Getting weather info**\n\nI need to respond")).toBe(true)
+      expect(reasoning.encrypted_content?.startsWith("gAAAAABqPBJWAIvE")).toBe(true)
+      expect(call).toStrictEqual({
+        type: "function_call",
+        id: "fc_017e85da2ae23b69016a3c12560820819db3b6e8a38dddad65",
+        call_id: "call_zgUaIBRPTwxxOusyyKw5NVMH",
+        name: "weather",
+        arguments: "{\"location\":\"Florence, Italy\"}"
+      })
+      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "tool-calls" })
+      expect(done(events)?.usage).toMatchObject({ input: 63, output: 121, reasoning: 64, total: 184 })
+    }))
+
+  it.effect("joins summary parts with a blank line and takes encrypted content from the finished item", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("reasoning-encrypted.sse"))
+      const reasoningDeltas = ofType(events, "item_delta").filter((d) => d.item_id === "rs_1").map((d) => d.delta_content).join("")
+      const expected = "**Planning**\n\nCompare the two options.\n\n**Answer**\n\nOption B is cheaper."
+      expect(reasoningDeltas).toBe(expected)
+      expect(finals(events)[0]).toStrictEqual({
+        type: "reasoning",
+        id: "rs_1",
+        content: expected,
+        encrypted_content: "gAAAAABo_encrypted_reasoning_blob=="
+      })
+      expect(finals(events)[1]).toMatchObject({ type: "message", id: "msg_1", content: "Option B costs less over five years." })
+    }))
+
+  it.effect("counts cached input apart from input and reasoning inside output", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("reasoning-encrypted.sse"))
+      const usage = done(events)?.usage
+      expect(usage).toMatchObject({ input: 52, cacheRead: 2048, cacheWrite: 0, output: 180, reasoning: 128, total: 2280 })
+      expect(usage?.raw).toStrictEqual({
+        input_tokens: 2100,
+        input_tokens_details: { cached_tokens: 2048 },
+        output_tokens: 180,
+        output_tokens_details: { reasoning_tokens: 128 },
+        total_tokens: 2280
+      })
+    }))
+
+  it.effect("keeps parallel calls with interleaved argument fragments apart", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("parallel-tools.sse"))
+      expect(ofType(events, "item_start").map((s) => [s.item_id, s.name])).toStrictEqual([
+        ["fc_1", "get_weather"],
+        ["fc_2", "get_weather"]
+      ])
+      const args = (id: string) => ofType(events, "item_delta").filter((d) => d.item_id === id).map((d) => d.delta_content).join("")
+      expect(args("fc_1")).toBe("{\"city\":\"Paris\",\"unit\":\"c\"}")
+      expect(args("fc_2")).toBe("{\"city\":\"Rome\",\"unit\":\"f\"}")
+      expect(finals(events).map((item) => item.type === "function_call" && [item.call_id, item.arguments])).toStrictEqual([
+        ["call_A", "{\"city\":\"Paris\",\"unit\":\"c\"}"],
+        ["call_B", "{\"city\":\"Rome\",\"unit\":\"f\"}"]
+      ])
+      expect(done(events)?.finish_reason).toBe("tool-calls")
+    }))
+
+  it.effect("finalizes arguments at item done, not when a prefix parses", () =>
+    Effect.gen(function* () {
+      const text = created +
+        event({ type: "response.output_item.added", output_index: 0, item: { id: "fc_p", type: "function_call", call_id: "c", name: "f", arguments: "" } }) +
+        event({ type: "response.function_call_arguments.delta", item_id: "fc_p", output_index: 0, delta: "{}" }) +
+        event({ type: "response.function_call_arguments.delta", item_id: "fc_p", output_index: 0, delta: " " })
+      const beforeDone = yield* run(text)
+      // `{}` parses, but the item never finished: it is closed only as a truncated turn.
+      expect(errors(beforeDone).map((e) => e.code)).toStrictEqual(["stream_truncated"])
+      const finished = yield* run(
+        text +
+          event({ type: "response.output_item.done", output_index: 0, item: { id: "fc_p", type: "function_call", call_id: "c", name: "f", arguments: "{\"a\":[1]}" } })
+      )
+      expect(ofType(finished, "item_done").map((d) => d.item_id)).toStrictEqual(["fc_p"])
+      expect(finals(finished)[0]).toMatchObject({ arguments: "{\"a\":[1]}" })
+    }))
+
+  it.effect("maps a refusal to a content block with content-filter, keeping its text", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("refusal.sse"))
+      expect(finals(events)).toStrictEqual([
+        { type: "message", id: "msg_r", content: "I can't help with that.", origin: "agent", provider_metadata: { refusal: "I can't help with that." } }
+      ])
+      expect(errors(events)).toStrictEqual([
+        { code: "refusal", message: "I can't help with that.", type: "content_blocked", retryable: false }
+      ])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "content-filter" })
+    }))
+
+  it.effect("ends the turn at an in-stream overloaded error, keeping the text that arrived", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("error-overloaded.sse"))
+      expect(finals(events)).toStrictEqual([{ type: "message", id: "msg_e", content: "Working on it", origin: "agent" }])
+      expect(errors(events)).toStrictEqual([
+        { code: "server_is_overloaded", message: "The server is overloaded. Please retry.", type: "provider_overloaded", retryable: true }
+      ])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("reads an error event whose details are nested", () =>
+    Effect.gen(function* () {
+      const events = yield* run(created + event({ type: "error", error: { type: "server_error", code: "server_error", message: "boom" } }))
+      expect(errors(events)).toStrictEqual([{ code: "server_error", message: "boom", type: "api_error", retryable: true }])
+    }))
+
+  it.effect("classifies response.failed by its error code", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("failed-rate-limit.sse"))
+      expect(errors(events)).toStrictEqual([
+        { code: "rate_limit_exceeded", message: "Rate limit reached for requests", type: "rate_limit", retryable: true }
+      ])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("maps response.incomplete: max_output_tokens is length, content_filter a content block", () =>
+    Effect.gen(function* () {
+      const length = yield* run(fixture("incomplete-length.sse"))
+      expect(done(length)).toMatchObject({ status: "complete", finish_reason: "length" })
+      expect(finals(length)[0]).toMatchObject({ content: "The first three" })
+      const filtered = yield* run(
+        created +
+          event({ type: "response.incomplete", response: { status: "incomplete", output: [], incomplete_details: { reason: "content_filter" } } })
+      )
+      expect(errors(filtered).map((e) => [e.type, e.retryable])).toStrictEqual([["content_blocked", false]])
+      expect(done(filtered)).toMatchObject({ status: "error", finish_reason: "content-filter" })
+    }))
+
+  it.effect("keeps what arrived when the stream stops without a terminal event", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("truncated.sse"))
+      expect(finals(events)).toStrictEqual([
+        { type: "message", id: "msg_t", content: "Let me check.", origin: "agent" },
+        { type: "function_call", id: "fc_t", call_id: "call_T", name: "search", arguments: "{\"q\":\"sluice\"}" }
+      ])
+      expect(errors(events)).toStrictEqual([
+        { code: "stream_truncated", message: "openai-responses stream ended without its terminal event", type: "api_error", retryable: true }
+      ])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("keeps hosted tool calls and citations instead of dropping them", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("web-search-citation.sse"))
+      const [search, message] = finals(events)
+      expect(search).toMatchObject({
+        type: "function_call",
+        id: "ws_1",
+        call_id: "ws_1",
+        name: "web_search_call",
+        arguments: "{\"type\":\"search\",\"query\":\"sluice gate\"}",
+        provider_metadata: { type: "web_search_call" }
+      })
+      expect(message).toMatchObject({
+        content: "A sluice is a water channel.",
+        provider_metadata: { annotations: [{ type: "url_citation", url: "https://example.org/sluice" }] }
+      })
+      // Hosted tools run on the provider's side: the turn is not waiting for tool results.
+      expect(done(events)?.finish_reason).toBe("stop")
+    }))
+
+  it.effect("opens an item the stream never announced rather than dropping its deltas", () =>
+    Effect.gen(function* () {
+      const events = yield* run(
+        created +
+          event({ type: "response.output_text.delta", item_id: "msg_u", output_index: 0, delta: "orphan" }) +
+          event({ type: "response.completed", response: { status: "completed", output: [] } })
+      )
+      expect(finals(events)).toStrictEqual([{ type: "message", id: "msg_u", content: "orphan", origin: "agent" }])
+    }))
+
+  it.effect("ignores event types it does not know", () =>
+    Effect.gen(function* () {
+      const events = yield* run(created + event({ type: "response.future_thing", whatever: 1 }) + event({ type: "response.completed", response: { output: [] } }))
+      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop" })
+    }))
+
+  it.effect("fails with a WireDecodeError naming the line for data that is not JSON or has the wrong shape", () =>
+    Effect.gen(function* () {
+      const notJson = yield* Effect.flip(run(created + "data: {nope\n\n"))
+      expect(notJson).toMatchObject({ _tag: "WireDecodeError", provider: "openai-responses", line: 4, reason: "InvalidJson" })
+      const badDelta = yield* Effect.flip(run(created + event({ type: "response.output_text.delta", item_id: "m", delta: 7 })))
+      expect(badDelta).toMatchObject({ _tag: "WireDecodeError", line: 4, reason: "UnexpectedShape" })
+      expect(badDelta.message).toContain("response.output_text.delta")
+      const noType = yield* Effect.flip(run("data: [1,2]\n\n"))
+      expect(noType).toMatchObject({ _tag: "WireDecodeError", line: 1, reason: "UnexpectedShape" })
+    }))
+
+  it.effect("stamps events with Effect's clock", () =>
+    Effect.gen(function* () {
+      const events = yield* Stream.make(Sse.encodeEvent({ data: JSON.stringify({ type: "response.completed", response: {} }) })).pipe(
+        Stream.encodeText,
+        Sse.decode(),
+        OpenAiResponses.normalize(options),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      // TestClock starts at 0.
+      expect(events.map((e) => e.timestamp)).toStrictEqual(events.map(() => 0))
+    }))
+})
+
+describe("OpenAiResponses.normalizeResponse", () => {
+  it.effect("decodes a non-streaming response into the same items, usage and finish", () =>
+    Effect.gen(function* () {
+      const events = yield* OpenAiResponses.normalizeResponse(ownJson("openai-responses", "reasoning-encrypted.json"), options)
+      expect(ofType(events, "response_start")[0]?.model_id).toBe("gpt-5-mini-2025-08-07")
+      expect(finals(events).map((item) => item.id)).toStrictEqual(["rs_1", "msg_1"])
+      expect(done(events)?.usage).toMatchObject({ input: 52, cacheRead: 2048, output: 180, reasoning: 128 })
+    }))
+
+  it.effect("decodes an error body", () =>
+    Effect.gen(function* () {
+      const events = yield* OpenAiResponses.normalizeResponse({ error: { code: "rate_limit_exceeded", message: "slow down" } }, options)
+      expect(errors(events).map((e) => e.type)).toStrictEqual(["rate_limit"])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("fails with a WireDecodeError at line 0 for a body of the wrong shape", () =>
+    Effect.gen(function* () {
+      const failure = yield* Effect.flip(OpenAiResponses.normalizeResponse({ output: "text" }, options))
+      expect(failure).toMatchObject({ _tag: "WireDecodeError", line: 0, reason: "UnexpectedShape" })
+      const badItem = yield* Effect.flip(
+        OpenAiResponses.normalizeResponse({ status: "completed", output: [{ type: "function_call", id: "f", name: "x" }] }, options)
+      )
+      expect(badItem.message).toContain("function_call item")
+    }))
+})
+
+describe("OpenAiResponses.classifyError", () => {
+  it("classifies codes by kind", () => {
+    const kind = (code: string) => {
+      const error = OpenAiResponses.classifyError(code, "m")
+      return [error.type, error.retryable]
+    }
+    expect(kind("rate_limit_exceeded")).toStrictEqual(["rate_limit", true])
+    expect(kind("insufficient_quota")).toStrictEqual(["rate_limit", false])
+    expect(kind("server_is_overloaded")).toStrictEqual(["provider_overloaded", true])
+    expect(kind("slow_down")).toStrictEqual(["provider_overloaded", true])
+    expect(kind("vector_store_timeout")).toStrictEqual(["timeout", true])
+    expect(kind("server_error")).toStrictEqual(["api_error", true])
+    expect(kind("invalid_prompt")).toStrictEqual(["api_error", false])
+  })
+})
