@@ -1,0 +1,83 @@
+/**
+ * Shared helpers of the Anthropic and OpenAI Chat normalizer tests: reading recorded
+ * transcripts, running a normalizer over any split of a body, and comparing events
+ * without their random ids and timestamps.
+ */
+import { Sse, type StreamEvent } from "@sluice/core"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Normalize, NormalizeOptions } from "../../src/Normalizer.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** The repository's root, three levels above this file's folder. */
+const root = join(here, "..", "..", "..", "..")
+
+/** A shared recorded body from `../shared/fixtures/<provider>/<name>`. */
+export const shared = (provider: string, name: string): string =>
+  readFileSync(join(root, "..", "shared", "fixtures", provider, name), "utf8")
+
+/** One of the package's own transcripts, `test/fixtures/<provider>/<name>`. */
+export const own = (provider: string, name: string): string => readFileSync(join(here, "..", "fixtures", provider, name), "utf8")
+
+/** A parsed JSON fixture of the package's own. */
+export const ownJson = (provider: string, name: string): unknown => JSON.parse(own(provider, name))
+
+/** Fixed turn identifiers, so that two runs over the same body give equal payloads. */
+export const options: NormalizeOptions = {
+  runId: "00000000-0000-4000-8000-000000000001",
+  turnId: "00000000-0000-4000-8000-000000000002",
+  threadId: "00000000-0000-4000-8000-000000000003"
+}
+
+const encoder = new TextEncoder()
+
+/** The bytes of a body. */
+export const bytes = (text: string): Uint8Array => encoder.encode(text)
+
+/** Splits bytes at the given cut points (taken modulo the length, sorted, deduplicated). */
+export const splitAt = (body: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
+  const points = [...new Set(cuts.map((cut) => cut % (body.length + 1)))].sort((a, b) => a - b)
+  const reads: Array<Uint8Array> = []
+  let from = 0
+  for (const point of points) {
+    reads.push(body.subarray(from, point))
+    from = point
+  }
+  reads.push(body.subarray(from))
+  return reads
+}
+
+/** Runs SSE framing and a normalizer over the given reads and collects the events. */
+export const runReads = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>) =>
+  Stream.fromIterable(reads).pipe(Sse.decode(), normalize(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+
+/** Runs SSE framing and a normalizer over a whole body. */
+export const runText = (normalize: Normalize, text: string) => runReads(normalize, [bytes(text)])
+
+/** The payloads of events: what remains once random ids and timestamps are set aside. */
+export const payloads = (events: ReadonlyArray<StreamEvent.StreamEvent>): Array<StreamEvent.Payload> =>
+  events.map((event) => {
+    const payload = event.payload
+    return payload.type === "response_start" ? { ...payload, created_at: 0 } : payload
+  })
+
+/** The payloads of one type. */
+export const ofType = <T extends StreamEvent.PayloadType>(events: ReadonlyArray<StreamEvent.StreamEvent>, type: T) =>
+  events.flatMap((event) => (event.payload.type === type ? [event.payload as StreamEvent.PayloadOf<T>] : []))
+
+/** The final items of the `item_done` events, in order. */
+export const finals = (events: ReadonlyArray<StreamEvent.StreamEvent>) => ofType(events, "item_done").map((done) => done.final_item)
+
+/** The `response_done` payload (the last event). */
+export const done = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
+  const last = ofType(events, "response_done")
+  return last[last.length - 1]
+}
+
+/** The `response_error` payloads' error objects. */
+export const errors = (events: ReadonlyArray<StreamEvent.StreamEvent>) => ofType(events, "response_error").map((e) => e.error)
