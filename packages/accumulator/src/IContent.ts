@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import type { StreamEvent } from "@sluice/core"
-import { Json, ProviderError } from "@sluice/core"
+import type { ProviderError, StreamEvent } from "@sluice/core"
+import { Json } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Accumulator from "./Accumulator.js"
 import type { AccumulatorError } from "./AccumulatorError.js"
+import { fromErrorObject } from "./internal/providerError.js"
 import * as ToolCallId from "./ToolCallId.js"
 import * as Turn from "./Turn.js"
 
@@ -99,22 +100,6 @@ export type IContent = typeof IContent.Type
 const text = (value: string): IContent => ({ speaker: "ai", blocks: [{ type: "text", text: value }] })
 
 /**
- * The `ProviderError` an error event carries (its raw cause never travels in events).
- *
- * @since 0.1.0
- * @category conversions
- */
-export const providerError = (error: StreamEvent.ErrorObject): ProviderError.ProviderError =>
-  new ProviderError.ProviderError({
-    type: error.type ?? "api_error",
-    retryable: error.retryable ?? false,
-    code: error.code,
-    message: error.message,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retry_after_ms === undefined ? {} : { retryAfterMs: error.retry_after_ms })
-  })
-
-/**
  * What follows the text once the turn is over: one `IContent` with every finished
  * tool call (none when there are none), then the usage (zeros when the turn had none).
  *
@@ -190,7 +175,7 @@ export const fromEvents = <E, R>(
             Effect.flatten(
               Ref.modify(ref, (before): readonly [Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError>, Turn.Turn] => {
                 const error = errorOf(step)
-                if (error !== undefined) return [Either.left(providerError(error)), step.turn]
+                if (error !== undefined) return [Either.left(fromErrorObject(error)), step.turn]
                 const piece = textOf(before, step)
                 return [Either.right(piece === "" ? [] : [text(piece)]), step.turn]
               })
@@ -213,7 +198,7 @@ export const fromEvents = <E, R>(
  */
 export const fromTurn = (turn: Turn.Turn): Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError> => {
   const first = turn.errors[0]
-  if (first !== undefined) return Either.left(providerError(first))
+  if (first !== undefined) return Either.left(fromErrorObject(first))
   const contents: Array<IContent> = []
   for (const item of turn.items) {
     if (item.type !== "message" || item.status === "cancelled") continue

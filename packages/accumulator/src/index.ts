@@ -34,3 +34,8 @@ export * as IContent from "./IContent.js"
  * @since 0.1.0
  */
 export * as ToolCallId from "./ToolCallId.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ProcessedChunk from "./ProcessedChunk.js"

@@ -1,0 +1,269 @@
+/**
+ * Seed 000's view of a stream: every event projected, on its own and synchronously,
+ * to at most one `ProcessedChunk` (`text | function_call | error | done`), the shape a
+ * chat orchestrator routes. `fromEvent` needs only the turn before the event (to know
+ * an item's type and what it already streamed); `fromEvents` is the `Stream` stage.
+ *
+ * Which event gives which chunk:
+ *
+ * | event | chunk |
+ * |---|---|
+ * | `item_start` of a message with `initial_content` | `text` with that content |
+ * | `item_delta` of a message | `text` with the delta |
+ * | `item_done` of an agent message that holds more than its deltas | `text` with the rest |
+ * | `item_start` / `item_delta` of reasoning | `text` with empty `content` and `thoughts: [{text}]` |
+ * | `item_done` of reasoning with a signature or redacted data | `text` with empty `content`, `thoughts: [{text, signature?, redacted?}]` and `metadata.thoughtSignature` |
+ * | `item_done` of a function call | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
+ * | `item_error`, `response_error` | `error` with the `ProviderError` shape (no `originalError`: events never carry it) |
+ * | `response_done` | `done` with `metadata: {finishReason, usage?}` |
+ * | anything else (`response_start`, argument deltas, tool results, cancellations, empty text) | none |
+ *
+ * Content-blocked responses reach this view already as `response_error` events of type
+ * `content_blocked` (the provider normalizers classify them), so they become `error`
+ * chunks with `retryable: false`.
+ *
+ * @since 0.1.0
+ */
+import type { StreamEvent } from "@sluice/core"
+import { FinishReason, Json, ProviderError as CoreProviderError, Usage } from "@sluice/core"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Accumulator from "./Accumulator.js"
+import type { AccumulatorError } from "./AccumulatorError.js"
+import { fromErrorObject } from "./internal/providerError.js"
+import * as Turn from "./Turn.js"
+
+/**
+ * A piece of the model's thinking: its text, and what the provider needs to verify it
+ * later (`signature`, or `redacted` for thinking the provider withheld).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ThoughtLogEntry = Schema.Struct({
+  text: Schema.String,
+  signature: Schema.optionalWith(Schema.String, { exact: true }),
+  redacted: Schema.optionalWith(Schema.Boolean, { exact: true })
+}).annotations({ identifier: "ThoughtLogEntry" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ThoughtLogEntry = typeof ThoughtLogEntry.Type
+
+/**
+ * A provider-agnostic function call. `args` is the parsed argument object
+ * (`{"_invalid_arguments": "<raw>"}` when the text was not a JSON object); `id` is the
+ * provider's call id; `thoughtSignature` is Gemini's, which must go back with the call.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FunctionCall = Schema.Struct({
+  name: Schema.String,
+  args: Json.JsonObject,
+  id: Schema.optionalWith(Schema.String, { exact: true }),
+  thoughtSignature: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "FunctionCall" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FunctionCall = typeof FunctionCall.Type
+
+/**
+ * Seed 000's error shape: a classified `type`, `retryable`, the provider's `code` and
+ * `message`, and the raw error as `originalError` when there is one (for logs only).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProviderError = Schema.Struct({
+  type: CoreProviderError.ProviderErrorType,
+  message: Schema.String,
+  retryable: Schema.Boolean,
+  code: Schema.String,
+  status: Schema.optionalWith(Schema.Int, { exact: true }),
+  retryAfterMs: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
+  originalError: Schema.optionalWith(Schema.Unknown, { exact: true })
+}).annotations({ identifier: "ProcessedChunk.ProviderError" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ProviderError = typeof ProviderError.Type
+
+/**
+ * Terminal metadata: the finish reason (on `done`), the turn's usage when it has one,
+ * and a reasoning signature.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Metadata = Schema.Struct({
+  finishReason: Schema.optionalWith(Schema.NullOr(FinishReason.FinishReason), { exact: true }),
+  thoughtSignature: Schema.optionalWith(Schema.String, { exact: true }),
+  usage: Schema.optionalWith(Usage.Usage, { exact: true })
+}).annotations({ identifier: "ProcessedChunk.Metadata" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Metadata = typeof Metadata.Type
+
+const extras = {
+  thoughts: Schema.optionalWith(Schema.Array(ThoughtLogEntry), { exact: true }),
+  metadata: Schema.optionalWith(Metadata, { exact: true })
+}
+
+/**
+ * `text | function_call | error | done`; any of them may carry `thoughts` and
+ * `metadata`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProcessedChunk = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text"), content: Schema.String, ...extras }),
+  Schema.Struct({ type: Schema.Literal("function_call"), functionCall: FunctionCall, ...extras }),
+  Schema.Struct({ type: Schema.Literal("error"), error: ProviderError, ...extras }),
+  Schema.Struct({ type: Schema.Literal("done"), ...extras })
+).annotations({ identifier: "ProcessedChunk" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ProcessedChunk = typeof ProcessedChunk.Type
+
+/**
+ * The error shape of a `ProviderError`, keeping its raw cause as `originalError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const providerError = (error: CoreProviderError.ProviderError): ProviderError => ({
+  type: error.type,
+  message: error.message,
+  retryable: error.retryable,
+  code: error.code,
+  ...(error.status === undefined ? {} : { status: error.status }),
+  ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  ...(error.raw === undefined ? {} : { originalError: error.raw })
+})
+
+/**
+ * An `error` chunk for a `ProviderError` met outside the event stream (a request that
+ * failed before streaming, say).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromProviderError = (error: CoreProviderError.ProviderError): ProcessedChunk => ({
+  type: "error",
+  error: providerError(error)
+})
+
+const thoughts = (text: string): Option.Option<ProcessedChunk> =>
+  text === "" ? Option.none() : Option.some({ type: "text", content: "", thoughts: [{ text }] })
+
+const text = (content: string): Option.Option<ProcessedChunk> =>
+  content === "" ? Option.none() : Option.some({ type: "text", content })
+
+const stringField = (metadata: Json.JsonObject | undefined, key: string): string | undefined => {
+  const value = metadata?.[key]
+  return typeof value === "string" ? value : undefined
+}
+
+const rest = (full: string, streamed: string): string => (full.startsWith(streamed) ? full.slice(streamed.length) : "")
+
+/**
+ * The chunk of one event, given the turn before it. Pure and synchronous.
+ *
+ * @since 0.1.0
+ * @category projections
+ */
+export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Option.Option<ProcessedChunk> => {
+  const payload = event.payload
+  switch (payload.type) {
+    case "item_start":
+      if (payload.item_type === "message") return text(payload.initial_content ?? "")
+      if (payload.item_type === "reasoning") return thoughts(payload.initial_content ?? "")
+      return Option.none()
+    case "item_delta": {
+      const type = Turn.item(before, payload.item_id)?.type
+      if (type === "message") return text(payload.delta_content)
+      if (type === "reasoning") return thoughts(payload.delta_content)
+      return Option.none()
+    }
+    case "item_done": {
+      const final = payload.final_item
+      const streamed = Turn.item(before, payload.item_id)?.content ?? ""
+      switch (final.type) {
+        case "message":
+          return final.origin === "agent" ? text(rest(final.content, streamed)) : Option.none()
+        case "reasoning": {
+          const signature = final.signature ?? stringField(final.provider_metadata, "thoughtSignature")
+          const remainder = rest(final.content, streamed)
+          if (signature === undefined && final.redacted !== true) return thoughts(remainder)
+          const entry: ThoughtLogEntry = {
+            text: remainder,
+            ...(signature === undefined ? {} : { signature }),
+            ...(final.redacted === true ? { redacted: true } : {})
+          }
+          return Option.some({
+            type: "text",
+            content: "",
+            thoughts: [entry],
+            ...(signature === undefined ? {} : { metadata: { thoughtSignature: signature } })
+          })
+        }
+        case "function_call": {
+          const thoughtSignature = stringField(final.provider_metadata, "thoughtSignature")
+          return Option.some({
+            type: "function_call",
+            functionCall: {
+              name: final.name,
+              args: Json.parseArguments(final.arguments),
+              id: final.call_id,
+              ...(thoughtSignature === undefined ? {} : { thoughtSignature })
+            }
+          })
+        }
+        default:
+          return Option.none()
+      }
+    }
+    case "item_error":
+    case "response_error":
+      return Option.some({ type: "error", error: providerError(fromErrorObject(payload.error)) })
+    case "response_done":
+      return Option.some({
+        type: "done",
+        metadata: { finishReason: payload.finish_reason, ...(payload.usage === undefined ? {} : { usage: payload.usage }) }
+      })
+    default:
+      return Option.none()
+  }
+}
+
+/**
+ * A `Stream` transformer from StreamEvents to `ProcessedChunk`s, one per event that
+ * has one. Fails with `AccumulatorError` on out-of-order events.
+ *
+ * @since 0.1.0
+ * @category stages
+ */
+export const fromEvents = <E, R>(
+  self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<ProcessedChunk, E | AccumulatorError, R> =>
+  self.pipe(
+    Accumulator.accumulate,
+    Stream.mapAccum(Turn.empty, (before, step) => [step.turn, fromEvent(before, step.event)] as const),
+    Stream.filterMap((chunk) => chunk)
+  )
