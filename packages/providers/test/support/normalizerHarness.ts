@@ -81,3 +81,21 @@ export const done = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
 
 /** The `response_error` payloads' error objects. */
 export const errors = (events: ReadonlyArray<StreamEvent.StreamEvent>) => ofType(events, "response_error").map((e) => e.error)
+
+/** One random edit of a body: flip a byte, delete a byte, or insert a byte. */
+export type Edit = readonly ["flip" | "delete" | "insert", number, number]
+
+/** Applies edits to a copy of the bytes (positions taken modulo the length). */
+export const corrupt = (body: Uint8Array, edits: ReadonlyArray<Edit>): Uint8Array => {
+  const out = Array.from(body)
+  for (const [kind, position, value] of edits) {
+    const at = position % (out.length + 1)
+    if (kind === "insert") out.splice(at, 0, value & 0xff)
+    else if (out.length > 0) {
+      const index = at % out.length
+      if (kind === "delete") out.splice(index, 1)
+      else out[index] = out[index]! ^ (value & 0xff || 1)
+    }
+  }
+  return Uint8Array.from(out)
+}
