@@ -1,0 +1,41 @@
+/**
+ * Wrapping UI payloads in their Redis Stream B envelope (seed 002): a fresh `eventId`,
+ * the `timestamp` of Effect's `Clock`, the payload's `turnId`, its `payloadType`
+ * (`item_upsert` or `turn_event`) and the payload as JSON text.
+ *
+ * @since 0.1.0
+ */
+import { Ids, StreamBMessage } from "@sluice/core"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+
+/**
+ * Wraps one payload, stamped with the current time of Effect's `Clock`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromPayload = (payload: StreamBMessage.UIPayload): Effect.Effect<StreamBMessage.StreamBMessage> =>
+  Effect.map(Clock.currentTimeMillis, (now) => StreamBMessage.wrap(payload, Ids.generateEventId(), now))
+
+/**
+ * Wraps every payload of a stream (one clock reading per chunk).
+ *
+ * @example
+ * ```ts
+ * import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+ *
+ * const messages = events.pipe(UpsertStream.upserts(), StreamBMessages.wrap)
+ * ```
+ *
+ * @since 0.1.0
+ * @category transformers
+ */
+export const wrap = <E, R>(
+  self: Stream.Stream<StreamBMessage.UIPayload, E, R>
+): Stream.Stream<StreamBMessage.StreamBMessage, E, R> =>
+  Stream.mapChunksEffect(self, (chunk) =>
+    Effect.map(Clock.currentTimeMillis, (now) =>
+      Chunk.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now))))

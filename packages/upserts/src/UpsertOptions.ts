@@ -1,0 +1,85 @@
+/**
+ * Options of the upsert stage (seed 002's table): the batch gradient and the batch
+ * timeout, plus the turn and thread ids when the caller wants them fixed rather than
+ * taken from `response_start`. Validated by a schema; every problem is named.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Gradient from "./Gradient.js"
+import { decodeOptions, NonNegativeInt, PositiveInt } from "./internal/optionsDecoding.js"
+import type { InvalidUpsertOptions } from "./UpsertErrors.js"
+
+const Steps = Schema.Array(PositiveInt).pipe(
+  Schema.filter(Arr.isNonEmptyReadonlyArray, { message: () => "must have at least one step" })
+)
+
+const Id = Schema.UUID.annotations({ message: () => ({ message: "must be a UUID", override: true }) })
+
+/**
+ * The stage options as a schema. Defaults: `batchGradient` seed 002's
+ * `[10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000]`,
+ * `batchTimeoutMs` 1000. `turnId` and `threadId`, when given, override the ids of
+ * `response_start` in every emitted payload.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UpsertOptions = Schema.Struct({
+  turnId: Schema.optionalWith(Id, { exact: true }),
+  threadId: Schema.optionalWith(Id, { exact: true }),
+  batchGradient: Schema.optionalWith(Steps, { default: () => Gradient.defaultSteps, exact: true }),
+  batchTimeoutMs: Schema.optionalWith(NonNegativeInt, { default: () => 1000, exact: true })
+}).annotations({ identifier: "UpsertOptions" })
+
+/**
+ * The options as a caller writes them: every field optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UpsertOptionsInput = typeof UpsertOptions.Encoded
+
+/**
+ * Validated options, ready for the stage.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedOptions {
+  readonly turnId: string | undefined
+  readonly threadId: string | undefined
+  readonly gradient: Gradient.Gradient
+  readonly batchTimeoutMs: number
+}
+
+/**
+ * The options with every default.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: ResolvedOptions = {
+  turnId: undefined,
+  threadId: undefined,
+  gradient: Gradient.defaultGradient,
+  batchTimeoutMs: 1000
+}
+
+/**
+ * Validates options and applies the defaults. Fails with `InvalidUpsertOptions` naming
+ * each bad field: an empty gradient, a step that is not a positive integer, a negative
+ * or fractional timeout, an id that is not a UUID.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (input: UpsertOptionsInput | undefined): Either.Either<ResolvedOptions, InvalidUpsertOptions> =>
+  Either.map(decodeOptions(UpsertOptions)(input ?? {}), (options) => ({
+    turnId: options.turnId,
+    threadId: options.threadId,
+    gradient: Gradient.make(options.batchGradient),
+    batchTimeoutMs: options.batchTimeoutMs
+  }))

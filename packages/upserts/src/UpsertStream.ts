@@ -1,0 +1,76 @@
+/**
+ * The upsert stage as a `Stream` transformer (seed 002's UpsertStreamProcessor):
+ * StreamEvents in, UI payloads (`UIUpsert | UITurnEvent`) out, each upsert carrying
+ * its item's complete content so far.
+ *
+ * - `turn_started` at once on `response_start`.
+ * - An item's first content is emitted at once as `created`; `updated` follows each
+ *   time its token count reaches the next cumulative gradient threshold (one upsert
+ *   however many thresholds a delta crosses), or when its fallback timer fires with
+ *   content not yet emitted; `completed` carries the final item on `item_done`.
+ * - User messages, tool calls and tool outputs are held and emitted once, `completed`.
+ * - `item_error` emits an `error` upsert for the item; `item_cancelled` drops it.
+ * - `response_done` flushes and emits `turn_completed`; `response_error` flushes and
+ *   emits `turn_error`.
+ * - The input ending (or failing, or being interrupted) before `response_done` flushes
+ *   what is buffered and ends the turn with `turn_completed` status `aborted`; a
+ *   failure is then passed on.
+ *
+ * Each item has its own fallback timer on Effect's `Clock`, reset by every delta; no
+ * item's timer delays another's. When the output stream ends or is interrupted, every
+ * timer and fiber of the stage is stopped.
+ *
+ * @since 0.1.0
+ */
+import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Stream from "effect/Stream"
+import * as StageCore from "./internal/stageCore.js"
+import type { InvalidUpsertOptions, UnexpectedEvent } from "./UpsertErrors.js"
+import * as UpsertOptions from "./UpsertOptions.js"
+
+/**
+ * How many payloads may wait for the consumer before the stage stops reading input.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const outputCapacity = 256
+
+/**
+ * The stage. Fails with `InvalidUpsertOptions` before reading anything when the
+ * options are invalid, and with `UnexpectedEvent` when the events break the turn's
+ * sequence (an item event before `response_start`, a delta for an unknown item, ...),
+ * after flushing and aborting the turn.
+ *
+ * @example
+ * ```ts
+ * import { UpsertStream } from "@sluice/upserts"
+ * import * as Stream from "effect/Stream"
+ *
+ * const upserts = (events: Stream.Stream<StreamEvent.StreamEvent>) =>
+ *   events.pipe(UpsertStream.upserts({ batchTimeoutMs: 500 }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category transformers
+ */
+export const upserts =
+  (options?: UpsertOptions.UpsertOptionsInput) =>
+  <E, R>(
+    self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+  ): Stream.Stream<StreamBMessage.UIPayload, E | UnexpectedEvent | InvalidUpsertOptions, R> =>
+    Stream.unwrapScoped(
+      Effect.gen(function*() {
+        const resolved = yield* UpsertOptions.make(options)
+        const output = yield* Mailbox.make<StreamBMessage.UIPayload, E | UnexpectedEvent>({ capacity: outputCapacity })
+        const core = yield* StageCore.make(resolved, (payloads) => output.offerAll(payloads))
+        yield* Stream.runForEachChunk(self, core.process).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.zipRight(core.abort, output.done(exit))),
+          Effect.forkScoped
+        )
+        return Mailbox.toStream(output)
+      })
+    )

@@ -1,0 +1,106 @@
+/**
+ * The effectful half of the stage, shared by the Stream transformer and the Promise
+ * facade: the turn state in a `Ref`, a lock so that every transition delivers its
+ * payloads in the order the state changed, and one fallback timer fiber per item on
+ * Effect's `Clock`, kept in a `FiberMap` that the scope cleans up.
+ */
+import type { StreamEvent } from "@sluice/core"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberMap from "effect/FiberMap"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as ItemBuffer from "../ItemBuffer.js"
+import type { UnexpectedEvent } from "../UpsertErrors.js"
+import type { ResolvedOptions } from "../UpsertOptions.js"
+import type { UIPayload } from "./payloads.js"
+import * as TurnState from "./turnState.js"
+
+/** @internal */
+export interface StageCore<E> {
+  /** Applies events in order; payloads before a bad event are delivered, then it fails. */
+  readonly process: (events: Iterable<StreamEvent.StreamEvent>) => Effect.Effect<void, E | UnexpectedEvent>
+  /** Emits every item's unemitted content. */
+  readonly flush: Effect.Effect<void, E>
+  /** Flushes and ends an open turn as `aborted`, stopping every timer. */
+  readonly abort: Effect.Effect<void, E>
+  /** The open items' buffers, in start order. */
+  readonly buffers: Effect.Effect<Array<ItemBuffer.ItemBuffer>>
+}
+
+// The timeout fallback: the timer looks at its item, and as long as the item still
+// has time left (deltas moved its deadline) it sleeps exactly that long and looks again.
+const fallback: Schedule.Schedule<number, number> = Schedule.addDelay(
+  Schedule.recurWhile<number>((remaining) => remaining > 0),
+  (remaining) => Duration.millis(remaining)
+)
+
+/**
+ * Builds the core. `deliver` receives each transition's payloads, in order, while the
+ * lock is held; a transition's new state is committed only once `deliver` succeeded,
+ * so a failed delivery leaves the state as it was.
+ *
+ * @internal
+ */
+export const make = <E>(
+  options: ResolvedOptions,
+  deliver: (payloads: ReadonlyArray<UIPayload>) => Effect.Effect<void, E>
+): Effect.Effect<StageCore<E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const state = yield* Ref.make(TurnState.initial)
+    const lock = yield* Effect.makeSemaphore(1)
+    const timers = yield* FiberMap.make<string>()
+
+    const transact = <A, X>(
+      f: (before: TurnState.TurnState, now: number, fx: TurnState.Effects) => readonly [TurnState.TurnState, Either.Either<A, X>]
+    ): Effect.Effect<A, E | X> =>
+      lock.withPermits(1)(Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const fx = TurnState.makeEffects()
+          const [after, result] = f(yield* Ref.get(state), now, fx)
+          if (fx.out.length > 0) yield* restore(deliver(fx.out))
+          yield* Ref.set(state, after)
+          for (const itemId of fx.disarm) yield* FiberMap.remove(timers, itemId)
+          for (const itemId of fx.arm) yield* FiberMap.run(timers, itemId, timer(itemId))
+          return yield* result
+        })
+      ))
+
+    const timer = (itemId: string): Effect.Effect<void> =>
+      transact((before, now, fx) => {
+        const tick = TurnState.tick(before, itemId, now, options, fx)
+        return [tick.state, Either.right(tick.remaining)] as const
+      }).pipe(
+        Effect.repeat(fallback),
+        Effect.delay(Duration.millis(options.batchTimeoutMs)),
+        Effect.asVoid,
+        Effect.catchAllCause((cause) =>
+          Ref.update(state, (current) => TurnState.disarmed(current, itemId)).pipe(
+            lock.withPermits(1),
+            Effect.zipRight(Effect.logWarning(`upsert timer of item "${itemId}" could not emit`, cause))
+          )
+        )
+      )
+
+    const process = (events: Iterable<StreamEvent.StreamEvent>) =>
+      transact<void, UnexpectedEvent>((before, now, fx) => {
+        let current = before
+        for (const event of events) {
+          const next = TurnState.step(current, event, now, options, fx)
+          if (Either.isLeft(next)) return [current, Either.left(next.left)] as const
+          current = next.right
+        }
+        return [current, Either.void] as const
+      })
+
+    return {
+      process,
+      flush: transact<void, never>((before, _now, fx) => [TurnState.flush(before, options, fx), Either.void]),
+      abort: transact<void, never>((before, _now, fx) => [TurnState.abort(before, options, fx), Either.void]),
+      buffers: Effect.map(Ref.get(state), TurnState.buffers)
+    }
+  })

@@ -1,0 +1,293 @@
+/**
+ * The stage's state and its transitions, pure: an event (or a timer tick) and the
+ * current state give the next state, the payloads to emit and the timers to arm or
+ * disarm. The Stream stage and the Promise facade both run these, so they cannot
+ * disagree.
+ */
+import type { StreamEvent } from "@sluice/core"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as ItemBuffer from "../ItemBuffer.js"
+import { UnexpectedEvent, type SequenceViolation } from "../UpsertErrors.js"
+import type { ResolvedOptions } from "../UpsertOptions.js"
+import * as Payloads from "./payloads.js"
+
+/**
+ * One open item: its buffer, when its fallback timer is due, and whether a timer fiber
+ * is watching it.
+ *
+ * @internal
+ */
+export interface Slot {
+  readonly buffer: ItemBuffer.ItemBuffer
+  /** Start order, for flushing items in the order they began. */
+  readonly seq: number
+  /** Clock time (ms) at which unemitted content is emitted anyway. */
+  readonly deadline: number
+  readonly armed: boolean
+}
+
+/** @internal */
+export interface TurnState {
+  readonly phase: "idle" | "open" | "ended"
+  readonly meta: Payloads.TurnMeta | undefined
+  readonly slots: HashMap.HashMap<string, Slot>
+  readonly nextSeq: number
+}
+
+/** @internal */
+export const initial: TurnState = { phase: "idle", meta: undefined, slots: HashMap.empty(), nextSeq: 0 }
+
+/**
+ * What one transition asks of its runner, collected while it runs.
+ *
+ * @internal
+ */
+export interface Effects {
+  readonly out: Array<Payloads.UIPayload>
+  /** Items that now need a timer fiber. */
+  readonly arm: Array<string>
+  /** Items whose timer fiber is to be stopped. */
+  readonly disarm: Array<string>
+}
+
+/** @internal */
+export const makeEffects = (): Effects => ({ out: [], arm: [], disarm: [] })
+
+const unexpected = (
+  event: StreamEvent.Payload,
+  reason: SequenceViolation,
+  itemId: string | undefined,
+  detail: string
+): UnexpectedEvent =>
+  new UnexpectedEvent({
+    eventType: event.type,
+    ...(itemId === undefined ? {} : { itemId }),
+    reason,
+    message: `${event.type}${itemId === undefined ? "" : ` for item "${itemId}"`}: ${detail}`
+  })
+
+// Ids such as "run-123-user-prompt" or "user_1" name user messages, which are held
+// until item_done so that they are shown once, with the right origin.
+const userMessageId = /(?:^|[-_.:])user(?:[-_.:]|$)/i
+
+const heldAtStart = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
+  payload.item_type === "message" ? userMessageId.test(payload.item_id) : payload.item_type !== "reasoning"
+
+const initialContent = (payload: StreamEvent.PayloadOf<"item_start">): string => {
+  switch (payload.item_type) {
+    case "function_call":
+      return payload.arguments ?? payload.initial_content ?? ""
+    case "script_execution":
+      return payload.code ?? payload.initial_content ?? ""
+    default:
+      return payload.initial_content ?? ""
+  }
+}
+
+// Emits the buffer's whole content (`created` the first time, `updated` after) and
+// moves past every gradient threshold the content has reached.
+const emit = (
+  meta: Payloads.TurnMeta,
+  buffer: ItemBuffer.ItemBuffer,
+  options: ResolvedOptions,
+  fx: Effects
+): ItemBuffer.ItemBuffer => {
+  fx.out.push(Payloads.fromBuffer(meta, buffer, buffer.createdEmitted ? "updated" : "created"))
+  return ItemBuffer.advancePastReached(ItemBuffer.markEmitted(ItemBuffer.markCreatedEmitted(buffer)), options.gradient)
+}
+
+const slotsInOrder = (state: TurnState): Array<readonly [string, Slot]> =>
+  Array.from(state.slots).sort((a, b) => a[1].seq - b[1].seq)
+
+/**
+ * Emits the unemitted content of every open item, held ones included; items stay open.
+ *
+ * @internal
+ */
+export const flush = (state: TurnState, options: ResolvedOptions, fx: Effects): TurnState => {
+  const meta = state.meta
+  if (state.phase !== "open" || meta === undefined) return state
+  let slots = state.slots
+  for (const [itemId, slot] of slotsInOrder(state)) {
+    if (!ItemBuffer.hasUnemittedContent(slot.buffer)) continue
+    slots = HashMap.set(slots, itemId, { ...slot, buffer: emit(meta, slot.buffer, options, fx) })
+  }
+  return { ...state, slots }
+}
+
+// Flushes, stops every timer and ends the turn with `turn_completed`.
+const end = (
+  state: TurnState,
+  status: StreamEvent.ResponseStatus,
+  usage: StreamEvent.PayloadOf<"response_done">["usage"],
+  options: ResolvedOptions,
+  fx: Effects
+): TurnState => {
+  const flushed = flush(state, options, fx)
+  for (const [itemId, slot] of flushed.slots) if (slot.armed) fx.disarm.push(itemId)
+  if (flushed.meta !== undefined) fx.out.push(Payloads.turnCompleted(flushed.meta, status, usage))
+  return { ...flushed, phase: "ended", slots: HashMap.empty() }
+}
+
+/**
+ * The input ended (or was interrupted) before `response_done`: flushes and ends the
+ * turn as `aborted`. Does nothing when the turn never started or already ended.
+ *
+ * @internal
+ */
+export const abort = (state: TurnState, options: ResolvedOptions, fx: Effects): TurnState =>
+  state.phase === "open" ? end(state, "aborted", undefined, options, fx) : state
+
+// Removes an item, stopping its timer.
+const close = (state: TurnState, itemId: string, fx: Effects): TurnState => {
+  const slot = HashMap.get(state.slots, itemId)
+  if (slot._tag === "None") return state
+  if (slot.value.armed) fx.disarm.push(itemId)
+  return { ...state, slots: HashMap.remove(state.slots, itemId) }
+}
+
+/**
+ * Applies one event.
+ *
+ * @internal
+ */
+export const step = (
+  state: TurnState,
+  event: StreamEvent.StreamEvent,
+  now: number,
+  options: ResolvedOptions,
+  fx: Effects
+): Either.Either<TurnState, UnexpectedEvent> => {
+  const payload = event.payload
+  if (payload.type === "response_start") {
+    if (state.phase !== "idle") {
+      return Either.left(unexpected(payload, state.phase === "open" ? "AlreadyStarted" : "TurnEnded", undefined, "the turn has already started"))
+    }
+    const meta: Payloads.TurnMeta = {
+      turnId: options.turnId ?? payload.turn_id,
+      threadId: options.threadId ?? payload.thread_id,
+      modelId: payload.model_id,
+      providerId: payload.provider_id
+    }
+    fx.out.push(Payloads.turnStarted(meta))
+    return Either.right({ ...state, phase: "open", meta })
+  }
+  const itemId = "item_id" in payload ? payload.item_id : undefined
+  const meta = state.meta
+  if (state.phase === "idle" || meta === undefined) {
+    return Either.left(unexpected(payload, "NotStarted", itemId, "no response_start before it"))
+  }
+  if (state.phase === "ended") {
+    return Either.left(unexpected(payload, "TurnEnded", itemId, "the turn already ended with response_done"))
+  }
+  switch (payload.type) {
+    case "item_start": {
+      if (HashMap.has(state.slots, payload.item_id)) {
+        return Either.left(unexpected(payload, "DuplicateItem", payload.item_id, "the item is already open"))
+      }
+      const held = heldAtStart(payload)
+      let buffer = ItemBuffer.make(payload.item_id, Payloads.uiItemType(payload.item_type), {
+        initialContent: initialContent(payload),
+        isHeld: held,
+        origin: payload.item_type === "message" ? (held ? "user" : "agent") : undefined,
+        providerId: payload.item_type === "reasoning" ? meta.providerId : undefined,
+        toolName: payload.item_type === "script_execution" ? "script_execution" : payload.name
+      })
+      if (!held && ItemBuffer.hasUnemittedContent(buffer)) buffer = emit(meta, buffer, options, fx)
+      const slot: Slot = { buffer, seq: state.nextSeq, deadline: now + options.batchTimeoutMs, armed: false }
+      return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, slot), nextSeq: state.nextSeq + 1 })
+    }
+    case "item_delta": {
+      const found = HashMap.get(state.slots, payload.item_id)
+      if (found._tag === "None") {
+        return Either.left(unexpected(payload, "UnknownItem", payload.item_id, "no open item with this id"))
+      }
+      const slot = found.value
+      let buffer = ItemBuffer.appendContent(slot.buffer, payload.delta_content)
+      let armed = slot.armed
+      if (!buffer.held && ItemBuffer.hasUnemittedContent(buffer)) {
+        if (!buffer.createdEmitted || ItemBuffer.reachedThreshold(buffer, options.gradient)) {
+          buffer = emit(meta, buffer, options, fx)
+        } else if (!armed) {
+          armed = true
+          fx.arm.push(payload.item_id)
+        }
+      }
+      const next: Slot = { buffer, seq: slot.seq, deadline: now + options.batchTimeoutMs, armed }
+      return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, next) })
+    }
+    case "item_done": {
+      const found = HashMap.get(state.slots, payload.item_id)
+      const buffer = found._tag === "Some" ? found.value.buffer : undefined
+      fx.out.push(Payloads.fromFinalItem(meta, payload.item_id, payload.final_item, buffer))
+      return Either.right(close(state, payload.item_id, fx))
+    }
+    case "item_error": {
+      const found = HashMap.get(state.slots, payload.item_id)
+      const buffer = found._tag === "Some" ? found.value.buffer : undefined
+      fx.out.push(Payloads.fromItemError(meta, payload.item_id, payload.error, buffer))
+      return Either.right(close(state, payload.item_id, fx))
+    }
+    case "item_cancelled":
+      return Either.right(close(state, payload.item_id, fx))
+    case "response_done":
+      return Either.right(end(state, payload.status, payload.usage, options, fx))
+    case "response_error": {
+      const flushed = flush(state, options, fx)
+      fx.out.push(Payloads.turnError(meta, payload.error))
+      return Either.right(flushed)
+    }
+  }
+}
+
+/**
+ * What a timer tick decided: the next state, and how long to sleep before looking
+ * again (`0` when the timer is done).
+ *
+ * @internal
+ */
+export interface Tick {
+  readonly state: TurnState
+  readonly remaining: number
+}
+
+/**
+ * A timer looks at its item: if the item is due, its unemitted content is emitted as
+ * `updated` and the timer is done; if deltas moved the deadline, it sleeps again.
+ *
+ * @internal
+ */
+export const tick = (state: TurnState, itemId: string, now: number, options: ResolvedOptions, fx: Effects): Tick => {
+  const found = HashMap.get(state.slots, itemId)
+  const meta = state.meta
+  if (state.phase !== "open" || meta === undefined || found._tag === "None" || !found.value.armed) {
+    return { state, remaining: 0 }
+  }
+  const slot = found.value
+  if (now < slot.deadline) return { state, remaining: slot.deadline - now }
+  const buffer = ItemBuffer.hasUnemittedContent(slot.buffer) && !slot.buffer.held
+    ? emit(meta, slot.buffer, options, fx)
+    : slot.buffer
+  return { state: { ...state, slots: HashMap.set(state.slots, itemId, { ...slot, buffer, armed: false }) }, remaining: 0 }
+}
+
+/**
+ * A timer fiber stopped without a decision (its delivery failed): the item is no
+ * longer watched, so the next delta arms a new timer.
+ *
+ * @internal
+ */
+export const disarmed = (state: TurnState, itemId: string): TurnState => {
+  const found = HashMap.get(state.slots, itemId)
+  return found._tag === "Some" && found.value.armed
+    ? { ...state, slots: HashMap.set(state.slots, itemId, { ...found.value, armed: false }) }
+    : state
+}
+
+/**
+ * The buffers of the open items, in start order.
+ *
+ * @internal
+ */
+export const buffers = (state: TurnState): Array<ItemBuffer.ItemBuffer> => slotsInOrder(state).map(([, slot]) => slot.buffer)
