@@ -393,8 +393,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   }
 
   const finish = (out: Out): void => {
+    const refused = refusal === undefined ? undefined : builder.content(refusal)
     closeAll(out)
-    if (refusal !== undefined) block(out, ErrorClassification.contentBlocked("refusal", builder.content(refusal) || "the model refused"))
+    if (refused !== undefined) block(out, ErrorClassification.contentBlocked("refusal", refused === "" ? "the model refused" : refused))
     if (reason === "content_filter") block(out, ErrorClassification.contentBlocked("content_filter", "the provider's content filter stopped the response"))
     const ending: FinishReason.FinishReason | null = blocked
       ? "content-filter"
