@@ -1,0 +1,257 @@
+/**
+ * `RedisStreams` on ioredis. One connection carries every command (pipelined
+ * automatically); each tail opens a connection of its own for its blocking reads and
+ * closes it when it ends.
+ *
+ * A command never waits in a client-side queue: while the connection is down every
+ * command fails at once with an `Unavailable` error, and a command that was sent but
+ * not answered fails when the connection drops or after `commandTimeoutMs`. Callers
+ * decide whether to retry (the turn publisher does, with seed 002's policy); the
+ * client is never allowed to resend a command by itself, so nothing is written twice
+ * behind the caller's back.
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { Redis } from "ioredis"
+import {
+  decodeReply,
+  FlatReply,
+  IntegerReply,
+  RangeReply,
+  ReadReply,
+  StringReply,
+  toEntry,
+  toRedisError
+} from "./internal/replies.js"
+import type { RedisError } from "./RedisError.js"
+import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
+import { RedisStreams, tailDefaults } from "./RedisStreams.js"
+import { fieldsToFlat } from "./StreamEntry.js"
+
+/**
+ * How to reach Redis.
+ *
+ * - `url`: `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS).
+ * - `commandTimeoutMs`: how long a command waits for its reply (default 5000).
+ * - `connectTimeoutMs`: how long a connection attempt may take (default 5000).
+ * - `reconnectMaxDelayMs`: the longest pause between reconnection attempts after the
+ *   connection is lost (default 2000; attempts start at 50 ms and grow by 50 ms).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LiveOptions {
+  readonly url: string
+  readonly commandTimeoutMs?: number | undefined
+  readonly connectTimeoutMs?: number | undefined
+  readonly reconnectMaxDelayMs?: number | undefined
+}
+
+/**
+ * The default URL, a local Redis.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultUrl = "redis://127.0.0.1:6379"
+
+/**
+ * The options from configuration: `REDIS_URL` (default `redis://127.0.0.1:6379`).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<LiveOptions> = Config.map(
+  Config.string("REDIS_URL").pipe(Config.withDefault(defaultUrl)),
+  (url) => ({ url })
+)
+
+const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Effect<Redis, RedisError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const reconnectMax = options.reconnectMaxDelayMs ?? 2000
+        const client = new Redis(options.url, {
+          lazyConnect: true,
+          enableOfflineQueue: false,
+          autoResendUnfulfilledCommands: false,
+          maxRetriesPerRequest: 0,
+          enableAutoPipelining: role === "commands",
+          connectTimeout: options.connectTimeoutMs ?? 5000,
+          ...(role === "commands" ? { commandTimeout: options.commandTimeoutMs ?? 5000 } : {}),
+          retryStrategy: (times) => Math.min(times * 50, reconnectMax),
+          connectionName: role === "commands" ? "sluice" : "sluice-tail"
+        })
+        // Failures reach callers through their commands; the event only stops the
+        // client from reporting them on its own.
+        client.on("error", () => {})
+        try {
+          await client.connect()
+        } catch (error) {
+          client.disconnect()
+          throw error
+        }
+        return client
+      },
+      catch: (cause) => toRedisError("CONNECT", undefined, cause)
+    }),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+
+const xaddArgs = (key: string, entry: XAddEntry, options: XAddOptions | undefined): Array<string | number> =>
+  options?.maxLen === undefined
+    ? [key, entry.id, ...fieldsToFlat(entry.fields)]
+    : [key, "MAXLEN", "~", options.maxLen, entry.id, ...fieldsToFlat(entry.fields)]
+
+const scoreBound = (score: number): string =>
+  score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
+
+const asString = decodeReply(StringReply)
+const asInteger = decodeReply(IntegerReply)
+const asRange = decodeReply(RangeReply)
+const asRead = decodeReply(ReadReply)
+const asFlat = decodeReply(FlatReply)
+
+/**
+ * Connects to Redis and builds the service; the connection closes with the scope.
+ * Fails with an `Unavailable` `RedisError` when Redis cannot be reached.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, RedisError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const client = yield* openClient(options, "commands")
+
+    const call = <A>(
+      decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
+      command: string,
+      key: string,
+      args: ReadonlyArray<string | number>
+    ): Effect.Effect<A, RedisError> =>
+      Effect.tryPromise({
+        try: () => client.call(command, ...args),
+        catch: (cause) => toRedisError(command, key, cause)
+      }).pipe(Effect.flatMap(decode(command, key)))
+
+
+    const tail: RedisStreamsService["tail"] = (key, tailOptions) => {
+      const count = Math.max(1, tailOptions?.count ?? tailDefaults.count)
+      const blockMs = Math.max(1, tailOptions?.blockMs ?? tailDefaults.blockMs)
+      const until = tailOptions?.until
+      const decodeRead = asRead("XREAD", key)
+      return Stream.unwrapScoped(
+        Effect.map(openClient(options, "tail"), (reader) => {
+          const readOnce = (after: string) =>
+            Effect.tryPromise({
+              try: () => reader.call("XREAD", "COUNT", count, "BLOCK", blockMs, "STREAMS", key, after),
+              catch: (cause) => toRedisError("XREAD", key, cause)
+            }).pipe(Effect.flatMap(decodeRead))
+          // Blocks until entries arrive after `after`, repeating timed-out reads.
+          const readNext = (after: string): Effect.Effect<ReadonlyArray<typeof RangeReply.Type[number]>, RedisError> =>
+            Effect.flatMap(readOnce(after), (reply) => {
+              const entries = reply?.[0]?.[1] ?? []
+              return entries.length > 0 ? Effect.succeed(entries) : readNext(after)
+            })
+          return Stream.unfoldChunkEffect({ after: tailOptions?.after ?? tailDefaults.after, done: false }, (state) =>
+            state.done
+              ? Effect.succeed(Option.none())
+              : Effect.map(readNext(state.after), (replies) => {
+                const entries = replies.map(toEntry)
+                const stop = until === undefined ? -1 : entries.findIndex(until)
+                const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
+                return Option.some([
+                  Chunk.unsafeFromArray(taken),
+                  { after: taken[taken.length - 1]!.id, done: stop >= 0 }
+                ] as const)
+              }))
+        })
+      )
+    }
+
+    const service: RedisStreamsService = {
+      xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
+      xaddAll: (key, entries, xaddOptions) =>
+        Effect.tryPromise({
+          try: () => {
+            const pipeline = client.pipeline()
+            for (const entry of entries) pipeline.call("XADD", ...xaddArgs(key, entry, xaddOptions))
+            return pipeline.exec()
+          },
+          catch: (cause) => toRedisError("XADD", key, cause)
+        }).pipe(
+          Effect.flatMap((results) =>
+            Effect.forEach(entries, (_, i) => {
+              const result = results?.[i]
+              if (result === undefined) {
+                return Effect.succeed(Either.left(toRedisError("XADD", key, new Error("no reply in the pipeline"))))
+              }
+              const [error, reply] = result
+              return error !== null
+                ? Effect.succeed(Either.left(toRedisError("XADD", key, error)))
+                : Effect.either(asString("XADD", key)(reply))
+            })
+          )
+        ),
+      xrange: (key, start, end, count) =>
+        Effect.map(
+          call(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
+          (entries) => entries.map(toEntry)
+        ),
+      xlen: (key) => call(asInteger, "XLEN", key, [key]),
+      tail,
+      pexpire: (key, ms) => Effect.map(call(asInteger, "PEXPIRE", key, [key, ms]), (reply) => reply === 1),
+      pttl: (key) => call(asInteger, "PTTL", key, [key]),
+      zadd: (key, score, member, zaddOptions) =>
+        Effect.map(
+          call(asInteger, "ZADD", key, zaddOptions?.onlyNew === true ? [key, "NX", score, member] : [key, score, member]),
+          (added) => added === 1
+        ),
+      zrangeByScore: (key, min, max, rangeOptions) => {
+        const reverse = rangeOptions?.reverse === true
+        const bounds = reverse ? [scoreBound(max), scoreBound(min)] : [scoreBound(min), scoreBound(max)]
+        const limit = rangeOptions?.offset === undefined && rangeOptions?.count === undefined
+          ? []
+          : ["LIMIT", rangeOptions?.offset ?? 0, rangeOptions?.count ?? -1]
+        return Effect.map(
+          call(asFlat, "ZRANGE", key, [key, ...bounds, "BYSCORE", ...(reverse ? ["REV"] : []), ...limit, "WITHSCORES"]),
+          (flat) => {
+            const members: Array<{ member: string; score: number }> = []
+            for (let i = 0; i + 1 < flat.length; i += 2) members.push({ member: flat[i]!, score: Number(flat[i + 1]) })
+            return members
+          }
+        )
+      },
+      zremRangeByScore: (key, min, max) => call(asInteger, "ZREMRANGEBYSCORE", key, [key, scoreBound(min), scoreBound(max)])
+    }
+    return service
+  })
+
+/**
+ * The live layer from the given options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, RedisError> =>
+  Layer.scoped(RedisStreams, make(options))
+
+/**
+ * The live layer, configured by `REDIS_URL` (default `redis://127.0.0.1:6379`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<RedisStreams, RedisError | ConfigError.ConfigError> = Layer.scoped(
+  RedisStreams,
+  Effect.flatMap(config, make)
+)

@@ -1,0 +1,37 @@
+/**
+ * `@sluice/redis`: the Redis Streams service (live on ioredis, and in memory), the
+ * turn publisher that writes Streams A and B exactly once and in order, and the key
+ * layout and entry format they share.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as EntryId from "./EntryId.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RedisError from "./RedisError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RedisStreams from "./RedisStreams.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RedisStreamsLive from "./RedisStreamsLive.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RedisStreamsMemory from "./RedisStreamsMemory.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StreamEntry from "./StreamEntry.js"
