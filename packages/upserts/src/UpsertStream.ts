@@ -13,8 +13,8 @@
  * - `response_done` flushes and emits `turn_completed`; `response_error` flushes and
  *   emits `turn_error`.
  * - The input ending (or failing, or being interrupted) before `response_done` flushes
- *   what is buffered and ends the turn with `turn_completed` status `aborted`; a
- *   failure is then passed on.
+ *   what is buffered and ends the turn with `turn_completed` status `aborted` (unless
+ *   a `turn_error` already ended it); a failure is then passed on.
  *
  * Each item has its own fallback timer on Effect's `Clock`, reset by every delta; no
  * item's timer delays another's. When the output stream ends or is interrupted, every

@@ -33,10 +33,12 @@ export interface TurnState {
   readonly meta: Payloads.TurnMeta | undefined
   readonly slots: HashMap.HashMap<string, Slot>
   readonly nextSeq: number
+  /** Whether a `turn_error` was emitted. */
+  readonly errored: boolean
 }
 
 /** @internal */
-export const initial: TurnState = { phase: "idle", meta: undefined, slots: HashMap.empty(), nextSeq: 0 }
+export const initial: TurnState = { phase: "idle", meta: undefined, slots: HashMap.empty(), nextSeq: 0, errored: false }
 
 /**
  * What one transition asks of its runner, collected while it runs.
@@ -116,28 +118,30 @@ export const flush = (state: TurnState, options: ResolvedOptions, fx: Effects): 
   return { ...state, slots }
 }
 
-// Flushes, stops every timer and ends the turn with `turn_completed`.
+// Flushes, stops every timer and ends the turn, with `turn_completed` when a status
+// is given.
 const end = (
   state: TurnState,
-  status: StreamEvent.ResponseStatus,
+  status: StreamEvent.ResponseStatus | undefined,
   usage: StreamEvent.PayloadOf<"response_done">["usage"],
   options: ResolvedOptions,
   fx: Effects
 ): TurnState => {
   const flushed = flush(state, options, fx)
   for (const [itemId, slot] of flushed.slots) if (slot.armed) fx.disarm.push(itemId)
-  if (flushed.meta !== undefined) fx.out.push(Payloads.turnCompleted(flushed.meta, status, usage))
+  if (flushed.meta !== undefined && status !== undefined) fx.out.push(Payloads.turnCompleted(flushed.meta, status, usage))
   return { ...flushed, phase: "ended", slots: HashMap.empty() }
 }
 
 /**
  * The input ended (or was interrupted) before `response_done`: flushes and ends the
- * turn as `aborted`. Does nothing when the turn never started or already ended.
+ * turn as `aborted`, or silently when a `turn_error` already told the UI how it ended.
+ * Does nothing when the turn never started or already ended.
  *
  * @internal
  */
 export const abort = (state: TurnState, options: ResolvedOptions, fx: Effects): TurnState =>
-  state.phase === "open" ? end(state, "aborted", undefined, options, fx) : state
+  state.phase === "open" ? end(state, state.errored ? undefined : "aborted", undefined, options, fx) : state
 
 // Removes an item, stopping its timer.
 const close = (state: TurnState, itemId: string, fx: Effects): TurnState => {
@@ -236,7 +240,7 @@ export const step = (
     case "response_error": {
       const flushed = flush(state, options, fx)
       fx.out.push(Payloads.turnError(meta, payload.error))
-      return Either.right(flushed)
+      return Either.right({ ...flushed, errored: true })
     }
   }
 }

@@ -1,0 +1,177 @@
+/**
+ * Seed 002's imperative API for callers outside Effect: one processor per turn, events
+ * in through `processEvent`, Redis Stream B messages out through the `onEmit`
+ * callback. A thin facade over the same stage core as `UpsertStream.upserts`: the
+ * batching, the held items and the per-item fallback timers are the stage's own. Its
+ * timers and retry delays run on the `Clock` of the Effect runtime it is given (the
+ * default runtime unless `runtime` is set), so tests drive them with `TestClock`.
+ *
+ * @since 0.1.0
+ */
+import { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as ItemBuffer from "./ItemBuffer.js"
+import * as StageCore from "./internal/stageCore.js"
+import * as RetryPolicy from "./RetryPolicy.js"
+import * as StreamBMessages from "./StreamBMessages.js"
+import { EmitFailed, InvalidUpsertOptions, type OptionIssue, ProcessorDestroyed } from "./UpsertErrors.js"
+import * as UpsertOptions from "./UpsertOptions.js"
+
+/**
+ * Seed 002's options. `turnId`, `threadId` and `onEmit` are required; the rest have
+ * the defaults of `UpsertOptions` and `RetryPolicy`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UpsertStreamProcessorOptions extends UpsertOptions.UpsertOptionsInput, RetryPolicy.RetryOptionsInput {
+  readonly turnId: string
+  readonly threadId: string
+  /** Receives every message, in order; a rejection is retried per the retry options. */
+  readonly onEmit: (message: StreamBMessage.StreamBMessage) => Promise<void>
+  /** The Effect runtime whose `Clock` and logger the processor uses. */
+  readonly runtime?: Runtime.Runtime<never> | undefined
+}
+
+const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+const required = (options: UpsertStreamProcessorOptions): Array<OptionIssue> => {
+  const issues: Array<OptionIssue> = []
+  if (typeof options.turnId !== "string") issues.push({ path: "turnId", message: "is missing" })
+  if (typeof options.threadId !== "string") issues.push({ path: "threadId", message: "is missing" })
+  if (typeof options.onEmit !== "function") issues.push({ path: "onEmit", message: "must be a function" })
+  return issues
+}
+
+const validate = (
+  options: UpsertStreamProcessorOptions
+): Either.Either<readonly [UpsertOptions.ResolvedOptions, RetryPolicy.RetryPolicy], InvalidUpsertOptions> => {
+  const stage = UpsertOptions.make(options)
+  const retry = RetryPolicy.make(options)
+  const issues = [
+    ...required(options),
+    ...(Either.isLeft(stage) ? stage.left.issues : []),
+    ...(Either.isLeft(retry) ? retry.left.issues : [])
+  ]
+  if (Either.isRight(stage) && Either.isRight(retry) && issues.length === 0) return Either.right([stage.right, retry.right])
+  const text = issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ")
+  return Either.left(new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` }))
+}
+
+const decodeEvent = Schema.decodeUnknown(StreamEvent.StreamEvent)
+
+/**
+ * The processor. The constructor throws `InvalidUpsertOptions` when the options are
+ * invalid. Every method that returns a promise rejects with the typed error itself
+ * (`EmitFailed`, `UnexpectedEvent`, `ParseError` for a malformed event,
+ * `ProcessorDestroyed`).
+ *
+ * @example
+ * ```ts
+ * import { UpsertStreamProcessor } from "@sluice/upserts"
+ *
+ * const processor = new UpsertStreamProcessor({ turnId, threadId, onEmit: (message) => redis.xadd(message) })
+ * for await (const event of events) await processor.processEvent(event)
+ * await processor.destroy()
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export class UpsertStreamProcessor {
+  readonly #runtime: Runtime.Runtime<never>
+  readonly #scope: Scope.CloseableScope
+  readonly #core: StageCore.StageCore<EmitFailed>
+  #destroyed = false
+
+  constructor(options: UpsertStreamProcessorOptions) {
+    const validated = validate(options)
+    if (Either.isLeft(validated)) throw validated.left
+    const [stage, policy] = validated.right
+    const onEmit = options.onEmit
+    const retry = RetryPolicy.schedule(policy)
+    const emit = (message: StreamBMessage.StreamBMessage) =>
+      Effect.tryPromise({ try: () => onEmit(message), catch: (cause) => cause }).pipe(
+        Effect.retry(retry),
+        Effect.mapError((cause) =>
+          new EmitFailed({
+            attempts: policy.retryAttempts + 1,
+            payloadType: message.payloadType,
+            cause,
+            message: `onEmit failed ${policy.retryAttempts + 1} times for a ${message.payloadType} message: ${describe(cause)}`
+          })
+        )
+      )
+    this.#runtime = options.runtime ?? Runtime.defaultRuntime
+    this.#scope = Runtime.runSync(this.#runtime)(Scope.make())
+    this.#core = Runtime.runSync(this.#runtime)(
+      Scope.extend(
+        StageCore.make(stage, (payloads) =>
+          Effect.forEach(payloads, (payload) => Effect.flatMap(StreamBMessages.fromPayload(payload), emit), { discard: true })),
+        this.#scope
+      )
+    )
+  }
+
+  #runPromise<E>(effect: Effect.Effect<void, E>): Promise<void> {
+    return Runtime.runPromiseExit(this.#runtime)(effect).then((exit) =>
+      Exit.isSuccess(exit) ? undefined : Promise.reject(Cause.squash(exit.cause))
+    )
+  }
+
+  #run<E>(operation: string, effect: Effect.Effect<void, E>): Promise<void> {
+    return this.#destroyed
+      ? Promise.reject(new ProcessorDestroyed({ operation, message: `${operation} called after destroy()` }))
+      : this.#runPromise(effect)
+  }
+
+  /**
+   * Processes one event: buffers it, or emits what it completes. Resolves once every
+   * message it caused was accepted by `onEmit`. If a message still fails after the
+   * retries, rejects with `EmitFailed` and leaves the processor as it was before the
+   * event, so the same event can be offered again.
+   *
+   * @since 0.1.0
+   */
+  processEvent(event: StreamEvent.StreamEvent): Promise<void> {
+    return this.#run("processEvent", Effect.flatMap(decodeEvent(event), (decoded) => this.#core.process([decoded])))
+  }
+
+  /**
+   * Emits every item's content not yet emitted (held items included); items stay open.
+   *
+   * @since 0.1.0
+   */
+  flush(): Promise<void> {
+    return this.#run("flush", this.#core.flush)
+  }
+
+  /**
+   * Flushes what is buffered, ends an unfinished turn with `turn_completed` status
+   * `aborted`, stops every timer and releases the buffers. Later calls do nothing;
+   * other methods reject with `ProcessorDestroyed` afterwards.
+   *
+   * @since 0.1.0
+   */
+  destroy(): Promise<void> {
+    if (this.#destroyed) return Promise.resolve()
+    this.#destroyed = true
+    return this.#runPromise(Effect.ensuring(this.#core.abort, Scope.close(this.#scope, Exit.void)))
+  }
+
+  /**
+   * The open items' buffers by item id, in start order (seed 002's `BufferInfo`).
+   *
+   * @since 0.1.0
+   */
+  getBufferState(): Map<string, ItemBuffer.BufferInfo> {
+    const buffers = Runtime.runSync(this.#runtime)(this.#core.buffers)
+    return new Map(buffers.map((buffer) => [buffer.itemId, ItemBuffer.toBufferInfo(buffer)]))
+  }
+}
