@@ -1,0 +1,213 @@
+import { describe, expect, it } from "@effect/vitest"
+import { StreamBMessage, type StreamEvent } from "@sluice/core"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as Supervisor from "effect/Supervisor"
+import * as TestClock from "effect/TestClock"
+import { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent } from "../src/UpsertErrors.js"
+import { UpsertStreamProcessor, type UpsertStreamProcessorOptions } from "../src/UpsertStreamProcessor.js"
+import * as F from "./fixtures.js"
+import { seedCases } from "./SeedCases.js"
+
+const decodePayload = Schema.decodeUnknownSync(Schema.parseJson(StreamBMessage.UIPayload))
+const decodeMessage = Schema.decodeUnknownSync(StreamBMessage.StreamBMessage)
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const agent = { origin: "agent" } as const
+
+/** A processor on the test's runtime (so on its TestClock) that records what it emits. */
+const makeProcessor = (
+  options: Partial<UpsertStreamProcessorOptions> = {},
+  fail: (attempt: number) => boolean = () => false
+) =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const now = () => Runtime.runSync(runtime)(Clock.currentTimeMillis)
+    const delivered: Array<StreamBMessage.StreamBMessage> = []
+    const attemptsAt: Array<number> = []
+    const processor = new UpsertStreamProcessor({
+      turnId: F.turnId,
+      threadId: F.threadId,
+      runtime,
+      onEmit: async (message) => {
+        attemptsAt.push(now())
+        if (fail(attemptsAt.length)) throw new Error("redis down")
+        delivered.push(decodeMessage(message))
+      },
+      ...options
+    })
+    const run = (promise: () => Promise<void>) => Effect.tryPromise({ try: promise, catch: (error) => error })
+    return {
+      processor,
+      delivered,
+      attemptsAt,
+      payloads: () => delivered.map((message) => decodePayload(message.payload)),
+      process: (...events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+        Effect.forEach(events, (event) => run(() => processor.processEvent(event)), { discard: true }),
+      run
+    }
+  })
+
+describe("UpsertStreamProcessor: seed 002's test cases through the facade", () => {
+  for (const seedCase of seedCases) {
+    it.effect(seedCase.name, () =>
+      Effect.gen(function*() {
+        const p = yield* makeProcessor()
+        yield* p.process(...seedCase.events)
+        yield* p.run(() => p.processor.destroy())
+        expect(p.payloads()).toStrictEqual(seedCase.expected)
+      }))
+  }
+
+  it.effect("TC-09: Batch Timeout (Safety Fallback)", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ batchTimeoutMs: 1000 })
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "0123456789"))
+      yield* TestClock.adjust(500)
+      yield* p.process(F.delta("msg-1", "abcdefghij"))
+      // The timer restarted with the second delta: due at 1500, not 1000.
+      yield* TestClock.adjust(999)
+      yield* settle
+      expect(p.payloads().length).toBe(2)
+      yield* TestClock.adjust(1)
+      yield* settle
+      expect(p.payloads()[2]).toStrictEqual(F.upsert("msg-1", "message", "updated", "0123456789abcdefghij", agent))
+      expect(p.delivered[2]!.timestamp).toBe(1500)
+      yield* p.process(F.delta("msg-1", "KL"), F.messageDone("msg-1", "0123456789abcdefghijKL"), F.responseDone())
+      expect(p.payloads().slice(3)).toStrictEqual([
+        F.upsert("msg-1", "message", "completed", "0123456789abcdefghijKL", agent),
+        F.turnCompleted()
+      ])
+    }))
+
+  it.effect("TC-12: Flush on Destroy", () =>
+    Effect.gen(function*() {
+      const supervisor = yield* Supervisor.track
+      const p = yield* Effect.supervised(makeProcessor(), supervisor)
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hello"), F.delta("msg-1", " world"))
+      expect(p.processor.getBufferState().get("msg-1")).toStrictEqual({
+        itemId: "msg-1",
+        itemType: "message",
+        tokenCount: 3,
+        contentLength: 11,
+        batchIndex: 0,
+        isHeld: false,
+        isComplete: false
+      })
+      // The unemitted " world" has a timer waiting.
+      expect((yield* supervisor.value).length).toBeGreaterThan(0)
+      yield* p.run(() => p.processor.destroy())
+      expect(p.payloads()).toStrictEqual([
+        F.turnStarted(),
+        F.upsert("msg-1", "message", "created", "Hello", agent),
+        F.upsert("msg-1", "message", "updated", "Hello world", agent),
+        F.turnCompleted("aborted")
+      ])
+      expect(p.processor.getBufferState().size).toBe(0)
+      expect(yield* supervisor.value).toStrictEqual([])
+      yield* TestClock.adjust(60_000)
+      expect(p.delivered.length).toBe(4)
+      const error = yield* Effect.flip(p.process(F.delta("msg-1", "late")))
+      expect(error).toBeInstanceOf(ProcessorDestroyed)
+      // A second destroy does nothing.
+      yield* p.run(() => p.processor.destroy())
+      expect(p.delivered.length).toBe(4)
+    }))
+
+  it.effect("TC-13: Redis Emit Retry", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({}, (attempt) => attempt === 1)
+      const fiber = yield* Effect.fork(p.process(F.responseStart()))
+      yield* settle
+      yield* TestClock.adjust(999)
+      yield* settle
+      expect(p.attemptsAt).toStrictEqual([0])
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(fiber)
+      expect(p.attemptsAt).toStrictEqual([0, 1000])
+      expect(p.payloads()).toStrictEqual([F.turnStarted()])
+    }))
+
+  it.effect("TC-14: Redis Emit Retry Exhausted", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ retryAttempts: 3 }, () => true)
+      const fiber = yield* Effect.fork(Effect.flip(p.process(F.responseStart())))
+      yield* settle
+      for (let i = 0; i < 8; i++) yield* TestClock.adjust(1000)
+      const error = yield* Fiber.join(fiber)
+      expect(error).toBeInstanceOf(EmitFailed)
+      expect(error).toMatchObject({ attempts: 4, payloadType: "turn_event" })
+      expect(String((error as EmitFailed).message)).toMatch(/onEmit failed 4 times .*redis down/)
+      expect(p.attemptsAt).toStrictEqual([0, 1000, 3000, 7000])
+    }))
+})
+
+describe("UpsertStreamProcessor", () => {
+  it.effect("caps the retry delay at retryMaxMs", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ retryAttempts: 4, retryBaseMs: 1000, retryMaxMs: 1500 }, () => true)
+      const fiber = yield* Effect.fork(Effect.flip(p.process(F.responseStart())))
+      yield* settle
+      for (let i = 0; i < 12; i++) yield* TestClock.adjust(500)
+      yield* Fiber.join(fiber)
+      expect(p.attemptsAt).toStrictEqual([0, 1000, 2500, 4000, 5500])
+    }))
+
+  it.effect("a failed processEvent leaves the state as it was, so the event can be offered again", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ retryAttempts: 0 }, (attempt) => attempt === 1)
+      expect(yield* Effect.flip(p.process(F.responseStart()))).toBeInstanceOf(EmitFailed)
+      yield* p.process(F.responseStart(), F.responseDone())
+      expect(p.payloads()).toStrictEqual([F.turnStarted(), F.turnCompleted()])
+    }))
+
+  it.effect("flush() emits buffered content mid-turn; the item still completes", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor()
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hi"), F.delta("msg-1", " you"))
+      yield* p.run(() => p.processor.flush())
+      yield* p.run(() => p.processor.flush())
+      yield* p.process(F.messageDone("msg-1", "Hi you"), F.responseDone())
+      expect(F.contents(p.payloads().map((payload) => ({ at: 0, payload })))).toStrictEqual([
+        "turn_started",
+        "created:Hi",
+        "updated:Hi you",
+        "completed:Hi you",
+        "turn_completed"
+      ])
+    }))
+
+  it.effect("rejects a malformed event with a ParseError naming the field", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor()
+      const bad = { ...F.responseStart(), event_id: "not-a-uuid" }
+      const error = yield* Effect.flip(p.process(bad))
+      expect(error).toMatchObject({ _tag: "ParseError" })
+      expect(String(error)).toMatch(/event_id/)
+    }))
+
+  it.effect("rejects an event out of sequence with UnexpectedEvent", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor()
+      const error = yield* Effect.flip(p.process(F.delta("msg-1", "x")))
+      expect(error).toBeInstanceOf(UnexpectedEvent)
+      expect(error).toMatchObject({ reason: "NotStarted", eventType: "item_delta", itemId: "msg-1" })
+    }))
+
+  it("throws InvalidUpsertOptions naming every bad option", () => {
+    const construct = (options: Record<string, unknown>) => () =>
+      new UpsertStreamProcessor({ turnId: F.turnId, threadId: F.threadId, onEmit: async () => {}, ...options })
+    expect(construct({ batchGradient: [] })).toThrow(InvalidUpsertOptions)
+    expect(construct({ batchGradient: [] })).toThrow("batchGradient: must have at least one step")
+    expect(construct({ batchGradient: [10, 0] })).toThrow("batchGradient[1]: must be a positive integer")
+    expect(construct({ batchTimeoutMs: -1 })).toThrow("batchTimeoutMs: must be a non-negative integer")
+    expect(construct({ retryAttempts: 1.5, retryMaxMs: -2 })).toThrow(
+      "retryAttempts: must be a non-negative integer; retryMaxMs: must be a non-negative integer"
+    )
+    expect(construct({ turnId: "turn-1" })).toThrow("turnId: must be a UUID")
+    expect(construct({ onEmit: "redis" })).toThrow("onEmit: must be a function")
+    expect(construct({ threadId: undefined })).toThrow("threadId: is missing")
+  })
+})
