@@ -39,3 +39,28 @@ export * as ToolCallId from "./ToolCallId.js"
  * @since 0.1.0
  */
 export * as ProcessedChunk from "./ProcessedChunk.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as AssistantMessage from "./AssistantMessage.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as EventPatch from "./EventPatch.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as MessageAccumulator from "./MessageAccumulator.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as MessageAccumulatorError from "./MessageAccumulatorError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StreamEventPatches from "./StreamEventPatches.js"

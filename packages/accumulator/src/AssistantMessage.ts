@@ -1,0 +1,197 @@
+/**
+ * Seed 004's assistant message, built by the message accumulator: content blocks in
+ * the order they started, usage with the seed's defaults, stop reason and timestamp;
+ * and the events the accumulator yields for each patch, each with the message so far.
+ *
+ * @since 0.1.0
+ */
+import { Json } from "@sluice/core"
+import * as Schema from "effect/Schema"
+
+const Count = Schema.Int.pipe(Schema.nonNegative())
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/**
+ * Usage as seed 004 counts it: `{input, cache_write, cache_read, output, total, raw}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Usage = Schema.Struct({
+  input: Count,
+  cache_write: Count,
+  cache_read: Count,
+  output: Count,
+  total: Count,
+  raw: Json.JsonObject
+}).annotations({ identifier: "AssistantMessage.Usage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Usage = typeof Usage.Type
+
+/**
+ * Seed 004's `DEFAULT_USAGE`: every count zero, `raw` empty.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultUsage: Usage = { input: 0, cache_write: 0, cache_read: 0, output: 0, total: 0, raw: {} }
+
+/**
+ * A text block.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }).annotations({
+  identifier: "AssistantMessage.TextContent"
+})
+
+/**
+ * A reasoning block with its signature (empty when the provider gave none).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ReasoningContent = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  text: Schema.String,
+  signature: Schema.String
+}).annotations({ identifier: "AssistantMessage.ReasoningContent" })
+
+/**
+ * A tool call: `arguments` is the raw JSON text so far; `input` is it parsed
+ * (`{"_invalid_arguments": "<raw>"}` when malformed), present once the block ended.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolCallContent = Schema.Struct({
+  type: Schema.Literal("tool_call"),
+  id: Schema.String,
+  name: Schema.String,
+  tool_type: Schema.String,
+  arguments: Schema.String,
+  input: optional(Json.JsonObject)
+}).annotations({ identifier: "AssistantMessage.ToolCallContent" })
+
+/**
+ * A tool result, linked to its call by `tool_use_id`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolResultContent = Schema.Struct({
+  type: Schema.Literal("tool_result"),
+  tool_use_id: Schema.String,
+  name: optional(Schema.String),
+  content: Schema.String
+}).annotations({ identifier: "AssistantMessage.ToolResultContent" })
+
+/**
+ * Any content block.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Content = Schema.Union(TextContent, ReasoningContent, ToolCallContent, ToolResultContent).annotations({
+  identifier: "AssistantMessage.Content"
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Content = typeof Content.Type
+
+/**
+ * The assistant message. `content[i]` is the block with content index `i`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  id: optional(Schema.String),
+  model: optional(Schema.String),
+  provider: optional(Schema.String),
+  api: optional(Schema.String),
+  content: Schema.Array(Content),
+  usage: Usage,
+  stop_reason: Schema.NullOr(Schema.String),
+  error_message: optional(Schema.String),
+  timestamp: Count
+}).annotations({ identifier: "AssistantMessage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AssistantMessage = typeof AssistantMessage.Type
+
+/**
+ * What the accumulator yields for a block patch: the patch's fields, the content index
+ * it assigned (or reused), and the message after it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BlockEvent =
+  | {
+      readonly type: "text_start" | "text_delta" | "text_end"
+      readonly content_index: number
+      readonly delta: string
+      readonly partial: AssistantMessage
+    }
+  | {
+      readonly type: "reasoning_start" | "reasoning_delta" | "reasoning_end"
+      readonly content_index: number
+      readonly delta: string
+      readonly signature: string
+      readonly partial: AssistantMessage
+    }
+  | {
+      readonly type: "tool_start"
+      readonly content_index: number
+      readonly id: string
+      readonly name: string
+      readonly tool_type: string
+      readonly delta: string
+      readonly partial: AssistantMessage
+    }
+  | {
+      readonly type: "tool_delta" | "tool_end"
+      readonly content_index: number
+      readonly delta: string
+      readonly partial: AssistantMessage
+    }
+  | {
+      readonly type: "tool_result_start"
+      readonly content_index: number
+      readonly tool_use_id: string
+      readonly name?: string
+      readonly delta: string
+      readonly partial: AssistantMessage
+    }
+  | {
+      readonly type: "tool_result_delta" | "tool_result_end"
+      readonly content_index: number
+      readonly delta: string
+      readonly partial: AssistantMessage
+    }
+
+/**
+ * Any event the accumulator yields: `message_start` and `message_delta` with the
+ * message so far, block events, and `message_end` with the final message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AssistantStreamEvent =
+  | { readonly type: "message_start"; readonly partial: AssistantMessage }
+  | { readonly type: "message_delta"; readonly partial: AssistantMessage }
+  | BlockEvent
+  | { readonly type: "message_end"; readonly message: AssistantMessage }
