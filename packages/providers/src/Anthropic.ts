@@ -24,7 +24,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { decodeBody, decodeData } from "./internal/decodeData.js"
+import { decodeBody } from "./internal/decodeData.js"
+import { decodeDataWithFastPath, field, isIndex } from "./internal/fastDecode.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
@@ -321,6 +322,9 @@ const resultSucceeded = (block: typeof ToolResultBlock.Type): boolean => {
 const unexpected = (line: number, message: string): WireDecodeError =>
   new WireDecodeError({ provider: providerId, line, reason: "UnexpectedShape", message: `anthropic event at line ${line}: ${message}` })
 
+const mismatch = (line: number, deltaType: string, kind: string, index: number): WireDecodeError =>
+  unexpected(line, `${deltaType} does not belong in a ${kind} block (block ${index})`)
+
 const makeMachine = (options: NormalizeOptions | undefined, now: () => number) => {
   const builder = new TurnBuilder({ providerId, options, now })
   const blocks = new Map<number, Block>()
@@ -441,28 +445,27 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
     const block = blocks.get(index)
     if (block === undefined) return unexpected(line, `${delta.type} for block ${index}, which is not open`)
     if (block.kind === "skipped") return undefined
-    const mismatch = (): WireDecodeError => unexpected(line, `${delta.type} does not belong in a ${block.kind} block (block ${index})`)
     switch (delta.type) {
       case "text_delta":
-        if (block.kind !== "message") return mismatch()
+        if (block.kind !== "message") return mismatch(line, delta.type, block.kind, index)
         builder.delta(out, block.itemId, delta.text)
         return undefined
       case "thinking_delta":
-        if (block.kind !== "reasoning") return mismatch()
+        if (block.kind !== "reasoning") return mismatch(line, delta.type, block.kind, index)
         builder.delta(out, block.itemId, delta.thinking)
         return undefined
       case "signature_delta":
-        if (block.kind !== "reasoning") return mismatch()
+        if (block.kind !== "reasoning") return mismatch(line, delta.type, block.kind, index)
         block.signature += delta.signature
         return undefined
       case "input_json_delta": {
-        if (block.kind !== "call") return mismatch()
+        if (block.kind !== "call") return mismatch(line, delta.type, block.kind, index)
         calls = ToolCallAccumulator.feed(calls, ToolCallAccumulator.Fragment.AnthropicPartial({ index, partialJson: delta.partial_json }))
         builder.delta(out, block.itemId, delta.partial_json)
         return undefined
       }
       case "citations_delta":
-        if (block.kind !== "message") return mismatch()
+        if (block.kind !== "message") return mismatch(line, delta.type, block.kind, index)
         if (block.citations === undefined) block.citations = []
         block.citations.push(delta.citation)
         return undefined
@@ -521,7 +524,36 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   return { onChunk, onEnd }
 }
 
-const decodeChunk = decodeData(providerId, StreamChunk)
+/**
+ * The content deltas that make up nearly all of a stream, decoded without the
+ * schema's union search. Equivalent to `StreamChunk` on these shapes.
+ */
+const fastDelta = (json: unknown): StreamChunk | undefined => {
+  if (field(json, "type") !== "content_block_delta") return undefined
+  const index = field(json, "index")
+  const delta = field(json, "delta")
+  if (!isIndex(index)) return undefined
+  switch (field(delta, "type")) {
+    case "text_delta": {
+      const text = field(delta, "text")
+      return typeof text === "string" ? { type: "content_block_delta", index, delta: { type: "text_delta", text } } : undefined
+    }
+    case "thinking_delta": {
+      const thinking = field(delta, "thinking")
+      return typeof thinking === "string" ? { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } } : undefined
+    }
+    case "input_json_delta": {
+      const partial = field(delta, "partial_json")
+      return typeof partial === "string"
+        ? { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } }
+        : undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+const decodeChunk = decodeDataWithFastPath(providerId, StreamChunk, fastDelta)
 
 const makeHandler =
   (options: NormalizeOptions | undefined) =>

@@ -196,7 +196,7 @@ describe("OpenAiChat.normalize", () => {
     }))
 
   it("classifies in-stream error objects", () => {
-    const cases: Array<[Record<string, unknown>, string, boolean]> = [
+    const cases: Array<[Parameters<typeof OpenAiChat.classifyError>[0], string, boolean]> = [
       [{ message: "m", type: "server_error", code: "server_overloaded" }, "provider_overloaded", true],
       [{ message: "m", type: "requests", code: "rate_limit_exceeded" }, "rate_limit", true],
       [{ message: "m", type: "insufficient_quota", code: "insufficient_quota" }, "rate_limit", false],
