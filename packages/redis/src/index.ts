@@ -35,3 +35,23 @@ export * as RedisStreamsMemory from "./RedisStreamsMemory.js"
  * @since 0.1.0
  */
 export * as StreamEntry from "./StreamEntry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PublishError from "./PublishError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TurnEntry from "./TurnEntry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TurnKeys from "./TurnKeys.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TurnPublisher from "./TurnPublisher.js"

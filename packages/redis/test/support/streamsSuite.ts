@@ -2,7 +2,7 @@
  * The behaviour every `RedisStreams` layer shares. The live and the in-memory layer
  * both run it, so the in-memory layer is held to what Redis does.
  */
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -1,0 +1,150 @@
+/**
+ * The entries of a turn's streams (DESIGN.md contract 2): five fields, in this order,
+ *
+ * ```
+ * eventId <uuid> timestamp <ms> turnId <uuid> payloadType <type> payload <json>
+ * ```
+ *
+ * In Stream B they are the StreamBMessage's fields (`payloadType` is `item_upsert` or
+ * `turn_event`, `payload` the UIUpsert or UITurnEvent JSON). In Stream A `eventId` and
+ * `timestamp` are the StreamEvent's, `payloadType` is its `type` and `payload` the
+ * whole event as JSON.
+ *
+ * @since 0.1.0
+ */
+import { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type { Fields, StreamEntry } from "./StreamEntry.js"
+import { field } from "./StreamEntry.js"
+
+/**
+ * The five fields of an entry, decoded: `timestamp` becomes a number.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnEntryFields = Schema.Struct({
+  eventId: Schema.String,
+  timestamp: Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()),
+  turnId: Schema.String,
+  payloadType: Schema.String,
+  payload: Schema.String
+}).annotations({ identifier: "TurnEntryFields" })
+
+/**
+ * An entry of a turn stream: its Redis id and its fields.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnEntry extends Schema.Schema.Type<typeof TurnEntryFields> {
+  readonly id: string
+}
+
+const names = ["eventId", "timestamp", "turnId", "payloadType", "payload"] as const
+
+/**
+ * The Stream B fields of a StreamBMessage.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const fromStreamBMessage = (message: StreamBMessage.StreamBMessage): Fields => [
+  ["eventId", message.eventId],
+  ["timestamp", String(message.timestamp)],
+  ["turnId", message.turnId],
+  ["payloadType", message.payloadType],
+  ["payload", message.payload]
+]
+
+const encodeEvent = Schema.encode(Schema.parseJson(StreamEvent.StreamEvent))
+
+/**
+ * The Stream A fields of a StreamEvent of the given turn. Fails when the event does
+ * not satisfy its schema.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const fromStreamEvent = (
+  turnId: string,
+  event: StreamEvent.StreamEvent
+): Effect.Effect<Fields, ParseResult.ParseError> =>
+  Effect.map(encodeEvent(event), (payload) => [
+    ["eventId", event.event_id],
+    ["timestamp", String(event.timestamp)],
+    ["turnId", turnId],
+    ["payloadType", event.type],
+    ["payload", payload]
+  ])
+
+const decodeFields = Schema.decodeUnknown(TurnEntryFields)
+
+/**
+ * Reads the five fields of an entry. Fails, naming the field, when one is missing or
+ * malformed.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, ParseResult.ParseError> => {
+  const record: Record<string, string> = {}
+  for (const name of names) {
+    const value = field(entry, name)
+    if (Option.isSome(value)) record[name] = value.value
+  }
+  return Effect.map(decodeFields(record), (fields) => ({ id: entry.id, ...fields }))
+}
+
+const decodeMessage = Schema.decodeUnknown(StreamBMessage.StreamBMessage)
+
+/**
+ * The StreamBMessage a Stream B entry holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const toStreamBMessage = (entry: StreamEntry): Effect.Effect<StreamBMessage.StreamBMessage, ParseResult.ParseError> =>
+  Effect.flatMap(decode(entry), (fields) =>
+    decodeMessage({
+      eventId: fields.eventId,
+      timestamp: fields.timestamp,
+      turnId: fields.turnId,
+      payloadType: fields.payloadType,
+      payload: fields.payload
+    }))
+
+const decodeEvent = Schema.decode(Schema.parseJson(StreamEvent.StreamEvent))
+
+/**
+ * The StreamEvent a Stream A entry holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.StreamEvent, ParseResult.ParseError> =>
+  Effect.flatMap(decode(entry), (fields) => decodeEvent(fields.payload))
+
+const finalEventTypes: ReadonlySet<string> = new Set(["response_done", "response_error"])
+const FinalTurnEvent = Schema.parseJson(Schema.Struct({ type: Schema.Literal("turn_completed", "turn_error") }))
+const decodeFinalTurnEvent = Schema.decodeUnknownOption(FinalTurnEvent)
+
+/**
+ * Whether an entry ends its turn: `response_done` or `response_error` in Stream A, a
+ * `turn_completed` or `turn_error` turn event in Stream B. A follower stops after it
+ * (the `until` of a tail).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isFinal = (entry: StreamEntry): boolean => {
+  const payloadType = Option.getOrUndefined(field(entry, "payloadType"))
+  if (payloadType === undefined) return false
+  if (finalEventTypes.has(payloadType)) return true
+  if (payloadType !== "turn_event") return false
+  const payload = Option.getOrUndefined(field(entry, "payload"))
+  return payload !== undefined && Option.isSome(decodeFinalTurnEvent(payload))
+}

@@ -1,0 +1,204 @@
+/**
+ * Publishes turns to Redis: StreamEvents to Stream A (`<prefix>:turn:{turnId}:events`)
+ * and StreamBMessages to Stream B (`<prefix>:turn:{turnId}:upserts`), as stream
+ * transformers that pass every element on once Redis has confirmed it.
+ *
+ * Each stream of a turn is written exactly once and in order: the n-th entry gets the
+ * explicit id `0-<n>`, so a write repeated after a lost reply is recognised (Redis
+ * refuses the id as too small, the publisher reads the entry under it and finds its
+ * own fields) and never duplicated. Writes retry with seed 002's policy while Redis is
+ * unavailable; when the policy gives up, the stream fails with a `PublishError`, after
+ * passing on exactly the elements that were confirmed. At most `maxInFlight` entries
+ * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
+ * back on the producer. Every write trims the stream to about `maxLen` entries; the
+ * keys get a retention of `retentionMs` on the first write and again when the turn's
+ * stream ends, and the turn id is recorded in the index of recent turns.
+ *
+ * @since 0.1.0
+ */
+import type { StreamBMessage } from "@sluice/core"
+import { Ids, type StreamEvent } from "@sluice/core"
+import { RetryPolicy } from "@sluice/upserts"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { writer } from "./internal/turnWriter.js"
+import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
+import { RedisStreams } from "./RedisStreams.js"
+import * as TurnEntry from "./TurnEntry.js"
+import * as TurnKeys from "./TurnKeys.js"
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+/**
+ * The publisher's options, with their defaults:
+ *
+ * - `prefix` (`codex`): the first part of every key.
+ * - `retentionMs` (24 h): how long a turn's keys live after its last write.
+ * - `maxLen` (100000): the `MAXLEN ~` cap of each stream.
+ * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
+ * - `indexTurns` (true): record each turn in `<prefix>:turns`.
+ * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
+ *   policy, shared with the upsert stage.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnPublisherOptions = Schema.Struct({
+  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), {
+    default: () => TurnKeys.defaultPrefix,
+    exact: true
+  }),
+  retentionMs: Schema.optionalWith(PositiveInt, { default: () => 24 * 60 * 60 * 1000, exact: true }),
+  maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
+  maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
+  indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
+  ...RetryPolicy.RetryOptions.fields
+}).annotations({ identifier: "TurnPublisherOptions" })
+
+/**
+ * Options with defaults applied.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResolvedOptions = typeof TurnPublisherOptions.Type
+
+/**
+ * Options as a caller writes them: every field optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = typeof TurnPublisherOptions.Encoded
+
+/**
+ * The publisher.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnPublisherService {
+  readonly options: ResolvedOptions
+  /**
+   * Publishes a turn's StreamEvents to its Stream A, passing each on once written.
+   */
+  readonly events: (
+    turnId: string
+  ) => <E, R>(self: Stream.Stream<StreamEvent.StreamEvent, E, R>) => Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R>
+  /**
+   * Publishes a turn's StreamBMessages to its Stream B, passing each on once written.
+   * A message of another turn fails the stream with `InvalidInput`.
+   */
+  readonly upserts: (
+    turnId: string
+  ) => <E, R>(self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>) => Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R>
+}
+
+/**
+ * The turn publisher.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
+
+const decodeOptions = Schema.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
+
+/**
+ * Builds a publisher on the `RedisStreams` in context. Fails with
+ * `InvalidPublisherOptions`, naming each bad field, when the options are invalid.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<TurnPublisherService, InvalidPublisherOptions, RedisStreams> =>
+  Effect.gen(function*() {
+    const resolved = yield* Effect.mapError(
+      decodeOptions(options),
+      (error) => new InvalidPublisherOptions({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+    )
+    const redis = yield* RedisStreams
+    const invalid = (turnId: string, stream: TurnKeys.TurnStream, detail: string, cause?: unknown) =>
+      new PublishError({
+        reason: "InvalidInput",
+        turnId,
+        key: TurnKeys.streamKey(resolved.prefix, turnId, stream),
+        written: 0,
+        detail,
+        ...(cause === undefined ? {} : { cause })
+      })
+    const writerOptions = {
+      prefix: resolved.prefix,
+      retentionMs: resolved.retentionMs,
+      maxLen: resolved.maxLen,
+      maxInFlight: resolved.maxInFlight,
+      indexTurns: resolved.indexTurns,
+      retry: { retryAttempts: resolved.retryAttempts, retryBaseMs: resolved.retryBaseMs, retryMaxMs: resolved.retryMaxMs }
+    }
+    const checked = <A, E, R>(
+      turnId: string,
+      stream: TurnKeys.TurnStream,
+      publish: (self: Stream.Stream<A, E, R>) => Stream.Stream<A, E | PublishError, R>
+    ) =>
+    (self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
+      Ids.isUuid(turnId)
+        ? publish(self)
+        : Stream.fail(invalid(turnId, stream, `turn id ${JSON.stringify(turnId)} is not a UUID`))
+
+    const service: TurnPublisherService = {
+      options: resolved,
+      events: (turnId) => (self) =>
+        checked(turnId, "events", writer(redis, writerOptions, {
+          turnId,
+          stream: "events",
+          toFields: (event: StreamEvent.StreamEvent) =>
+            Effect.mapError(TurnEntry.fromStreamEvent(turnId, event), (error) =>
+              invalid(turnId, "events", `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`, error))
+        }))(self),
+      upserts: (turnId) => (self) =>
+        checked(turnId, "upserts", writer(redis, writerOptions, {
+          turnId,
+          stream: "upserts",
+          toFields: (message: StreamBMessage.StreamBMessage) =>
+            message.turnId === turnId
+              ? Effect.succeed(TurnEntry.fromStreamBMessage(message))
+              : Effect.fail(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
+        }))(self)
+    }
+    return service
+  })
+
+/**
+ * A publisher layer on the `RedisStreams` layer it is given.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<TurnPublisher, InvalidPublisherOptions, RedisStreams> =>
+  Layer.effect(TurnPublisher, make(options))
+
+/**
+ * Publishes a turn's StreamEvents to Stream A with the `TurnPublisher` in context,
+ * passing each event on once Redis has confirmed it.
+ *
+ * @since 0.1.0
+ * @category transformers
+ */
+export const publishEvents = (turnId: string) =>
+<E, R>(self: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R | TurnPublisher> =>
+  Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.events(turnId)(self)))
+
+/**
+ * Publishes a turn's StreamBMessages to Stream B with the `TurnPublisher` in context,
+ * passing each message on once Redis has confirmed it.
+ *
+ * @since 0.1.0
+ * @category transformers
+ */
+export const publishUpserts = (turnId: string) =>
+<E, R>(self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>): Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R | TurnPublisher> =>
+  Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.upserts(turnId)(self)))

@@ -1,0 +1,166 @@
+/**
+ * Writes one stream of one turn, exactly once and in order: each element gets the
+ * explicit id `0-<n>` (its 1-based position in the turn), batches of at most
+ * `maxInFlight` entries go out in one pipeline, a batch is retried from its first
+ * unconfirmed entry while Redis is unavailable, and an `IdTooSmall` reply for one of
+ * our ids is checked against the entry Redis holds under it: the same fields mean the
+ * entry landed on an earlier try whose reply was lost.
+ *
+ * @internal
+ */
+import { RetryPolicy } from "@sluice/upserts"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Sink from "effect/Sink"
+import * as Stream from "effect/Stream"
+import * as EntryId from "../EntryId.js"
+import { PublishError } from "../PublishError.js"
+import { RedisError } from "../RedisError.js"
+import type { RedisStreamsService, XAddEntry } from "../RedisStreams.js"
+import { type Fields, sameFields } from "../StreamEntry.js"
+import * as TurnKeys from "../TurnKeys.js"
+
+/** @internal */
+export interface WriterOptions {
+  readonly prefix: string
+  readonly retentionMs: number
+  readonly maxLen: number
+  readonly maxInFlight: number
+  readonly indexTurns: boolean
+  readonly retry: RetryPolicy.RetryPolicy
+}
+
+/** @internal */
+export interface WriterTarget<A> {
+  readonly turnId: string
+  readonly stream: TurnKeys.TurnStream
+  readonly toFields: (value: A) => Effect.Effect<Fields, PublishError>
+}
+
+interface Pending<A> {
+  readonly value: A
+  readonly entry: XAddEntry
+}
+
+/** @internal */
+export const entryIdAt = (position: number): string => `0-${position}`
+
+const isUnavailable = (error: RedisError | PublishError): boolean =>
+  error instanceof RedisError && error.reason === "Unavailable"
+
+/** @internal */
+export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>) =>
+<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
+  Stream.suspend(() => {
+    const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
+    const schedule = RetryPolicy.schedule(options.retry)
+    let assigned = 0
+    let written = 0
+    let started = false
+
+    const failure = (reason: PublishError["reason"], detail: string, extra: {
+      readonly entryId?: string
+      readonly attempts?: number
+      readonly cause?: unknown
+    } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
+
+    // Sets the retention, and on the first batch records the turn in the index.
+    const keep = (first: boolean): Effect.Effect<void, RedisError> =>
+      Effect.gen(function*() {
+        yield* redis.pexpire(key, options.retentionMs)
+        if (!(first && options.indexTurns)) return
+        const index = TurnKeys.turnsKey(options.prefix)
+        const now = yield* Clock.currentTimeMillis
+        yield* redis.zadd(index, now, target.turnId, { onlyNew: true })
+        yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
+        yield* redis.pexpire(index, options.retentionMs)
+      })
+
+    // Whether the entry Redis refused as too small is ours, written on an earlier try.
+    const landed = (entry: XAddEntry): Effect.Effect<void, RedisError | PublishError> =>
+      Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
+        const held = found[0]
+        if (held !== undefined) {
+          return sameFields(held.fields, entry.fields)
+            ? Effect.void
+            : Effect.fail(failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id }))
+        }
+        // Absent: trimmed by MAXLEN after it landed, or never written under this id.
+        return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
+          const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
+          const mine = EntryId.parse(entry.id)
+          return first !== undefined && first._tag === "Some" && mine._tag === "Some" &&
+              EntryId.order(first.value, mine.value) > 0
+            ? Effect.void
+            : Effect.fail(failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, { entryId: entry.id }))
+        })
+      })
+
+    const writeBatch = (batch: Chunk.Chunk<Pending<A>>): Stream.Stream<A, PublishError> => {
+      const pending = Chunk.toReadonlyArray(batch)
+      let confirmed = 0
+      let attempts = 0
+      const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
+        attempts++
+        const offset = confirmed
+        return Effect.flatMap(
+          redis.xaddAll(key, pending.slice(offset).map((p) => p.entry), { maxLen: options.maxLen }),
+          (results) =>
+            Effect.forEach(results, (result, i) => {
+              const entry = pending[offset + i]!.entry
+              const settled = Either.isRight(result)
+                ? Effect.void
+                : result.left.reason === "IdTooSmall"
+                ? landed(entry)
+                : result.left.reason === "Unavailable"
+                ? Effect.fail(result.left)
+                : Effect.fail(failure("Rejected", result.left.message, { entryId: entry.id, cause: result.left }))
+              return Effect.tap(settled, () => {
+                confirmed++
+              })
+            }, { discard: true })
+        )
+      }).pipe(
+        Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
+        Effect.tap(() => {
+          started = true
+        })
+      )
+      const outcome = Effect.either(Effect.retry(attempt, { schedule, while: isUnavailable }))
+      return Stream.unwrap(Effect.map(outcome, (result) => {
+        const values = pending.slice(0, confirmed).map((p) => p.value)
+        written += values.length
+        const passed = Stream.fromIterable(values)
+        if (Either.isRight(result)) return passed
+        const error = result.left
+        const entryId = pending[confirmed]?.entry.id
+        const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
+        return Stream.concat(
+          passed,
+          Stream.fail(
+            error instanceof PublishError
+              ? failure(error.reason, error.detail, { ...context, cause: error.cause })
+              : error.reason === "Unavailable"
+              ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
+              : failure("Rejected", error.message, context)
+          )
+        )
+      }))
+    }
+
+    const finish = Effect.suspend(() => started ? keep(false) : Effect.void).pipe(
+      Effect.retry({ schedule, while: isUnavailable }),
+      Effect.mapError((error) => failure("RetriesExhausted", `setting the retention: ${error.message}`, { cause: error }))
+    )
+
+    return self.pipe(
+      Stream.mapEffect((value) =>
+        Effect.map(target.toFields(value), (fields): Pending<A> => ({ value, entry: { id: entryIdAt(++assigned), fields } }))
+      ),
+      Stream.aggregate(Sink.collectAllN<Pending<A>>(options.maxInFlight)),
+      Stream.flatMap(writeBatch),
+      Stream.concat(Stream.execute(finish))
+    )
+  })

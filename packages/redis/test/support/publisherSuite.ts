@@ -1,0 +1,245 @@
+/**
+ * The turn publisher's behaviour, run on every `RedisStreams` layer.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { randomUUID } from "node:crypto"
+import { PublishError } from "../../src/PublishError.js"
+import { RedisStreams } from "../../src/RedisStreams.js"
+import * as TurnEntry from "../../src/TurnEntry.js"
+import * as TurnKeys from "../../src/TurnKeys.js"
+import * as TurnPublisher from "../../src/TurnPublisher.js"
+import { type Fault, faulty } from "./faulty.js"
+import { streamEvents, upsertMessages } from "./turns.js"
+
+const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
+const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }
+
+const publishB = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
+  Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+
+const storedB = (turnId: string) =>
+  Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
+    Effect.flatMap(Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message }))))
+  )
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
+
+export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
+  layer(streams, { timeout: 60_000 })(name, (it) => {
+    describe("Stream B", () => {
+      it.effect("writes every message once, in order, as contract 2 entries, and passes each on", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const messages = upsertMessages(turnId, 50)
+          expect(yield* publishB(turnId, messages)).toStrictEqual(messages)
+          const redis = yield* RedisStreams
+          const raw = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
+          expect(raw.map((entry) => entry.id)).toStrictEqual(ids(50))
+          expect(raw[0]!.fields).toStrictEqual([
+            ["eventId", messages[0]!.eventId],
+            ["timestamp", String(messages[0]!.timestamp)],
+            ["turnId", turnId],
+            ["payloadType", "turn_event"],
+            ["payload", messages[0]!.payload]
+          ])
+          expect((yield* storedB(turnId)).map((stored) => stored.message)).toStrictEqual(messages)
+          expect(TurnEntry.isFinal(raw[49]!)).toBe(true)
+          expect(raw.slice(0, 49).some(TurnEntry.isFinal)).toBe(false)
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
+      it.effect("sets the retention on both the stream and the index of turns", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          yield* publishB(turnId, upsertMessages(turnId, 5))
+          const redis = yield* RedisStreams
+          const ttl = yield* redis.pttl(TurnKeys.upsertsKey(prefix, turnId))
+          expect(ttl).toBeGreaterThan(0)
+          expect(ttl).toBeLessThanOrEqual(3_600_000)
+          const turns = yield* redis.zrangeByScore(TurnKeys.turnsKey(prefix), -Infinity, Infinity)
+          expect(turns.map((turn) => turn.member)).toContain(turnId)
+          expect(yield* redis.pttl(TurnKeys.turnsKey(prefix))).toBeGreaterThan(0)
+        }).pipe(Effect.provide(TurnPublisher.layer({ ...fast, retentionMs: 3_600_000 }))))
+
+      it.effect("caps the stream with MAXLEN and still writes every message", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const messages = upsertMessages(turnId, 400)
+          expect((yield* publishB(turnId, messages)).length).toBe(400)
+          const stored = yield* storedB(turnId)
+          expect(stored.length).toBeGreaterThanOrEqual(10)
+          expect(stored.length).toBeLessThan(400)
+          expect(stored.map((s) => s.message)).toStrictEqual(messages.slice(400 - stored.length))
+        }).pipe(Effect.provide(TurnPublisher.layer({ ...fast, maxLen: 10, maxInFlight: 4 }))))
+
+      it.effect("publishing the same messages again changes nothing; other content under the turn is a Conflict", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const messages = upsertMessages(turnId, 20)
+          yield* publishB(turnId, messages)
+          expect(yield* publishB(turnId, messages)).toStrictEqual(messages)
+          const other = upsertMessages(turnId, 20)
+          const error = yield* Effect.flip(publishB(turnId, other))
+          expect(error).toBeInstanceOf(PublishError)
+          expect(error.reason).toBe("Conflict")
+          expect(error.entryId).toBe("0-1")
+          expect(error.written).toBe(0)
+          expect((yield* storedB(turnId)).map((s) => s.message)).toStrictEqual(messages)
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
+      it.effect("a message of another turn, a turn id that is not a UUID and bad options are typed errors", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const stray = upsertMessages(randomUUID(), 3)
+          const wrongTurn = yield* Effect.flip(publishB(turnId, stray))
+          expect(wrongTurn.reason).toBe("InvalidInput")
+          expect(wrongTurn.detail).toContain(stray[0]!.turnId)
+          const notUuid = yield* Effect.flip(publishB("../../etc", upsertMessages(turnId, 3)))
+          expect(notUuid.reason).toBe("InvalidInput")
+          expect(notUuid.detail).toContain("not a UUID")
+          const redis = yield* RedisStreams
+          expect(yield* redis.xlen(TurnKeys.upsertsKey(prefix, turnId))).toBe(0)
+          const options = yield* Effect.flip(TurnPublisher.make({ maxInFlight: 0, prefix: "a b", retryBaseMs: -1 }))
+          expect(options._tag).toBe("InvalidPublisherOptions")
+          expect(options.detail).toContain("maxInFlight")
+          expect(options.detail).toContain("prefix")
+          expect(options.detail).toContain("retryBaseMs")
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+    })
+
+    describe("Stream A", () => {
+      it.effect("each StreamEvent is an entry with its id, time and type, and the event as JSON", () =>
+        Effect.gen(function*() {
+          const arbitrary = FastCheck.array(Arbitrary.make(StreamEvent.StreamEvent), { minLength: 1, maxLength: 30 })
+          for (const events of FastCheck.sample(arbitrary, { numRuns: 15, seed: 6 })) {
+            const turnId = randomUUID()
+            const passed = yield* Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId), Stream.runCollect)
+            expect(Chunk.toReadonlyArray(passed)).toStrictEqual(events)
+            const redis = yield* RedisStreams
+            const raw = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
+            expect(raw.map((entry) => entry.id)).toStrictEqual(ids(events.length))
+            for (const [i, entry] of raw.entries()) {
+              const fields = yield* TurnEntry.decode(entry)
+              expect(fields).toStrictEqual({
+                id: `0-${i + 1}`,
+                eventId: events[i]!.event_id,
+                timestamp: events[i]!.timestamp,
+                turnId,
+                payloadType: events[i]!.type,
+                payload: fields.payload
+              })
+              expect(yield* TurnEntry.toStreamEvent(entry)).toStrictEqual(events[i])
+            }
+          }
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
+      it.effect("the final event ends a follower of the turn", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const events = streamEvents(turnId, 30)
+          const redis = yield* RedisStreams
+          const follower = yield* redis.tail(TurnKeys.eventsKey(prefix, turnId), { until: TurnEntry.isFinal }).pipe(
+            Stream.mapEffect(TurnEntry.toStreamEvent),
+            Stream.runCollect,
+            Effect.fork
+          )
+          yield* Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId), Stream.runDrain)
+          expect(Chunk.toReadonlyArray(yield* Fiber.join(follower))).toStrictEqual(events)
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+    })
+
+    describe("retries", () => {
+      const withFaults = (faults: ReadonlyArray<Fault>, maxInFlight: number) => {
+        const injected = faulty((call) => faults[call] ?? "pass")
+        return { injected, layer: TurnPublisher.layer({ ...fast, maxInFlight, retryAttempts: faults.length }) }
+      }
+
+      for (const fault of ["drop", "lose-reply", "half-lands"] as const) {
+        it.effect(`${fault}: every message lands exactly once, in order`, () => {
+          const { injected, layer: publisher } = withFaults([fault, "pass", fault, fault, "pass", fault], 8)
+          const turnId = randomUUID()
+          const messages = upsertMessages(turnId, 60)
+          return Effect.gen(function*() {
+            expect(yield* publishB(turnId, messages)).toStrictEqual(messages)
+            const stored = yield* storedB(turnId)
+            expect(stored.map((s) => s.id)).toStrictEqual(ids(60))
+            expect(stored.map((s) => s.message)).toStrictEqual(messages)
+            expect(injected.log.faults).toContain(fault)
+          }).pipe(Effect.provide(publisher), Effect.provide(injected.layer))
+        })
+      }
+
+      it.effect("after the last retry the stage fails with RetriesExhausted, having passed on only what landed", () => {
+        const injected = faulty((call) => (call === 0 ? "pass" : "drop"))
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 30)
+        return Effect.gen(function*() {
+          const passed: Array<StreamBMessage.StreamBMessage> = []
+          const run = yield* Stream.fromIterable(messages).pipe(
+            TurnPublisher.publishUpserts(turnId),
+            Stream.runForEach((message) => Effect.sync(() => passed.push(message))),
+            Effect.flip,
+            Effect.fork
+          )
+          // Seed 002: retries after 1 s, 2 s and 4 s (capped at 10 s), then the error.
+          yield* injected.reached(2)
+          yield* TestClock.adjust(999)
+          expect(injected.log.faults.length).toBe(2)
+          yield* TestClock.adjust(1 + 2_000 + 4_000)
+          const error = yield* Fiber.join(run)
+          expect(error.reason).toBe("RetriesExhausted")
+          expect(error.attempts).toBe(4)
+          expect(injected.log.faults).toStrictEqual(["pass", "drop", "drop", "drop", "drop"])
+          const first = injected.log.batchSizes[0]!
+          expect(passed).toStrictEqual(messages.slice(0, first))
+          expect(error.written).toBe(first)
+          expect(error.entryId).toBe(`0-${first + 1}`)
+          expect((yield* storedB(turnId)).map((s) => s.message)).toStrictEqual(passed)
+        }).pipe(
+          Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 4 })),
+          Effect.provide(injected.layer)
+        )
+      })
+    })
+
+    describe("back-pressure", () => {
+      it.effect("at most maxInFlight writes per batch, and the producer waits while a batch is out", () =>
+        Effect.gen(function*() {
+          const gate = yield* Deferred.make<void>()
+          const injected = faulty(() => "pass", { gate })
+          const turnId = randomUUID()
+          const messages = upsertMessages(turnId, 100)
+          let produced = 0
+          const source = Stream.unfoldEffect(0, (i) =>
+            Effect.sync(() => {
+              if (i >= messages.length) return Option.none()
+              produced++
+              return Option.some([messages[i]!, i + 1] as const)
+            }))
+          const run = yield* source.pipe(
+            TurnPublisher.publishUpserts(turnId),
+            Stream.runCollect,
+            Effect.provide(TurnPublisher.layer({ ...fast, maxInFlight: 4 })),
+            Effect.provide(injected.layer),
+            Effect.fork
+          )
+          for (let i = 0; i < 500; i++) yield* Effect.yieldNow()
+          // One batch held at the gate, one being gathered, one element in hand.
+          expect(produced).toBeLessThanOrEqual(4 + 4 + 1)
+          yield* Deferred.succeed(gate, undefined)
+          expect(Chunk.toReadonlyArray(yield* Fiber.join(run))).toStrictEqual(messages)
+          expect(Math.max(...injected.log.batchSizes)).toBeLessThanOrEqual(4)
+          expect((yield* storedB(turnId)).length).toBe(100)
+        }))
+    })
+  })

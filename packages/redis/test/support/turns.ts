@@ -1,0 +1,59 @@
+/**
+ * Turns to publish in tests: Stream B messages and Stream A events with known content.
+ */
+import { StreamBMessage, StreamEvent, type UITurnEvent, type UIUpsert } from "@sluice/core"
+import { randomUUID } from "node:crypto"
+
+/** A turn's Stream B: turn_started, `n - 2` growing message upserts, turn_completed. */
+export const upsertMessages = (turnId: string, n: number): Array<StreamBMessage.StreamBMessage> => {
+  const threadId = randomUUID()
+  const out: Array<StreamBMessage.StreamBMessage> = []
+  const started: UITurnEvent.UITurnEvent = { type: "turn_started", turnId, threadId, providerId: "test" }
+  out.push(StreamBMessage.wrap(started, randomUUID(), 1_700_000_000_000))
+  let content = ""
+  for (let i = 1; i <= n - 2; i++) {
+    content += `word ${i} `
+    const upsert: UIUpsert.UIUpsert = {
+      type: "item_upsert",
+      turnId,
+      threadId,
+      itemId: "item-1",
+      itemType: "message",
+      changeType: i === 1 ? "created" : i === n - 2 ? "completed" : "updated",
+      content,
+      origin: "agent"
+    }
+    out.push(StreamBMessage.wrap(upsert, randomUUID(), 1_700_000_000_000 + i))
+  }
+  const completed: UITurnEvent.UITurnEvent = { type: "turn_completed", turnId, threadId, status: "complete" }
+  out.push(StreamBMessage.wrap(completed, randomUUID(), 1_700_000_000_000 + n))
+  return out
+}
+
+/** A turn's Stream A: response_start, item_start, `n - 3` deltas, response_done. */
+export const streamEvents = (turnId: string, n: number): Array<StreamEvent.StreamEvent> => {
+  const context = { runId: randomUUID() }
+  const at = (i: number) => 1_700_000_000_000 + i
+  const out: Array<StreamEvent.StreamEvent> = [
+    StreamEvent.envelope(context, {
+      type: "response_start",
+      response_id: context.runId,
+      turn_id: turnId,
+      thread_id: randomUUID(),
+      model_id: "model",
+      provider_id: "test",
+      created_at: at(0)
+    }, randomUUID(), at(0)),
+    StreamEvent.envelope(context, { type: "item_start", item_id: "item-1", item_type: "message" }, randomUUID(), at(1))
+  ]
+  for (let i = 2; i < n - 1; i++) {
+    out.push(StreamEvent.envelope(context, { type: "item_delta", item_id: "item-1", delta_content: `d${i} ` }, randomUUID(), at(i)))
+  }
+  out.push(StreamEvent.envelope(context, {
+    type: "response_done",
+    response_id: context.runId,
+    status: "complete",
+    finish_reason: "stop"
+  }, randomUUID(), at(n)))
+  return out
+}
