@@ -5,17 +5,8 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { AiSdkPartError } from "../AiSdkPartError.js"
+import type { Options } from "../AiSdkStream.js"
 import * as Parts from "./parts.js"
-
-/** The identifiers of the turn a stream becomes. @internal */
-export interface ConvertOptions {
-  readonly runId?: string | undefined
-  readonly turnId?: string | undefined
-  readonly threadId?: string | undefined
-  readonly traceContext?: StreamEvent.TraceContext | undefined
-  readonly modelId?: string | undefined
-  readonly providerId?: string | undefined
-}
 
 interface OpenItem {
   readonly id: string
@@ -149,7 +140,7 @@ export class PartConverter {
   private ended = false
   private failed = false
 
-  constructor(options: ConvertOptions) {
+  constructor(options: Options) {
     this.runId = options.runId ?? Ids.generateEventId()
     this.turnId = options.turnId ?? Ids.generateEventId()
     this.threadId = options.threadId ?? Ids.generateEventId()
