@@ -44,6 +44,11 @@ export * as ProviderName from "./ProviderName.js"
 /**
  * @since 0.1.0
  */
+export * as Providers from "./Providers.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ToolCallAccumulator from "./ToolCallAccumulator.js"
 
 /**

@@ -1,0 +1,98 @@
+/**
+ * The command's terminal output: the only module that writes to stdout and stderr.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+/**
+ * Where the command writes. Swapped for a buffer in tests.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Output extends Context.Tag("@sluice/cli/Output")<
+  Output,
+  {
+    /** Writes text to standard output, waiting while the pipe is full. */
+    readonly stdout: (text: string) => Effect.Effect<void>
+    /** Writes text to standard error. */
+    readonly stderr: (text: string) => Effect.Effect<void>
+  }
+>() {}
+
+/**
+ * A writer for a process stream. Once the reader has gone (EPIPE, as with `| head`),
+ * writing interrupts the command, which then exits quietly with code 0.
+ */
+const writer = (stream: NodeJS.WriteStream) => {
+  let closed = false
+  stream.on("error", () => {
+    closed = true
+  })
+  return (text: string): Effect.Effect<void> =>
+    closed
+      ? Effect.interrupt
+      : Effect.async<void>((resume) => {
+          if (stream.write(text)) return resume(Effect.void)
+          const onDrain = () => {
+            stream.off("error", onError)
+            resume(Effect.void)
+          }
+          const onError = () => {
+            stream.off("drain", onDrain)
+            resume(Effect.interrupt)
+          }
+          stream.once("drain", onDrain)
+          stream.once("error", onError)
+        })
+}
+
+/**
+ * Writes to the process's standard output and error.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Output> = Layer.sync(Output, () => ({
+  stdout: writer(process.stdout),
+  stderr: writer(process.stderr)
+}))
+
+/**
+ * Collects what the command writes, for tests.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const memory = (): { readonly layer: Layer.Layer<Output>; readonly stdout: () => string; readonly stderr: () => string } => {
+  let out = ""
+  let err = ""
+  return {
+    layer: Layer.succeed(Output, {
+      stdout: (text) => Effect.sync(() => void (out += text)),
+      stderr: (text) => Effect.sync(() => void (err += text))
+    }),
+    stdout: () => out,
+    stderr: () => err
+  }
+}
+
+/**
+ * Writes one line to standard output.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const line = (text: string): Effect.Effect<void, never, Output> => Effect.flatMap(Output, (output) => output.stdout(text + "\n"))
+
+/**
+ * Writes one line to standard error.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const errorLine = (text: string): Effect.Effect<void, never, Output> =>
+  Effect.flatMap(Output, (output) => output.stderr(text + "\n"))

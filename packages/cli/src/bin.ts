@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * The `sluice` executable.
+ *
+ * @since 0.1.0
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Cli from "./Cli.js"
+import * as Output from "./Output.js"
+
+const program = Cli.run(process.argv).pipe(
+  // a defect is a bug in Sluice, not bad input: report it plainly, without the fiber dump
+  Effect.catchAllDefect((defect) =>
+    Output.errorLine(`sluice: internal error: ${defect instanceof Error ? defect.message : String(defect)}`).pipe(
+      Effect.zipRight(Effect.die(defect))
+    )
+  ),
+  Effect.provide(Layer.merge(NodeContext.layer, Output.layer))
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => onExit(Exit.isFailure(exit) && Cause.isDie(exit.cause) ? 70 : Cli.exitCode(exit))
+})

@@ -1,0 +1,87 @@
+/**
+ * `sluice normalize --provider P [--events] [--non-streaming] FILE`: a recorded
+ * provider response into the turn summary, or into StreamEvents with `--events`
+ * (DESIGN.md's contract 1).
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import type { FileSystem } from "@effect/platform"
+import { Accumulator, Summary } from "@sluice/accumulator"
+import type { StreamEvent } from "@sluice/core"
+import { Json, Sse } from "@sluice/core"
+import { type Normalizer, ProviderName, Providers } from "@sluice/providers"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { type CliFailure, invalidInput } from "../CliFailure.js"
+import * as Input from "../Input.js"
+import * as Output from "../Output.js"
+
+/**
+ * The provider option shared by the commands that read a provider's wire format.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const provider = Options.choice("provider", ProviderName.ProviderName.literals).pipe(
+  Options.withDescription("the wire API the input was recorded from")
+)
+
+/**
+ * The events of a recorded response: SSE framed and normalized, or a non-streaming JSON
+ * body decoded. Invalid input fails with exit code 1 and a message naming the line or
+ * event.
+ *
+ * @since 0.1.0
+ * @category pipeline
+ */
+export const events = (
+  name: ProviderName.ProviderName,
+  file: string,
+  nonStreaming: boolean,
+  options?: Normalizer.NormalizeOptions
+): Stream.Stream<StreamEvent.StreamEvent, CliFailure, FileSystem.FileSystem> => {
+  const wire = Providers.get(name)
+  if (nonStreaming) {
+    return Stream.unwrap(
+      Effect.gen(function* () {
+        const text = yield* Input.text(file)
+        const body = Json.parseOrUndefined(text)
+        if (body === undefined) return yield* Effect.fail(invalidInput(`${file} is not a JSON document`))
+        const decoded = yield* wire.normalizeResponse(body, options).pipe(Effect.mapError((error) => invalidInput(error.message)))
+        return Stream.fromIterable(decoded)
+      })
+    )
+  }
+  return Input.bytes(file).pipe(
+    Sse.decode(),
+    wire.normalize(options),
+    Stream.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message)))
+  )
+}
+
+/**
+ * The `normalize` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "normalize",
+  {
+    provider,
+    events: Options.boolean("events").pipe(Options.withDescription("print the StreamEvents, one JSON object a line")),
+    nonStreaming: Options.boolean("non-streaming").pipe(
+      Options.withDescription("read a non-streaming JSON response instead of an SSE body")
+    ),
+    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
+  },
+  (args) => {
+    const stream = events(args.provider, args.file, args.nonStreaming)
+    if (args.events) return Stream.runForEach(stream, (event) => Output.line(JSON.stringify(event)))
+    return Accumulator.runTurn(stream).pipe(
+      Effect.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message))),
+      Effect.flatMap((turn) => Output.line(JSON.stringify(Summary.fromTurn(turn))))
+    )
+  }
+).pipe(Command.withDescription("normalize a recorded provider response into the turn summary or StreamEvents"))
