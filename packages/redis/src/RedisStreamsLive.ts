@@ -30,7 +30,8 @@ import {
   ReadReply,
   StringReply,
   toEntry,
-  toRedisError
+  toRedisError,
+  unexpectedReply
 } from "./internal/replies.js"
 import type { RedisError } from "./RedisError.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
@@ -189,16 +190,15 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
           },
           catch: (cause) => toRedisError("XADD", key, cause)
         }).pipe(
-          Effect.flatMap((results) =>
-            Effect.forEach(entries, (_, i) => {
+          Effect.map((results) =>
+            entries.map((_, i): Either.Either<string, RedisError> => {
               const result = results?.[i]
-              if (result === undefined) {
-                return Effect.succeed(Either.left(toRedisError("XADD", key, new Error("no reply in the pipeline"))))
-              }
+              if (result === undefined) return Either.left(toRedisError("XADD", key, new Error("no reply in the pipeline")))
               const [error, reply] = result
-              return error !== null
-                ? Effect.succeed(Either.left(toRedisError("XADD", key, error)))
-                : Effect.either(asString("XADD", key)(reply))
+              if (error !== null) return Either.left(toRedisError("XADD", key, error))
+              return typeof reply === "string"
+                ? Either.right(reply)
+                : Either.left(unexpectedReply("XADD", key, reply))
             })
           )
         ),

@@ -14,6 +14,7 @@
  */
 import { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -60,7 +61,7 @@ export const fromStreamBMessage = (message: StreamBMessage.StreamBMessage): Fiel
   ["payload", message.payload]
 ]
 
-const encodeEvent = Schema.encode(Schema.parseJson(StreamEvent.StreamEvent))
+const encodeEvent = Schema.encodeEither(Schema.parseJson(StreamEvent.StreamEvent))
 
 /**
  * The Stream A fields of a StreamEvent of the given turn. Fails when the event does
@@ -72,8 +73,8 @@ const encodeEvent = Schema.encode(Schema.parseJson(StreamEvent.StreamEvent))
 export const fromStreamEvent = (
   turnId: string,
   event: StreamEvent.StreamEvent
-): Effect.Effect<Fields, ParseResult.ParseError> =>
-  Effect.map(encodeEvent(event), (payload) => [
+): Either.Either<Fields, ParseResult.ParseError> =>
+  Either.map(encodeEvent(event), (payload): Fields => [
     ["eventId", event.event_id],
     ["timestamp", String(event.timestamp)],
     ["turnId", turnId],

@@ -21,6 +21,7 @@ import { Ids, type StreamEvent } from "@sluice/core"
 import { RetryPolicy } from "@sluice/upserts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -156,7 +157,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
           turnId,
           stream: "events",
           toFields: (event: StreamEvent.StreamEvent) =>
-            Effect.mapError(TurnEntry.fromStreamEvent(turnId, event), (error) =>
+            Either.mapLeft(TurnEntry.fromStreamEvent(turnId, event), (error) =>
               invalid(turnId, "events", `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`, error))
         }))(self),
       upserts: (turnId) => (self) =>
@@ -165,8 +166,8 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
           stream: "upserts",
           toFields: (message: StreamBMessage.StreamBMessage) =>
             message.turnId === turnId
-              ? Effect.succeed(TurnEntry.fromStreamBMessage(message))
-              : Effect.fail(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
+              ? Either.right(TurnEntry.fromStreamBMessage(message))
+              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
         }))(self)
     }
     return service

@@ -63,3 +63,12 @@ export const decodeReply = <A, I>(schema: Schema.Schema<A, I>) => {
         detail: `unexpected reply: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
       }))
 }
+
+/**
+ * The error for a reply of the wrong kind, for the hot paths that check a reply by
+ * hand instead of decoding it.
+ *
+ * @internal
+ */
+export const unexpectedReply = (command: string, key: string, reply: unknown): RedisError =>
+  new RedisError({ reason: "Rejected", command, key, detail: `unexpected reply: ${typeof reply}` })

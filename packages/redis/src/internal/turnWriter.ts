@@ -13,7 +13,6 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as EntryId from "../EntryId.js"
 import { PublishError } from "../PublishError.js"
@@ -36,7 +35,7 @@ export interface WriterOptions {
 export interface WriterTarget<A> {
   readonly turnId: string
   readonly stream: TurnKeys.TurnStream
-  readonly toFields: (value: A) => Effect.Effect<Fields, PublishError>
+  readonly toFields: (value: A) => Either.Either<Fields, PublishError>
 }
 
 interface Pending<A> {
@@ -98,29 +97,45 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         })
       })
 
-    const writeBatch = (batch: Chunk.Chunk<Pending<A>>): Stream.Stream<A, PublishError> => {
-      const pending = Chunk.toReadonlyArray(batch)
+    const writeBatch = (pending: ReadonlyArray<Pending<A>>): Stream.Stream<A, PublishError> => {
       let confirmed = 0
       let attempts = 0
+      // Walks the replies in order: confirmed entries count, an entry refused as too
+      // small is checked, anything else stops the walk.
+      const settle = (
+        results: ReadonlyArray<Either.Either<string, RedisError>>,
+        offset: number,
+        from: number
+      ): Effect.Effect<void, RedisError | PublishError> => {
+        for (let i = from; i < results.length; i++) {
+          const result = results[i]!
+          if (Either.isRight(result)) {
+            confirmed++
+            continue
+          }
+          const entry = pending[offset + i]!.entry
+          const error = result.left
+          if (error.reason === "IdTooSmall") {
+            return Effect.zipRight(
+              landed(entry),
+              Effect.suspend(() => {
+                confirmed++
+                return settle(results, offset, i + 1)
+              })
+            )
+          }
+          return Effect.fail(
+            error.reason === "Unavailable" ? error : failure("Rejected", error.message, { entryId: entry.id, cause: error })
+          )
+        }
+        return Effect.void
+      }
       const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
         attempts++
         const offset = confirmed
         return Effect.flatMap(
           redis.xaddAll(key, pending.slice(offset).map((p) => p.entry), { maxLen: options.maxLen }),
-          (results) =>
-            Effect.forEach(results, (result, i) => {
-              const entry = pending[offset + i]!.entry
-              const settled = Either.isRight(result)
-                ? Effect.void
-                : result.left.reason === "IdTooSmall"
-                ? landed(entry)
-                : result.left.reason === "Unavailable"
-                ? Effect.fail(result.left)
-                : Effect.fail(failure("Rejected", result.left.message, { entryId: entry.id, cause: result.left }))
-              return Effect.tap(settled, () => {
-                confirmed++
-              })
-            }, { discard: true })
+          (results) => settle(results, offset, 0)
         )
       }).pipe(
         Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
@@ -150,17 +165,32 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
       }))
     }
 
+    // Gives the values of one upstream piece their ids and writes them; a value that
+    // cannot be encoded ends the stream after the values before it are written.
+    const writeValues = (values: Chunk.Chunk<A>): Stream.Stream<A, PublishError> => {
+      const pending: Array<Pending<A>> = []
+      for (const value of values) {
+        const fields = target.toFields(value)
+        if (Either.isLeft(fields)) {
+          const invalid = fields.left
+          const rest = Stream.suspend(() =>
+            Stream.fail(failure(invalid.reason, invalid.detail, invalid.cause === undefined ? {} : { cause: invalid.cause }))
+          )
+          return pending.length === 0 ? rest : Stream.concat(writeBatch(pending), rest)
+        }
+        pending.push({ value, entry: { id: entryIdAt(++assigned), fields: fields.right } })
+      }
+      return pending.length === 0 ? Stream.empty : writeBatch(pending)
+    }
+
     const finish = Effect.suspend(() => started ? keep(false) : Effect.void).pipe(
       Effect.retry({ schedule, while: isUnavailable }),
       Effect.mapError((error) => failure("RetriesExhausted", `setting the retention: ${error.message}`, { cause: error }))
     )
 
     return self.pipe(
-      Stream.mapEffect((value) =>
-        Effect.map(target.toFields(value), (fields): Pending<A> => ({ value, entry: { id: entryIdAt(++assigned), fields } }))
-      ),
-      Stream.aggregate(Sink.collectAllN<Pending<A>>(options.maxInFlight)),
-      Stream.flatMap(writeBatch),
+      Stream.chunks,
+      Stream.flatMap((chunk) => Stream.flatMap(Stream.fromIterable(Chunk.chunksOf(chunk, options.maxInFlight)), writeValues)),
       Stream.concat(Stream.execute(finish))
     )
   })

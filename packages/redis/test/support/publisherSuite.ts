@@ -143,6 +143,25 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           }
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
+      it.effect("an event that breaks its schema ends the stage after the events before it are written", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const events = streamEvents(turnId, 6)
+          const broken: StreamEvent.StreamEvent = { ...events[2]!, type: "response_done" }
+          const passed: Array<StreamEvent.StreamEvent> = []
+          const error = yield* Stream.fromIterable([events[0]!, events[1]!, broken, events[3]!]).pipe(
+            TurnPublisher.publishEvents(turnId),
+            Stream.runForEach((event) => Effect.sync(() => passed.push(event))),
+            Effect.flip
+          )
+          expect(error.reason).toBe("InvalidInput")
+          expect(error.detail).toContain(broken.event_id)
+          expect(error.written).toBe(2)
+          expect(passed).toStrictEqual(events.slice(0, 2))
+          const redis = yield* RedisStreams
+          expect(yield* redis.xlen(TurnKeys.eventsKey(prefix, turnId))).toBe(2)
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
       it.effect("the final event ends a follower of the turn", () =>
         Effect.gen(function*() {
           const turnId = randomUUID()
