@@ -191,7 +191,9 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
   const tail: RedisStreamsService["tail"] = (key, options) => {
     const count = Math.max(1, options?.count ?? tailDefaults.count)
     const until = options?.until
-    const after = EntryId.parse(options?.after ?? tailDefaults.after)
+    const start = options?.after ?? tailDefaults.after
+    // As XREAD: a bare millisecond means its first id.
+    const after = EntryId.parse(start.includes("-") ? start : `${start}-0`)
     if (Option.isNone(after)) return Stream.fail(reject("XREAD", key, invalidId))
     // Reads the entries after `from`, or waits for the next append to the key.
     const readOrWait = (from: EntryId.EntryId): Effect.Effect<Array<StreamEntry>, RedisError> =>

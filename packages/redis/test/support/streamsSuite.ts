@@ -166,6 +166,8 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           for (let n = 1; n <= 5; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
           const seen = yield* redis.tail(k, { after: "0-3" }).pipe(Stream.take(2), Stream.runCollect)
           expect(numbers(Chunk.toReadonlyArray(seen))).toStrictEqual([4, 5])
+          const whole = yield* redis.tail(k, { after: "0" }).pipe(Stream.take(5), Stream.runCollect)
+          expect(numbers(Chunk.toReadonlyArray(whole))).toStrictEqual([1, 2, 3, 4, 5])
         }))
 
       it.effect("waits for a key that does not exist yet", () =>
