@@ -2,10 +2,18 @@
  * `pnpm bench [section ...]`: runs the benchmark sections (all by default) in this one
  * process and prints a Markdown report. Results are written down in BENCHMARKS.md.
  */
+import * as Accumulator from "./bench/accumulator.js"
+import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
+import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
 import * as Sse from "./bench/sse.js"
+import * as Upserts from "./bench/upserts.js"
 
 const sections: Record<string, () => Promise<string>> = {
-  sse: Sse.run
+  sse: Sse.run,
+  "normalize-anthropic-openai-chat": NormalizeAnthropicOpenAiChat.run,
+  "normalize-responses-gemini": NormalizeResponsesGemini.run,
+  accumulator: Accumulator.run,
+  upserts: Upserts.run
 }
 
 const main = async () => {

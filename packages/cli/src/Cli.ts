@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { CliFailure } from "./CliFailure.js"
 import * as Normalize from "./commands/Normalize.js"
+import * as Replay from "./commands/Replay.js"
 import * as Output from "./Output.js"
 
 /**
@@ -22,7 +23,7 @@ import * as Output from "./Output.js"
  */
 export const command = Command.make("sluice").pipe(
   Command.withDescription("LLM provider streams into typed events, turns and UI upserts"),
-  Command.withSubcommands([Normalize.command])
+  Command.withSubcommands([Normalize.command, Replay.command])
 )
 
 /**

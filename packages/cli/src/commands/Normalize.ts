@@ -28,6 +28,14 @@ export const provider = Options.choice("provider", ProviderName.ProviderName.lit
 )
 
 /**
+ * The recorded-input argument shared by the commands that read a transcript.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
+
+/**
  * The events of a recorded response: SSE framed and normalized, or a non-streaming JSON
  * body decoded. Invalid input fails with exit code 1 and a message naming the line or
  * event.
@@ -74,7 +82,7 @@ export const command = Command.make(
     nonStreaming: Options.boolean("non-streaming").pipe(
       Options.withDescription("read a non-streaming JSON response instead of an SSE body")
     ),
-    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
+    file
   },
   (args) => {
     const stream = events(args.provider, args.file, args.nonStreaming)

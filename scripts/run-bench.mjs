@@ -1,0 +1,28 @@
+// `pnpm bench`: bundles scripts/bench.ts and the workspace packages it uses with
+// esbuild (as a build would ship them, without tsx's per-function name wrappers), then
+// runs the bundle in this Node process. Dependencies from node_modules stay external.
+import { build } from "esbuild"
+import { mkdirSync } from "node:fs"
+import { pathToFileURL } from "node:url"
+
+mkdirSync("bench-results", { recursive: true })
+const outfile = "bench-results/bench.mjs"
+await build({
+  entryPoints: ["scripts/bench.ts"],
+  outfile,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  plugins: [
+    {
+      // bare imports stay external, except the workspace's own TypeScript packages
+      name: "external-dependencies",
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith("@sluice/") ? undefined : { path: args.path, external: true }))
+      }
+    }
+  ],
+  logLevel: "warning"
+})
+await import(pathToFileURL(outfile).href)
