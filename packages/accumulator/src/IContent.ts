@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import type { ProviderError, StreamEvent } from "@sluice/core"
-import { Json } from "@sluice/core"
+import { Json, ToolCallId } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
@@ -21,7 +21,6 @@ import * as Stream from "effect/Stream"
 import * as Accumulator from "./Accumulator.js"
 import type { AccumulatorError } from "./AccumulatorError.js"
 import { fromErrorObject } from "./internal/providerError.js"
-import * as ToolCallId from "./ToolCallId.js"
 import * as Turn from "./Turn.js"
 
 const Count = Schema.Int.pipe(Schema.nonNegative())

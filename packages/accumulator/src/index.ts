@@ -33,7 +33,7 @@ export * as IContent from "./IContent.js"
 /**
  * @since 0.1.0
  */
-export * as ToolCallId from "./ToolCallId.js"
+export { ToolCallId } from "@sluice/core"
 
 /**
  * @since 0.1.0

@@ -53,6 +53,11 @@ export * as Tokens from "./Tokens.js"
 /**
  * @since 0.1.0
  */
+export * as ToolCallId from "./ToolCallId.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as UITurnEvent from "./UITurnEvent.js"
 
 /**
