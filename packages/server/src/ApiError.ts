@@ -1,0 +1,116 @@
+/**
+ * The errors of the HTTP API. Every error response has a JSON body
+ * `{"error": {"code": "...", "message": "..."}}` and the status of its code.
+ *
+ * @since 0.1.0
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Schema from "effect/Schema"
+
+/**
+ * The error codes, each with one status:
+ *
+ * | code | status |
+ * |---|---|
+ * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query` | 400 |
+ * | `unauthorized` | 401 |
+ * | `not_found`, `turn_not_found` | 404 |
+ * | `too_many_streams` | 429 |
+ * | `internal`, `invalid_entry` | 500 |
+ * | `redis_unavailable` | 503 |
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ApiErrorCode = Schema.Literal(
+  "invalid_turn_id",
+  "invalid_last_event_id",
+  "invalid_query",
+  "unauthorized",
+  "not_found",
+  "turn_not_found",
+  "too_many_streams",
+  "internal",
+  "invalid_entry",
+  "redis_unavailable"
+).annotations({ identifier: "ApiErrorCode" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ApiErrorCode = typeof ApiErrorCode.Type
+
+const statuses: Record<ApiErrorCode, number> = {
+  invalid_turn_id: 400,
+  invalid_last_event_id: 400,
+  invalid_query: 400,
+  unauthorized: 401,
+  not_found: 404,
+  turn_not_found: 404,
+  too_many_streams: 429,
+  internal: 500,
+  invalid_entry: 500,
+  redis_unavailable: 503
+}
+
+/**
+ * The HTTP status of an error code.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const statusOf = (code: ApiErrorCode): number => statuses[code]
+
+/**
+ * The JSON body of every error response.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ApiErrorBody = Schema.Struct({
+  error: Schema.Struct({ code: ApiErrorCode, message: Schema.String })
+}).annotations({ identifier: "ApiErrorBody" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ApiErrorBody = typeof ApiErrorBody.Type
+
+/**
+ * A request the API answers with an error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
+  code: ApiErrorCode,
+  message: Schema.String
+}) {
+  /**
+   * The HTTP status of the error's code.
+   *
+   * @since 0.1.0
+   */
+  get status(): number {
+    return statusOf(this.code)
+  }
+}
+
+/**
+ * The response for an error: its status, the JSON body, `Cache-Control: no-store`, and
+ * `WWW-Authenticate: Bearer` on a 401.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse => {
+  const body: ApiErrorBody = { error: { code: error.code, message: error.message } }
+  return HttpServerResponse.unsafeJson(body, {
+    status: error.status,
+    headers: error.code === "unauthorized"
+      ? { "cache-control": "no-store", "www-authenticate": "Bearer realm=\"sluice\"" }
+      : { "cache-control": "no-store" }
+  })
+}

@@ -1,0 +1,182 @@
+/**
+ * Following one stream of a turn as server-sent events: the entries after a given id,
+ * then every entry appended later, until the entry that ends the turn. A live tail
+ * that fails (Redis went away) is resumed from the last entry it passed on, with a
+ * bounded retry, so a reader sees every entry once; heartbeat comments keep idle
+ * connections open, on Effect's `Clock`.
+ *
+ * @since 0.1.0
+ */
+import { Sse } from "@sluice/core"
+import { RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/redis"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import type { ApiErrorBody } from "./ApiError.js"
+
+/**
+ * How to follow a stream.
+ *
+ * - `after`: the id to start after (exclusive); `0-0` reads the turn from its start.
+ * - `blockMs`: the longest single blocking read of the live tail.
+ * - `resumeAttempts`, `resumeBaseMs`, `resumeMaxMs`: a failed tail is resumed after
+ *   waits of `resumeBaseMs * 2^n`, capped at `resumeMaxMs`, at most `resumeAttempts`
+ *   times in a row (the count starts over once an entry arrives).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FollowOptions {
+  readonly after: string
+  readonly blockMs: number
+  readonly resumeAttempts: number
+  readonly resumeBaseMs: number
+  readonly resumeMaxMs: number
+}
+
+/**
+ * The SSE stream's own options: `heartbeatMs` between `: ping` comments, and
+ * `idleTimeoutMs`, after which a stream with no new entry is closed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SseOptions {
+  readonly heartbeatMs: number
+  readonly idleTimeoutMs: number
+}
+
+/**
+ * The schedule that resumes a failed tail: exponential from `resumeBaseMs`, capped at
+ * `resumeMaxMs`, at most `resumeAttempts` retries, and only while Redis is
+ * unavailable (a refused command will not heal).
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const resumeSchedule = (
+  options: Pick<FollowOptions, "resumeAttempts" | "resumeBaseMs" | "resumeMaxMs">
+): Schedule.Schedule<unknown, RedisError.RedisError> =>
+  Schedule.exponential(Duration.millis(options.resumeBaseMs)).pipe(
+    Schedule.union(Schedule.spaced(Duration.millis(options.resumeMaxMs))),
+    Schedule.intersect(Schedule.recurs(options.resumeAttempts)),
+    Schedule.whileInput(RedisError.isRetryable)
+  )
+
+// Whether the entry under `id` ends its turn: a reader that saw it has the whole turn.
+const endsAt = (redis: RedisStreams.RedisStreamsService, key: string, id: string): Effect.Effect<boolean, RedisError.RedisError> =>
+  id === "0-0"
+    ? Effect.succeed(false)
+    : Effect.map(redis.xrange(key, id, id), (found) => found.some(TurnEntry.isFinal))
+
+/**
+ * The entries of `key` after `options.after`, then each entry appended later, ending
+ * after the entry that ends the turn (`TurnEntry.isFinal`); nothing when the entry
+ * under `after` already ended it. When the tail fails while Redis is unavailable it
+ * is opened again after the last entry it passed on, following `resumeSchedule`; no
+ * entry is passed on twice or skipped.
+ *
+ * @since 0.1.0
+ * @category streams
+ */
+export const follow = (
+  key: string,
+  options: FollowOptions
+): Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, RedisStreams.RedisStreams> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    if (yield* endsAt(redis, key, options.after)) return Stream.empty
+    const last = yield* Ref.make(options.after)
+    const tail = Stream.unwrap(Effect.map(Ref.get(last), (after) =>
+      redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs }))).pipe(
+        Stream.mapChunksEffect((chunk) =>
+          Option.match(Chunk.last(chunk), {
+            onNone: () => Effect.succeed(chunk),
+            onSome: (entry) => Effect.as(Ref.set(last, entry.id), chunk)
+          })
+        ),
+        Stream.tapError((error) =>
+          Effect.flatMap(Ref.get(last), (after) =>
+            Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)))
+      )
+    return Stream.retry(tail, resumeSchedule(options))
+  }))
+
+/**
+ * The SSE text of an entry: `id` is the entry id, `event` the entry's `payloadType`,
+ * `data` its `payload` (the JSON text as stored). Fails when the entry lacks one of
+ * contract 2's fields.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const frame = (entry: StreamEntry.StreamEntry): Effect.Effect<string, ParseResult.ParseError> =>
+  Effect.map(TurnEntry.decode(entry), (fields) =>
+    Sse.encodeEvent({ id: fields.id, event: fields.payloadType, data: fields.payload }))
+
+/**
+ * The `: ping` comment of a heartbeat.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ping = ": ping\n\n"
+
+/**
+ * The comment that opens every stream, so a client sees the response at once.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const opening = ": connected\n\n"
+
+/**
+ * The event that ends a stream that failed after its response began: `event:
+ * stream_error`, no id, `data` the error body `{"error": {"code", "message"}}`. A
+ * client resumes from the last id it saw.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const errorFrame = (error: ApiErrorBody["error"]): string =>
+  Sse.encodeEvent({ event: "stream_error", data: JSON.stringify({ error } satisfies ApiErrorBody) })
+
+const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError): ApiErrorBody["error"] =>
+  ParseResult.isParseError(error)
+    ? { code: "invalid_entry", message: `an entry is not a turn entry: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }
+    : error.reason === "Unavailable"
+    ? { code: "redis_unavailable", message: `Redis is unavailable: ${error.message}` }
+    : { code: "internal", message: `Redis refused a read: ${error.message}` }
+
+/**
+ * The SSE text of a followed stream: the opening comment, a frame per entry, `: ping`
+ * every `heartbeatMs`, and, when following fails for good, a `stream_error` event.
+ * Ends after the turn's last entry, or after `idleTimeoutMs` without an entry.
+ *
+ * @since 0.1.0
+ * @category streams
+ */
+export const sse = (options: SseOptions) =>
+<R>(entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>): Stream.Stream<string, never, R> => {
+  const frames = entries.pipe(
+    Stream.mapChunksEffect((chunk) =>
+      Effect.map(
+        Effect.forEach(chunk, frame),
+        (texts) => texts.length === 0 ? Chunk.empty<string>() : Chunk.of(texts.join(""))
+      )
+    ),
+    Stream.timeout(Duration.millis(options.idleTimeoutMs)),
+    Stream.catchAll((error) =>
+      Stream.unwrap(Effect.as(
+        Effect.logWarning(`closing a turn stream: ${error.message}`),
+        Stream.make(errorFrame(describeFailure(error)))
+      )))
+  )
+  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(ping))
+  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(opening)))
+}

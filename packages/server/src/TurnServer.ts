@@ -1,0 +1,126 @@
+/**
+ * The turn API over HTTP: each stream of a turn as server-sent events with resume,
+ * the snapshot of a turn, and the index of recent turns, behind bearer tokens.
+ *
+ * | route | answer |
+ * |---|---|
+ * | `GET /v1/turns` | `{turns: [{turnId, startedAt}]}`, newest first, `?limit=` |
+ * | `GET /v1/turns/:turnId` | the `TurnSnapshot` |
+ * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
+ * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
+ *
+ * @since 0.1.0
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { RedisStreams } from "@sluice/redis"
+import * as Cause from "effect/Cause"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import { ApiError, toResponse } from "./ApiError.js"
+import { authenticator, streamLimiter } from "./internal/access.js"
+import { CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
+import * as TurnServerOptions from "./TurnServerOptions.js"
+
+// A GET under a turn's path whose turn id could not even be decoded (a malformed
+// percent escape) is a bad turn id, not an unknown route.
+const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events))?\/?(\?.*)?$/
+
+const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
+  request.method === "GET" && turnPathPattern.test(request.url)
+    ? new ApiError({ code: "invalid_turn_id", message: "the turn id is not a UUID" })
+    : new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
+
+/**
+ * The API as an `HttpApp` on the `RedisStreams` in context, for resolved options:
+ * every request is authenticated first (401), then routed (404 for an unknown route);
+ * every error is a JSON body `{error: {code, message}}`, and an unexpected failure is
+ * logged and answered with 500 `internal`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeApp = (
+  options: TurnServerOptions.ResolvedOptions
+): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const authenticate = authenticator(options.tokens)
+    const slots = yield* streamLimiter(options.maxStreamsPerToken)
+    const router = HttpRouter.empty.pipe(
+      HttpRouter.get("/v1/turns", recentTurns(options)),
+      HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
+      HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, slots, "upserts")),
+      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, slots, "events"))
+    )
+    const routed = yield* HttpRouter.toHttpApp(router)
+    const app: HttpApp.Default<never, never> = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const caller = yield* authenticate(request.headers.authorization)
+      return yield* routed.pipe(
+        Effect.provideService(CurrentCaller, caller),
+        Effect.catchTag("RouteNotFound", () => Effect.fail(notFound(request)))
+      )
+    }).pipe(
+      Effect.provideService(RedisStreams.RedisStreams, redis),
+      Effect.catchIf((error): error is ApiError => error instanceof ApiError, (error) => Effect.succeed(toResponse(error))),
+      Effect.catchAllCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, never> =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause).pipe(Effect.orDie)
+          : Effect.as(
+            Effect.logError("request failed", cause),
+            toResponse(new ApiError({ code: "internal", message: "internal error" }))
+          )
+      )
+    )
+    return app
+  })
+
+/**
+ * The server's address once it listens.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const address: Effect.Effect<HttpServer.Address, never, HttpServer.HttpServer> = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address
+)
+
+/**
+ * Serves the API on `options.port` (default 8787) with Node's HTTP server, on the
+ * `RedisStreams` layer it is given, and logs the address. Fails before listening with
+ * `InvalidServerOptions` (a malformed option, no token without `insecureLocal`, an
+ * `insecureLocal` host that is not loopback), a `ConfigError` from reading
+ * `SLUICE_API_TOKENS`, or a `ServeError` when the port cannot be bound. The
+ * `HttpServer` it provides tells the bound address (`TurnServer.address`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: TurnServerOptions.Options = {}
+): Layer.Layer<
+  HttpServer.HttpServer,
+  TurnServerOptions.InvalidServerOptions | ConfigError.ConfigError | ServeError,
+  RedisStreams.RedisStreams
+> =>
+  Layer.unwrapEffect(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
+    const serving = Layer.scopedDiscard(Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      yield* server.serve(yield* makeApp(resolved))
+      const where = HttpServer.formatAddress(server.address)
+      yield* resolved.tokens.length === 0
+        ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
+        : Effect.logInfo(`serving the turn API on ${where}`)
+    }))
+    const listen = resolved.host === undefined ? { port: resolved.port } : { port: resolved.port, host: resolved.host }
+    return Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen))
+  }))

@@ -1,0 +1,180 @@
+/**
+ * The options of the turn server, their defaults, and how they are resolved: bearer
+ * tokens come from the options or from `SLUICE_API_TOKENS` (comma-separated, through
+ * Effect `Config`), a server without tokens needs `insecureLocal`, and an insecure
+ * server binds to loopback only.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * A bearer token: visible ASCII, no spaces or commas.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Token = Schema.String.pipe(
+  Schema.pattern(/^[\x21-\x2B\x2D-\x7E]+$/, { message: () => "a token is visible ASCII without spaces or commas" })
+).annotations({ identifier: "Token" })
+
+/**
+ * The options, with their defaults:
+ *
+ * - `port` (8787): the TCP port; 0 picks a free one.
+ * - `host`: the address to bind; every interface by default, `127.0.0.1` with
+ *   `insecureLocal`.
+ * - `prefix` (`codex`): the Redis key prefix the publisher wrote with.
+ * - `tokens`: the accepted bearer tokens; `SLUICE_API_TOKENS` when absent.
+ * - `insecureLocal` (false): serve without tokens, on loopback only.
+ * - `maxStreamsPerToken` (16): concurrent SSE streams per token; more get 429.
+ * - `heartbeatMs` (15000): the interval of `: ping` comments on an SSE stream.
+ * - `idleTimeoutMs` (600000): an SSE stream with no entry for this long is closed (the
+ *   client resumes with `Last-Event-ID`).
+ * - `tailBlockMs` (5000): the longest single blocking read of a live tail.
+ * - `resumeAttempts` (5), `resumeBaseMs` (200), `resumeMaxMs` (5000): how a live
+ *   tail that failed is resumed from the last entry sent: waits of
+ *   `resumeBaseMs * 2^n` capped at `resumeMaxMs`, at most `resumeAttempts` in a row.
+ * - `listLimit` (20), `maxListLimit` (100): the default and largest `?limit=` of
+ *   `GET /v1/turns`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnServerOptions = Schema.Struct({
+  port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { default: () => 8787, exact: true }),
+  host: Schema.optionalWith(Schema.NonEmptyTrimmedString, { exact: true }),
+  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), {
+    default: () => "codex",
+    exact: true
+  }),
+  tokens: Schema.optionalWith(Schema.Array(Token), { exact: true }),
+  insecureLocal: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
+  maxStreamsPerToken: Schema.optionalWith(PositiveInt, { default: () => 16, exact: true }),
+  heartbeatMs: Schema.optionalWith(PositiveInt, { default: () => 15_000, exact: true }),
+  idleTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 600_000, exact: true }),
+  tailBlockMs: Schema.optionalWith(PositiveInt, { default: () => 5_000, exact: true }),
+  resumeAttempts: Schema.optionalWith(NonNegativeInt, { default: () => 5, exact: true }),
+  resumeBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => 200, exact: true }),
+  resumeMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => 5_000, exact: true }),
+  listLimit: Schema.optionalWith(PositiveInt, { default: () => 20, exact: true }),
+  maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true })
+}).annotations({ identifier: "TurnServerOptions" })
+
+/**
+ * Options as a caller writes them: every field optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = typeof TurnServerOptions.Encoded
+
+/**
+ * Options with their defaults, the tokens resolved and the host decided.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "tokens" | "host"> {
+  readonly tokens: ReadonlyArray<string>
+  readonly host: string | undefined
+}
+
+/**
+ * Why the options were refused:
+ *
+ * - `InvalidOptions`: a field is malformed (the detail names each one).
+ * - `MissingTokens`: no token in the options or in `SLUICE_API_TOKENS`, and
+ *   `insecureLocal` is not set.
+ * - `NotLoopback`: `insecureLocal` with a host that is not a loopback address.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidServerOptions extends Schema.TaggedError<InvalidServerOptions>()("InvalidServerOptions", {
+  reason: Schema.Literal("InvalidOptions", "MissingTokens", "NotLoopback"),
+  detail: Schema.String
+}) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `invalid server options: ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
+ * The tokens of `SLUICE_API_TOKENS`: comma-separated, trimmed, empty entries ignored.
+ * Absent when the variable is not set.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const tokensConfig: Config.Config<Option.Option<ReadonlyArray<string>>> = Config.option(
+  Config.map(Config.string("SLUICE_API_TOKENS"), (text) =>
+    text.split(",").map((token) => token.trim()).filter((token) => token.length > 0))
+)
+
+const loopbackPattern = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
+
+/**
+ * Whether a host names the loopback interface.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isLoopback = (host: string): boolean => loopbackPattern.test(host)
+
+const decodeOptions = Schema.decodeUnknown(TurnServerOptions, { errors: "all", onExcessProperty: "error" })
+const decodeTokens = Schema.decodeUnknown(Schema.Array(Token), { errors: "all" })
+
+const invalid = (reason: InvalidServerOptions["reason"], detail: string) => new InvalidServerOptions({ reason, detail })
+
+/**
+ * Validates the options, applies their defaults and resolves the tokens (the options'
+ * own, else `SLUICE_API_TOKENS`). Fails with `InvalidServerOptions` for a malformed
+ * field, for a server without tokens that is not `insecureLocal`, and for an
+ * `insecureLocal` server on a host that is not loopback.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolve = (
+  options: Options = {}
+): Effect.Effect<ResolvedOptions, InvalidServerOptions | ConfigError.ConfigError> =>
+  Effect.gen(function*() {
+    const decoded = yield* Effect.mapError(
+      decodeOptions(options),
+      (error) => invalid("InvalidOptions", ParseResult.TreeFormatter.formatErrorSync(error))
+    )
+    if (decoded.listLimit > decoded.maxListLimit) {
+      return yield* invalid("InvalidOptions", `listLimit (${decoded.listLimit}) is above maxListLimit (${decoded.maxListLimit})`)
+    }
+    if (decoded.resumeBaseMs > decoded.resumeMaxMs) {
+      return yield* invalid("InvalidOptions", `resumeBaseMs (${decoded.resumeBaseMs}) is above resumeMaxMs (${decoded.resumeMaxMs})`)
+    }
+    const configured = decoded.tokens === undefined ? yield* tokensConfig : Option.some(decoded.tokens)
+    const tokens = yield* Effect.mapError(
+      decodeTokens(Option.getOrElse(configured, () => [])),
+      (error) => invalid("InvalidOptions", `SLUICE_API_TOKENS: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+    )
+    if (tokens.length === 0 && !decoded.insecureLocal) {
+      return yield* invalid(
+        "MissingTokens",
+        "no API token: set SLUICE_API_TOKENS (comma-separated) or serve with insecureLocal on loopback"
+      )
+    }
+    if (decoded.insecureLocal && decoded.host !== undefined && !isLoopback(decoded.host)) {
+      return yield* invalid("NotLoopback", `insecureLocal serves on loopback only, not on ${decoded.host}`)
+    }
+    const host = decoded.insecureLocal ? decoded.host ?? "127.0.0.1" : decoded.host
+    return { ...decoded, tokens, host }
+  })

@@ -1,0 +1,181 @@
+/**
+ * The route handlers of the turn API.
+ *
+ * @internal
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Ids } from "@sluice/core"
+import { EntryId, type RedisError, RedisStreams, TurnKeys } from "@sluice/redis"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { ApiError } from "../ApiError.js"
+import * as TurnFeed from "../TurnFeed.js"
+import type { ResolvedOptions } from "../TurnServerOptions.js"
+import * as TurnSnapshot from "../TurnSnapshot.js"
+import type { Caller } from "./access.js"
+
+/**
+ * The caller of the request being handled, set once its token is checked.
+ *
+ * @internal
+ */
+export class CurrentCaller extends Context.Tag("@sluice/server/CurrentCaller")<CurrentCaller, Caller>() {}
+
+/** @internal */
+export interface StreamSlots {
+  readonly acquire: (caller: Caller) => Effect.Effect<void, ApiError, Scope.Scope>
+}
+
+const noStore = { "cache-control": "no-store" } as const
+
+/**
+ * The `ApiError` of a failed Redis command: 503 while Redis is unavailable, 500 when
+ * it refused the command.
+ *
+ * @internal
+ */
+export const fromRedisError = (error: RedisError.RedisError): Effect.Effect<never, ApiError> =>
+  Effect.zipRight(
+    Effect.logError(`Redis command failed: ${error.message}`),
+    Effect.fail(
+      error.reason === "Unavailable"
+        ? new ApiError({ code: "redis_unavailable", message: "Redis is unavailable, try again later" })
+        : new ApiError({ code: "internal", message: `Redis refused ${error.command}` })
+    )
+  )
+
+const turnIdParam: Effect.Effect<string, ApiError, HttpRouter.RouteContext> = Effect.flatMap(
+  HttpRouter.params,
+  (params) => {
+    const turnId = params.turnId ?? ""
+    return Ids.isUuid(turnId)
+      ? Effect.succeed(turnId)
+      : Effect.fail(new ApiError({ code: "invalid_turn_id", message: `turn id ${JSON.stringify(turnId)} is not a UUID` }))
+  }
+)
+
+const single = (
+  search: Readonly<Record<string, string | ReadonlyArray<string>>>,
+  name: string
+): Effect.Effect<Option.Option<string>, ApiError> => {
+  const value = search[name]
+  if (value === undefined) return Effect.succeed(Option.none())
+  if (typeof value === "string") return Effect.succeed(Option.some(value))
+  return Effect.fail(new ApiError({ code: "invalid_query", message: `?${name}= is given ${value.length} times` }))
+}
+
+// `Last-Event-ID` wins over `?after=`: a browser that reconnects sends the id it saw
+// last, on the URL it first opened.
+const resumePoint: Effect.Effect<
+  string,
+  ApiError,
+  HttpServerRequest.HttpServerRequest | HttpServerRequest.ParsedSearchParams
+> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const search = yield* HttpServerRequest.ParsedSearchParams
+  const header = request.headers["last-event-id"]
+  const [source, value] = header !== undefined
+    ? ["Last-Event-ID", header] as const
+    : ["?after=", Option.getOrUndefined(yield* single(search, "after"))] as const
+  if (value === undefined) return "0-0"
+  return yield* Option.match(EntryId.parse(value), {
+    onNone: () =>
+      Effect.fail(
+        new ApiError({
+          code: "invalid_last_event_id",
+          message: `${source} ${JSON.stringify(value.slice(0, 64))} is not an entry id (<ms>-<seq>)`
+        })
+      ),
+    onSome: (id) => Effect.succeed(EntryId.format(id))
+  })
+})
+
+/**
+ * `GET /v1/turns/:turnId/upserts` and `/events`: the stream as SSE, from the resume
+ * point, live until the turn ends.
+ *
+ * @internal
+ */
+export const turnStream = (options: ResolvedOptions, slots: StreamSlots, stream: TurnKeys.TurnStream) =>
+  Effect.gen(function*() {
+    const turnId = yield* turnIdParam
+    const after = yield* resumePoint
+    const redis = yield* RedisStreams.RedisStreams
+    const key = TurnKeys.streamKey(options.prefix, turnId, stream)
+    const first = yield* Effect.catchAll(redis.xrange(key, "-", "+", 1), fromRedisError)
+    if (first.length === 0) {
+      return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
+    }
+    yield* slots.acquire(yield* CurrentCaller)
+    const body = TurnFeed.follow(key, {
+      after,
+      blockMs: options.tailBlockMs,
+      resumeAttempts: options.resumeAttempts,
+      resumeBaseMs: options.resumeBaseMs,
+      resumeMaxMs: options.resumeMaxMs
+    }).pipe(
+      TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
+      Stream.encodeText,
+      Stream.provideService(RedisStreams.RedisStreams, redis)
+    )
+    return HttpServerResponse.stream(body, {
+      contentType: "text/event-stream; charset=utf-8",
+      headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
+    })
+  })
+
+/**
+ * `GET /v1/turns/:turnId`: the turn's snapshot.
+ *
+ * @internal
+ */
+export const turnSnapshot = (options: ResolvedOptions) =>
+  Effect.gen(function*() {
+    const turnId = yield* turnIdParam
+    const snapshot = yield* TurnSnapshot.load(options.prefix, turnId).pipe(
+      Effect.catchTags({
+        RedisError: fromRedisError,
+        InvalidEntry: (error) =>
+          Effect.zipRight(
+            Effect.logError(error.message),
+            Effect.fail(new ApiError({ code: "invalid_entry", message: error.message }))
+          )
+      })
+    )
+    return yield* Option.match(snapshot, {
+      onNone: () => Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
+      onSome: (found) => Effect.succeed(HttpServerResponse.unsafeJson(found, { headers: noStore }))
+    })
+  })
+
+const limitPattern = /^[1-9]\d{0,5}$/
+
+/**
+ * `GET /v1/turns`: recent turns, newest first.
+ *
+ * @internal
+ */
+export const recentTurns = (options: ResolvedOptions) =>
+  Effect.gen(function*() {
+    const search = yield* HttpServerRequest.ParsedSearchParams
+    const text = yield* single(search, "limit")
+    const limit = Option.isNone(text) ? options.listLimit : limitPattern.test(text.value) ? Number(text.value) : NaN
+    if (!(limit >= 1 && limit <= options.maxListLimit)) {
+      return yield* new ApiError({
+        code: "invalid_query",
+        message: `?limit= must be an integer from 1 to ${options.maxListLimit}`
+      })
+    }
+    const redis = yield* RedisStreams.RedisStreams
+    const members = yield* Effect.catchAll(
+      redis.zrangeByScore(TurnKeys.turnsKey(options.prefix), -Infinity, Infinity, { reverse: true, count: limit }),
+      fromRedisError
+    )
+    const turns = members.map((member) => ({ turnId: member.member, startedAt: member.score }))
+    return HttpServerResponse.unsafeJson({ turns }, { headers: noStore })
+  })

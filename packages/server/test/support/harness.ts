@@ -1,0 +1,86 @@
+/**
+ * Serving the API in a test (real HTTP on loopback, a free port) on the `RedisStreams`
+ * in context, and publishing turns into that store.
+ */
+import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import { RedisStreams, TurnPublisher } from "@sluice/redis"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as TurnServer from "../../src/TurnServer.js"
+import type * as TurnServerOptions from "../../src/TurnServerOptions.js"
+
+export const tokens = ["token-alpha-0123456789", "token-beta-9876543210"] as const
+export const prefix = "sluice-server-test"
+
+/** Serves the API on 127.0.0.1 and a free port; the base URL, e.g. `http://127.0.0.1:1234`. */
+export const serve = (
+  options: TurnServerOptions.Options = {}
+): Effect.Effect<string, unknown, Scope.Scope | RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, tokens: [...tokens], ...options }))
+    const address = yield* Effect.provide(TurnServer.address, context)
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return `http://127.0.0.1:${address.port}`
+  })
+
+export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
+
+/** Publishes Stream B messages of a turn; what the publisher passed on. */
+export const publishUpserts = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
+  Stream.fromIterable(messages).pipe(
+    TurnPublisher.publishUpserts(turnId),
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray),
+    Effect.provide(publisher)
+  )
+
+/** Publishes Stream A events of a turn. */
+export const publishEvents = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+  Stream.fromIterable(events).pipe(
+    TurnPublisher.publishEvents(turnId),
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray),
+    Effect.provide(publisher)
+  )
+
+/** What the SSE endpoint should send for published Stream B messages, from entry `0-<from+1>`. */
+export const expectedFrames = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, from = 0) =>
+  messages.slice(from).map((message, i) => ({ id: `0-${from + i + 1}`, event: message.payloadType, data: message.payload }))
+
+export interface Producer {
+  /** Lets `n` more messages through the publisher and waits until Redis has them. */
+  readonly release: (n: number) => Effect.Effect<ReadonlyArray<StreamBMessage.StreamBMessage>>
+}
+
+/**
+ * A producer of one turn that publishes its messages through one `TurnPublisher`
+ * stream, only as far as the test lets it: a turn in progress.
+ */
+export const producer = (
+  turnId: string,
+  messages: ReadonlyArray<StreamBMessage.StreamBMessage>
+): Effect.Effect<Producer, never, Scope.Scope | RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    const gate = yield* Queue.unbounded<void>()
+    const confirmed = yield* Queue.unbounded<StreamBMessage.StreamBMessage>()
+    yield* Stream.fromIterable(messages).pipe(
+      Stream.rechunk(1),
+      Stream.tap(() => Queue.take(gate)),
+      TurnPublisher.publishUpserts(turnId),
+      Stream.runForEach((message) => Queue.offer(confirmed, message)),
+      Effect.provide(publisher),
+      Effect.orDie,
+      Effect.forkScoped
+    )
+    return {
+      release: (n) =>
+        Effect.zipRight(
+          Queue.offerAll(gate, Array.from({ length: n }, () => undefined)),
+          Effect.map(Queue.takeN(confirmed, n), Chunk.toReadonlyArray)
+        )
+    }
+  })
