@@ -12,6 +12,7 @@ import { RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/r
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
@@ -153,6 +154,19 @@ const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError):
     ? { code: "redis_unavailable", message: `Redis is unavailable: ${error.message}` }
     : { code: "internal", message: `Redis refused a read: ${error.message}` }
 
+// The frames of a chunk of entries as one piece of text; an entry that cannot be
+// framed ends the stream after the entries before it.
+const frameChunk = (chunk: Chunk.Chunk<StreamEntry.StreamEntry>): Stream.Stream<string, ParseResult.ParseError> =>
+  Stream.unwrap(Effect.gen(function*() {
+    let text = ""
+    for (const entry of chunk) {
+      const framed = yield* Effect.either(frame(entry))
+      if (Either.isLeft(framed)) return Stream.concat(text === "" ? Stream.empty : Stream.make(text), Stream.fail(framed.left))
+      text += framed.right
+    }
+    return text === "" ? Stream.empty : Stream.make(text)
+  }))
+
 /**
  * The SSE text of a followed stream: the opening comment, a frame per entry, `: ping`
  * every `heartbeatMs`, and, when following fails for good, a `stream_error` event.
@@ -164,12 +178,8 @@ const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError):
 export const sse = (options: SseOptions) =>
 <R>(entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>): Stream.Stream<string, never, R> => {
   const frames = entries.pipe(
-    Stream.mapChunksEffect((chunk) =>
-      Effect.map(
-        Effect.forEach(chunk, frame),
-        (texts) => texts.length === 0 ? Chunk.empty<string>() : Chunk.of(texts.join(""))
-      )
-    ),
+    Stream.chunks,
+    Stream.flatMap(frameChunk),
     Stream.timeout(Duration.millis(options.idleTimeoutMs)),
     Stream.catchAll((error) =>
       Stream.unwrap(Effect.as(

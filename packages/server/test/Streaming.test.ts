@@ -4,12 +4,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
-import { bearer, open, readAll, type Received, received } from "./support/client.js"
+import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
+import { pass, watchedTails } from "./support/tails.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
@@ -87,6 +91,116 @@ describe("GET /v1/turns/:turnId/upserts", () => {
       expect([...first, ...rest]).toStrictEqual(expectedFrames(messages))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
+
+describe("SSE connections", () => {
+  it.scoped("a client that goes away releases its tail and its stream slot", () => {
+    const watched = watchedTails()
+    return Effect.gen(function*() {
+      const base = yield* serve({ maxStreamsPerToken: 1 })
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 20)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(5)
+      const url = `${base}/v1/turns/${turnId}/upserts`
+      const opened = yield* open(url, auth)
+      const pull = yield* Stream.toPull(opened.events)
+      const seen: Array<Received> = []
+      while (seen.length < 5) seen.push(...Array.from(yield* pull, received))
+      expect(watched.log.open).toBe(1)
+      // The one slot of the token is taken.
+      expect((yield* request(url, auth)).status).toBe(429)
+      yield* opened.abort
+      // The server notices, interrupts the stream, and the tail is released.
+      yield* watched.released(1)
+      expect(watched.log.open).toBe(0)
+      // The slot is free again (its release follows the tail's, within the same request).
+      const again = yield* Effect.retry(
+        Effect.filterOrFail(readFirst(url, auth), (status) => status === 200, (status) => `still ${status}`),
+        { times: 20 }
+      )
+      expect(again).toBe(200)
+    }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
+  })
+
+  it.scoped("a tail that fails mid-turn is resumed from the last entry sent: the client sees every entry once", () => {
+    const watched = watchedTails((call) => (call < 4 ? { fail: true, after: 9, reason: "Unavailable" } : pass))
+    return Effect.gen(function*() {
+      const base = yield* serve({ resumeBaseMs: 0, resumeMaxMs: 0 })
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 50)
+      yield* publishUpserts(turnId, messages)
+      expect(yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)).toStrictEqual(expectedFrames(messages))
+      expect(watched.log.starts).toStrictEqual(["0-0", "0-9", "0-18", "0-27", "0-36"])
+    }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
+  })
+
+  it.scoped("a tail that keeps failing ends the stream with a stream_error event after the entries it read", () => {
+    const watched = watchedTails((call) => ({ fail: true, after: call === 0 ? 3 : 0, reason: "Unavailable" }))
+    return Effect.gen(function*() {
+      const base = yield* serve({ resumeAttempts: 2, resumeBaseMs: 0, resumeMaxMs: 0 })
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 10)
+      yield* publishUpserts(turnId, messages)
+      const events = yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)
+      expect(events.slice(0, 3)).toStrictEqual(expectedFrames(messages).slice(0, 3))
+      expect(events.length).toBe(4)
+      expect(events[3]!.event).toBe("stream_error")
+      expect(JSON.parse(events[3]!.data)).toMatchObject({ error: { code: "redis_unavailable" } })
+      expect(watched.log.starts).toStrictEqual(["0-0", "0-3", "0-3"])
+    }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
+  })
+
+  it.scoped("heartbeat comments every heartbeatMs on the Clock; an idle stream closes after idleTimeoutMs, and resuming continues it", () =>
+    Effect.gen(function*() {
+      const base = yield* serve({ heartbeatMs: 1_000, idleTimeoutMs: 2_500 })
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 8)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(2)
+      const url = `${base}/v1/turns/${turnId}/upserts`
+      const opened = yield* open(url, auth)
+      const decoder = new TextDecoder()
+      const pull = yield* Stream.toPull(opened.bytes)
+      let text = ""
+      const readUntil = (predicate: (text: string) => boolean) =>
+        Effect.gen(function*() {
+          while (!predicate(text)) text += Array.from(yield* pull, (bytes) => decoder.decode(bytes, { stream: true })).join("")
+        })
+      yield* readUntil((t) => t.includes("id: 0-2\n"))
+      expect(text.startsWith(": connected\n\n")).toBe(true)
+      // The heartbeat and the idle timeout wait on the server's Clock (the TestClock).
+      yield* untilSleeping(2)
+      yield* TestClock.adjust(1_000)
+      yield* readUntil((t) => t.endsWith(": ping\n\n"))
+      yield* TestClock.adjust(1_000)
+      yield* readUntil((t) => t.split(": ping\n\n").length === 3)
+      yield* TestClock.adjust(500)
+      // Idle for 2.5 s: the server ends the stream without the turn's end.
+      const end = yield* Effect.flip(pull)
+      expect(end).toStrictEqual(Option.none())
+      const frames = yield* Sse.decodeText(text)
+      expect(frames.map(received)).toStrictEqual(expectedFrames(messages.slice(0, 2)))
+      yield* produce.release(6)
+      expect(yield* readAll(url, { ...auth, "last-event-id": "0-2" })).toStrictEqual(expectedFrames(messages, 2))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})
+
+// The status of a stream request, read to its first event and then dropped.
+const readFirst = (url: string, headers: Record<string, string>) =>
+  Effect.scoped(Effect.flatMap(open(url, headers), (opened) =>
+    opened.status === 200
+      ? Effect.as(Stream.runDrain(Stream.take(opened.events, 1)), opened.status)
+      : Effect.succeed(opened.status)))
+
+// Waits until at least `n` fibers sleep on the TestClock.
+const untilSleeping = (n: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000; i++) {
+      if ((yield* TestClock.sleeps()).length >= n) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(`fewer than ${n} sleeps on the TestClock`)
+  })
 
 describe("GET /v1/turns/:turnId/events", () => {
   it.scoped("sends Stream A: each event's data is the StreamEvent's JSON", () =>
