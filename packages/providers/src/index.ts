@@ -55,3 +55,53 @@ export * as ToolCallAccumulator from "./ToolCallAccumulator.js"
  * @since 0.1.0
  */
 export * as WireDecodeError from "./WireDecodeError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as AnthropicRequest from "./AnthropicRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as GeminiRequest from "./GeminiRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LiveRetry from "./LiveRetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LlmRequest from "./LlmRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OpenAiChatRequest from "./OpenAiChatRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ProviderClient from "./ProviderClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ProviderRequest from "./ProviderRequest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RoundTrip from "./RoundTrip.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WireRequest from "./WireRequest.js"

@@ -1,0 +1,137 @@
+/**
+ * An `LlmRequest` as a Gemini streaming request:
+ * `POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse` with `x-goog-api-key`.
+ *
+ * Model turns send back every `thoughtSignature` on the part it came on: thought
+ * parts (`thought: true`), text parts and `functionCall` parts (Gemini refuses a turn
+ * whose function call lost its signature). Signatures and thoughts of other providers
+ * are left out. Tool results are `functionResponse` parts of a user turn, matched by
+ * name and order; a result that is a JSON object is the `response`, any other is
+ * `{"result": output}` (`{"error": output}` for a failed call). Consecutive turns of
+ * one role are merged.
+ *
+ * @since 0.1.0
+ */
+import type { Json } from "@sluice/core"
+import { Json as JsonValue } from "@sluice/core"
+import type { AssistantPart, LlmRequest, ToolResult } from "./LlmRequest.js"
+import type { EncodeOptions, WireRequest } from "./WireRequest.js"
+import { join } from "./WireRequest.js"
+
+const provider = "gemini"
+
+/**
+ * The Gemini API's base URL: `https://generativelanguage.googleapis.com/v1beta`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultBaseUrl = "https://generativelanguage.googleapis.com/v1beta"
+
+const signatureOf = (part: { readonly provider?: string | undefined; readonly providerMetadata?: Json.JsonObject | undefined }) => {
+  const signature = part.provider === provider ? part.providerMetadata?.thoughtSignature : undefined
+  return typeof signature === "string" ? { thoughtSignature: signature } : {}
+}
+
+const modelPart = (part: AssistantPart): Json.JsonObject | undefined => {
+  switch (part._tag) {
+    case "text": {
+      const signature = signatureOf(part)
+      return part.text === "" && signature.thoughtSignature === undefined ? undefined : { text: part.text, ...signature }
+    }
+    case "reasoning":
+      if (part.provider !== provider) return undefined
+      return { text: part.text, thought: true, ...(part.signature === undefined ? {} : { thoughtSignature: part.signature }) }
+    case "tool_call":
+      return { functionCall: { name: part.name, args: JsonValue.parseArguments(part.arguments) }, ...signatureOf(part) }
+    case "provider_item":
+      return part.provider === provider ? part.item : undefined
+  }
+}
+
+const responsePart = (result: ToolResult): Json.JsonObject => {
+  const parsed = JsonValue.parseOrUndefined(result.output)
+  const response: Json.JsonObject =
+    result.isError === true ? { error: result.output } : JsonValue.isObject(parsed) ? parsed : { result: result.output }
+  return { functionResponse: { name: result.name, response } }
+}
+
+/**
+ * The `contents` of a request.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const contents = (request: LlmRequest): Array<Json.JsonObject> => {
+  const out: Array<{ readonly role: "user" | "model"; readonly parts: Array<Json.JsonObject> }> = []
+  const push = (role: "user" | "model", parts: ReadonlyArray<Json.JsonObject>): void => {
+    if (parts.length === 0) return
+    const last = out.at(-1)
+    if (last !== undefined && last.role === role) last.parts.push(...parts)
+    else out.push({ role, parts: [...parts] })
+  }
+  for (const message of request.messages) {
+    switch (message._tag) {
+      case "user":
+        push("user", [{ text: message.text }])
+        break
+      case "assistant":
+        push("model", message.parts.map(modelPart).filter((part) => part !== undefined))
+        break
+      case "tool":
+        push("user", message.results.map(responsePart))
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * The streaming request. The model may be given with or without its `models/` prefix.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest => {
+  const model = request.model.replace(/^models\//, "")
+  const reasoning = request.reasoning
+  const generationConfig: Record<string, Json.JsonValue> = {
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxTokens === undefined ? {} : { maxOutputTokens: request.maxTokens }),
+    ...(reasoning === undefined
+      ? {}
+      : {
+          thinkingConfig: {
+            includeThoughts: true,
+            ...(reasoning.budgetTokens === undefined ? {} : { thinkingBudget: reasoning.budgetTokens }),
+            ...(reasoning.effort === undefined || reasoning.budgetTokens !== undefined ? {} : { thinkingLevel: reasoning.effort })
+          }
+        })
+  }
+  return {
+    url: join(options.baseUrl, `models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
+    headers: {
+      "x-goog-api-key": options.apiKey,
+      "content-type": "application/json",
+      accept: "text/event-stream"
+    },
+    body: {
+      contents: contents(request),
+      ...(request.system === undefined ? {} : { systemInstruction: { parts: [{ text: request.system }] } }),
+      ...(request.tools === undefined || request.tools.length === 0
+        ? {}
+        : {
+            tools: [
+              {
+                functionDeclarations: request.tools.map((tool) => ({
+                  name: tool.name,
+                  ...(tool.description === undefined ? {} : { description: tool.description }),
+                  parameters: tool.parameters
+                }))
+              }
+            ]
+          }),
+      ...(Object.keys(generationConfig).length === 0 ? {} : { generationConfig })
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * When the live client tries a request again (seed 000's `retryable` flag). Only
+ * before any output of the turn has been emitted: a retryable failure (`rate_limit`,
+ * `provider_overloaded`, `timeout`, a 5xx, a connection dropped or a stream cut off
+ * before the first item) is retried after a capped exponential backoff, or after
+ * exactly the delay the provider asked for (`retry-after-ms` / `Retry-After`). A
+ * provider that asks for more than `maxRetryAfter` is not retried.
+ *
+ * @since 0.1.0
+ */
+import type { StreamEvent } from "@sluice/core"
+import * as Duration from "effect/Duration"
+import * as Schedule from "effect/Schedule"
+
+/**
+ * The policy. Defaults: 4 retries, 500 ms doubling up to 8 s, a `Retry-After` of at
+ * most 60 s.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly maxRetries?: number | undefined
+  readonly initialDelay?: Duration.DurationInput | undefined
+  readonly maxDelay?: Duration.DurationInput | undefined
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
+}
+
+/**
+ * The defaults of `Options`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults = {
+  maxRetries: 4,
+  initialDelay: Duration.millis(500),
+  maxDelay: Duration.seconds(8),
+  maxRetryAfter: Duration.seconds(60)
+} as const
+
+/**
+ * Whether a failure may be retried under the policy: it is retryable, and any delay
+ * the provider asked for is at most `maxRetryAfter`.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isRetryable = (error: StreamEvent.ErrorObject, options: Options = {}): boolean =>
+  error.retryable === true &&
+  (error.retry_after_ms === undefined ||
+    error.retry_after_ms <= Duration.toMillis(Duration.decode(options.maxRetryAfter ?? defaults.maxRetryAfter)))
+
+/**
+ * The schedule, fed the error of each failed attempt: it stops at the first error
+ * that is not retryable or after `maxRetries`, and waits `min(initialDelay * 2^n,
+ * maxDelay)` before attempt `n + 1`, or the provider's `retry_after_ms` when it gave
+ * one. Its output is the error it was fed.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const schedule = (options: Options = {}): Schedule.Schedule<StreamEvent.ErrorObject, StreamEvent.ErrorObject> =>
+  Schedule.exponential(options.initialDelay ?? defaults.initialDelay, 2).pipe(
+    Schedule.union(Schedule.spaced(options.maxDelay ?? defaults.maxDelay)),
+    Schedule.intersect(Schedule.recurs(options.maxRetries ?? defaults.maxRetries)),
+    Schedule.whileInput((error: StreamEvent.ErrorObject) => isRetryable(error, options)),
+    Schedule.passthrough,
+    Schedule.modifyDelay((error, delay) => (error.retry_after_ms === undefined ? delay : Duration.millis(error.retry_after_ms)))
+  )

@@ -1,0 +1,132 @@
+/**
+ * An `LlmRequest` as an OpenAI Chat Completions streaming request:
+ * `POST {baseUrl}/chat/completions` with `Authorization: Bearer <key>`, `stream: true`
+ * and `stream_options.include_usage` (so the last chunk carries usage). Also the
+ * request of OpenAI-compatible servers (`variant` `openai-compatible`: `max_tokens`
+ * instead of `max_completion_tokens`, and DeepSeek's `reasoning_content` sent back on
+ * assistant turns it came on).
+ *
+ * Chat Completions has no field for reasoning of its own: OpenAI reasoning is not sent
+ * back (use the Responses API for that), nor is any other provider's.
+ *
+ * @since 0.1.0
+ */
+import type { Json } from "@sluice/core"
+import { ToolCallId } from "@sluice/core"
+import type { AssistantMessage, LlmRequest } from "./LlmRequest.js"
+import type { EncodeOptions, WireRequest } from "./WireRequest.js"
+import { join } from "./WireRequest.js"
+
+/**
+ * The base URL of the OpenAI SDK: `https://api.openai.com/v1`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultBaseUrl = "https://api.openai.com/v1"
+
+/**
+ * `openai-chat` (OpenAI itself) or `openai-compatible` (DeepSeek, OpenRouter, vLLM, ...).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Variant = "openai-chat" | "openai-compatible"
+
+const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject | undefined => {
+  let content = ""
+  let reasoning = ""
+  const calls: Array<Json.JsonObject> = []
+  for (const part of message.parts) {
+    switch (part._tag) {
+      case "text":
+        content += part.text
+        break
+      case "reasoning":
+        if (variant === "openai-compatible" && part.provider === variant) reasoning += part.text
+        break
+      case "tool_call":
+        calls.push({ id: ToolCallId.fromHistory(part.id), type: "function", function: { name: part.name, arguments: part.arguments } })
+        break
+      case "provider_item":
+        break
+    }
+  }
+  if (content === "" && reasoning === "" && calls.length === 0) return undefined
+  return {
+    role: "assistant",
+    content: content === "" && calls.length > 0 ? null : content,
+    ...(reasoning === "" ? {} : { reasoning_content: reasoning }),
+    ...(calls.length === 0 ? {} : { tool_calls: calls })
+  }
+}
+
+/**
+ * The chat `messages` of a request: the system prompt first, then one message per
+ * user or assistant message and one `tool` message per tool result.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const messages = (request: LlmRequest, variant: Variant = "openai-chat"): Array<Json.JsonObject> => {
+  const out: Array<Json.JsonObject> = []
+  if (request.system !== undefined) out.push({ role: "system", content: request.system })
+  for (const message of request.messages) {
+    switch (message._tag) {
+      case "user":
+        out.push({ role: "user", content: message.text })
+        break
+      case "assistant": {
+        const encoded = assistant(message, variant)
+        if (encoded !== undefined) out.push(encoded)
+        break
+      }
+      case "tool":
+        for (const result of message.results) {
+          out.push({ role: "tool", tool_call_id: ToolCallId.fromHistory(result.callId), content: result.output })
+        }
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * The streaming request.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encode = (request: LlmRequest, options: EncodeOptions, variant: Variant = "openai-chat"): WireRequest => ({
+  url: join(options.baseUrl, "chat/completions"),
+  headers: {
+    authorization: `Bearer ${options.apiKey}`,
+    "content-type": "application/json",
+    accept: "text/event-stream"
+  },
+  body: {
+    model: request.model,
+    messages: messages(request, variant),
+    ...(request.tools === undefined || request.tools.length === 0
+      ? {}
+      : {
+          tools: request.tools.map((tool) => ({
+            type: "function",
+            function: {
+              name: tool.name,
+              ...(tool.description === undefined ? {} : { description: tool.description }),
+              parameters: tool.parameters
+            }
+          }))
+        }),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxTokens === undefined
+      ? {}
+      : variant === "openai-chat"
+        ? { max_completion_tokens: request.maxTokens }
+        : { max_tokens: request.maxTokens }),
+    ...(request.reasoning?.effort === undefined ? {} : { reasoning_effort: request.reasoning.effort }),
+    stream: true,
+    stream_options: { include_usage: true }
+  }
+})

@@ -1,0 +1,317 @@
+/**
+ * The live client: sends an `LlmRequest` to a provider as its streaming request, on
+ * `@effect/platform`'s `HttpClient` (provide `NodeHttpClient.layer` of
+ * `@effect/platform-node`, or `FetchHttpClient.layer`), and turns the response body
+ * into StreamEvents through `Sse.decode()` and the provider's normalizer.
+ *
+ * Failures follow seed 000's `retryable` flag (see `LiveRetry`). Before any output of
+ * the turn has been emitted, a retryable failure (an HTTP 429, 408, 5xx or 529, a
+ * connection that fails or drops before the first item, an in-stream retryable error
+ * such as Anthropic's `overloaded_error`) is retried after a backoff on Effect's
+ * Clock, honoring `retry-after-ms` / `Retry-After`, and every such failure rotates to
+ * the next API key of the configured list. Once output has started, a failure
+ * becomes a `response_error` event and the turn ends with status `error`, keeping
+ * what arrived. A failure that is not retried is reported the same way: the stream
+ * always ends with `response_done`, and fails only when the provider's bytes are not
+ * its wire format (`WireDecodeError`, `SseError`). Interrupting the stream aborts the
+ * HTTP request.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type { ProviderError, StreamEvent } from "@sluice/core"
+import { Ids, Sse, Usage } from "@sluice/core"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ErrorClassification from "./ErrorClassification.js"
+import { httpErrorDetails } from "./internal/httpErrorBody.js"
+import { TurnBuilder } from "./internal/turnBuilder.js"
+import * as LiveRetry from "./LiveRetry.js"
+import type { LlmRequest } from "./LlmRequest.js"
+import type { NormalizeOptions } from "./Normalizer.js"
+import * as ProviderRequest from "./ProviderRequest.js"
+import type { ProviderName } from "./ProviderName.js"
+import * as Providers from "./Providers.js"
+import type { WireDecodeError } from "./WireDecodeError.js"
+
+/**
+ * How to reach one provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Settings {
+  readonly provider: ProviderName
+  /** Tried in order; the next one after every retryable failure. */
+  readonly apiKeys: readonly [Redacted.Redacted<string>, ...Array<Redacted.Redacted<string>>]
+  /** The prefix the provider's SDK accepts as base URL; `ProviderRequest.defaultBaseUrl` when absent. */
+  readonly baseUrl?: string | undefined
+  readonly retry?: LiveRetry.Options | undefined
+}
+
+/**
+ * What the stream fails with: the provider's bytes are not its wire format.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type StreamError = WireDecodeError | Sse.SseError
+
+/**
+ * A client of one provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Client {
+  readonly provider: ProviderName
+  readonly baseUrl: string
+  /**
+   * The events of one streamed turn. `options` name the turn (as for `normalize`);
+   * the model id defaults to the request's model.
+   */
+  readonly stream: (request: LlmRequest, options?: NormalizeOptions) => Stream.Stream<StreamEvent.StreamEvent, StreamError>
+}
+
+/**
+ * The client as a service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ProviderClient extends Context.Tag("@sluice/providers/ProviderClient")<ProviderClient, Client>() {}
+
+const isOutput = (event: StreamEvent.StreamEvent): boolean => {
+  switch (event.type) {
+    case "item_start":
+    case "item_delta":
+    case "item_done":
+    case "item_error":
+    case "item_cancelled":
+      return true
+    default:
+      return false
+  }
+}
+
+/** The retryable error that ended a turn without output, if it ended that way. */
+const failureOf = (events: ReadonlyArray<StreamEvent.StreamEvent>): StreamEvent.ErrorObject | undefined => {
+  for (const event of events) if (event.payload.type === "response_error") return event.payload.error
+  return undefined
+}
+
+/** How one attempt went. */
+type Attempt =
+  | {
+      readonly _tag: "Started"
+      readonly head: ReadonlyArray<StreamEvent.StreamEvent>
+      readonly rest: Stream.Stream<StreamEvent.StreamEvent, StreamError>
+    }
+  | { readonly _tag: "Ended"; readonly events: ReadonlyArray<StreamEvent.StreamEvent> }
+
+const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<string, string> => ({ ...response.headers })
+
+/**
+ * A client of the provider in `settings`, on the `HttpClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (settings: Settings): Effect.Effect<Client, never, HttpClient.HttpClient> =>
+  Effect.gen(function* () {
+    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withScope)
+    const provider = settings.provider
+    const baseUrl = settings.baseUrl ?? ProviderRequest.defaultBaseUrl(provider)
+    const normalize = Providers.get(provider).normalize
+    const keys = settings.apiKeys
+    const keyIndex = yield* Ref.make(0)
+    const retry = settings.retry ?? {}
+
+    /** A turn that ended before the provider answered: start, the error, the end. */
+    const failed = (error: ProviderError.ProviderError, options: NormalizeOptions) =>
+      Effect.map(Clock.currentTimeMillis, (now): Attempt => {
+        const builder = new TurnBuilder({ providerId: provider, options, now: () => now })
+        const out: Array<StreamEvent.StreamEvent> = []
+        builder.start(out)
+        builder.error(out, error)
+        builder.finish(out, { finishReason: "error", usage: Usage.empty })
+        return { _tag: "Ended", events: out }
+      })
+
+    const rejected = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
+      Effect.gen(function* () {
+        const text = yield* Effect.orElseSucceed(response.text, () => "")
+        const now = yield* Clock.currentTimeMillis
+        const details = httpErrorDetails(text)
+        const error = ErrorClassification.fromHttpStatus(response.status, {
+          ...details,
+          headers: headersOf(response),
+          now,
+          ...(text === "" ? {} : { raw: text })
+        })
+        return yield* failed(error, options)
+      })
+
+    const unreachable = (error: HttpClientError.HttpClientError, options: NormalizeOptions) =>
+      failed(
+        ErrorClassification.make("api_error", "connection_error", `${provider}: ${error.message}`, { retryable: true, raw: error }),
+        options
+      )
+
+    /** Reads events until the first output, or to the end of a turn without output. */
+    const started = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
+      Effect.gen(function* () {
+        const pull = yield* response.stream.pipe(
+          // a connection dropped mid-body ends the body: the normalizer then keeps what
+          // arrived and reports a retryable `stream_truncated`
+          Stream.catchAll((error) => Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(Stream.drain)),
+          Sse.decode(),
+          normalize(options),
+          Stream.toPull
+        )
+        const head: Array<StreamEvent.StreamEvent> = []
+        while (true) {
+          const chunk = yield* Effect.either(pull)
+          if (Either.isLeft(chunk)) {
+            if (Option.isSome(chunk.left)) return yield* Effect.fail(chunk.left.value)
+            return { _tag: "Ended", events: head } satisfies Attempt
+          }
+          const events = Chunk.toReadonlyArray(chunk.right)
+          head.push(...events)
+          if (events.some(isOutput)) {
+            return { _tag: "Started", head, rest: Stream.repeatEffectChunkOption(pull) } satisfies Attempt
+          }
+        }
+      })
+
+    const attempt = (request: LlmRequest, options: NormalizeOptions, scope: Scope.Scope) =>
+      Effect.gen(function* () {
+        const index = yield* Ref.get(keyIndex)
+        const key = keys[index % keys.length]!
+        const wire = ProviderRequest.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
+        const outcome = yield* HttpClientRequest.post(wire.url).pipe(
+          HttpClientRequest.setHeaders(wire.headers),
+          HttpClientRequest.bodyUnsafeJson(wire.body),
+          http.execute,
+          Effect.matchEffect({
+            onFailure: (error) => unreachable(error, options),
+            onSuccess: (response) => (response.status >= 200 && response.status < 300 ? started(response, options) : rejected(response, options))
+          }),
+          Scope.extend(scope)
+        )
+        return outcome
+      })
+
+    const stream = (request: LlmRequest, given?: NormalizeOptions): Stream.Stream<StreamEvent.StreamEvent, StreamError> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const options: NormalizeOptions = {
+            ...given,
+            runId: given?.runId ?? Ids.generateEventId(),
+            turnId: given?.turnId ?? Ids.generateEventId(),
+            threadId: given?.threadId ?? Ids.generateEventId(),
+            modelId: given?.modelId ?? request.model
+          }
+          const parent = yield* Effect.scope
+          const driver = yield* Schedule.driver(LiveRetry.schedule(retry))
+          for (let tries = 1; ; tries++) {
+            const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+            const outcome = yield* Effect.onError(attempt(request, options, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
+            if (outcome._tag === "Started") return Stream.concat(Stream.fromIterable(outcome.head), outcome.rest)
+            yield* Scope.close(scope, Exit.void)
+            const error = failureOf(outcome.events)
+            if (error === undefined || error.retryable !== true) return Stream.fromIterable(outcome.events)
+            yield* Ref.update(keyIndex, (index) => (index + 1) % keys.length)
+            const next = yield* Effect.either(driver.next(error))
+            if (Either.isLeft(next)) return Stream.fromIterable(outcome.events)
+            yield* Effect.logWarning(
+              `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); retrying with the next API key`
+            )
+          }
+        })
+      )
+
+    return { provider, baseUrl, stream }
+  })
+
+/**
+ * The service from `settings`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (settings: Settings): Layer.Layer<ProviderClient, never, HttpClient.HttpClient> =>
+  Layer.effect(ProviderClient, make(settings))
+
+/**
+ * A comma-separated list of API keys: each trimmed, empty entries dropped; fails when
+ * none is left.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const apiKeys = (name: string): Config.Config<Settings["apiKeys"]> =>
+  Config.mapOrFail(Config.redacted(name), (value) => {
+    const [first, ...rest] = Redacted.value(value)
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key !== "")
+    return first === undefined
+      ? Either.left(ConfigError.InvalidData([name], `${name} holds no API key`))
+      : Either.right([Redacted.make(first), ...rest.map((key) => Redacted.make(key))])
+  })
+
+/**
+ * The settings of `provider` from the environment (or any `ConfigProvider`): the keys
+ * from `ProviderRequest.apiKeyVariable(provider)` (`OPENAI_API_KEY`,
+ * `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), the base URL from `baseUrl`, else
+ * `ProviderRequest.baseUrlVariable(provider)` (`OPENAI_BASE_URL`, ...), else the
+ * provider's default.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config = (
+  provider: ProviderName,
+  overrides: { readonly baseUrl?: string | undefined; readonly retry?: LiveRetry.Options | undefined } = {}
+): Config.Config<Settings> =>
+  Config.all({
+    apiKeys: apiKeys(ProviderRequest.apiKeyVariable(provider)),
+    baseUrl: Config.option(Config.string(ProviderRequest.baseUrlVariable(provider)))
+  }).pipe(
+    Config.map(({ apiKeys, baseUrl }): Settings => ({
+      provider,
+      apiKeys,
+      baseUrl: overrides.baseUrl ?? Option.getOrUndefined(baseUrl),
+      ...(overrides.retry === undefined ? {} : { retry: overrides.retry })
+    }))
+  )
+
+/**
+ * The service with its settings from `config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  provider: ProviderName,
+  overrides: { readonly baseUrl?: string | undefined; readonly retry?: LiveRetry.Options | undefined } = {}
+): Layer.Layer<ProviderClient, ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ProviderClient, Effect.flatMap(config(provider, overrides), make))
