@@ -24,8 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { decodeBody } from "./internal/decodeData.js"
-import { decodeDataWithFastPath, field, isIndex } from "./internal/fastDecode.js"
+import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
@@ -524,36 +523,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   return { onChunk, onEnd }
 }
 
-/**
- * The content deltas that make up nearly all of a stream, decoded without the
- * schema's union search. Equivalent to `StreamChunk` on these shapes.
- */
-const fastDelta = (json: unknown): StreamChunk | undefined => {
-  if (field(json, "type") !== "content_block_delta") return undefined
-  const index = field(json, "index")
-  const delta = field(json, "delta")
-  if (!isIndex(index)) return undefined
-  switch (field(delta, "type")) {
-    case "text_delta": {
-      const text = field(delta, "text")
-      return typeof text === "string" ? { type: "content_block_delta", index, delta: { type: "text_delta", text } } : undefined
-    }
-    case "thinking_delta": {
-      const thinking = field(delta, "thinking")
-      return typeof thinking === "string" ? { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } } : undefined
-    }
-    case "input_json_delta": {
-      const partial = field(delta, "partial_json")
-      return typeof partial === "string"
-        ? { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } }
-        : undefined
-    }
-    default:
-      return undefined
-  }
-}
-
-const decodeChunk = decodeDataWithFastPath(providerId, StreamChunk, fastDelta)
+const decodeChunk = decodeData(providerId, StreamChunk)
 
 const makeHandler =
   (options: NormalizeOptions | undefined) =>

@@ -25,8 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { decodeBody } from "./internal/decodeData.js"
-import { decodeDataWithFastPath, field, isIndex } from "./internal/fastDecode.js"
+import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
@@ -116,22 +115,26 @@ const Choice = Schema.Struct({
   finish_reason: optional(Schema.String)
 })
 
-/**
- * One `chat.completion.chunk` (it must carry `choices`, `usage` or `error`).
- *
- * @since 0.1.0
- * @category schemas
- */
-export const StreamChunk = Schema.Struct({
+const chunkFields = {
   id: Schema.optionalWith(Schema.String, { exact: true }),
   model: optional(Schema.String),
   choices: optional(Schema.Array(Choice)),
   usage: optional(WireUsage),
   error: optional(WireError)
-}).pipe(
-  Schema.filter((chunk) => chunk.choices != null || chunk.usage != null || chunk.error != null || "a chunk with choices, usage or error"),
-  Schema.annotations({ identifier: "OpenAiChatStreamChunk" })
-)
+}
+
+/**
+ * One `chat.completion.chunk`: it must carry `choices`, `usage` or `error` (one
+ * member per field that is there, so the schema needs no filter over the whole chunk).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StreamChunk = Schema.Union(
+  Schema.Struct({ ...chunkFields, choices: Schema.Array(Choice) }),
+  Schema.Struct({ ...chunkFields, usage: WireUsage }),
+  Schema.Struct({ ...chunkFields, error: WireError })
+).annotations({ identifier: "OpenAiChatStreamChunk" })
 
 /**
  * @since 0.1.0
@@ -435,56 +438,11 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   return { onChunk, finish, onEnd, isFinished: () => builder.isFinished }
 }
 
-const isOptionalString = (value: unknown): value is string | null | undefined =>
-  value === undefined || value === null || typeof value === "string"
-
-const fastDeltaFields = new Set(["role", "content", "refusal", "reasoning_content", "reasoning"])
-
-/**
- * A chunk of one choice whose delta holds only text fields (`content`, `refusal`,
- * `reasoning_content`, `reasoning`, `role`) and no usage or error: nearly all of a
- * stream, decoded without the schema. Equivalent to `StreamChunk` on these shapes.
- */
-const fastChunk = (json: unknown): StreamChunk | undefined => {
-  const choices = field(json, "choices")
-  if (!Array.isArray(choices) || choices.length !== 1) return undefined
-  if (field(json, "usage") != null || field(json, "error") != null) return undefined
-  const model = field(json, "model")
-  const id = field(json, "id")
-  if (!isOptionalString(model) || !(id === undefined || typeof id === "string")) return undefined
-  const choice: unknown = choices[0]
-  const index = field(choice, "index")
-  const finish = field(choice, "finish_reason")
-  const delta = field(choice, "delta")
-  if (!(index == null || isIndex(index)) || !isOptionalString(finish)) return undefined
-  if (typeof delta !== "object" || delta === null || Array.isArray(delta)) return undefined
-  const decoded: Record<string, string | null> = {}
-  for (const key in delta) {
-    const value: unknown = (delta as Record<string, unknown>)[key]
-    if (!fastDeltaFields.has(key)) {
-      if (value === undefined) continue
-      return undefined
-    }
-    if (!isOptionalString(value)) return undefined
-    if (value !== undefined) decoded[key] = value
-  }
-  const chunk: { -readonly [K in keyof StreamChunk]: StreamChunk[K] } = {
-    choices: [{ ...(index === undefined ? {} : { index }), ...(finish === undefined ? {} : { finish_reason: finish }), delta: decoded }]
-  }
-  if (id !== undefined) chunk.id = id
-  if (model !== undefined) chunk.model = model
-  const usage = field(json, "usage")
-  if (usage === null) chunk.usage = null
-  const error = field(json, "error")
-  if (error === null) chunk.error = null
-  return chunk
-}
-
 const makeHandler =
   (providerId: string, options: NormalizeOptions | undefined) =>
   (now: () => number): Handler => {
     const machine = makeMachine(providerId, options, now)
-    const decode = decodeDataWithFastPath(providerId, StreamChunk, fastChunk)
+    const decode = decodeData(providerId, StreamChunk)
     return {
       onEvent: (event: Sse.SseEvent, out) => {
         if (machine.isFinished()) return undefined

@@ -1,7 +1,7 @@
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import { WireDecodeError } from "../WireDecodeError.js"
+import { wireDecoder } from "./decodeData.js"
 
 const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 120)}…` : data)
 
@@ -33,7 +33,7 @@ export const parseJson = (provider: string, data: string, line: number): Either.
  * @internal
  */
 export const decodeValue = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(schema, { errors: "first" })
+  const decode = wireDecoder(schema)
   return (value: unknown, line: number, what: string): Either.Either<A, WireDecodeError> =>
     Either.mapLeft(
       decode(value),
@@ -42,7 +42,7 @@ export const decodeValue = <A, I>(provider: string, schema: Schema.Schema<A, I>)
           provider,
           line,
           reason: "UnexpectedShape",
-          message: `${provider} ${what} ${line === 0 ? "in the response" : `at line ${line}`} has an unexpected shape: ${ParseResult.TreeFormatter.formatErrorSync(issue)}`
+          message: `${provider} ${what} ${line === 0 ? "in the response" : `at line ${line}`} has an unexpected shape: ${issue}`
         })
     )
 }
