@@ -21,8 +21,10 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
@@ -42,23 +44,27 @@ const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
  * The API as an `HttpApp` on the `RedisStreams` in context, for resolved options:
  * every request is authenticated first (401), then routed (404 for an unknown route);
  * every error is a JSON body `{error: {code, message}}`, and an unexpected failure is
- * logged and answered with 500 `internal`.
+ * logged and answered with 500 `internal`. When the scope closes, open streams end
+ * (cleanly: a client resumes elsewhere with `Last-Event-ID`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeApp = (
   options: TurnServerOptions.ResolvedOptions
-): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams> =>
+): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
     const authenticate = authenticator(options.tokens)
     const slots = yield* streamLimiter(options.maxStreamsPerToken)
+    const closing = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))
+    const streams = { slots, closing: Deferred.await(closing) }
     const router = HttpRouter.empty.pipe(
       HttpRouter.get("/v1/turns", recentTurns(options)),
       HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
-      HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, slots, "upserts")),
-      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, slots, "events"))
+      HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
+      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events"))
     )
     const routed = yield* HttpRouter.toHttpApp(router)
     const app: HttpApp.Default<never, never> = Effect.gen(function*() {

@@ -6,8 +6,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
@@ -182,6 +184,27 @@ describe("SSE connections", () => {
       expect(frames.map(received)).toStrictEqual(expectedFrames(messages.slice(0, 2)))
       yield* produce.release(6)
       expect(yield* readAll(url, { ...auth, "last-event-id": "0-2" })).toStrictEqual(expectedFrames(messages, 2))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})
+
+describe("closing the server", () => {
+  it.scoped("ends open streams cleanly, and the server's scope closes", () =>
+    Effect.gen(function*() {
+      const serverScope = yield* Scope.make()
+      const base = yield* Scope.extend(serve(), serverScope)
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 10)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(4)
+      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+      const pull = yield* Stream.toPull(opened.events)
+      const seen: Array<Received> = []
+      while (seen.length < 4) seen.push(...Array.from(yield* pull, received))
+      yield* Scope.close(serverScope, Exit.void)
+      // The response ends as a stream does, not as a broken connection.
+      const end = yield* Effect.flip(pull)
+      expect(end).toStrictEqual(Option.none())
+      expect(seen).toStrictEqual(expectedFrames(messages.slice(0, 4)))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
 

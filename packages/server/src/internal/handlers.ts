@@ -26,9 +26,15 @@ import type { Caller } from "./access.js"
  */
 export class CurrentCaller extends Context.Tag("@sluice/server/CurrentCaller")<CurrentCaller, Caller>() {}
 
-/** @internal */
-export interface StreamSlots {
-  readonly acquire: (caller: Caller) => Effect.Effect<void, ApiError, Scope.Scope>
+/**
+ * What the stream routes share: the slots of each caller, and the signal that the
+ * server is closing (open streams end then).
+ *
+ * @internal
+ */
+export interface StreamContext {
+  readonly slots: { readonly acquire: (caller: Caller) => Effect.Effect<void, ApiError, Scope.Scope> }
+  readonly closing: Effect.Effect<void>
 }
 
 const noStore = { "cache-control": "no-store" } as const
@@ -101,7 +107,7 @@ const resumePoint: Effect.Effect<
  *
  * @internal
  */
-export const turnStream = (options: ResolvedOptions, slots: StreamSlots, stream: TurnKeys.TurnStream) =>
+export const turnStream = (options: ResolvedOptions, context: StreamContext, stream: TurnKeys.TurnStream) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
     const after = yield* resumePoint
@@ -111,7 +117,7 @@ export const turnStream = (options: ResolvedOptions, slots: StreamSlots, stream:
     if (first.length === 0) {
       return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
     }
-    yield* slots.acquire(yield* CurrentCaller)
+    yield* context.slots.acquire(yield* CurrentCaller)
     const body = TurnFeed.follow(key, {
       after,
       blockMs: options.tailBlockMs,
@@ -120,6 +126,7 @@ export const turnStream = (options: ResolvedOptions, slots: StreamSlots, stream:
       resumeMaxMs: options.resumeMaxMs
     }).pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
+      Stream.interruptWhen(context.closing),
       Stream.encodeText,
       Stream.provideService(RedisStreams.RedisStreams, redis)
     )

@@ -16,16 +16,22 @@ import type * as TurnServerOptions from "../../src/TurnServerOptions.js"
 export const tokens = ["token-alpha-0123456789", "token-beta-9876543210"] as const
 export const prefix = "sluice-server-test"
 
-/** Serves the API on 127.0.0.1 and a free port; the base URL, e.g. `http://127.0.0.1:1234`. */
-export const serve = (
-  options: TurnServerOptions.Options = {}
+/**
+ * Serves the API on 127.0.0.1 and a free port with the test prefix and the options
+ * as given; the base URL, e.g. `http://127.0.0.1:1234`.
+ */
+export const serveWith = (
+  options: TurnServerOptions.Options
 ): Effect.Effect<string, unknown, Scope.Scope | RedisStreams.RedisStreams> =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, tokens: [...tokens], ...options }))
+    const context = yield* Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, ...options }))
     const address = yield* Effect.provide(TurnServer.address, context)
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return `http://127.0.0.1:${address.port}`
   })
+
+/** `serveWith` the test tokens. */
+export const serve = (options: TurnServerOptions.Options = {}) => serveWith({ tokens: [...tokens], ...options })
 
 export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
 
