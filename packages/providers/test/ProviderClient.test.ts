@@ -1,0 +1,266 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Summary, Turn } from "@sluice/accumulator"
+import type { StreamEvent } from "@sluice/core"
+import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import { LlmRequest, ProviderClient } from "../src/index.js"
+import type { ProviderName } from "../src/ProviderName.js"
+import { drive, fixture, serve, shared } from "./support/loopback.js"
+
+const keys = (...values: [string, ...Array<string>]) =>
+  values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]
+
+const client = (provider: ProviderName, baseUrl: string, apiKeys: ProviderClient.Settings["apiKeys"] = keys("key-a")) =>
+  ProviderClient.make({ provider, apiKeys, baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
+
+const request = LlmRequest.prompt("test-model", "Hello")
+
+const summaryOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
+
+/** Streams the request to completion, moving the TestClock over every backoff. */
+const collect = (live: ProviderClient.Client, body: LlmRequest.LlmRequest = request) =>
+  Effect.gen(function* () {
+    const { delays, exit } = yield* drive(Stream.runCollect(live.stream(body)))
+    const events = Chunk.toReadonlyArray(yield* exit)
+    return { events, delays, summary: summaryOf(events) }
+  })
+
+const anthropicText = shared("anthropic/tool-parallel.sse")
+const overloadedBody = JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })
+
+describe("ProviderClient", () => {
+  it.scoped("streams a provider's answer into the events of one complete turn", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "sse", body: anthropicText }])
+      const { events, summary } = yield* collect(yield* client("anthropic", server.url))
+      expect(summary.status).toBe("complete")
+      expect(summary.text).toBe("I'll add and multiply the numbers 2 and 3 for you.")
+      expect(summary.toolCalls.map((call) => call.name)).toStrictEqual(["add", "multiply"])
+      expect(events[0]?.payload).toMatchObject({ type: "response_start", provider_id: "anthropic" })
+      expect(server.requests()).toHaveLength(1)
+    }))
+
+  it.scoped("429 with Retry-After: waits exactly as asked, rotates the key, keeps only the retried answer", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        {
+          _tag: "status",
+          status: 429,
+          headers: { "retry-after": "3" },
+          body: JSON.stringify({ error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } })
+        },
+        { _tag: "sse", body: shared("openai-chat/text-simple.sse") }
+      ])
+      const live = yield* client("openai-chat", server.url, keys("key-a", "key-b"))
+      const { delays, events, summary } = yield* collect(live)
+      expect(delays).toStrictEqual([3000])
+      expect(server.requests().map((r) => r.headers.authorization)).toStrictEqual(["Bearer key-a", "Bearer key-b"])
+      expect(summary.status).toBe("complete")
+      expect(summary.errors).toStrictEqual([])
+      expect(events.filter((event) => event.type === "response_start")).toHaveLength(1)
+    }))
+
+  it.scoped("retry-after-ms is read before Retry-After", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        { _tag: "status", status: 429, headers: { "retry-after-ms": "250", "retry-after": "9" }, body: "{}" },
+        { _tag: "sse", body: anthropicText }
+      ])
+      const { delays, summary } = yield* collect(yield* client("anthropic", server.url))
+      expect(delays).toStrictEqual([250])
+      expect(summary.status).toBe("complete")
+    }))
+
+  it.scoped("500 and 529 are retried with capped exponential backoff, rotating through the keys in order", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        { _tag: "status", status: 500, body: JSON.stringify({ type: "error", error: { type: "api_error", message: "Internal" } }) },
+        { _tag: "status", status: 529, body: overloadedBody },
+        { _tag: "status", status: 529, body: overloadedBody },
+        { _tag: "sse", body: anthropicText }
+      ])
+      const live = yield* client("anthropic", server.url, keys("a", "b", "c"))
+      const { delays, summary } = yield* collect(live)
+      expect(delays).toStrictEqual([500, 1000, 2000])
+      expect(server.requests().map((r) => r.headers["x-api-key"])).toStrictEqual(["a", "b", "c", "a"])
+      expect(summary.status).toBe("complete")
+    }))
+
+  it.scoped("the backoff is capped at maxDelay", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        { _tag: "status", status: 503, body: "" },
+        { _tag: "status", status: 503, body: "" },
+        { _tag: "status", status: 503, body: "" },
+        { _tag: "sse", body: anthropicText }
+      ])
+      const live = yield* ProviderClient.make({
+        provider: "anthropic",
+        apiKeys: keys("a"),
+        baseUrl: server.url,
+        retry: { initialDelay: "400 millis", maxDelay: "1 second" }
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+      const { delays } = yield* collect(live)
+      expect(delays).toStrictEqual([400, 800, 1000])
+    }))
+
+  it.scoped("when the retries run out, the last failure is a response_error and the turn ends with status error", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        { _tag: "status", status: 529, body: overloadedBody },
+        { _tag: "status", status: 529, body: overloadedBody }
+      ])
+      const live = yield* ProviderClient.make({ provider: "anthropic", apiKeys: keys("a"), baseUrl: server.url, retry: { maxRetries: 1 } }).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
+      const { delays, events, summary } = yield* collect(live)
+      expect(delays).toStrictEqual([500])
+      expect(server.requests()).toHaveLength(2)
+      expect(summary.status).toBe("error")
+      expect(summary.errors).toStrictEqual([{ type: "provider_overloaded", code: "overloaded_error", message: "Overloaded", retryable: true }])
+      expect(events.map((event) => event.type)).toStrictEqual(["response_start", "response_error", "response_done"])
+    }))
+
+  it.scoped("a failure that is not retryable is reported at once, with the provider's code and message", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([
+        {
+          _tag: "status",
+          status: 400,
+          body: JSON.stringify([{ error: { code: 400, message: "API key not valid.", status: "INVALID_ARGUMENT" } }])
+        }
+      ])
+      const { delays, summary } = yield* collect(yield* client("gemini", server.url, keys("a", "b")))
+      expect(delays).toStrictEqual([])
+      expect(server.requests()).toHaveLength(1)
+      expect(summary.status).toBe("error")
+      expect(summary.errors).toStrictEqual([
+        { type: "api_error", code: "INVALID_ARGUMENT", message: "API key not valid.", retryable: false }
+      ])
+    }))
+
+  it.scoped("an error body that is not JSON keeps its text as the message", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "status", status: 404, body: "<html>Not Found</html>" }])
+      const { summary } = yield* collect(yield* client("openai-responses", server.url))
+      expect(summary.errors).toStrictEqual([{ type: "api_error", code: "404", message: "<html>Not Found</html>", retryable: false }])
+    }))
+
+  it.scoped("a Retry-After longer than maxRetryAfter is not waited for", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "status", status: 429, headers: { "retry-after": "3600" }, body: "{}" }])
+      const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
+      expect(delays).toStrictEqual([])
+      expect(summary.errors[0]).toMatchObject({ type: "rate_limit", retryable: true })
+      expect(server.requests()).toHaveLength(1)
+    }))
+
+  it.scoped("a connection dropped before the first byte is retried with the next key", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "drop" }, { _tag: "sse", body: shared("gemini/tool-parallel.sse") }])
+      const { delays, summary } = yield* collect(yield* client("gemini", server.url, keys("a", "b")))
+      expect(delays).toStrictEqual([500])
+      expect(server.requests().map((r) => r.headers["x-goog-api-key"])).toStrictEqual(["a", "b"])
+      expect(summary.status).toBe("complete")
+    }))
+
+  it.scoped("a stream cut off before its first item is retried", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "cut", body: anthropicText, events: 1 }, { _tag: "sse", body: anthropicText }])
+      const { delays, events, summary } = yield* collect(yield* client("anthropic", server.url))
+      expect(delays).toStrictEqual([500])
+      expect(summary.status).toBe("complete")
+      expect(events.filter((event) => event.type === "response_start")).toHaveLength(1)
+    }))
+
+  it.scoped("an in-stream retryable error before any output (Anthropic overloaded_error in a 200) is retried", () =>
+    Effect.gen(function* () {
+      const overloaded = fixture("anthropic/overloaded.sse").split("\n\n").filter((event) => !event.includes("content_block")).join("\n\n")
+      const server = yield* serve([{ _tag: "sse", body: overloaded }, { _tag: "sse", body: anthropicText }])
+      const { delays, summary } = yield* collect(yield* client("anthropic", server.url, keys("a", "b")))
+      expect(delays).toStrictEqual([500])
+      expect(server.requests().map((r) => r.headers["x-api-key"])).toStrictEqual(["a", "b"])
+      expect(summary.status).toBe("complete")
+    }))
+
+  it.scoped("an in-stream error after output has started is an error event: the turn keeps its text and is not retried", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "sse", body: fixture("gemini/error-overloaded.sse") }, { _tag: "sse", body: anthropicText }])
+      const { delays, summary } = yield* collect(yield* client("gemini", server.url))
+      expect(delays).toStrictEqual([])
+      expect(server.requests()).toHaveLength(1)
+      expect(summary.status).toBe("error")
+      expect(summary.text).toBe("Partial answer")
+      expect(summary.errors).toMatchObject([{ type: "provider_overloaded", retryable: true }])
+    }))
+
+  it.scoped("a connection dropped after the first output ends the turn with status error, keeping what arrived, without a retry", () =>
+    Effect.gen(function* () {
+      const body = shared("openai-chat/text-simple.sse")
+      const server = yield* serve([{ _tag: "cut", body, events: 3 }, { _tag: "sse", body }])
+      const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
+      expect(delays).toStrictEqual([])
+      expect(server.requests()).toHaveLength(1)
+      expect(summary.status).toBe("error")
+      expect(summary.text.length).toBeGreaterThan(0)
+      expect(summary.errors).toStrictEqual([
+        { type: "api_error", code: "stream_truncated", message: "openai-chat stream ended without its terminal event", retryable: true }
+      ])
+    }))
+
+  it.scoped("interrupting the stream aborts the HTTP request: the server sees the connection close", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 4 }])
+      const live = yield* client("anthropic", server.url)
+      const seen: Array<StreamEvent.StreamEvent> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))))
+      yield* server.hungWritten
+      const exit = yield* Fiber.interrupt(fiber)
+      yield* server.hungClosed
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(server.requests()).toHaveLength(1)
+    }))
+
+  it.scoped("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
+    Effect.gen(function* () {
+      const server = yield* serve([{ _tag: "sse", body: "data: {\"nope\": 1}\n\n" }])
+      const live = yield* client("anthropic", server.url)
+      const exit = yield* Effect.exit(Stream.runDrain(live.stream(request)))
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "WireDecodeError" } } })
+    }))
+})
+
+describe("ProviderClient.config", () => {
+  const read = (provider: ProviderName, env: Record<string, string>, baseUrl?: string) =>
+    ProviderClient.config(provider, { baseUrl }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+  it.effect("reads a comma-separated key list, trimmed, in order", () =>
+    Effect.gen(function* () {
+      const settings = yield* read("anthropic", { ANTHROPIC_API_KEY: " k1, k2 ,,k3 " })
+      expect(settings.apiKeys.map(Redacted.value)).toStrictEqual(["k1", "k2", "k3"])
+      expect(settings.baseUrl).toBeUndefined()
+    }))
+
+  it.effect("the base URL comes from the option, else the provider's variable", () =>
+    Effect.gen(function* () {
+      const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://proxy/v1" }
+      expect((yield* read("openai-compatible", env)).baseUrl).toBe("http://proxy/v1")
+      expect((yield* read("openai-responses", env, "http://other/v1")).baseUrl).toBe("http://other/v1")
+      expect((yield* read("gemini", { GEMINI_API_KEY: "g", GEMINI_BASE_URL: "http://g/v1beta" })).baseUrl).toBe("http://g/v1beta")
+    }))
+
+  it.effect("a missing or empty key variable fails naming it", () =>
+    Effect.gen(function* () {
+      const missing = yield* Effect.flip(read("gemini", {}))
+      expect(String(missing)).toContain("GEMINI_API_KEY")
+      const empty = yield* Effect.flip(read("openai-chat", { OPENAI_API_KEY: " , " }))
+      expect(String(empty)).toContain("OPENAI_API_KEY holds no API key")
+    }))
+})
