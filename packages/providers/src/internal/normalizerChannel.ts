@@ -25,7 +25,8 @@ const emit = (out: Out): Channel.Channel<Chunk.Chunk<StreamEvent.StreamEvent>> =
 
 /**
  * Turns a handler factory into a Stream transformer. The factory gets the current
- * time from Effect's Clock, so TestClock drives event timestamps. One input chunk of
+ * time from Effect's Clock, read once per input chunk, so TestClock drives event
+ * timestamps. One input chunk of
  * SSE events yields one output chunk of StreamEvents.
  *
  * @internal
@@ -35,7 +36,9 @@ export const normalizeWith =
   <E, R>(self: Stream.Stream<Sse.SseEvent, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | WireDecodeError, R> =>
     Stream.unwrap(
       Effect.map(Effect.clock, (clock) => {
-        const handler = makeHandler(() => clock.unsafeCurrentTimeMillis())
+        // one clock read per input chunk: the events one chunk yields share its time
+        let now = clock.unsafeCurrentTimeMillis()
+        const handler = makeHandler(() => now)
         const loop: Channel.Channel<
           Chunk.Chunk<StreamEvent.StreamEvent>,
           Chunk.Chunk<Sse.SseEvent>,
@@ -45,6 +48,7 @@ export const normalizeWith =
           unknown
         > = Channel.readWithCause({
           onInput: (input: Chunk.Chunk<Sse.SseEvent>) => {
+            now = clock.unsafeCurrentTimeMillis()
             const out: Out = []
             for (const event of input) {
               const failure = handler.onEvent(event, out)
@@ -54,6 +58,7 @@ export const normalizeWith =
           },
           onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
           onDone: () => {
+            now = clock.unsafeCurrentTimeMillis()
             const out: Out = []
             handler.onEnd(out)
             return emit(out)

@@ -36,6 +36,8 @@ export class TurnBuilder {
   readonly turnId: string
   readonly threadId: string
   private readonly eventContext: StreamEvent.EventContext
+  /** Event ids: one random base per turn and a counter (see `Ids.makeSequence`). */
+  private readonly nextEventId = Ids.makeSequence()
   private readonly open = new Map<string, OpenItem>()
   private itemCount = 0
   private started = false
@@ -83,7 +85,7 @@ export class TurnBuilder {
   }
 
   private emit(payload: Payload, out: Out): void {
-    out.push(StreamEvent.envelope(this.eventContext, payload, Ids.generateEventId(), this.context.now()))
+    out.push(StreamEvent.envelope(this.eventContext, payload, this.nextEventId(), this.context.now()))
   }
 
   /** Emits `response_start` once; later calls only update the model id. */

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Ids } from "../src/index.js"
+
+const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+describe("Ids.makeSequence", () => {
+  it("gives canonical v4 UUIDs, all different, counting up in the last group", () => {
+    const next = Ids.makeSequence()
+    const ids = Array.from({ length: 5000 }, next)
+    for (const id of ids) {
+      expect(id).toMatch(v4)
+      expect(Ids.isUuid(id)).toBe(true)
+    }
+    expect(new Set(ids).size).toBe(ids.length)
+    const last = (id: string) => parseInt(id.slice(24), 16)
+    expect(last(ids[4999]!) - last(ids[0]!)).toBe(4999)
+    expect(ids.every((id) => id.slice(0, 24) === ids[0]!.slice(0, 24))).toBe(true)
+  })
+
+  it("draws a new random base for every sequence", () => {
+    const bases = new Set(Array.from({ length: 200 }, () => Ids.makeSequence()().slice(0, 24)))
+    expect(bases.size).toBe(200)
+  })
+})
