@@ -18,6 +18,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { itemDeltaJson } from "./internal/eventJson.js"
 import type { Fields, StreamEntry } from "./StreamEntry.js"
 import { field } from "./StreamEntry.js"
 
@@ -73,14 +74,21 @@ const encodeEvent = Schema.encodeEither(Schema.parseJson(StreamEvent.StreamEvent
 export const fromStreamEvent = (
   turnId: string,
   event: StreamEvent.StreamEvent
-): Either.Either<Fields, ParseResult.ParseError> =>
-  Either.map(encodeEvent(event), (payload): Fields => [
-    ["eventId", event.event_id],
-    ["timestamp", String(event.timestamp)],
-    ["turnId", turnId],
-    ["payloadType", event.type],
-    ["payload", payload]
-  ])
+): Either.Either<Fields, ParseResult.ParseError> => {
+  // Deltas, nearly every event of a turn, skip the schema's generic encoder.
+  const delta = itemDeltaJson(event)
+  return delta !== undefined
+    ? Either.right(eventFields(turnId, event, delta))
+    : Either.map(encodeEvent(event), (payload) => eventFields(turnId, event, payload))
+}
+
+const eventFields = (turnId: string, event: StreamEvent.StreamEvent, payload: string): Fields => [
+  ["eventId", event.event_id],
+  ["timestamp", String(event.timestamp)],
+  ["turnId", turnId],
+  ["payloadType", event.type],
+  ["payload", payload]
+]
 
 const decodeFields = Schema.decodeUnknown(TurnEntryFields)
 

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "@effect/vitest"
+import { StreamEvent } from "@sluice/core"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
+import { itemDeltaJson } from "../src/internal/eventJson.js"
+import * as TurnEntry from "../src/TurnEntry.js"
+
+const turnId = "5a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+const schemaJson = Schema.encodeEither(Schema.parseJson(StreamEvent.StreamEvent))
+const payloadOf = (event: StreamEvent.StreamEvent) =>
+  Either.map(TurnEntry.fromStreamEvent(turnId, event), (fields) => fields.find(([name]) => name === "payload")?.[1])
+
+const eventArb = Arbitrary.make(StreamEvent.StreamEvent)
+const deltaArb = FastCheck.record({
+  event_id: FastCheck.uuid(),
+  timestamp: FastCheck.nat(),
+  trace_context: FastCheck.record(
+    { traceparent: FastCheck.string(), tracestate: FastCheck.string() },
+    { requiredKeys: [] }
+  ),
+  run_id: FastCheck.uuid(),
+  item_id: FastCheck.string(),
+  delta_content: FastCheck.fullUnicodeString()
+}).map(({ delta_content, item_id, ...envelope }): StreamEvent.StreamEvent => ({
+  ...envelope,
+  type: "item_delta",
+  payload: { type: "item_delta", item_id, delta_content }
+}))
+
+const base: StreamEvent.StreamEvent = {
+  event_id: "11111111-2222-4333-8444-555555555555",
+  timestamp: 1,
+  trace_context: {},
+  run_id: "66666666-7777-4888-8999-aaaaaaaaaaaa",
+  type: "item_delta",
+  payload: { type: "item_delta", item_id: "m1", delta_content: "hi" }
+}
+
+describe("TurnEntry.fromStreamEvent", () => {
+  it.prop("writes the schema's JSON for any event", { event: eventArb }, ({ event }) => {
+    expect(payloadOf(event)).toStrictEqual(schemaJson(event))
+  })
+
+  it.prop("writes deltas by hand, as the schema would", { event: deltaArb }, ({ event }) => {
+    expect(itemDeltaJson(event)).toBeDefined()
+    expect(Either.right(itemDeltaJson(event))).toStrictEqual(schemaJson(event))
+  })
+
+  it("leaves fields outside the schema out of a delta's JSON", () => {
+    const trace_context = { traceparent: "t", other: "x" }
+    const payload = { ...base.payload, extra: 2 }
+    const event = { ...base, extra: 1, trace_context, payload }
+    expect(itemDeltaJson(event)).toBe(Either.getOrThrow(schemaJson(event)))
+    expect(itemDeltaJson(event)).not.toContain("extra")
+    expect(itemDeltaJson(event)).not.toContain("other")
+  })
+
+  it.each<[string, StreamEvent.StreamEvent]>([
+    ["an event id that is not a UUID", { ...base, event_id: "e1" }],
+    ["a negative timestamp", { ...base, timestamp: -1 }],
+    ["a fractional timestamp", { ...base, timestamp: 1.5 }],
+    ["an unsafe timestamp", { ...base, timestamp: Number.MAX_SAFE_INTEGER + 2 }],
+    ["a run id that is not a UUID", { ...base, run_id: "run" }],
+    ["an envelope type that is not the payload's", { ...base, type: "item_start" }]
+  ])("fails a delta with %s, as the schema does", (_, event) => {
+    expect(itemDeltaJson(event)).toBeUndefined()
+    expect(Either.isLeft(TurnEntry.fromStreamEvent(turnId, event))).toBe(true)
+  })
+})

@@ -1,0 +1,311 @@
+/**
+ * The whole pipeline under load (issue 6): 1,000 concurrent turns of 500 text deltas
+ * each, generated lazily per turn, through
+ *
+ *   TurnPublisher.publishEvents -> UpsertStream.upserts -> StreamBMessages.wrap -> TurnPublisher.publishUpserts
+ *
+ * into a real Redis (a throwaway `redis-server` on a free loopback port, no
+ * persistence, or `REDIS_URL`), next to `redis-benchmark`'s pipelined XADD rate
+ * measured against the same server in the same run; then the same through the
+ * in-memory layer. Every turn is checked afterwards: Stream A holds every event,
+ * Stream B as many entries as the stage emitted, and its last upsert's content is the
+ * concatenation of the turn's deltas.
+ *
+ * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
+import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
+import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+
+const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
+const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
+/** Events per upstream chunk, as a provider decoder hands them on per network read. */
+const CHUNK = Number(process.env.BENCH_PIPELINE_CHUNK ?? 32)
+const PREFIX = "bench"
+
+// Delta lengths cycle through 1..29 characters (about 15 on average, ~4 tokens).
+const deltaText = (i: number) => "abcdefghijklmnopqrstuvwxyz0123".slice(0, 1 + ((i * 7) % 29))
+
+interface Turn {
+  readonly turnId: string
+  readonly index: number
+}
+
+const expectedContent = (turn: Turn): string => {
+  let content = ""
+  for (let i = 0; i < DELTAS; i++) content += deltaText(i + turn.index)
+  return content
+}
+
+/** A turn's events, made one at a time as the stream pulls them. */
+function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
+  const runId = Ids.generateEventId()
+  const at = (payload: StreamEvent.Payload) => Events.envelope({ runId }, payload, Ids.generateEventId(), Date.now())
+  const itemId = `item_${turn.index}`
+  yield at({
+    type: "response_start",
+    response_id: runId,
+    turn_id: turn.turnId,
+    thread_id: Ids.generateEventId(),
+    model_id: "bench",
+    provider_id: "bench",
+    created_at: 0
+  })
+  yield at({ type: "item_start", item_id: itemId, item_type: "message" })
+  let content = ""
+  for (let i = 0; i < DELTAS; i++) {
+    const text = deltaText(i + turn.index)
+    content += text
+    yield at({ type: "item_delta", item_id: itemId, delta_content: text })
+  }
+  yield at({ type: "item_done", item_id: itemId, final_item: { type: "message", id: itemId, content, origin: "agent" } })
+  yield at({ type: "response_done", response_id: runId, status: "complete", finish_reason: "stop" })
+}
+
+const eventsPerTurn = DELTAS + 4
+
+/** One turn through the whole pipeline; the number of Stream B entries written. */
+const publishTurn = (turn: Turn) =>
+  Stream.fromIteratorSucceed(turnEvents(turn), CHUNK).pipe(
+    TurnPublisher.publishEvents(turn.turnId),
+    UpsertStream.upserts(),
+    StreamBMessages.wrap,
+    TurnPublisher.publishUpserts(turn.turnId),
+    Stream.runCount
+  )
+
+const decodeUpsert = Schema.decodeUnknown(Schema.parseJson(UIUpsert.UIUpsert))
+
+/** Checks one turn in Redis; a description of what is wrong, if anything. */
+const checkTurn = (turn: Turn, upserts: number) =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const events = yield* redis.xlen(TurnKeys.eventsKey(PREFIX, turn.turnId))
+    if (events !== eventsPerTurn) return `turn ${turn.index}: Stream A has ${events} entries, not ${eventsPerTurn}`
+    const entries = yield* redis.xrange(TurnKeys.upsertsKey(PREFIX, turn.turnId), "-", "+")
+    if (entries.length !== upserts) return `turn ${turn.index}: Stream B has ${entries.length} entries, not ${upserts}`
+    const messages: Array<StreamBMessage.StreamBMessage> = []
+    for (const entry of entries) messages.push(yield* TurnEntry.toStreamBMessage(entry))
+    const last = messages.filter((message) => message.payloadType === "item_upsert").pop()
+    if (last === undefined) return `turn ${turn.index}: Stream B has no upsert`
+    const upsert = yield* decodeUpsert(last.payload)
+    if (upsert.changeType !== "completed" || upsert.content !== expectedContent(turn)) {
+      return `turn ${turn.index}: the last upsert (${upsert.changeType}) does not hold the turn's content`
+    }
+    return undefined
+  })
+
+/** Peak RSS and heap, sampled while `run` runs. */
+const withPeakMemory = async <A>(run: () => Promise<A>) => {
+  let rss = 0
+  let heap = 0
+  const sample = () => {
+    const usage = process.memoryUsage()
+    rss = Math.max(rss, usage.rss)
+    heap = Math.max(heap, usage.heapUsed)
+  }
+  sample()
+  const timer = setInterval(sample, 20)
+  try {
+    const value = await run()
+    sample()
+    return { value, rss, heap }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+interface Row {
+  readonly name: string
+  readonly entries: number
+  readonly seconds: number
+  readonly rss: number
+  readonly heap: number
+  readonly check: string
+}
+
+/** Every turn at once through the pipeline on the given `RedisStreams`, then checked. */
+const runPipeline = async (name: string, streams: Layer.Layer<RedisStreams.RedisStreams, unknown>): Promise<Row> => {
+  const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
+  const layer = Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX, indexTurns: true }), streams)
+  const program = Effect.gen(function*() {
+    const start = performance.now()
+    const counts = yield* Effect.forEach(turns, publishTurn, { concurrency: "unbounded" })
+    const seconds = (performance.now() - start) / 1000
+    const problems = yield* Effect.forEach(turns, (turn, i) => checkTurn(turn, counts[i]!), { concurrency: 16 })
+    const wrong = problems.filter((problem) => problem !== undefined)
+    const upserts = counts.reduce((a, b) => a + b, 0)
+    return {
+      seconds,
+      entries: TURNS * eventsPerTurn + upserts,
+      check: wrong.length === 0
+        ? `all ${TURNS} turns intact (${TURNS * eventsPerTurn} A + ${upserts} B entries)`
+        : `${wrong.length} turns wrong, e.g. ${wrong[0]}`
+    }
+  }).pipe(Effect.provide(layer))
+  const { value, rss, heap } = await withPeakMemory(() => Effect.runPromise(program))
+  return { name, ...value, rss, heap }
+}
+
+// ---------------------------------------------------------------------------------
+// redis-server and redis-benchmark
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+interface Server {
+  readonly host: string
+  readonly port: number
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+const startServer = async (): Promise<Server> => {
+  const dir = await mkdtemp(join(tmpdir(), "sluice-bench-redis-"))
+  const port = await freePort()
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"],
+    { stdio: ["ignore", "pipe", "pipe"] }
+  )
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = ""
+      const onData = (data: Buffer) => {
+        output += data.toString()
+        if (output.includes("Ready to accept connections")) {
+          child.stdout?.off("data", onData)
+          child.stdout?.resume()
+          child.off("exit", onExit)
+          resolve()
+        }
+      }
+      const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}):\n${output}`))
+      child.stdout?.on("data", onData)
+      child.stderr?.on("data", (data: Buffer) => (output += data.toString()))
+      child.once("error", reject)
+      child.once("exit", onExit)
+    })
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+  return {
+    host: "127.0.0.1",
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise<void>((resolve) => {
+          child.once("exit", () => resolve())
+          child.kill("SIGTERM")
+        })
+      }
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+const serverOf = (url: string): Server => {
+  const parsed = new URL(url)
+  return { host: parsed.hostname, port: Number(parsed.port || 6379), url, stop: async () => {} }
+}
+
+/** `redis-benchmark ... --csv <command>`: requests per second, or why there is none. */
+const redisBenchmark = (server: Server, command: ReadonlyArray<string>): Promise<number | string> =>
+  new Promise((resolve) => {
+    const args = ["-h", server.host, "-p", String(server.port), "-c", "50", "-n", "200000", "-P", "16", "--csv", ...command]
+    const child = spawn("redis-benchmark", args, { stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (data: Buffer) => (output += data.toString()))
+    child.stderr.on("data", (data: Buffer) => (output += data.toString()))
+    child.once("error", (error) => resolve(`redis-benchmark not run: ${error.message}`))
+    child.once("exit", (code) => {
+      // The last CSV line ends with rps and six latencies; the command before them may hold quotes.
+      const match = /"([\d.]+)"(?:,"[\d.]+"){6}\s*$/.exec(output.trim())
+      resolve(code === 0 && match !== null ? Number(match[1]) : `redis-benchmark failed (${code}): ${output.trim()}`)
+    })
+  })
+
+// An entry shaped like a Stream A delta entry (five fields, ~300 bytes of payload JSON).
+const sampleEntry = (): Array<string> => {
+  const event = Events.envelope(
+    { runId: Ids.generateEventId() },
+    { type: "item_delta", item_id: "item_0", delta_content: "abcdefghijklmno" },
+    Ids.generateEventId(),
+    Date.now()
+  )
+  return [
+    "eventId", event.event_id,
+    "timestamp", String(event.timestamp),
+    "turnId", Ids.generateEventId(),
+    "payloadType", event.type,
+    "payload", JSON.stringify(event)
+  ]
+}
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US")
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
+
+/** Runs the pipeline load test and returns its report. */
+export const run = async (): Promise<string> => {
+  const external = process.env.REDIS_URL
+  const server = external === undefined ? await startServer() : serverOf(external)
+  const lines: Array<string> = []
+  try {
+    const plain = await redisBenchmark(server, ["XADD", "bench:xadd", "*", "f", "v"])
+    const shaped = await redisBenchmark(server, ["XADD", "bench:{shaped}", "MAXLEN", "~", "100000", "*", ...sampleEntry()])
+    const live = await runPipeline("whole pipeline, Redis (RedisStreamsLive)", RedisStreamsLive.layerFrom({ url: server.url }))
+    const memory = await runPipeline("whole pipeline, in memory (RedisStreamsMemory)", RedisStreamsMemory.layer)
+    const reference = typeof plain === "number" ? plain : undefined
+    lines.push(
+      `\n## Pipeline load: ${int(TURNS)} concurrent turns of ${DELTAS} deltas (chunks of ${CHUNK} events), ` +
+        `Redis ${external === undefined ? "started for the run" : "from REDIS_URL"}`,
+      "",
+      "| case | entries/s | vs redis-benchmark -P 16 | seconds | peak RSS | peak heap | check |",
+      "|---|---:|---:|---:|---:|---:|---|"
+    )
+    const ratio = (rate: number) => reference === undefined ? "n/a" : `${(rate / reference * 100).toFixed(1)}%`
+    const bench = (name: string, result: number | string) =>
+      typeof result === "number"
+        ? lines.push(`| ${name} | ${int(result)} | ${ratio(result)} | | | | |`)
+        : lines.push(`| ${name} | | | | | | ${result} |`)
+    bench("redis-benchmark XADD k * f v (-c 50 -P 16)", plain)
+    bench("redis-benchmark XADD, MAXLEN ~ and a Stream A-sized entry (-c 50 -P 16)", shaped)
+    for (const row of [live, memory]) {
+      const rate = row.entries / row.seconds
+      lines.push(
+        `| ${row.name} | ${int(rate)} | ${row === memory ? "" : ratio(rate)} | ${row.seconds.toFixed(2)} | ${mb(row.rss)} | ${mb(row.heap)} | ${row.check} |`
+      )
+    }
+    lines.push(
+      "",
+      `Entries are Stream A + Stream B entries written (one per event, one per upsert). Target (issue 6): ` +
+        `at least 40% of the redis-benchmark -P 16 rate` +
+        (reference === undefined ? "." : `, ${int(reference * 0.4)} entries/s here: ` +
+          `${live.entries / live.seconds >= reference * 0.4 ? "met" : "not met"}.`)
+    )
+  } finally {
+    await server.stop()
+  }
+  return lines.join("\n")
+}
