@@ -1,0 +1,172 @@
+/**
+ * End to end on a real redis-server (started by the global setup, or REDIS_URL): a
+ * turn goes through Stream A, the upsert stage and Stream B with the TurnPublisher,
+ * and is read back over HTTP, after the fact, live, across a reconnect, and across a
+ * Redis connection that is cut under the reader.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import type { Sse, StreamBMessage } from "@sluice/core"
+import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
+import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { inject } from "vitest"
+import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import type * as TurnSnapshot from "../src/TurnSnapshot.js"
+import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
+import { expectedFrames, producer, publisher, serve, tokens } from "./support/harness.js"
+import { admin, clients } from "./support/redisAdmin.js"
+import { watchedTails } from "./support/tails.js"
+
+// A database of its own, so that this file's connections can be told apart.
+const url = (() => {
+  const base = new URL(inject("redisUrl"))
+  base.pathname = "/9"
+  return base.toString()
+})()
+const live = RedisStreamsLive.layerFrom({ url })
+const auth = bearer(tokens[0])
+
+const tailConnections = Effect.map(clients(url), (all) => all.filter((c) => c.name === "sluice-tail" && c.db === "9"))
+
+// Polls Redis until this file holds `n` tail connections (Redis sees a close a moment
+// after the client makes it).
+const untilTails = (n: number) =>
+  Effect.retry(
+    Effect.filterOrFail(tailConnections, (found) => found.length === n, (found) => `${found.length} tail connections, not ${n}`),
+    Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
+  )
+
+// Pulls events until `n` have arrived.
+const take = <E>(pull: Effect.Effect<Chunk.Chunk<Sse.SseEvent>, Option.Option<E>>, n: number) =>
+  Effect.gen(function*() {
+    const seen: Array<Received> = []
+    while (seen.length < n) seen.push(...Array.from(yield* pull, received))
+    return seen
+  })
+
+layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis-server", (it) => {
+  describe("a turn through the whole pipeline", () => {
+    it.scoped("read back over SSE after the producer finished: exactly what the stage emitted, and every StreamEvent", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const events = streamEvents(turnId, 200)
+        const emitted: ReadonlyArray<StreamBMessage.StreamBMessage> = yield* Stream.fromIterable(events).pipe(
+          TurnPublisher.publishEvents(turnId),
+          UpsertStream.upserts(),
+          StreamBMessages.wrap,
+          TurnPublisher.publishUpserts(turnId),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray),
+          Effect.provide(publisher)
+        )
+        expect(emitted.length).toBeGreaterThan(3)
+        const upserts = yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)
+        expect(upserts).toStrictEqual(expectedFrames(emitted))
+        const stage = yield* Stream.fromIterable(events).pipe(UpsertStream.upserts(), Stream.runCollect)
+        expect(upserts.map((frame) => JSON.parse(frame.data))).toStrictEqual(
+          Chunk.toReadonlyArray(stage).map((payload) => JSON.parse(JSON.stringify(payload)))
+        )
+        const streamA = yield* readAll(`${base}/v1/turns/${turnId}/events`, auth)
+        expect(streamA.map((frame) => [frame.id, frame.event])).toStrictEqual(events.map((event, i) => [`0-${i + 1}`, event.type]))
+        expect(streamA.map((frame) => JSON.parse(frame.data))).toStrictEqual(events.map((event) => JSON.parse(JSON.stringify(event))))
+        // The snapshot agrees with the stream.
+        const snapshot = (yield* request(`${base}/v1/turns/${turnId}`, auth)).body as TurnSnapshot.TurnSnapshot
+        const lastUpsert = emitted.filter((message) => message.payloadType === "item_upsert").at(-1)!
+        expect(snapshot).toMatchObject({ status: "complete", lastEventId: `0-${emitted.length}`, entries: emitted.length })
+        expect(snapshot.items).toStrictEqual([JSON.parse(lastUpsert.payload)])
+        yield* untilTails(0)
+      }))
+
+    it.scoped("a reader following live sees each entry as it is appended", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 40)
+        const produce = yield* producer(turnId, messages)
+        yield* produce.release(1)
+        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+        const pull = yield* Stream.toPull(opened.events)
+        const seen = yield* take(pull, 1)
+        for (let i = 1; i < messages.length; i++) {
+          yield* produce.release(1)
+          seen.push(...(yield* take(pull, 1)))
+        }
+        expect(seen).toStrictEqual(expectedFrames(messages))
+        expect(yield* Effect.flip(pull)).toStrictEqual(Option.none())
+      }))
+
+    it.scoped("a reader that disconnects mid-turn and resumes with Last-Event-ID misses nothing and sees nothing twice", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 120)
+        const produce = yield* producer(turnId, messages)
+        yield* produce.release(50)
+        const urlB = `${base}/v1/turns/${turnId}/upserts`
+        const first = yield* Effect.scoped(Effect.flatMap(open(urlB, auth), (opened) =>
+          opened.events.pipe(Stream.take(33), Stream.runCollect, Effect.map((events) => Array.from(events, received)))))
+        // The producer carries on while the reader is away.
+        yield* produce.release(40)
+        const again = yield* open(urlB, { ...auth, "last-event-id": first.at(-1)!.id! })
+        const pull = yield* Stream.toPull(again.events)
+        const second = yield* take(pull, 57)
+        yield* produce.release(30)
+        const rest: Array<Received> = []
+        yield* Stream.runForEach(Stream.repeatEffectChunkOption(pull), (event) => Effect.sync(() => rest.push(received(event))))
+        expect([...first, ...second, ...rest]).toStrictEqual(expectedFrames(messages))
+      }))
+  })
+
+  describe("connections", () => {
+    it.scoped("a client that goes away: its tail ends and its Redis connection is closed", () => {
+      const watched = watchedTails()
+      return Effect.gen(function*() {
+        yield* untilTails(0)
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const produce = yield* producer(turnId, upsertMessages(turnId, 10))
+        yield* produce.release(3)
+        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+        yield* take(yield* Stream.toPull(opened.events), 3)
+        expect((yield* tailConnections).length).toBe(1)
+        yield* opened.abort
+        yield* watched.released(1)
+        yield* untilTails(0)
+      }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(live))))
+    })
+
+    it.scoped("a tail connection cut by Redis mid-turn is reopened after the last entry sent: nothing lost or repeated", () =>
+      Effect.gen(function*() {
+        const base = yield* serve({ resumeBaseMs: 10, resumeMaxMs: 100 })
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 60)
+        const produce = yield* producer(turnId, messages)
+        yield* produce.release(20)
+        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+        const pull = yield* Stream.toPull(opened.events)
+        const seen = yield* take(pull, 20)
+        for (const cut of [0, 1]) {
+          const [tail] = yield* untilTails(1)
+          yield* admin(url, ["CLIENT", "KILL", "ID", tail!.id])
+          // A new tail connection takes over once the old one is gone.
+          yield* Effect.retry(
+            Effect.filterOrFail(tailConnections, (found) => found.length === 1 && found[0]!.id !== tail!.id, () => "not yet"),
+            Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
+          )
+          yield* produce.release(20)
+          seen.push(...(yield* take(pull, 20)))
+          expect(seen.length).toBe(40 + cut * 20)
+        }
+        expect(seen).toStrictEqual(expectedFrames(messages))
+        expect(yield* Effect.flip(pull)).toStrictEqual(Option.none())
+      }))
+  })
+})
+
