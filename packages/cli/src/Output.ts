@@ -20,6 +20,8 @@ export class Output extends Context.Tag("@sluice/cli/Output")<
     readonly stdout: (text: string) => Effect.Effect<void>
     /** Writes text to standard error. */
     readonly stderr: (text: string) => Effect.Effect<void>
+    /** Whether standard output is a terminal that shows ANSI styles. */
+    readonly isTTY: boolean
   }
 >() {}
 
@@ -58,22 +60,27 @@ const writer = (stream: NodeJS.WriteStream) => {
  */
 export const layer: Layer.Layer<Output> = Layer.sync(Output, () => ({
   stdout: writer(process.stdout),
-  stderr: writer(process.stderr)
+  stderr: writer(process.stderr),
+  isTTY: process.stdout.isTTY === true
 }))
 
 /**
- * Collects what the command writes, for tests.
+ * Collects what the command writes, for tests; `isTTY` says whether it poses as a
+ * terminal (default not).
  *
  * @since 0.1.0
  * @category layers
  */
-export const memory = (): { readonly layer: Layer.Layer<Output>; readonly stdout: () => string; readonly stderr: () => string } => {
+export const memory = (
+  options: { readonly isTTY?: boolean | undefined } = {}
+): { readonly layer: Layer.Layer<Output>; readonly stdout: () => string; readonly stderr: () => string } => {
   let out = ""
   let err = ""
   return {
     layer: Layer.succeed(Output, {
       stdout: (text) => Effect.sync(() => void (out += text)),
-      stderr: (text) => Effect.sync(() => void (err += text))
+      stderr: (text) => Effect.sync(() => void (err += text)),
+      isTTY: options.isTTY ?? false
     }),
     stdout: () => out,
     stderr: () => err
@@ -96,3 +103,11 @@ export const line = (text: string): Effect.Effect<void, never, Output> => Effect
  */
 export const errorLine = (text: string): Effect.Effect<void, never, Output> =>
   Effect.flatMap(Output, (output) => output.stderr(text + "\n"))
+
+/**
+ * Writes text to standard output as it is, without a newline.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const text = (text: string): Effect.Effect<void, never, Output> => Effect.flatMap(Output, (output) => output.stdout(text))

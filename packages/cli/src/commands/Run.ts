@@ -1,0 +1,141 @@
+/**
+ * `sluice run --provider P --model M [--system S] [--base-url U] [--json] PROMPT`: one
+ * live turn, from the prompt to published upserts. The request goes to the provider
+ * (retried with key rotation as `ProviderClient` does), the answer is printed as it
+ * streams (reasoning dimmed on a terminal, tool calls shown), the turn is published
+ * like `replay` does (Redis at `REDIS_URL`, else the embedded store), and the summary
+ * ends the output. `--json` prints the summary only.
+ *
+ * Keys come from `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY` (several as a
+ * comma-separated list, rotated in order); the base URL from `--base-url`, else
+ * `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or `GEMINI_BASE_URL`, else the provider's.
+ * A missing key or a base URL that is not an http(s) URL is bad usage (exit code 2).
+ * A turn the provider ended with an error still exits 0: its summary says
+ * `"status": "error"` and names the errors.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Summary } from "@sluice/accumulator"
+import type { OutputItem, StreamEvent } from "@sluice/core"
+import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as Output from "../Output.js"
+import * as TurnPipeline from "../TurnPipeline.js"
+import * as Normalize from "./Normalize.js"
+
+const dim = (text: string): string => `\x1b[2m${text}\x1b[22m`
+
+/**
+ * The terminal rendering of a turn's events: message and reasoning deltas as they
+ * come (reasoning dimmed when `styled`), a line per finished tool call and tool
+ * result, a line per error. Items are separated by a line break.
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const makeRenderer = (styled: boolean) => {
+  const types = new Map<string, OutputItem.ItemType>()
+  let atLineStart = true
+  let last: string | undefined
+  const write = (text: string): string => {
+    if (text !== "") atLineStart = text.endsWith("\n")
+    return text
+  }
+  const line = (text: string): string => write(`${atLineStart ? "" : "\n"}${text}\n`)
+  const render = (event: StreamEvent.StreamEvent): string => {
+    const payload = event.payload
+    switch (payload.type) {
+      case "item_start":
+        types.set(payload.item_id, payload.item_type)
+        return ""
+      case "item_delta": {
+        const type = types.get(payload.item_id)
+        if (type !== "message" && type !== "reasoning") return ""
+        const separator = last !== undefined && last !== payload.item_id && !atLineStart ? "\n" : ""
+        last = payload.item_id
+        return write(separator + (type === "reasoning" && styled ? dim(payload.delta_content) : payload.delta_content))
+      }
+      case "item_done": {
+        const item = payload.final_item
+        if (item.type === "function_call") return line(`-> tool call ${item.name}(${item.arguments}) [${item.call_id}]`)
+        if (item.type === "function_call_output") return line(`<- tool result [${item.call_id}] ${item.output}`)
+        return ""
+      }
+      case "response_error":
+        return line(`error: ${payload.error.type ?? "api_error"} ${payload.error.code}: ${payload.error.message}`)
+      case "response_done":
+        return atLineStart ? "" : write("\n")
+      default:
+        return ""
+    }
+  }
+  return render
+}
+
+const baseUrlOf = (value: Option.Option<string>): Effect.Effect<string | undefined, CliFailure> =>
+  Option.match(value, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (url) => {
+      const parsed = URL.canParse(url) ? new URL(url) : undefined
+      return parsed !== undefined && (parsed.protocol === "http:" || parsed.protocol === "https:")
+        ? Effect.succeed(url)
+        : Effect.fail(badUsage(`--base-url must be an http(s) URL, got ${url}`))
+    }
+  })
+
+const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undefined) =>
+  ProviderClient.config(provider, { baseUrl }).pipe(
+    Effect.mapError(() => {
+      const variable = ProviderRequest.apiKeyVariable(provider)
+      return badUsage(
+        `sluice run --provider ${provider} needs an API key: set ${variable} (several keys as a comma-separated list, rotated on retryable errors)`
+      )
+    })
+  )
+
+/**
+ * The `run` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "run",
+  {
+    provider: Normalize.provider.pipe(Options.withDescription("the wire API to call")),
+    model: Options.text("model").pipe(Options.withDescription("the model id")),
+    system: Options.text("system").pipe(Options.withDescription("the system prompt"), Options.optional),
+    baseUrl: Options.text("base-url").pipe(
+      Options.withDescription("the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"),
+      Options.optional
+    ),
+    json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
+    turn: TurnPipeline.turnOption,
+    thread: TurnPipeline.threadOption,
+    prefix: TurnPipeline.prefixOption,
+    prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("the user's message"))
+  },
+  (args) =>
+    Effect.gen(function* () {
+      const turnId = yield* TurnPipeline.uuidOrFresh("turn", args.turn)
+      const threadId = yield* TurnPipeline.uuidOrFresh("thread", args.thread)
+      const settings = yield* settingsOf(args.provider, yield* baseUrlOf(args.baseUrl))
+      const client = yield* ProviderClient.make(settings)
+      const request = LlmRequest.prompt(args.model, args.prompt, Option.match(args.system, { onNone: () => ({}), onSome: (system) => ({ system }) }))
+      const output = yield* Output.Output
+      const render = makeRenderer(output.isTTY)
+      const events = client.stream(request, { turnId, threadId })
+      let messages = 0
+      const turn = yield* TurnPipeline.publish(
+        args.json ? events : Stream.tap(events, (event) => Output.text(render(event))),
+        { turnId, threadId, onMessage: () => Effect.sync(() => void messages++) }
+      ).pipe(Effect.provide(TurnPipeline.publisherLayer(args.prefix)))
+      if (args.json) return yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
+      yield* TurnPipeline.report({ turnId, threadId, prefix: args.prefix, messages, turn })
+    }).pipe(Effect.provide(TurnPipeline.storeLayer), Effect.provide(NodeHttpClient.layerUndici))
+).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))
