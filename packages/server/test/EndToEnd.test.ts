@@ -5,9 +5,9 @@
  * Redis connection that is cut under the reader.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import type { Sse, StreamBMessage } from "@sluice/core"
-import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
-import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import type { Sse } from "@sluice/core"
+import { RedisStreamsLive } from "@sluice/redis"
+import { UpsertStream } from "@sluice/upserts"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,7 +19,7 @@ import { inject } from "vitest"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
-import { expectedFrames, producer, publisher, serve, tokens } from "./support/harness.js"
+import { expectedFrames, producer, publishTurn, serve, tokens } from "./support/harness.js"
 import { admin, clients } from "./support/redisAdmin.js"
 import { watchedTails } from "./support/tails.js"
 
@@ -57,15 +57,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
         const base = yield* serve()
         const turnId = randomUUID()
         const events = streamEvents(turnId, 200)
-        const emitted: ReadonlyArray<StreamBMessage.StreamBMessage> = yield* Stream.fromIterable(events).pipe(
-          TurnPublisher.publishEvents(turnId),
-          UpsertStream.upserts(),
-          StreamBMessages.wrap,
-          TurnPublisher.publishUpserts(turnId),
-          Stream.runCollect,
-          Effect.map(Chunk.toReadonlyArray),
-          Effect.provide(publisher)
-        )
+        const emitted = yield* publishTurn(turnId, events)
         expect(emitted.length).toBeGreaterThan(3)
         const upserts = yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)
         expect(upserts).toStrictEqual(expectedFrames(emitted))

@@ -4,18 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UITurnEvent, type UIUpsert } from "@sluice/core"
-import { RedisStreams, RedisStreamsMemory, TurnKeys, TurnPublisher } from "@sluice/redis"
-import { StreamBMessages, UpsertStream } from "@sluice/upserts"
-import * as Chunk from "effect/Chunk"
+import { RedisStreams, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
-import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents } from "../../redis/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, request } from "./support/client.js"
-import { prefix, producer, publisher, publishUpserts, serve, tokens } from "./support/harness.js"
+import { prefix, producer, publishTurn, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const threadId = randomUUID()
@@ -84,14 +81,7 @@ describe("GET /v1/turns/:turnId", () => {
       const base = yield* serve()
       const turnId = randomUUID()
       const events = streamEvents(turnId, 30)
-      const emitted = yield* Stream.fromIterable(events).pipe(
-        UpsertStream.upserts(),
-        StreamBMessages.wrap,
-        TurnPublisher.publishUpserts(turnId),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray),
-        Effect.provide(publisher)
-      )
+      const emitted = yield* publishTurn(turnId, events)
       const reply = yield* request(`${base}/v1/turns/${turnId}`, auth)
       expect(reply.status).toBe(200)
       expect(reply.headers.get("cache-control")).toBe("no-store")

@@ -61,7 +61,7 @@ const turnIdParam: Effect.Effect<string, ApiError, HttpRouter.RouteContext> = Ef
     const turnId = params.turnId ?? ""
     return Ids.isUuid(turnId)
       ? Effect.succeed(turnId)
-      : Effect.fail(new ApiError({ code: "invalid_turn_id", message: `turn id ${JSON.stringify(turnId)} is not a UUID` }))
+      : Effect.fail(new ApiError({ code: "invalid_turn_id", message: `turn id ${JSON.stringify(turnId.slice(0, 64))} is not a UUID` }))
   }
 )
 

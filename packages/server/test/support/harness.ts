@@ -4,6 +4,7 @@
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { RedisStreams, TurnPublisher } from "@sluice/redis"
+import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -35,23 +36,29 @@ export const serve = (options: TurnServerOptions.Options = {}) => serveWith({ to
 
 export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
 
+// Runs a publishing stream with the test publisher; what it passed on.
+const published = <A, E>(stream: Stream.Stream<A, E, TurnPublisher.TurnPublisher>) =>
+  stream.pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray), Effect.provide(publisher))
+
 /** Publishes Stream B messages of a turn; what the publisher passed on. */
 export const publishUpserts = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
-  Stream.fromIterable(messages).pipe(
-    TurnPublisher.publishUpserts(turnId),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.provide(publisher)
-  )
+  published(Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId)))
 
 /** Publishes Stream A events of a turn. */
 export const publishEvents = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>) =>
-  Stream.fromIterable(events).pipe(
+  published(Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId)))
+
+/**
+ * The whole pipeline: a turn's events to Stream A, through the upsert stage, to
+ * Stream B. The Stream B messages the stage emitted (and the publisher wrote).
+ */
+export const publishTurn = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+  published(Stream.fromIterable(events).pipe(
     TurnPublisher.publishEvents(turnId),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.provide(publisher)
-  )
+    UpsertStream.upserts(),
+    StreamBMessages.wrap,
+    TurnPublisher.publishUpserts(turnId)
+  ))
 
 /** What the SSE endpoint should send for published Stream B messages, from entry `0-<from+1>`. */
 export const expectedFrames = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, from = 0) =>
