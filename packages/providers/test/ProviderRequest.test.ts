@@ -1,12 +1,13 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
+import { Sse } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { type LlmRequest, ProviderClient, ProviderRequest, RoundTrip } from "../src/index.js"
+import { type LlmRequest, ProviderClient, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { fixture, type Loopback, serve, shared } from "./support/loopback.js"
 
@@ -320,6 +321,50 @@ describe("round trips keep what the provider demands back", () => {
       expect(JSON.stringify(messages)).not.toContain("RWRhY3RlZCBibG9i")
       expect(messages[1]).toMatchObject({ role: "assistant", tool_calls: [{ id: "toolu_weather" }, { id: "toolu_time" }, { id: "toolu_ping" }] })
       expect(messages.slice(2).map((message) => message.tool_call_id)).toStrictEqual(["toolu_weather", "toolu_time", "toolu_ping"])
+    }))
+
+  it.effect("hosted tool items go back to their provider as they came: Anthropic server_tool_use and its result, Responses web_search_call", () =>
+    Effect.gen(function* () {
+      const next = (provider: ProviderName, transcript: string) =>
+        Effect.gen(function* () {
+          const events = yield* Stream.make(new TextEncoder().encode(transcript)).pipe(Sse.decode(), Providers.get(provider).normalize(), Stream.runCollect)
+          const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
+          const request = Either.getOrThrow(RoundTrip.continueWith(LlmRequestOf("go"), { provider, items: Turn.finalItems(turn) }))
+          return ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
+        })
+      const anthropic = yield* next("anthropic", fixture("anthropic/server-tool.sse"))
+      expect(anthropic.messages).toStrictEqual([
+        { role: "user", content: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "sluice gates" } },
+            {
+              type: "web_search_tool_result",
+              tool_use_id: "srvtoolu_1",
+              content: [{ type: "web_search_result", title: "Sluice", url: "https://example.com/sluice", encrypted_content: "ZW5j", page_age: null }]
+            },
+            { type: "text", text: "A sluice is a water channel." }
+          ]
+        }
+      ])
+      const responses = yield* next("openai-responses", fixture("openai-responses/web-search-citation.sse"))
+      expect(responses.input).toStrictEqual([
+        { type: "message", role: "user", content: "go" },
+        { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "sluice gate" } },
+        { type: "message", role: "assistant", content: "A sluice is a water channel." }
+      ])
+      const elsewhere = ProviderRequest.encode(
+        "gemini",
+        Either.getOrThrow(
+          RoundTrip.continueWith(LlmRequestOf("go"), {
+            provider: "anthropic",
+            items: [{ type: "function_call", id: "i", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_metadata: { server_tool: true, block_type: "server_tool_use" } }]
+          })
+        ),
+        { apiKey: "k", baseUrl: "http://x" }
+      )
+      expect(elsewhere.body.contents).toStrictEqual([{ role: "user", parts: [{ text: "go" }] }])
     }))
 
   it("a tool result for a call the turn did not make is a RoundTripError naming it", () => {
