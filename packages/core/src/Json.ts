@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { PredicateAnnotationId } from "./SchemaGuard.js"
 
 /**
  * A JSON value, as `JSON.parse` returns it.
@@ -69,10 +70,14 @@ const withoutNegativeZero = (value: unknown): JsonValue => {
  * @category schemas
  */
 export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(isJsonValueUnknown, {
+  [PredicateAnnotationId]: isJsonValueUnknown,
   identifier: "JsonValue",
   description: "a JSON value",
   arbitrary: () => (fc) => fc.jsonValue().map(withoutNegativeZero)
 })
+
+const isJsonObjectUnknown = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && isJsonValueUnknown(value)
 
 /**
  * Any JSON object.
@@ -80,15 +85,12 @@ export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(isJsonValueUnk
  * @since 0.1.0
  * @category schemas
  */
-export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
-  (value: unknown): value is JsonObject =>
-    typeof value === "object" && value !== null && !Array.isArray(value) && isJsonValueUnknown(value),
-  {
-    identifier: "JsonObject",
-    description: "a JSON object",
-    arbitrary: () => (fc) => fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
-  }
-)
+export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(isJsonObjectUnknown, {
+  [PredicateAnnotationId]: isJsonObjectUnknown,
+  identifier: "JsonObject",
+  description: "a JSON object",
+  arbitrary: () => (fc) => fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
+})
 
 /**
  * Parses JSON text, returning `undefined` instead of throwing when the text is not

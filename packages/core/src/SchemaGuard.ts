@@ -32,6 +32,21 @@ type Check = (u: unknown) => Verdict
  */
 type Mode = "is" | "decode"
 
+/**
+ * An annotation for a declaration without type parameters (`Schema.declare(is)`): the
+ * predicate its decoder applies, which returns the input unchanged when it holds. A
+ * compiled guard calls it directly instead of the declaration's decoder.
+ *
+ * @since 0.1.0
+ * @category annotations
+ */
+export const PredicateAnnotationId: unique symbol = Symbol.for("@sluice/core/SchemaGuard/Predicate")
+
+const predicateOf = (ast: AST.Declaration): ((u: unknown) => boolean) | undefined => {
+  const predicate = ast.annotations[PredicateAnnotationId]
+  return ast.typeParameters.length === 0 && typeof predicate === "function" ? (predicate as (u: unknown) => boolean) : undefined
+}
+
 const hasOwn = Object.prototype.hasOwnProperty
 const isOptions: AST.ParseOptions = { exact: true }
 const decodeOptions: AST.ParseOptions = {}
@@ -253,6 +268,8 @@ class Compiler {
   }
 
   private declaration(ast: AST.Declaration): Check {
+    const predicate = predicateOf(ast)
+    if (predicate !== undefined) return (u) => (predicate(u) ? PASS : FAIL)
     if (this.mode === "decode" && ast.typeParameters.length > 0) return () => UNKNOWN
     // `Schema.is` parses a declaration's type parameters by their type side
     const typed = this.mode === "is" ? AST.typeAST(ast) : ast

@@ -34,6 +34,7 @@ const plain: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = 
   ["tuples", Schema.Tuple([Schema.String, Schema.optionalElement(Schema.Number)], Schema.Boolean)],
   ["a recursive schema", Tree],
   ["declarations", Schema.Struct({ value: Json.JsonValue, object: optional(Json.JsonObject) })],
+  ["a declaration read through its decoder", Schema.Struct({ at: Schema.DateFromSelf })],
   ["enums and template literals", Schema.Struct({ e: Schema.Enums({ A: "a", B: 2 }), t: Schema.TemplateLiteral("item_", Schema.Number) })],
   ["an empty struct", Schema.Struct({})],
   ["unknown fields", Schema.Struct({ anything: Schema.Unknown, maybe: Schema.Union(Schema.Undefined, Schema.String) })],
@@ -64,6 +65,7 @@ const changing: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]>
     )
   ],
   ["a class", Schema.Struct({ at: Schema.DateFromString, tags: Schema.Array(Schema.Trim) })],
+  ["a declaration with type parameters", Schema.Struct({ values: Schema.ReadonlySetFromSelf(Schema.Number) })],
   ["StreamEvent (a filter over the envelope)", StreamEvent.StreamEvent],
   ["parse options", Schema.Struct({ a: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })]
 ]

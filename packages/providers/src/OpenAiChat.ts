@@ -264,6 +264,11 @@ export const classifyError = (error: typeof WireError.Type): ProviderError.Provi
 
 type Out = Array<StreamEvent.StreamEvent>
 
+// shared empty arrays for the fields most chunks do not carry
+const noDetails: ReadonlyArray<typeof ReasoningDetail.Type> = []
+const noCalls: ReadonlyArray<typeof ToolCallFragment.Type> = []
+const noChoices: ReadonlyArray<typeof Choice.Type> = []
+
 interface Reasoning {
   readonly itemId: string
   signature: string
@@ -311,7 +316,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   const onReasoning = (delta: Delta, out: Out): void => {
     const text = delta.reasoning_content ?? delta.reasoning
     let detailText = ""
-    for (const detail of delta.reasoning_details ?? []) {
+    for (const detail of delta.reasoning_details ?? noDetails) {
       if (detail.signature != null && detail.signature !== "") openReasoning(out).signature += detail.signature
       if (detail.type === "reasoning.encrypted" && detail.data != null) openReasoning(out).encrypted += detail.data
       detailText += detail.text ?? detail.summary ?? ""
@@ -342,7 +347,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       if (refusal === undefined) refusal = builder.openItem(out, "message")
       builder.delta(out, refusal, delta.refusal)
     }
-    for (const call of delta.tool_calls ?? []) {
+    for (const call of delta.tool_calls ?? noCalls) {
       onToolCall(
         ToolCallAccumulator.Fragment.OpenAi({
           index: call.index ?? undefined,
@@ -415,7 +420,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (builder.isFinished) return
     builder.start(out, chunk.model ?? undefined)
     if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
-    for (const choice of chunk.choices ?? []) {
+    for (const choice of chunk.choices ?? noChoices) {
       if (choice.index != null && choice.index !== 0) continue
       if (choice.delta != null) onDelta(choice.delta, out)
       if (choice.finish_reason != null) reason = choice.finish_reason
