@@ -28,13 +28,11 @@ import {
   IntegerReply,
   RangeReply,
   ReadReply,
-  replyError,
   StringReply,
   toEntry,
   toRedisError,
   unexpectedReply
 } from "./internal/replies.js"
-import * as XAddScript from "./internal/xaddScript.js"
 import type { RedisError } from "./RedisError.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
@@ -183,36 +181,27 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
 
     const service: RedisStreamsService = {
       xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
-      xaddAll: (key, entries, xaddOptions) => {
-        if (entries.length === 0) return Effect.succeed([])
-        const args = XAddScript.args(key, entries, xaddOptions)
-        return Effect.tryPromise({
-          try: () =>
-            client.call("EVALSHA", XAddScript.sha1, ...args).catch((error: unknown) => {
-              // The server does not know the script yet (or lost it in a restart):
-              // nothing ran, so sending the source is safe; Redis caches it.
-              if (error instanceof Error && error.message.startsWith("NOSCRIPT")) {
-                return client.call("EVAL", XAddScript.source, ...args)
-              }
-              throw error
-            }),
+      xaddAll: (key, entries, xaddOptions) =>
+        Effect.tryPromise({
+          try: () => {
+            const pipeline = client.pipeline()
+            for (const entry of entries) pipeline.call("XADD", ...xaddArgs(key, entry, xaddOptions))
+            return pipeline.exec()
+          },
           catch: (cause) => toRedisError("XADD", key, cause)
-        }).pipe(Effect.flatMap((reply) => {
-          if (!Array.isArray(reply) || reply.length !== entries.length) {
-            return Effect.fail(unexpectedReply("XADD", key, reply))
-          }
-          const results: Array<Either.Either<string, RedisError>> = []
-          for (const item of reply) {
-            if (typeof item !== "string") return Effect.fail(unexpectedReply("XADD", key, item))
-            results.push(
-              item.startsWith(XAddScript.errorMark)
-                ? Either.left(replyError("XADD", key, item.slice(XAddScript.errorMark.length)))
-                : Either.right(item)
-            )
-          }
-          return Effect.succeed(results)
-        }))
-      },
+        }).pipe(
+          Effect.map((results) =>
+            entries.map((_, i): Either.Either<string, RedisError> => {
+              const result = results?.[i]
+              if (result === undefined) return Either.left(toRedisError("XADD", key, new Error("no reply in the pipeline")))
+              const [error, reply] = result
+              if (error !== null) return Either.left(toRedisError("XADD", key, error))
+              return typeof reply === "string"
+                ? Either.right(reply)
+                : Either.left(unexpectedReply("XADD", key, reply))
+            })
+          )
+        ),
       xrange: (key, start, end, count) =>
         Effect.map(
           call(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),

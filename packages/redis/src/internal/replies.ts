@@ -47,14 +47,6 @@ export const toRedisError = (command: string, key: string | undefined, cause: un
 }
 
 /**
- * The `RedisError` for the text of an error reply met inside another reply.
- *
- * @internal
- */
-export const replyError = (command: string, key: string, text: string): RedisError =>
-  new RedisError({ reason: reasonOfReply(text), command, key, detail: text })
-
-/**
  * Decodes a reply, failing with a `Rejected` error that names the command when the
  * reply has an unexpected shape.
  *

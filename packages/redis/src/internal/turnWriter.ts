@@ -9,6 +9,7 @@
  * @internal
  */
 import { RetryPolicy } from "@sluice/upserts"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -42,6 +43,15 @@ interface Pending<A> {
   readonly value: A
   readonly entry: XAddEntry
 }
+
+// What one batch came to: the values Redis confirmed, in order, and the failure that
+// stopped it, if any.
+interface Outcome<A> {
+  readonly passed: ReadonlyArray<A>
+  readonly error: PublishError | undefined
+}
+
+const entryOf = <A>(pending: Pending<A>): XAddEntry => pending.entry
 
 /** @internal */
 export const entryIdAt = (position: number): string => `0-${position}`
@@ -97,7 +107,9 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         })
       })
 
-    const writeBatch = (pending: ReadonlyArray<Pending<A>>): Stream.Stream<A, PublishError> => {
+    // Writes one batch, retrying it from its first unconfirmed entry while Redis is
+    // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
+    const writeBatch = (pending: ReadonlyArray<Pending<A>>): Effect.Effect<Outcome<A>> => {
       let confirmed = 0
       let attempts = 0
       // Walks the replies in order: confirmed entries count, an entry refused as too
@@ -134,7 +146,7 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         attempts++
         const offset = confirmed
         return Effect.flatMap(
-          redis.xaddAll(key, pending.slice(offset).map((p) => p.entry), { maxLen: options.maxLen }),
+          redis.xaddAll(key, offset === 0 ? pending.map(entryOf) : pending.slice(offset).map(entryOf), { maxLen: options.maxLen }),
           (results) => settle(results, offset, 0)
         )
       }).pipe(
@@ -144,43 +156,48 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         })
       )
       const outcome = Effect.either(Effect.retry(attempt, { schedule, while: isUnavailable }))
-      return Stream.unwrap(Effect.map(outcome, (result) => {
-        const values = pending.slice(0, confirmed).map((p) => p.value)
-        written += values.length
-        const passed = Stream.fromIterable(values)
-        if (Either.isRight(result)) return passed
+      return Effect.map(outcome, (result): Outcome<A> => {
+        const passed: Array<A> = []
+        for (let i = 0; i < confirmed; i++) passed.push(pending[i]!.value)
+        written += confirmed
+        if (Either.isRight(result)) return { passed, error: undefined }
         const error = result.left
         const entryId = pending[confirmed]?.entry.id
         const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
-        return Stream.concat(
+        return {
           passed,
-          Stream.fail(
-            error instanceof PublishError
-              ? failure(error.reason, error.detail, { ...context, cause: error.cause })
-              : error.reason === "Unavailable"
-              ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
-              : failure("Rejected", error.message, context)
-          )
-        )
-      }))
+          error: error instanceof PublishError
+            ? failure(error.reason, error.detail, { ...context, cause: error.cause })
+            : error.reason === "Unavailable"
+            ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
+            : failure("Rejected", error.message, context)
+        }
+      })
     }
 
-    // Gives the values of one upstream piece their ids and writes them; a value that
-    // cannot be encoded ends the stream after the values before it are written.
-    const writeValues = (values: Chunk.Chunk<A>): Stream.Stream<A, PublishError> => {
+    // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
+    // value that cannot be encoded ends the stream after the values before it are
+    // written.
+    const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
       const pending: Array<Pending<A>> = []
-      for (const value of values) {
+      let invalid: PublishError | undefined
+      for (let i = from; i < to; i++) {
+        const value = values[i]!
         const fields = target.toFields(value)
         if (Either.isLeft(fields)) {
-          const invalid = fields.left
-          const rest = Stream.suspend(() =>
-            Stream.fail(failure(invalid.reason, invalid.detail, invalid.cause === undefined ? {} : { cause: invalid.cause }))
-          )
-          return pending.length === 0 ? rest : Stream.concat(writeBatch(pending), rest)
+          invalid = fields.left
+          break
         }
         pending.push({ value, entry: { id: entryIdAt(++assigned), fields: fields.right } })
       }
-      return pending.length === 0 ? Stream.empty : writeBatch(pending)
+      const rejected = (bad: PublishError) =>
+        failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
+      if (pending.length === 0) {
+        return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
+      }
+      return invalid === undefined
+        ? writeBatch(pending)
+        : Effect.map(writeBatch(pending), (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
     }
 
     const finish = Effect.suspend(() => started ? keep(false) : Effect.void).pipe(
@@ -188,9 +205,29 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
       Effect.mapError((error) => failure("RetriesExhausted", `setting the retention: ${error.message}`, { cause: error }))
     )
 
-    return self.pipe(
-      Stream.chunks,
-      Stream.flatMap((chunk) => Stream.flatMap(Stream.fromIterable(Chunk.chunksOf(chunk, options.maxInFlight)), writeValues)),
-      Stream.concat(Stream.execute(finish))
-    )
+    // Passes on what a piece confirmed, then goes on with `next` or fails.
+    const emit = <E>(out: Outcome<A>, next: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown>) => {
+      const rest = out.error === undefined ? next : Channel.fail(out.error)
+      return out.passed.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out.passed)), rest)
+    }
+
+    // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a time.
+    const loop = <E>(): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> => {
+      const pieces = (values: ReadonlyArray<A>, from: number): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> =>
+        from >= values.length
+          ? reading
+          : Channel.unwrap(Effect.map(
+            writePiece(values, from, Math.min(from + options.maxInFlight, values.length)),
+            (out) => emit(out, Channel.suspend(() => pieces(values, from + options.maxInFlight)))
+          ))
+      const reading: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> = Channel
+        .readWithCause({
+          onInput: (chunk: Chunk.Chunk<A>) => pieces(Chunk.toReadonlyArray(chunk), 0),
+          onFailure: Channel.failCause,
+          onDone: () => Channel.fromEffect(finish)
+        })
+      return reading
+    }
+
+    return Stream.pipeThroughChannelOrFail(self, loop<E>())
   })
