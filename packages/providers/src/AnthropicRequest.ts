@@ -13,6 +13,7 @@
  */
 import type { Json } from "@sluice/core"
 import { Json as JsonValue, ToolCallId } from "@sluice/core"
+import { mergeRoles } from "./internal/mergeRoles.js"
 import type { AssistantPart, LlmRequest, Reasoning } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -78,37 +79,27 @@ const assistantBlock = (part: AssistantPart): Json.JsonObject | undefined => {
  * @since 0.1.0
  * @category encoding
  */
-export const messages = (request: LlmRequest): Array<Json.JsonObject> => {
-  const out: Array<{ readonly role: "user" | "assistant"; readonly content: Array<Json.JsonObject> }> = []
-  const push = (role: "user" | "assistant", blocks: ReadonlyArray<Json.JsonObject>): void => {
-    if (blocks.length === 0) return
-    const last = out.at(-1)
-    if (last !== undefined && last.role === role) last.content.push(...blocks)
-    else out.push({ role, content: [...blocks] })
-  }
-  for (const message of request.messages) {
-    switch (message._tag) {
-      case "user":
-        push("user", [{ type: "text", text: message.text }])
-        break
-      case "assistant":
-        push("assistant", message.parts.map(assistantBlock).filter((block) => block !== undefined))
-        break
-      case "tool":
-        push(
-          "user",
-          message.results.map((result) => ({
-            type: "tool_result",
-            tool_use_id: ToolCallId.fromHistory(result.callId),
-            content: result.output,
-            ...(result.isError === true ? { is_error: true } : {})
-          }))
-        )
-        break
-    }
-  }
-  return out
-}
+export const messages = (request: LlmRequest): Array<Json.JsonObject> =>
+  mergeRoles(
+    request.messages.map((message): readonly ["user" | "assistant", ReadonlyArray<Json.JsonObject>] => {
+      switch (message._tag) {
+        case "user":
+          return ["user", [{ type: "text", text: message.text }]]
+        case "assistant":
+          return ["assistant", message.parts.map(assistantBlock).filter((block) => block !== undefined)]
+        case "tool":
+          return [
+            "user",
+            message.results.map((result) => ({
+              type: "tool_result",
+              tool_use_id: ToolCallId.fromHistory(result.callId),
+              content: result.output,
+              ...(result.isError === true ? { is_error: true } : {})
+            }))
+          ]
+      }
+    })
+  ).map(({ entries, role }) => ({ role, content: entries }))
 
 /**
  * The streaming request.

@@ -14,6 +14,7 @@
  */
 import type { Json } from "@sluice/core"
 import { Json as JsonValue } from "@sluice/core"
+import { mergeRoles } from "./internal/mergeRoles.js"
 import type { AssistantPart, LlmRequest, ToolResult } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -62,29 +63,19 @@ const responsePart = (result: ToolResult): Json.JsonObject => {
  * @since 0.1.0
  * @category encoding
  */
-export const contents = (request: LlmRequest): Array<Json.JsonObject> => {
-  const out: Array<{ readonly role: "user" | "model"; readonly parts: Array<Json.JsonObject> }> = []
-  const push = (role: "user" | "model", parts: ReadonlyArray<Json.JsonObject>): void => {
-    if (parts.length === 0) return
-    const last = out.at(-1)
-    if (last !== undefined && last.role === role) last.parts.push(...parts)
-    else out.push({ role, parts: [...parts] })
-  }
-  for (const message of request.messages) {
-    switch (message._tag) {
-      case "user":
-        push("user", [{ text: message.text }])
-        break
-      case "assistant":
-        push("model", message.parts.map(modelPart).filter((part) => part !== undefined))
-        break
-      case "tool":
-        push("user", message.results.map(responsePart))
-        break
-    }
-  }
-  return out
-}
+export const contents = (request: LlmRequest): Array<Json.JsonObject> =>
+  mergeRoles(
+    request.messages.map((message): readonly ["user" | "model", ReadonlyArray<Json.JsonObject>] => {
+      switch (message._tag) {
+        case "user":
+          return ["user", [{ text: message.text }]]
+        case "assistant":
+          return ["model", message.parts.map(modelPart).filter((part) => part !== undefined)]
+        case "tool":
+          return ["user", message.results.map(responsePart)]
+      }
+    })
+  ).map(({ entries, role }) => ({ role, parts: entries }))
 
 /**
  * The streaming request. The model may be given with or without its `models/` prefix.
