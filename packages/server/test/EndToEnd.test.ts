@@ -5,7 +5,6 @@
  * Redis connection that is cut under the reader.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import type { Sse } from "@sluice/core"
 import { RedisStreamsLive } from "@sluice/redis"
 import { UpsertStream } from "@sluice/upserts"
 import * as Chunk from "effect/Chunk"
@@ -18,7 +17,7 @@ import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
+import { bearer, open, readAll, request, takeEvents } from "./support/client.js"
 import { expectedFrames, producer, publishTurn, serve, tokens } from "./support/harness.js"
 import { admin, clients } from "./support/redisAdmin.js"
 import { watchedTails } from "./support/tails.js"
@@ -41,14 +40,6 @@ const untilTails = (n: number) =>
     Effect.filterOrFail(tailConnections, (found) => found.length === n, (found) => `${found.length} tail connections, not ${n}`),
     Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
   )
-
-// Pulls events until `n` have arrived.
-const take = <E>(pull: Effect.Effect<Chunk.Chunk<Sse.SseEvent>, Option.Option<E>>, n: number) =>
-  Effect.gen(function*() {
-    const seen: Array<Received> = []
-    while (seen.length < n) seen.push(...Array.from(yield* pull, received))
-    return seen
-  })
 
 layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis-server", (it) => {
   describe("a turn through the whole pipeline", () => {
@@ -75,45 +66,6 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
         expect(snapshot.items).toStrictEqual([JSON.parse(lastUpsert.payload)])
         yield* untilTails(0)
       }))
-
-    it.scoped("a reader following live sees each entry as it is appended", () =>
-      Effect.gen(function*() {
-        const base = yield* serve()
-        const turnId = randomUUID()
-        const messages = upsertMessages(turnId, 40)
-        const produce = yield* producer(turnId, messages)
-        yield* produce.release(1)
-        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-        const pull = yield* Stream.toPull(opened.events)
-        const seen = yield* take(pull, 1)
-        for (let i = 1; i < messages.length; i++) {
-          yield* produce.release(1)
-          seen.push(...(yield* take(pull, 1)))
-        }
-        expect(seen).toStrictEqual(expectedFrames(messages))
-        expect(yield* Effect.flip(pull)).toStrictEqual(Option.none())
-      }))
-
-    it.scoped("a reader that disconnects mid-turn and resumes with Last-Event-ID misses nothing and sees nothing twice", () =>
-      Effect.gen(function*() {
-        const base = yield* serve()
-        const turnId = randomUUID()
-        const messages = upsertMessages(turnId, 120)
-        const produce = yield* producer(turnId, messages)
-        yield* produce.release(50)
-        const urlB = `${base}/v1/turns/${turnId}/upserts`
-        const first = yield* Effect.scoped(Effect.flatMap(open(urlB, auth), (opened) =>
-          opened.events.pipe(Stream.take(33), Stream.runCollect, Effect.map((events) => Array.from(events, received)))))
-        // The producer carries on while the reader is away.
-        yield* produce.release(40)
-        const again = yield* open(urlB, { ...auth, "last-event-id": first.at(-1)!.id! })
-        const pull = yield* Stream.toPull(again.events)
-        const second = yield* take(pull, 57)
-        yield* produce.release(30)
-        const rest: Array<Received> = []
-        yield* Stream.runForEach(Stream.repeatEffectChunkOption(pull), (event) => Effect.sync(() => rest.push(received(event))))
-        expect([...first, ...second, ...rest]).toStrictEqual(expectedFrames(messages))
-      }))
   })
 
   describe("connections", () => {
@@ -126,7 +78,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
         const produce = yield* producer(turnId, upsertMessages(turnId, 10))
         yield* produce.release(3)
         const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-        yield* take(yield* Stream.toPull(opened.events), 3)
+        yield* takeEvents(yield* Stream.toPull(opened.events), 3)
         expect((yield* tailConnections).length).toBe(1)
         yield* opened.abort
         yield* watched.released(1)
@@ -143,7 +95,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
         yield* produce.release(20)
         const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
         const pull = yield* Stream.toPull(opened.events)
-        const seen = yield* take(pull, 20)
+        const seen = yield* takeEvents(pull, 20)
         for (const cut of [0, 1]) {
           const [tail] = yield* untilTails(1)
           yield* admin(url, ["CLIENT", "KILL", "ID", tail!.id])
@@ -153,7 +105,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
             Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
           )
           yield* produce.release(20)
-          seen.push(...(yield* take(pull, 20)))
+          seen.push(...(yield* takeEvents(pull, 20)))
           expect(seen.length).toBe(40 + cut * 20)
         }
         expect(seen).toStrictEqual(expectedFrames(messages))

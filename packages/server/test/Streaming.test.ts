@@ -1,6 +1,7 @@
 /**
- * The SSE endpoints over real HTTP on the in-memory store: replay, resume, live
- * following, clients that go away, heartbeats and idle streams on the TestClock.
+ * SSE connections over real HTTP on the in-memory store: clients that go away, tails
+ * that fail, heartbeats and idle streams on the TestClock, a server that closes.
+ * (What readers see is in Readers.test.ts.)
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
@@ -13,86 +14,12 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { upsertMessages } from "../../redis/test/support/turns.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
 import { pass, watchedTails } from "./support/tails.js"
-import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
+import { expectedFrames, producer, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
-
-describe("GET /v1/turns/:turnId/upserts", () => {
-  it.scoped("replays a finished turn from its start, then closes", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 40)
-      yield* publishUpserts(turnId, messages)
-      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-      expect(opened.status).toBe(200)
-      expect(opened.headers.get("content-type")).toBe("text/event-stream; charset=utf-8")
-      expect(opened.headers.get("cache-control")).toBe("no-cache, no-transform")
-      const events = Array.from(yield* Stream.runCollect(opened.events), received)
-      expect(events).toStrictEqual(expectedFrames(messages))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-
-  it.scoped("?after= and Last-Event-ID resume after the given entry; the header wins", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 30)
-      yield* publishUpserts(turnId, messages)
-      const url = `${base}/v1/turns/${turnId}/upserts`
-      expect(yield* readAll(`${url}?after=0-10`, auth)).toStrictEqual(expectedFrames(messages, 10))
-      expect(yield* readAll(url, { ...auth, "last-event-id": "0-25" })).toStrictEqual(expectedFrames(messages, 25))
-      expect(yield* readAll(`${url}?after=0-3`, { ...auth, "last-event-id": "0-20" })).toStrictEqual(expectedFrames(messages, 20))
-      expect(yield* readAll(`${url}?after=0-0`, auth)).toStrictEqual(expectedFrames(messages))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-
-  it.scoped("resuming after the entry that ended the turn closes at once with nothing", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      yield* publishUpserts(turnId, upsertMessages(turnId, 12))
-      expect(yield* readAll(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-12" })).toStrictEqual([])
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-
-  it.scoped("follows a running turn live: each entry arrives after it is appended, and the stream ends with the turn", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 20)
-      const produce = yield* producer(turnId, messages)
-      yield* produce.release(5)
-      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-      const pull = yield* Stream.toPull(opened.events)
-      const next = Effect.map(pull, (chunk) => Array.from(chunk, received))
-      const seen: Array<Received> = []
-      while (seen.length < 5) seen.push(...(yield* next))
-      expect(seen).toStrictEqual(expectedFrames(messages.slice(0, 5)))
-      // The rest arrives one entry at a time, each once the producer has written it.
-      for (let i = 5; i < messages.length; i++) {
-        yield* produce.release(1)
-        expect(yield* next).toStrictEqual(expectedFrames(messages, i).slice(0, 1))
-      }
-      // The turn is over: the server ends the stream.
-      expect(yield* Effect.flip(pull)).toStrictEqual(Option.none())
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-
-  it.scoped("a reader that disconnects mid-turn and resumes with Last-Event-ID misses nothing and sees nothing twice", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 60)
-      const produce = yield* producer(turnId, messages)
-      yield* produce.release(25)
-      const url = `${base}/v1/turns/${turnId}/upserts`
-      const first = yield* Effect.scoped(Effect.flatMap(open(url, auth), (opened) =>
-        opened.events.pipe(Stream.take(17), Stream.runCollect, Effect.map((events) => Array.from(events, received)))))
-      yield* produce.release(35)
-      const rest = yield* readAll(url, { ...auth, "last-event-id": first[first.length - 1]!.id! })
-      expect([...first, ...rest]).toStrictEqual(expectedFrames(messages))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-})
 
 describe("SSE connections", () => {
   it.scoped("a client that goes away releases its tail and its stream slot", () => {
@@ -224,18 +151,3 @@ const untilSleeping = (n: number) =>
     }
     return yield* Effect.dieMessage(`fewer than ${n} sleeps on the TestClock`)
   })
-
-describe("GET /v1/turns/:turnId/events", () => {
-  it.scoped("sends Stream A: each event's data is the StreamEvent's JSON", () =>
-    Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const events = streamEvents(turnId, 25)
-      yield* publishEvents(turnId, events)
-      const frames = yield* readAll(`${base}/v1/turns/${turnId}/events`, auth)
-      expect(frames.map((frame) => frame.id)).toStrictEqual(events.map((_, i) => `0-${i + 1}`))
-      expect(frames.map((frame) => frame.event)).toStrictEqual(events.map((event) => event.type))
-      expect(frames.map((frame) => JSON.parse(frame.data))).toStrictEqual(events.map((event) => JSON.parse(JSON.stringify(event))))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
-})
-

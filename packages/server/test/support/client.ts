@@ -4,7 +4,9 @@
  * stream aborts its request, as a client that goes away would.
  */
 import { Sse } from "@sluice/core"
+import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
@@ -77,6 +79,14 @@ export interface Received {
 }
 
 export const received = (event: Sse.SseEvent): Received => ({ id: event.id, event: event.event, data: event.data })
+
+/** Pulls from an SSE stream until `n` more events have arrived (a chunk may bring more). */
+export const takeEvents = <E>(pull: Effect.Effect<Chunk.Chunk<Sse.SseEvent>, Option.Option<E>>, n: number) =>
+  Effect.gen(function*() {
+    const seen: Array<Received> = []
+    while (seen.length < n) seen.push(...Array.from(yield* pull, received))
+    return seen
+  })
 
 /** Reads a whole SSE stream (until the server closes it). */
 export const readAll = (url: string, headers: Record<string, string> = {}) =>
