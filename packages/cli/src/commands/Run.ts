@@ -21,6 +21,7 @@ import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
@@ -137,5 +138,10 @@ export const command = Command.make(
       ).pipe(Effect.provide(TurnPipeline.publisherLayer(args.prefix)))
       if (args.json) return yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
       yield* TurnPipeline.report({ turnId, threadId, prefix: args.prefix, messages, turn })
-    }).pipe(Effect.provide(TurnPipeline.storeLayer), Effect.provide(NodeHttpClient.layerUndici))
+    }).pipe(
+      Effect.provide(TurnPipeline.storeLayer),
+      Effect.provide(NodeHttpClient.layerUndici),
+      // retry notices go to standard error, never into the answer or the --json summary
+      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.stringLogger)))
+    )
 ).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))
