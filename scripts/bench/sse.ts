@@ -31,10 +31,21 @@ const splitAndParse = (chunks: ReadonlyArray<Uint8Array>): number => {
   return events
 }
 
-/** Counts a stream's elements chunk by chunk (no per-element effect). */
+/**
+ * Runs a stream to its end and counts its elements, the way a consumer that hands each
+ * chunk on and forgets it would (`Stream.mapChunks` then `Stream.runDrain`: no element
+ * is kept alive by the counting).
+ */
 export const count = <A, E>(stream: Stream.Stream<A, E>): Promise<number> => {
   let n = 0
-  return Effect.runPromise(Stream.runForEachChunk(stream, (chunk) => Effect.sync(() => (n += chunk.length)))).then(() => n)
+  return Effect.runPromise(
+    Stream.runDrain(
+      Stream.mapChunks(stream, (chunk) => {
+        n += chunk.length
+        return Chunk.empty()
+      })
+    )
+  ).then(() => n)
 }
 
 /** A body as an HTTP client delivers it: one stream chunk per read. */
