@@ -14,7 +14,7 @@
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -132,22 +132,34 @@ interface Row {
   readonly seconds: number
   readonly rss: number
   readonly heap: number
+  readonly nodeCpu: number
+  readonly redisCpu: number | undefined
   readonly check: string
 }
 
 /** Every turn at once through the pipeline on the given `RedisStreams`, then checked. */
-const runPipeline = async (name: string, streams: Layer.Layer<RedisStreams.RedisStreams, unknown>): Promise<Row> => {
+const runPipeline = async (
+  name: string,
+  streams: Layer.Layer<RedisStreams.RedisStreams, unknown>,
+  server: Server | undefined
+): Promise<Row> => {
   const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
   const layer = Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX, indexTurns: true }), streams)
   const program = Effect.gen(function*() {
+    const redisBefore = yield* Effect.promise(() => server?.cpuSeconds() ?? Promise.resolve(undefined))
+    const cpuBefore = process.cpuUsage()
     const start = performance.now()
     const counts = yield* Effect.forEach(turns, publishTurn, { concurrency: "unbounded" })
     const seconds = (performance.now() - start) / 1000
+    const cpu = process.cpuUsage(cpuBefore)
+    const redisAfter = yield* Effect.promise(() => server?.cpuSeconds() ?? Promise.resolve(undefined))
     const problems = yield* Effect.forEach(turns, (turn, i) => checkTurn(turn, counts[i]!), { concurrency: 16 })
     const wrong = problems.filter((problem) => problem !== undefined)
     const upserts = counts.reduce((a, b) => a + b, 0)
     return {
       seconds,
+      nodeCpu: (cpu.user + cpu.system) / 1e6,
+      redisCpu: redisBefore === undefined || redisAfter === undefined ? undefined : redisAfter - redisBefore,
       entries: TURNS * eventsPerTurn + upserts,
       check: wrong.length === 0
         ? `all ${TURNS} turns intact (${TURNS * eventsPerTurn} A + ${upserts} B entries)`
@@ -176,7 +188,21 @@ interface Server {
   readonly host: string
   readonly port: number
   readonly url: string
+  /** CPU seconds the server has used, when it runs here. */
+  readonly cpuSeconds: () => Promise<number | undefined>
   readonly stop: () => Promise<void>
+}
+
+// utime + stime of a local process, from /proc (Linux); undefined elsewhere.
+const processCpuSeconds = async (pid: number | undefined): Promise<number | undefined> => {
+  if (pid === undefined) return undefined
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
 }
 
 const startServer = async (): Promise<Server> => {
@@ -213,6 +239,7 @@ const startServer = async (): Promise<Server> => {
     host: "127.0.0.1",
     port,
     url: `redis://127.0.0.1:${port}`,
+    cpuSeconds: () => processCpuSeconds(child.pid),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         await new Promise<void>((resolve) => {
@@ -227,7 +254,13 @@ const startServer = async (): Promise<Server> => {
 
 const serverOf = (url: string): Server => {
   const parsed = new URL(url)
-  return { host: parsed.hostname, port: Number(parsed.port || 6379), url, stop: async () => {} }
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    url,
+    cpuSeconds: () => Promise.resolve(undefined),
+    stop: async () => {}
+  }
 }
 
 /** `redis-benchmark ... --csv <command>`: requests per second, or why there is none. */
@@ -274,27 +307,29 @@ export const run = async (): Promise<string> => {
   try {
     const plain = await redisBenchmark(server, ["XADD", "bench:xadd", "*", "f", "v"])
     const shaped = await redisBenchmark(server, ["XADD", "bench:{shaped}", "MAXLEN", "~", "100000", "*", ...sampleEntry()])
-    const live = await runPipeline("whole pipeline, Redis (RedisStreamsLive)", RedisStreamsLive.layerFrom({ url: server.url }))
-    const memory = await runPipeline("whole pipeline, in memory (RedisStreamsMemory)", RedisStreamsMemory.layer)
+    const live = await runPipeline("whole pipeline, Redis (RedisStreamsLive)", RedisStreamsLive.layerFrom({ url: server.url }), server)
+    const memory = await runPipeline("whole pipeline, in memory (RedisStreamsMemory)", RedisStreamsMemory.layer, undefined)
     const reference = typeof plain === "number" ? plain : undefined
     lines.push(
       `\n## Pipeline load: ${int(TURNS)} concurrent turns of ${DELTAS} deltas (chunks of ${CHUNK} events), ` +
         `Redis ${external === undefined ? "started for the run" : "from REDIS_URL"}`,
       "",
-      "| case | entries/s | vs redis-benchmark -P 16 | seconds | peak RSS | peak heap | check |",
-      "|---|---:|---:|---:|---:|---:|---|"
+      "| case | entries/s | vs redis-benchmark -P 16 | seconds | Node CPU s | redis-server CPU s | peak RSS | peak heap | check |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---|"
     )
     const ratio = (rate: number) => reference === undefined ? "n/a" : `${(rate / reference * 100).toFixed(1)}%`
     const bench = (name: string, result: number | string) =>
       typeof result === "number"
-        ? lines.push(`| ${name} | ${int(result)} | ${ratio(result)} | | | | |`)
-        : lines.push(`| ${name} | | | | | | ${result} |`)
+        ? lines.push(`| ${name} | ${int(result)} | ${ratio(result)} | | | | | | |`)
+        : lines.push(`| ${name} | | | | | | | | ${result} |`)
     bench("redis-benchmark XADD k * f v (-c 50 -P 16)", plain)
     bench("redis-benchmark XADD, MAXLEN ~ and a Stream A-sized entry (-c 50 -P 16)", shaped)
     for (const row of [live, memory]) {
       const rate = row.entries / row.seconds
       lines.push(
-        `| ${row.name} | ${int(rate)} | ${row === memory ? "" : ratio(rate)} | ${row.seconds.toFixed(2)} | ${mb(row.rss)} | ${mb(row.heap)} | ${row.check} |`
+        `| ${row.name} | ${int(rate)} | ${row === memory ? "" : ratio(rate)} | ${row.seconds.toFixed(2)} | ` +
+          `${row.nodeCpu.toFixed(1)} | ${row.redisCpu === undefined ? "" : row.redisCpu.toFixed(1)} | ` +
+          `${mb(row.rss)} | ${mb(row.heap)} | ${row.check} |`
       )
     }
     lines.push(
@@ -302,7 +337,11 @@ export const run = async (): Promise<string> => {
       `Entries are Stream A + Stream B entries written (one per event, one per upsert). Target (issue 6): ` +
         `at least 40% of the redis-benchmark -P 16 rate` +
         (reference === undefined ? "." : `, ${int(reference * 0.4)} entries/s here: ` +
-          `${live.entries / live.seconds >= reference * 0.4 ? "met" : "not met"}.`)
+          `${live.entries / live.seconds >= reference * 0.4 ? "met" : "not met"}.`),
+      `CPU seconds are this process (all of Node: the pipeline, the event generator, the client) and the ` +
+        `redis-server started for the run, while the turns are published; the machine may be shared, so ` +
+        `they say more than the wall-clock rates. Peak heap is sampled every 20 ms and counts garbage not ` +
+        `yet collected.`
     )
   } finally {
     await server.stop()
