@@ -5,6 +5,7 @@
 import * as Accumulator from "./bench/accumulator.js"
 import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
 import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
+import * as Pipeline from "./bench/pipeline.js"
 import * as Sse from "./bench/sse.js"
 import * as Upserts from "./bench/upserts.js"
 
@@ -13,7 +14,8 @@ const sections: Record<string, () => Promise<string>> = {
   "normalize-anthropic-openai-chat": NormalizeAnthropicOpenAiChat.run,
   "normalize-responses-gemini": NormalizeResponsesGemini.run,
   accumulator: Accumulator.run,
-  upserts: Upserts.run
+  upserts: Upserts.run,
+  pipeline: Pipeline.run
 }
 
 const main = async () => {

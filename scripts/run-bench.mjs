@@ -3,6 +3,8 @@
 // runs the bundle in this Node process. Dependencies from node_modules stay external.
 import { build } from "esbuild"
 import { mkdirSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 
 mkdirSync("bench-results", { recursive: true })
@@ -19,7 +21,16 @@ await build({
       // bare imports stay external, except the workspace's own TypeScript packages
       name: "external-dependencies",
       setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith("@sluice/") ? undefined : { path: args.path, external: true }))
+        // resolved from the importing package, so a dependency of one workspace package
+        // (ioredis in packages/redis) is found although the root does not list it
+        b.onResolve({ filter: /^[^./]/ }, (args) => {
+          if (args.path.startsWith("@sluice/") || args.path.startsWith("node:")) return undefined
+          try {
+            return { path: pathToFileURL(createRequire(join(args.resolveDir, "noop.js")).resolve(args.path)).href, external: true }
+          } catch {
+            return { path: args.path, external: true }
+          }
+        })
       }
     }
   ],
