@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import { CliFailure } from "./CliFailure.js"
 import * as Normalize from "./commands/Normalize.js"
 import * as Replay from "./commands/Replay.js"
+import * as Serve from "./commands/Serve.js"
 import * as Run from "./commands/Run.js"
 import * as Output from "./Output.js"
 
@@ -24,7 +25,7 @@ import * as Output from "./Output.js"
  */
 export const command = Command.make("sluice").pipe(
   Command.withDescription("LLM provider streams into typed events, turns and UI upserts"),
-  Command.withSubcommands([Normalize.command, Replay.command, Run.command])
+  Command.withSubcommands([Normalize.command, Replay.command, Run.command, Serve.command])
 )
 
 /**

@@ -1,0 +1,43 @@
+/**
+ * `sluice serve [--port N]`: the HTTP API over Redis Streams (`REDIS_URL`) or the
+ * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS`.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import { TurnServer } from "@sluice/server"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { badUsage } from "../CliFailure.js"
+import * as TurnPipeline from "../TurnPipeline.js"
+
+/**
+ * The `serve` command. Runs until interrupted (Ctrl-C).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "serve",
+  {
+    port: Options.integer("port").pipe(Options.withDescription("the port to listen on"), Options.withDefault(8787)),
+    host: Options.text("host").pipe(Options.withDescription("the address to bind (default: all; loopback with --insecure-local)"), Options.optional),
+    insecureLocal: Options.boolean("insecure-local").pipe(
+      Options.withDescription("serve without tokens, on loopback only (for local development)")
+    ),
+    prefix: Options.text("prefix").pipe(Options.withDescription("the Redis key prefix"), Options.withDefault("codex"))
+  },
+  (args) =>
+    Layer.launch(
+      TurnServer.layer({
+        port: args.port,
+        prefix: args.prefix,
+        insecureLocal: args.insecureLocal,
+        ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
+      })
+    ).pipe(
+      Effect.mapError((error) => badUsage(error.message)),
+      Effect.provide(TurnPipeline.storeLayer)
+    )
+).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots) over Redis Streams"))
