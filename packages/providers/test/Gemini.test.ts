@@ -250,7 +250,7 @@ describe("Gemini.normalizeResponse", () => {
     Effect.gen(function* () {
       const events = yield* Gemini.normalizeResponse(ownJson("gemini", "vertex-streamed-args.json"), options)
       expect(finals(events).map((item) => item.type === "function_call" && item.name)).toStrictEqual(["get_weather", "set_lights"])
-      const failed = yield* Gemini.normalizeResponse(ownJson("gemini", "error-overloaded.json"), options)
+      const failed = yield* Gemini.normalizeResponse(ownJson("gemini", "error-body-overloaded.json"), options)
       expect(errors(failed).map((e) => e.type)).toStrictEqual(["provider_overloaded"])
     }))
 
