@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
-import type { FinishReason, OutputItem } from "@sluice/core"
-import { StreamEvent, Usage } from "@sluice/core"
+import type { FinishReason } from "@sluice/core"
+import { OutputItem, StreamEvent, Usage } from "@sluice/core"
 import * as Either from "effect/Either"
 import { AccumulatorError } from "./AccumulatorError.js"
 
@@ -111,21 +111,6 @@ const replaceItem = (turn: Turn, position: number, item: TurnItem): Turn => {
   return { ...turn, status: "streaming", items }
 }
 
-const contentOf = (item: OutputItem.OutputItem): string => {
-  switch (item.type) {
-    case "message":
-    case "reasoning":
-      return item.content
-    case "function_call":
-      return item.arguments
-    case "function_call_output":
-      return item.output
-    case "error":
-      return item.message
-    case "script_execution":
-      return item.code
-  }
-}
 
 /**
  * Folds one event into the turn, or refuses it with an `AccumulatorError` naming the
@@ -186,7 +171,7 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
           type: payload.final_item.type,
           contentIndex: turn.items.length,
           status: "done",
-          content: contentOf(payload.final_item),
+          content: OutputItem.streamedContent(payload.final_item),
           final: payload.final_item
         }
         return Either.right({ ...turn, status: "streaming", items: [...turn.items, item], index })
@@ -196,7 +181,7 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
         return refuse(event, "ItemAlreadyDone", `item ${payload.item_id} is already ${item.status}`, payload.item_id)
       }
       return Either.right(
-        replaceItem(turn, position, { ...item, status: "done", content: contentOf(payload.final_item), final: payload.final_item })
+        replaceItem(turn, position, { ...item, status: "done", content: OutputItem.streamedContent(payload.final_item), final: payload.final_item })
       )
     }
     case "item_error":

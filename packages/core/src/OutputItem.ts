@@ -192,3 +192,26 @@ export type ErrorItem = typeof ErrorItem.Type
  * @category models
  */
 export type ScriptExecutionItem = typeof ScriptExecutionItem.Type
+
+/**
+ * The text an item's `item_delta`s carry: a message's or reasoning's content, a
+ * function call's argument text, a tool output, an error's message, a script's code.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const streamedContent = (item: OutputItem): string => {
+  switch (item.type) {
+    case "message":
+    case "reasoning":
+      return item.content
+    case "function_call":
+      return item.arguments
+    case "function_call_output":
+      return item.output
+    case "error":
+      return item.message
+    case "script_execution":
+      return item.code
+  }
+}

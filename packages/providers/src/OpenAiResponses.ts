@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import type { OutputItem, ProviderError, StreamEvent } from "@sluice/core"
-import { Json, Usage } from "@sluice/core"
+import type { ProviderError, StreamEvent } from "@sluice/core"
+import { Json, OutputItem, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -420,7 +420,7 @@ class ResponsesTurn {
       const opened = this.open(out, raw)
       const final = finalItem(raw, opened, this.builder.content(opened), line)
       if (Either.isLeft(final)) return final.left
-      this.builder.delta(out, opened, contentOf(final.right.item).slice(this.builder.content(opened).length))
+      this.builder.delta(out, opened, OutputItem.streamedContent(final.right.item).slice(this.builder.content(opened).length))
       const failure = this.done(out, raw, line, opened)
       if (failure !== undefined) return failure
     }
@@ -465,17 +465,6 @@ class ResponsesTurn {
   }
 }
 
-const contentOf = (item: OutputItem.OutputItem): string => {
-  switch (item.type) {
-    case "message":
-    case "reasoning":
-      return item.content
-    case "function_call":
-      return item.arguments
-    default:
-      return ""
-  }
-}
 
 const deltaFallback: Record<string, string> = {
   "response.output_text.delta": "message",
