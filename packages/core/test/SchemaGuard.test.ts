@@ -4,6 +4,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import { Json, OutputItem, SchemaGuard, StreamEvent, UITurnEvent, UIUpsert, Usage } from "../src/index.js"
+import { Compiler } from "../src/internal/guardCompiler.js"
 
 const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -169,6 +170,34 @@ describe("SchemaGuard", () => {
       )
     })
   }
+
+  for (const [name, schema] of [...plain, ...changing]) {
+    it(`generated source and closures give the same verdicts: ${name}`, () => {
+      for (const mode of ["is", "decode"] as const) {
+        const generated = new Compiler(mode, true).compile(schema.ast)
+        const closures = new Compiler(mode, false).compile(schema.ast)
+        FastCheck.assert(FastCheck.property(inputs(schema), (u) => generated(u) === closures(u)), runs)
+      }
+    })
+  }
+
+  it("a guard without generated source (a runtime that forbids Function) still agrees with Schema.is", () => {
+    const check = new Compiler("is", false).compile(Delta.ast)
+    const expected = Schema.is(Delta)
+    FastCheck.assert(FastCheck.property(inputs(Delta), (u) => [check(u) === 1, undefined].includes(tryIs(expected, u))), runs)
+  })
+
+  it("a symbol-named or inherited property is read as the decoder reads it", () => {
+    const key = Symbol.for("test/key")
+    const schema = Schema.Struct({ [key]: Schema.String, text: optional(Schema.String) })
+    const guard = SchemaGuard.is(schema)
+    expect(guard({ [key]: "a" })).toBe(true)
+    expect(guard({ [key]: 1 })).toBe(false)
+    expect(guard({ text: "a" })).toBe(false)
+    // an inherited `text` is not the struct's: the field is missing, and optional
+    expect(guard(Object.assign(Object.create({ text: 1 }), { [key]: "a" }))).toBe(true)
+    expect(Schema.is(schema)(Object.assign(Object.create({ text: 1 }), { [key]: "a" }))).toBe(true)
+  })
 
   it("a member the decoder would transform stops the union's search", () => {
     const [, schema] = changing[1]!
