@@ -4,6 +4,7 @@
  *
  * | route | answer |
  * |---|---|
+ * | `GET /` | the turn viewer page (public: it holds no data) |
  * | `GET /v1/turns` | `{turns: [{turnId, startedAt}]}`, newest first, `?limit=` |
  * | `GET /v1/turns/:turnId` | the `TurnSnapshot` |
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
@@ -24,12 +25,15 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
 import { CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
+import { pageAsset } from "./internal/page.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
+import * as ViewerToken from "./ViewerToken.js"
 
 // A GET under a turn's path whose turn id could not even be decoded (a malformed
 // percent escape) is a bad turn id, not an unknown route.
@@ -40,9 +44,16 @@ const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
     ? new ApiError({ code: "invalid_turn_id", message: "the turn id is not a UUID" })
     : new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
 
+const accessTokens = (url: string): ReadonlyArray<string> => {
+  const query = url.indexOf("?")
+  return query < 0 ? [] : new URLSearchParams(url.slice(query + 1)).getAll("access_token")
+}
+
 /**
  * The API as an `HttpApp` on the `RedisStreams` in context, for resolved options:
- * every request is authenticated first (401), then routed (404 for an unknown route);
+ * the viewer page and its assets are served to anyone; every other request is
+ * authenticated first (401: a bearer token, or a signed page token in
+ * `?access_token=`), then routed (404 for an unknown route);
  * every error is a JSON body `{error: {code, message}}`, and an unexpected failure is
  * logged and answered with 500 `internal`. When the scope closes, open streams end
  * (cleanly: a client resumes elsewhere with `Last-Event-ID`).
@@ -69,7 +80,9 @@ export const makeApp = (
     const routed = yield* HttpRouter.toHttpApp(router)
     const app: HttpApp.Default<never, never> = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const caller = yield* authenticate(request.headers.authorization)
+      const asset = pageAsset(request)
+      if (Option.isSome(asset)) return asset.value
+      const caller = yield* authenticate(request.headers.authorization, accessTokens(request.url))
       return yield* routed.pipe(
         Effect.provideService(CurrentCaller, caller),
         Effect.catchTag("RouteNotFound", () => Effect.fail(notFound(request)))
@@ -100,9 +113,35 @@ export const address: Effect.Effect<HttpServer.Address, never, HttpServer.HttpSe
   (server) => server.address
 )
 
+const linkHost = (hostname: string): string =>
+  hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname
+
+/**
+ * The address of the viewer page of the running server, with a `read` page token
+ * valid for `ttlMs` in the fragment (`/#access_token=...`; a fragment never reaches
+ * the server or its logs), or without one on an `insecureLocal` server. A server bound
+ * to every interface is named `localhost`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const pageUrl = (ttlMs: number): Effect.Effect<string, never, HttpServer.HttpServer | ViewerToken.Signer> =>
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const signer = yield* ViewerToken.Signer
+    const base = server.address._tag === "TcpAddress"
+      ? `http://${linkHost(server.address.hostname)}:${server.address.port}/`
+      : "http://localhost/"
+    return Option.match(yield* signer.issue(ttlMs), {
+      onNone: () => base,
+      onSome: (token) => `${base}#access_token=${token}`
+    })
+  })
+
 /**
  * Serves the API on `options.port` (default 8787) with Node's HTTP server, on the
- * `RedisStreams` layer it is given, and logs the address. Fails before listening with
+ * `RedisStreams` layer it is given, and logs the address. It also provides the
+ * `ViewerToken.Signer` of its page tokens (see `pageUrl`). Fails before listening with
  * `InvalidServerOptions` (a malformed option, no token without `insecureLocal`, an
  * `insecureLocal` host that is not loopback), a `ConfigError` from reading
  * `SLUICE_API_TOKENS`, or a `ServeError` when the port cannot be bound. The
@@ -114,7 +153,7 @@ export const address: Effect.Effect<HttpServer.Address, never, HttpServer.HttpSe
 export const layer = (
   options: TurnServerOptions.Options = {}
 ): Layer.Layer<
-  HttpServer.HttpServer,
+  HttpServer.HttpServer | ViewerToken.Signer,
   TurnServerOptions.InvalidServerOptions | ConfigError.ConfigError | ServeError,
   RedisStreams.RedisStreams
 > =>
@@ -128,5 +167,13 @@ export const layer = (
         : Effect.logInfo(`serving the turn API on ${where}`)
     }))
     const listen = resolved.host === undefined ? { port: resolved.port } : { port: resolved.port, host: resolved.host }
-    return Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen))
+    const key = resolved.tokens.length === 0 ? Option.none() : Option.some(ViewerToken.deriveKey(resolved.tokens))
+    const signer = Layer.succeed(ViewerToken.Signer, {
+      issue: (ttlMs) =>
+        Option.match(key, {
+          onNone: () => Effect.succeedNone,
+          onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs))
+        })
+    })
+    return Layer.merge(Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen)), signer)
   }))

@@ -166,11 +166,12 @@ describe("routes and queries", () => {
   it.scoped("unknown routes and methods are 404 not_found", () =>
     Effect.gen(function*() {
       const { base, turnId } = yield* withTurn()
-      for (const path of ["/", "/v1", "/v2/turns", `/v1/turns/${turnId}/other`, `/v1/turns/${turnId}/upserts/x`]) {
+      for (const path of ["/index.html", "/v1", "/v2/turns", `/v1/turns/${turnId}/other`, `/v1/turns/${turnId}/upserts/x`]) {
         expectError(yield* request(`${base}${path}`, auth), 404, "not_found")
       }
       for (const method of ["POST", "DELETE", "PUT"]) {
         expectError(yield* request(`${base}/v1/turns/${turnId}`, auth, method), 404, "not_found")
+        expectError(yield* request(`${base}/`, auth, method), 404, "not_found")
       }
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 

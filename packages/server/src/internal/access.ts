@@ -1,6 +1,6 @@
 /**
- * Access control: bearer tokens compared in constant time, and a count of the open
- * streams of each token.
+ * Access control: bearer tokens compared in constant time, signed page tokens in
+ * `?access_token=`, and a count of the open streams of each caller.
  *
  * @internal
  */
@@ -9,36 +9,52 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ApiError } from "../ApiError.js"
+import * as ViewerToken from "../ViewerToken.js"
 
 /**
- * Who made a request: the index of the token it presented, or `anonymous` on a
- * server without tokens.
+ * Who made a request: the index of the bearer token it presented, `page` for a signed
+ * page token, or `anonymous` on a server without tokens.
  *
  * @internal
  */
-export type Caller = number | "anonymous"
+export type Caller = number | "page" | "anonymous"
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
 
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
+const unauthorized = (message: string) => new ApiError({ code: "unauthorized", message })
+
 /**
- * Checks the `Authorization` header against the tokens. Every token is compared, in
- * constant time over SHA-256 digests (so neither a token's content nor its length
- * shows in the timing), whatever matched before.
+ * Checks a request's credentials: the `Authorization` header against the bearer
+ * tokens, or, without that header, a signed page token in `?access_token=` (given
+ * once) against the key derived from them. Every bearer token is compared, in constant
+ * time over SHA-256 digests (so neither a token's content nor its length shows in the
+ * timing), whatever matched before.
  *
  * @internal
  */
 export const authenticator = (tokens: ReadonlyArray<string>) => {
   const digests = tokens.map(digest)
-  return (authorization: string | undefined): Effect.Effect<Caller, ApiError> => {
+  const key = ViewerToken.deriveKey(tokens)
+  return (
+    authorization: string | undefined,
+    accessTokens: ReadonlyArray<string>
+  ): Effect.Effect<Caller, ApiError> => {
     if (digests.length === 0) return Effect.succeed("anonymous")
     if (authorization === undefined) {
-      return Effect.fail(new ApiError({ code: "unauthorized", message: "missing bearer token (Authorization: Bearer <token>)" }))
+      if (accessTokens.length === 0) {
+        return Effect.fail(unauthorized("missing bearer token (Authorization: Bearer <token>) or ?access_token="))
+      }
+      if (accessTokens.length > 1) return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
+      return ViewerToken.verify(key, accessTokens[0]!).pipe(
+        Effect.as<Caller>("page"),
+        Effect.mapError((error) => unauthorized(error.message))
+      )
     }
     const match = bearerPattern.exec(authorization)
     if (match === null) {
-      return Effect.fail(new ApiError({ code: "unauthorized", message: "the Authorization header is not a bearer token" }))
+      return Effect.fail(unauthorized("the Authorization header is not a bearer token"))
     }
     const presented = digest(match[1]!)
     let found = -1
@@ -46,7 +62,7 @@ export const authenticator = (tokens: ReadonlyArray<string>) => {
       if (timingSafeEqual(presented, digests[i]!) && found < 0) found = i
     }
     return found < 0
-      ? Effect.fail(new ApiError({ code: "unauthorized", message: "invalid bearer token" }))
+      ? Effect.fail(unauthorized("invalid bearer token"))
       : Effect.succeed(found)
   }
 }

@@ -1,0 +1,207 @@
+/**
+ * The turn viewer: the list of recent turns and, for the chosen turn, its items bound
+ * by `itemId` from the upserts alone. A turn is loaded from its snapshot and, while it
+ * streams, followed over SSE from the snapshot's `lastEventId`; the browser's
+ * `EventSource` resumes a dropped stream with `Last-Event-ID`. Each upsert carries the
+ * item's whole content, so an upsert replaces its item's rendering: no delta logic,
+ * and an upsert seen twice changes nothing.
+ */
+import { ApiFailure, apiUrl, listTurns, loadSnapshot, takeAccessToken } from "./api.js"
+import { renderHead, renderItem, renderListEntry, type TurnHead } from "./render.js"
+import { isTurnEvent, isUpsert, type TurnEvent, type TurnList, type Upsert } from "./wire.js"
+
+const element = (id: string): HTMLElement => {
+  const found = document.getElementById(id)
+  if (found === null) throw new Error(`the page has no #${id}`)
+  return found
+}
+
+const token = takeAccessToken()
+const list = element("turn-list")
+const items = element("items")
+const notice = element("notice")
+const connection = element("connection")
+
+/** The turn on screen. */
+interface Viewed {
+  readonly turnId: string
+  head: TurnHead
+  readonly items: Map<string, HTMLElement>
+  source: EventSource | undefined
+}
+
+let current: Viewed | undefined
+let recent: TurnList["turns"] = []
+// Until the reader picks a turn, the page shows the newest one and moves on to the
+// next newest when it ends.
+let following = true
+
+const setConnection = (state: string, text: string) => {
+  connection.dataset["state"] = state
+  connection.textContent = text
+}
+
+const showNotice = (text: string | undefined) => {
+  notice.hidden = text === undefined
+  notice.textContent = text ?? ""
+}
+
+const describe = (error: unknown): string => {
+  if (!(error instanceof ApiFailure)) return `The server cannot be reached (${String(error)}).`
+  if (error.status === 401) {
+    return token === undefined
+      ? "This server needs a page token: open the link that sluice serve printed."
+      : `Access refused: ${error.message}. Open a new link from sluice serve.`
+  }
+  return `${error.code}: ${error.message}`
+}
+
+const setHead = (turn: Viewed) => {
+  element("turn-head").replaceWith(renderHead(turn.head))
+}
+
+const bind = (turn: Viewed, upsert: Upsert) => {
+  if (current !== turn) return
+  const previous = turn.items.get(upsert.itemId)
+  const next = renderItem(upsert, previous)
+  const scroller = document.scrollingElement
+  const atBottom = scroller !== null && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48
+  if (previous === undefined) items.append(next)
+  else previous.replaceWith(next)
+  turn.items.set(upsert.itemId, next)
+  if (atBottom && scroller !== null) scroller.scrollTop = scroller.scrollHeight
+}
+
+const applyTurnEvent = (turn: Viewed, event: TurnEvent) => {
+  switch (event.type) {
+    case "turn_started":
+      turn.head = { ...turn.head, providerId: event.providerId, modelId: event.modelId }
+      break
+    case "turn_completed":
+      turn.head = { ...turn.head, status: event.status, usage: event.usage }
+      break
+    case "turn_error":
+      turn.head = { ...turn.head, status: "error", error: event.error }
+      break
+  }
+  if (current === turn) setHead(turn)
+}
+
+const parse = (event: MessageEvent): unknown => {
+  try {
+    return JSON.parse(String(event.data))
+  } catch {
+    return undefined
+  }
+}
+
+const follow = (turn: Viewed, after: string) => {
+  const source = new EventSource(apiUrl(`/v1/turns/${encodeURIComponent(turn.turnId)}/upserts`, { after }, token))
+  turn.source = source
+  setConnection("connecting", "connecting…")
+  source.onopen = () => {
+    setConnection("live", "live")
+    showNotice(undefined)
+  }
+  source.addEventListener("item_upsert", (event) => {
+    const upsert = parse(event)
+    if (isUpsert(upsert)) bind(turn, upsert)
+  })
+  source.addEventListener("turn_event", (event) => {
+    const turnEvent = parse(event)
+    if (!isTurnEvent(turnEvent)) return
+    applyTurnEvent(turn, turnEvent)
+    if (turnEvent.type !== "turn_started") {
+      // The server closes the stream after the event that ends the turn: do not
+      // reconnect.
+      source.close()
+      if (current === turn) setConnection("finished", "finished")
+      void refreshList()
+    }
+  })
+  source.addEventListener("stream_error", () => {
+    if (current === turn) showNotice("The server lost the turn's stream for a moment; resuming where it stopped…")
+  })
+  source.onerror = () => {
+    if (current !== turn) return
+    if (source.readyState === EventSource.CLOSED) {
+      setConnection("error", "disconnected")
+      showNotice("The stream was refused (the link may have expired): reload the page or open a new link.")
+    } else {
+      setConnection("reconnecting", "reconnecting…")
+    }
+  }
+}
+
+const openTurn = async (turnId: string) => {
+  current?.source?.close()
+  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), source: undefined }
+  current = turn
+  items.replaceChildren()
+  setHead(turn)
+  renderList()
+  setConnection("loading", "loading…")
+  try {
+    const snapshot = await loadSnapshot(token, turnId)
+    if (current !== turn) return
+    showNotice(undefined)
+    turn.head = {
+      turnId,
+      providerId: snapshot.providerId,
+      modelId: snapshot.modelId,
+      status: snapshot.status,
+      usage: snapshot.usage,
+      error: snapshot.error
+    }
+    setHead(turn)
+    for (const upsert of snapshot.items) bind(turn, upsert)
+    if (snapshot.status === "streaming") follow(turn, snapshot.lastEventId)
+    else setConnection("finished", "finished")
+  } catch (error) {
+    if (current !== turn) return
+    setConnection("error", "not loaded")
+    showNotice(describe(error))
+  }
+}
+
+const renderList = () => {
+  list.replaceChildren(...recent.map((turn) => renderListEntry(turn, turn.turnId === current?.turnId)))
+}
+
+const followNewest = () => {
+  const newest = recent[0]
+  if (newest === undefined || newest.turnId === current?.turnId) return
+  if (current === undefined || current.head.status !== "streaming") void openTurn(newest.turnId)
+}
+
+async function refreshList() {
+  try {
+    recent = (await listTurns(token, 50)).turns
+    renderList()
+    if (following) followNewest()
+  } catch (error) {
+    showNotice(describe(error))
+  }
+}
+
+const chosenTurn = (): string | undefined => new URLSearchParams(location.hash.slice(1)).get("turn") ?? undefined
+
+window.addEventListener("hashchange", () => {
+  const turnId = chosenTurn()
+  if (turnId === undefined || turnId === current?.turnId) return
+  following = false
+  void openTurn(turnId)
+})
+element("refresh").addEventListener("click", () => void refreshList())
+
+const initial = chosenTurn()
+if (initial !== undefined) {
+  following = false
+  void openTurn(initial)
+}
+void refreshList()
+// New turns show up in the list without a reload (browser code: there is no Effect
+// runtime on the page, so this is the DOM's own timer).
+setInterval(() => {
+  if (document.visibilityState === "visible") void refreshList()
+}, 5000)

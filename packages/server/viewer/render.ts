@@ -1,0 +1,135 @@
+/**
+ * DOM for turns and items. Every text from the API goes in through `textContent` or a
+ * text node, never as markup.
+ */
+import type { JsonValue, Snapshot, Upsert, Usage } from "./wire.js"
+
+type Child = Node | string | undefined
+
+/** An element with classes and children (strings become text nodes). */
+export const h = (tag: string, className: string, ...children: ReadonlyArray<Child>): HTMLElement => {
+  const element = document.createElement(tag)
+  if (className !== "") element.className = className
+  for (const child of children) {
+    if (child !== undefined) element.append(typeof child === "string" ? document.createTextNode(child) : child)
+  }
+  return element
+}
+
+/** A value as the page shows it: a string as it is, anything else as indented JSON. */
+export const formatJson = (value: JsonValue): string => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
+
+const roles = { user: "User", agent: "Assistant", system: "System" } as const
+
+const stateBadge = (upsert: Upsert): Child =>
+  upsert.changeType === "completed" ? undefined : h("span", "badge streaming", "streaming")
+
+const label = (...children: ReadonlyArray<Child>) => h("header", "label", ...children)
+
+const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<Node> => {
+  switch (upsert.itemType) {
+    case "message":
+      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), h("div", "content", upsert.content)]
+    case "reasoning": {
+      const details = h(
+        "details",
+        "",
+        h("summary", "label", `Reasoning${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
+        h("div", "content", upsert.content)
+      )
+      // Collapsed until the reader opens it; an upsert keeps it as the reader left it.
+      if (previous?.querySelector("details")?.open === true) details.setAttribute("open", "")
+      return [details]
+    }
+    case "tool_call":
+      return [
+        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), stateBadge(upsert), callId(upsert)),
+        h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content))
+      ]
+    case "tool_output": {
+      const outcome = upsert.success === undefined ? undefined : upsert.success ? "succeeded" : "failed"
+      return [
+        label(
+          "Tool output",
+          outcome === undefined ? undefined : h("span", `badge ${outcome}`, outcome),
+          stateBadge(upsert),
+          callId(upsert)
+        ),
+        h("pre", "output", formatJson(upsert.toolOutput ?? upsert.content))
+      ]
+    }
+    case "error":
+      return [
+        label("Error ", h("code", "error-code", upsert.errorCode ?? "error"), stateBadge(upsert)),
+        h("p", "error-message", upsert.errorMessage ?? ""),
+        h("div", "content", upsert.content)
+      ]
+  }
+}
+
+const callId = (upsert: Upsert): Child => (upsert.callId === undefined ? undefined : h("span", "call-id", upsert.callId))
+
+/**
+ * The element of an item in the state its upsert carries; `previous` is the element
+ * it replaces (only the reader's own state, such as an opened reasoning, is kept).
+ */
+export const renderItem = (upsert: Upsert, previous: HTMLElement | undefined): HTMLElement => {
+  const kind = upsert.itemType === "message" ? `message origin-${upsert.origin ?? "agent"}` : upsert.itemType.replace("_", "-")
+  const element = h("article", `item ${kind}`, ...body(upsert, previous))
+  element.dataset["itemId"] = upsert.itemId
+  element.dataset["itemType"] = upsert.itemType
+  element.dataset["changeType"] = upsert.changeType
+  if (upsert.success !== undefined) element.dataset["success"] = String(upsert.success)
+  return element
+}
+
+/** What the head of a turn shows: its ids, provider and model, status, usage, error. */
+export interface TurnHead {
+  readonly turnId: string
+  readonly providerId?: string | undefined
+  readonly modelId?: string | undefined
+  readonly status: Snapshot["status"]
+  readonly usage?: Usage | undefined
+  readonly error?: { readonly code: string; readonly message: string } | undefined
+}
+
+const usageText = (usage: Usage) =>
+  `${usage.promptTokens} prompt · ${usage.completionTokens} completion · ${usage.totalTokens} total tokens`
+
+/** The head of a turn. */
+export const renderHead = (head: TurnHead): HTMLElement => {
+  const meta = [head.providerId, head.modelId].filter((part): part is string => part !== undefined).join(" · ")
+  const status = h("span", `status status-${head.status}`, head.status)
+  status.id = "turn-status"
+  const element = h(
+    "header",
+    "",
+    h("h2", "", "Turn ", h("code", "", head.turnId)),
+    h(
+      "p",
+      "meta",
+      status,
+      meta === "" ? undefined : h("span", "provider", meta),
+      head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage))
+    ),
+    head.error === undefined ? undefined : h("p", "turn-error", `${head.error.code}: ${head.error.message}`)
+  )
+  element.id = "turn-head"
+  element.dataset["status"] = head.status
+  return element
+}
+
+/** An entry of the list of turns, a link to `#turn=<id>`. */
+export const renderListEntry = (turn: { readonly turnId: string; readonly startedAt: number }, selected: boolean): HTMLElement => {
+  const link = h(
+    "a",
+    selected ? "selected" : "",
+    h("time", "", new Date(turn.startedAt).toLocaleTimeString()),
+    h("code", "", turn.turnId.slice(0, 8))
+  )
+  link.setAttribute("href", `#turn=${encodeURIComponent(turn.turnId)}`)
+  link.title = turn.turnId
+  link.dataset["turnId"] = turn.turnId
+  if (selected) link.setAttribute("aria-current", "true")
+  return h("li", "", link)
+}
