@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
+import * as BatchConnection from "./internal/batchConnection.js"
 import {
   decodeReply,
   FlatReply,
@@ -33,7 +34,8 @@ import {
   toRedisError,
   unexpectedReply
 } from "./internal/replies.js"
-import type { RedisError } from "./RedisError.js"
+import { ErrorReply, xadds } from "./internal/resp.js"
+import { reasonOfReply, RedisError } from "./RedisError.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
 import { fieldsToFlat } from "./StreamEntry.js"
@@ -132,6 +134,14 @@ const asFlat = decodeReply(FlatReply)
 export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* openClient(options, "commands")
+    const batches = yield* Effect.mapError(
+      BatchConnection.make({
+        url: options.url,
+        connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+        commandTimeoutMs: options.commandTimeoutMs ?? 5000
+      }),
+      (error) => new RedisError({ reason: error.reason, command: "CONNECT", detail: error.detail })
+    )
 
     const call = <A>(
       decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
@@ -182,26 +192,26 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
     const service: RedisStreamsService = {
       xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
       xaddAll: (key, entries, xaddOptions) =>
-        Effect.tryPromise({
-          try: () => {
-            const pipeline = client.pipeline()
-            for (const entry of entries) pipeline.call("XADD", ...xaddArgs(key, entry, xaddOptions))
-            return pipeline.exec()
-          },
-          catch: (cause) => toRedisError("XADD", key, cause)
-        }).pipe(
-          Effect.map((results) =>
-            entries.map((_, i): Either.Either<string, RedisError> => {
-              const result = results?.[i]
-              if (result === undefined) return Either.left(toRedisError("XADD", key, new Error("no reply in the pipeline")))
-              const [error, reply] = result
-              if (error !== null) return Either.left(toRedisError("XADD", key, error))
-              return typeof reply === "string"
-                ? Either.right(reply)
-                : Either.left(unexpectedReply("XADD", key, reply))
-            })
-          )
-        ),
+        entries.length === 0
+          ? Effect.succeed([])
+          : Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), entries.length), {
+            onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
+            onSuccess: ({ lost, replies }) =>
+              entries.map((_, i): Either.Either<string, RedisError> => {
+                const reply = replies[i]
+                if (typeof reply === "string") return Either.right(reply)
+                if (reply instanceof ErrorReply) {
+                  return Either.left(
+                    new RedisError({ reason: reasonOfReply(reply.message), command: "XADD", key, detail: reply.message })
+                  )
+                }
+                return Either.left(
+                  reply === undefined
+                    ? new RedisError({ reason: "Unavailable", command: "XADD", key, detail: lost ?? "no reply" })
+                    : unexpectedReply("XADD", key, reply)
+                )
+              })
+          }),
       xrange: (key, start, end, count) =>
         Effect.map(
           call(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),

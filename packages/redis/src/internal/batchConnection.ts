@@ -1,0 +1,262 @@
+/**
+ * The live layer's connection for batch writes: pipelines already encoded as RESP
+ * (one string per pipeline) go out with one socket write each, and the replies come
+ * back, in order, to the pipeline that sent them. Nothing here builds an object per
+ * command, which is what a general client spends most of its time on.
+ *
+ * The rules are the command connection's: the connection opens when a pipeline needs
+ * it (one attempt at a time, shared by every caller waiting for it), a pipeline is
+ * never queued while there is no connection and never resent after one is lost. When
+ * a connection closes, every pipeline still waiting gets the replies that did arrive
+ * and the reason the rest did not; a pipeline left without a reply for
+ * `commandTimeoutMs` closes the connection (its replies could no longer be matched).
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { reasonOfReply, type RedisErrorReason } from "../RedisError.js"
+import { command, ErrorReply, type Reply, ReplyReader } from "./resp.js"
+
+/**
+ * Where and how to connect.
+ *
+ * @internal
+ */
+export interface BatchOptions {
+  readonly url: string
+  readonly connectTimeoutMs: number
+  readonly commandTimeoutMs: number
+}
+
+/**
+ * Why a pipeline could not be sent: no connection (`Unavailable`), or the server
+ * refused the connection's setup (`Rejected`, a wrong password for example).
+ *
+ * @internal
+ */
+export class LinkError {
+  constructor(readonly reason: RedisErrorReason, readonly detail: string) {}
+}
+
+/**
+ * What a pipeline came to: the replies, in order, and when the connection was lost
+ * before all of them arrived, why.
+ *
+ * @internal
+ */
+export interface Settled {
+  readonly replies: ReadonlyArray<Reply>
+  readonly lost: string | undefined
+}
+
+/**
+ * The connection: `send` writes a pipeline of `count` commands.
+ *
+ * @internal
+ */
+export interface BatchConnection {
+  readonly send: (pipeline: string, count: number) => Effect.Effect<Settled, LinkError>
+}
+
+interface Pending {
+  readonly count: number
+  readonly replies: Array<Reply>
+  settled: Settled | undefined
+  resume: ((settled: Settled) => void) | undefined
+}
+
+const settle = (pending: Pending, lost: string | undefined): void => {
+  const settled: Settled = { replies: pending.replies, lost }
+  pending.settled = settled
+  const resume = pending.resume
+  pending.resume = undefined
+  if (resume !== undefined) resume(settled)
+}
+
+// One open socket and the pipelines waiting for its replies, oldest first.
+class Link {
+  private readonly waiting: Array<Pending | undefined> = []
+  private head = 0
+  private readonly reader = new ReplyReader()
+  closed: string | undefined = undefined
+
+  constructor(private readonly socket: Net.Socket) {
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        this.reader.feed(chunk, this.onReply)
+      } catch (error) {
+        this.close(`unreadable reply: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    })
+    socket.on("error", (error) => this.close(error.message))
+    socket.on("close", () => this.close("connection closed"))
+  }
+
+  send(pipeline: string, count: number): Pending {
+    const pending: Pending = { count, replies: [], settled: undefined, resume: undefined }
+    this.waiting.push(pending)
+    this.socket.write(pipeline)
+    return pending
+  }
+
+  private readonly onReply = (reply: Reply): void => {
+    const pending = this.waiting[this.head]
+    if (pending === undefined) {
+      this.close("a reply to no command")
+      return
+    }
+    pending.replies.push(reply)
+    if (pending.replies.length < pending.count) return
+    this.waiting[this.head++] = undefined
+    if (this.head === this.waiting.length) {
+      this.waiting.length = 0
+      this.head = 0
+    } else if (this.head >= 1024 && this.head * 2 >= this.waiting.length) {
+      this.waiting.splice(0, this.head)
+      this.head = 0
+    }
+    settle(pending, undefined)
+  }
+
+  close(reason: string): void {
+    if (this.closed !== undefined) return
+    this.closed = reason
+    this.socket.destroy()
+    const waiting = this.waiting.slice(this.head)
+    this.waiting.length = 0
+    this.head = 0
+    for (const pending of waiting) if (pending !== undefined) settle(pending, reason)
+  }
+}
+
+const awaitSettled = (pending: Pending): Effect.Effect<Settled> =>
+  Effect.async<Settled>((resume) => {
+    if (pending.settled !== undefined) return resume(Effect.succeed(pending.settled))
+    pending.resume = (settled) => resume(Effect.succeed(settled))
+    return Effect.sync(() => {
+      pending.resume = undefined
+    })
+  })
+
+interface Address {
+  readonly host: string
+  readonly port: number
+  readonly secure: boolean
+  readonly setup: ReadonlyArray<ReadonlyArray<string>>
+}
+
+const parseAddress = (url: string): Address | LinkError => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return new LinkError("Rejected", `not a URL: ${url}`)
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+    return new LinkError("Rejected", `not a redis:// or rediss:// URL: ${parsed.protocol}`)
+  }
+  const setup: Array<ReadonlyArray<string>> = []
+  const username = decodeURIComponent(parsed.username)
+  const password = decodeURIComponent(parsed.password)
+  if (password !== "") setup.push(username === "" ? ["AUTH", password] : ["AUTH", username, password])
+  const db = parsed.pathname.replace(/^\//, "")
+  if (db !== "" && db !== "0") setup.push(["SELECT", db])
+  setup.push(["CLIENT", "SETNAME", "sluice-batch"])
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1",
+    port: parsed.port === "" ? 6379 : Number(parsed.port),
+    secure: parsed.protocol === "rediss:",
+    setup
+  }
+}
+
+// Opens a socket and runs the connection's setup commands (AUTH, SELECT, a name).
+const open = (address: Address): Effect.Effect<Link, LinkError> =>
+  Effect.async<Link, LinkError>((resume) => {
+    const socket = address.secure
+      ? Tls.connect({ host: address.host, port: address.port, ...(Net.isIP(address.host) === 0 ? { servername: address.host } : {}) })
+      : Net.connect({ host: address.host, port: address.port })
+    socket.setNoDelay(true)
+    const refused = (error: Error) => {
+      socket.destroy()
+      resume(Effect.fail(new LinkError("Unavailable", error.message)))
+    }
+    socket.once("error", refused)
+    socket.once(address.secure ? "secureConnect" : "connect", () => {
+      socket.off("error", refused)
+      const link = new Link(socket)
+      const pending = link.send(address.setup.map(command).join(""), address.setup.length)
+      pending.resume = ({ lost, replies }) => {
+        const refusal = replies.find((reply): reply is ErrorReply => reply instanceof ErrorReply)
+        if (lost === undefined && refusal === undefined) return resume(Effect.succeed(link))
+        link.close("setup failed")
+        resume(Effect.fail(
+          refusal === undefined
+            ? new LinkError("Unavailable", lost ?? "setup failed")
+            : new LinkError(reasonOfReply(refusal.message), refusal.message)
+        ))
+      }
+    })
+    return Effect.sync(() => socket.destroy())
+  })
+
+/**
+ * The connection, closed with the scope. Fails with a `Rejected` `LinkError` when the
+ * URL is not a `redis://` or `rediss://` URL.
+ *
+ * @internal
+ */
+export const make = (options: BatchOptions): Effect.Effect<BatchConnection, LinkError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const address = parseAddress(options.url)
+    if (address instanceof LinkError) return yield* Effect.fail(address)
+    const scope = yield* Effect.scope
+    const connectTimeout = Duration.millis(options.connectTimeoutMs)
+    const commandTimeout = Duration.millis(options.commandTimeoutMs)
+    let current: Link | undefined
+    let opening: Deferred.Deferred<Link, LinkError> | undefined
+    yield* Effect.addFinalizer(() => Effect.sync(() => current?.close("connection closed by its owner")))
+
+    const connect = Effect.timeoutFail(open(address), {
+      duration: connectTimeout,
+      onTimeout: () => new LinkError("Unavailable", `no connection within ${options.connectTimeoutMs} ms`)
+    })
+
+    // The open link, or the one being opened; one attempt at a time, whoever waits.
+    const linked: Effect.Effect<Link, LinkError> = Effect.suspend(() => {
+      if (current !== undefined && current.closed === undefined) return Effect.succeed(current)
+      if (opening !== undefined) return Deferred.await(opening)
+      const attempt = Deferred.unsafeMake<Link, LinkError>(FiberId.none)
+      opening = attempt
+      const run = Effect.exit(connect).pipe(
+        Effect.flatMap((exit) =>
+          Effect.suspend(() => {
+            opening = undefined
+            if (exit._tag === "Success") current = exit.value
+            return Deferred.done(attempt, exit)
+          })
+        )
+      )
+      return Effect.zipRight(Effect.forkIn(run, scope), Deferred.await(attempt))
+    })
+
+    const send = (pipeline: string, count: number): Effect.Effect<Settled, LinkError> =>
+      Effect.flatMap(linked, (link) =>
+        Effect.suspend(() => {
+          const pending = link.send(pipeline, count)
+          return Effect.flatMap(Effect.timeoutOption(awaitSettled(pending), commandTimeout), (settled) =>
+            Option.isSome(settled) ? Effect.succeed(settled.value) : Effect.sync(() => {
+              link.close(`no reply within ${options.commandTimeoutMs} ms`)
+              return pending.settled ?? { replies: pending.replies, lost: "no reply" }
+            }))
+        }))
+
+    return { send }
+  })

@@ -1,0 +1,141 @@
+/**
+ * The live layer's batch connection against the test `redis-server`: replies reach the
+ * pipeline that sent them, a lost connection settles what was waiting with the
+ * replies that did arrive, nothing is resent, and the setup (AUTH, SELECT) follows the
+ * URL. A loopback server that never answers stands in for a hung Redis.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { randomUUID } from "node:crypto"
+import { createServer, type Socket } from "node:net"
+import { inject } from "vitest"
+import * as BatchConnection from "../src/internal/batchConnection.js"
+import { command, ErrorReply } from "../src/internal/resp.js"
+import { freePort } from "./support/RedisServer.js"
+
+const url = inject("redisUrl")
+const options = (target: string) => ({ url: target, connectTimeoutMs: 2_000, commandTimeoutMs: 2_000 })
+const connection = (target = url) => BatchConnection.make(options(target))
+const send = (link: BatchConnection.BatchConnection, ...commands: ReadonlyArray<ReadonlyArray<string>>) =>
+  link.send(commands.map(command).join(""), commands.length)
+
+// A loopback server that answers the connection's setup with +OK and then nothing.
+const silentServer = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly connections: () => number; readonly close: Effect.Effect<void> }>(
+    (resume) => {
+      const sockets = new Set<Socket>()
+      const server = createServer((socket) => {
+        sockets.add(socket)
+        socket.once("data", () => socket.write("+OK\r\n"))
+        socket.on("error", () => {})
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed({
+          url: `redis://127.0.0.1:${port}`,
+          connections: () => sockets.size,
+          close: Effect.async<void>((done) => {
+            for (const socket of sockets) socket.destroy()
+            server.close(() => done(Effect.void))
+          })
+        }))
+      })
+    }
+  ),
+  (server) => server.close
+)
+
+describe("BatchConnection", () => {
+  it.scoped("concurrent pipelines each get their own replies, in order", () =>
+    Effect.gen(function*() {
+      const link = yield* connection()
+      const key = `sluice-test:batch:${randomUUID()}`
+      const results = yield* Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) => send(link, ...Array.from({ length: 5 }, (_, j) => ["XADD", `${key}:${i}`, `0-${j + 1}`, "n", String(j)])),
+        { concurrency: "unbounded" }
+      )
+      for (const settled of results) {
+        expect(settled).toStrictEqual({ replies: ["0-1", "0-2", "0-3", "0-4", "0-5"], lost: undefined })
+      }
+      const refused = yield* send(link, ["XADD", `${key}:0`, "0-5", "n", "again"], ["XLEN", `${key}:0`])
+      expect(refused.replies[0]).toBeInstanceOf(ErrorReply)
+      expect(refused.replies[1]).toBe(5)
+    }))
+
+  it.scoped("a connection lost mid-pipeline settles it with the replies that arrived, and nothing is resent", () =>
+    Effect.gen(function*() {
+      const link = yield* connection()
+      const key = `sluice-test:batch:${randomUUID()}`
+      const [id] = (yield* send(link, ["CLIENT", "ID"])).replies
+      expect(typeof id).toBe("number")
+      // The pipeline's second command blocks; another connection kills this one then.
+      const waiting = yield* Effect.fork(send(
+        link,
+        ["XADD", key, "0-1", "n", "1"],
+        ["BLPOP", `${key}:never`, "0"],
+        ["XADD", key, "0-2", "n", "2"]
+      ))
+      const admin = yield* connection()
+      yield* send(admin, ["XLEN", key]).pipe(Effect.repeat({ until: ({ replies }) => replies[0] === 1 }))
+      yield* send(admin, ["CLIENT", "KILL", "ID", String(id)])
+      const cut = yield* Fiber.join(waiting)
+      expect(cut.replies).toStrictEqual(["0-1"])
+      expect(cut.lost).toBeDefined()
+      // The next pipeline opens a new connection and runs alone.
+      const after = yield* send(link, ["XADD", key, "0-3", "n", "3"], ["XLEN", key])
+      expect(after).toStrictEqual({ replies: ["0-3", 2], lost: undefined })
+    }))
+
+  it.scoped("a server that cannot be reached fails the send as Unavailable, at once", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(freePort)
+      const link = yield* connection(`redis://127.0.0.1:${port}`)
+      const error = yield* Effect.flip(send(link, ["PING"]))
+      expect(error).toBeInstanceOf(BatchConnection.LinkError)
+      expect(error.reason).toBe("Unavailable")
+    }))
+
+  it.scoped("a URL that is not redis:// or rediss:// is refused", () =>
+    Effect.gen(function*() {
+      for (const target of ["http://127.0.0.1:6379", "not a url"]) {
+        const error = yield* Effect.flip(connection(target))
+        expect(error.reason).toBe("Rejected")
+        expect(error.detail).toMatch(/not a (redis:\/\/ or rediss:\/\/ )?URL/)
+      }
+    }))
+
+  it.scoped("AUTH and SELECT follow the URL; a wrong password is Rejected", () =>
+    Effect.gen(function*() {
+      const admin = yield* connection()
+      const user = `sluice-test-${randomUUID()}`
+      const created = yield* send(admin, ["ACL", "SETUSER", user, "on", ">s3cret", "~*", "+@all"])
+      expect(created.replies).toStrictEqual(["OK"])
+      const base = new URL(url)
+      const withUser = (password: string, db: string) =>
+        `redis://${encodeURIComponent(user)}:${password}@${base.host}/${db}`
+      const authed = yield* connection(withUser("s3cret", "3"))
+      const key = `sluice-test:batch:${randomUUID()}`
+      expect((yield* send(authed, ["XADD", key, "0-1", "n", "1"])).replies).toStrictEqual(["0-1"])
+      // The entry is in database 3, not in database 0.
+      expect((yield* send(admin, ["EXISTS", key], ["SELECT", "3"], ["EXISTS", key], ["DEL", key])).replies)
+        .toStrictEqual([0, "OK", 1, 1])
+      const wrong = yield* connection(withUser("wrong", "0"))
+      const error = yield* Effect.flip(send(wrong, ["PING"]))
+      expect(error.reason).toBe("Rejected")
+      expect(error.detail).toMatch(/WRONGPASS/)
+      yield* send(admin, ["SELECT", "0"], ["ACL", "DELUSER", user])
+    }))
+
+  it.live("a pipeline without a reply within commandTimeoutMs is lost, and closes its connection", () =>
+    Effect.gen(function*() {
+      const server = yield* silentServer
+      const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 50 })
+      const settled = yield* send(link, ["XADD", "k", "0-1", "n", "1"])
+      expect(settled).toStrictEqual({ replies: [], lost: "no reply within 50 ms" })
+      yield* send(link, ["PING"])
+      expect(server.connections()).toBe(2)
+    }).pipe(Effect.scoped))
+})
