@@ -80,7 +80,7 @@ const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
       })
     : new SseError({
         reason: "InvalidUtf8",
-        message: `SSE body is not valid UTF-8 (within the read that starts at byte ${failure.byteOffset})`,
+        message: `SSE body is not valid UTF-8 (at or after byte ${failure.byteOffset})`,
         byteOffset: failure.byteOffset
       })
 

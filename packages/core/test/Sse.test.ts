@@ -107,6 +107,25 @@ describe("Sse.decode", () => {
       expect(Either.isLeft(result) && result.left.byteOffset).toBe(10)
     }))
 
+  it.effect("strips a BOM only at the start of the body, even when it is split across reads", () =>
+    Effect.gen(function* () {
+      const bom = encoder.encode("\uFEFF")
+      const split = yield* frame([bom.subarray(0, 1), bom.subarray(1, 2), Uint8Array.of(bom[2]!, ...encoder.encode("data: a\n\n"))])
+      expect(split.map((e) => e.data)).toStrictEqual(["a"])
+      // a U+FEFF that starts a later read is data
+      const later = yield* frame([encoder.encode("data: "), encoder.encode("\uFEFFb\n\n")])
+      expect(later.map((e) => e.data)).toStrictEqual(["\uFEFFb"])
+    }))
+
+  it.effect("fails with InvalidUtf8 on a sequence that is cut short or broken across reads", () =>
+    Effect.gen(function* () {
+      const cut = yield* Effect.either(frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xe2, 0x82)]))
+      expect(Either.isLeft(cut) && cut.left.reason).toBe("InvalidUtf8")
+      const broken = yield* Effect.either(frame([encoder.encode("data: "), Uint8Array.of(0xe2, 0x82), Uint8Array.of(0x41, 0x0a, 0x0a)]))
+      expect(Either.isLeft(broken) && broken.left.reason).toBe("InvalidUtf8")
+      expect(Either.isLeft(broken) && broken.left.byteOffset).toBe(6)
+    }))
+
   it.effect("emits the events before a failure", () =>
     Effect.gen(function* () {
       const seen: Array<string> = []

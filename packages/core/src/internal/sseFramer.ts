@@ -19,6 +19,23 @@ export interface Framer {
 }
 
 const LF = 10
+const BOM = 0xfeff
+
+/**
+ * The length of the part of `bytes` that ends on a character boundary: all of it, or
+ * up to the lead byte of a sequence the bytes cut short (at most three bytes back).
+ * Bytes that are not UTF-8 are left where they are, for the decoder to reject.
+ */
+const completeUpTo = (bytes: Uint8Array): number => {
+  const length = bytes.length
+  for (let back = 1; back <= 3 && back <= length; back++) {
+    const byte = bytes[length - back]!
+    if ((byte & 0xc0) === 0x80) continue // a continuation byte
+    const size = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    return size > back ? length - back : length
+  }
+  return length
+}
 
 /**
  * A mutable SSE framer following the WHATWG event-stream parsing rules: LF, CR and CRLF
@@ -29,7 +46,12 @@ const LF = 10
  * @internal
  */
 export const makeFramer = (options: FramerOptions): Framer => {
-  const decoder = new TextDecoder("utf-8", { fatal: true })
+  // one call per read without `stream` takes the engine's fast path (Node's streaming
+  // decode is several times slower); a character split across reads waits in `carry`,
+  // and the BOM is stripped here, once, where the streaming decoder would strip it
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+  let carry: Uint8Array | undefined // the first bytes of a character the next read completes
+  let atStart = true // no text decoded yet
   const max = options.maxEventSize
   let partial: Array<string> = [] // an unterminated line carried to the next reads
   let partialLength = 0
@@ -161,17 +183,35 @@ export const makeFramer = (options: FramerOptions): Framer => {
     return joined
   }
 
-  const decode = (bytes: Uint8Array, stream: boolean): string | FramerFailure => {
-    try {
-      return decoder.decode(bytes, { stream })
-    } catch {
-      return { _tag: "InvalidUtf8", byteOffset: bytesSeen }
+  const decode = (bytes: Uint8Array, final: boolean): string | FramerFailure => {
+    let input = bytes
+    let byteOffset = bytesSeen
+    if (carry !== undefined) {
+      input = new Uint8Array(carry.length + bytes.length)
+      input.set(carry)
+      input.set(bytes, carry.length)
+      byteOffset -= carry.length
+      carry = undefined
     }
+    const end = final ? input.length : completeUpTo(input)
+    // a copy: the caller may reuse the buffer of its read
+    if (end < input.length) carry = input.slice(end)
+    let text: string
+    try {
+      text = decoder.decode(end === input.length ? input : input.subarray(0, end))
+    } catch {
+      return { _tag: "InvalidUtf8", byteOffset }
+    }
+    if (atStart && text.length > 0) {
+      atStart = false
+      if (text.charCodeAt(0) === BOM) text = text.slice(1)
+    }
+    return text
   }
 
   return {
     push: (bytes, out) => {
-      const text = decode(bytes, true)
+      const text = decode(bytes, false)
       bytesSeen += bytes.length
       if (typeof text !== "string") return text
       if (partial.length > 0 && !skipLf && text.indexOf("\n") === -1 && text.indexOf("\r") === -1) {
@@ -183,7 +223,7 @@ export const makeFramer = (options: FramerOptions): Framer => {
       return feedText(takePartial(text), out)
     },
     end: (out) => {
-      const text = decode(new Uint8Array(0), false)
+      const text = decode(new Uint8Array(0), true)
       if (typeof text !== "string") return text
       const rest = takePartial(text)
       if (rest.length > 0) {
