@@ -1,0 +1,154 @@
+/**
+ * The viewer page in headless Chromium (Debian's, driven by playwright-core), against
+ * a server on the in-memory store: a finished turn renders exactly as its snapshot, a
+ * running turn's text shows each state as it is published, and a stream cut mid-turn
+ * resumes with `Last-Event-ID` with nothing missing or repeated. Screenshots of the
+ * finished turns go to `test-artifacts/viewer/`.
+ *
+ * Skipped, saying why, only when `/usr/bin/chromium` is missing and `CI` is not set.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { type StreamBMessage, UIUpsert } from "@sluice/core"
+import { RedisStreamsMemory } from "@sluice/redis"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { randomUUID } from "node:crypto"
+import { TurnSnapshot } from "../src/TurnSnapshot.js"
+import * as ViewerToken from "../src/ViewerToken.js"
+import {
+  browserLayer,
+  connectionIs,
+  contentIs,
+  expectedItem,
+  expectedTurn,
+  newPage,
+  proxy,
+  rendered,
+  run,
+  screenshot,
+  statusIs,
+  unavailable
+} from "./support/browser.js"
+import { bearer, request } from "./support/client.js"
+import { producer, publishUpserts, serve, tokens } from "./support/harness.js"
+import { everyKind, replayedSample } from "./support/viewerTurns.js"
+
+const pageToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000)
+const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot)
+const decodeUpsert = Schema.decodeUnknown(Schema.parseJson(UIUpsert.UIUpsert))
+
+const snapshotOf = (base: string, turnId: string) =>
+  Effect.flatMap(request(`${base}/v1/turns/${turnId}`, bearer(tokens[0])), (reply) => decodeSnapshot(reply.body))
+
+// The item upserts among a turn's messages, decoded.
+const upsertAt = (message: StreamBMessage.StreamBMessage) =>
+  message.payloadType === "item_upsert" ? Effect.asSome(decodeUpsert(message.payload)) : Effect.succeedNone
+
+const suite = layer(browserLayer, { timeout: 120_000, excludeTestServices: true })
+
+if (unavailable !== undefined) {
+  describe.skip(`the viewer in headless Chromium: SKIPPED, ${unavailable}`, () => {
+    it("renders turns", () => undefined)
+  })
+} else {
+  suite("the viewer in headless Chromium", (it) => {
+    it.scoped("renders a finished turn exactly as its snapshot: every kind of item, escaped, the token out of the address", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const token = yield* pageToken
+        const sample = randomUUID()
+        const kinds = randomUUID()
+        const turns = [
+          ["replayed-sample", sample, yield* replayedSample(sample)],
+          ["every-kind", kinds, everyKind(kinds)]
+        ] as const
+        for (const [name, turnId, messages] of turns) {
+          yield* publishUpserts(turnId, messages)
+          const { page, errors } = yield* newPage
+          yield* run(() => page.goto(`${base}/#access_token=${token}&turn=${turnId}`))
+          yield* statusIs(page, "complete")
+          const snapshot = yield* snapshotOf(base, turnId)
+          expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
+          // The token moved out of the address bar (and the history); the turn stays.
+          expect(page.url()).toBe(`${base}/#turn=${turnId}`)
+          // Provider text is text: no element came from it, no script of it ran.
+          expect(yield* run(() => page.locator("#items img, #items b").count())).toBe(0)
+          expect(yield* run(() => page.title())).toBe("Sluice turns")
+          // Reasoning starts collapsed.
+          expect(yield* run(() => page.locator("#items .reasoning details[open]").count())).toBe(0)
+          yield* screenshot(page, name)
+          expect(errors).toStrictEqual([])
+        }
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+    it.scoped("shows a streaming turn's text as it grows: each published state of the message, then the final turn", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const messages = yield* replayedSample(turnId)
+        const produce = yield* producer(turnId, messages)
+        // The page opens on a running turn: its snapshot so far, then the SSE stream.
+        yield* produce.release(2)
+        const token = yield* pageToken
+        const { page, errors } = yield* newPage
+        yield* run(() => page.goto(`${base}/#access_token=${token}&turn=${turnId}`))
+        yield* connectionIs(page, "live")
+        const intermediate: Array<string> = []
+        for (const message of messages.slice(2)) {
+          yield* produce.release(1)
+          const upsert = yield* upsertAt(message)
+          if (upsert._tag === "None" || upsert.value.itemType === "tool_call") continue
+          // The page shows this state before the next one is even published.
+          yield* contentIs(page, upsert.value.itemId, upsert.value.content)
+          const shown = (yield* rendered(page)).items.find((item) => item.itemId === upsert.value.itemId)
+          expect(shown).toStrictEqual(expectedItem(upsert.value))
+          if (upsert.value.itemType === "message" && upsert.value.changeType !== "completed") {
+            intermediate.push(upsert.value.content)
+          }
+        }
+        yield* statusIs(page, "complete")
+        const snapshot = yield* snapshotOf(base, turnId)
+        const final = snapshot.items.find((item) => item.itemType === "message")!.content
+        expect(intermediate.length).toBeGreaterThanOrEqual(2)
+        for (const [i, content] of intermediate.entries()) {
+          expect(final.startsWith(content) && content.length < final.length).toBe(true)
+          if (i > 0) expect(content.startsWith(intermediate[i - 1]!)).toBe(true)
+        }
+        expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
+        yield* connectionIs(page, "finished")
+        expect(errors).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+    it.scoped("a stream cut mid-turn reconnects with Last-Event-ID: nothing missing, nothing twice", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const relay = yield* proxy(base)
+        const turnId = randomUUID()
+        const messages = yield* replayedSample(turnId)
+        const produce = yield* producer(turnId, messages)
+        yield* produce.release(3)
+        const token = yield* pageToken
+        const { page, errors } = yield* newPage
+        yield* run(() => page.goto(`${relay.url}/#access_token=${token}&turn=${turnId}`))
+        yield* connectionIs(page, "live")
+        // Up to a message half streamed, then every connection is cut.
+        const before = 9
+        yield* produce.release(before - 3)
+        const shown = yield* upsertAt(messages[before - 1]!)
+        if (shown._tag === "None") return yield* Effect.dieMessage("expected an upsert")
+        yield* contentIs(page, shown.value.itemId, shown.value.content)
+        expect(yield* relay.cut).toBeGreaterThan(0)
+        yield* connectionIs(page, "reconnecting")
+        // The rest of the turn is published while the page is away.
+        yield* produce.release(messages.length - before)
+        yield* statusIs(page, "complete")
+        const snapshot = yield* snapshotOf(base, turnId)
+        expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
+        // The reconnect asked for the entries after the last one the page had.
+        const streams = relay.requests().filter((head) => head.startsWith(`GET /v1/turns/${turnId}/upserts`))
+        expect(streams.length).toBe(2)
+        expect(streams[1]).toMatch(new RegExp(`\\r\\nlast-event-id: 0-${before}\\r\\n`, "i"))
+        expect(errors).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+  })
+}

@@ -1,0 +1,234 @@
+/**
+ * The viewer tests' browser and network: Debian's Chromium driven by playwright-core
+ * with a fresh profile, a TCP proxy between the page and the server that can cut every
+ * connection, and what the page shows, read from its DOM.
+ */
+import type { UIUpsert } from "@sluice/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { existsSync } from "node:fs"
+import { mkdir, mkdtemp, rm } from "node:fs/promises"
+import { createServer, connect, type AddressInfo, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { TurnSnapshot } from "../../src/TurnSnapshot.js"
+
+export const chromiumPath = "/usr/bin/chromium"
+
+/** Why the browser tests cannot run here, if they cannot (never under `CI`). */
+export const unavailable: string | undefined = existsSync(chromiumPath) || process.env["CI"] !== undefined
+  ? undefined
+  : `${chromiumPath} is missing: install Debian's chromium (apt-get install chromium) to run the viewer tests; under CI=true this is a failure`
+
+export const artifactsDir = fileURLToPath(new URL("../../../../test-artifacts/viewer/", import.meta.url))
+
+export class Browser extends Context.Tag("test/Browser")<Browser, BrowserContext>() {}
+
+/** Chromium with a fresh profile in a temporary directory, removed afterwards. */
+export const browserLayer: Layer.Layer<Browser, Error> = Layer.scoped(
+  Browser,
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        if (!existsSync(chromiumPath)) {
+          throw new Error(`${chromiumPath} is missing: .ci/run installs Debian's chromium (apt-get install chromium)`)
+        }
+        const profile = await mkdtemp(join(tmpdir(), "sluice-viewer-"))
+        const context = await chromium.launchPersistentContext(profile, {
+          executablePath: chromiumPath,
+          args: [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-component-update",
+            "--disable-sync"
+          ],
+          viewport: { width: 1180, height: 640 }
+        })
+        return { context, profile }
+      },
+      catch: (cause) => new Error(`cannot launch ${chromiumPath}: ${String(cause)}`)
+    }),
+    ({ context, profile }) =>
+      Effect.promise(async () => {
+        await context.close()
+        await rm(profile, { recursive: true, force: true })
+      })
+  ).pipe(Effect.map(({ context }) => context))
+)
+
+/** A fresh page that records the page's uncaught errors; closed with the scope. */
+export const newPage: Effect.Effect<{ readonly page: Page; readonly errors: Array<string> }, never, Browser | Scope.Scope> =
+  Effect.flatMap(Browser, (context) =>
+    Effect.acquireRelease(
+      Effect.promise(async () => {
+        const page = await context.newPage()
+        const errors: Array<string> = []
+        page.on("pageerror", (error) => errors.push(error.message))
+        return { page, errors }
+      }),
+      ({ page }) => Effect.promise(() => page.close())
+    ))
+
+/** Runs a browser action as an Effect. */
+export const run = <A>(action: () => Promise<A>): Effect.Effect<A, Error> =>
+  Effect.tryPromise({ try: action, catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause))) })
+
+/** Saves a screenshot of the page under `test-artifacts/viewer/`; its path. */
+export const screenshot = (page: Page, name: string): Effect.Effect<string, Error> =>
+  run(async () => {
+    await mkdir(artifactsDir, { recursive: true })
+    const path = join(artifactsDir, `${name}.png`)
+    await page.screenshot({ path, fullPage: true })
+    return path
+  })
+
+export interface Proxy {
+  /** The proxy's base URL. */
+  readonly url: string
+  /** Closes every connection open through the proxy, both ways; how many. */
+  readonly cut: Effect.Effect<number>
+  /** The request heads that went through, in order. */
+  readonly requests: () => ReadonlyArray<string>
+}
+
+/** A TCP proxy on loopback to `target` (`http://127.0.0.1:<port>`). */
+export const proxy = (target: string): Effect.Effect<Proxy, Error, Scope.Scope> =>
+  Effect.gen(function*() {
+    const port = Number(new URL(target).port)
+    const sockets = new Set<Socket>()
+    const heads: Array<string> = []
+    const server = createServer((client) => {
+      const upstream = connect(port, "127.0.0.1")
+      for (const socket of [client, upstream]) {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+        socket.on("error", () => socket.destroy())
+      }
+      client.on("data", (chunk: Buffer) => {
+        const text = chunk.toString("latin1")
+        if (/^[A-Z]+ \S+ HTTP\/1\.1\r\n/.test(text)) heads.push(text.split("\r\n\r\n")[0]!)
+      })
+      client.pipe(upstream)
+      upstream.pipe(client)
+    })
+    const address = yield* Effect.acquireRelease(
+      Effect.async<AddressInfo, Error>((resume) => {
+        server.once("error", (error) => resume(Effect.fail(error)))
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server.address() as AddressInfo)))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          for (const socket of sockets) socket.destroy()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    return {
+      url: `http://127.0.0.1:${address.port}`,
+      cut: Effect.sync(() => {
+        const open = sockets.size
+        for (const socket of sockets) socket.destroy()
+        return open
+      }),
+      requests: () => [...heads]
+    }
+  })
+
+/** What the page shows of an item. */
+export interface RenderedItem {
+  readonly itemId: string
+  readonly itemType: string
+  readonly changeType: string
+  readonly success: string | null
+  readonly content: string | null
+  readonly toolName: string | null
+  readonly args: string | null
+  readonly output: string | null
+  readonly errorCode: string | null
+  readonly errorMessage: string | null
+}
+
+/** What the page shows of the turn: its head and its items, in order. */
+export interface RenderedTurn {
+  readonly status: string | null
+  readonly provider: string | null
+  readonly usage: string | null
+  readonly items: ReadonlyArray<RenderedItem>
+}
+
+// Evaluated in the page (the test's TypeScript has no DOM types).
+const readTurn = `(() => {
+  const text = (root, selector) => root.querySelector(selector)?.textContent ?? null
+  const head = document.getElementById("turn-head")
+  return {
+    status: head?.dataset.status ?? null,
+    provider: head === null ? null : text(head, ".provider"),
+    usage: head === null ? null : text(head, ".usage"),
+    items: [...document.querySelectorAll("#items > .item")].map((item) => ({
+      itemId: item.dataset.itemId,
+      itemType: item.dataset.itemType,
+      changeType: item.dataset.changeType,
+      success: item.dataset.success ?? null,
+      content: text(item, ".content"),
+      toolName: text(item, ".tool-name"),
+      args: text(item, ".args"),
+      output: text(item, ".output"),
+      errorCode: text(item, ".error-code"),
+      errorMessage: text(item, ".error-message")
+    }))
+  }
+})()`
+
+/** What the page shows now. */
+export const rendered = (page: Page): Effect.Effect<RenderedTurn, Error> => run(() => page.evaluate<RenderedTurn>(readTurn))
+
+const formatted = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
+
+/** What the page must show of an item for its latest upsert. */
+export const expectedItem = (upsert: UIUpsert.UIUpsert): RenderedItem => ({
+  itemId: upsert.itemId,
+  itemType: upsert.itemType,
+  changeType: upsert.changeType,
+  success: upsert.success === undefined ? null : String(upsert.success),
+  content: upsert.itemType === "message" || upsert.itemType === "reasoning" || upsert.itemType === "error" ? upsert.content : null,
+  toolName: upsert.itemType === "tool_call" ? upsert.toolName ?? "(unnamed)" : null,
+  args: upsert.itemType === "tool_call" ? formatted(upsert.toolArguments ?? upsert.content) : null,
+  output: upsert.itemType === "tool_output" ? formatted(upsert.toolOutput ?? upsert.content) : null,
+  errorCode: upsert.itemType === "error" ? upsert.errorCode ?? "error" : null,
+  errorMessage: upsert.itemType === "error" ? upsert.errorMessage ?? "" : null
+})
+
+/** What the page must show for a snapshot. */
+export const expectedTurn = (snapshot: TurnSnapshot): RenderedTurn => ({
+  status: snapshot.status,
+  provider: [snapshot.providerId, snapshot.modelId].filter((part) => part !== undefined).join(" · ") || null,
+  usage: snapshot.usage === undefined
+    ? null
+    : `${snapshot.usage.promptTokens} prompt · ${snapshot.usage.completionTokens} completion · ${snapshot.usage.totalTokens} total tokens`,
+  items: snapshot.items.map(expectedItem)
+})
+
+/** Waits until the page's turn has this status. */
+export const statusIs = (page: Page, status: string): Effect.Effect<void, Error> =>
+  run(() => page.waitForSelector(`#turn-head[data-status="${status}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)
+
+/** Waits until the item shows this content. */
+export const contentIs = (page: Page, itemId: string, content: string): Effect.Effect<void, Error> => {
+  const selector = JSON.stringify(`#items > .item[data-item-id="${itemId}"] .content`)
+  return run(() =>
+    page.waitForFunction(`document.querySelector(${selector})?.textContent === ${JSON.stringify(content)}`, undefined, {
+      timeout: 30_000
+    })
+  ).pipe(Effect.asVoid)
+}
+
+/** Waits until the page's connection indicator is in this state. */
+export const connectionIs = (page: Page, state: string): Effect.Effect<void, Error> =>
+  run(() => page.waitForSelector(`#connection[data-state="${state}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)
