@@ -25,13 +25,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { decodeBody, decodeData } from "./internal/decodeData.js"
+import { decodeBody, parseData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
-import type { WireDecodeError } from "./WireDecodeError.js"
+import { WireDecodeError } from "./WireDecodeError.js"
 
 // ---------------------------------------------------------------------------------
 // wire schemas
@@ -447,7 +447,7 @@ const makeHandler =
   (providerId: string, options: NormalizeOptions | undefined) =>
   (now: () => number): Handler => {
     const machine = makeMachine(providerId, options, now)
-    const decode = decodeData(providerId, StreamChunk)
+    const decode = parseData(providerId, StreamChunk)
     return {
       onEvent: (event: Sse.SseEvent, out) => {
         if (machine.isFinished()) return undefined
@@ -456,8 +456,8 @@ const makeHandler =
           return undefined
         }
         const chunk = decode(event)
-        if (Either.isLeft(chunk)) return chunk.left
-        machine.onChunk(chunk.right, out)
+        if (chunk instanceof WireDecodeError) return chunk
+        machine.onChunk(chunk, out)
         return undefined
       },
       onEnd: machine.onEnd
