@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { CliFailure } from "./CliFailure.js"
+import * as Demo from "./commands/Demo.js"
 import * as Normalize from "./commands/Normalize.js"
 import * as Replay from "./commands/Replay.js"
 import * as Serve from "./commands/Serve.js"
@@ -25,7 +26,7 @@ import * as Output from "./Output.js"
  */
 export const command = Command.make("sluice").pipe(
   Command.withDescription("LLM provider streams into typed events, turns and UI upserts"),
-  Command.withSubcommands([Normalize.command, Replay.command, Run.command, Serve.command])
+  Command.withSubcommands([Normalize.command, Replay.command, Run.command, Serve.command, Demo.command])
 )
 
 /**

@@ -1,15 +1,15 @@
 /**
  * `sluice serve [--port N]`: the HTTP API over Redis Streams (`REDIS_URL`) or the
- * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS`.
+ * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS`, and the turn
+ * viewer page at `/`, whose signed link it prints.
  *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { TurnServer } from "@sluice/server"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { badUsage } from "../CliFailure.js"
+import * as Output from "../Output.js"
+import * as Serving from "../Serving.js"
 import * as TurnPipeline from "../TurnPipeline.js"
 
 /**
@@ -26,18 +26,24 @@ export const command = Command.make(
     insecureLocal: Options.boolean("insecure-local").pipe(
       Options.withDescription("serve without tokens, on loopback only (for local development)")
     ),
-    prefix: Options.text("prefix").pipe(Options.withDescription("the Redis key prefix"), Options.withDefault("codex"))
+    prefix: Options.text("prefix").pipe(Options.withDescription("the Redis key prefix"), Options.withDefault("codex")),
+    linkTtlMinutes: Serving.linkTtlOption
   },
   (args) =>
-    Layer.launch(
-      TurnServer.layer({
+    Effect.gen(function* () {
+      const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
+      const running = yield* Serving.start({
         port: args.port,
         prefix: args.prefix,
         insecureLocal: args.insecureLocal,
         ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
       })
-    ).pipe(
-      Effect.mapError((error) => badUsage(error.message)),
-      Effect.provide(TurnPipeline.storeLayer)
-    )
-).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots) over Redis Streams"))
+      const url = yield* running.pageUrl(ttl)
+      yield* Output.line(
+        args.insecureLocal
+          ? `the turn viewer: ${url}`
+          : `the turn viewer: ${url}\n  (a read-only link, valid for ${args.linkTtlMinutes} minutes; keep it to yourself)`
+      )
+      return yield* Effect.never
+    }).pipe(Effect.scoped, Effect.provide(TurnPipeline.storeLayer))
+).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots) and the turn viewer page"))
