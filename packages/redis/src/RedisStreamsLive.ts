@@ -115,6 +115,29 @@ const xaddArgs = (key: string, entry: XAddEntry, options: XAddOptions | undefine
     ? [key, entry.id, ...fieldsToFlat(entry.fields)]
     : [key, "MAXLEN", "~", options.maxLen, entry.id, ...fieldsToFlat(entry.fields)]
 
+// One result per XADD of a pipeline: its id, the error Redis replied, or `Unavailable`
+// for the commands whose replies the lost connection took with it.
+const xaddResults = (
+  key: string,
+  count: number,
+  { lost, replies }: BatchConnection.Settled
+): Array<Either.Either<string, RedisError>> => {
+  const results: Array<Either.Either<string, RedisError>> = new Array(count)
+  for (let i = 0; i < count; i++) {
+    const reply = replies[i]
+    results[i] = typeof reply === "string"
+      ? Either.right(reply)
+      : Either.left(
+        reply instanceof ErrorReply
+          ? new RedisError({ reason: reasonOfReply(reply.message), command: "XADD", key, detail: reply.message })
+          : reply === undefined
+          ? new RedisError({ reason: "Unavailable", command: "XADD", key, detail: lost ?? "no reply" })
+          : unexpectedReply("XADD", key, reply)
+      )
+  }
+  return results
+}
+
 const scoreBound = (score: number): string =>
   score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
 
@@ -191,27 +214,15 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
 
     const service: RedisStreamsService = {
       xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
-      xaddAll: (key, entries, xaddOptions) =>
-        entries.length === 0
-          ? Effect.succeed([])
-          : Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), entries.length), {
-            onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
-            onSuccess: ({ lost, replies }) =>
-              entries.map((_, i): Either.Either<string, RedisError> => {
-                const reply = replies[i]
-                if (typeof reply === "string") return Either.right(reply)
-                if (reply instanceof ErrorReply) {
-                  return Either.left(
-                    new RedisError({ reason: reasonOfReply(reply.message), command: "XADD", key, detail: reply.message })
-                  )
-                }
-                return Either.left(
-                  reply === undefined
-                    ? new RedisError({ reason: "Unavailable", command: "XADD", key, detail: lost ?? "no reply" })
-                    : unexpectedReply("XADD", key, reply)
-                )
-              })
-          }),
+      xaddAll: (key, entries, xaddOptions) => {
+        // Only the count is kept while Redis answers, not the entries.
+        const count = entries.length
+        if (count === 0) return Effect.succeed([])
+        return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
+          onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
+          onSuccess: (settled) => xaddResults(key, count, settled)
+        })
+      },
       xrange: (key, start, end, count) =>
         Effect.map(
           call(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),

@@ -39,9 +39,13 @@ export interface WriterTarget<A> {
   readonly toFields: (value: A) => Either.Either<Fields, PublishError>
 }
 
-interface Pending<A> {
-  readonly value: A
-  readonly entry: XAddEntry
+// A batch: values that passed `toFields`, the first of them under `0-<first>`. Only
+// the values are kept while Redis answers; entries are made again for each attempt
+// (and for the rare check of an entry refused as too small), which keeps what 1,000
+// concurrent turns hold across a round trip small.
+interface Batch<A> {
+  readonly values: ReadonlyArray<A>
+  readonly first: number
 }
 
 // What one batch came to: the values Redis confirmed, in order, and the failure that
@@ -50,8 +54,6 @@ interface Outcome<A> {
   readonly passed: ReadonlyArray<A>
   readonly error: PublishError | undefined
 }
-
-const entryOf = <A>(pending: Pending<A>): XAddEntry => pending.entry
 
 /** @internal */
 export const entryIdAt = (position: number): string => `0-${position}`
@@ -87,6 +89,13 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         yield* redis.pexpire(index, options.retentionMs)
       })
 
+    // The entry of the batch's `i`-th value. Its fields were computed once already, so
+    // they are again (an entry without fields would be refused by Redis as `Rejected`).
+    const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
+      const fields = target.toFields(batch.values[i]!)
+      return { id: entryIdAt(batch.first + i), fields: Either.isRight(fields) ? fields.right : [] }
+    }
+
     // Whether the entry Redis refused as too small is ours, written on an earlier try.
     const landed = (entry: XAddEntry): Effect.Effect<void, RedisError | PublishError> =>
       Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
@@ -109,7 +118,9 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
 
     // Writes one batch, retrying it from its first unconfirmed entry while Redis is
     // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
-    const writeBatch = (pending: ReadonlyArray<Pending<A>>): Effect.Effect<Outcome<A>> => {
+    const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> => {
+      const size = batch.values.length
+      let fresh: ReadonlyArray<XAddEntry> | undefined = entries
       let confirmed = 0
       let attempts = 0
       // Walks the replies in order: confirmed entries count, an entry refused as too
@@ -125,11 +136,10 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
             confirmed++
             continue
           }
-          const entry = pending[offset + i]!.entry
           const error = result.left
           if (error.reason === "IdTooSmall") {
             return Effect.zipRight(
-              landed(entry),
+              Effect.suspend(() => landed(entryAt(batch, offset + i))),
               Effect.suspend(() => {
                 confirmed++
                 return settle(results, offset, i + 1)
@@ -137,18 +147,19 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
             )
           }
           return Effect.fail(
-            error.reason === "Unavailable" ? error : failure("Rejected", error.message, { entryId: entry.id, cause: error })
+            error.reason === "Unavailable"
+              ? error
+              : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
           )
         }
         return Effect.void
       }
       const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
-        attempts++
         const offset = confirmed
-        return Effect.flatMap(
-          redis.xaddAll(key, offset === 0 ? pending.map(entryOf) : pending.slice(offset).map(entryOf), { maxLen: options.maxLen }),
-          (results) => settle(results, offset, 0)
-        )
+        const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
+        fresh = undefined
+        attempts++
+        return Effect.flatMap(redis.xaddAll(key, sent, { maxLen: options.maxLen }), (results) => settle(results, offset, 0))
       }).pipe(
         Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
         Effect.tap(() => {
@@ -157,12 +168,11 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
       )
       const outcome = Effect.either(Effect.retry(attempt, { schedule, while: isUnavailable }))
       return Effect.map(outcome, (result): Outcome<A> => {
-        const passed: Array<A> = []
-        for (let i = 0; i < confirmed; i++) passed.push(pending[i]!.value)
+        const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
         written += confirmed
         if (Either.isRight(result)) return { passed, error: undefined }
         const error = result.left
-        const entryId = pending[confirmed]?.entry.id
+        const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
         const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
         return {
           passed,
@@ -179,25 +189,29 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
     // value that cannot be encoded ends the stream after the values before it are
     // written.
     const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
-      const pending: Array<Pending<A>> = []
+      const entries: Array<XAddEntry> = []
+      const first = assigned + 1
       let invalid: PublishError | undefined
       for (let i = from; i < to; i++) {
-        const value = values[i]!
-        const fields = target.toFields(value)
+        const fields = target.toFields(values[i]!)
         if (Either.isLeft(fields)) {
           invalid = fields.left
           break
         }
-        pending.push({ value, entry: { id: entryIdAt(++assigned), fields: fields.right } })
+        entries.push({ id: entryIdAt(++assigned), fields: fields.right })
       }
       const rejected = (bad: PublishError) =>
         failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
-      if (pending.length === 0) {
+      if (entries.length === 0) {
         return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
       }
+      const batch: Batch<A> = {
+        values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
+        first
+      }
       return invalid === undefined
-        ? writeBatch(pending)
-        : Effect.map(writeBatch(pending), (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
+        ? writeBatch(batch, entries)
+        : Effect.map(writeBatch(batch, entries), (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
     }
 
     const finish = Effect.suspend(() => started ? keep(false) : Effect.void).pipe(
