@@ -219,14 +219,27 @@ export const expectedTurn = (snapshot: TurnSnapshot): RenderedTurn => ({
 export const statusIs = (page: Page, status: string): Effect.Effect<void, Error> =>
   run(() => page.waitForSelector(`#turn-head[data-status="${status}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)
 
-/** Waits until the item shows this content. */
+/**
+ * Waits until the item shows this content. A MutationObserver in the page, not a
+ * predicate playwright would `eval` there (the page's CSP forbids that).
+ */
 export const contentIs = (page: Page, itemId: string, content: string): Effect.Effect<void, Error> => {
   const selector = JSON.stringify(`#items > .item[data-item-id="${itemId}"] .content`)
-  return run(() =>
-    page.waitForFunction(`document.querySelector(${selector})?.textContent === ${JSON.stringify(content)}`, undefined, {
-      timeout: 30_000
+  const expression = `new Promise((resolve) => {
+    const shown = () => document.querySelector(${selector})?.textContent === ${JSON.stringify(content)}
+    if (shown()) return resolve(true)
+    const observer = new MutationObserver(() => {
+      if (shown()) {
+        observer.disconnect()
+        resolve(true)
+      }
     })
-  ).pipe(Effect.asVoid)
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true })
+  })`
+  return run(() => page.evaluate(expression)).pipe(
+    Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`${itemId} never showed ${JSON.stringify(content)}`) }),
+    Effect.asVoid
+  )
 }
 
 /** Waits until the page's connection indicator is in this state. */
