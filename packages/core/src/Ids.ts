@@ -52,18 +52,25 @@ export const makeSequence = (): (() => string) => {
   const base = hex(random)
   const prefix = [base.slice(0, 8), base.slice(8, 12), base.slice(12, 16), base.slice(16, 20), ""].join("-")
   let high = (random[10]! << 16) | (random[11]! << 8) | random[12]!
-  // the first 30 characters as one flat string: each id is then one concatenation
+  // the first 30 characters as one flat string
   let head = [prefix, base.slice(20, 26)].join("")
-  // small integers keep `toString(16)` on V8's fast path; six digits need no padding
+  // six hex digits without padding: four from `low >> 8` (at least 0x1000), then the
+  // last two from a table, so each id is one concatenation and a `toString` runs only
+  // once per 256 ids
   let low = 0x100000 + (((random[13]! & 0x3f) << 16) | (random[14]! << 8) | random[15]!)
+  let stem = [head, (low >> 8).toString(16)].join("")
   return () => {
-    const id = head + low.toString(16)
+    const id = stem + lastHexDigits[low & 0xff]!
     low++
     if (low === 0x1000000) {
       low = 0x100000
       high = (high + 1) & 0xffffff
       head = [prefix, high.toString(16).padStart(6, "0")].join("")
     }
+    if ((low & 0xff) === 0) stem = [head, (low >> 8).toString(16)].join("")
     return id
   }
 }
+
+/** The two hex digits of every byte. */
+const lastHexDigits: ReadonlyArray<string> = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))

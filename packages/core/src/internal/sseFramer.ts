@@ -21,6 +21,23 @@ export interface Framer {
 const LF = 10
 const BOM = 0xfeff
 
+/** The name of the field `text[start, end)`, when it is one the framer reads, without slicing it out. */
+const fieldName = (text: string, start: number, end: number): "data" | "event" | "id" | "retry" | undefined => {
+  switch (end - start) {
+    case 4:
+      return text.startsWith("data", start) ? "data" : undefined
+    case 5:
+      return text.startsWith("event", start) ? "event" : text.startsWith("retry", start) ? "retry" : undefined
+    case 2:
+      return text.startsWith("id", start) ? "id" : undefined
+    default:
+      return undefined
+  }
+}
+
+/** The length of the UTF-8 sequence a lead byte starts (1 for a byte no sequence starts with). */
+const sequenceLength = (lead: number): number => (lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1)
+
 /**
  * The length of the part of `bytes` that ends on a character boundary: all of it, or
  * up to the lead byte of a sequence the bytes cut short (at most three bytes back).
@@ -31,8 +48,7 @@ const completeUpTo = (bytes: Uint8Array): number => {
   for (let back = 1; back <= 3 && back <= length; back++) {
     const byte = bytes[length - back]!
     if ((byte & 0xc0) === 0x80) continue // a continuation byte
-    const size = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
-    return size > back ? length - back : length
+    return sequenceLength(byte) > back ? length - back : length
   }
   return length
 }
@@ -47,10 +63,11 @@ const completeUpTo = (bytes: Uint8Array): number => {
  */
 export const makeFramer = (options: FramerOptions): Framer => {
   // one call per read without `stream` takes the engine's fast path (Node's streaming
-  // decode is several times slower); a character split across reads waits in `carry`,
+  // decode is several times slower); a character split across reads waits in `pending`,
   // and the BOM is stripped here, once, where the streaming decoder would strip it
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
-  let carry: Uint8Array | undefined // the first bytes of a character the next read completes
+  const pending = new Uint8Array(4) // the first bytes of a character the next read completes
+  let pendingLength = 0
   let atStart = true // no text decoded yet
   const max = options.maxEventSize
   let partial: Array<string> = [] // an unterminated line carried to the next reads
@@ -96,17 +113,13 @@ export const makeFramer = (options: FramerOptions): Framer => {
     eventSize += end - start
     if (eventSize > max) return { _tag: "EventTooLarge", line, size: eventSize }
     const colon = text.indexOf(":", start)
-    let name: string
-    let value: string
-    if (colon === -1 || colon >= end) {
-      name = text.slice(start, end)
-      value = ""
-    } else {
-      name = text.slice(start, colon)
+    const nameEnd = colon === -1 || colon >= end ? end : colon
+    let value = ""
+    if (nameEnd < end) {
       const valueStart = text.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1
       value = text.slice(valueStart, end)
     }
-    switch (name) {
+    switch (fieldName(text, start, nameEnd)) {
       case "data":
         if (data === undefined) data = value
         else if (dataParts === undefined) dataParts = [data, value]
@@ -184,24 +197,29 @@ export const makeFramer = (options: FramerOptions): Framer => {
   }
 
   const decode = (bytes: Uint8Array, final: boolean): string | FramerFailure => {
+    let text = ""
     let input = bytes
-    let byteOffset = bytesSeen
-    if (carry !== undefined) {
-      input = new Uint8Array(carry.length + bytes.length)
-      input.set(carry)
-      input.set(bytes, carry.length)
-      byteOffset -= carry.length
-      carry = undefined
+    if (pendingLength > 0) {
+      // the character the previous read cut short takes its last bytes from this one
+      const start = bytesSeen - pendingLength
+      const take = Math.min(sequenceLength(pending[0]!) - pendingLength, bytes.length)
+      for (let i = 0; i < take; i++) pending[pendingLength++] = bytes[i]!
+      if (pendingLength < sequenceLength(pending[0]!) && !final) return ""
+      try {
+        text = decoder.decode(pending.subarray(0, pendingLength))
+      } catch {
+        return { _tag: "InvalidUtf8", byteOffset: start }
+      }
+      pendingLength = 0
+      input = take === 0 ? bytes : bytes.subarray(take)
     }
     const end = final ? input.length : completeUpTo(input)
-    // a copy: the caller may reuse the buffer of its read
-    if (end < input.length) carry = input.slice(end)
-    let text: string
     try {
-      text = decoder.decode(end === input.length ? input : input.subarray(0, end))
+      if (end > 0) text += decoder.decode(end === input.length ? input : input.subarray(0, end))
     } catch {
-      return { _tag: "InvalidUtf8", byteOffset }
+      return { _tag: "InvalidUtf8", byteOffset: bytesSeen }
     }
+    for (let i = end; i < input.length; i++) pending[pendingLength++] = input[i]!
     if (atStart && text.length > 0) {
       atStart = false
       if (text.charCodeAt(0) === BOM) text = text.slice(1)
