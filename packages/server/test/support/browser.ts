@@ -50,7 +50,7 @@ export const browserLayer: Layer.Layer<Browser, Error> = Layer.scoped(
             "--disable-component-update",
             "--disable-sync"
           ],
-          viewport: { width: 1180, height: 640 }
+          viewport: { width: 1180, height: 980 }
         })
         return { context, profile }
       },
