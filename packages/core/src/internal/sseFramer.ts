@@ -140,11 +140,11 @@ export const makeFramer = (options: FramerOptions): Framer => {
     return undefined
   }
 
-  const feedText = (text: string, out: Array<SseEvent>): FramerFailure | undefined => {
-    let pos = 0
+  const feedText = (text: string, out: Array<SseEvent>, from: number): FramerFailure | undefined => {
+    let pos = from
     const length = text.length
-    if (skipLf && length > 0) {
-      if (text.charCodeAt(0) === LF) pos = 1
+    if (skipLf && pos < length) {
+      if (text.charCodeAt(pos) === LF) pos++
       skipLf = false
     }
     let nextLf = text.indexOf("\n", pos)
@@ -232,20 +232,28 @@ export const makeFramer = (options: FramerOptions): Framer => {
       const text = decode(bytes, false)
       bytesSeen += bytes.length
       if (typeof text !== "string") return text
-      if (partial.length > 0 && !skipLf && text.indexOf("\n") === -1 && text.indexOf("\r") === -1) {
+      if (partial.length === 0 || skipLf) return feedText(text, out, 0)
+      const lf = text.indexOf("\n")
+      const cr = text.indexOf("\r")
+      if (lf === -1 && cr === -1) {
         // still inside one long line: keep the pieces, join them once the line ends
         partial.push(text)
         partialLength += text.length
         return checkPartial()
       }
-      return feedText(takePartial(text), out)
+      // the carried line ends in this read: frame it alone, so that the read is never
+      // joined to it (the engine would copy the whole read into the joined string)
+      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr
+      const next = end === cr && text.charCodeAt(end + 1) === LF ? end + 2 : end + 1
+      const failure = feedText(takePartial(text.slice(0, next)), out, 0)
+      return failure !== undefined ? failure : feedText(text, out, next)
     },
     end: (out) => {
       const text = decode(new Uint8Array(0), true)
       if (typeof text !== "string") return text
       const rest = takePartial(text)
       if (rest.length > 0) {
-        const failure = feedText(rest + "\n", out)
+        const failure = feedText(rest + "\n", out, 0)
         if (failure !== undefined) return failure
       }
       dispatch(out)
