@@ -1,5 +1,6 @@
 /**
- * `sluice demo` (`pnpm demo`): the turn server on the embedded in-memory store, on
+ * `sluice demo` (`pnpm demo`): the turn server on the embedded in-memory store (or Redis
+ * at `REDIS_URL`), on
  * loopback behind a fresh bearer token, with the bundled sample transcripts
  * (`packages/cli/samples`) replayed as turns at a provider's pace, a couple at a time,
  * round after round; it prints the page's signed link and serves until Ctrl-C (or
@@ -10,7 +11,8 @@
 import { Command, Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import type { ProviderName } from "@sluice/providers"
-import { RedisStreamsMemory, TurnKeys, type TurnPublisher } from "@sluice/redis"
+import { TurnKeys, type TurnPublisher } from "@sluice/redis"
+import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -128,6 +130,7 @@ export const command = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
+      const redisUrl = yield* Config.option(Config.string("REDIS_URL")).pipe(Effect.orElseSucceed(Option.none))
       if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
       if (args.pauseMs < 0) return yield* Effect.fail(badUsage("--pause-ms must not be negative"))
       const parallel = yield* positive("parallel", args.parallel)
@@ -141,7 +144,7 @@ export const command = Command.make(
       const api = url.slice(0, url.indexOf("/#"))
       yield* Output.line(
         [
-          "Sluice demo: the sample transcripts replayed as turns into the embedded in-memory store,",
+          `Sluice demo: the sample transcripts replayed as turns into ${Option.match(redisUrl, { onNone: () => "the embedded in-memory store (set REDIS_URL to use Redis)", onSome: (url) => `Redis at ${url}` })},`,
           `${parallel} at a time, one provider event every ~${args.delayMs} ms.`,
           "",
           `  Open ${url}`,
@@ -165,6 +168,6 @@ export const command = Command.make(
       })
     }).pipe(
       Effect.scoped,
-      Effect.provide(Layer.provideMerge(TurnPipeline.publisherLayer(TurnKeys.defaultPrefix), RedisStreamsMemory.layer))
+      Effect.provide(Layer.provideMerge(TurnPipeline.publisherLayer(TurnKeys.defaultPrefix), TurnPipeline.storeLayer))
     )
-).pipe(Command.withDescription("serve the turn viewer on the embedded store and replay the sample transcripts into it"))
+).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (REDIS_URL, or the embedded store)"))
