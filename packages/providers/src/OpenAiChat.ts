@@ -316,7 +316,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   const onReasoning = (delta: Delta, out: Out): void => {
     const text = delta.reasoning_content ?? delta.reasoning
     let detailText = ""
-    for (const detail of delta.reasoning_details ?? noDetails) {
+    const details = delta.reasoning_details ?? noDetails
+    for (let i = 0; i < details.length; i++) {
+      const detail = details[i]!
       if (detail.signature != null && detail.signature !== "") openReasoning(out).signature += detail.signature
       if (detail.type === "reasoning.encrypted" && detail.data != null) openReasoning(out).encrypted += detail.data
       detailText += detail.text ?? detail.summary ?? ""
@@ -347,7 +349,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       if (refusal === undefined) refusal = builder.openItem(out, "message")
       builder.delta(out, refusal, delta.refusal)
     }
-    for (const call of delta.tool_calls ?? noCalls) {
+    const toolCalls = delta.tool_calls ?? noCalls
+    for (let i = 0; i < toolCalls.length; i++) {
+      const call = toolCalls[i]!
       onToolCall(
         ToolCallAccumulator.Fragment.OpenAi({
           index: call.index ?? undefined,
@@ -420,7 +424,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (builder.isFinished) return
     builder.start(out, chunk.model ?? undefined)
     if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
-    for (const choice of chunk.choices ?? noChoices) {
+    const choices = chunk.choices ?? noChoices
+    for (let i = 0; i < choices.length; i++) {
+      const choice = choices[i]!
       if (choice.index != null && choice.index !== 0) continue
       if (choice.delta != null) onDelta(choice.delta, out)
       if (choice.finish_reason != null) reason = choice.finish_reason

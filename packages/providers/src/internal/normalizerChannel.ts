@@ -50,8 +50,10 @@ export const normalizeWith =
           onInput: (input: Chunk.Chunk<Sse.SseEvent>) => {
             now = clock.unsafeCurrentTimeMillis()
             const out: Out = []
-            for (const event of input) {
-              const failure = handler.onEvent(event, out)
+            // an indexed loop: iterating the chunk allocates a result per event
+            const events = Chunk.toReadonlyArray(input)
+            for (let i = 0; i < events.length; i++) {
+              const failure = handler.onEvent(events[i]!, out)
               if (failure !== undefined) return Channel.zipRight(emit(out), Channel.fail(failure))
             }
             return Channel.zipRight(emit(out), loop)
