@@ -101,6 +101,11 @@ class Link {
 
   send(pipeline: string, count: number): Pending {
     const pending: Pending = { count, replies: [], settled: undefined, resume: undefined }
+    if (this.closed !== undefined) {
+      // Closed since the caller got it: nothing is written, nothing can arrive.
+      settle(pending, this.closed)
+      return pending
+    }
     this.waiting.push(pending)
     this.socket.write(pipeline)
     return pending
