@@ -31,6 +31,66 @@ export const measure = async (
   return { name, seconds: times[Math.floor(times.length / 2)]!, bytes, events }
 }
 
+/** Two cases measured side by side, with CPU time as well as wall time. */
+export interface Comparison {
+  readonly reference: Measurement
+  readonly subject: Measurement
+  /** reference / subject, on median wall time */
+  readonly wallRatio: number
+  /** reference / subject, on median CPU time of this process (steadier on a shared machine) */
+  readonly cpuRatio: number
+}
+
+const median = (values: Array<number>): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/**
+ * Measures two cases in alternating rounds (reference, subject, reference, ...), so a
+ * change of load on a shared machine hits both alike, and reports wall and CPU-time
+ * medians.
+ */
+export const compare = async (
+  bytes: number,
+  reference: { readonly name: string; readonly run: () => Promise<number> | number },
+  subject: { readonly name: string; readonly run: () => Promise<number> | number },
+  options: { readonly warmup?: number; readonly rounds?: number } = {}
+): Promise<Comparison> => {
+  const wall = { reference: [] as Array<number>, subject: [] as Array<number> }
+  const cpu = { reference: [] as Array<number>, subject: [] as Array<number> }
+  const events = { reference: 0, subject: 0 }
+  const once = async (which: "reference" | "subject", record: boolean) => {
+    const run = which === "reference" ? reference.run : subject.run
+    const startCpu = process.cpuUsage()
+    const start = performance.now()
+    events[which] = await run()
+    const seconds = (performance.now() - start) / 1000
+    const used = process.cpuUsage(startCpu)
+    if (record) {
+      wall[which].push(seconds)
+      cpu[which].push((used.user + used.system) / 1e6)
+    }
+  }
+  for (let i = 0; i < (options.warmup ?? 3); i++) {
+    await once("reference", false)
+    await once("subject", false)
+  }
+  for (let i = 0; i < (options.rounds ?? 9); i++) {
+    await once("reference", true)
+    await once("subject", true)
+  }
+  const ref = { name: reference.name, seconds: median(wall.reference), bytes, events: events.reference }
+  const sub = { name: subject.name, seconds: median(wall.subject), bytes, events: events.subject }
+  return {
+    reference: ref,
+    subject: sub,
+    wallRatio: ref.seconds / sub.seconds,
+    cpuRatio: median(cpu.reference) / median(cpu.subject)
+  }
+}
+
+/** The sentence under a comparison's table. */
+export const verdict = (comparison: Comparison, reference: string): string =>
+  `Sluice is ${comparison.wallRatio.toFixed(1)}x ${reference}'s speed in wall time and ${comparison.cpuRatio.toFixed(1)}x in CPU time (rounds alternated; medians).`
+
 const pad = (text: string, width: number) => text.padEnd(width)
 
 /** Prints measurements as a table with MB/s, events/s and the ratio to `reference`. */

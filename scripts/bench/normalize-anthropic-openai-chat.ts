@@ -7,7 +7,7 @@ import { createAnthropic } from "@ai-sdk/anthropic"
 import { createOpenAI } from "@ai-sdk/openai"
 import { Sse } from "@sluice/core"
 import { Anthropic, OpenAiChat } from "@sluice/providers"
-import { measure, reads, report } from "./harness.js"
+import { compare, reads, report, verdict } from "./harness.js"
 import { body, count } from "./sse.js"
 
 const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -121,11 +121,14 @@ export const run = async (): Promise<string> => {
   for (const { aiSdk, name, sluice, text } of cases) {
     const bytes = new TextEncoder().encode(text)
     const chunks = reads(bytes, 16 * 1024)
-    const ours = await measure("Sluice Sse.decode + normalize", bytes.length, () => sluice(chunks), { warmup: 3, rounds: 7 })
-    const theirs = await measure("AI SDK doStream", bytes.length, () => aiSdk(chunks), { warmup: 3, rounds: 7 })
+    const comparison = await compare(
+      bytes.length,
+      { name: "AI SDK doStream", run: () => aiSdk(chunks) },
+      { name: "Sluice Sse.decode + normalize", run: () => sluice(chunks) }
+    )
     sections.push(
-      report(`Normalization, ${name}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [theirs, ours], theirs) +
-        `\n\nSluice is ${(theirs.seconds / ours.seconds).toFixed(1)}x the AI SDK's speed.`
+      report(`Normalization, ${name}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [comparison.reference, comparison.subject], comparison.reference) +
+        `\n\n${verdict(comparison, "the AI SDK")}`
     )
   }
   return sections.join("\n")

@@ -8,7 +8,7 @@ import { createOpenAI } from "@ai-sdk/openai"
 import { Sse } from "@sluice/core"
 import { Gemini, OpenAiResponses } from "@sluice/providers"
 import type { Normalizer } from "@sluice/providers"
-import { measure, reads, report } from "./harness.js"
+import { compare, reads, report, verdict } from "./harness.js"
 import { body, count } from "./sse.js"
 
 const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -151,11 +151,14 @@ export const run = async (): Promise<string> => {
   for (const { aiSdk, normalize, text, title } of cases) {
     const bytes = new TextEncoder().encode(text)
     const chunks = reads(bytes, 16 * 1024)
-    const reference = await measure("AI SDK doStream", bytes.length, aiSdk(chunks))
-    const ours = await measure("Sluice Sse.decode + normalize", bytes.length, sluice(normalize, chunks))
+    const comparison = await compare(
+      bytes.length,
+      { name: "AI SDK doStream", run: aiSdk(chunks) },
+      { name: "Sluice Sse.decode + normalize", run: sluice(normalize, chunks) }
+    )
     sections.push(
-      report(`Normalization, ${title}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [reference, ours], reference) +
-        `\n\nSluice is ${(reference.seconds / ours.seconds).toFixed(1)}x the AI SDK's speed.`
+      report(`Normalization, ${title}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [comparison.reference, comparison.subject], comparison.reference) +
+        `\n\n${verdict(comparison, "the AI SDK")}`
     )
   }
   return sections.join("\n")
