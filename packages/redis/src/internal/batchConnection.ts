@@ -8,16 +8,18 @@
  * it (one attempt at a time, shared by every caller waiting for it), a pipeline is
  * never queued while there is no connection and never resent after one is lost. When
  * a connection closes, every pipeline still waiting gets the replies that did arrive
- * and the reason the rest did not; a pipeline left without a reply for
- * `commandTimeoutMs` closes the connection (its replies could no longer be matched).
+ * and the reason the rest did not; when pipelines wait and no reply has come for
+ * `commandTimeoutMs`, the connection is closed (the replies could no longer be
+ * matched), which a watchdog checks a few times per `commandTimeoutMs`.
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
@@ -86,6 +88,8 @@ class Link {
   private head = 0
   private readonly reader = new ReplyReader()
   closed: string | undefined = undefined
+  /** Replies read so far, for the watchdog to see progress. */
+  received = 0
 
   constructor(private readonly socket: Net.Socket) {
     socket.on("data", (chunk: Buffer) => {
@@ -107,7 +111,9 @@ class Link {
       return pending
     }
     this.waiting.push(pending)
-    this.socket.write(pipeline)
+    // As bytes outside the JavaScript heap: a pipeline that waits in the socket's
+    // queue is then never copied by the garbage collector.
+    this.socket.write(Buffer.from(pipeline))
     return pending
   }
 
@@ -117,6 +123,7 @@ class Link {
       this.close("a reply to no command")
       return
     }
+    this.received++
     pending.replies.push(reply)
     if (pending.replies.length < pending.count) return
     this.waiting[this.head++] = undefined
@@ -128,6 +135,11 @@ class Link {
       this.head = 0
     }
     settle(pending, undefined)
+  }
+
+  /** Whether a pipeline waits for replies. */
+  get busy(): boolean {
+    return this.head < this.waiting.length
   }
 
   close(reason: string): void {
@@ -224,7 +236,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     if (address instanceof LinkError) return yield* Effect.fail(address)
     const scope = yield* Effect.scope
     const connectTimeout = Duration.millis(options.connectTimeoutMs)
-    const commandTimeout = Duration.millis(options.commandTimeoutMs)
+    const watchEvery = Duration.millis(Math.max(1, Math.floor(options.commandTimeoutMs / 4)))
     let current: Link | undefined
     let opening: Deferred.Deferred<Link, LinkError> | undefined
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close("connection closed by its owner")))
@@ -234,6 +246,29 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
       onTimeout: () => new LinkError("Unavailable", `no connection within ${options.connectTimeoutMs} ms`)
     })
 
+    // One watchdog per link instead of a timer per pipeline (a timer per pipeline
+    // cost more Node CPU than the pipeline's encoding): it looks a few times per
+    // `commandTimeoutMs` and closes the link once replies are awaited and none has
+    // come for that long. It ends with the link.
+    const watch = (link: Link): Effect.Effect<void> => {
+      let seen = link.received
+      let since = 0
+      let idle = true
+      const look = Effect.map(Clock.currentTimeMillis, (now) => {
+        if (link.closed !== undefined) return false
+        if (idle || !link.busy || link.received !== seen) {
+          seen = link.received
+          since = now
+        } else if (now - since >= options.commandTimeoutMs) {
+          link.close(`no reply within ${options.commandTimeoutMs} ms`)
+          return false
+        }
+        idle = !link.busy
+        return true
+      })
+      return Effect.asVoid(Effect.repeat(look, { schedule: Schedule.spaced(watchEvery), while: (open) => open }))
+    }
+
     // The open link, or the one being opened; one attempt at a time, whoever waits.
     const linked: Effect.Effect<Link, LinkError> = Effect.suspend(() => {
       if (current !== undefined && current.closed === undefined) return Effect.succeed(current)
@@ -241,6 +276,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
       const attempt = Deferred.unsafeMake<Link, LinkError>(FiberId.none)
       opening = attempt
       const run = Effect.exit(connect).pipe(
+        Effect.tap((exit) => exit._tag === "Success" ? Effect.forkIn(watch(exit.value), scope) : Effect.void),
         Effect.flatMap((exit) =>
           Effect.suspend(() => {
             opening = undefined
@@ -253,15 +289,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     })
 
     const send = (pipeline: string, count: number): Effect.Effect<Settled, LinkError> =>
-      Effect.flatMap(linked, (link) =>
-        Effect.suspend(() => {
-          const pending = link.send(pipeline, count)
-          return Effect.flatMap(Effect.timeoutOption(awaitSettled(pending), commandTimeout), (settled) =>
-            Option.isSome(settled) ? Effect.succeed(settled.value) : Effect.sync(() => {
-              link.close(`no reply within ${options.commandTimeoutMs} ms`)
-              return pending.settled ?? { replies: pending.replies, lost: "no reply" }
-            }))
-        }))
+      Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(pipeline, count))))
 
     return { send }
   })
