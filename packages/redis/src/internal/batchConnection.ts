@@ -254,18 +254,19 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
       let seen = link.received
       let since = 0
       let idle = true
-      const look = Effect.map(Clock.currentTimeMillis, (now) => {
-        if (link.closed !== undefined) return false
-        if (idle || !link.busy || link.received !== seen) {
-          seen = link.received
-          since = now
-        } else if (now - since >= options.commandTimeoutMs) {
-          link.close(`no reply within ${options.commandTimeoutMs} ms`)
-          return false
-        }
-        idle = !link.busy
-        return true
-      })
+      const look = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.sync(() => {
+          if (link.closed !== undefined) return false
+          if (idle || !link.busy || link.received !== seen) {
+            seen = link.received
+            since = now
+          } else if (now - since >= options.commandTimeoutMs) {
+            link.close(`no reply within ${options.commandTimeoutMs} ms`)
+            return false
+          }
+          idle = !link.busy
+          return true
+        }))
       return Effect.asVoid(Effect.repeat(look, { schedule: Schedule.spaced(watchEvery), while: (open) => open }))
     }
 
