@@ -166,7 +166,19 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
           started = true
         })
       )
-      const outcome = Effect.either(Effect.retry(attempt, { schedule, while: isUnavailable }))
+      // The retry schedule is only started once an attempt failed (starting it costs
+      // more than a batch that goes through): it is handed that failure first, so it
+      // waits and counts exactly as if it had run the first attempt itself.
+      const retried = (failed: RedisError | PublishError) => {
+        let replay = true
+        const again = Effect.suspend(() => {
+          if (!replay) return attempt
+          replay = false
+          return Effect.fail(failed)
+        })
+        return Effect.retry(again, { schedule, while: isUnavailable })
+      }
+      const outcome = Effect.either(Effect.catchIf(attempt, isUnavailable, retried))
       return Effect.map(outcome, (result): Outcome<A> => {
         const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
         written += confirmed
