@@ -8,6 +8,7 @@ import { createOpenAI } from "@ai-sdk/openai"
 import { Sse } from "@sluice/core"
 import { Anthropic, OpenAiChat } from "@sluice/providers"
 import { compare, reads, report, verdict } from "./harness.js"
+import { drain, prompt, recordedFetch } from "./aiSdk.js"
 import { body, count } from "./sse.js"
 
 const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -60,33 +61,6 @@ const openAiChatTranscript = (deltas: number): string => {
   chunk({ choices: [], usage: { prompt_tokens: 100, completion_tokens: deltas * 5, total_tokens: 100 + deltas * 5 } })
   out.push("data: [DONE]\n\n")
   return out.join("")
-}
-
-/** A `fetch` that answers every request with the recorded body, one read per chunk. */
-const recordedFetch =
-  (chunks: ReadonlyArray<Uint8Array>): typeof globalThis.fetch =>
-  async () =>
-    new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks) controller.enqueue(chunk)
-          controller.close()
-        }
-      }),
-      { status: 200, headers: { "content-type": "text/event-stream" } }
-    )
-
-const prompt = [{ role: "user" as const, content: [{ type: "text" as const, text: "go" }] }]
-
-/** Consumes a stream of parts and counts them. */
-const drain = async (stream: ReadableStream<unknown>): Promise<number> => {
-  const reader = stream.getReader()
-  let parts = 0
-  for (;;) {
-    const next = await reader.read()
-    if (next.done) return parts
-    parts++
-  }
 }
 
 const aiSdkAnthropic = async (chunks: ReadonlyArray<Uint8Array>): Promise<number> => {

@@ -9,6 +9,7 @@ import { Sse } from "@sluice/core"
 import { Gemini, OpenAiResponses } from "@sluice/providers"
 import type { Normalizer } from "@sluice/providers"
 import { compare, reads, report, verdict } from "./harness.js"
+import { drain, prompt, recordedFetch } from "./aiSdk.js"
 import { body, count } from "./sse.js"
 
 const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -96,30 +97,6 @@ export const geminiTranscript = (deltas: number): string => {
   return out.join("")
 }
 
-const replay = (chunks: ReadonlyArray<Uint8Array>) => async (): Promise<Response> =>
-  new Response(
-    new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const chunk of chunks) controller.enqueue(chunk)
-        controller.close()
-      }
-    }),
-    { status: 200, headers: { "content-type": "text/event-stream" } }
-  )
-
-const prompt = [{ role: "user" as const, content: [{ type: "text" as const, text: "bench" }] }]
-
-/** Consumes a `doStream` result's stream and counts its parts. */
-const drain = async (stream: ReadableStream<unknown>): Promise<number> => {
-  const reader = stream.getReader()
-  let parts = 0
-  for (;;) {
-    const { done } = await reader.read()
-    if (done) return parts
-    parts++
-  }
-}
-
 const sluice = (normalize: Normalizer.Normalize, chunks: ReadonlyArray<Uint8Array>) => () =>
   count(body(chunks).pipe(Sse.decode(), normalize()))
 
@@ -132,7 +109,7 @@ export const run = async (): Promise<string> => {
       text: responsesTranscript(12_000),
       normalize: OpenAiResponses.normalize,
       aiSdk: (chunks: ReadonlyArray<Uint8Array>) => async () => {
-        const model = createOpenAI({ apiKey: "bench", fetch: replay(chunks) }).responses("gpt-5")
+        const model = createOpenAI({ apiKey: "bench", fetch: recordedFetch(chunks) }).responses("gpt-5")
         const result = await model.doStream({ prompt })
         return drain(result.stream)
       }
@@ -142,7 +119,7 @@ export const run = async (): Promise<string> => {
       text: geminiTranscript(16_000),
       normalize: Gemini.normalize,
       aiSdk: (chunks: ReadonlyArray<Uint8Array>) => async () => {
-        const model = createGoogleGenerativeAI({ apiKey: "bench", fetch: replay(chunks) })("gemini-2.5-pro")
+        const model = createGoogleGenerativeAI({ apiKey: "bench", fetch: recordedFetch(chunks) })("gemini-2.5-pro")
         const result = await model.doStream({ prompt })
         return drain(result.stream)
       }
