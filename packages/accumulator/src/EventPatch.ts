@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Json } from "@sluice/core"
+import { Json, SchemaDecode } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -223,7 +223,7 @@ export type Phase = "start" | "delta" | "end"
  */
 export type BlockType = "text" | "reasoning" | "tool" | "tool_result"
 
-const decodePatch = Schema.decodeUnknownEither(EventPatch, { errors: "all" })
+const decodePatch = SchemaDecode.decodeUnknownEither(EventPatch, { errors: "all" })
 
 /**
  * Decodes one patch. `patchIndex` names its position in error messages.

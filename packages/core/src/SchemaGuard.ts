@@ -28,13 +28,23 @@ export const PredicateAnnotationId: typeof predicateAnnotationId = predicateAnno
 
 /**
  * A guard that answers exactly as `Schema.is(schema)` does, compiled once from the
- * schema's type side. Extra properties are allowed, as `Schema.is` allows them.
+ * schema's type side. Extra properties are allowed, as `Schema.is` allows them. Where
+ * `Schema.is` would throw (see `SchemaDecode`), the guard says `false`.
  *
  * @since 0.1.0
  * @category guards
  */
 export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): ((u: unknown) => u is A) => {
-  if (hasParseAnnotations(schema.ast)) return ParseResult.is(schema)
+  if (hasParseAnnotations(schema.ast)) {
+    const is = ParseResult.is(schema)
+    return (u): u is A => {
+      try {
+        return is(u)
+      } catch {
+        return false
+      }
+    }
+  }
   const check = new Compiler("is").compile(schema.ast)
   return (u): u is A => check(u) === PASS
 }

@@ -13,6 +13,7 @@ import * as Ids from "./Ids.js"
 import { ItemType, OutputItem } from "./OutputItem.js"
 import type { ProviderError } from "./ProviderError.js"
 import { ProviderErrorType } from "./ProviderError.js"
+import * as SchemaDecode from "./SchemaDecode.js"
 import { Usage } from "./Usage.js"
 
 const Timestamp = Schema.Int.pipe(Schema.nonNegative())
@@ -279,7 +280,7 @@ export type StreamEvent = typeof StreamEvent.Type
  * @since 0.1.0
  * @category decoding
  */
-export const decodeUnknown = Schema.decodeUnknown(StreamEvent)
+export const decodeUnknown = SchemaDecode.decodeUnknown(StreamEvent)
 
 /**
  * What every event of one turn shares.

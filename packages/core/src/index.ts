@@ -33,6 +33,11 @@ export * as ProviderError from "./ProviderError.js"
 /**
  * @since 0.1.0
  */
+export * as SchemaDecode from "./SchemaDecode.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as SchemaGuard from "./SchemaGuard.js"
 
 /**

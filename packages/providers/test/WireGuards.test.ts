@@ -1,10 +1,12 @@
-import { describe, it } from "@effect/vitest"
-import { SchemaGuard } from "@sluice/core"
+import { describe, expect, it } from "@effect/vitest"
+import { SchemaGuard, Sse } from "@sluice/core"
 import * as Arbitrary from "effect/Arbitrary"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
-import { Anthropic, Gemini, OpenAiChat } from "../src/index.js"
+import * as Stream from "effect/Stream"
+import { Anthropic, Gemini, OpenAiChat, Providers } from "../src/index.js"
 
 // the wire schemas every streamed event is checked against on the fast path
 const wire: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
@@ -14,29 +16,70 @@ const wire: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
   ["Gemini.GenerateContentResponse", Gemini.GenerateContentResponse]
 ]
 
-/** Valid values, valid values with one field replaced, and anything JSON can be. */
+// JSON text parses to this; `String` of it throws, and Effect's union decoder calls `String` on discriminants
+const unprintable: unknown = JSON.parse(`{"toString": false}`)
+
+/** Valid values, valid values with one field replaced (by JSON, or by a value `String` cannot print), and any JSON. */
 const inputs = (schema: Schema.Schema<any, any, never>): FastCheck.Arbitrary<unknown> => {
   const encoded = Arbitrary.make(Schema.encodedSchema(schema))
-  const broken = FastCheck.tuple(encoded, FastCheck.jsonValue()).map(([value, replacement]) => {
-    if (typeof value !== "object" || value === null) return replacement
+  const replacement = FastCheck.oneof(FastCheck.jsonValue(), FastCheck.constant(unprintable))
+  const broken = FastCheck.tuple(encoded, replacement).map(([value, replaced]) => {
+    if (typeof value !== "object" || value === null) return replaced
     const keys = Object.keys(value)
-    if (keys.length === 0) return replacement
-    return { ...value, [keys[keys.length - 1]!]: replacement }
+    if (keys.length === 0) return replaced
+    return { ...value, [keys[keys.length - 1]!]: replaced }
   })
   return FastCheck.oneof(encoded, broken, FastCheck.jsonValue())
+}
+
+/** Effect's own answers as oracles; where Effect throws, the value is not valid (and does not decode). */
+const oracles = (schema: Schema.Schema<any, any, never>) => {
+  const is = Schema.is(schema)
+  const decode = Schema.decodeUnknownEither(schema)
+  return {
+    is: (u: unknown): boolean => {
+      try {
+        return is(u)
+      } catch {
+        return false
+      }
+    },
+    decodes: (u: unknown): boolean => {
+      try {
+        return Either.isRight(decode(u))
+      } catch {
+        return false
+      }
+    }
+  }
 }
 
 describe("wire schema guards", () => {
   for (const [name, schema] of wire) {
     it(`the compiled guard agrees with Schema.is and the decoder: ${name}`, () => {
-      const is = Schema.is(schema)
+      const oracle = oracles(schema)
       const guard = SchemaGuard.is(schema)
       const passes = SchemaGuard.decodesToItself(schema)
-      const decode = Schema.decodeUnknownEither(schema)
       FastCheck.assert(
-        FastCheck.property(inputs(schema), (u) => guard(u) === is(u) && (!passes(u) || (is(u) && Either.isRight(decode(u))))),
+        FastCheck.property(inputs(schema), (u) => guard(u) === oracle.is(u) && (!passes(u) || (oracle.is(u) && oracle.decodes(u)))),
         { numRuns: 300 }
       )
     })
+
+    it(`says no to a discriminant that cannot be printed: ${name}`, () => {
+      const poisoned = { type: unprintable, object: unprintable, candidates: unprintable }
+      expect([SchemaGuard.is(schema)(poisoned), SchemaGuard.decodesToItself(schema)(poisoned)]).toStrictEqual([false, false])
+    })
   }
+
+  it.effect("every provider fails with a WireDecodeError, not a defect, on an event whose type cannot be printed", () =>
+    Effect.gen(function* () {
+      for (const provider of Providers.all) {
+        const unprintable = `{"toString": false}`
+        const data = `{"type": ${unprintable}, "object": ${unprintable}, "candidates": [{"content": {"parts": [{"text": ${unprintable}}]}}]}`
+        const body = `event: message_start\ndata: ${data}\n\n`
+        const error = yield* Stream.make(new TextEncoder().encode(body)).pipe(Sse.decode(), provider.normalize(), Stream.runDrain, Effect.flip)
+        expect([provider.name, error._tag, error._tag === "WireDecodeError" && error.reason]).toStrictEqual([provider.name, "WireDecodeError", "UnexpectedShape"])
+      }
+    }))
 })

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { StreamBMessage, StreamEvent } from "@sluice/core"
+import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -90,7 +90,7 @@ const eventFields = (turnId: string, event: StreamEvent.StreamEvent, payload: st
   ["payload", payload]
 ]
 
-const decodeFields = Schema.decodeUnknown(TurnEntryFields)
+const decodeFields = SchemaDecode.decodeUnknown(TurnEntryFields)
 
 /**
  * Reads the five fields of an entry. Fails, naming the field, when one is missing or
@@ -108,7 +108,7 @@ export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, ParseResult
   return Effect.map(decodeFields(record), (fields) => ({ id: entry.id, ...fields }))
 }
 
-const decodeMessage = Schema.decodeUnknown(StreamBMessage.StreamBMessage)
+const decodeMessage = SchemaDecode.decodeUnknown(StreamBMessage.StreamBMessage)
 
 /**
  * The StreamBMessage a Stream B entry holds.
@@ -139,7 +139,7 @@ export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.Str
 
 const finalEventTypes: ReadonlySet<string> = new Set(["response_done", "response_error"])
 const FinalTurnEvent = Schema.parseJson(Schema.Struct({ type: Schema.Literal("turn_completed", "turn_error") }))
-const decodeFinalTurnEvent = Schema.decodeUnknownOption(FinalTurnEvent)
+const decodeFinalTurnEvent = SchemaDecode.decodeUnknownOption(FinalTurnEvent)
 
 /**
  * Whether an entry ends its turn: `response_done` or `response_error` in Stream A, a

@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import type { StreamBMessage } from "@sluice/core"
-import { Ids, type StreamEvent } from "@sluice/core"
+import { Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
 import { RetryPolicy } from "@sluice/upserts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -107,7 +107,7 @@ export interface TurnPublisherService {
  */
 export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
 
-const decodeOptions = Schema.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
+const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
 
 /**
  * Builds a publisher on the `RedisStreams` in context. Fails with

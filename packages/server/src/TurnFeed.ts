@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Sse } from "@sluice/core"
+import { SchemaDecode, Sse } from "@sluice/core"
 import { RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -17,7 +17,6 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ApiErrorBody } from "./ApiError.js"
 
@@ -109,7 +108,7 @@ export const follow = (
     return Stream.retry(tail, resumeSchedule(options))
   }))
 
-const decodeFields = Schema.decodeUnknownEither(TurnEntry.TurnEntryFields)
+const decodeFields = SchemaDecode.decodeUnknownEither(TurnEntry.TurnEntryFields)
 const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId", "payloadType", "payload"])
 
 /**

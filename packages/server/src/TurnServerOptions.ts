@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { SchemaDecode } from "@sluice/core"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
@@ -133,8 +134,8 @@ const loopbackPattern = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|::ffff:1
  */
 export const isLoopback = (host: string): boolean => loopbackPattern.test(host)
 
-const decodeOptions = Schema.decodeUnknown(TurnServerOptions, { errors: "all", onExcessProperty: "error" })
-const decodeTokens = Schema.decodeUnknown(Schema.Array(Token), { errors: "all" })
+const decodeOptions = SchemaDecode.decodeUnknown(TurnServerOptions, { errors: "all", onExcessProperty: "error" })
+const decodeTokens = SchemaDecode.decodeUnknown(Schema.Array(Token), { errors: "all" })
 
 const invalid = (reason: InvalidServerOptions["reason"], detail: string) => new InvalidServerOptions({ reason, detail })
 

@@ -8,13 +8,12 @@
  *
  * @since 0.1.0
  */
-import { StreamBMessage, StreamEvent } from "@sluice/core"
+import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as ItemBuffer from "./ItemBuffer.js"
 import * as StageCore from "./internal/stageCore.js"
@@ -64,7 +63,7 @@ const validate = (
   return Either.left(new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` }))
 }
 
-const decodeEvent = Schema.decodeUnknown(StreamEvent.StreamEvent)
+const decodeEvent = SchemaDecode.decodeUnknown(StreamEvent.StreamEvent)
 
 /**
  * The processor. The constructor throws `InvalidUpsertOptions` when the options are

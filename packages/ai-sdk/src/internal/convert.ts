@@ -1,9 +1,8 @@
 import type { FinishReason, OutputItem } from "@sluice/core"
-import { Ids, Json, ProviderError, StreamEvent, Usage } from "@sluice/core"
+import { Ids, Json, ProviderError, SchemaDecode, StreamEvent, Usage } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import { AiSdkPartError } from "../AiSdkPartError.js"
 import type { Options } from "../AiSdkStream.js"
 import * as Parts from "./parts.js"
@@ -18,9 +17,9 @@ interface OpenItem {
 
 type Out = Array<StreamEvent.StreamEvent>
 
-const decodePart = Schema.decodeUnknownEither(Parts.Part)
-const decodeUsage = Schema.decodeUnknownOption(Parts.AnyUsage)
-const decodeErrorFields = Schema.decodeUnknownOption(Parts.ErrorFields)
+const decodePart = SchemaDecode.decodeUnknownEither(Parts.Part)
+const decodeUsage = SchemaDecode.decodeUnknownOption(Parts.AnyUsage)
+const decodeErrorFields = SchemaDecode.decodeUnknownOption(Parts.ErrorFields)
 
 /** Plain JSON of a value, dropping `undefined` fields; `undefined` when it has none. */
 const toJson = (value: unknown): Json.JsonValue | undefined => {

@@ -217,14 +217,29 @@ export class Compiler {
     }
   }
 
-  /** The answer of `effect/ParseResult` for one node. */
+  /**
+   * The answer of `effect/ParseResult` for one node. Where it throws (a few values
+   * make it), a guard says "no" and the decode guard leaves the value to the decoder.
+   */
   private delegate(ast: AST.AST): Check {
     if (this.mode === "decode") {
       const decode = ParseResult.decodeUnknownEither(Schema.make(ast))
-      return (u) => verdictOf(u, decode(u))
+      return (u) => {
+        try {
+          return verdictOf(u, decode(u))
+        } catch {
+          return UNKNOWN
+        }
+      }
     }
     const is = ParseResult.is(Schema.make(ast))
-    return (u) => (is(u) ? PASS : FAIL)
+    return (u) => {
+      try {
+        return is(u) ? PASS : FAIL
+      } catch {
+        return FAIL
+      }
+    }
   }
 
   private build(ast: AST.AST): Check {

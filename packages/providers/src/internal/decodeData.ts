@@ -1,4 +1,4 @@
-import { SchemaGuard } from "@sluice/core"
+import { SchemaDecode, SchemaGuard } from "@sluice/core"
 import type { Sse } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -9,21 +9,16 @@ const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 
 
 /** The schema's decoder, with its issue as text; a decoder that throws gives an issue too. */
 const schemaDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(schema, { errors: "first" })
-  return (value: unknown): Either.Either<A, string> => {
-    try {
-      return Either.mapLeft(decode(value), (issue) => ParseResult.TreeFormatter.formatErrorSync(issue))
-    } catch (error) {
-      return Either.left(`the decoder failed on it (${String(error)})`)
-    }
-  }
+  const decode = SchemaDecode.decodeUnknownEither(schema, { errors: "first" })
+  return (value: unknown): Either.Either<A, string> =>
+    Either.mapLeft(decode(value), (issue) => ParseResult.TreeFormatter.formatErrorSync(issue))
 }
 
 /**
  * A wire schema's decoder: a value the compiled guard proves decodes to itself is
  * used as it is (validated, not copied); anything else goes through the schema's
- * decoder, which decodes it or says what is wrong. A decoder that throws (a value no
- * JSON text produces can make it) gives an issue too, never an exception.
+ * decoder, which decodes it or says what is wrong. A decoder that throws (JSON such as
+ * `{"type": {"toString": false}}` can make it) gives an issue too, never an exception.
  *
  * @internal
  */

@@ -1,6 +1,6 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { Json } from "@sluice/core"
+import { Json, SchemaDecode } from "@sluice/core"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -21,7 +21,7 @@ const ErrorBody = Schema.Union(
   Schema.Tuple([Schema.Struct({ error: ErrorDetails })], Schema.Unknown)
 )
 
-const decode = Schema.decodeUnknownEither(ErrorBody)
+const decode = SchemaDecode.decodeUnknownEither(ErrorBody)
 
 /**
  * The provider's own code and message from an HTTP error body: the code is the

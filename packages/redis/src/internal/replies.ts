@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import { reasonOfReply, RedisError } from "../RedisError.js"
 import type { StreamEntry } from "../StreamEntry.js"
 import { fieldsFromFlat } from "../StreamEntry.js"
+import { SchemaDecode } from "@sluice/core"
 
 /** @internal */
 export const EntryReply = Schema.Tuple(Schema.String, Schema.Array(Schema.String))
@@ -53,7 +54,7 @@ export const toRedisError = (command: string, key: string | undefined, cause: un
  * @internal
  */
 export const decodeReply = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
+  const decode = SchemaDecode.decodeUnknown(schema)
   return (command: string, key: string) => (reply: unknown): Effect.Effect<A, RedisError> =>
     Effect.mapError(decode(reply), (error) =>
       new RedisError({

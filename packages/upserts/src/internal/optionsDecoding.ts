@@ -2,6 +2,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidUpsertOptions, type OptionIssue } from "../UpsertErrors.js"
+import { SchemaDecode } from "@sluice/core"
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -37,7 +38,7 @@ export const NonNegativeInt = Schema.Number.pipe(
 export const decodeOptions =
   <A, I>(schema: Schema.Schema<A, I>) =>
   (input: unknown): Either.Either<A, InvalidUpsertOptions> =>
-    Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input), (error) => {
+    Either.mapLeft(SchemaDecode.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input), (error) => {
       const issues: Array<OptionIssue> = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
         path: formatPath(issue.path),
         message: issue.message
