@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
-import * as Schema from "effect/Schema"
+import { SchemaDecode } from "@sluice/core"
 import { Anthropic, WireDecodeError } from "../src/index.js"
 import { done, errors, finals, ofType, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
@@ -284,7 +284,7 @@ describe("Anthropic.normalize", () => {
         const body = start +
           (Number.isInteger(index) && index >= 0 ? event("content_block_start", { type: "content_block_start", index, content_block: block }) : "") +
           event("content_block_delta", data)
-        const bySchema = Schema.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
+        const bySchema = SchemaDecode.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
         const exit = yield* Effect.either(run(body))
         if (bySchema._tag === "Left") {
           expect(exit._tag).toBe("Left")
