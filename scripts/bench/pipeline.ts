@@ -23,6 +23,7 @@ import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import * as PipelineFloor from "./pipelineFloor.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -344,6 +345,7 @@ export const run = async (): Promise<string> => {
     const live = await runPipeline("whole pipeline, Redis (RedisStreamsLive)", RedisStreamsLive.layerFrom({ url: server.url }), server)
     const memory = await runPipeline("whole pipeline, in memory (RedisStreamsMemory)", RedisStreamsMemory.layer, undefined)
     const generator = await runGenerator()
+    const floor = await PipelineFloor.run(server.host, server.port, TURNS, DELTAS, deltaText)
     const reference = typeof plain === "number" ? plain : undefined
     lines.push(
       `\n## Pipeline load: ${int(TURNS)} concurrent turns of ${DELTAS} deltas (chunks of ${CHUNK} events), ` +
@@ -368,6 +370,12 @@ export const run = async (): Promise<string> => {
           `${row.redisCpu === undefined ? "" : row.redisCpu.toFixed(1)} ${memoryCells} ${row.check} |`
       )
     }
+    const floorRate = floor.entries / floor.seconds
+    lines.push(
+      `| the floor: a plain loop, prebuilt delta events -> JSON -> XADD pipelines on one socket (no stage, no Effect) | ` +
+        `${int(floorRate)} | ${ratio(floorRate)} | ${floor.seconds.toFixed(2)} | ${floor.nodeCpu.toFixed(1)} | ` +
+        `${(floor.nodeCpu / floor.entries * 1e6).toFixed(1)} | | | | | ${floor.replies} replies for ${floor.entries} entries |`
+    )
     lines.push(
       "",
       `Entries are Stream A + Stream B entries written (one per event, one per upsert). Target (issue 6): ` +
