@@ -132,4 +132,12 @@ describe("sluice run", () => {
       expect(bad.stderr).toContain("--base-url must be an http(s) URL, got ftp://x")
       expect((yield* run({ OPENAI_API_KEY: "k" }, ["--provider", "openai-chat", "Hi"])).code).toBe(2)
     }))
+
+  it.effect("a --timeout that is not from 1 to 3600 seconds is bad usage", () =>
+    Effect.gen(function* () {
+      for (const timeout of ["0", "3601", "-5"]) {
+        const bad = yield* run({ OPENAI_API_KEY: "k" }, ["--provider", "openai-chat", "--model", "m", "--timeout", timeout, "Hi"])
+        expect([bad.code, bad.stderr.includes(`--timeout must be from 1 to 3600 seconds, got ${timeout}`)]).toStrictEqual([2, true])
+      }
+    }))
 })

@@ -16,19 +16,26 @@
  * its wire format (`WireDecodeError`, `SseError`). Interrupting the stream aborts the
  * HTTP request.
  *
+ * A provider that goes quiet cannot stall a turn: when no response arrives within
+ * `responseTimeout`, or no byte of the body within `idleTimeout` (both 5 minutes by
+ * default, on Effect's Clock), the request is aborted and the attempt fails with a
+ * retryable `timeout` error (`response_timeout` or `stream_idle_timeout`), retried or
+ * reported as above.
+ *
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type { ProviderError, StreamEvent } from "@sluice/core"
-import { Ids, Sse, Usage } from "@sluice/core"
+import type { ProviderError } from "@sluice/core"
+import { Ids, Sse, StreamEvent, Usage } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -64,7 +71,27 @@ export interface Settings {
   /** The prefix the provider's SDK accepts as base URL; `ProviderRequest.defaultBaseUrl` when absent. */
   readonly baseUrl?: string | undefined
   readonly retry?: LiveRetry.Options | undefined
+  /**
+   * How long to wait for the response (its status and headers) before the attempt is
+   * aborted as a retryable timeout; `defaultTimeout` when absent.
+   */
+  readonly responseTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long the response body may keep silent (no byte at all) before the attempt is
+   * aborted as a retryable timeout; `defaultTimeout` when absent. Pick it above the
+   * longest quiet stretch the model may have: a reasoning model can think for
+   * minutes before its first token, while Anthropic sends a `ping` every few seconds.
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
+
+/**
+ * The response and idle timeouts when `Settings` gives none.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultTimeout: Duration.Duration = Duration.minutes(5)
 
 /**
  * What the stream fails with: the provider's bytes are not its wire format.
@@ -126,6 +153,12 @@ type Attempt =
     }
   | { readonly _tag: "Ended"; readonly events: ReadonlyArray<StreamEvent.StreamEvent> }
 
+/** The truncation a stalled body caused, reported as the stall it was. */
+const stalledInstead = (event: StreamEvent.StreamEvent, stall: ProviderError.ProviderError): StreamEvent.StreamEvent =>
+  event.payload.type === "response_error" && event.payload.error.code === "stream_truncated"
+    ? { ...event, payload: { ...event.payload, error: StreamEvent.errorObjectFromProviderError(stall) } }
+    : event
+
 const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<string, string> => ({ ...response.headers })
 
 /**
@@ -143,6 +176,10 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     const keys = settings.apiKeys
     const keyIndex = yield* Ref.make(0)
     const retry = settings.retry ?? {}
+    const responseTimeout = Duration.decode(settings.responseTimeout ?? defaultTimeout)
+    const idleTimeout = Duration.decode(settings.idleTimeout ?? defaultTimeout)
+    const quiet = (code: "response_timeout" | "stream_idle_timeout", what: string, after: Duration.Duration) =>
+      ErrorClassification.make("timeout", code, `${provider}: ${what} for ${Duration.format(after)}`, { retryable: true })
 
     /** A turn that ended before the provider answered: start, the error, the end. */
     const failed = (error: ProviderError.ProviderError, options: NormalizeOptions) =>
@@ -178,12 +215,19 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     /** Reads events until the first output, or to the end of a turn without output. */
     const started = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
       Effect.gen(function* () {
+        // set when the body went quiet: the truncation the normalizer then reports says so
+        let stalled: ProviderError.ProviderError | undefined
         const pull = yield* response.stream.pipe(
-          // a connection dropped mid-body ends the body: the normalizer then keeps what
-          // arrived and reports a retryable `stream_truncated`
-          Stream.catchAll((error) => Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(Stream.drain)),
+          Stream.timeoutFail(() => quiet("stream_idle_timeout", "no byte of the response body", idleTimeout), idleTimeout),
+          // a connection dropped (or stalled) mid-body ends the body: the normalizer then
+          // keeps what arrived and reports a retryable `stream_truncated`
+          Stream.catchAll((error) => {
+            if (error._tag === "ProviderError") stalled = error
+            return Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(Stream.drain)
+          }),
           Sse.decode(),
           normalize(options),
+          Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
           Stream.toPull
         )
         const head: Array<StreamEvent.StreamEvent> = []
@@ -210,8 +254,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           HttpClientRequest.setHeaders(wire.headers),
           HttpClientRequest.bodyUnsafeJson(wire.body),
           http.execute,
+          Effect.timeoutFail({ duration: responseTimeout, onTimeout: () => quiet("response_timeout", "no response", responseTimeout) }),
           Effect.matchEffect({
-            onFailure: (error) => unreachable(error, options),
+            onFailure: (error) => (error._tag === "ProviderError" ? failed(error, options) : unreachable(error, options)),
             onSuccess: (response) => (response.status >= 200 && response.status < 300 ? started(response, options) : rejected(response, options))
           }),
           Scope.extend(scope)
@@ -279,6 +324,14 @@ export const apiKeys = (name: string): Config.Config<Settings["apiKeys"]> =>
   })
 
 /**
+ * What `config` and `layerConfig` take from the caller rather than the environment.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export type Overrides = Partial<Pick<Settings, "baseUrl" | "retry" | "responseTimeout" | "idleTimeout">>
+
+/**
  * The settings of `provider` from the environment (or any `ConfigProvider`): the keys
  * from `ProviderRequest.apiKeyVariable(provider)` (`OPENAI_API_KEY`,
  * `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), the base URL from `baseUrl`, else
@@ -290,7 +343,7 @@ export const apiKeys = (name: string): Config.Config<Settings["apiKeys"]> =>
  */
 export const config = (
   provider: ProviderName,
-  overrides: { readonly baseUrl?: string | undefined; readonly retry?: LiveRetry.Options | undefined } = {}
+  overrides: Overrides = {}
 ): Config.Config<Settings> =>
   Config.all({
     apiKeys: apiKeys(ProviderRequest.apiKeyVariable(provider)),
@@ -300,7 +353,9 @@ export const config = (
       provider,
       apiKeys,
       baseUrl: overrides.baseUrl ?? Option.getOrUndefined(baseUrl),
-      ...(overrides.retry === undefined ? {} : { retry: overrides.retry })
+      retry: overrides.retry,
+      responseTimeout: overrides.responseTimeout,
+      idleTimeout: overrides.idleTimeout
     }))
   )
 
@@ -312,6 +367,6 @@ export const config = (
  */
 export const layerConfig = (
   provider: ProviderName,
-  overrides: { readonly baseUrl?: string | undefined; readonly retry?: LiveRetry.Options | undefined } = {}
+  overrides: Overrides = {}
 ): Layer.Layer<ProviderClient, ConfigError.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(ProviderClient, Effect.flatMap(config(provider, overrides), make))

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -10,6 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { drive, fixture, serve, shared } from "./support/loopback.js"
@@ -227,6 +229,87 @@ describe("ProviderClient", () => {
       expect(Exit.isInterrupted(exit)).toBe(true)
       expect(server.requests()).toHaveLength(1)
     }))
+
+  describe("a provider that goes quiet", () => {
+
+    /** Real I/O goes on until `ready` holds; the test's clock then jumps past the idle timeout. */
+    const whenQuiet = (ready: () => boolean | Effect.Effect<boolean>) =>
+      Effect.gen(function* () {
+        for (let polls = 0; ; polls++) {
+          const now = ready()
+          if (typeof now === "boolean" ? now : yield* now) break
+          if (polls > 10_000) return yield* Effect.dieMessage("the client never went quiet")
+          yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+        }
+        yield* TestClock.adjust("60 seconds")
+      })
+
+    it.scoped("no response headers within the idle timeout: the request is aborted and retried with the next key", () =>
+      Effect.gen(function* () {
+        const server = yield* serve([{ _tag: "silent" }, { _tag: "sse", body: anthropicText }])
+        const live = yield* ProviderClient.make({ provider: "anthropic", apiKeys: keys("a", "b"), baseUrl: server.url, responseTimeout: "60 seconds" }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const fiber = yield* Effect.fork(drive(Stream.runCollect(live.stream(request))))
+        yield* whenQuiet(() => server.requests().length === 1)
+        yield* server.hungClosed
+        const { delays, exit } = yield* Fiber.join(fiber)
+        const summary = summaryOf(Chunk.toReadonlyArray(yield* exit))
+        expect(delays).toStrictEqual([500])
+        expect(server.requests().map((r) => r.headers["x-api-key"])).toStrictEqual(["a", "b"])
+        expect([summary.status, summary.errors]).toStrictEqual(["complete", []])
+      }))
+
+    it.scoped("a body that stalls before any output is a retryable timeout error naming the wait (here with no retry left)", () =>
+      Effect.gen(function* () {
+        const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 1 }])
+        const live = yield* ProviderClient.make({
+          provider: "anthropic",
+          apiKeys: keys("a"),
+          baseUrl: server.url,
+          responseTimeout: "10 minutes",
+          idleTimeout: "60 seconds",
+          retry: { maxRetries: 0 }
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const fiber = yield* Effect.fork(Stream.runCollect(live.stream(request)))
+        yield* server.hungWritten
+        // a sleep due in 60 s is the body's idle timeout, armed once the headers arrived
+        // (the wait for them has its own, 10 minutes)
+        yield* whenQuiet(() =>
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            return Chunk.some(yield* TestClock.sleeps(), (at) => at === now + 60_000)
+          })
+        )
+        const summary = summaryOf(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+        yield* server.hungClosed
+        expect(summary.status).toBe("error")
+        expect(summary.errors).toStrictEqual([
+          { type: "timeout", code: "stream_idle_timeout", message: "anthropic: no byte of the response body for 1m", retryable: true }
+        ])
+      }))
+
+    it.scoped("a body that stalls after output ends the turn with a timeout error, keeping what arrived, without a retry", () =>
+      Effect.gen(function* () {
+        const body = shared("openai-chat/text-simple.sse")
+        const server = yield* serve([{ _tag: "hang", body, events: 3 }, { _tag: "sse", body }])
+        const live = yield* ProviderClient.make({ provider: "openai-chat", apiKeys: keys("a"), baseUrl: server.url, idleTimeout: "60 seconds" }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const seen: Array<StreamEvent.StreamEvent> = []
+        const fiber = yield* Effect.fork(Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))))
+        yield* server.hungWritten
+        yield* whenQuiet(() => seen.some((event) => event.type === "item_delta"))
+        yield* Fiber.join(fiber)
+        const summary = summaryOf(seen)
+        expect(server.requests()).toHaveLength(1)
+        expect(summary.status).toBe("error")
+        expect(summary.text.length).toBeGreaterThan(0)
+        expect(summary.errors).toStrictEqual([
+          { type: "timeout", code: "stream_idle_timeout", message: "openai-chat: no byte of the response body for 1m", retryable: true }
+        ])
+      }))
+  })
 
   it.scoped("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
     Effect.gen(function* () {

@@ -20,6 +20,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -89,6 +90,11 @@ const baseUrlOf = (value: Option.Option<string>): Effect.Effect<string | undefin
     }
   })
 
+const timeoutOf = (seconds: number): Effect.Effect<Duration.Duration, CliFailure> =>
+  Number.isInteger(seconds) && seconds >= 1 && seconds <= 3600
+    ? Effect.succeed(Duration.seconds(seconds))
+    : Effect.fail(badUsage(`--timeout must be from 1 to 3600 seconds, got ${seconds}`))
+
 const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undefined) =>
   ProviderClient.config(provider, { baseUrl }).pipe(
     Effect.mapError(() => {
@@ -115,6 +121,10 @@ export const command = Command.make(
       Options.withDescription("the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"),
       Options.optional
     ),
+    timeout: Options.integer("timeout").pipe(
+      Options.withDescription("seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"),
+      Options.withDefault(300)
+    ),
     json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
     turn: TurnPipeline.turnOption,
     thread: TurnPipeline.threadOption,
@@ -126,7 +136,8 @@ export const command = Command.make(
       const turnId = yield* TurnPipeline.uuidOrFresh("turn", args.turn)
       const threadId = yield* TurnPipeline.uuidOrFresh("thread", args.thread)
       const settings = yield* settingsOf(args.provider, yield* baseUrlOf(args.baseUrl))
-      const client = yield* ProviderClient.make(settings)
+      const timeout = yield* timeoutOf(args.timeout)
+      const client = yield* ProviderClient.make({ ...settings, responseTimeout: timeout, idleTimeout: timeout })
       const request = LlmRequest.prompt(args.model, args.prompt, Option.match(args.system, { onNone: () => ({}), onSome: (system) => ({ system }) }))
       const output = yield* Output.Output
       const render = makeRenderer(output.isTTY)

@@ -36,6 +36,8 @@ export type Reply =
   | { readonly _tag: "cut"; readonly body: string; readonly events: number }
   /** 200, the first `events` events, then nothing until the client goes. */
   | { readonly _tag: "hang"; readonly body: string; readonly events: number }
+  /** No response at all (not even headers) until the client goes. */
+  | { readonly _tag: "silent" }
 
 export interface Recorded {
   readonly method: string
@@ -47,7 +49,7 @@ export interface Recorded {
 export interface Loopback {
   readonly url: string
   readonly requests: () => ReadonlyArray<Recorded>
-  /** Completes when the connection of a `hang` reply has closed. */
+  /** Completes when the connection of a `hang` or `silent` reply has closed. */
   readonly hungClosed: Effect.Effect<void>
   /** Completes once a `hang` reply has written its events. */
   readonly hungWritten: Effect.Effect<void>
@@ -106,6 +108,9 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
               sse()
               void writeEvents(response, eventsOf(reply.body).slice(0, reply.events)).then(() => response.socket?.destroy())
               return
+            case "silent":
+              response.on("close", () => resolveClosed())
+              return
             case "hang":
               sse()
               response.on("close", () => resolveClosed())
@@ -138,11 +143,14 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
 
 /**
  * Runs an effect that sleeps on the TestClock while it waits for real I/O: whenever it
- * sleeps, the clock is moved to its wake-up time. Returns its exit and the delays it
- * slept, in milliseconds.
+ * sleeps at most `ceiling` ms (a backoff), the clock is moved to its wake-up time;
+ * longer sleeps (the client's idle timeouts, armed while it waits for bytes) are left
+ * alone, so real I/O is never timed out by the test. Returns its exit and the delays
+ * it slept, in milliseconds.
  */
 export const drive = <A, E>(
-  effect: Effect.Effect<A, E>
+  effect: Effect.Effect<A, E>,
+  ceiling = 30_000
 ): Effect.Effect<{ readonly exit: Exit.Exit<A, E>; readonly delays: ReadonlyArray<number> }> =>
   Effect.gen(function* () {
     const fiber = yield* Effect.fork(effect)
@@ -151,8 +159,10 @@ export const drive = <A, E>(
       const exit = yield* Fiber.poll(fiber)
       if (Option.isSome(exit)) return { exit: exit.value, delays }
       const sleeps = yield* TestClock.sleeps()
-      if (Chunk.isNonEmpty(sleeps)) {
-        const delay = Chunk.headNonEmpty(sleeps) - (yield* Clock.currentTimeMillis)
+      const now = yield* Clock.currentTimeMillis
+      const due = Chunk.findFirst(sleeps, (at) => at - now <= ceiling)
+      if (Option.isSome(due)) {
+        const delay = due.value - now
         delays.push(delay)
         yield* TestClock.adjust(delay)
       } else {
