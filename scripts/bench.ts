@@ -6,6 +6,7 @@ import * as Accumulator from "./bench/accumulator.js"
 import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
 import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
 import * as Pipeline from "./bench/pipeline.js"
+import * as PipelineStages from "./bench/pipelineStages.js"
 import * as Sse from "./bench/sse.js"
 import * as Upserts from "./bench/upserts.js"
 
@@ -15,7 +16,8 @@ const sections: Record<string, () => Promise<string>> = {
   "normalize-responses-gemini": NormalizeResponsesGemini.run,
   accumulator: Accumulator.run,
   upserts: Upserts.run,
-  pipeline: Pipeline.run
+  pipeline: Pipeline.run,
+  "pipeline-stages": PipelineStages.run
 }
 
 const main = async () => {

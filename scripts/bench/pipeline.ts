@@ -29,16 +29,16 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
-const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
-const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
+export const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
+export const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
 /** Events per upstream chunk, as a provider decoder hands them on per network read. */
-const CHUNK = Number(process.env.BENCH_PIPELINE_CHUNK ?? 32)
+export const CHUNK = Number(process.env.BENCH_PIPELINE_CHUNK ?? 32)
 const PREFIX = "bench"
 
 // Delta lengths cycle through 1..29 characters (about 15 on average, ~4 tokens).
 const deltaText = (i: number) => "abcdefghijklmnopqrstuvwxyz0123".slice(0, 1 + ((i * 7) % 29))
 
-interface Turn {
+export interface Turn {
   readonly turnId: string
   readonly index: number
 }
@@ -50,7 +50,7 @@ const expectedContent = (turn: Turn): string => {
 }
 
 /** A turn's events, made one at a time as the stream pulls them. */
-function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
+export function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
   const runId = Ids.generateEventId()
   const at = (payload: StreamEvent.Payload) => Events.envelope({ runId }, payload, Ids.generateEventId(), Date.now())
   const itemId = `item_${turn.index}`
@@ -74,7 +74,7 @@ function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
   yield at({ type: "response_done", response_id: runId, status: "complete", finish_reason: "stop" })
 }
 
-const eventsPerTurn = DELTAS + 4
+export const eventsPerTurn = DELTAS + 4
 
 /** One turn through the whole pipeline; the number of Stream B entries written. */
 const publishTurn = (turn: Turn) =>
