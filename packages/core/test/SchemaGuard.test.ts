@@ -25,7 +25,7 @@ const Delta = Schema.Union(
 )
 
 // schemas whose type and encoded sides are the same shape, and no filter reads a struct
-const plain: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
+const plain: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
   ["literals and keywords", Schema.Tuple(Schema.Literal("a", 1, true, null), Schema.String, Schema.Number, Schema.Boolean)],
   ["optional and nullable fields", Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: Schema.optional(Schema.Number), c: Schema.Boolean })],
   ["refinements", Schema.Struct({ index: Schema.Int.pipe(Schema.nonNegative()), name: Schema.String.pipe(Schema.minLength(2)) })],
@@ -46,7 +46,7 @@ const plain: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = 
 ]
 
 // schemas the decoder changes, or whose filters read a whole struct
-const changing: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
+const changing: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
   ["a transformation in a field", Schema.Struct({ n: Schema.NumberFromString, s: Schema.String })],
   [
     "a transformation after a plain member",
@@ -109,7 +109,7 @@ const isProjectionOf = (decoded: unknown, input: unknown): boolean => {
   )
 }
 
-const inputs = (schema: Schema.Schema<any, any, never>): FastCheck.Arbitrary<unknown> => {
+const inputs = (schema: Schema.Schema.AnyNoContext): FastCheck.Arbitrary<unknown> => {
   const encoded = Arbitrary.make(Schema.encodedSchema(schema))
   const typed = Arbitrary.make(Schema.typeSchema(schema))
   const valid = FastCheck.oneof(encoded, typed)

@@ -7,7 +7,7 @@ import { SseEvent } from "../src/Sse.js"
 import { FinishReason } from "../src/FinishReason.js"
 
 // Every public schema: decode . encode = id, on the value and through JSON text.
-const schemas: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>, boolean]> = [
+const schemas: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext, boolean]> = [
   ["JsonValue", Json.JsonValue, true],
   ["Usage", Usage.Usage, true],
   ["FinishReason", FinishReason, true],

@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, serve, shared } from "./support/loopback.js"
+import { drive, fixture, pause, serve, shared } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]
@@ -239,7 +239,7 @@ describe("ProviderClient", () => {
           const now = ready()
           if (typeof now === "boolean" ? now : yield* now) break
           if (polls > 10_000) return yield* Effect.dieMessage("the client never went quiet")
-          yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+          yield* Effect.promise(pause)
         }
         yield* TestClock.adjust("60 seconds")
       })

@@ -9,7 +9,7 @@ import * as Stream from "effect/Stream"
 import { Anthropic, Gemini, OpenAiChat, Providers } from "../src/index.js"
 
 // the wire schemas every streamed event is checked against on the fast path
-const wire: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
+const wire: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
   ["OpenAiChat.StreamChunk", OpenAiChat.StreamChunk],
   ["OpenAiChat.Response", OpenAiChat.Response],
   ["Anthropic.StreamChunk", Anthropic.StreamChunk],
@@ -20,7 +20,7 @@ const wire: ReadonlyArray<readonly [string, Schema.Schema<any, any, never>]> = [
 const unprintable: unknown = JSON.parse(`{"toString": false}`)
 
 /** Valid values, valid values with one field replaced (by JSON, or by a value `String` cannot print), and any JSON. */
-const inputs = (schema: Schema.Schema<any, any, never>): FastCheck.Arbitrary<unknown> => {
+const inputs = (schema: Schema.Schema.AnyNoContext): FastCheck.Arbitrary<unknown> => {
   const encoded = Arbitrary.make(Schema.encodedSchema(schema))
   const replacement = FastCheck.oneof(FastCheck.jsonValue(), FastCheck.constant(unprintable))
   const broken = FastCheck.tuple(encoded, replacement).map(([value, replaced]) => {
@@ -33,7 +33,7 @@ const inputs = (schema: Schema.Schema<any, any, never>): FastCheck.Arbitrary<unk
 }
 
 /** Effect's own answers as oracles; where Effect throws, the value is not valid (and does not decode). */
-const oracles = (schema: Schema.Schema<any, any, never>) => {
+const oracles = (schema: Schema.Schema.AnyNoContext) => {
   const is = Schema.is(schema)
   const decode = Schema.decodeUnknownEither(schema)
   return {

@@ -57,7 +57,8 @@ export interface Loopback {
 
 const eventsOf = (body: string): Array<string> => body.split(/(?<=\n\n)/).filter((event) => event.trim() !== "")
 
-const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 1))
+/** Lets real I/O (the loopback server, the client's socket) go on for a moment; never a test's timing. */
+export const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 1))
 
 const writeEvents = async (response: ServerResponse, events: ReadonlyArray<string>): Promise<void> => {
   for (const event of events) {
