@@ -13,21 +13,19 @@
  *
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { spawn } from "node:child_process"
+import { readFile } from "node:fs/promises"
 import { PerformanceObserver, performance } from "node:perf_hooks"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
-import * as PipelineFloor from "./pipelineFloor.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
+import * as PipelineFloor from "./pipelineFloor.js"
 
 export const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
 export const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
@@ -208,17 +206,6 @@ const runGenerator = async (): Promise<Row> => {
 // ---------------------------------------------------------------------------------
 // redis-server and redis-benchmark
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
 interface Server {
   readonly host: string
   readonly port: number
@@ -240,50 +227,16 @@ const processCpuSeconds = async (pid: number | undefined): Promise<number | unde
   }
 }
 
+// The tests' throwaway redis-server (loopback, a free port, a temporary directory, no
+// persistence), with its CPU seconds read from /proc.
 const startServer = async (): Promise<Server> => {
-  const dir = await mkdtemp(join(tmpdir(), "sluice-bench-redis-"))
-  const port = await freePort()
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"],
-    { stdio: ["ignore", "pipe", "pipe"] }
-  )
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let output = ""
-      const onData = (data: Buffer) => {
-        output += data.toString()
-        if (output.includes("Ready to accept connections")) {
-          child.stdout?.off("data", onData)
-          child.stdout?.resume()
-          child.off("exit", onExit)
-          resolve()
-        }
-      }
-      const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}):\n${output}`))
-      child.stdout?.on("data", onData)
-      child.stderr?.on("data", (data: Buffer) => (output += data.toString()))
-      child.once("error", reject)
-      child.once("exit", onExit)
-    })
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true })
-    throw error
-  }
+  const server = await startRedisServer()
   return {
     host: "127.0.0.1",
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    cpuSeconds: () => processCpuSeconds(child.pid),
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        await new Promise<void>((resolve) => {
-          child.once("exit", () => resolve())
-          child.kill("SIGTERM")
-        })
-      }
-      await rm(dir, { recursive: true, force: true })
-    }
+    port: server.port,
+    url: server.url,
+    cpuSeconds: () => processCpuSeconds(server.pid()),
+    stop: server.close
   }
 }
 

@@ -20,6 +20,8 @@ export interface RedisServer {
   readonly restart: () => Promise<void>
   /** Stops the server for good and removes its directory. */
   readonly close: () => Promise<void>
+  /** The running server's process id. */
+  readonly pid: () => number | undefined
 }
 
 export const freePort = (): Promise<number> =>
@@ -82,7 +84,8 @@ export const startRedisServer = async (options: { readonly persistent?: boolean 
         close: async () => {
           await stop(child, "SIGTERM")
           await rm(dir, { recursive: true, force: true })
-        }
+        },
+        pid: () => child.pid
       }
     } catch (error) {
       lastError = error
