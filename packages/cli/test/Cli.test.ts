@@ -15,7 +15,7 @@ import { Cli, Output } from "../src/index.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")
-const shared = join(root, "..", "shared", "fixtures")
+const recorded = join(root, "packages", "providers", "test", "fixtures", "recorded")
 const bin = join(here, "..", "src", "bin.ts")
 const tsx = join(root, "node_modules", ".bin", "tsx")
 
@@ -43,7 +43,7 @@ const decodeSummary = Schema.decodeUnknownSync(Summary.Summary)
 describe("sluice normalize", () => {
   it.effect("prints the summary of a recorded Anthropic turn (contract 1)", () =>
     Effect.gen(function* () {
-      const { code, stderr, stdout } = yield* run("normalize", "--provider", "anthropic", join(shared, "anthropic", "tool-parallel.sse"))
+      const { code, stderr, stdout } = yield* run("normalize", "--provider", "anthropic", join(recorded, "anthropic", "tool-parallel.sse"))
       expect(stderr).toBe("")
       expect(code).toBe(0)
       const lines = stdout.trim().split("\n")
@@ -62,7 +62,7 @@ describe("sluice normalize", () => {
 
   it.effect("--events prints StreamEvents whose fold is the printed summary", () =>
     Effect.gen(function* () {
-      const file = join(shared, "openai-responses", "reasoning-summary-tool.sse")
+      const file = join(recorded, "openai-responses", "reasoning-summary-tool.sse")
       const events = yield* run("normalize", "--provider", "openai-responses", "--events", file)
       const summary = yield* run("normalize", "--provider", "openai-responses", file)
       expect(events.code).toBe(0)
@@ -97,7 +97,7 @@ describe("sluice normalize", () => {
 
   it.effect("an in-stream provider error is a turn with status error, not a failure", () =>
     Effect.gen(function* () {
-      const file = join(shared, "openai-compatible", "openrouter-midstream-error.sse")
+      const file = join(recorded, "openai-compatible", "openrouter-midstream-error.sse")
       const { code, stdout } = yield* run("normalize", "--provider", "openai-compatible", file)
       expect(code).toBe(0)
       const summary = decodeSummary(JSON.parse(stdout))
@@ -140,7 +140,7 @@ describe("sluice replay", () => {
         "--jsonl",
         "--turn",
         turn,
-        join(shared, "anthropic", "thinking-then-tool.sse")
+        join(recorded, "anthropic", "thinking-then-tool.sse")
       )
       expect(code).toBe(0)
       const messages = stdout.trim().split("\n").map((line) => Schema.decodeUnknownSync(StreamBMessage.StreamBMessage)(JSON.parse(line)))
@@ -153,11 +153,11 @@ describe("sluice replay", () => {
 
   it.effect("prints upserts and a summary naming the streams, and refuses a turn id that is not a UUID", () =>
     Effect.gen(function* () {
-      const human = yield* run("replay", "--provider", "openai-chat", join(shared, "openai-chat", "text-simple.sse"))
+      const human = yield* run("replay", "--provider", "openai-chat", join(recorded, "openai-chat", "text-simple.sse"))
       expect(human.code).toBe(0)
       expect(human.stdout).toContain("upsert message/completed item_0 \"Olá!\"")
       expect(human.stdout).toMatch(/Stream B: codex:turn:\{[0-9a-f-]{36}\}:upserts/)
-      const bad = yield* run("replay", "--provider", "openai-chat", "--turn", "not-a-uuid", join(shared, "openai-chat", "text-simple.sse"))
+      const bad = yield* run("replay", "--provider", "openai-chat", "--turn", "not-a-uuid", join(recorded, "openai-chat", "text-simple.sse"))
       expect(bad.code).toBe(2)
       expect(bad.stderr).toContain("--turn must be a UUID")
     }))
@@ -173,7 +173,7 @@ describe("the sluice executable", () => {
 
   it.effect("exits 0, 1 and 2 as contract 3 says, never with a stack trace", () =>
     Effect.gen(function* () {
-      const ok = yield* exec(["normalize", "--provider", "gemini", join(shared, "gemini", "tool-parallel.sse")])
+      const ok = yield* exec(["normalize", "--provider", "gemini", join(recorded, "gemini", "tool-parallel.sse")])
       expect(ok.code).toBe(0)
       expect(JSON.parse(ok.stdout)).toMatchObject({ provider: "gemini", status: "complete" })
       const invalid = yield* exec(["normalize", "--provider", "openai-chat", scratchFile("broken.sse", "data: {\"choices\": [}\n\n")])

@@ -5,7 +5,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { fixture, type Reply, serve, shared } from "../../providers/test/support/loopback.js"
+import { fixture, type Reply, serve, recorded } from "../../providers/test/support/loopback.js"
 import { Cli, Output } from "../src/index.js"
 
 /** Runs `sluice run ...` in process with the given environment; returns its exit code and output. */
@@ -24,11 +24,11 @@ const decodeSummary = Schema.decodeUnknownSync(Summary.Summary)
 const summaryLine = (stdout: string) => decodeSummary(JSON.parse(stdout.split("\nsummary: ")[1] ?? "null"))
 
 const cases = [
-  { provider: "openai-chat", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/chat/completions", base: "/v1", transcript: shared("openai-chat/text-simple.sse") },
-  { provider: "openai-compatible", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/chat/completions", base: "/v1", transcript: shared("openai-compatible/deepseek-thinking.sse") },
-  { provider: "openai-responses", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/responses", base: "/v1", transcript: shared("openai-responses/reasoning-summary-tool.sse") },
-  { provider: "anthropic", key: "ANTHROPIC_API_KEY", header: "x-api-key", value: "k1", path: "/v1/messages", base: "", transcript: shared("anthropic/thinking-then-tool.sse") },
-  { provider: "gemini", key: "GEMINI_API_KEY", header: "x-goog-api-key", value: "k1", path: "/v1beta/models/m1:streamGenerateContent?alt=sse", base: "/v1beta", transcript: shared("gemini/thought-then-tool.sse") }
+  { provider: "openai-chat", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/chat/completions", base: "/v1", transcript: recorded("openai-chat/text-simple.sse") },
+  { provider: "openai-compatible", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/chat/completions", base: "/v1", transcript: recorded("openai-compatible/deepseek-thinking.sse") },
+  { provider: "openai-responses", key: "OPENAI_API_KEY", header: "authorization", value: "Bearer k1", path: "/v1/responses", base: "/v1", transcript: recorded("openai-responses/reasoning-summary-tool.sse") },
+  { provider: "anthropic", key: "ANTHROPIC_API_KEY", header: "x-api-key", value: "k1", path: "/v1/messages", base: "", transcript: recorded("anthropic/thinking-then-tool.sse") },
+  { provider: "gemini", key: "GEMINI_API_KEY", header: "x-goog-api-key", value: "k1", path: "/v1beta/models/m1:streamGenerateContent?alt=sse", base: "/v1beta", transcript: recorded("gemini/thought-then-tool.sse") }
 ] as const
 
 describe("sluice run", () => {
@@ -54,7 +54,7 @@ describe("sluice run", () => {
 
   it.scoped("prints the answer as it streams, tool calls shown, then where the turn was published and its summary", () =>
     Effect.gen(function* () {
-      const server = yield* serve([{ _tag: "sse", body: shared("anthropic/tool-parallel.sse") }])
+      const server = yield* serve([{ _tag: "sse", body: recorded("anthropic/tool-parallel.sse") }])
       const { code, stdout } = yield* run({ ANTHROPIC_API_KEY: "k1", ANTHROPIC_BASE_URL: server.url }, [
         "--provider", "anthropic", "--model", "claude-test", "Add and multiply 2 and 3"
       ])
@@ -89,7 +89,7 @@ describe("sluice run", () => {
       Effect.gen(function* () {
         const server = yield* serve([
           { _tag: "status", status: 429, headers: { "retry-after-ms": "5" }, body: JSON.stringify({ error: { message: "slow down", code: "rate_limit_exceeded" } }) },
-          { _tag: "sse", body: shared("openai-chat/text-simple.sse") }
+          { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
         ])
         const { code, stdout } = yield* run({ OPENAI_API_KEY: "first,second" }, [
           "--provider", "openai-chat", "--model", "m", "--base-url", `${server.url}/v1`, "--json", "Hi"

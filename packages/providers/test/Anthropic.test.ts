@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import { SchemaDecode } from "@sluice/core"
 import { Anthropic, WireDecodeError } from "../src/index.js"
-import { done, errors, finals, ofType, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const normalize = Anthropic.normalize
@@ -26,7 +26,7 @@ const textBlock = (index: number, text: string) =>
 describe("Anthropic.normalize", () => {
   it.effect("reads recorded thinking with its signature, then a tool call with split arguments", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("anthropic", "thinking-then-tool.sse"))
+      const events = yield* run(recorded("anthropic", "thinking-then-tool.sse"))
       const [reasoning, call] = finals(events)
       expect(reasoning).toMatchObject({ type: "reasoning", provider_id: "anthropic" })
       expect(reasoning?.type === "reasoning" && reasoning.signature?.startsWith("EtYDCkYICxgCKkAVHEWRYo6RgSMs4ZZDX4gW16kdfp2EIXft")).toBe(true)
@@ -46,7 +46,7 @@ describe("Anthropic.normalize", () => {
 
   it.effect("keeps recorded redacted thinking data", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("anthropic", "redacted-thinking.sse"))
+      const events = yield* run(recorded("anthropic", "redacted-thinking.sse"))
       const items = finals(events)
       expect(items.map((item) => item.type)).toStrictEqual(["reasoning", "reasoning", "message"])
       const first = items[0]
@@ -58,7 +58,7 @@ describe("Anthropic.normalize", () => {
 
   it.effect("reads recorded parallel tool calls", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("anthropic", "tool-parallel.sse"))
+      const events = yield* run(recorded("anthropic", "tool-parallel.sse"))
       expect(finals(events).map((item) => (item.type === "function_call" ? [item.name, item.arguments] : item.type))).toStrictEqual([
         "message",
         ["add", "{\"a\": 2, \"b\": 3}"],
@@ -302,9 +302,9 @@ describe("Anthropic.normalize", () => {
   )
 
   transcriptProperties(normalize, [
-    ["thinking-then-tool", shared("anthropic", "thinking-then-tool.sse")],
-    ["redacted-thinking", shared("anthropic", "redacted-thinking.sse")],
-    ["tool-parallel", shared("anthropic", "tool-parallel.sse")],
+    ["thinking-then-tool", recorded("anthropic", "thinking-then-tool.sse")],
+    ["redacted-thinking", recorded("anthropic", "redacted-thinking.sse")],
+    ["tool-parallel", recorded("anthropic", "tool-parallel.sse")],
     ["text-cache", own("anthropic", "text-cache.sse")],
     ["thinking-tools", own("anthropic", "thinking-tools.sse")],
     ["server-tool", own("anthropic", "server-tool.sse")],

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Gemini from "../src/Gemini.js"
 import { ArgumentsBuilder, parsePath } from "../src/internal/partialArgs.js"
-import { done, errors, finals, ofType, options, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, options, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
 
 const run = (text: string) => runText(Gemini.normalize, text)
 const fixture = (name: string) => own("gemini", name)
@@ -40,7 +40,7 @@ describe("Gemini.normalize", () => {
 
   it.effect("maps recorded thoughts and a function call whose thoughtSignature is kept", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("gemini", "thought-then-tool.sse"))
+      const events = yield* run(recorded("gemini", "thought-then-tool.sse"))
       const [thought, call] = finals(events)
       expect(thought?.type).toBe("reasoning")
       expect(thought?.type === "reasoning" && thought.content.startsWith("**Mapping the Inquiry**")).toBe(true)
@@ -52,7 +52,7 @@ describe("Gemini.normalize", () => {
 
   it.effect("maps recorded parallel calls from one chunk, the signature only on the first", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("gemini", "tool-parallel.sse"))
+      const events = yield* run(recorded("gemini", "tool-parallel.sse"))
       const calls = finals(events)
       expect(calls.map((c) => c.type === "function_call" && [c.name, c.arguments])).toStrictEqual([
         ["add", "{\"b\":3,\"a\":2}"],
@@ -65,7 +65,7 @@ describe("Gemini.normalize", () => {
 
   it.effect("maps a recorded prompt block with no candidates to a content block", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("gemini", "prompt-blocked-safety.sse"))
+      const events = yield* run(recorded("gemini", "prompt-blocked-safety.sse"))
       expect(finals(events)).toStrictEqual([])
       expect(errors(events)).toStrictEqual([
         { code: "SAFETY", message: "Gemini blocked the prompt (SAFETY)", type: "content_blocked", retryable: false }

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import { OpenAiChat } from "../src/index.js"
-import { done, errors, finals, ofType, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const run = (text: string) => runText(OpenAiChat.normalize, text)
@@ -16,7 +16,7 @@ const DONE = "data: [DONE]\n\n"
 describe("OpenAiChat.normalize", () => {
   it.effect("reads recorded plain text with usage", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("openai-chat", "text-simple.sse"))
+      const events = yield* run(recorded("openai-chat", "text-simple.sse"))
       expect(ofType(events, "response_start")[0]).toMatchObject({ model_id: "gpt-4o-mini-2024-07-18", provider_id: "openai-chat" })
       expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Olá!", origin: "agent" }])
       expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop", usage: { input: 20, output: 2, total: 22 } })
@@ -24,7 +24,7 @@ describe("OpenAiChat.normalize", () => {
 
   it.effect("reads recorded parallel tool calls with split arguments", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("openai-chat", "tool-parallel.sse"))
+      const events = yield* run(recorded("openai-chat", "tool-parallel.sse"))
       expect(finals(events)).toStrictEqual([
         { type: "function_call", id: "item_0", call_id: "call_cclGbjTQkZDEnnHrRiU0n7NO", name: "add", arguments: "{\"a\": 2, \"b\": 3}" },
         {
@@ -41,7 +41,7 @@ describe("OpenAiChat.normalize", () => {
 
   it.effect("reads DeepSeek reasoning_content as a reasoning item, with reasoning tokens", () =>
     Effect.gen(function* () {
-      const events = yield* runCompatible(shared("openai-compatible", "deepseek-thinking.sse"))
+      const events = yield* runCompatible(recorded("openai-compatible", "deepseek-thinking.sse"))
       const [reasoning, message] = finals(events)
       expect(reasoning).toMatchObject({ type: "reasoning", provider_id: "openai-compatible" })
       expect(reasoning?.type === "reasoning" && reasoning.content.startsWith("Hmm, the user just said \"Hello\".")).toBe(true)
@@ -52,7 +52,7 @@ describe("OpenAiChat.normalize", () => {
 
   it.effect("reads an OpenRouter error inside a chunk after reasoning, keeping usage", () =>
     Effect.gen(function* () {
-      const events = yield* runCompatible(shared("openai-compatible", "openrouter-midstream-error.sse"))
+      const events = yield* runCompatible(recorded("openai-compatible", "openrouter-midstream-error.sse"))
       expect(finals(events)).toMatchObject([{ type: "reasoning", content: "We need to respond to a greeting. The user" }])
       expect(errors(events)).toStrictEqual([
         { code: "400", message: "Token limit reached", type: "api_error", retryable: false, status: 400 }
@@ -253,8 +253,8 @@ describe("OpenAiChat.normalize", () => {
   )
 
   transcriptProperties(OpenAiChat.normalize, [
-    ["text-simple", shared("openai-chat", "text-simple.sse")],
-    ["tool-parallel", shared("openai-chat", "tool-parallel.sse")],
+    ["text-simple", recorded("openai-chat", "text-simple.sse")],
+    ["tool-parallel", recorded("openai-chat", "tool-parallel.sse")],
     ["text-usage", own("openai-chat", "text-usage.sse")],
     ["tools-interleaved", own("openai-chat", "tools-interleaved.sse")],
     ["overloaded", own("openai-chat", "overloaded.sse")],
@@ -265,8 +265,8 @@ describe("OpenAiChat.normalize", () => {
 
   describe("openai-compatible", () => {
     transcriptProperties(OpenAiChat.normalizeCompatible, [
-      ["deepseek-thinking", shared("openai-compatible", "deepseek-thinking.sse")],
-      ["openrouter-midstream-error", shared("openai-compatible", "openrouter-midstream-error.sse")],
+      ["deepseek-thinking", recorded("openai-compatible", "deepseek-thinking.sse")],
+      ["openrouter-midstream-error", recorded("openai-compatible", "openrouter-midstream-error.sse")],
       ["reasoning-details", own("openai-chat", "reasoning-details.sse")]
     ])
   })

@@ -4,7 +4,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
-import { done, errors, finals, ofType, options, own, ownJson, runText, shared } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, options, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
 
 const run = (text: string) => runText(OpenAiResponses.normalize, text)
 const fixture = (name: string) => own("openai-responses", name)
@@ -17,7 +17,7 @@ const created = event({ type: "response.created", response: { id: "resp_x", mode
 describe("OpenAiResponses.normalize", () => {
   it.effect("maps a recorded plain text turn with its model and usage", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("openai-responses", "text-simple.sse"))
+      const events = yield* run(recorded("openai-responses", "text-simple.sse"))
       expect(ofType(events, "response_start")[0]?.model_id).toBe("gpt-4o-mini-2024-07-18")
       expect(finals(events)).toStrictEqual([
         {
@@ -37,7 +37,7 @@ describe("OpenAiResponses.normalize", () => {
 
   it.effect("keeps a recorded reasoning summary, its encrypted content, and a split function call", () =>
     Effect.gen(function* () {
-      const events = yield* run(shared("openai-responses", "reasoning-summary-tool.sse"))
+      const events = yield* run(recorded("openai-responses", "reasoning-summary-tool.sse"))
       const [reasoning, call] = finals(events)
       expect(reasoning?.type).toBe("reasoning")
       if (reasoning?.type !== "reasoning") return

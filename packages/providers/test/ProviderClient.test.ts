@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, pause, serve, shared } from "./support/loopback.js"
+import { drive, fixture, pause, serve, recorded } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]
@@ -34,7 +34,7 @@ const collect = (live: ProviderClient.Client, body: LlmRequest.LlmRequest = requ
     return { events, delays, summary: summaryOf(events) }
   })
 
-const anthropicText = shared("anthropic/tool-parallel.sse")
+const anthropicText = recorded("anthropic/tool-parallel.sse")
 const overloadedBody = JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })
 
 describe("ProviderClient", () => {
@@ -58,7 +58,7 @@ describe("ProviderClient", () => {
           headers: { "retry-after": "3" },
           body: JSON.stringify({ error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } })
         },
-        { _tag: "sse", body: shared("openai-chat/text-simple.sse") }
+        { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
       ])
       const live = yield* client("openai-chat", server.url, keys("key-a", "key-b"))
       const { delays, events, summary } = yield* collect(live)
@@ -166,7 +166,7 @@ describe("ProviderClient", () => {
 
   it.scoped("a connection dropped before the first byte is retried with the next key", () =>
     Effect.gen(function* () {
-      const server = yield* serve([{ _tag: "drop" }, { _tag: "sse", body: shared("gemini/tool-parallel.sse") }])
+      const server = yield* serve([{ _tag: "drop" }, { _tag: "sse", body: recorded("gemini/tool-parallel.sse") }])
       const { delays, summary } = yield* collect(yield* client("gemini", server.url, keys("a", "b")))
       expect(delays).toStrictEqual([500])
       expect(server.requests().map((r) => r.headers["x-goog-api-key"])).toStrictEqual(["a", "b"])
@@ -205,7 +205,7 @@ describe("ProviderClient", () => {
 
   it.scoped("a connection dropped after the first output ends the turn with status error, keeping what arrived, without a retry", () =>
     Effect.gen(function* () {
-      const body = shared("openai-chat/text-simple.sse")
+      const body = recorded("openai-chat/text-simple.sse")
       const server = yield* serve([{ _tag: "cut", body, events: 3 }, { _tag: "sse", body }])
       const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
       expect(delays).toStrictEqual([])
@@ -291,7 +291,7 @@ describe("ProviderClient", () => {
 
     it.scoped("a body that stalls after output ends the turn with a timeout error, keeping what arrived, without a retry", () =>
       Effect.gen(function* () {
-        const body = shared("openai-chat/text-simple.sse")
+        const body = recorded("openai-chat/text-simple.sse")
         const server = yield* serve([{ _tag: "hang", body, events: 3 }, { _tag: "sse", body }])
         const live = yield* ProviderClient.make({ provider: "openai-chat", apiKeys: keys("a"), baseUrl: server.url, idleTimeout: "60 seconds" }).pipe(
           Effect.provide(FetchHttpClient.layer)

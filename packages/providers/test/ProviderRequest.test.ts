@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderClient, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { fixture, type Loopback, serve, shared } from "./support/loopback.js"
+import { fixture, type Loopback, serve, recorded } from "./support/loopback.js"
 
 const weatherSchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
 
@@ -34,11 +34,11 @@ const conversation: LlmRequest.LlmRequest = {
 }
 
 const replies: Record<ProviderName, string> = {
-  "openai-chat": shared("openai-chat/text-simple.sse"),
-  "openai-compatible": shared("openai-chat/text-simple.sse"),
-  "openai-responses": shared("openai-responses/text-simple.sse"),
-  anthropic: shared("anthropic/tool-parallel.sse"),
-  gemini: shared("gemini/tool-parallel.sse")
+  "openai-chat": recorded("openai-chat/text-simple.sse"),
+  "openai-compatible": recorded("openai-chat/text-simple.sse"),
+  "openai-responses": recorded("openai-responses/text-simple.sse"),
+  anthropic: recorded("anthropic/tool-parallel.sse"),
+  gemini: recorded("gemini/tool-parallel.sse")
 }
 
 /** The base URL a provider's SDK would be given for the loopback server. */
@@ -246,7 +246,7 @@ describe("round trips keep what the provider demands back", () => {
 
   it.scoped("Anthropic: a real redacted_thinking block goes back byte for byte", () =>
     Effect.gen(function* () {
-      const transcript = shared("anthropic/redacted-thinking.sse")
+      const transcript = recorded("anthropic/redacted-thinking.sse")
       const data = /"redacted_thinking","data":"([^"]+)"/.exec(transcript)?.[1]
       const { body } = yield* roundTrip("anthropic", transcript, () => [])
       const assistant = (body.messages as ReadonlyArray<{ content: ReadonlyArray<Record<string, unknown>> }>)[1]
@@ -256,7 +256,7 @@ describe("round trips keep what the provider demands back", () => {
 
   it.scoped("Gemini: thoughtSignature on the functionCall part it came on, functionResponse by name", () =>
     Effect.gen(function* () {
-      const transcript = shared("gemini/thought-then-tool.sse")
+      const transcript = recorded("gemini/thought-then-tool.sse")
       const signature = /"thoughtSignature": "([^"]+)"/.exec(transcript)?.[1]
       const { body } = yield* roundTrip("gemini", transcript, (turn) => callIds(turn).map(({ callId }) => ({ callId, output: "{\"temp\":18}" })))
       const [, model, response] = body.contents as ReadonlyArray<{ role: string; parts: ReadonlyArray<Record<string, unknown>> }>

@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Gemini from "../src/Gemini.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
-import { bytes, options, own, ownJson, payloads, runReads, runText, shared, splitAt } from "./support/normalizerHarness.js"
+import { bytes, options, own, ownJson, payloads, runReads, runText, recorded, splitAt } from "./support/normalizerHarness.js"
 
 interface Provider {
   readonly name: string
@@ -31,8 +31,8 @@ const providers: ReadonlyArray<Provider> = [
     normalize: OpenAiResponses.normalize,
     normalizeResponse: OpenAiResponses.normalizeResponse,
     transcripts: [
-      ["shared text-simple", shared("openai-responses", "text-simple.sse")],
-      ["shared reasoning-summary-tool", shared("openai-responses", "reasoning-summary-tool.sse")],
+      ["recorded text-simple", recorded("openai-responses", "text-simple.sse")],
+      ["recorded reasoning-summary-tool", recorded("openai-responses", "reasoning-summary-tool.sse")],
       ...["reasoning-encrypted", "parallel-tools", "refusal", "error-overloaded", "failed-rate-limit", "incomplete-length", "truncated", "web-search-citation"]
         .map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
     ]
@@ -42,9 +42,9 @@ const providers: ReadonlyArray<Provider> = [
     normalize: Gemini.normalize,
     normalizeResponse: Gemini.normalizeResponse,
     transcripts: [
-      ["shared thought-then-tool", shared("gemini", "thought-then-tool.sse")],
-      ["shared tool-parallel", shared("gemini", "tool-parallel.sse")],
-      ["shared prompt-blocked-safety", shared("gemini", "prompt-blocked-safety.sse")],
+      ["recorded thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
+      ["recorded tool-parallel", recorded("gemini", "tool-parallel.sse")],
+      ["recorded prompt-blocked-safety", recorded("gemini", "prompt-blocked-safety.sse")],
       ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated"]
         .map((name) => [name, own("gemini", `${name}.sse`)] as const)
     ]
@@ -136,12 +136,12 @@ const completedResponse = (text: string): unknown => {
 }
 
 const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
-  ["shared text-simple", providers[0]!, shared("openai-responses", "text-simple.sse"), completedResponse(shared("openai-responses", "text-simple.sse"))],
+  ["recorded text-simple", providers[0]!, recorded("openai-responses", "text-simple.sse"), completedResponse(recorded("openai-responses", "text-simple.sse"))],
   ...["reasoning-encrypted", "parallel-tools", "refusal", "failed-rate-limit", "incomplete-length", "web-search-citation"].map(
     (name) => [name, providers[0]!, own("openai-responses", `${name}.sse`), ownJson("openai-responses", `${name}.json`)] as const
   ),
   ...["thought-then-tool", "tool-parallel", "prompt-blocked-safety"].map(
-    (name) => [`shared ${name}`, providers[1]!, shared("gemini", `${name}.sse`), chunksOf(shared("gemini", `${name}.sse`))] as const
+    (name) => [`recorded ${name}`, providers[1]!, recorded("gemini", `${name}.sse`), chunksOf(recorded("gemini", `${name}.sse`))] as const
   ),
   ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish"].map(
     (name) => [name, providers[1]!, own("gemini", `${name}.sse`), ownJson("gemini", `${name}.json`)] as const
@@ -159,9 +159,9 @@ describe("streamed turn equals the non-streaming turn of the same content", () =
       }))
   }
 
-  it.effect("openai-responses shared reasoning-summary-tool, whose recording re-encrypts the reasoning in response.completed", () =>
+  it.effect("openai-responses recorded reasoning-summary-tool, whose recording re-encrypts the reasoning in response.completed", () =>
     Effect.gen(function* () {
-      const text = shared("openai-responses", "reasoning-summary-tool.sse")
+      const text = recorded("openai-responses", "reasoning-summary-tool.sse")
       const streamed = view(yield* runText(OpenAiResponses.normalize, text))
       const whole = view(yield* OpenAiResponses.normalizeResponse(completedResponse(text), options))
       const withoutEncrypted = (turn: typeof streamed) => ({

@@ -22,8 +22,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 /** A transcript of the project's fixtures (`fixtures/<provider>/<name>`). */
 export const fixture = (path: string): string => readFileSync(join(here, "..", "fixtures", path), "utf8")
 
-/** A transcript of the shared wire-format samples (`../shared/fixtures/<provider>/<name>`). */
-export const shared = (path: string): string => readFileSync(join(here, "..", "..", "..", "..", "..", "shared", "fixtures", path), "utf8")
+/** A body recorded by another project's test suite (`fixtures/recorded/<provider>/<name>`). */
+export const recorded = (path: string): string => readFileSync(join(here, "..", "fixtures", "recorded", path), "utf8")
 
 export type Reply =
   /** 200 with the transcript, one SSE event per write, paced. */

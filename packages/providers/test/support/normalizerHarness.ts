@@ -14,12 +14,9 @@ import type { Normalize, NormalizeOptions } from "../../src/Normalizer.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-/** The repository's root, three levels above this file's folder. */
-const root = join(here, "..", "..", "..", "..")
-
-/** A shared recorded body from `../shared/fixtures/<provider>/<name>`. */
-export const shared = (provider: string, name: string): string =>
-  readFileSync(join(root, "..", "shared", "fixtures", provider, name), "utf8")
+/** A body recorded by another project's test suite, `test/fixtures/recorded/<provider>/<name>`. */
+export const recorded = (provider: string, name: string): string =>
+  readFileSync(join(here, "..", "fixtures", "recorded", provider, name), "utf8")
 
 /** One of the package's own transcripts, `test/fixtures/<provider>/<name>`. */
 export const own = (provider: string, name: string): string => readFileSync(join(here, "..", "fixtures", provider, name), "utf8")
