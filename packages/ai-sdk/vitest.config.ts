@@ -1,8 +1,3 @@
-import { defineProject } from "vitest/config"
+import { sluiceProject } from "../../scripts/vitestProject.js"
 
-export default defineProject({
-  test: {
-    name: "ai-sdk",
-    include: ["test/**/*.test.ts"]
-  }
-})
+export default sluiceProject("ai-sdk")

@@ -1,9 +1,5 @@
-import { defineProject } from "vitest/config"
+import { sluiceProject } from "../../scripts/vitestProject.js"
 
-export default defineProject({
-  test: {
-    name: "redis",
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/globalSetup.ts"]
-  }
+export default sluiceProject("redis", {
+  globalSetup: ["test/support/globalSetup.ts"]
 })

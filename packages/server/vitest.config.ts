@@ -1,11 +1,7 @@
-import { defineProject } from "vitest/config"
+import { sluiceProject } from "../../scripts/vitestProject.js"
 
-export default defineProject({
-  test: {
-    name: "server",
-    include: ["test/**/*.test.ts"],
-    // The redis package's setup: one redis-server on a free loopback port in a
-    // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
-    globalSetup: ["../redis/test/support/globalSetup.ts"]
-  }
+export default sluiceProject("server", {
+  // The redis package's setup: one redis-server on a free loopback port in a
+  // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
+  globalSetup: ["../redis/test/support/globalSetup.ts"]
 })

@@ -134,5 +134,5 @@ describe("IContent", () => {
       )
       expect(streamed.at(-1)).toStrictEqual(whole.at(-1))
       expect(streamed.at(-1)?.metadata?.usage).toStrictEqual({ inputTokens: 3, outputTokens: 4 })
-    }))
+    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
 })

@@ -126,5 +126,5 @@ describe("ProcessedChunk", () => {
       ).toStrictEqual(summary.toolCalls)
       expect(chunks.filter((chunk) => chunk.type === "done")).toHaveLength(1)
       expect(chunks.at(-1)?.type).toBe("done")
-    }))
+    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
 })

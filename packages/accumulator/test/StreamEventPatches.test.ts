@@ -36,7 +36,7 @@ describe("StreamEventPatches", () => {
       expect(message.content).toStrictEqual(items.map(expectedContent))
       expect(message.usage).toStrictEqual({ input: 3, cache_write: 0, cache_read: 0, output: 4, total: 7, raw: {} })
       expect([message.stop_reason, message.model, message.id]).toStrictEqual(["stop", "model", start!.run_id])
-    }))
+    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
 
   it.effect("serializes interleaved items of one type in the order they started", () =>
     Effect.gen(function* () {

@@ -109,7 +109,7 @@ describe("Turn", () => {
     const two = fold(turnEvents(script(items, b)))
     expect(two.items).toStrictEqual(one.items)
     expect(Summary.fromTurn(two)).toStrictEqual(Summary.fromTurn(one))
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 60_000 })
 
   it.prop("every partial turn is a prefix of the final one", [itemsArbitrary, cuts], ([items, c]) => {
     const events = turnEvents(script(items, c))
@@ -125,7 +125,7 @@ describe("Turn", () => {
         expect(last.content.startsWith(item.content)).toBe(true)
       })
     }
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 60_000 })
 })
 
 describe("Accumulator", () => {

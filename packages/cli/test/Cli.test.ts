@@ -182,5 +182,5 @@ describe("the sluice executable", () => {
       const usage = yield* exec(["normalize", "--provider", "openai-chat"])
       expect(usage.code).toBe(2)
       for (const result of [invalid, usage]) expect(result.stderr).not.toMatch(/\n\s+at /)
-    }), 60_000)
+    }), 120_000)
 })

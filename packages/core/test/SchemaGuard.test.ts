@@ -149,7 +149,7 @@ describe("SchemaGuard", () => {
       const expected = Schema.is(schema)
       const guard = SchemaGuard.is(schema)
       FastCheck.assert(FastCheck.property(inputs(schema), (u) => [guard(u), undefined].includes(tryIs(expected, u))), runs)
-    })
+    }, 60_000)
 
     it(`decodesToItself only passes what decodes to itself: ${name}`, () => {
       const decode = Schema.decodeUnknownEither(schema)
@@ -162,7 +162,7 @@ describe("SchemaGuard", () => {
         }),
         runs
       )
-    })
+    }, 60_000)
   }
 
   for (const [name, schema] of plain) {
@@ -177,7 +177,7 @@ describe("SchemaGuard", () => {
         }),
         runs
       )
-    })
+    }, 60_000)
   }
 
   for (const [name, schema] of [...plain, ...changing]) {
@@ -187,14 +187,14 @@ describe("SchemaGuard", () => {
         const closures = new Compiler(mode, false).compile(schema.ast)
         FastCheck.assert(FastCheck.property(inputs(schema), (u) => outcome(generated, u) === outcome(closures, u)), runs)
       }
-    })
+    }, 60_000)
   }
 
   it("a guard without generated source (a runtime that forbids Function) still agrees with Schema.is", () => {
     const check = new Compiler("is", false).compile(Delta.ast)
     const expected = Schema.is(Delta)
     FastCheck.assert(FastCheck.property(inputs(Delta), (u) => [check(u) === 1, undefined].includes(tryIs(expected, u))), runs)
-  })
+  }, 60_000)
 
   it("a symbol-named or inherited property is read as the decoder reads it", () => {
     const key = Symbol.for("test/key")

@@ -37,7 +37,7 @@ describe("schemas", () => {
         }),
         { numRuns: 200 }
       )
-    })
+    }, 60_000)
   }
 
   it("StreamEvent rejects an envelope whose type differs from its payload's", () => {
@@ -83,7 +83,7 @@ describe("schemas", () => {
       }),
       { numRuns: 100 }
     )
-  })
+  }, 60_000)
 
   it("StreamEvent.errorObjectFromProviderError drops the raw cause", () => {
     const error = new ProviderError.ProviderError({

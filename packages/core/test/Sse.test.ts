@@ -189,6 +189,6 @@ describe("Sse.decode", () => {
         expect(decoded?.event).toBe(event.event)
         expect(decoded?.id).toBe(event.id)
         expect(decoded?.data).toBe(event.data.replace(/\r\n|\r/g, "\n"))
-      })
+      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })

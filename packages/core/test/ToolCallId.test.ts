@@ -37,10 +37,10 @@ describe("ToolCallId", () => {
     const history = ToolCallId.toHistory(id)
     expect(ToolCallId.isHistoryId(history)).toBe(true)
     expect(ToolCallId.fromHistory(history)).toBe(id)
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 30_000 })
 
   it.prop("toHistory is injective", [providerId, providerId], ([a, b]) => {
     FastCheck.pre(a !== b)
     expect(ToolCallId.toHistory(a)).not.toBe(ToolCallId.toHistory(b))
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 30_000 })
 })

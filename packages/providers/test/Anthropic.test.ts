@@ -298,7 +298,7 @@ describe("Anthropic.normalize", () => {
           if (exit._tag === "Right") expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(expected)
         }
       }),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 
   transcriptProperties(normalize, [

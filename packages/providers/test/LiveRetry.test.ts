@@ -41,7 +41,7 @@ describe("LiveRetry", () => {
         const delays = yield* delaysOf(retryAfters.map(failure), { maxRetries, initialDelay: "100 millis", maxDelay: "1 second" })
         const expected = retryAfters.slice(0, maxRetries).map((retryAfter, n) => retryAfter ?? Math.min(100 * 2 ** n, 1000))
         expect(delays).toStrictEqual(expected)
-      })
+      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 
   it.effect("stops at the first failure that is not retryable, or that asks to wait longer than maxRetryAfter", () =>

@@ -249,7 +249,7 @@ describe("OpenAiChat.normalize", () => {
           expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(text)
         }
       }),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 
   transcriptProperties(OpenAiChat.normalize, [

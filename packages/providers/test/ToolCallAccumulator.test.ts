@@ -218,6 +218,6 @@ describe("ToolCallAccumulator", () => {
         Fragment.AnthropicStop({ index: 1 })
       ]
       expect(calls(anthropic)).toStrictEqual(expected)
-    }
+    }, { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })

@@ -64,7 +64,7 @@ describe("wire schema guards", () => {
         FastCheck.property(inputs(schema), (u) => guard(u) === oracle.is(u) && (!passes(u) || (oracle.is(u) && oracle.decodes(u)))),
         { numRuns: 300 }
       )
-    })
+    }, 60_000)
 
     it(`says no to a discriminant that cannot be printed: ${name}`, () => {
       const poisoned = { type: unprintable, object: unprintable, candidates: unprintable }

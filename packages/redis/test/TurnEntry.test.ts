@@ -41,12 +41,12 @@ const base: StreamEvent.StreamEvent = {
 describe("TurnEntry.fromStreamEvent", () => {
   it.prop("writes the schema's JSON for any event", { event: eventArb }, ({ event }) => {
     expect(payloadOf(event)).toStrictEqual(schemaJson(event))
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 30_000 })
 
   it.prop("writes deltas by hand, as the schema would", { event: deltaArb }, ({ event }) => {
     expect(itemDeltaJson(event)).toBeDefined()
     expect(Either.right(itemDeltaJson(event))).toStrictEqual(schemaJson(event))
-  })
+  }, { fastCheck: { numRuns: 100 }, timeout: 30_000 })
 
   it("leaves fields outside the schema out of a delta's JSON", () => {
     const trace_context = { traceparent: "t", other: "x" }

@@ -155,7 +155,7 @@ describe("resume points", () => {
         expect([200, 400]).toContain(status)
         expect(status === 200).toBe(/^\d{1,20}-\d{1,20}$/.test(value) && fits(value))
       }).pipe(Effect.provide(RedisStreamsMemory.layer)),
-    { fastCheck: { numRuns: 40 } }
+    { fastCheck: { numRuns: 40 }, timeout: 120_000 }
   )
 })
 

@@ -47,7 +47,7 @@ describe("TurnSnapshot.fromPayloads", () => {
       expect(snapshot.entries).toBe(steps.length)
       expect(snapshot.lastEventId).toBe(steps.length === 0 ? "0-0" : `0-${steps.length}`)
       expect(snapshot.status).toBe("streaming")
-    }
+    }, { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 
   it("takes status, usage, error, model and provider from the turn events", () => {

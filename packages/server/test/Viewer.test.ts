@@ -83,7 +83,7 @@ if (unavailable !== undefined) {
           yield* screenshot(page, name)
           expect(errors).toStrictEqual([])
         }
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
 
     it.scoped("shows a streaming turn's text as it grows: each published state of the message, then the final turn", () =>
       Effect.gen(function*() {
@@ -121,7 +121,7 @@ if (unavailable !== undefined) {
         expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
         yield* connectionIs(page, "finished")
         expect(errors).toStrictEqual([])
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
 
     it.scoped("a stream cut mid-turn reconnects with Last-Event-ID: nothing missing, nothing twice", () =>
       Effect.gen(function*() {
@@ -153,6 +153,6 @@ if (unavailable !== undefined) {
         expect(streams.length).toBe(2)
         expect(streams[1]).toMatch(new RegExp(`\\r\\nlast-event-id: 0-${before}\\r\\n`, "i"))
         expect(errors).toStrictEqual([])
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
   })
 }

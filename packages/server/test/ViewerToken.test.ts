@@ -74,7 +74,7 @@ describe("ViewerToken", () => {
         const start = token.lastIndexOf(".") + 1
         if (token[start + at] === by) return
         expect(yield* refusal(altered(token, start + at, by))).toBe("BadSignature")
-      })
+      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })
 

@@ -78,7 +78,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
       }
       expect(out[0]?.type).toBe("turn_started")
       expect(out[out.length - 1]?.type).toBe("turn_completed")
-    }), { fastCheck: { numRuns: 150 } })
+    }), { fastCheck: { numRuns: 150 }, timeout: 120_000 })
 
   it.effect.prop("each upsert's content is a prefix of the next, and only completed repeats content", { turn: turnArb }, ({ turn }) =>
     Effect.gen(function*() {
@@ -91,7 +91,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
         }
         if (upserts.length > 1) expect(upserts[0]!.changeType).toBe("created")
       }
-    }), { fastCheck: { numRuns: 150 } })
+    }), { fastCheck: { numRuns: 150 }, timeout: 120_000 })
 
   it.effect.prop(
     "at most one upsert per cumulative threshold crossed, plus created and completed",
@@ -106,7 +106,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
           expect(upserts.length).toBeLessThanOrEqual(Gradient.crossedBy(gradient, tokens) + 2)
         }
       }),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 
   it.effect.prop("no timers or fibers remain after the stream ends or is interrupted", {
@@ -140,5 +140,5 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
         }
       }
       expect(yield* supervisor.value).toStrictEqual([])
-    }), { fastCheck: { numRuns: 100 } })
+    }), { fastCheck: { numRuns: 100 }, timeout: 120_000 })
 })

@@ -50,9 +50,10 @@ describe("Gradient", () => {
           expect(Gradient.thresholdAt(gradient, index)).toBeGreaterThan(tokens)
           if (index > 0) expect(Gradient.thresholdAt(gradient, index - 1)).toBeLessThanOrEqual(tokens)
         }
-      )
+      ),
+      { numRuns: 200 }
     )
-  })
+  }, 60_000)
 })
 
 describe("RetryPolicy", () => {

@@ -23,7 +23,7 @@ export const transcriptProperties = (normalize: Normalize, transcripts: Readonly
       const whole = yield* runReads(normalize, [body])
       const split = yield* runReads(normalize, splitAt(body, cuts))
       expect(payloads(split)).toStrictEqual(payloads(whole))
-    }), { fastCheck: { numRuns: 60 } })
+    }), { fastCheck: { numRuns: 60 }, timeout: 120_000 })
 
   it.effect.prop(
     "corrupted bytes give a typed error or a turn that ends, never a defect",
@@ -42,6 +42,6 @@ export const transcriptProperties = (normalize: Normalize, transcripts: Readonly
           expect(events[events.length - 1]?.payload.type).toBe("response_done")
         }
       }),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 }

@@ -1,0 +1,29 @@
+/**
+ * The one test configuration every package's `vitest.config.ts` builds on.
+ *
+ * The suite must pass on a busy 2-core machine, so no test runs under Vitest's 5 s
+ * default: a plain test gets 30 s and a hook 60 s, and a test that does more (a
+ * property test, a Chromium page, a spawned process) states its own timeout beside it.
+ */
+import { defineProject, type UserWorkspaceConfig } from "vitest/config"
+
+/** The timeout of a test that states none, in milliseconds. */
+export const testTimeout = 30_000
+
+/** The timeout of a `beforeAll`/`afterAll` hook or a shared layer's setup, in milliseconds. */
+export const hookTimeout = 60_000
+
+/**
+ * The test project of one package: its tests under `test/`, the workspace's timeouts,
+ * and whatever else the package adds (a global setup, for one).
+ */
+export const sluiceProject = (name: string, test: NonNullable<UserWorkspaceConfig["test"]> = {}) =>
+  defineProject({
+    test: {
+      name,
+      include: ["test/**/*.test.ts"],
+      testTimeout,
+      hookTimeout,
+      ...test
+    }
+  })
