@@ -8,6 +8,11 @@
 /**
  * @since 0.1.0
  */
+export * as EventOrder from "./EventOrder.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as FinishReason from "./FinishReason.js"
 
 /**
