@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { FinishReason } from "@sluice/core"
-import { OutputItem, StreamEvent, Usage } from "@sluice/core"
+import { EventOrder, OutputItem, StreamEvent, Usage } from "@sluice/core"
 import * as Either from "effect/Either"
 import { AccumulatorError } from "./AccumulatorError.js"
 
@@ -89,42 +89,71 @@ export const empty: Turn = {
   index: new Map()
 }
 
-const refuse = (
-  event: StreamEvent.StreamEvent,
-  reason: AccumulatorError["reason"],
-  message: string,
-  itemId?: string
-): Either.Either<Turn, AccumulatorError> =>
+// The order rules are core's (`EventOrder`); a refusal keeps the accumulator's reason
+// names: `TurnEnded` is `EventAfterResponseDone`, `ItemEnded` is `ItemAlreadyDone`.
+const refuse = (violation: EventOrder.OrderViolation): Either.Either<Turn, AccumulatorError> =>
   Either.left(
     new AccumulatorError({
-      reason,
-      eventId: event.event_id,
-      eventType: event.type,
-      message: `${event.type} ${event.event_id}: ${message}`,
-      ...(itemId === undefined ? {} : { itemId })
+      reason: violation.rule === "TurnEnded"
+        ? "EventAfterResponseDone"
+        : violation.rule === "ItemEnded"
+        ? "ItemAlreadyDone"
+        : violation.rule,
+      eventId: violation.eventId,
+      eventType: violation.eventType,
+      message: violation.message,
+      ...(violation.itemId === undefined ? {} : { itemId: violation.itemId })
     })
   )
 
+const phaseOf = (status: TurnStatus): EventOrder.TurnPhase =>
+  status === "pending" ? "before_start" : status === "streaming" ? "started" : "finished"
+
+const itemStateOf = (item: TurnItem | undefined): EventOrder.ItemState =>
+  item === undefined ? "unknown" : item.status === "in_progress" ? "open" : item.status
+
+// Puts `item` at `position`. The order rules already made sure an item is there.
 const replaceItem = (turn: Turn, position: number, item: TurnItem): Turn => {
   const items = turn.items.slice()
   items[position] = item
-  return { ...turn, status: "streaming", items }
+  return { ...turn, items }
 }
-
 
 /**
  * Folds one event into the turn, or refuses it with an `AccumulatorError` naming the
- * event. Recoveries: item events before `response_start` are accepted; an `item_done`
- * for an item that never started adds the item whole (it carries all of it).
+ * event, when it breaks the protocol's order rules (core's `EventOrder`, the same
+ * rules the upsert stage applies). An `item_done` for an item that never started adds
+ * the item whole (it carries all of it).
  *
  * @since 0.1.0
  * @category folding
  */
 export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<Turn, AccumulatorError> => {
-  if (turn.status === "complete" || turn.status === "error" || turn.status === "aborted") {
-    return refuse(event, "EventAfterResponseDone", "the turn already ended")
-  }
   const payload = event.payload
+  const itemId = EventOrder.itemIdOf(payload)
+  const position = itemId === undefined ? undefined : turn.index.get(itemId)
+  const current = position === undefined ? undefined : turn.items[position]
+  const verdict = EventOrder.check(phaseOf(turn.status), itemStateOf(current), event)
+  if (verdict._tag === "OrderViolation") return refuse(verdict)
+  if (position !== undefined && current !== undefined) {
+    switch (payload.type) {
+      case "item_delta":
+        return Either.right(replaceItem(turn, position, { ...current, content: current.content + payload.delta_content }))
+      case "item_done":
+        return Either.right(replaceItem(turn, position, {
+          ...current,
+          status: "done",
+          content: OutputItem.streamedContent(payload.final_item),
+          final: payload.final_item
+        }))
+      case "item_cancelled":
+        return Either.right(replaceItem(turn, position, { ...current, status: "cancelled" }))
+      case "item_error": {
+        const next = replaceItem(turn, position, { ...current, status: "error", error: payload.error })
+        return Either.right({ ...next, errors: [...turn.errors, payload.error] })
+      }
+    }
+  }
   switch (payload.type) {
     case "response_start":
       return Either.right({
@@ -137,9 +166,6 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
         providerId: payload.provider_id
       })
     case "item_start": {
-      if (turn.index.has(payload.item_id)) {
-        return refuse(event, "DuplicateItem", `item ${payload.item_id} already started`, payload.item_id)
-      }
       const index = new Map(turn.index)
       index.set(payload.item_id, turn.items.length)
       const item: TurnItem = {
@@ -150,54 +176,29 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
         content: payload.initial_content ?? payload.arguments ?? payload.code ?? "",
         name: payload.name
       }
-      return Either.right({ ...turn, status: "streaming", runId: turn.runId ?? event.run_id, items: [...turn.items, item], index })
-    }
-    case "item_delta": {
-      const position = turn.index.get(payload.item_id)
-      if (position === undefined) return refuse(event, "UnknownItem", `no item ${payload.item_id} has started`, payload.item_id)
-      const item = turn.items[position]!
-      if (item.status !== "in_progress") {
-        return refuse(event, "ItemAlreadyDone", `item ${payload.item_id} is already ${item.status}`, payload.item_id)
-      }
-      return Either.right(replaceItem(turn, position, { ...item, content: item.content + payload.delta_content }))
+      return Either.right({ ...turn, items: [...turn.items, item], index })
     }
     case "item_done": {
-      const position = turn.index.get(payload.item_id)
-      if (position === undefined) {
-        const index = new Map(turn.index)
-        index.set(payload.item_id, turn.items.length)
-        const item: TurnItem = {
-          id: payload.item_id,
-          type: payload.final_item.type,
-          contentIndex: turn.items.length,
-          status: "done",
-          content: OutputItem.streamedContent(payload.final_item),
-          final: payload.final_item
-        }
-        return Either.right({ ...turn, status: "streaming", items: [...turn.items, item], index })
+      // An item_done for an item that never started: the item, whole.
+      const index = new Map(turn.index)
+      index.set(payload.item_id, turn.items.length)
+      const item: TurnItem = {
+        id: payload.item_id,
+        type: payload.final_item.type,
+        contentIndex: turn.items.length,
+        status: "done",
+        content: OutputItem.streamedContent(payload.final_item),
+        final: payload.final_item
       }
-      const item = turn.items[position]!
-      if (item.status !== "in_progress") {
-        return refuse(event, "ItemAlreadyDone", `item ${payload.item_id} is already ${item.status}`, payload.item_id)
-      }
-      return Either.right(
-        replaceItem(turn, position, { ...item, status: "done", content: OutputItem.streamedContent(payload.final_item), final: payload.final_item })
-      )
+      return Either.right({ ...turn, items: [...turn.items, item], index })
     }
+    // The order rules accept these only for an item that started, handled above.
+    case "item_delta":
+    case "item_cancelled":
     case "item_error":
-    case "item_cancelled": {
-      const position = turn.index.get(payload.item_id)
-      if (position === undefined) return refuse(event, "UnknownItem", `no item ${payload.item_id} has started`, payload.item_id)
-      const item = turn.items[position]!
-      if (item.status !== "in_progress") {
-        return refuse(event, "ItemAlreadyDone", `item ${payload.item_id} is already ${item.status}`, payload.item_id)
-      }
-      if (payload.type === "item_cancelled") return Either.right(replaceItem(turn, position, { ...item, status: "cancelled" }))
-      const next = replaceItem(turn, position, { ...item, status: "error", error: payload.error })
-      return Either.right({ ...next, errors: [...turn.errors, payload.error] })
-    }
+      return Either.right(turn)
     case "response_error":
-      return Either.right({ ...turn, status: "streaming", errors: [...turn.errors, payload.error] })
+      return Either.right({ ...turn, errors: [...turn.errors, payload.error] })
     case "response_done":
       return Either.right({
         ...turn,

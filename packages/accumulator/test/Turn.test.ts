@@ -78,6 +78,14 @@ describe("Turn", () => {
     )
   })
 
+  it("refuses item events before response_start and a second response_start", () => {
+    const [start] = turnEvents([])
+    const item = event({ type: "item_start", item_id: "a", item_type: "message" })
+    const reasonOf = (result: ReturnType<typeof Turn.fromEvents>) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    expect(reasonOf(Turn.fromEvents([item]))).toBe("NotStarted")
+    expect(reasonOf(Turn.fromEvents([start!, start!]))).toBe("AlreadyStarted")
+  })
+
   it("records item errors and cancellations", () => {
     const [start] = turnEvents([])
     const turn = fold([

@@ -8,6 +8,16 @@
 /**
  * @since 0.1.0
  */
+export * as Backoff from "./Backoff.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as EventOrder from "./EventOrder.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as FinishReason from "./FinishReason.js"
 
 /**

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { StreamEvent } from "@sluice/core"
+import { Backoff, type StreamEvent } from "@sluice/core"
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 
@@ -54,17 +54,18 @@ export const isRetryable = (error: StreamEvent.ErrorObject, options: Options = {
 /**
  * The schedule, fed the error of each failed attempt: it stops at the first error
  * that is not retryable or after `maxRetries`, and waits `min(initialDelay * 2^n,
- * maxDelay)` before attempt `n + 1`, or the provider's `retry_after_ms` when it gave
- * one. Its output is the error it was fed.
+ * maxDelay)` before attempt `n + 1` (core's `Backoff.schedule`), or the provider's
+ * `retry_after_ms` when it gave one. Its output is the error it was fed.
  *
  * @since 0.1.0
  * @category schedules
  */
 export const schedule = (options: Options = {}): Schedule.Schedule<StreamEvent.ErrorObject, StreamEvent.ErrorObject> =>
-  Schedule.exponential(options.initialDelay ?? defaults.initialDelay, 2).pipe(
-    Schedule.union(Schedule.spaced(options.maxDelay ?? defaults.maxDelay)),
-    Schedule.intersect(Schedule.recurs(options.maxRetries ?? defaults.maxRetries)),
+  Backoff.schedule({
+    retryAttempts: options.maxRetries ?? defaults.maxRetries,
+    retryBaseMs: Duration.toMillis(Duration.decode(options.initialDelay ?? defaults.initialDelay)),
+    retryMaxMs: Duration.toMillis(Duration.decode(options.maxDelay ?? defaults.maxDelay))
+  }).pipe(
     Schedule.whileInput((error: StreamEvent.ErrorObject) => isRetryable(error, options)),
-    Schedule.passthrough,
-    Schedule.modifyDelay((error, delay) => (error.retry_after_ms === undefined ? delay : Duration.millis(error.retry_after_ms)))
+    Backoff.honouringRetryAfter((error: StreamEvent.ErrorObject) => error.retry_after_ms)
   )

@@ -17,8 +17,7 @@
  * @since 0.1.0
  */
 import type { StreamBMessage } from "@sluice/core"
-import { Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
-import { RetryPolicy } from "@sluice/upserts"
+import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -43,7 +42,7 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
  * - `indexTurns` (true): record each turn in `<prefix>:turns`.
  * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
- *   policy, shared with the upsert stage.
+ *   policy (core's `Backoff`), shared with the upsert stage.
  *
  * @since 0.1.0
  * @category schemas
@@ -57,7 +56,7 @@ export const TurnPublisherOptions = Schema.Struct({
   maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
   maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
   indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
-  ...RetryPolicy.RetryOptions.fields
+  ...Backoff.RetryOptions.fields
 }).annotations({ identifier: "TurnPublisherOptions" })
 
 /**

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { SchemaDecode, Sse } from "@sluice/core"
+import { Backoff, SchemaDecode, Sse } from "@sluice/core"
 import { RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -54,8 +54,8 @@ export interface SseOptions {
 
 /**
  * The schedule that resumes a failed tail: exponential from `resumeBaseMs`, capped at
- * `resumeMaxMs`, at most `resumeAttempts` retries, and only while Redis is
- * unavailable (a refused command will not heal).
+ * `resumeMaxMs`, at most `resumeAttempts` retries (core's `Backoff.schedule`), and only
+ * while Redis is unavailable (a refused command will not heal).
  *
  * @since 0.1.0
  * @category schedules
@@ -63,11 +63,8 @@ export interface SseOptions {
 export const resumeSchedule = (
   options: Pick<FollowOptions, "resumeAttempts" | "resumeBaseMs" | "resumeMaxMs">
 ): Schedule.Schedule<unknown, RedisError.RedisError> =>
-  Schedule.exponential(Duration.millis(options.resumeBaseMs)).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(options.resumeMaxMs))),
-    Schedule.intersect(Schedule.recurs(options.resumeAttempts)),
-    Schedule.whileInput(RedisError.isRetryable)
-  )
+  Backoff.schedule({ retryAttempts: options.resumeAttempts, retryBaseMs: options.resumeBaseMs, retryMaxMs: options.resumeMaxMs })
+    .pipe(Schedule.whileInput(RedisError.isRetryable))
 
 // Whether the entry under `id` ends its turn: a reader that saw it has the whole turn.
 const endsAt = (redis: RedisStreams.RedisStreamsService, key: string, id: string): Effect.Effect<boolean, RedisError.RedisError> =>

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { EventOrder } from "@sluice/core"
 import * as Schema from "effect/Schema"
 
 /**
@@ -36,18 +37,23 @@ export class InvalidUpsertOptions extends Schema.TaggedError<InvalidUpsertOption
 }) {}
 
 /**
- * Why an event cannot be applied to the turn as it stands.
+ * Why an event cannot be applied to the turn as it stands: the rule of the protocol's
+ * order rules (core's `EventOrder.Rule`, the rules the accumulator applies too) that it
+ * breaks.
  *
  * - `NotStarted`: an item or turn-end event before `response_start`.
  * - `AlreadyStarted`: a second `response_start`.
  * - `TurnEnded`: any event after `response_done`.
- * - `UnknownItem`: an `item_delta` for an item that never started (or already ended).
- * - `DuplicateItem`: an `item_start` for an item that is still open.
+ * - `UnknownItem`: an `item_delta`, `item_error` or `item_cancelled` for an item that
+ *   never started.
+ * - `DuplicateItem`: an `item_start` for an item that already started.
+ * - `ItemEnded`: an `item_delta`, `item_done`, `item_error` or `item_cancelled` for an
+ *   item that already ended.
  *
  * @since 0.1.0
  * @category models
  */
-export const SequenceViolation = Schema.Literal("NotStarted", "AlreadyStarted", "TurnEnded", "UnknownItem", "DuplicateItem")
+export const SequenceViolation = EventOrder.Rule
 
 /**
  * @since 0.1.0

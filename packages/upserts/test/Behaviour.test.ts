@@ -156,7 +156,9 @@ describe("UpsertStream.upserts: faults", () => {
     ["a second response_start", [F.responseStart(), F.responseStart()], "AlreadyStarted", "response_start: the turn has already started"],
     ["a delta for an unknown item", [F.responseStart(), F.delta("m", "x")], "UnknownItem", "item_delta for item \"m\": no open item with this id"],
     ["a duplicate item_start", [F.responseStart(), F.itemStart("m", "message"), F.itemStart("m", "message")], "DuplicateItem", "item_start for item \"m\": the item is already open"],
-    ["an event after response_done", [F.responseStart(), F.responseDone(), F.itemStart("m", "message")], "TurnEnded", "item_start for item \"m\": the turn already ended with response_done"]
+    ["an event after response_done", [F.responseStart(), F.responseDone(), F.itemStart("m", "message")], "TurnEnded", "item_start for item \"m\": the turn already ended with response_done"],
+    ["a second item_done", [F.responseStart(), F.itemStart("m", "message"), F.messageDone("m", "x"), F.messageDone("m", "x")], "ItemEnded", "item_done for item \"m\": the item is already done"],
+    ["an item_start for an item that ended", [F.responseStart(), F.itemStart("m", "message"), F.cancelled("m"), F.itemStart("m", "message")], "DuplicateItem", "item_start for item \"m\": the item is already cancelled"]
   ] as const
 
   for (const [name, events, reason, message] of cases) {

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { RetryPolicy } from "@sluice/upserts"
+import { Backoff } from "@sluice/core"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -29,7 +29,7 @@ export interface WriterOptions {
   readonly maxLen: number
   readonly maxInFlight: number
   readonly indexTurns: boolean
-  readonly retry: RetryPolicy.RetryPolicy
+  readonly retry: Backoff.RetryPolicy
 }
 
 /** @internal */
@@ -66,7 +66,7 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
 <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
   Stream.suspend(() => {
     const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
-    const schedule = RetryPolicy.schedule(options.retry)
+    const schedule = Backoff.schedule(options.retry)
     let assigned = 0
     let written = 0
     let started = false

@@ -4,11 +4,12 @@
  * disarm. The Stream stage and the Promise facade both run these, so they cannot
  * disagree.
  */
-import type { StreamEvent } from "@sluice/core"
+import { EventOrder, type StreamEvent } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 import * as ItemBuffer from "../ItemBuffer.js"
-import { UnexpectedEvent, type SequenceViolation } from "../UpsertErrors.js"
+import { UnexpectedEvent } from "../UpsertErrors.js"
 import type { ResolvedOptions } from "../UpsertOptions.js"
 import * as Payloads from "./payloads.js"
 
@@ -32,13 +33,22 @@ export interface TurnState {
   readonly phase: "idle" | "open" | "ended"
   readonly meta: Payloads.TurnMeta | undefined
   readonly slots: HashMap.HashMap<string, Slot>
+  /** The items that ended (`item_done`, `item_error`, `item_cancelled`), and how. */
+  readonly ended: HashMap.HashMap<string, EventOrder.ItemState>
   readonly nextSeq: number
   /** Whether a `turn_error` was emitted. */
   readonly errored: boolean
 }
 
 /** @internal */
-export const initial: TurnState = { phase: "idle", meta: undefined, slots: HashMap.empty(), nextSeq: 0, errored: false }
+export const initial: TurnState = {
+  phase: "idle",
+  meta: undefined,
+  slots: HashMap.empty(),
+  ended: HashMap.empty(),
+  nextSeq: 0,
+  errored: false
+}
 
 /**
  * What one transition asks of its runner, collected while it runs.
@@ -56,18 +66,25 @@ export interface Effects {
 /** @internal */
 export const makeEffects = (): Effects => ({ out: [], arm: [], disarm: [] })
 
-const unexpected = (
-  event: StreamEvent.Payload,
-  reason: SequenceViolation,
-  itemId: string | undefined,
-  detail: string
-): UnexpectedEvent =>
+// The order rules are core's (`EventOrder`); a refusal keeps this stage's message form.
+const unexpected = (violation: EventOrder.OrderViolation): UnexpectedEvent =>
   new UnexpectedEvent({
-    eventType: event.type,
-    ...(itemId === undefined ? {} : { itemId }),
-    reason,
-    message: `${event.type}${itemId === undefined ? "" : ` for item "${itemId}"`}: ${detail}`
+    eventType: violation.eventType,
+    ...(violation.itemId === undefined ? {} : { itemId: violation.itemId }),
+    reason: violation.rule,
+    message: `${violation.eventType}${violation.itemId === undefined ? "" : ` for item "${violation.itemId}"`}: ${violation.detail}`
   })
+
+const phaseOf = (phase: TurnState["phase"]): EventOrder.TurnPhase =>
+  phase === "idle" ? "before_start" : phase === "open" ? "started" : "finished"
+
+// The item's state for the order rules: `open` while it has a slot.
+const itemStateOf = (state: TurnState, itemId: string | undefined, slot: Option.Option<Slot>): EventOrder.ItemState => {
+  if (slot._tag === "Some") return "open"
+  if (itemId === undefined) return "unknown"
+  const ended = HashMap.get(state.ended, itemId)
+  return ended._tag === "Some" ? ended.value : "unknown"
+}
 
 // Ids such as "run-123-user-prompt" or "user_1" name user messages, which are held
 // until item_done so that they are shown once, with the right origin.
@@ -143,12 +160,13 @@ const end = (
 export const abort = (state: TurnState, options: ResolvedOptions, fx: Effects): TurnState =>
   state.phase === "open" ? end(state, state.errored ? undefined : "aborted", undefined, options, fx) : state
 
-// Removes an item, stopping its timer.
-const close = (state: TurnState, itemId: string, fx: Effects): TurnState => {
+// Ends an item: removes its slot, stopping its timer, and remembers how it ended.
+const close = (state: TurnState, itemId: string, how: EventOrder.ItemState, fx: Effects): TurnState => {
+  const ended = HashMap.set(state.ended, itemId, how)
   const slot = HashMap.get(state.slots, itemId)
-  if (slot._tag === "None") return state
+  if (slot._tag === "None") return { ...state, ended }
   if (slot.value.armed) fx.disarm.push(itemId)
-  return { ...state, slots: HashMap.remove(state.slots, itemId) }
+  return { ...state, slots: HashMap.remove(state.slots, itemId), ended }
 }
 
 /**
@@ -164,10 +182,11 @@ export const step = (
   fx: Effects
 ): Either.Either<TurnState, UnexpectedEvent> => {
   const payload = event.payload
+  const itemId = EventOrder.itemIdOf(payload)
+  const found: Option.Option<Slot> = itemId === undefined ? Option.none() : HashMap.get(state.slots, itemId)
+  const verdict = EventOrder.check(phaseOf(state.phase), itemStateOf(state, itemId, found), event)
+  if (verdict._tag === "OrderViolation") return Either.left(unexpected(verdict))
   if (payload.type === "response_start") {
-    if (state.phase !== "idle") {
-      return Either.left(unexpected(payload, state.phase === "open" ? "AlreadyStarted" : "TurnEnded", undefined, "the turn has already started"))
-    }
     const meta: Payloads.TurnMeta = {
       turnId: options.turnId ?? payload.turn_id,
       threadId: options.threadId ?? payload.thread_id,
@@ -177,19 +196,11 @@ export const step = (
     fx.out.push(Payloads.turnStarted(meta))
     return Either.right({ ...state, phase: "open", meta })
   }
-  const itemId = "item_id" in payload ? payload.item_id : undefined
   const meta = state.meta
-  if (state.phase === "idle" || meta === undefined) {
-    return Either.left(unexpected(payload, "NotStarted", itemId, "no response_start before it"))
-  }
-  if (state.phase === "ended") {
-    return Either.left(unexpected(payload, "TurnEnded", itemId, "the turn already ended with response_done"))
-  }
+  // The order rules let no other event before response_start, which sets `meta`.
+  if (meta === undefined) return Either.right(state)
   switch (payload.type) {
     case "item_start": {
-      if (HashMap.has(state.slots, payload.item_id)) {
-        return Either.left(unexpected(payload, "DuplicateItem", payload.item_id, "the item is already open"))
-      }
       const held = heldAtStart(payload)
       let buffer = ItemBuffer.make(payload.item_id, Payloads.uiItemType(payload.item_type), {
         initialContent: initialContent(payload),
@@ -203,10 +214,7 @@ export const step = (
       return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, slot), nextSeq: state.nextSeq + 1 })
     }
     case "item_delta": {
-      const found = HashMap.get(state.slots, payload.item_id)
-      if (found._tag === "None") {
-        return Either.left(unexpected(payload, "UnknownItem", payload.item_id, "no open item with this id"))
-      }
+      if (found._tag === "None") return Either.right(state)
       const slot = found.value
       let buffer = ItemBuffer.appendContent(slot.buffer, payload.delta_content)
       let armed = slot.armed
@@ -222,19 +230,17 @@ export const step = (
       return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, next) })
     }
     case "item_done": {
-      const found = HashMap.get(state.slots, payload.item_id)
       const buffer = found._tag === "Some" ? found.value.buffer : undefined
       fx.out.push(Payloads.fromFinalItem(meta, payload.item_id, payload.final_item, buffer))
-      return Either.right(close(state, payload.item_id, fx))
+      return Either.right(close(state, payload.item_id, "done", fx))
     }
     case "item_error": {
-      const found = HashMap.get(state.slots, payload.item_id)
       const buffer = found._tag === "Some" ? found.value.buffer : undefined
       fx.out.push(Payloads.fromItemError(meta, payload.item_id, payload.error, buffer))
-      return Either.right(close(state, payload.item_id, fx))
+      return Either.right(close(state, payload.item_id, "error", fx))
     }
     case "item_cancelled":
-      return Either.right(close(state, payload.item_id, fx))
+      return Either.right(close(state, payload.item_id, "cancelled", fx))
     case "response_done":
       return Either.right(end(state, payload.status, payload.usage, options, fx))
     case "response_error": {
