@@ -1,5 +1,6 @@
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider"
 import { describe, expect, it } from "@effect/vitest"
+import { ProviderError } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import { jsonSchema, simulateReadableStream, streamText, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
@@ -105,6 +106,55 @@ describe("AiSdkStream with streamText", () => {
       const { done, errors } = summarize(yield* collect(AiSdkStream.fromStreamText(result)))
       expect(errors.map((e) => [e.type, e.retryable, e.message])).toStrictEqual([["provider_overloaded", true, "Overloaded"]])
       expect(done.map((d) => d.status)).toStrictEqual(["error"])
+    }))
+})
+
+describe("AiSdkStream error parts: classified from body and status by the one classifier", () => {
+  const classifiedOf = (error: unknown) =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "error", error })
+          controller.close()
+        }
+      })
+      const { errors } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      return errors.map((e) => [e.type, e.retryable, e.code])
+    })
+
+  it.effect("reads the provider's body wherever the AI SDK put it", () =>
+    Effect.gen(function* () {
+      const quotaBody = { error: { message: "You exceeded your current quota.", type: "insufficient_quota", param: null, code: "insufficient_quota" } }
+      const policyBody = { error: { message: "Rejected.", type: "invalid_request_error", param: null, code: "content_policy_violation" } }
+      const cases: ReadonlyArray<readonly [string, unknown, ReadonlyArray<unknown>]> = [
+        // an APICallError: the SDK calls a 429 retryable, the body says the quota is gone
+        [
+          "APICallError 429 insufficient_quota (data)",
+          Object.assign(new Error("quota"), { name: "AI_APICallError", statusCode: 429, isRetryable: true, data: quotaBody }),
+          ["rate_limit", false, "insufficient_quota"]
+        ],
+        [
+          "APICallError 429 insufficient_quota (responseBody)",
+          Object.assign(new Error("quota"), { statusCode: 429, isRetryable: true, responseBody: JSON.stringify(quotaBody) }),
+          ["rate_limit", false, "insufficient_quota"]
+        ],
+        ["APICallError 400 content policy", Object.assign(new Error("x"), { statusCode: 400, isRetryable: false, data: policyBody }), ["content_blocked", false, "content_policy_violation"]],
+        // the raw provider objects older @ai-sdk/* and OpenAI-compatible providers put in the part: no statusCode
+        ["Anthropic event: error, whole", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, ["provider_overloaded", true, "overloaded_error"]],
+        ["Anthropic error object, bare", { type: "overloaded_error", message: "Overloaded" }, ["provider_overloaded", true, "overloaded_error"]],
+        ["OpenAI-compatible error object", { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }, ["rate_limit", true, "rate_limit_exceeded"]],
+        [
+          "context window",
+          { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 208973 tokens > 200000 maximum" } },
+          ["api_error", false, ProviderError.contextLengthExceeded]
+        ],
+        ["Gemini error object", { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }, ["provider_overloaded", true, "UNAVAILABLE"]],
+        // nothing to read: the status and the SDK's own isRetryable decide
+        ["no body", Object.assign(new Error("x"), { statusCode: 500, isRetryable: false }), ["api_error", false, "500"]]
+      ]
+      for (const [name, error, expected] of cases) {
+        expect([name, ...(yield* classifiedOf(error))[0]!]).toStrictEqual([name, ...expected])
+      }
     }))
 })
 

@@ -210,37 +210,35 @@ export type Response = typeof Response.Type
 // mappings
 // ---------------------------------------------------------------------------------
 
-const errorTypes: Record<string, { readonly type: ProviderError.ProviderErrorType; readonly retryable: boolean; readonly status: number }> = {
-  overloaded_error: { type: "provider_overloaded", retryable: true, status: 529 },
-  rate_limit_error: { type: "rate_limit", retryable: true, status: 429 },
-  api_error: { type: "api_error", retryable: true, status: 500 },
-  timeout_error: { type: "timeout", retryable: true, status: 504 },
-  invalid_request_error: { type: "api_error", retryable: false, status: 400 },
-  authentication_error: { type: "api_error", retryable: false, status: 401 },
-  billing_error: { type: "api_error", retryable: false, status: 402 },
-  permission_error: { type: "api_error", retryable: false, status: 403 },
-  not_found_error: { type: "api_error", retryable: false, status: 404 },
-  request_too_large: { type: "api_error", retryable: false, status: 413 }
+/** The HTTP status Anthropic documents for each error type. */
+const errorStatuses: Record<string, number> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413
 }
 
 /**
- * Classifies an Anthropic error object (`event: error` or an error body):
- * `overloaded_error` is a retryable `provider_overloaded`, `rate_limit_error` a
- * `rate_limit`, `timeout_error` a `timeout`, `api_error` a retryable `api_error`;
- * request, authentication, billing, permission, not-found and size errors are
- * non-retryable `api_error`s, as is any type Anthropic adds later.
+ * Classifies an Anthropic error object (`event: error` or an error body) with the one
+ * classifier every provider shares (`ProviderError.classify`), its type as code and the
+ * status Anthropic documents for that type: `overloaded_error` is a retryable
+ * `provider_overloaded`, `rate_limit_error` a `rate_limit`, `timeout_error` a `timeout`,
+ * `api_error` a retryable `api_error`; a "prompt is too long" request error has code
+ * `context_length_exceeded`; other request, authentication, billing, permission,
+ * not-found and size errors are non-retryable `api_error`s, as is any type Anthropic
+ * adds later.
  *
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError => {
-  const known = errorTypes[error.type]
-  return ErrorClassification.make(known?.type ?? "api_error", error.type, error.message, {
-    retryable: known?.retryable ?? false,
-    ...(known === undefined ? {} : { status: known.status }),
-    raw: error
-  })
-}
+export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError =>
+  ProviderError.classify({ code: error.type, message: error.message, status: errorStatuses[error.type], raw: error })
 
 /**
  * The finish reason of a stop reason: `end_turn` and `stop_sequence` are `stop`,

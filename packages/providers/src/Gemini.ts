@@ -19,8 +19,8 @@
  *
  * @since 0.1.0
  */
-import type { OutputItem, ProviderError, StreamEvent } from "@sluice/core"
-import { Json, Usage } from "@sluice/core"
+import type { OutputItem, StreamEvent } from "@sluice/core"
+import { Json, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -211,9 +211,10 @@ export const mapFinishReason = (
 }
 
 /**
- * Classifies a Gemini error object by its `status` (`RESOURCE_EXHAUSTED` is
- * `rate_limit`, `UNAVAILABLE` `provider_overloaded`, `DEADLINE_EXCEEDED` `timeout`,
- * `INTERNAL` and `ABORTED` retryable `api_error`s), else by its HTTP `code`.
+ * Classifies a Gemini error object with the one classifier every provider shares
+ * (`ProviderError.classify`): its `status` (`RESOURCE_EXHAUSTED` is `rate_limit`,
+ * `UNAVAILABLE` `provider_overloaded`, `DEADLINE_EXCEEDED` `timeout`, `INTERNAL` and
+ * `ABORTED` retryable `api_error`s) as code, its HTTP `code` as status, its message.
  *
  * @since 0.1.0
  * @category classification
@@ -223,28 +224,13 @@ export const classifyError = (error: {
   readonly message?: string | undefined
   readonly status?: string | undefined
 }, raw?: unknown): ProviderError.ProviderError => {
-  const code = error.status ?? (error.code === undefined ? "error" : String(error.code))
-  const message = error.message ?? "Gemini reported an error"
   const status = error.code !== undefined && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined
-  const options = { status, raw }
-  switch (error.status) {
-    case "RESOURCE_EXHAUSTED":
-      return ErrorClassification.make("rate_limit", code, message, options)
-    case "UNAVAILABLE":
-      return ErrorClassification.make("provider_overloaded", code, message, options)
-    case "DEADLINE_EXCEEDED":
-      return ErrorClassification.make("timeout", code, message, options)
-    case "INTERNAL":
-    case "ABORTED":
-      return ErrorClassification.make("api_error", code, message, { ...options, retryable: true })
-    case undefined:
-      break
-    default:
-      if (status === undefined || status < 500) return ErrorClassification.make("api_error", code, message, options)
-  }
-  if (status === undefined) return ErrorClassification.make("api_error", code, message, options)
-  const { retryable, type } = ErrorClassification.classifyStatus(status)
-  return ErrorClassification.make(type, code, message, { ...options, retryable })
+  return ProviderError.classify({
+    status,
+    code: error.status ?? (error.code === undefined ? undefined : String(error.code)),
+    message: error.message ?? "Gemini reported an error",
+    raw
+  })
 }
 
 /**

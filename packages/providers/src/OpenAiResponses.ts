@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import type { ProviderError, StreamEvent } from "@sluice/core"
-import { Json, OutputItem, Usage } from "@sluice/core"
+import type { StreamEvent } from "@sluice/core"
+import { Json, OutputItem, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -155,31 +155,14 @@ const decodeResponse = decodeValue(provider, Response)
 // ---------------------------------------------------------------------------
 
 /**
- * Classifies an in-stream error (`error` event, `response.failed`) by its code:
- * rate limits, overload (`server_is_overloaded`, `slow_down`), timeouts, server errors
- * (retryable `api_error`), content policy (`content_blocked`), everything else a
- * non-retryable `api_error`.
+ * Classifies an in-stream error (`error` event, `response.failed`) by its code, with
+ * the one classifier every provider shares (`ProviderError.classify`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (code: string, message: string, raw?: unknown): ProviderError.ProviderError => {
-  const key = code.toLowerCase()
-  const options = { raw }
-  if (key === "insufficient_quota") return ErrorClassification.make("rate_limit", code, message, { ...options, retryable: false })
-  if (key.includes("rate_limit")) return ErrorClassification.make("rate_limit", code, message, options)
-  if (key.includes("overloaded") || key === "slow_down" || key.includes("capacity")) {
-    return ErrorClassification.make("provider_overloaded", code, message, options)
-  }
-  if (key.includes("timeout") || key.includes("timed_out")) return ErrorClassification.make("timeout", code, message, options)
-  if (key === "server_error" || key.includes("internal")) {
-    return ErrorClassification.make("api_error", code, message, { ...options, retryable: true })
-  }
-  if (key.includes("content_filter") || key.includes("content_policy") || key.includes("safety")) {
-    return ErrorClassification.contentBlocked(code, message, raw)
-  }
-  return ErrorClassification.make("api_error", code, message, options)
-}
+export const classifyError = (code: string, message: string, raw?: unknown): ProviderError.ProviderError =>
+  ProviderError.classify({ code, message, raw })
 
 /**
  * The hub usage of a Responses `usage` object: `input` without the cached tokens,

@@ -95,25 +95,36 @@ export const usageOf = (value: unknown): Usage.Usage | undefined => {
   return Usage.make({ input, output, cacheRead, cacheWrite, reasoning, ...(raw === undefined ? {} : { raw }) })
 }
 
-const classifyStatus = (status: number): { readonly type: ProviderError.ProviderErrorType; readonly retryable: boolean } => {
-  if (status === 429) return { type: "rate_limit", retryable: true }
-  if (status === 408 || status === 504) return { type: "timeout", retryable: true }
-  if (status === 503 || status === 529) return { type: "provider_overloaded", retryable: true }
-  return { type: "api_error", retryable: status >= 500 }
+/** What the provider's body says, wherever the AI SDK put it: `data`, `responseBody`, or the error itself. */
+const bodySignals = (error: unknown, fields: typeof Parts.ErrorFields.Type): ProviderError.ErrorSignals | undefined => {
+  const parsed = fields.responseBody === undefined ? undefined : Json.parseOrUndefined(fields.responseBody)
+  for (const body of [fields.data, parsed, error]) {
+    const signals = body === undefined || body === null ? undefined : ProviderError.signalsOfBody(body)
+    if (signals !== undefined && (signals.code !== undefined || signals.type !== undefined)) return signals
+  }
+  return undefined
 }
 
-/** A `ProviderError` for an AI SDK error value (an `APICallError`, any `Error`, or anything). @internal */
+/**
+ * A `ProviderError` for an AI SDK error value (an `APICallError`, any `Error`, the raw
+ * provider error object older providers put in an error part, or anything), classified
+ * by `ProviderError.classify` from its status and body together. The SDK's
+ * `isRetryable` decides unless the body names a quota, content-policy or context-window
+ * error.
+ *
+ * @internal
+ */
 export const providerErrorOf = (error: unknown): ProviderError.ProviderError => {
   const fields: typeof Parts.ErrorFields.Type = Option.getOrElse(decodeErrorFields(error), () => ({}))
   const status = fields.statusCode !== undefined && Number.isInteger(fields.statusCode) ? fields.statusCode : undefined
-  const classified = status === undefined ? { type: "api_error" as const, retryable: false } : classifyStatus(status)
-  const message = fields.message ?? (typeof error === "string" ? error : "AI SDK stream error")
-  return new ProviderError.ProviderError({
-    type: classified.type,
-    retryable: fields.isRetryable ?? classified.retryable,
-    code: status === undefined ? (fields.name ?? "ai_sdk_error") : String(status),
+  const body = bodySignals(error, fields)
+  const message = fields.message ?? body?.message ?? (typeof error === "string" ? error : "AI SDK stream error")
+  return ProviderError.classify({
+    ...body,
+    status: status ?? body?.status,
+    code: body?.code ?? (status === undefined && body?.type === undefined && body?.status === undefined ? (fields.name ?? "ai_sdk_error") : undefined),
     message,
-    ...(status === undefined ? {} : { status }),
+    retryable: fields.isRetryable,
     raw: error
   })
 }

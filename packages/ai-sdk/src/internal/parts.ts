@@ -151,5 +151,9 @@ export const ErrorFields = Schema.Struct({
   name: optional(Schema.String),
   message: optional(Schema.String),
   statusCode: optional(Schema.Number),
-  isRetryable: optional(Schema.Boolean)
+  isRetryable: optional(Schema.Boolean),
+  /** `APICallError.responseBody`: the provider's error body as text. */
+  responseBody: optional(Schema.String),
+  /** `APICallError.data`: the provider's error body, parsed. */
+  data: optional(Schema.Unknown)
 })
