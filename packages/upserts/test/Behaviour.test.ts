@@ -137,6 +137,26 @@ describe("UpsertStream.upserts: items and turns", () => {
       ])
     }))
 
+  it.effect("a user message is held by its origin as well as by its id: one completed upsert, origin user", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("msg-7", "message", { origin: "user", initial_content: "What is" }),
+        F.delta("msg-7", " the weather?"),
+        F.messageDone("msg-7", "What is the weather?", "user"),
+        F.itemStart("msg-8", "message", { origin: "system", initial_content: "Be brief." }),
+        F.messageDone("msg-8", "Be brief.", "system"),
+        F.responseDone()
+      ])
+      expect(out).toStrictEqual([
+        F.turnStarted(),
+        F.upsert("msg-7", "message", "completed", "What is the weather?", { origin: "user" }),
+        F.upsert("msg-8", "message", "created", "Be brief.", { origin: "system" }),
+        F.upsert("msg-8", "message", "completed", "Be brief.", { origin: "system" }),
+        F.turnCompleted()
+      ])
+    }))
+
   it.effect("an empty input gives an empty output", () =>
     Effect.gen(function*() {
       expect(yield* F.runStage([])).toStrictEqual([])

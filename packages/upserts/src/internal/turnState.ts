@@ -69,12 +69,16 @@ const unexpected = (
     message: `${event.type}${itemId === undefined ? "" : ` for item "${itemId}"`}: ${detail}`
   })
 
-// Ids such as "run-123-user-prompt" or "user_1" name user messages, which are held
-// until item_done so that they are shown once, with the right origin.
+// User messages are held until item_done so that they are shown once, with the right
+// origin (seed 002): a message is a user's when its id names one ("run-123-user-prompt",
+// "user_1") or its item_start says `origin: "user"`.
 const userMessageId = /(?:^|[-_.:])user(?:[-_.:]|$)/i
 
+const isUserMessage = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
+  payload.origin === "user" || userMessageId.test(payload.item_id)
+
 const heldAtStart = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
-  payload.item_type === "message" ? userMessageId.test(payload.item_id) : payload.item_type !== "reasoning"
+  payload.item_type === "message" ? isUserMessage(payload) : payload.item_type !== "reasoning"
 
 const initialContent = (payload: StreamEvent.PayloadOf<"item_start">): string => {
   switch (payload.item_type) {
@@ -194,7 +198,7 @@ export const step = (
       let buffer = ItemBuffer.make(payload.item_id, Payloads.uiItemType(payload.item_type), {
         initialContent: initialContent(payload),
         isHeld: held,
-        origin: payload.item_type === "message" ? (held ? "user" : "agent") : undefined,
+        origin: payload.item_type === "message" ? (held ? "user" : (payload.origin ?? "agent")) : undefined,
         providerId: payload.item_type === "reasoning" ? meta.providerId : undefined,
         toolName: payload.item_type === "script_execution" ? "script_execution" : payload.name
       })
