@@ -36,7 +36,8 @@ export const ItemType = Schema.Literal(
   "function_call",
   "function_call_output",
   "error",
-  "script_execution"
+  "script_execution",
+  "compaction"
 ).annotations({ identifier: "ItemType" })
 
 /**
@@ -137,6 +138,23 @@ export const ScriptExecutionItem = Schema.Struct({
 }).annotations({ identifier: "ScriptExecutionItem" })
 
 /**
+ * A summary the provider wrote of the conversation so far, to stand in for it from now
+ * on (Anthropic context compaction: the `compaction` content block). It must go back in
+ * the next request, where it replaces everything before it; `content` is the summary
+ * text (empty when the provider withheld it), `provider_metadata` keeps the rest of the
+ * block.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CompactionItem = Schema.Struct({
+  type: Schema.Literal("compaction"),
+  id: Schema.String,
+  content: Schema.String,
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "CompactionItem" })
+
+/**
  * Any finished item.
  *
  * @since 0.1.0
@@ -148,7 +166,8 @@ export const OutputItem = Schema.Union(
   FunctionCallItem,
   FunctionCallOutputItem,
   ErrorItem,
-  ScriptExecutionItem
+  ScriptExecutionItem,
+  CompactionItem
 ).annotations({ identifier: "OutputItem" })
 
 /**
@@ -194,8 +213,15 @@ export type ErrorItem = typeof ErrorItem.Type
 export type ScriptExecutionItem = typeof ScriptExecutionItem.Type
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export type CompactionItem = typeof CompactionItem.Type
+
+/**
  * The text an item's `item_delta`s carry: a message's or reasoning's content, a
- * function call's argument text, a tool output, an error's message, a script's code.
+ * function call's argument text, a tool output, an error's message, a script's code, a
+ * compaction's summary.
  *
  * @since 0.1.0
  * @category accessors
@@ -204,6 +230,7 @@ export const streamedContent = (item: OutputItem): string => {
   switch (item.type) {
     case "message":
     case "reasoning":
+    case "compaction":
       return item.content
     case "function_call":
       return item.arguments

@@ -80,7 +80,17 @@ const ToolUseBlock = Schema.Struct({
   server_name: Schema.optionalWith(Schema.String, { exact: true })
 })
 
-const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use"])
+// a `compaction` block: the summary of the conversation so far (context compaction);
+// fields besides the summary are kept to go back with it
+const CompactionBlock = Schema.Struct(
+  {
+    type: Schema.Literal("compaction"),
+    content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  },
+  Schema.Record({ key: Schema.String, value: Json.JsonValue })
+)
+
+const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use", "compaction"])
 
 const ToolResultFields = {
   tool_use_id: Schema.String,
@@ -124,7 +134,15 @@ const OtherBlock = unknownType(
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock = Schema.Union(TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultBlock, OtherBlock)
+export const ContentBlock = Schema.Union(
+  TextBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  CompactionBlock,
+  OtherBlock
+)
   .annotations({ identifier: "AnthropicContentBlock" })
 
 /**
@@ -133,7 +151,7 @@ export const ContentBlock = Schema.Union(TextBlock, ThinkingBlock, RedactedThink
  */
 export type ContentBlock = typeof ContentBlock.Type
 
-const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta"])
+const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta", "compaction_delta"])
 
 const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
@@ -141,6 +159,7 @@ const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
   Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String }),
   Schema.Struct({ type: Schema.Literal("citations_delta"), citation: Json.JsonValue }),
+  Schema.Struct({ type: Schema.Literal("compaction_delta"), content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }) }),
   unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
 )
 
@@ -266,11 +285,22 @@ export const finishReason = (stopReason: string): FinishReason.FinishReason => {
   }
 }
 
+/** The sum of one count over the usage's `iterations`, or its top-level count when there are none. */
+const billed = (raw: Json.JsonObject, key: string): number | undefined => {
+  const iterations = raw.iterations
+  if (!Array.isArray(iterations) || iterations.length === 0) return countOf(raw, key)
+  let sum = 0
+  for (const iteration of iterations) sum += (Json.isObject(iteration) ? countOf(iteration, key) : undefined) ?? 0
+  return sum
+}
+
 /**
  * Usage of an Anthropic usage object: `input_tokens` already excludes cache reads
  * (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`);
  * `output_tokens` includes thinking, which Anthropic does not count apart, so
- * `reasoning` is zero.
+ * `reasoning` is zero. When the usage has `iterations` (a turn that compacted the
+ * context first: one iteration per sampling pass), the top-level counts cover only the
+ * last one and every count is the sum over the iterations instead.
  *
  * @since 0.1.0
  * @category mappings
@@ -279,10 +309,10 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
   raw === undefined
     ? Usage.empty
     : Usage.make({
-        input: countOf(raw, "input_tokens"),
-        output: countOf(raw, "output_tokens"),
-        cacheRead: countOf(raw, "cache_read_input_tokens"),
-        cacheWrite: countOf(raw, "cache_creation_input_tokens"),
+        input: billed(raw, "input_tokens"),
+        output: billed(raw, "output_tokens"),
+        cacheRead: billed(raw, "cache_read_input_tokens"),
+        cacheWrite: billed(raw, "cache_creation_input_tokens"),
         raw
       })
 
@@ -302,6 +332,7 @@ type Block =
       readonly metadata: Json.JsonObject | undefined
     }
   | { readonly kind: "result"; readonly itemId: string; readonly final: OutputItem.FunctionCallOutputItem }
+  | { readonly kind: "compaction"; readonly itemId: string; readonly metadata: Json.JsonObject | undefined }
   | { readonly kind: "skipped" }
 
 const serverMetadata = (blockType: string, extra: Json.JsonObject = {}): Json.JsonObject => ({
@@ -362,6 +393,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       }
       case "result":
         return block.final
+      case "compaction":
+        return { type: "compaction", id: block.itemId, content, ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata }) }
     }
   }
 
@@ -420,6 +453,12 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "unknown_block":
         blocks.set(index, { kind: "skipped" })
         return undefined
+      case "compaction": {
+        const { content, type: _, ...rest } = block
+        const itemId = builder.openItem(out, "compaction", { initial_content: content ?? "" })
+        blocks.set(index, { kind: "compaction", itemId, metadata: Object.keys(rest).length === 0 ? undefined : rest })
+        return undefined
+      }
       case "tool_result": {
         const itemId = builder.openItem(out, "function_call_output")
         const output = block.content === undefined ? "" : typeof block.content === "string" ? block.content : JSON.stringify(block.content)
@@ -461,6 +500,10 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         builder.delta(out, block.itemId, delta.partial_json)
         return undefined
       }
+      case "compaction_delta":
+        if (block.kind !== "compaction") return mismatch(line, delta.type, block.kind, index)
+        builder.delta(out, block.itemId, delta.content ?? "")
+        return undefined
       case "citations_delta":
         if (block.kind !== "message") return mismatch(line, delta.type, block.kind, index)
         if (block.citations === undefined) block.citations = []

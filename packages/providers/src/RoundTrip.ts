@@ -11,6 +11,8 @@
  * - hosted tool items (Responses `web_search_call` and the like, Anthropic
  *   `server_tool_use` and its `*_tool_result`, Gemini parts Sluice has no item for)
  *   become `provider_item` parts for the same provider;
+ * - a `compaction` item (Anthropic's summary of the conversation so far) becomes a
+ *   `provider_item` part, the `compaction` block the API requires back;
  * - `error` and `script_execution` items are not part of what the model said and are
  *   left out.
  *
@@ -117,6 +119,9 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
         item: { type: blockType, tool_use_id: item.call_id, content: Json.parseOrString(item.output) }
       }
     }
+    case "compaction":
+      // Anthropic requires the compaction block back, in place of what it summarized
+      return { _tag: "provider_item", provider, item: { ...metadata, type: "compaction", content: item.content } }
     case "error":
     case "script_execution":
       return undefined

@@ -58,6 +58,16 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
         h("pre", "output", formatJson(upsert.toolOutput ?? upsert.content))
       ]
     }
+    case "compaction":
+      // the provider's summary of the conversation before this turn: collapsed, like reasoning
+      return [
+        h(
+          "details",
+          "",
+          h("summary", "label", `Conversation summary${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
+          h("div", "content", upsert.content)
+        )
+      ]
     case "error":
       return [
         label("Error ", h("code", "error-code", upsert.errorCode ?? "error"), stateBadge(upsert)),

@@ -10,7 +10,7 @@ export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonVal
 export interface Upsert {
   readonly type: "item_upsert"
   readonly itemId: string
-  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error"
+  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error" | "compaction"
   readonly changeType: "created" | "updated" | "completed"
   readonly content: string
   readonly origin?: "user" | "agent" | "system"

@@ -157,6 +157,23 @@ describe("UpsertStream.upserts: items and turns", () => {
       ])
     }))
 
+  it.effect("a compaction item streams like reasoning and completes as itemType compaction with its provider", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("c", "compaction"),
+        F.delta("c", "## Summary"),
+        F.done("c", { type: "compaction", id: "c", content: "## Summary" }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemType, payload.changeType, payload.content, payload.providerId]] : []))
+      expect(upserts).toStrictEqual([
+        ["compaction", "created", "## Summary", upserts[0]![3]],
+        ["compaction", "completed", "## Summary", upserts[0]![3]]
+      ])
+      expect(typeof upserts[0]![3]).toBe("string")
+    }))
+
   it.effect("an empty input gives an empty output", () =>
     Effect.gen(function*() {
       expect(yield* F.runStage([])).toStrictEqual([])

@@ -65,6 +65,7 @@ export const fromBuffer = (meta: TurnMeta, buffer: ItemBuffer, changeType: UIUps
       upsert.origin = buffer.origin ?? "agent"
       break
     case "reasoning":
+    case "compaction":
       if (buffer.providerId !== undefined) upsert.providerId = buffer.providerId
       break
     case "tool_call":
@@ -116,6 +117,8 @@ export const fromFinalItem = (
       }
     case "error":
       return { ...base(meta, itemId, "error", "completed", item.message), errorCode: item.code, errorMessage: item.message }
+    case "compaction":
+      return { ...base(meta, itemId, "compaction", "completed", item.content), providerId: buffer?.providerId ?? meta.providerId }
     case "script_execution": {
       const upsert = base(meta, itemId, "tool_call", "completed", item.code)
       upsert.toolName = "script_execution"

@@ -78,7 +78,7 @@ const isUserMessage = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
   payload.origin === "user" || userMessageId.test(payload.item_id)
 
 const heldAtStart = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
-  payload.item_type === "message" ? isUserMessage(payload) : payload.item_type !== "reasoning"
+  payload.item_type === "message" ? isUserMessage(payload) : payload.item_type !== "reasoning" && payload.item_type !== "compaction"
 
 const initialContent = (payload: StreamEvent.PayloadOf<"item_start">): string => {
   switch (payload.item_type) {
@@ -199,7 +199,7 @@ export const step = (
         initialContent: initialContent(payload),
         isHeld: held,
         origin: payload.item_type === "message" ? (held ? "user" : (payload.origin ?? "agent")) : undefined,
-        providerId: payload.item_type === "reasoning" ? meta.providerId : undefined,
+        providerId: payload.item_type === "reasoning" || payload.item_type === "compaction" ? meta.providerId : undefined,
         toolName: payload.item_type === "script_execution" ? "script_execution" : payload.name
       })
       if (!held && ItemBuffer.hasUnemittedContent(buffer)) buffer = emit(meta, buffer, options, fx)
