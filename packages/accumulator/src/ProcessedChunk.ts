@@ -13,7 +13,8 @@
  * | `item_done` of an agent message that holds more than its deltas, or carries a thought signature | `text` with the rest (maybe empty) and `metadata.thoughtSignature` (Gemini's `thoughtSignature` on a text part) |
  * | `item_start` / `item_delta` of reasoning | `text` with empty `content` and `thoughts: [{text}]` |
  * | `item_done` of reasoning with a signature or redacted data | `text` with empty `content`, `thoughts: [{text, signature?, redacted?}]` and `metadata.thoughtSignature` |
- * | `item_done` of a function call | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
+ * | `item_done` of a function call the caller must run | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
+ * | `item_done` of a call the provider ran (`provider_executed`) | none: there is nothing for the caller to run |
  * | `item_error`, `response_error` | `error` with the `ProviderError` shape (no `originalError`: events never carry it) |
  * | `response_done` | `done` with `metadata: {finishReason, usage?}` |
  * | anything else (`response_start`, argument deltas, tool results, cancellations, empty text) | none |
@@ -230,6 +231,7 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
           })
         }
         case "function_call": {
+          if (final.provider_executed === true) return Option.none()
           const thoughtSignature = stringField(final.provider_metadata, "thoughtSignature")
           return Option.some({
             type: "function_call",

@@ -109,6 +109,29 @@ describe("AiSdkStream with streamText", () => {
     }))
 })
 
+describe("AiSdkStream provider-executed tools", () => {
+  it.effect("a tool call and result with providerExecuted are provider_executed items", () =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "tool-input-start", id: "srvtoolu_1", toolName: "web_search", providerExecuted: true })
+          controller.enqueue({ type: "tool-input-delta", id: "srvtoolu_1", delta: "{\"query\":\"x\"}" })
+          controller.enqueue({ type: "tool-call", toolCallId: "srvtoolu_1", toolName: "web_search", input: "{\"query\":\"x\"}", providerExecuted: true })
+          controller.enqueue({ type: "tool-result", toolCallId: "srvtoolu_1", toolName: "web_search", result: [{ url: "https://a" }], providerExecuted: true })
+          controller.enqueue({ type: "tool-call", toolCallId: "call_1", toolName: "lookup", input: "{}" })
+          controller.enqueue({ type: "finish", finishReason: { unified: "tool-calls" }, usage: {} })
+          controller.close()
+        }
+      })
+      const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      expect(finals.map((item) => [item.type, "call_id" in item ? item.call_id : undefined, "provider_executed" in item ? item.provider_executed : undefined])).toStrictEqual([
+        ["function_call", "srvtoolu_1", true],
+        ["function_call_output", "srvtoolu_1", true],
+        ["function_call", "call_1", undefined]
+      ])
+    }))
+})
+
 describe("AiSdkStream error parts: classified from body and status by the one classifier", () => {
   const classifiedOf = (error: unknown) =>
     Effect.gen(function* () {

@@ -82,7 +82,19 @@ export const ReasoningItem = Schema.Struct({
 }).annotations({ identifier: "ReasoningItem" })
 
 /**
- * A tool call. `arguments` is the raw JSON text exactly as the provider sent it.
+ * `true` on a tool call the provider ran itself and on its result (Anthropic
+ * `server_tool_use` and its `*_tool_result`, OpenAI Responses `web_search_call`,
+ * `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
+ * Gemini `executableCode` / `codeExecutionResult`, an AI SDK part with
+ * `providerExecuted`). The caller must not run such a call: it already ran. It still
+ * goes back in the next request, in the form its provider requires (`provider_metadata`
+ * keeps what that takes). Absent on calls the caller must run.
+ */
+const providerExecuted = Schema.optionalWith(Schema.Boolean, { exact: true })
+
+/**
+ * A tool call. `arguments` is the raw JSON text exactly as the provider sent it;
+ * `provider_executed` marks a call the provider ran itself (not one for the caller).
  *
  * @since 0.1.0
  * @category schemas
@@ -93,11 +105,13 @@ export const FunctionCallItem = Schema.Struct({
   call_id: Schema.String,
   name: Schema.String,
   arguments: Schema.String,
+  provider_executed: providerExecuted,
   provider_metadata: providerMetadata
 }).annotations({ identifier: "FunctionCallItem" })
 
 /**
- * The result of a tool call, linked to it by `call_id`.
+ * The result of a tool call, linked to it by `call_id`; `provider_executed` when the
+ * provider ran the tool and reported its result in the turn.
  *
  * @since 0.1.0
  * @category schemas
@@ -108,6 +122,7 @@ export const FunctionCallOutputItem = Schema.Struct({
   call_id: Schema.String,
   output: Schema.String,
   success: Schema.Boolean,
+  provider_executed: providerExecuted,
   provider_metadata: providerMetadata
 }).annotations({ identifier: "FunctionCallOutputItem" })
 
@@ -242,3 +257,22 @@ export const streamedContent = (item: OutputItem): string => {
       return item.code
   }
 }
+
+/**
+ * Whether an item is a tool call the caller must run: a `function_call` the provider
+ * did not run itself.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isClientToolCall = (item: OutputItem): item is FunctionCallItem =>
+  item.type === "function_call" && item.provider_executed !== true
+
+/**
+ * Whether an item is a tool call the provider ran itself (`provider_executed`).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isProviderToolCall = (item: OutputItem): item is FunctionCallItem =>
+  item.type === "function_call" && item.provider_executed === true

@@ -41,7 +41,9 @@ export const UIUpsertChangeType = Schema.Literal("created", "updated", "complete
 export type UIUpsertChangeType = typeof UIUpsertChangeType.Type
 
 /**
- * An item's full state so far.
+ * An item's full state so far. `providerExecuted` is `true` on the `tool_call` and
+ * `tool_output` of a tool the provider ran itself (web search, code execution, ...),
+ * which a UI shows as done by the provider and never offers to run.
  *
  * @since 0.1.0
  * @category schemas
@@ -61,6 +63,7 @@ export const UIUpsert = Schema.Struct({
   callId: Schema.optionalWith(Schema.String, { exact: true }),
   toolOutput: Schema.optionalWith(JsonValue, { exact: true }),
   success: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  providerExecuted: Schema.optionalWith(Schema.Boolean, { exact: true }),
   errorCode: Schema.optionalWith(Schema.String, { exact: true }),
   errorMessage: Schema.optionalWith(Schema.String, { exact: true })
 }).annotations({ identifier: "UIUpsert" })

@@ -388,7 +388,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           call_id: call?.id ?? block.itemId,
           name: call?.name ?? "",
           arguments: call?.rawArguments ?? content,
-          ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata })
+          // server_tool_use and mcp_tool_use: Anthropic ran the tool
+          ...(block.metadata === undefined ? {} : { provider_executed: true, provider_metadata: block.metadata })
         }
       }
       case "result":
@@ -468,6 +469,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           call_id: block.tool_use_id,
           output,
           success: resultSucceeded(block),
+          provider_executed: true,
           provider_metadata: serverMetadata(block.block_type)
         }
         builder.delta(out, itemId, output)

@@ -10,8 +10,12 @@
  * new item). A `functionCall` is one `function_call` item whose `arguments` are the
  * JSON text of `args`; Vertex AI's streamed arguments (`partialArgs` with
  * `willContinue`) are assembled and finalized when the call's last part arrives.
- * Parts Sluice has no item for (`inlineData`, `executableCode`, ...) become empty
- * `message` items that keep the part in `provider_metadata.part`.
+ * `executableCode` and `codeExecutionResult` (the code execution tool, which Gemini runs
+ * itself) are a `provider_executed` `function_call` named `code_execution` (arguments
+ * `{language, code}`) and its `function_call_output`, each keeping its part in
+ * `provider_metadata.part` to go back as it came. Parts Sluice has no item for
+ * (`inlineData`, ...) become empty `message` items that keep the part in
+ * `provider_metadata.part`.
  *
  * The stream has no terminal event: the turn is complete when the candidate carries a
  * `finishReason` (or `promptFeedback` blocks the prompt, or an error object arrives).
@@ -62,6 +66,10 @@ const FunctionCall = Schema.Struct({
   willContinue: optional(Schema.Boolean)
 })
 
+// code the model ran with the code execution tool, and its result: Gemini ran both
+const ExecutableCode = Schema.Struct({ id: optional(Schema.String), language: optional(Schema.String), code: optional(Schema.String) }, rest)
+const CodeExecutionResult = Schema.Struct({ id: optional(Schema.String), outcome: optional(Schema.String), output: optional(Schema.String) }, rest)
+
 /**
  * One part of a candidate's content. Fields Sluice does not read are kept.
  *
@@ -73,7 +81,9 @@ export const Part = Schema.Struct(
     text: optional(Schema.String),
     thought: optional(Schema.Boolean),
     thoughtSignature: optional(Schema.String),
-    functionCall: optional(FunctionCall)
+    functionCall: optional(FunctionCall),
+    executableCode: optional(ExecutableCode),
+    codeExecutionResult: optional(CodeExecutionResult)
   },
   rest
 ).annotations({ identifier: "GeminiPart" })
@@ -298,6 +308,8 @@ class GeminiTurn {
   private readonly builder: TurnBuilder
   private text: TextItem | undefined
   private call: StreamingCall | undefined
+  /** The call id of the last `executableCode`, which the next `codeExecutionResult` answers. */
+  private executed: string | undefined
   private functionCalls = 0
   private usage: UsageMetadata | undefined
   private ended: { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" } | undefined
@@ -368,6 +380,39 @@ class GeminiTurn {
     }
     this.closeText(out)
     this.closeCall(out)
+    if (part.executableCode !== undefined) {
+      const id = this.builder.openItem(out, "function_call", { name: "code_execution" })
+      const args = JSON.stringify({ language: part.executableCode.language ?? "", code: part.executableCode.code ?? "" })
+      const callId = part.executableCode.id ?? `call_${id}`
+      this.executed = callId
+      this.builder.delta(out, id, args)
+      this.builder.done(out, id, {
+        type: "function_call",
+        id,
+        call_id: callId,
+        name: "code_execution",
+        arguments: args,
+        provider_executed: true,
+        provider_metadata: { part }
+      })
+      return undefined
+    }
+    if (part.codeExecutionResult !== undefined) {
+      const result = part.codeExecutionResult
+      const id = this.builder.openItem(out, "function_call_output")
+      const output = result.output ?? ""
+      this.builder.delta(out, id, output)
+      this.builder.done(out, id, {
+        type: "function_call_output",
+        id,
+        call_id: result.id ?? this.executed ?? `call_${id}`,
+        output,
+        success: result.outcome === undefined || result.outcome === "OUTCOME_OK",
+        provider_executed: true,
+        provider_metadata: { part }
+      })
+      return undefined
+    }
     const id = this.builder.openItem(out, "message")
     this.builder.done(out, id, { type: "message", id, content: "", origin: "agent", provider_metadata: { part } })
     return undefined

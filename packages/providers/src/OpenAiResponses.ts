@@ -195,6 +195,19 @@ const itemTypeOf = (type: string): OutputItem.ItemType =>
 /** Items the client must run: the turn then ends with `tool-calls`. */
 const isClientCall = (type: string): boolean => type === "function_call" || type === "custom_tool_call"
 
+/** Hosted tools: OpenAI runs them during the response, so their items are `provider_executed`. */
+const providerExecutedTypes: ReadonlySet<string> = new Set([
+  "web_search_call",
+  "file_search_call",
+  "code_interpreter_call",
+  "image_generation_call",
+  "mcp_call",
+  "mcp_list_tools"
+])
+
+const executedBy = (type: string): { readonly provider_executed?: true } =>
+  providerExecutedTypes.has(type) ? { provider_executed: true } : {}
+
 const stringField = (item: RawOutputItem, key: string): string | undefined => {
   const value = item[key]
   return typeof value === "string" ? value : undefined
@@ -281,6 +294,7 @@ const finalItem = (
         call_id: stringField(raw, "call_id") ?? raw.id ?? id,
         name: callName(raw),
         arguments: args ?? (action === undefined ? streamed : JSON.stringify(action)),
+        ...executedBy(raw.type),
         provider_metadata: { type: raw.type, item: raw }
       }
       return Either.right({ item, refusal: undefined })
@@ -302,6 +316,7 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
     call_id: (added && stringField(added, "call_id")) ?? added?.id ?? id,
     name: added === undefined ? type : callName(added),
     arguments: content,
+    ...executedBy(type),
     ...(added === undefined || type === "function_call" ? {} : { provider_metadata: { type, item: added } })
   }
 }

@@ -8,9 +8,11 @@
  *   the Responses API) its item id, tagged with the provider that issued them;
  * - tool calls keep their id, name, raw argument text and `provider_metadata` (Gemini
  *   `thoughtSignature`); text keeps its `thoughtSignature` too;
- * - hosted tool items (Responses `web_search_call` and the like, Anthropic
- *   `server_tool_use` and its `*_tool_result`, Gemini parts Sluice has no item for)
- *   become `provider_item` parts for the same provider;
+ * - provider-executed tool calls and results (`provider_executed`: Responses
+ *   `web_search_call` and the like, Anthropic `server_tool_use` and its
+ *   `*_tool_result`, Gemini `executableCode` / `codeExecutionResult`) and Gemini parts
+ *   Sluice has no item for become `provider_item` parts for the same provider, as the
+ *   provider sent them;
  * - a `compaction` item (Anthropic's summary of the conversation so far) becomes a
  *   `provider_item` part, the `compaction` block the API requires back;
  * - `error` and `script_execution` items are not part of what the model said and are
@@ -85,7 +87,7 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
       }
     }
     case "function_call": {
-      const hosted = metadata?.item
+      const hosted = metadata?.item ?? metadata?.part
       if (Json.isObject(hosted)) return { _tag: "provider_item", provider, item: hosted }
       if (metadata?.server_tool === true) {
         const serverName = stringOf(metadata, "server_name")
@@ -111,6 +113,8 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
       }
     }
     case "function_call_output": {
+      const part = metadata?.part
+      if (item.provider_executed === true && Json.isObject(part)) return { _tag: "provider_item", provider, item: part }
       const blockType = stringOf(metadata, "block_type")
       if (metadata?.server_tool !== true || blockType === undefined) return undefined
       return {

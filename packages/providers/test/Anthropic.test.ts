@@ -114,12 +114,14 @@ describe("Anthropic.normalize", () => {
         call_id: "srvtoolu_1",
         name: "web_search",
         arguments: "{\"query\": \"sluice gates\"}",
+        provider_executed: true,
         provider_metadata: { server_tool: true, block_type: "server_tool_use" }
       })
       expect(result).toMatchObject({
         type: "function_call_output",
         call_id: "srvtoolu_1",
         success: true,
+        provider_executed: true,
         provider_metadata: { server_tool: true, block_type: "web_search_tool_result" }
       })
       expect(result?.type === "function_call_output" && JSON.parse(result.output)[0].url).toBe("https://example.com/sluice")
@@ -310,6 +312,9 @@ describe("Anthropic.normalize", () => {
     ["server-tool", own("anthropic", "server-tool.sse")],
     ["compaction", own("anthropic", "compaction.sse")],
     ["recorded compaction", recorded("anthropic", "compaction.sse")],
+    ["recorded web-search", recorded("anthropic", "web-search.sse")],
+    ["recorded web-fetch", recorded("anthropic", "web-fetch.sse")],
+    ["recorded code-execution", recorded("anthropic", "code-execution.sse")],
     ["overloaded", own("anthropic", "overloaded.sse")],
     ["refusal", own("anthropic", "refusal.sse")],
     ["truncated", own("anthropic", "truncated.sse")]

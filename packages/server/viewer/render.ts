@@ -43,7 +43,7 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
     }
     case "tool_call":
       return [
-        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), stateBadge(upsert), callId(upsert)),
+        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), providerBadge(upsert), stateBadge(upsert), callId(upsert)),
         h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content))
       ]
     case "tool_output": {
@@ -52,6 +52,7 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
         label(
           "Tool output",
           outcome === undefined ? undefined : h("span", `badge ${outcome}`, outcome),
+          providerBadge(upsert),
           stateBadge(upsert),
           callId(upsert)
         ),
@@ -79,6 +80,10 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
 
 const callId = (upsert: Upsert): Child => (upsert.callId === undefined ? undefined : h("span", "call-id", upsert.callId))
 
+/** A tool the provider ran itself: shown as such, so nobody mistakes it for one to run. */
+const providerBadge = (upsert: Upsert): Child =>
+  upsert.providerExecuted === true ? h("span", "badge provider-executed", "run by provider") : undefined
+
 /**
  * The element of an item in the state its upsert carries; `previous` is the element
  * it replaces (only the reader's own state, such as an opened reasoning, is kept).
@@ -90,6 +95,7 @@ export const renderItem = (upsert: Upsert, previous: HTMLElement | undefined): H
   element.dataset["itemType"] = upsert.itemType
   element.dataset["changeType"] = upsert.changeType
   if (upsert.success !== undefined) element.dataset["success"] = String(upsert.success)
+  if (upsert.providerExecuted === true) element.dataset["providerExecuted"] = "true"
   return element
 }
 

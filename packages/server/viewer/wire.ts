@@ -20,6 +20,7 @@ export interface Upsert {
   readonly callId?: string
   readonly toolOutput?: JsonValue
   readonly success?: boolean
+  readonly providerExecuted?: boolean
   readonly errorCode?: string
   readonly errorMessage?: string
 }

@@ -174,6 +174,26 @@ describe("UpsertStream.upserts: items and turns", () => {
       expect(typeof upserts[0]![3]).toBe("string")
     }))
 
+  it.effect("a tool the provider ran: its call and output upserts say providerExecuted; a client call does not", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("s", "function_call", { name: "web_search" }),
+        F.done("s", { type: "function_call", id: "s", call_id: "srvtoolu_1", name: "web_search", arguments: "{\"query\":\"x\"}", provider_executed: true }),
+        F.itemStart("r", "function_call_output"),
+        F.done("r", { type: "function_call_output", id: "r", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true }),
+        F.itemStart("c", "function_call", { name: "lookup" }),
+        F.done("c", { type: "function_call", id: "c", call_id: "call_1", name: "lookup", arguments: "{}" }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemId, payload.itemType, payload.providerExecuted]] : []))
+      expect(upserts).toStrictEqual([
+        ["s", "tool_call", true],
+        ["r", "tool_output", true],
+        ["c", "tool_call", undefined]
+      ])
+    }))
+
   it.effect("an empty input gives an empty output", () =>
     Effect.gen(function*() {
       expect(yield* F.runStage([])).toStrictEqual([])

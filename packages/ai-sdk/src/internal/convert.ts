@@ -13,6 +13,8 @@ interface OpenItem {
   readonly name: string
   content: string
   metadata: Json.JsonObject | undefined
+  /** a tool call the provider ran itself (`providerExecuted`) */
+  providerExecuted?: boolean
 }
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -216,7 +218,15 @@ export class PartConverter {
         break
       }
       case "function_call":
-        final = { type: "function_call", id: item.id, call_id: callId ?? key.slice("tool:".length), name: item.name, arguments: item.content, ...provider }
+        final = {
+          type: "function_call",
+          id: item.id,
+          call_id: callId ?? key.slice("tool:".length),
+          name: item.name,
+          arguments: item.content,
+          ...(item.providerExecuted === true ? { provider_executed: true } : {}),
+          ...provider
+        }
         break
     }
     this.emit(out, now, { type: "item_done", item_id: item.id, final_item: final })
@@ -297,7 +307,10 @@ export class PartConverter {
       }
       case "tool-input-start": {
         const key = `tool:${part.id}`
-        if (!this.open.has(key)) this.openItem(out, now, key, "function_call", part.toolName, part.providerMetadata)
+        if (!this.open.has(key)) {
+          const item = this.openItem(out, now, key, "function_call", part.toolName, part.providerMetadata)
+          if (part.providerExecuted === true) item.providerExecuted = true
+        }
         return undefined
       }
       case "tool-input-delta": {
@@ -314,6 +327,7 @@ export class PartConverter {
         const key = `tool:${part.toolCallId}`
         const item = this.open.get(key) ?? this.openItem(out, now, key, "function_call", part.toolName, undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
+        if (part.providerExecuted === true) item.providerExecuted = true
         if (item.content === "" && part.input !== undefined) {
           this.delta(out, now, item, typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {}))
         }
@@ -332,7 +346,14 @@ export class PartConverter {
         this.emit(out, now, {
           type: "item_done",
           item_id: id,
-          final_item: { type: "function_call_output", id, call_id: part.toolCallId, output, success }
+          final_item: {
+            type: "function_call_output",
+            id,
+            call_id: part.toolCallId,
+            output,
+            success,
+            ...(part.providerExecuted === true ? { provider_executed: true } : {})
+          }
         })
         return undefined
       }

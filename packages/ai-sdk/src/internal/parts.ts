@@ -23,6 +23,7 @@ export const ToolInputStart = Schema.Struct({
   type: Schema.Literal("tool-input-start"),
   id: Schema.String,
   toolName: Schema.String,
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -38,6 +39,8 @@ export const ToolCall = Schema.Struct({
   toolCallId: Schema.String,
   toolName: Schema.String,
   input: optional(Schema.Unknown),
+  /** The provider ran the tool itself (web search, code execution, ...). */
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -50,6 +53,7 @@ export const ToolResult = Schema.Struct({
   result: optional(Schema.Unknown),
   isError: optional(Schema.Boolean),
   preliminary: optional(Schema.Boolean),
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -58,7 +62,8 @@ export const ToolError = Schema.Struct({
   type: Schema.Literal("tool-error"),
   toolCallId: Schema.String,
   toolName: Schema.String,
-  error: optional(Schema.Unknown)
+  error: optional(Schema.Unknown),
+  providerExecuted: optional(Schema.Boolean)
 })
 
 /** @internal */

@@ -106,14 +106,16 @@ export const fromFinalItem = (
         ...base(meta, itemId, "tool_call", "completed", item.arguments),
         toolName: item.name,
         toolArguments: toolArguments(item.arguments),
-        callId: item.call_id
+        callId: item.call_id,
+        ...(item.provider_executed === true ? { providerExecuted: true } : {})
       }
     case "function_call_output":
       return {
         ...base(meta, itemId, "tool_output", "completed", item.output),
         callId: item.call_id,
         toolOutput: Json.parseOrString(item.output),
-        success: item.success
+        success: item.success,
+        ...(item.provider_executed === true ? { providerExecuted: true } : {})
       }
     case "error":
       return { ...base(meta, itemId, "error", "completed", item.message), errorCode: item.code, errorMessage: item.message }
