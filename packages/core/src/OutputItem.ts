@@ -48,8 +48,63 @@ export type ItemType = typeof ItemType.Type
 
 const providerMetadata = Schema.optionalWith(JsonObject, { exact: true })
 
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Index = Schema.Int.pipe(Schema.nonNegative())
+
 /**
- * A text message.
+ * Where a citation points inside the cited document: characters, pages or content
+ * blocks, from `start` to `end` as the provider counts them (Anthropic `char_location`,
+ * `page_location`, `content_block_location`, `search_result_location`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SourceLocation = Schema.Struct({
+  unit: Schema.Literal("char", "page", "block"),
+  start: Index,
+  end: Index
+}).annotations({ identifier: "SourceLocation" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SourceLocation = typeof SourceLocation.Type
+
+/**
+ * A source a message cites (seed 002's vocabulary leaves sources open; this is
+ * Sluice's): a web page (`kind: "url"`, with `url` and `title`) or a document
+ * (`kind: "document"`: a request document by `document_index`, or a file by
+ * `file_id` / `filename`). `cited_text` is the passage quoted when the provider gives
+ * it; `location` where it sits in the document; `text_start` / `text_end` the span of
+ * the message's own text the citation supports (OpenAI annotations; a single `index`
+ * gives both). The provider's own citation object stays in `provider_metadata`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Source = Schema.Struct({
+  kind: Schema.Literal("url", "document"),
+  url: optional(Schema.String),
+  title: optional(Schema.String),
+  cited_text: optional(Schema.String),
+  document_index: optional(Index),
+  file_id: optional(Schema.String),
+  filename: optional(Schema.String),
+  location: optional(SourceLocation),
+  text_start: optional(Index),
+  text_end: optional(Index)
+}).annotations({ identifier: "Source" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Source = typeof Source.Type
+
+/**
+ * A text message. `sources` are the sources its text cites, in the order the provider
+ * gave them.
  *
  * @since 0.1.0
  * @category schemas
@@ -59,6 +114,7 @@ export const MessageItem = Schema.Struct({
   id: Schema.String,
   content: Schema.String,
   origin: MessageOrigin,
+  sources: optional(Schema.Array(Source)),
   provider_metadata: providerMetadata
 }).annotations({ identifier: "MessageItem" })
 

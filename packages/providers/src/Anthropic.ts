@@ -23,6 +23,7 @@ import type { FinishReason } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
@@ -369,6 +370,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           id: block.itemId,
           content,
           origin: "agent",
+          ...(block.citations === undefined ? {} : Citations.sourcesField(block.citations, Citations.fromAnthropic)),
           ...(block.citations === undefined ? {} : { provider_metadata: { citations: block.citations } })
         }
       case "reasoning":

@@ -17,6 +17,7 @@ import { Json, OutputItem, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
@@ -264,6 +265,7 @@ const finalItem = (
           id,
           content: content === "" ? streamed : content,
           origin: "agent",
+          ...Citations.sourcesField(annotations, Citations.fromOpenAi),
           ...(Object.keys(metadata).length > 0 ? { provider_metadata: metadata } : {})
         }
         return { item, refusal }

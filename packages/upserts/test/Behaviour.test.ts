@@ -194,6 +194,19 @@ describe("UpsertStream.upserts: items and turns", () => {
       ])
     }))
 
+  it.effect("a message's sources ride on its completed upsert", () =>
+    Effect.gen(function*() {
+      const sources = [{ kind: "url", url: "https://a.example", title: "A", cited_text: "q" }] as const
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("m", "message", { initial_content: "Hi" }),
+        F.done("m", { type: "message", id: "m", content: "Hi", origin: "agent", sources }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.changeType, payload.sources]] : []))
+      expect(upserts).toStrictEqual([["created", undefined], ["completed", sources]])
+    }))
+
   it.effect("an empty input gives an empty output", () =>
     Effect.gen(function*() {
       expect(yield* F.runStage([])).toStrictEqual([])

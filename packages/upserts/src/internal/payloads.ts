@@ -95,7 +95,11 @@ export const fromFinalItem = (
 ): UIUpsert.UIUpsert => {
   switch (item.type) {
     case "message":
-      return { ...base(meta, itemId, "message", "completed", item.content), origin: item.origin }
+      return {
+        ...base(meta, itemId, "message", "completed", item.content),
+        origin: item.origin,
+        ...(item.sources === undefined || item.sources.length === 0 ? {} : { sources: item.sources })
+      }
     case "reasoning":
       return {
         ...base(meta, itemId, "reasoning", "completed", item.content),
