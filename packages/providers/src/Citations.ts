@@ -1,7 +1,7 @@
 /**
  * Provider citations as `OutputItem.Source`s, the sources a message cites: Anthropic
- * text-block `citations` (and `citations_delta`) and OpenAI Responses `output_text`
- * `annotations`. A citation of a shape Sluice does not know gives no source; the
+ * text-block `citations` (and `citations_delta`), OpenAI Responses `output_text`
+ * `annotations` and Gemini `groundingMetadata`. A citation of a shape Sluice does not know gives no source; the
  * provider's own objects stay in the item's `provider_metadata` either way.
  *
  * @since 0.1.0
@@ -83,8 +83,36 @@ export const OpenAiAnnotation = Schema.Union(
   })
 ).annotations({ identifier: "OpenAiAnnotation" })
 
+/**
+ * Gemini's `groundingMetadata` (Google Search grounding, and retrieval): the grounding
+ * chunks (`web` pages, `retrievedContext` documents) and the supports that tie spans
+ * of the answer (`segment`) to chunks by index.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GeminiGrounding = Schema.Struct({
+  groundingChunks: optional(
+    Schema.Array(
+      Schema.Struct({
+        web: optional(Schema.Struct({ uri: Text, title: Text })),
+        retrievedContext: optional(Schema.Struct({ uri: Text, title: Text, text: Text }))
+      })
+    )
+  ),
+  groundingSupports: optional(
+    Schema.Array(
+      Schema.Struct({
+        segment: optional(Schema.Struct({ startIndex: optional(Index), endIndex: optional(Index), text: Text })),
+        groundingChunkIndices: optional(Schema.Array(Index))
+      })
+    )
+  )
+}).annotations({ identifier: "GeminiGrounding" })
+
 const decodeAnthropic = Schema.decodeUnknownOption(AnthropicCitation)
 const decodeOpenAi = Schema.decodeUnknownOption(OpenAiAnnotation)
+const decodeGemini = Schema.decodeUnknownOption(GeminiGrounding)
 
 type Fields = { readonly [K in Exclude<keyof OutputItem.Source, "kind">]?: OutputItem.Source[K] | null | undefined }
 
@@ -181,3 +209,55 @@ export const sourcesField = (
   const sources = citations.flatMap((citation) => convert(citation) ?? [])
   return sources.length === 0 ? {} : { sources }
 }
+
+/**
+ * The sources of Gemini's `groundingMetadata`: one per grounding chunk a support cites,
+ * with the supported span of the answer (`text_start` / `text_end` as Gemini counts
+ * them, `cited_text` the segment's text); chunks no support cites come after, without a
+ * span. A web chunk is a `url` source, a retrieved context a `document`.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const fromGeminiGrounding = (grounding: Json.JsonValue): ReadonlyArray<OutputItem.Source> =>
+  Option.match(decodeGemini(grounding), {
+    onNone: () => [],
+    onSome: (metadata) => {
+      const chunks = metadata.groundingChunks ?? []
+      const chunkSource = (index: number): Fields & { readonly kind: OutputItem.Source["kind"] } | undefined => {
+        const chunk = chunks[index]
+        if (chunk?.web !== undefined) return { kind: "url", url: chunk.web.uri, title: chunk.web.title }
+        if (chunk?.retrievedContext !== undefined) {
+          return { kind: "document", url: chunk.retrievedContext.uri, title: chunk.retrievedContext.title }
+        }
+        return undefined
+      }
+      const cited = new Set<number>()
+      const out: Array<OutputItem.Source> = []
+      for (const support of metadata.groundingSupports ?? []) {
+        for (const index of support.groundingChunkIndices ?? []) {
+          const found = chunkSource(index)
+          if (found === undefined) continue
+          cited.add(index)
+          const { kind, ...fields } = found
+          out.push(
+            source(kind, {
+              ...fields,
+              cited_text: support.segment?.text,
+              text_start: support.segment?.startIndex,
+              text_end: support.segment?.endIndex
+            })
+          )
+        }
+      }
+      chunks.forEach((_, index) => {
+        const found = cited.has(index) ? undefined : chunkSource(index)
+        if (found !== undefined) {
+          const { kind, ...fields } = found
+          out.push(source(kind, fields))
+        }
+      })
+      return out
+    }
+  })
+

@@ -28,6 +28,7 @@ import { Json, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
@@ -98,6 +99,7 @@ const Candidate = Schema.Struct({
   content: optional(Schema.Struct({ role: optional(Schema.String), parts: optional(Schema.Array(Part)) })),
   finishReason: optional(Schema.String),
   finishMessage: optional(Schema.String),
+  groundingMetadata: optional(Json.JsonObject),
   index: optional(Schema.Number)
 })
 
@@ -273,6 +275,8 @@ interface TextItem {
   readonly id: string
   readonly kind: "message" | "reasoning"
   signature: string | undefined
+  /** the candidate's `groundingMetadata`, when it arrived while this message was open */
+  grounding?: Json.JsonObject
 }
 
 interface StreamingCall {
@@ -283,16 +287,24 @@ interface StreamingCall {
   signature: string | undefined
 }
 
-const textFinal = (item: TextItem, content: string): OutputItem.OutputItem =>
-  item.kind === "reasoning"
-    ? { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
-    : {
-      type: "message",
-      id: item.id,
-      content,
-      origin: "agent",
-      ...(item.signature === undefined ? {} : { provider_metadata: { thoughtSignature: item.signature } })
-    }
+const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
+  if (item.kind === "reasoning") {
+    return { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
+  }
+  const sources = item.grounding === undefined ? [] : Citations.fromGeminiGrounding(item.grounding)
+  const metadata = {
+    ...(item.signature === undefined ? {} : { thoughtSignature: item.signature }),
+    ...(item.grounding === undefined ? {} : { grounding: item.grounding })
+  }
+  return {
+    type: "message",
+    id: item.id,
+    content,
+    origin: "agent",
+    ...(sources.length === 0 ? {} : { sources }),
+    ...(Object.keys(metadata).length === 0 ? {} : { provider_metadata: metadata })
+  }
+}
 
 const callFinal = (id: string, callId: string, name: string, args: string, signature: string | undefined): OutputItem.OutputItem => ({
   type: "function_call",
@@ -332,6 +344,9 @@ class GeminiTurn {
       const failure = this.part(out, part, line)
       if (failure !== undefined) return failure
     }
+    // grounding (Google Search) belongs to the answer: the message open now, the latest wins
+    const grounding = candidate?.groundingMetadata
+    if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") this.text.grounding = grounding
     const blockReason = chunk.promptFeedback?.blockReason
     if (blockReason !== undefined && candidate === undefined) {
       this.closeAll(out)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { OutputItem } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import { Anthropic, Citations, OpenAiResponses } from "../src/index.js"
+import { Anthropic, Citations, Gemini, OpenAiResponses } from "../src/index.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
 
 const messagesOf = (items: ReadonlyArray<OutputItem.OutputItem>) => items.flatMap((item) => (item.type === "message" ? [item] : []))
@@ -76,6 +76,24 @@ describe("Citations", () => {
         expect([name, message?.sources?.every((source) => source.kind === kind)]).toStrictEqual([name, true])
         for (const source of message!.sources!) expect(source.text_end! <= message!.content.length).toBe(true)
       }
+    }))
+
+  it.effect("Gemini grounding: one source per chunk a support cites, with its span; uncited chunks last; the metadata kept", () =>
+    Effect.gen(function* () {
+      const [message] = messagesOf(finals(yield* runText(Gemini.normalize, own("gemini", "grounding.sse"))))
+      expect(message?.content).toBe("Spain won Euro 2024, beating England 2-1 in the final.")
+      expect(message?.sources?.map((source) => [source.title, source.text_start ?? null, source.text_end ?? null])).toStrictEqual([
+        ["uefa.com", 0, 34],
+        ["wikipedia.org", 0, 34],
+        ["wikipedia.org", 35, 55],
+        ["bbc.co.uk", null, null]
+      ])
+      expect(message?.sources?.[0]).toMatchObject({ kind: "url", cited_text: "Spain won Euro 2024, beating England" })
+      expect(message?.provider_metadata?.grounding).toMatchObject({ webSearchQueries: ["who won euro 2024"] })
+      expect(Citations.fromGeminiGrounding({ groundingChunks: [{ retrievedContext: { uri: "gs://b/doc.pdf", title: "doc" } }] })).toStrictEqual([
+        { kind: "document", url: "gs://b/doc.pdf", title: "doc" }
+      ])
+      expect(Citations.fromGeminiGrounding("not grounding")).toStrictEqual([])
     }))
 
   it.effect("the hand-written streams give the same sources streamed and whole", () =>

@@ -49,7 +49,7 @@ const providers: ReadonlyArray<Provider> = [
       ["recorded thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
       ["recorded tool-parallel", recorded("gemini", "tool-parallel.sse")],
       ["recorded prompt-blocked-safety", recorded("gemini", "prompt-blocked-safety.sse")],
-      ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated", "code-execution"]
+      ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated", "code-execution", "grounding"]
         .map((name) => [name, own("gemini", `${name}.sse`)] as const)
     ]
   }
@@ -151,7 +151,7 @@ const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
   ...["thought-then-tool", "tool-parallel", "prompt-blocked-safety"].map(
     (name) => [`recorded ${name}`, providers[1]!, recorded("gemini", `${name}.sse`), chunksOf(recorded("gemini", `${name}.sse`))] as const
   ),
-  ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish", "code-execution"].map(
+  ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish", "code-execution", "grounding"].map(
     (name) => [name, providers[1]!, own("gemini", `${name}.sse`), ownJson("gemini", `${name}.json`)] as const
   )
 ]
