@@ -15,19 +15,20 @@
  *   provider sent them;
  * - a `compaction` item (Anthropic's summary of the conversation so far) becomes a
  *   `provider_item` part, the `compaction` block the API requires back;
+ * - a provider-executed call with no such form (an AI SDK part) is left out: the
+ *   provider ran it, and no result can be sent for it (`toolResults` refuses one);
  * - `error` and `script_execution` items are not part of what the model said and are
  *   left out.
  *
  * @since 0.1.0
  */
-import type { OutputItem } from "@sluice/core"
-import { Json, ToolCallId } from "@sluice/core"
+import { Json, OutputItem, ToolCallId } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { AssistantMessage, AssistantPart, LlmRequest, Message, ToolResult } from "./LlmRequest.js"
 
 /**
- * A tool result refers to a call the turn did not make.
+ * A tool result refers to a call the turn did not make (or one the provider ran itself).
  *
  * @since 0.1.0
  * @category errors
@@ -103,6 +104,9 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
           }
         }
       }
+      // a call the provider ran, in no form its provider takes back (an AI SDK part, say):
+      // sent as a client tool call it would demand a result the caller does not have
+      if (item.provider_executed === true) return undefined
       return {
         _tag: "tool_call",
         id: item.call_id,
@@ -145,7 +149,8 @@ export const assistantMessage = (turn: FinishedTurn): AssistantMessage => ({
 
 /**
  * The tool results of the turn's calls, each named after its call. A result for a
- * call the turn did not make fails with `RoundTripError`.
+ * call the turn did not make, or for one the provider ran itself, fails with
+ * `RoundTripError`.
  *
  * @since 0.1.0
  * @category conversions
@@ -155,7 +160,7 @@ export const toolResults = (
   outputs: ReadonlyArray<ToolOutput>
 ): Either.Either<ReadonlyArray<ToolResult>, RoundTripError> => {
   const names = new Map<string, string>()
-  for (const item of turn.items) if (item.type === "function_call") names.set(ToolCallId.fromHistory(item.call_id), item.name)
+  for (const item of turn.items) if (OutputItem.isClientToolCall(item)) names.set(ToolCallId.fromHistory(item.call_id), item.name)
   const results: Array<ToolResult> = []
   for (const output of outputs) {
     const name = names.get(ToolCallId.fromHistory(output.callId))

@@ -83,6 +83,20 @@ describe("provider-executed tool calls", () => {
       ])
     }))
 
+  it("a provider-executed call with no provider form is left out of the next request, and takes no tool result", () => {
+    const turn: RoundTrip.FinishedTurn = {
+      provider: "ai-sdk",
+      items: [
+        { type: "function_call", id: "i0", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_executed: true },
+        { type: "function_call_output", id: "i1", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true },
+        { type: "message", id: "i2", content: "Found it.", origin: "agent" }
+      ]
+    }
+    expect(RoundTrip.assistantMessage(turn).parts).toStrictEqual([{ _tag: "text", text: "Found it.", provider: "ai-sdk" }])
+    const refused = RoundTrip.toolResults(turn, [{ callId: "srvtoolu_1", output: "x" }])
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RoundTripError", callId: "srvtoolu_1" })
+  })
+
   it.effect("Anthropic code execution goes back as server_tool_use and result blocks, and asks for no tool results", () =>
     Effect.gen(function* () {
       const events = yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse"))
