@@ -15,7 +15,8 @@
  * | `error` | `response_error` with a `ProviderError` classified from status and body (`ProviderError.classify`); the turn ends with status `error` |
  * | `finish` | `response_done` with the finish reason and usage (`content-filter` also gives a `content_blocked` error) |
  * | `abort` | `response_done` with status `aborted` |
- * | `start`, `start-step`, `finish-step`, `stream-start`, `ping`, `raw`, `source`, `file`, tool approvals and parts unknown to Sluice | nothing |
+ * | `source` (`url` or `document`) | a source of the message open at the time, or of the next message (`sources`) |
+ * | `start`, `start-step`, `finish-step`, `stream-start`, `ping`, `raw`, `file`, tool approvals and parts unknown to Sluice | nothing |
  *
  * Every item still open when the turn ends is finished with what it received. A
  * stream that stops without `finish` or `abort` ends the turn with status `error` and a

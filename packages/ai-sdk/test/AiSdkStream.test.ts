@@ -132,6 +132,37 @@ describe("AiSdkStream provider-executed tools", () => {
     }))
 })
 
+describe("AiSdkStream sources", () => {
+  it.effect("source parts become the sources of the message open at the time, or of the next one", () =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "source", sourceType: "url", id: "s0", url: "https://a.example", title: "A" })
+          controller.enqueue({ type: "text-start", id: "t" })
+          controller.enqueue({ type: "text-delta", id: "t", delta: "Cited." })
+          controller.enqueue({ type: "source", sourceType: "document", id: "s1", mediaType: "application/pdf", title: "Report", filename: "r.pdf" })
+          controller.enqueue({ type: "source", sourceType: "something-else", id: "s2" })
+          controller.enqueue({ type: "text-end", id: "t" })
+          controller.enqueue({ type: "finish", finishReason: { unified: "stop" }, usage: {} })
+          controller.close()
+        }
+      })
+      const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      expect(finals).toStrictEqual([
+        {
+          type: "message",
+          id: "item_0",
+          content: "Cited.",
+          origin: "agent",
+          sources: [
+            { kind: "url", url: "https://a.example", title: "A" },
+            { kind: "document", title: "Report", filename: "r.pdf" }
+          ]
+        }
+      ])
+    }))
+})
+
 describe("AiSdkStream error parts: classified from body and status by the one classifier", () => {
   const classifiedOf = (error: unknown) =>
     Effect.gen(function* () {

@@ -15,6 +15,8 @@ interface OpenItem {
   metadata: Json.JsonObject | undefined
   /** a tool call the provider ran itself (`providerExecuted`) */
   providerExecuted?: boolean
+  /** the `source` parts that arrived while this message was open (or just before it) */
+  sources?: Array<OutputItem.Source>
 }
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -131,6 +133,18 @@ export const providerErrorOf = (error: unknown): ProviderError.ProviderError => 
   })
 }
 
+/** A `source` part as the message's source: `url` pages and documents; other kinds give none. */
+const sourceOf = (part: typeof Parts.SourcePart.Type): OutputItem.Source | undefined => {
+  const fields = {
+    ...(part.url === undefined ? {} : { url: part.url }),
+    ...(part.title === undefined ? {} : { title: part.title }),
+    ...(part.filename === undefined ? {} : { filename: part.filename })
+  }
+  if (part.sourceType === "url" && part.url !== undefined) return { kind: "url", ...fields }
+  if (part.sourceType === "document") return { kind: "document", ...fields }
+  return undefined
+}
+
 const textOfOutput = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(toJson(value) ?? null))
 
 /**
@@ -149,6 +163,8 @@ export class PartConverter {
   private itemCount = 0
   private partIndex = 0
   private started = false
+  /** `source` parts that came while no message was open: the next message's */
+  private pendingSources: Array<OutputItem.Source> = []
   private ended = false
   private failed = false
 
@@ -182,6 +198,10 @@ export class PartConverter {
   private openItem(out: Out, now: number, key: string, type: OpenItem["type"], name: string, metadata: unknown): OpenItem {
     this.start(out, now)
     const item: OpenItem = { id: `item_${this.itemCount++}`, type, name, content: "", metadata: mergeMetadata(undefined, metadata) }
+    if (type === "message" && this.pendingSources.length > 0) {
+      item.sources = this.pendingSources
+      this.pendingSources = []
+    }
     this.open.set(key, item)
     this.emit(out, now, { type: "item_start", item_id: item.id, item_type: type, ...(type === "function_call" ? { name } : {}) })
     return item
@@ -200,7 +220,14 @@ export class PartConverter {
     let final: OutputItem.OutputItem
     switch (item.type) {
       case "message":
-        final = { type: "message", id: item.id, content: item.content, origin: "agent", ...provider }
+        final = {
+          type: "message",
+          id: item.id,
+          content: item.content,
+          origin: "agent",
+          ...(item.sources === undefined ? {} : { sources: item.sources }),
+          ...provider
+        }
         break
       case "reasoning": {
         const signature = field(item.metadata, "anthropic", "signature") ?? thoughtSignature(item.metadata)
@@ -355,6 +382,14 @@ export class PartConverter {
             ...(part.providerExecuted === true ? { provider_executed: true } : {})
           }
         })
+        return undefined
+      }
+      case "source": {
+        const source = sourceOf(part)
+        if (source === undefined) return undefined
+        const message = [...this.open.values()].reverse().find((item) => item.type === "message")
+        if (message === undefined) this.pendingSources.push(source)
+        else (message.sources ??= []).push(source)
         return undefined
       }
       case "error":

@@ -81,6 +81,17 @@ export const Finish = Schema.Struct({
   usage: optional(Schema.Unknown)
 })
 
+/** A source the model cites: a web page (`url`) or a document. @internal */
+export const SourcePart = Schema.Struct({
+  type: Schema.Literal("source"),
+  sourceType: Schema.String,
+  id: optional(Schema.String),
+  url: optional(Schema.String),
+  title: optional(Schema.String),
+  filename: optional(Schema.String),
+  mediaType: optional(Schema.String)
+})
+
 /** @internal */
 export const ErrorPart = Schema.Struct({ type: Schema.Literal("error"), error: optional(Schema.Unknown) })
 
@@ -98,6 +109,7 @@ export const Part = Schema.Union(
   ToolCall,
   ToolResult,
   ToolError,
+  SourcePart,
   ResponseMetadata,
   Finish,
   ErrorPart,
@@ -121,6 +133,7 @@ export const readTypes: ReadonlySet<string> = new Set([
   "tool-call",
   "tool-result",
   "tool-error",
+  "source",
   "response-metadata",
   "finish",
   "error",
