@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import type { ProviderError, StreamEvent } from "@sluice/core"
-import { Json, ToolCallId } from "@sluice/core"
+import { Json, OutputItem, ToolCallId } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
@@ -100,7 +100,9 @@ const text = (value: string): IContent => ({ speaker: "ai", blocks: [{ type: "te
 
 /**
  * What follows the text once the turn is over: one `IContent` with every finished
- * tool call (none when there are none), then the usage (zeros when the turn had none).
+ * tool call the caller must run (none when there are none; calls the provider ran
+ * itself, `provider_executed`, are not the caller's to run), then the usage (zeros
+ * when the turn had none).
  *
  * @since 0.1.0
  * @category constructors
@@ -108,7 +110,7 @@ const text = (value: string): IContent => ({ speaker: "ai", blocks: [{ type: "te
 export const trailer = (turn: Turn.Turn): ReadonlyArray<IContent> => {
   const blocks: Array<Block> = []
   for (const item of Turn.finalItems(turn)) {
-    if (item.type !== "function_call") continue
+    if (!OutputItem.isClientToolCall(item)) continue
     blocks.push({
       type: "tool_call",
       id: ToolCallId.toHistory(item.call_id),

@@ -10,10 +10,11 @@
  * |---|---|
  * | `item_start` of a message with `initial_content` | `text` with that content |
  * | `item_delta` of a message | `text` with the delta |
- * | `item_done` of an agent message that holds more than its deltas | `text` with the rest |
+ * | `item_done` of an agent message that holds more than its deltas, or carries a thought signature | `text` with the rest (maybe empty) and `metadata.thoughtSignature` (Gemini's `thoughtSignature` on a text part) |
  * | `item_start` / `item_delta` of reasoning | `text` with empty `content` and `thoughts: [{text}]` |
  * | `item_done` of reasoning with a signature or redacted data | `text` with empty `content`, `thoughts: [{text, signature?, redacted?}]` and `metadata.thoughtSignature` |
- * | `item_done` of a function call | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
+ * | `item_done` of a function call the caller must run | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
+ * | `item_done` of a call the provider ran (`provider_executed`) | none: there is nothing for the caller to run |
  * | `item_error`, `response_error` | `error` with the `ProviderError` shape (no `originalError`: events never carry it) |
  * | `response_done` | `done` with `metadata: {finishReason, usage?}` |
  * | anything else (`response_start`, argument deltas, tool results, cancellations, empty text) | none |
@@ -205,8 +206,14 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
       const final = payload.final_item
       const streamed = Turn.item(before, payload.item_id)?.content ?? ""
       switch (final.type) {
-        case "message":
-          return final.origin === "agent" ? text(rest(final.content, streamed)) : Option.none()
+        case "message": {
+          if (final.origin !== "agent") return Option.none()
+          const thoughtSignature = stringField(final.provider_metadata, "thoughtSignature")
+          const remainder = rest(final.content, streamed)
+          return thoughtSignature === undefined
+            ? text(remainder)
+            : Option.some({ type: "text", content: remainder, metadata: { thoughtSignature } })
+        }
         case "reasoning": {
           const signature = final.signature ?? stringField(final.provider_metadata, "thoughtSignature")
           const remainder = rest(final.content, streamed)
@@ -224,6 +231,7 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
           })
         }
         case "function_call": {
+          if (final.provider_executed === true) return Option.none()
           const thoughtSignature = stringField(final.provider_metadata, "thoughtSignature")
           return Option.some({
             type: "function_call",

@@ -10,8 +10,13 @@ import type * as Turn from "./Turn.js"
 
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
+const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })
+
 /**
- * `{provider, status, text, reasoning, toolCalls, finishReason, usage, errors}`.
+ * `{provider, status, text, reasoning, toolCalls, providerToolCalls, finishReason,
+ * usage, errors}`. `toolCalls` are only the calls the caller must run;
+ * `providerToolCalls` are the calls the provider ran itself (web search, code
+ * execution, ...: `provider_executed`), listed for information, never to be run.
  *
  * @since 0.1.0
  * @category schemas
@@ -21,7 +26,8 @@ export const Summary = Schema.Struct({
   status: Schema.Literal("pending", "streaming", "complete", "error", "aborted"),
   text: Schema.String,
   reasoning: Schema.String,
-  toolCalls: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })),
+  toolCalls: Schema.Array(ToolCall),
+  providerToolCalls: Schema.Array(ToolCall),
   finishReason: Schema.NullOr(FinishReason.FinishReason),
   usage: Schema.Struct({
     input: Count,
@@ -50,7 +56,8 @@ export type Summary = typeof Summary.Type
 /**
  * Summarizes a turn. `text` and `reasoning` concatenate the agent's message items and
  * the reasoning items (finished items, or what arrived of unfinished ones); tool call
- * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}`.
+ * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}`; calls
+ * the provider ran (`provider_executed`) go to `providerToolCalls`, not `toolCalls`.
  *
  * @since 0.1.0
  * @category constructors
@@ -59,6 +66,7 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
   let text = ""
   let reasoning = ""
   const toolCalls: Array<Summary["toolCalls"][number]> = []
+  const providerToolCalls: Array<Summary["providerToolCalls"][number]> = []
   for (const item of turn.items) {
     if (item.status === "cancelled") continue
     const final = item.final
@@ -75,7 +83,11 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
         reasoning += final.content
         break
       case "function_call":
-        toolCalls.push({ id: final.call_id, name: final.name, arguments: Json.parseArguments(final.arguments) })
+        ;(final.provider_executed === true ? providerToolCalls : toolCalls).push({
+          id: final.call_id,
+          name: final.name,
+          arguments: Json.parseArguments(final.arguments)
+        })
         break
       default:
         break
@@ -88,6 +100,7 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
     text,
     reasoning,
     toolCalls,
+    providerToolCalls,
     finishReason: turn.finishReason,
     usage: { input, output, cacheRead, cacheWrite, reasoning: reasoningTokens, total },
     errors: turn.errors.map((error) => ({

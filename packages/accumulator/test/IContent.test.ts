@@ -17,7 +17,7 @@ const joinText = (contents: ReadonlyArray<IContent.IContent>) =>
   contents.flatMap((content) => content.blocks.flatMap((block) => (block.type === "text" ? [block.text] : []))).join("")
 
 describe("IContent", () => {
-  it.effect("yields each piece of text, then the tool calls with history ids, then the usage", () =>
+  it.effect("yields each piece of text, then the tool calls the caller must run with history ids, then the usage", () =>
     Effect.gen(function* () {
       const events = turnEvents(
         script(
@@ -25,7 +25,9 @@ describe("IContent", () => {
             { type: "reasoning", id: "item_0", content: "hmm", signature: "s" },
             { type: "message", id: "item_1", content: "Hello", origin: "agent" },
             { type: "function_call", id: "item_2", call_id: "call_9", name: "add", arguments: "{\"a\":1}" },
-            { type: "function_call", id: "item_3", call_id: "toolu_7", name: "sub", arguments: "{\"b\":" }
+            { type: "function_call", id: "item_3", call_id: "toolu_7", name: "sub", arguments: "{\"b\":" },
+            // the provider ran this one: not a tool call for the caller
+            { type: "function_call", id: "item_4", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_executed: true }
           ],
           [2]
         )

@@ -55,6 +55,15 @@ describe("ProcessedChunk", () => {
     )
     const done = event({ type: "item_done", item_id: "m", final_item: { type: "message", id: "m", content: "abcd", origin: "agent" } })
     expect(ProcessedChunk.fromEvent(turn, done)).toStrictEqual(Option.some({ type: "text", content: "cd" }))
+    // Gemini's thoughtSignature on a text part is kept, even when the text is all streamed
+    const signed = event({
+      type: "item_done",
+      item_id: "m",
+      final_item: { type: "message", id: "m", content: "ab", origin: "agent", provider_metadata: { thoughtSignature: "gem-text-sig" } }
+    })
+    expect(ProcessedChunk.fromEvent(turn, signed)).toStrictEqual(
+      Option.some({ type: "text", content: "", metadata: { thoughtSignature: "gem-text-sig" } })
+    )
     const redacted = event({
       type: "item_done",
       item_id: "r",

@@ -37,6 +37,7 @@ describe("Turn", () => {
       text: "Hello there",
       reasoning: "think",
       toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1 } }],
+      providerToolCalls: [],
       finishReason: "stop",
       usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 7 },
       errors: []

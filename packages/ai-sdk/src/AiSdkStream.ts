@@ -10,11 +10,13 @@
  * | `reasoning-start` / `-delta` / `-end` | a `reasoning` item; `providerMetadata` signatures become `signature` (Anthropic `signature`, Gemini `thoughtSignature`), `redacted` + `data` (Anthropic `redactedData`), `encrypted_content` (OpenAI `reasoningEncryptedContent`) |
  * | `tool-input-start` / `-delta`, then `tool-call` | a `function_call` item, done at `tool-call` with `call_id = toolCallId`; `arguments` is the streamed JSON text, or the call's `input` when nothing streamed |
  * | `tool-result`, `tool-error` | a `function_call_output` item (`success: false` for errors and `isError` results); preliminary results are skipped |
+ * | `providerExecuted: true` on `tool-input-start`, `tool-call`, `tool-result` or `tool-error` | the item is `provider_executed` (the provider ran the tool; not one for the caller) |
  * | `response-metadata` | the model id of `response_start`, when it comes first |
- * | `error` | `response_error` with a classified `ProviderError` (HTTP status, `isRetryable`); the turn ends with status `error` |
+ * | `error` | `response_error` with a `ProviderError` classified from status and body (`ProviderError.classify`); the turn ends with status `error` |
  * | `finish` | `response_done` with the finish reason and usage (`content-filter` also gives a `content_blocked` error) |
  * | `abort` | `response_done` with status `aborted` |
- * | `start`, `start-step`, `finish-step`, `stream-start`, `ping`, `raw`, `source`, `file`, tool approvals and parts unknown to Sluice | nothing |
+ * | `source` (`url` or `document`) | a source of the message open at the time, or of the next message (`sources`) |
+ * | `start`, `start-step`, `finish-step`, `stream-start`, `ping`, `raw`, `file`, tool approvals and parts unknown to Sluice | nothing |
  *
  * Every item still open when the turn ends is finished with what it received. A
  * stream that stops without `finish` or `abort` ends the turn with status `error` and a

@@ -1,5 +1,6 @@
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider"
 import { describe, expect, it } from "@effect/vitest"
+import { ProviderError } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import { jsonSchema, simulateReadableStream, streamText, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
@@ -105,6 +106,109 @@ describe("AiSdkStream with streamText", () => {
       const { done, errors } = summarize(yield* collect(AiSdkStream.fromStreamText(result)))
       expect(errors.map((e) => [e.type, e.retryable, e.message])).toStrictEqual([["provider_overloaded", true, "Overloaded"]])
       expect(done.map((d) => d.status)).toStrictEqual(["error"])
+    }))
+})
+
+describe("AiSdkStream provider-executed tools", () => {
+  it.effect("a tool call and result with providerExecuted are provider_executed items", () =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "tool-input-start", id: "srvtoolu_1", toolName: "web_search", providerExecuted: true })
+          controller.enqueue({ type: "tool-input-delta", id: "srvtoolu_1", delta: "{\"query\":\"x\"}" })
+          controller.enqueue({ type: "tool-call", toolCallId: "srvtoolu_1", toolName: "web_search", input: "{\"query\":\"x\"}", providerExecuted: true })
+          controller.enqueue({ type: "tool-result", toolCallId: "srvtoolu_1", toolName: "web_search", result: [{ url: "https://a" }], providerExecuted: true })
+          controller.enqueue({ type: "tool-call", toolCallId: "call_1", toolName: "lookup", input: "{}" })
+          controller.enqueue({ type: "finish", finishReason: { unified: "tool-calls" }, usage: {} })
+          controller.close()
+        }
+      })
+      const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      expect(finals.map((item) => [item.type, "call_id" in item ? item.call_id : undefined, "provider_executed" in item ? item.provider_executed : undefined])).toStrictEqual([
+        ["function_call", "srvtoolu_1", true],
+        ["function_call_output", "srvtoolu_1", true],
+        ["function_call", "call_1", undefined]
+      ])
+    }))
+})
+
+describe("AiSdkStream sources", () => {
+  it.effect("source parts become the sources of the message open at the time, or of the next one", () =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "source", sourceType: "url", id: "s0", url: "https://a.example", title: "A" })
+          controller.enqueue({ type: "text-start", id: "t" })
+          controller.enqueue({ type: "text-delta", id: "t", delta: "Cited." })
+          controller.enqueue({ type: "source", sourceType: "document", id: "s1", mediaType: "application/pdf", title: "Report", filename: "r.pdf" })
+          controller.enqueue({ type: "source", sourceType: "something-else", id: "s2" })
+          controller.enqueue({ type: "text-end", id: "t" })
+          controller.enqueue({ type: "finish", finishReason: { unified: "stop" }, usage: {} })
+          controller.close()
+        }
+      })
+      const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      expect(finals).toStrictEqual([
+        {
+          type: "message",
+          id: "item_0",
+          content: "Cited.",
+          origin: "agent",
+          sources: [
+            { kind: "url", url: "https://a.example", title: "A" },
+            { kind: "document", title: "Report", filename: "r.pdf" }
+          ]
+        }
+      ])
+    }))
+})
+
+describe("AiSdkStream error parts: classified from body and status by the one classifier", () => {
+  const classifiedOf = (error: unknown) =>
+    Effect.gen(function* () {
+      const stream = new ReadableStream({
+        start: (controller) => {
+          controller.enqueue({ type: "error", error })
+          controller.close()
+        }
+      })
+      const { errors } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
+      return errors.map((e) => [e.type, e.retryable, e.code])
+    })
+
+  it.effect("reads the provider's body wherever the AI SDK put it", () =>
+    Effect.gen(function* () {
+      const quotaBody = { error: { message: "You exceeded your current quota.", type: "insufficient_quota", param: null, code: "insufficient_quota" } }
+      const policyBody = { error: { message: "Rejected.", type: "invalid_request_error", param: null, code: "content_policy_violation" } }
+      const cases: ReadonlyArray<readonly [string, unknown, ReadonlyArray<unknown>]> = [
+        // an APICallError: the SDK calls a 429 retryable, the body says the quota is gone
+        [
+          "APICallError 429 insufficient_quota (data)",
+          Object.assign(new Error("quota"), { name: "AI_APICallError", statusCode: 429, isRetryable: true, data: quotaBody }),
+          ["rate_limit", false, "insufficient_quota"]
+        ],
+        [
+          "APICallError 429 insufficient_quota (responseBody)",
+          Object.assign(new Error("quota"), { statusCode: 429, isRetryable: true, responseBody: JSON.stringify(quotaBody) }),
+          ["rate_limit", false, "insufficient_quota"]
+        ],
+        ["APICallError 400 content policy", Object.assign(new Error("x"), { statusCode: 400, isRetryable: false, data: policyBody }), ["content_blocked", false, "content_policy_violation"]],
+        // the raw provider objects older @ai-sdk/* and OpenAI-compatible providers put in the part: no statusCode
+        ["Anthropic event: error, whole", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, ["provider_overloaded", true, "overloaded_error"]],
+        ["Anthropic error object, bare", { type: "overloaded_error", message: "Overloaded" }, ["provider_overloaded", true, "overloaded_error"]],
+        ["OpenAI-compatible error object", { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }, ["rate_limit", true, "rate_limit_exceeded"]],
+        [
+          "context window",
+          { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 208973 tokens > 200000 maximum" } },
+          ["api_error", false, ProviderError.contextLengthExceeded]
+        ],
+        ["Gemini error object", { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }, ["provider_overloaded", true, "UNAVAILABLE"]],
+        // nothing to read: the status and the SDK's own isRetryable decide
+        ["no body", Object.assign(new Error("x"), { statusCode: 500, isRetryable: false }), ["api_error", false, "500"]]
+      ]
+      for (const [name, error, expected] of cases) {
+        expect([name, ...(yield* classifiedOf(error))[0]!]).toStrictEqual([name, ...expected])
+      }
     }))
 })
 

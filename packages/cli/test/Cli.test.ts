@@ -60,6 +60,18 @@ describe("sluice normalize", () => {
       expect(summary.usage.total).toBe(summary.usage.input + summary.usage.cacheRead + summary.usage.cacheWrite + summary.usage.output)
     }))
 
+  it.effect("a web-search turn lists no client tool calls: the searches the provider ran are providerToolCalls", () =>
+    Effect.gen(function* () {
+      for (const provider of ["anthropic", "openai-responses"]) {
+        const { code, stdout } = yield* run("normalize", "--provider", provider, join(recorded, provider, "web-search.sse"))
+        expect(code).toBe(0)
+        const summary = decodeSummary(JSON.parse(stdout))
+        expect([provider, summary.toolCalls]).toStrictEqual([provider, []])
+        expect(summary.providerToolCalls.length).toBeGreaterThan(0)
+        expect(summary.finishReason).toBe("stop")
+      }
+    }))
+
   it.effect("--events prints StreamEvents whose fold is the printed summary", () =>
     Effect.gen(function* () {
       const file = join(recorded, "openai-responses", "reasoning-summary-tool.sse")

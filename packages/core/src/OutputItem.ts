@@ -36,7 +36,8 @@ export const ItemType = Schema.Literal(
   "function_call",
   "function_call_output",
   "error",
-  "script_execution"
+  "script_execution",
+  "compaction"
 ).annotations({ identifier: "ItemType" })
 
 /**
@@ -47,8 +48,63 @@ export type ItemType = typeof ItemType.Type
 
 const providerMetadata = Schema.optionalWith(JsonObject, { exact: true })
 
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Index = Schema.Int.pipe(Schema.nonNegative())
+
 /**
- * A text message.
+ * Where a citation points inside the cited document: characters, pages or content
+ * blocks, from `start` to `end` as the provider counts them (Anthropic `char_location`,
+ * `page_location`, `content_block_location`, `search_result_location`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SourceLocation = Schema.Struct({
+  unit: Schema.Literal("char", "page", "block"),
+  start: Index,
+  end: Index
+}).annotations({ identifier: "SourceLocation" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SourceLocation = typeof SourceLocation.Type
+
+/**
+ * A source a message cites (seed 002's vocabulary leaves sources open; this is
+ * Sluice's): a web page (`kind: "url"`, with `url` and `title`) or a document
+ * (`kind: "document"`: a request document by `document_index`, or a file by
+ * `file_id` / `filename`). `cited_text` is the passage quoted when the provider gives
+ * it; `location` where it sits in the document; `text_start` / `text_end` the span of
+ * the message's own text the citation supports (OpenAI annotations; a single `index`
+ * gives both). The provider's own citation object stays in `provider_metadata`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Source = Schema.Struct({
+  kind: Schema.Literal("url", "document"),
+  url: optional(Schema.String),
+  title: optional(Schema.String),
+  cited_text: optional(Schema.String),
+  document_index: optional(Index),
+  file_id: optional(Schema.String),
+  filename: optional(Schema.String),
+  location: optional(SourceLocation),
+  text_start: optional(Index),
+  text_end: optional(Index)
+}).annotations({ identifier: "Source" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Source = typeof Source.Type
+
+/**
+ * A text message. `sources` are the sources its text cites, in the order the provider
+ * gave them.
  *
  * @since 0.1.0
  * @category schemas
@@ -58,6 +114,7 @@ export const MessageItem = Schema.Struct({
   id: Schema.String,
   content: Schema.String,
   origin: MessageOrigin,
+  sources: optional(Schema.Array(Source)),
   provider_metadata: providerMetadata
 }).annotations({ identifier: "MessageItem" })
 
@@ -81,7 +138,19 @@ export const ReasoningItem = Schema.Struct({
 }).annotations({ identifier: "ReasoningItem" })
 
 /**
- * A tool call. `arguments` is the raw JSON text exactly as the provider sent it.
+ * `true` on a tool call the provider ran itself and on its result (Anthropic
+ * `server_tool_use` and its `*_tool_result`, OpenAI Responses `web_search_call`,
+ * `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
+ * Gemini `executableCode` / `codeExecutionResult`, an AI SDK part with
+ * `providerExecuted`). The caller must not run such a call: it already ran. It still
+ * goes back in the next request, in the form its provider requires (`provider_metadata`
+ * keeps what that takes). Absent on calls the caller must run.
+ */
+const providerExecuted = Schema.optionalWith(Schema.Boolean, { exact: true })
+
+/**
+ * A tool call. `arguments` is the raw JSON text exactly as the provider sent it;
+ * `provider_executed` marks a call the provider ran itself (not one for the caller).
  *
  * @since 0.1.0
  * @category schemas
@@ -92,11 +161,13 @@ export const FunctionCallItem = Schema.Struct({
   call_id: Schema.String,
   name: Schema.String,
   arguments: Schema.String,
+  provider_executed: providerExecuted,
   provider_metadata: providerMetadata
 }).annotations({ identifier: "FunctionCallItem" })
 
 /**
- * The result of a tool call, linked to it by `call_id`.
+ * The result of a tool call, linked to it by `call_id`; `provider_executed` when the
+ * provider ran the tool and reported its result in the turn.
  *
  * @since 0.1.0
  * @category schemas
@@ -107,6 +178,7 @@ export const FunctionCallOutputItem = Schema.Struct({
   call_id: Schema.String,
   output: Schema.String,
   success: Schema.Boolean,
+  provider_executed: providerExecuted,
   provider_metadata: providerMetadata
 }).annotations({ identifier: "FunctionCallOutputItem" })
 
@@ -137,6 +209,23 @@ export const ScriptExecutionItem = Schema.Struct({
 }).annotations({ identifier: "ScriptExecutionItem" })
 
 /**
+ * A summary the provider wrote of the conversation so far, to stand in for it from now
+ * on (Anthropic context compaction: the `compaction` content block). It must go back in
+ * the next request, where it replaces everything before it; `content` is the summary
+ * text (empty when the provider withheld it), `provider_metadata` keeps the rest of the
+ * block.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CompactionItem = Schema.Struct({
+  type: Schema.Literal("compaction"),
+  id: Schema.String,
+  content: Schema.String,
+  provider_metadata: providerMetadata
+}).annotations({ identifier: "CompactionItem" })
+
+/**
  * Any finished item.
  *
  * @since 0.1.0
@@ -148,7 +237,8 @@ export const OutputItem = Schema.Union(
   FunctionCallItem,
   FunctionCallOutputItem,
   ErrorItem,
-  ScriptExecutionItem
+  ScriptExecutionItem,
+  CompactionItem
 ).annotations({ identifier: "OutputItem" })
 
 /**
@@ -194,8 +284,15 @@ export type ErrorItem = typeof ErrorItem.Type
 export type ScriptExecutionItem = typeof ScriptExecutionItem.Type
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export type CompactionItem = typeof CompactionItem.Type
+
+/**
  * The text an item's `item_delta`s carry: a message's or reasoning's content, a
- * function call's argument text, a tool output, an error's message, a script's code.
+ * function call's argument text, a tool output, an error's message, a script's code, a
+ * compaction's summary.
  *
  * @since 0.1.0
  * @category accessors
@@ -204,6 +301,7 @@ export const streamedContent = (item: OutputItem): string => {
   switch (item.type) {
     case "message":
     case "reasoning":
+    case "compaction":
       return item.content
     case "function_call":
       return item.arguments
@@ -215,3 +313,22 @@ export const streamedContent = (item: OutputItem): string => {
       return item.code
   }
 }
+
+/**
+ * Whether an item is a tool call the caller must run: a `function_call` the provider
+ * did not run itself.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isClientToolCall = (item: OutputItem): item is FunctionCallItem =>
+  item.type === "function_call" && item.provider_executed !== true
+
+/**
+ * Whether an item is a tool call the provider ran itself (`provider_executed`).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isProviderToolCall = (item: OutputItem): item is FunctionCallItem =>
+  item.type === "function_call" && item.provider_executed === true

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { FinishReason } from "./FinishReason.js"
 import * as Ids from "./Ids.js"
-import { ItemType, OutputItem } from "./OutputItem.js"
+import { ItemType, MessageOrigin, OutputItem } from "./OutputItem.js"
 import type { ProviderError } from "./ProviderError.js"
 import { ProviderErrorType } from "./ProviderError.js"
 import * as SchemaDecode from "./SchemaDecode.js"
@@ -94,7 +94,8 @@ export const ResponseStart = Schema.Struct({
 }).annotations({ identifier: "ResponseStart" })
 
 /**
- * An output item begins.
+ * An output item begins. A message may say its `origin` already (seed 002 holds a user
+ * message back until its `item_done` when its id names a user or its origin says so).
  *
  * @since 0.1.0
  * @category schemas
@@ -106,7 +107,8 @@ export const ItemStart = Schema.Struct({
   initial_content: Schema.optionalWith(Schema.String, { exact: true }),
   name: Schema.optionalWith(Schema.String, { exact: true }),
   arguments: Schema.optionalWith(Schema.String, { exact: true }),
-  code: Schema.optionalWith(Schema.String, { exact: true })
+  code: Schema.optionalWith(Schema.String, { exact: true }),
+  origin: Schema.optionalWith(MessageOrigin, { exact: true })
 }).annotations({ identifier: "ItemStart" })
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { JsonObject, JsonValue } from "./Json.js"
-import { MessageOrigin } from "./OutputItem.js"
+import { MessageOrigin, Source } from "./OutputItem.js"
 
 /**
  * `message | reasoning | tool_call | tool_output | error`.
@@ -14,7 +14,7 @@ import { MessageOrigin } from "./OutputItem.js"
  * @since 0.1.0
  * @category schemas
  */
-export const UIUpsertItemType = Schema.Literal("message", "reasoning", "tool_call", "tool_output", "error").annotations({
+export const UIUpsertItemType = Schema.Literal("message", "reasoning", "tool_call", "tool_output", "error", "compaction").annotations({
   identifier: "UIUpsertItemType"
 })
 
@@ -41,7 +41,10 @@ export const UIUpsertChangeType = Schema.Literal("created", "updated", "complete
 export type UIUpsertChangeType = typeof UIUpsertChangeType.Type
 
 /**
- * An item's full state so far.
+ * An item's full state so far. `providerExecuted` is `true` on the `tool_call` and
+ * `tool_output` of a tool the provider ran itself (web search, code execution, ...),
+ * which a UI shows as done by the provider and never offers to run. `sources` are the
+ * sources a message cites (`OutputItem.Source`), on its `completed` upsert.
  *
  * @since 0.1.0
  * @category schemas
@@ -61,6 +64,8 @@ export const UIUpsert = Schema.Struct({
   callId: Schema.optionalWith(Schema.String, { exact: true }),
   toolOutput: Schema.optionalWith(JsonValue, { exact: true }),
   success: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  providerExecuted: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  sources: Schema.optionalWith(Schema.Array(Source), { exact: true }),
   errorCode: Schema.optionalWith(Schema.String, { exact: true }),
   errorMessage: Schema.optionalWith(Schema.String, { exact: true })
 }).annotations({ identifier: "UIUpsert" })

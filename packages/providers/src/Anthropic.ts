@@ -23,6 +23,7 @@ import type { FinishReason } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
@@ -80,7 +81,17 @@ const ToolUseBlock = Schema.Struct({
   server_name: Schema.optionalWith(Schema.String, { exact: true })
 })
 
-const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use"])
+// a `compaction` block: the summary of the conversation so far (context compaction);
+// fields besides the summary are kept to go back with it
+const CompactionBlock = Schema.Struct(
+  {
+    type: Schema.Literal("compaction"),
+    content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  },
+  Schema.Record({ key: Schema.String, value: Json.JsonValue })
+)
+
+const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use", "compaction"])
 
 const ToolResultFields = {
   tool_use_id: Schema.String,
@@ -124,7 +135,15 @@ const OtherBlock = unknownType(
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock = Schema.Union(TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultBlock, OtherBlock)
+export const ContentBlock = Schema.Union(
+  TextBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  CompactionBlock,
+  OtherBlock
+)
   .annotations({ identifier: "AnthropicContentBlock" })
 
 /**
@@ -133,7 +152,7 @@ export const ContentBlock = Schema.Union(TextBlock, ThinkingBlock, RedactedThink
  */
 export type ContentBlock = typeof ContentBlock.Type
 
-const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta"])
+const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta", "compaction_delta"])
 
 const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
@@ -141,6 +160,7 @@ const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
   Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String }),
   Schema.Struct({ type: Schema.Literal("citations_delta"), citation: Json.JsonValue }),
+  Schema.Struct({ type: Schema.Literal("compaction_delta"), content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }) }),
   unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
 )
 
@@ -210,37 +230,35 @@ export type Response = typeof Response.Type
 // mappings
 // ---------------------------------------------------------------------------------
 
-const errorTypes: Record<string, { readonly type: ProviderError.ProviderErrorType; readonly retryable: boolean; readonly status: number }> = {
-  overloaded_error: { type: "provider_overloaded", retryable: true, status: 529 },
-  rate_limit_error: { type: "rate_limit", retryable: true, status: 429 },
-  api_error: { type: "api_error", retryable: true, status: 500 },
-  timeout_error: { type: "timeout", retryable: true, status: 504 },
-  invalid_request_error: { type: "api_error", retryable: false, status: 400 },
-  authentication_error: { type: "api_error", retryable: false, status: 401 },
-  billing_error: { type: "api_error", retryable: false, status: 402 },
-  permission_error: { type: "api_error", retryable: false, status: 403 },
-  not_found_error: { type: "api_error", retryable: false, status: 404 },
-  request_too_large: { type: "api_error", retryable: false, status: 413 }
+/** The HTTP status Anthropic documents for each error type. */
+const errorStatuses: Record<string, number> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413
 }
 
 /**
- * Classifies an Anthropic error object (`event: error` or an error body):
- * `overloaded_error` is a retryable `provider_overloaded`, `rate_limit_error` a
- * `rate_limit`, `timeout_error` a `timeout`, `api_error` a retryable `api_error`;
- * request, authentication, billing, permission, not-found and size errors are
- * non-retryable `api_error`s, as is any type Anthropic adds later.
+ * Classifies an Anthropic error object (`event: error` or an error body) with the one
+ * classifier every provider shares (`ProviderError.classify`), its type as code and the
+ * status Anthropic documents for that type: `overloaded_error` is a retryable
+ * `provider_overloaded`, `rate_limit_error` a `rate_limit`, `timeout_error` a `timeout`,
+ * `api_error` a retryable `api_error`; a "prompt is too long" request error has code
+ * `context_length_exceeded`; other request, authentication, billing, permission,
+ * not-found and size errors are non-retryable `api_error`s, as is any type Anthropic
+ * adds later.
  *
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError => {
-  const known = errorTypes[error.type]
-  return ErrorClassification.make(known?.type ?? "api_error", error.type, error.message, {
-    retryable: known?.retryable ?? false,
-    ...(known === undefined ? {} : { status: known.status }),
-    raw: error
-  })
-}
+export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError =>
+  ProviderError.classify({ code: error.type, message: error.message, status: errorStatuses[error.type], raw: error })
 
 /**
  * The finish reason of a stop reason: `end_turn` and `stop_sequence` are `stop`,
@@ -268,11 +286,22 @@ export const finishReason = (stopReason: string): FinishReason.FinishReason => {
   }
 }
 
+/** The sum of one count over the usage's `iterations`, or its top-level count when there are none. */
+const billed = (raw: Json.JsonObject, key: string): number | undefined => {
+  const iterations = raw.iterations
+  if (!Array.isArray(iterations) || iterations.length === 0) return countOf(raw, key)
+  let sum = 0
+  for (const iteration of iterations) sum += (Json.isObject(iteration) ? countOf(iteration, key) : undefined) ?? 0
+  return sum
+}
+
 /**
  * Usage of an Anthropic usage object: `input_tokens` already excludes cache reads
  * (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`);
  * `output_tokens` includes thinking, which Anthropic does not count apart, so
- * `reasoning` is zero.
+ * `reasoning` is zero. When the usage has `iterations` (a turn that compacted the
+ * context first: one iteration per sampling pass), the top-level counts cover only the
+ * last one and every count is the sum over the iterations instead.
  *
  * @since 0.1.0
  * @category mappings
@@ -281,10 +310,10 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
   raw === undefined
     ? Usage.empty
     : Usage.make({
-        input: countOf(raw, "input_tokens"),
-        output: countOf(raw, "output_tokens"),
-        cacheRead: countOf(raw, "cache_read_input_tokens"),
-        cacheWrite: countOf(raw, "cache_creation_input_tokens"),
+        input: billed(raw, "input_tokens"),
+        output: billed(raw, "output_tokens"),
+        cacheRead: billed(raw, "cache_read_input_tokens"),
+        cacheWrite: billed(raw, "cache_creation_input_tokens"),
         raw
       })
 
@@ -304,6 +333,7 @@ type Block =
       readonly metadata: Json.JsonObject | undefined
     }
   | { readonly kind: "result"; readonly itemId: string; readonly final: OutputItem.FunctionCallOutputItem }
+  | { readonly kind: "compaction"; readonly itemId: string; readonly metadata: Json.JsonObject | undefined }
   | { readonly kind: "skipped" }
 
 const serverMetadata = (blockType: string, extra: Json.JsonObject = {}): Json.JsonObject => ({
@@ -340,6 +370,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           id: block.itemId,
           content,
           origin: "agent",
+          ...(block.citations === undefined ? {} : Citations.sourcesField(block.citations, Citations.fromAnthropic)),
           ...(block.citations === undefined ? {} : { provider_metadata: { citations: block.citations } })
         }
       case "reasoning":
@@ -359,11 +390,14 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           call_id: call?.id ?? block.itemId,
           name: call?.name ?? "",
           arguments: call?.rawArguments ?? content,
-          ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata })
+          // server_tool_use and mcp_tool_use: Anthropic ran the tool
+          ...(block.metadata === undefined ? {} : { provider_executed: true, provider_metadata: block.metadata })
         }
       }
       case "result":
         return block.final
+      case "compaction":
+        return { type: "compaction", id: block.itemId, content, ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata }) }
     }
   }
 
@@ -422,6 +456,12 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "unknown_block":
         blocks.set(index, { kind: "skipped" })
         return undefined
+      case "compaction": {
+        const { content, type: _, ...rest } = block
+        const itemId = builder.openItem(out, "compaction", { initial_content: content ?? "" })
+        blocks.set(index, { kind: "compaction", itemId, metadata: Object.keys(rest).length === 0 ? undefined : rest })
+        return undefined
+      }
       case "tool_result": {
         const itemId = builder.openItem(out, "function_call_output")
         const output = block.content === undefined ? "" : typeof block.content === "string" ? block.content : JSON.stringify(block.content)
@@ -431,6 +471,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           call_id: block.tool_use_id,
           output,
           success: resultSucceeded(block),
+          provider_executed: true,
           provider_metadata: serverMetadata(block.block_type)
         }
         builder.delta(out, itemId, output)
@@ -463,6 +504,10 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         builder.delta(out, block.itemId, delta.partial_json)
         return undefined
       }
+      case "compaction_delta":
+        if (block.kind !== "compaction") return mismatch(line, delta.type, block.kind, index)
+        builder.delta(out, block.itemId, delta.content ?? "")
+        return undefined
       case "citations_delta":
         if (block.kind !== "message") return mismatch(line, delta.type, block.kind, index)
         if (block.citations === undefined) block.citations = []

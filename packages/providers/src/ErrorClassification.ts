@@ -1,11 +1,12 @@
 /**
- * Classification of provider failures into `ProviderError` (seed 000): HTTP statuses,
- * `Retry-After` headers, and the shapes every provider shares. Each provider module
- * maps its own in-stream error codes with these helpers.
+ * Provider failures as `ProviderError`s (seed 000): `Retry-After` headers, HTTP error
+ * responses and the constructors every provider shares. What a status and a body mean is
+ * decided in one place, `ProviderError.classify` in `@sluice/core`, which each provider's
+ * in-stream errors go through as well.
  *
  * @since 0.1.0
  */
-import { ProviderError } from "@sluice/core"
+import { Json, ProviderError } from "@sluice/core"
 
 type ProviderErrorType = ProviderError.ProviderErrorType
 
@@ -40,23 +41,12 @@ export const retryAfterMs = (
 }
 
 /**
- * The type and retryability of an HTTP status: 429 is `rate_limit`; 408 and 504 are
- * `timeout`; 503 and 529 are `provider_overloaded`; other 5xx are retryable
- * `api_error`s; everything else is a non-retryable `api_error`.
- *
- * @since 0.1.0
- * @category classification
- */
-export const classifyStatus = (status: number): { readonly type: ProviderErrorType; readonly retryable: boolean } => {
-  if (status === 429) return { type: "rate_limit", retryable: true }
-  if (status === 408 || status === 504) return { type: "timeout", retryable: true }
-  if (status === 503 || status === 529) return { type: "provider_overloaded", retryable: true }
-  if (status >= 500) return { type: "api_error", retryable: true }
-  return { type: "api_error", retryable: false }
-}
-
-/**
- * A `ProviderError` from an HTTP response that failed before streaming.
+ * A `ProviderError` from an HTTP response that failed before streaming, classified from
+ * its status and its body together (`ProviderError.classify`): a 429 whose body says
+ * `insufficient_quota` is not retryable, a 400 `content_policy_violation` is
+ * `content_blocked`, a context-window error has code `context_length_exceeded`. A body
+ * that is not one of the providers' error shapes gives its text (cut to 500 characters)
+ * as the message.
  *
  * @since 0.1.0
  * @category constructors
@@ -64,23 +54,22 @@ export const classifyStatus = (status: number): { readonly type: ProviderErrorTy
 export const fromHttpStatus = (
   status: number,
   details: {
-    readonly code?: string | undefined
-    readonly message?: string | undefined
+    readonly body?: string | undefined
     readonly headers?: Readonly<Record<string, string | ReadonlyArray<string> | undefined>> | undefined
     readonly raw?: unknown
     readonly now?: number | undefined
   } = {}
 ): ProviderError.ProviderError => {
-  const { retryable, type } = classifyStatus(status)
+  const text = details.body?.trim() ?? ""
+  const json = text === "" ? undefined : Json.parseOrUndefined(text)
+  const signals = json === undefined ? undefined : ProviderError.signalsOfBody(json)
   const retryAfter = details.headers === undefined ? undefined : retryAfterMs(details.headers, details.now)
-  return new ProviderError.ProviderError({
-    type,
-    retryable,
-    code: details.code ?? String(status),
-    message: details.message ?? `HTTP ${status}`,
+  return ProviderError.classify({
+    ...signals,
+    ...(signals === undefined && text !== "" ? { message: text.length > 500 ? `${text.slice(0, 500)}...` : text } : {}),
     status,
-    ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
-    ...(details.raw === undefined ? {} : { raw: details.raw })
+    retryAfterMs: retryAfter,
+    raw: details.raw
   })
 }
 

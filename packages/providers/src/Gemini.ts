@@ -10,8 +10,12 @@
  * new item). A `functionCall` is one `function_call` item whose `arguments` are the
  * JSON text of `args`; Vertex AI's streamed arguments (`partialArgs` with
  * `willContinue`) are assembled and finalized when the call's last part arrives.
- * Parts Sluice has no item for (`inlineData`, `executableCode`, ...) become empty
- * `message` items that keep the part in `provider_metadata.part`.
+ * `executableCode` and `codeExecutionResult` (the code execution tool, which Gemini runs
+ * itself) are a `provider_executed` `function_call` named `code_execution` (arguments
+ * `{language, code}`) and its `function_call_output`, each keeping its part in
+ * `provider_metadata.part` to go back as it came. Parts Sluice has no item for
+ * (`inlineData`, ...) become empty `message` items that keep the part in
+ * `provider_metadata.part`.
  *
  * The stream has no terminal event: the turn is complete when the candidate carries a
  * `finishReason` (or `promptFeedback` blocks the prompt, or an error object arrives).
@@ -19,11 +23,12 @@
  *
  * @since 0.1.0
  */
-import type { OutputItem, ProviderError, StreamEvent } from "@sluice/core"
-import { Json, Usage } from "@sluice/core"
+import type { OutputItem, StreamEvent } from "@sluice/core"
+import { Json, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
@@ -62,6 +67,10 @@ const FunctionCall = Schema.Struct({
   willContinue: optional(Schema.Boolean)
 })
 
+// code the model ran with the code execution tool, and its result: Gemini ran both
+const ExecutableCode = Schema.Struct({ id: optional(Schema.String), language: optional(Schema.String), code: optional(Schema.String) }, rest)
+const CodeExecutionResult = Schema.Struct({ id: optional(Schema.String), outcome: optional(Schema.String), output: optional(Schema.String) }, rest)
+
 /**
  * One part of a candidate's content. Fields Sluice does not read are kept.
  *
@@ -73,7 +82,9 @@ export const Part = Schema.Struct(
     text: optional(Schema.String),
     thought: optional(Schema.Boolean),
     thoughtSignature: optional(Schema.String),
-    functionCall: optional(FunctionCall)
+    functionCall: optional(FunctionCall),
+    executableCode: optional(ExecutableCode),
+    codeExecutionResult: optional(CodeExecutionResult)
   },
   rest
 ).annotations({ identifier: "GeminiPart" })
@@ -88,6 +99,7 @@ const Candidate = Schema.Struct({
   content: optional(Schema.Struct({ role: optional(Schema.String), parts: optional(Schema.Array(Part)) })),
   finishReason: optional(Schema.String),
   finishMessage: optional(Schema.String),
+  groundingMetadata: optional(Json.JsonObject),
   index: optional(Schema.Number)
 })
 
@@ -211,9 +223,10 @@ export const mapFinishReason = (
 }
 
 /**
- * Classifies a Gemini error object by its `status` (`RESOURCE_EXHAUSTED` is
- * `rate_limit`, `UNAVAILABLE` `provider_overloaded`, `DEADLINE_EXCEEDED` `timeout`,
- * `INTERNAL` and `ABORTED` retryable `api_error`s), else by its HTTP `code`.
+ * Classifies a Gemini error object with the one classifier every provider shares
+ * (`ProviderError.classify`): its `status` (`RESOURCE_EXHAUSTED` is `rate_limit`,
+ * `UNAVAILABLE` `provider_overloaded`, `DEADLINE_EXCEEDED` `timeout`, `INTERNAL` and
+ * `ABORTED` retryable `api_error`s) as code, its HTTP `code` as status, its message.
  *
  * @since 0.1.0
  * @category classification
@@ -223,28 +236,13 @@ export const classifyError = (error: {
   readonly message?: string | undefined
   readonly status?: string | undefined
 }, raw?: unknown): ProviderError.ProviderError => {
-  const code = error.status ?? (error.code === undefined ? "error" : String(error.code))
-  const message = error.message ?? "Gemini reported an error"
   const status = error.code !== undefined && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined
-  const options = { status, raw }
-  switch (error.status) {
-    case "RESOURCE_EXHAUSTED":
-      return ErrorClassification.make("rate_limit", code, message, options)
-    case "UNAVAILABLE":
-      return ErrorClassification.make("provider_overloaded", code, message, options)
-    case "DEADLINE_EXCEEDED":
-      return ErrorClassification.make("timeout", code, message, options)
-    case "INTERNAL":
-    case "ABORTED":
-      return ErrorClassification.make("api_error", code, message, { ...options, retryable: true })
-    case undefined:
-      break
-    default:
-      if (status === undefined || status < 500) return ErrorClassification.make("api_error", code, message, options)
-  }
-  if (status === undefined) return ErrorClassification.make("api_error", code, message, options)
-  const { retryable, type } = ErrorClassification.classifyStatus(status)
-  return ErrorClassification.make(type, code, message, { ...options, retryable })
+  return ProviderError.classify({
+    status,
+    code: error.status ?? (error.code === undefined ? undefined : String(error.code)),
+    message: error.message ?? "Gemini reported an error",
+    raw
+  })
 }
 
 /**
@@ -277,6 +275,8 @@ interface TextItem {
   readonly id: string
   readonly kind: "message" | "reasoning"
   signature: string | undefined
+  /** the candidate's `groundingMetadata`, when it arrived while this message was open */
+  grounding?: Json.JsonObject
 }
 
 interface StreamingCall {
@@ -287,16 +287,24 @@ interface StreamingCall {
   signature: string | undefined
 }
 
-const textFinal = (item: TextItem, content: string): OutputItem.OutputItem =>
-  item.kind === "reasoning"
-    ? { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
-    : {
-      type: "message",
-      id: item.id,
-      content,
-      origin: "agent",
-      ...(item.signature === undefined ? {} : { provider_metadata: { thoughtSignature: item.signature } })
-    }
+const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
+  if (item.kind === "reasoning") {
+    return { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
+  }
+  const sources = item.grounding === undefined ? [] : Citations.fromGeminiGrounding(item.grounding)
+  const metadata = {
+    ...(item.signature === undefined ? {} : { thoughtSignature: item.signature }),
+    ...(item.grounding === undefined ? {} : { grounding: item.grounding })
+  }
+  return {
+    type: "message",
+    id: item.id,
+    content,
+    origin: "agent",
+    ...(sources.length === 0 ? {} : { sources }),
+    ...(Object.keys(metadata).length === 0 ? {} : { provider_metadata: metadata })
+  }
+}
 
 const callFinal = (id: string, callId: string, name: string, args: string, signature: string | undefined): OutputItem.OutputItem => ({
   type: "function_call",
@@ -312,6 +320,8 @@ class GeminiTurn {
   private readonly builder: TurnBuilder
   private text: TextItem | undefined
   private call: StreamingCall | undefined
+  /** The call id of the last `executableCode`, which the next `codeExecutionResult` answers. */
+  private executed: string | undefined
   private functionCalls = 0
   private usage: UsageMetadata | undefined
   private ended: { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" } | undefined
@@ -334,6 +344,9 @@ class GeminiTurn {
       const failure = this.part(out, part, line)
       if (failure !== undefined) return failure
     }
+    // grounding (Google Search) belongs to the answer: the message open now, the latest wins
+    const grounding = candidate?.groundingMetadata
+    if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") this.text.grounding = grounding
     const blockReason = chunk.promptFeedback?.blockReason
     if (blockReason !== undefined && candidate === undefined) {
       this.closeAll(out)
@@ -382,6 +395,39 @@ class GeminiTurn {
     }
     this.closeText(out)
     this.closeCall(out)
+    if (part.executableCode !== undefined) {
+      const id = this.builder.openItem(out, "function_call", { name: "code_execution" })
+      const args = JSON.stringify({ language: part.executableCode.language ?? "", code: part.executableCode.code ?? "" })
+      const callId = part.executableCode.id ?? `call_${id}`
+      this.executed = callId
+      this.builder.delta(out, id, args)
+      this.builder.done(out, id, {
+        type: "function_call",
+        id,
+        call_id: callId,
+        name: "code_execution",
+        arguments: args,
+        provider_executed: true,
+        provider_metadata: { part }
+      })
+      return undefined
+    }
+    if (part.codeExecutionResult !== undefined) {
+      const result = part.codeExecutionResult
+      const id = this.builder.openItem(out, "function_call_output")
+      const output = result.output ?? ""
+      this.builder.delta(out, id, output)
+      this.builder.done(out, id, {
+        type: "function_call_output",
+        id,
+        call_id: result.id ?? this.executed ?? `call_${id}`,
+        output,
+        success: result.outcome === undefined || result.outcome === "OUTCOME_OK",
+        provider_executed: true,
+        provider_metadata: { part }
+      })
+      return undefined
+    }
     const id = this.builder.openItem(out, "message")
     this.builder.done(out, id, { type: "message", id, content: "", origin: "agent", provider_metadata: { part } })
     return undefined

@@ -19,8 +19,8 @@
  *
  * @since 0.1.0
  */
-import type { FinishReason, ProviderError, Sse, StreamEvent } from "@sluice/core"
-import { Json, Usage } from "@sluice/core"
+import type { FinishReason, Sse, StreamEvent } from "@sluice/core"
+import { Json, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -229,34 +229,22 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage => {
   })
 }
 
-const mentions = (text: string, ...words: ReadonlyArray<string>): boolean => words.some((word) => text.includes(word))
-
 /**
- * Classifies an error object: content policy codes are `content_blocked`; rate
- * limits (or code 429) `rate_limit`; overload (or 503 / 529) `provider_overloaded`;
- * timeouts (or 408 / 504) `timeout`; other numeric codes by HTTP status; `server_error`
- * a retryable `api_error`; anything else a non-retryable `api_error`.
+ * Classifies an error object with the one classifier every provider shares
+ * (`ProviderError.classify`): its string `code` and `type` and its message, a numeric
+ * `code` read as an HTTP status.
  *
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (error: typeof WireError.Type): ProviderError.ProviderError => {
-  const status = typeof error.code === "number" && Number.isInteger(error.code) ? error.code : undefined
-  const code = error.code === undefined || error.code === null ? (error.type ?? "error") : String(error.code)
-  const message = error.message ?? code
-  const words = `${error.type ?? ""} ${typeof error.code === "string" ? error.code : ""}`.toLowerCase()
-  const make = (type: ProviderError.ProviderErrorType, retryable: boolean) =>
-    ErrorClassification.make(type, code, message, { retryable, status, raw: error })
-  if (mentions(words, "content_filter", "content_policy", "safety")) return make("content_blocked", false)
-  if (mentions(words, "rate_limit", "insufficient_quota") || status === 429) return make("rate_limit", !words.includes("insufficient_quota"))
-  if (mentions(words, "overloaded") || status === 503 || status === 529) return make("provider_overloaded", true)
-  if (mentions(words, "timeout") || status === 408 || status === 504) return make("timeout", true)
-  if (status !== undefined && status >= 400 && status < 600) {
-    const classified = ErrorClassification.classifyStatus(status)
-    return make(classified.type, classified.retryable)
-  }
-  return make("api_error", mentions(words, "server_error", "internal_error"))
-}
+export const classifyError = (error: typeof WireError.Type): ProviderError.ProviderError =>
+  ProviderError.classify({
+    status: typeof error.code === "number" && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined,
+    code: typeof error.code === "string" ? error.code : typeof error.code === "number" ? String(error.code) : undefined,
+    type: error.type ?? undefined,
+    message: error.message ?? undefined,
+    raw: error
+  })
 
 // ---------------------------------------------------------------------------------
 // the state machine

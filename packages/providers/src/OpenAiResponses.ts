@@ -12,11 +12,12 @@
  *
  * @since 0.1.0
  */
-import type { ProviderError, StreamEvent } from "@sluice/core"
-import { Json, OutputItem, Usage } from "@sluice/core"
+import type { StreamEvent } from "@sluice/core"
+import { Json, OutputItem, ProviderError, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
@@ -155,31 +156,14 @@ const decodeResponse = decodeValue(provider, Response)
 // ---------------------------------------------------------------------------
 
 /**
- * Classifies an in-stream error (`error` event, `response.failed`) by its code:
- * rate limits, overload (`server_is_overloaded`, `slow_down`), timeouts, server errors
- * (retryable `api_error`), content policy (`content_blocked`), everything else a
- * non-retryable `api_error`.
+ * Classifies an in-stream error (`error` event, `response.failed`) by its code, with
+ * the one classifier every provider shares (`ProviderError.classify`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (code: string, message: string, raw?: unknown): ProviderError.ProviderError => {
-  const key = code.toLowerCase()
-  const options = { raw }
-  if (key === "insufficient_quota") return ErrorClassification.make("rate_limit", code, message, { ...options, retryable: false })
-  if (key.includes("rate_limit")) return ErrorClassification.make("rate_limit", code, message, options)
-  if (key.includes("overloaded") || key === "slow_down" || key.includes("capacity")) {
-    return ErrorClassification.make("provider_overloaded", code, message, options)
-  }
-  if (key.includes("timeout") || key.includes("timed_out")) return ErrorClassification.make("timeout", code, message, options)
-  if (key === "server_error" || key.includes("internal")) {
-    return ErrorClassification.make("api_error", code, message, { ...options, retryable: true })
-  }
-  if (key.includes("content_filter") || key.includes("content_policy") || key.includes("safety")) {
-    return ErrorClassification.contentBlocked(code, message, raw)
-  }
-  return ErrorClassification.make("api_error", code, message, options)
-}
+export const classifyError = (code: string, message: string, raw?: unknown): ProviderError.ProviderError =>
+  ProviderError.classify({ code, message, raw })
 
 /**
  * The hub usage of a Responses `usage` object: `input` without the cached tokens,
@@ -211,6 +195,19 @@ const itemTypeOf = (type: string): OutputItem.ItemType =>
 
 /** Items the client must run: the turn then ends with `tool-calls`. */
 const isClientCall = (type: string): boolean => type === "function_call" || type === "custom_tool_call"
+
+/** Hosted tools: OpenAI runs them during the response, so their items are `provider_executed`. */
+const providerExecutedTypes: ReadonlySet<string> = new Set([
+  "web_search_call",
+  "file_search_call",
+  "code_interpreter_call",
+  "image_generation_call",
+  "mcp_call",
+  "mcp_list_tools"
+])
+
+const executedBy = (type: string): { readonly provider_executed?: true } =>
+  providerExecutedTypes.has(type) ? { provider_executed: true } : {}
 
 const stringField = (item: RawOutputItem, key: string): string | undefined => {
   const value = item[key]
@@ -268,6 +265,7 @@ const finalItem = (
           id,
           content: content === "" ? streamed : content,
           origin: "agent",
+          ...Citations.sourcesField(annotations, Citations.fromOpenAi),
           ...(Object.keys(metadata).length > 0 ? { provider_metadata: metadata } : {})
         }
         return { item, refusal }
@@ -298,6 +296,7 @@ const finalItem = (
         call_id: stringField(raw, "call_id") ?? raw.id ?? id,
         name: callName(raw),
         arguments: args ?? (action === undefined ? streamed : JSON.stringify(action)),
+        ...executedBy(raw.type),
         provider_metadata: { type: raw.type, item: raw }
       }
       return Either.right({ item, refusal: undefined })
@@ -319,6 +318,7 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
     call_id: (added && stringField(added, "call_id")) ?? added?.id ?? id,
     name: added === undefined ? type : callName(added),
     arguments: content,
+    ...executedBy(type),
     ...(added === undefined || type === "function_call" ? {} : { provider_metadata: { type, item: added } })
   }
 }

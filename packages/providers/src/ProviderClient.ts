@@ -48,7 +48,6 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { httpErrorDetails } from "./internal/httpErrorBody.js"
 import { TurnBuilder } from "./internal/turnBuilder.js"
 import * as LiveRetry from "./LiveRetry.js"
 import type { LlmRequest } from "./LlmRequest.js"
@@ -196,9 +195,8 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       Effect.gen(function* () {
         const text = yield* Effect.orElseSucceed(response.text, () => "")
         const now = yield* Clock.currentTimeMillis
-        const details = httpErrorDetails(text)
         const error = ErrorClassification.fromHttpStatus(response.status, {
-          ...details,
+          body: text,
           headers: headersOf(response),
           now,
           ...(text === "" ? {} : { raw: text })

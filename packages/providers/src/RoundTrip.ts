@@ -8,22 +8,27 @@
  *   the Responses API) its item id, tagged with the provider that issued them;
  * - tool calls keep their id, name, raw argument text and `provider_metadata` (Gemini
  *   `thoughtSignature`); text keeps its `thoughtSignature` too;
- * - hosted tool items (Responses `web_search_call` and the like, Anthropic
- *   `server_tool_use` and its `*_tool_result`, Gemini parts Sluice has no item for)
- *   become `provider_item` parts for the same provider;
+ * - provider-executed tool calls and results (`provider_executed`: Responses
+ *   `web_search_call` and the like, Anthropic `server_tool_use` and its
+ *   `*_tool_result`, Gemini `executableCode` / `codeExecutionResult`) and Gemini parts
+ *   Sluice has no item for become `provider_item` parts for the same provider, as the
+ *   provider sent them;
+ * - a `compaction` item (Anthropic's summary of the conversation so far) becomes a
+ *   `provider_item` part, the `compaction` block the API requires back;
+ * - a provider-executed call with no such form (an AI SDK part) is left out: the
+ *   provider ran it, and no result can be sent for it (`toolResults` refuses one);
  * - `error` and `script_execution` items are not part of what the model said and are
  *   left out.
  *
  * @since 0.1.0
  */
-import type { OutputItem } from "@sluice/core"
-import { Json, ToolCallId } from "@sluice/core"
+import { Json, OutputItem, ToolCallId } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { AssistantMessage, AssistantPart, LlmRequest, Message, ToolResult } from "./LlmRequest.js"
 
 /**
- * A tool result refers to a call the turn did not make.
+ * A tool result refers to a call the turn did not make (or one the provider ran itself).
  *
  * @since 0.1.0
  * @category errors
@@ -83,7 +88,7 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
       }
     }
     case "function_call": {
-      const hosted = metadata?.item
+      const hosted = metadata?.item ?? metadata?.part
       if (Json.isObject(hosted)) return { _tag: "provider_item", provider, item: hosted }
       if (metadata?.server_tool === true) {
         const serverName = stringOf(metadata, "server_name")
@@ -99,6 +104,9 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
           }
         }
       }
+      // a call the provider ran, in no form its provider takes back (an AI SDK part, say):
+      // sent as a client tool call it would demand a result the caller does not have
+      if (item.provider_executed === true) return undefined
       return {
         _tag: "tool_call",
         id: item.call_id,
@@ -109,6 +117,8 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
       }
     }
     case "function_call_output": {
+      const part = metadata?.part
+      if (item.provider_executed === true && Json.isObject(part)) return { _tag: "provider_item", provider, item: part }
       const blockType = stringOf(metadata, "block_type")
       if (metadata?.server_tool !== true || blockType === undefined) return undefined
       return {
@@ -117,6 +127,9 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
         item: { type: blockType, tool_use_id: item.call_id, content: Json.parseOrString(item.output) }
       }
     }
+    case "compaction":
+      // Anthropic requires the compaction block back, in place of what it summarized
+      return { _tag: "provider_item", provider, item: { ...metadata, type: "compaction", content: item.content } }
     case "error":
     case "script_execution":
       return undefined
@@ -136,7 +149,8 @@ export const assistantMessage = (turn: FinishedTurn): AssistantMessage => ({
 
 /**
  * The tool results of the turn's calls, each named after its call. A result for a
- * call the turn did not make fails with `RoundTripError`.
+ * call the turn did not make, or for one the provider ran itself, fails with
+ * `RoundTripError`.
  *
  * @since 0.1.0
  * @category conversions
@@ -146,7 +160,7 @@ export const toolResults = (
   outputs: ReadonlyArray<ToolOutput>
 ): Either.Either<ReadonlyArray<ToolResult>, RoundTripError> => {
   const names = new Map<string, string>()
-  for (const item of turn.items) if (item.type === "function_call") names.set(ToolCallId.fromHistory(item.call_id), item.name)
+  for (const item of turn.items) if (OutputItem.isClientToolCall(item)) names.set(ToolCallId.fromHistory(item.call_id), item.name)
   const results: Array<ToolResult> = []
   for (const output of outputs) {
     const name = names.get(ToolCallId.fromHistory(output.callId))

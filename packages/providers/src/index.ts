@@ -19,6 +19,11 @@ export * as ErrorClassification from "./ErrorClassification.js"
 /**
  * @since 0.1.0
  */
+export * as Citations from "./Citations.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Gemini from "./Gemini.js"
 
 /**

@@ -114,12 +114,14 @@ describe("Anthropic.normalize", () => {
         call_id: "srvtoolu_1",
         name: "web_search",
         arguments: "{\"query\": \"sluice gates\"}",
+        provider_executed: true,
         provider_metadata: { server_tool: true, block_type: "server_tool_use" }
       })
       expect(result).toMatchObject({
         type: "function_call_output",
         call_id: "srvtoolu_1",
         success: true,
+        provider_executed: true,
         provider_metadata: { server_tool: true, block_type: "web_search_tool_result" }
       })
       expect(result?.type === "function_call_output" && JSON.parse(result.output)[0].url).toBe("https://example.com/sluice")
@@ -308,10 +310,47 @@ describe("Anthropic.normalize", () => {
     ["text-cache", own("anthropic", "text-cache.sse")],
     ["thinking-tools", own("anthropic", "thinking-tools.sse")],
     ["server-tool", own("anthropic", "server-tool.sse")],
+    ["compaction", own("anthropic", "compaction.sse")],
+    ["recorded compaction", recorded("anthropic", "compaction.sse")],
+    ["recorded web-search", recorded("anthropic", "web-search.sse")],
+    ["recorded web-fetch", recorded("anthropic", "web-fetch.sse")],
+    ["recorded code-execution", recorded("anthropic", "code-execution.sse")],
     ["overloaded", own("anthropic", "overloaded.sse")],
     ["refusal", own("anthropic", "refusal.sse")],
     ["truncated", own("anthropic", "truncated.sse")]
   ])
+})
+
+describe("Anthropic compaction", () => {
+  it.effect("keeps a compaction block as its own item and bills usage summed over iterations (recorded)", () =>
+    Effect.gen(function* () {
+      const events = yield* run(recorded("anthropic", "compaction.sse"))
+      const items = finals(events)
+      expect(items.map((item) => item.type)).toStrictEqual(["compaction", "message"])
+      const compaction = items[0]!
+      expect(compaction.type === "compaction" && compaction.content.startsWith("## Summary of Conversation\n\n### Task Context")).toBe(true)
+      // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; the top level says only 612 / 2819
+      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop", usage: { input: 60997, output: 3341, total: 64338 } })
+    }))
+
+  it.effect("streamed and non-streaming compaction give the same items and the same summed usage", () =>
+    Effect.gen(function* () {
+      const streamed = yield* run(own("anthropic", "compaction.sse"))
+      const whole = yield* Anthropic.normalizeResponse(ownJson("anthropic", "compaction.json"))
+      expect(finals(whole)).toStrictEqual(finals(streamed))
+      expect(finals(streamed)[0]).toMatchObject({
+        type: "compaction",
+        content: "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
+      })
+      for (const events of [streamed, whole]) {
+        expect(done(events)).toMatchObject({ usage: { input: 281, output: 91, cacheRead: 0, cacheWrite: 0, total: 372 } })
+      }
+    }))
+
+  it("usage without iterations keeps the top-level counts", () => {
+    expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7 })).toMatchObject({ input: 5, output: 7, total: 12 })
+    expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7, iterations: [] })).toMatchObject({ input: 5, output: 7 })
+  })
 })
 
 describe("Anthropic.normalizeResponse", () => {

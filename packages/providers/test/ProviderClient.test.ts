@@ -69,6 +69,33 @@ describe("ProviderClient", () => {
       expect(events.filter((event) => event.type === "response_start")).toHaveLength(1)
     }))
 
+  it.scoped("429 insufficient_quota is read from the body: not retried, no key rotated, the turn ends with the quota error", () =>
+    Effect.gen(function* () {
+      const quota = { error: { message: "You exceeded your current quota.", type: "insufficient_quota", param: null, code: "insufficient_quota" } }
+      const server = yield* serve([
+        { _tag: "status", status: 429, body: JSON.stringify(quota) },
+        { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
+      ])
+      const { delays, summary } = yield* collect(yield* client("openai-chat", server.url, keys("key-a", "key-b")))
+      expect(delays).toStrictEqual([])
+      expect(server.requests()).toHaveLength(1)
+      expect(summary.status).toBe("error")
+      expect(summary.errors).toStrictEqual([
+        { type: "rate_limit", code: "insufficient_quota", message: "You exceeded your current quota.", retryable: false }
+      ])
+    }))
+
+  it.scoped("400 content_policy_violation is content_blocked and not retried", () =>
+    Effect.gen(function* () {
+      const policy = { error: { message: "Rejected by the safety system.", type: "invalid_request_error", param: null, code: "content_policy_violation" } }
+      const server = yield* serve([{ _tag: "status", status: 400, body: JSON.stringify(policy) }])
+      const { summary } = yield* collect(yield* client("openai-chat", server.url))
+      expect(server.requests()).toHaveLength(1)
+      expect(summary.errors).toStrictEqual([
+        { type: "content_blocked", code: "content_policy_violation", message: "Rejected by the safety system.", retryable: false }
+      ])
+    }))
+
   it.scoped("retry-after-ms is read before Retry-After", () =>
     Effect.gen(function* () {
       const server = yield* serve([

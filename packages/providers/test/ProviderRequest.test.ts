@@ -367,6 +367,31 @@ describe("round trips keep what the provider demands back", () => {
       expect(elsewhere.body.contents).toStrictEqual([{ role: "user", parts: [{ text: "go" }] }])
     }))
 
+  it.effect("Anthropic compaction goes back as its compaction block, before the text, and nowhere else", () =>
+    Effect.gen(function* () {
+      const events = yield* Stream.make(new TextEncoder().encode(fixture("anthropic/compaction.sse"))).pipe(
+        Sse.decode(),
+        Providers.get("anthropic").normalize(),
+        Stream.runCollect
+      )
+      const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
+      const request = Either.getOrThrow(RoundTrip.continueWith(LlmRequestOf("go"), { provider: "anthropic", items: Turn.finalItems(turn) }))
+      const summary = "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
+      expect(ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" }).body.messages).toStrictEqual([
+        { role: "user", content: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "compaction", content: summary },
+            { type: "text", text: "Lima has about 10 million people." }
+          ]
+        }
+      ])
+      // another provider cannot read Anthropic's block: it is left out, as hosted tool items are
+      const openai = ProviderRequest.encode("openai-chat", request, { apiKey: "k", baseUrl: "http://x" }).body.messages
+      expect(JSON.stringify(openai)).not.toContain("compaction")
+    }))
+
   it("a tool result for a call the turn did not make is a RoundTripError naming it", () => {
     const result = RoundTrip.toolResults({ provider: "anthropic", items: [] }, [{ callId: "toolu_x", output: "" }])
     expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "RoundTripError", callId: "toolu_x" })

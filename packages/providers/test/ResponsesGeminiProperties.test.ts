@@ -25,6 +25,9 @@ interface Provider {
   readonly transcripts: ReadonlyArray<readonly [string, string]>
 }
 
+/** Recorded Responses streams of OpenAI's hosted (provider-executed) tools. */
+const hostedTools = ["web-search", "file-search", "code-interpreter", "image-generation"]
+
 const providers: ReadonlyArray<Provider> = [
   {
     name: "openai-responses",
@@ -33,6 +36,7 @@ const providers: ReadonlyArray<Provider> = [
     transcripts: [
       ["recorded text-simple", recorded("openai-responses", "text-simple.sse")],
       ["recorded reasoning-summary-tool", recorded("openai-responses", "reasoning-summary-tool.sse")],
+      ...hostedTools.map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
       ...["reasoning-encrypted", "parallel-tools", "refusal", "error-overloaded", "failed-rate-limit", "incomplete-length", "truncated", "web-search-citation"]
         .map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
     ]
@@ -45,7 +49,7 @@ const providers: ReadonlyArray<Provider> = [
       ["recorded thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
       ["recorded tool-parallel", recorded("gemini", "tool-parallel.sse")],
       ["recorded prompt-blocked-safety", recorded("gemini", "prompt-blocked-safety.sse")],
-      ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated"]
+      ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated", "code-execution", "grounding"]
         .map((name) => [name, own("gemini", `${name}.sse`)] as const)
     ]
   }
@@ -137,13 +141,17 @@ const completedResponse = (text: string): unknown => {
 
 const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
   ["recorded text-simple", providers[0]!, recorded("openai-responses", "text-simple.sse"), completedResponse(recorded("openai-responses", "text-simple.sse"))],
+  ...hostedTools.map(
+    (name) =>
+      [`recorded ${name}`, providers[0]!, recorded("openai-responses", `${name}.sse`), completedResponse(recorded("openai-responses", `${name}.sse`))] as const
+  ),
   ...["reasoning-encrypted", "parallel-tools", "refusal", "failed-rate-limit", "incomplete-length", "web-search-citation"].map(
     (name) => [name, providers[0]!, own("openai-responses", `${name}.sse`), ownJson("openai-responses", `${name}.json`)] as const
   ),
   ...["thought-then-tool", "tool-parallel", "prompt-blocked-safety"].map(
     (name) => [`recorded ${name}`, providers[1]!, recorded("gemini", `${name}.sse`), chunksOf(recorded("gemini", `${name}.sse`))] as const
   ),
-  ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish"].map(
+  ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish", "code-execution", "grounding"].map(
     (name) => [name, providers[1]!, own("gemini", `${name}.sse`), ownJson("gemini", `${name}.json`)] as const
   )
 ]

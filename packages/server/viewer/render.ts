@@ -2,7 +2,7 @@
  * DOM for turns and items. Every text from the API goes in through `textContent` or a
  * text node, never as markup.
  */
-import type { JsonValue, Snapshot, Upsert, Usage } from "./wire.js"
+import type { JsonValue, Snapshot, Source, Upsert, Usage } from "./wire.js"
 
 type Child = Node | string | undefined
 
@@ -29,7 +29,9 @@ const label = (...children: ReadonlyArray<Child>) => h("header", "label", ...chi
 const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<Node> => {
   switch (upsert.itemType) {
     case "message":
-      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), h("div", "content", upsert.content)]
+      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), h("div", "content", upsert.content), sources(upsert.sources)].filter(
+        (node): node is HTMLElement => node !== undefined
+      )
     case "reasoning": {
       const details = h(
         "details",
@@ -43,7 +45,7 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
     }
     case "tool_call":
       return [
-        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), stateBadge(upsert), callId(upsert)),
+        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), providerBadge(upsert), stateBadge(upsert), callId(upsert)),
         h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content))
       ]
     case "tool_output": {
@@ -52,12 +54,23 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
         label(
           "Tool output",
           outcome === undefined ? undefined : h("span", `badge ${outcome}`, outcome),
+          providerBadge(upsert),
           stateBadge(upsert),
           callId(upsert)
         ),
         h("pre", "output", formatJson(upsert.toolOutput ?? upsert.content))
       ]
     }
+    case "compaction":
+      // the provider's summary of the conversation before this turn: collapsed, like reasoning
+      return [
+        h(
+          "details",
+          "",
+          h("summary", "label", `Conversation summary${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
+          h("div", "content", upsert.content)
+        )
+      ]
     case "error":
       return [
         label("Error ", h("code", "error-code", upsert.errorCode ?? "error"), stateBadge(upsert)),
@@ -67,7 +80,34 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
   }
 }
 
+/** Only web pages become links: any other scheme a provider might send stays text. */
+const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url)
+
+const sourceEntry = (source: Source): HTMLElement => {
+  const name = source.title ?? source.filename ?? source.url ?? source.file_id ?? `document ${source.document_index ?? ""}`.trim()
+  let head: HTMLElement
+  if (source.url !== undefined && isWebUrl(source.url)) {
+    const link = h("a", "source-link", name)
+    link.setAttribute("href", source.url)
+    link.setAttribute("rel", "noopener noreferrer nofollow")
+    link.setAttribute("target", "_blank")
+    head = link
+  } else {
+    head = h("span", "source-name", name)
+  }
+  const where = source.location === undefined ? undefined : h("span", "source-where", ` ${source.location.unit} ${source.location.start}-${source.location.end}`)
+  return h("li", "source", head, where, source.cited_text === undefined ? undefined : h("q", "cited-text", source.cited_text))
+}
+
+/** The sources a message cites, under its text. */
+const sources = (list: ReadonlyArray<Source> | undefined): HTMLElement | undefined =>
+  list === undefined || list.length === 0 ? undefined : h("ol", "sources", ...list.map(sourceEntry))
+
 const callId = (upsert: Upsert): Child => (upsert.callId === undefined ? undefined : h("span", "call-id", upsert.callId))
+
+/** A tool the provider ran itself: shown as such, so nobody mistakes it for one to run. */
+const providerBadge = (upsert: Upsert): Child =>
+  upsert.providerExecuted === true ? h("span", "badge provider-executed", "run by provider") : undefined
 
 /**
  * The element of an item in the state its upsert carries; `previous` is the element
@@ -80,6 +120,7 @@ export const renderItem = (upsert: Upsert, previous: HTMLElement | undefined): H
   element.dataset["itemType"] = upsert.itemType
   element.dataset["changeType"] = upsert.changeType
   if (upsert.success !== undefined) element.dataset["success"] = String(upsert.success)
+  if (upsert.providerExecuted === true) element.dataset["providerExecuted"] = "true"
   return element
 }
 

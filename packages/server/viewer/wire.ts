@@ -6,11 +6,25 @@
 
 export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue }
 
+/** A source a message cites (`OutputItem.Source`). */
+export interface Source {
+  readonly kind: "url" | "document"
+  readonly url?: string
+  readonly title?: string
+  readonly cited_text?: string
+  readonly document_index?: number
+  readonly file_id?: string
+  readonly filename?: string
+  readonly location?: { readonly unit: "char" | "page" | "block"; readonly start: number; readonly end: number }
+  readonly text_start?: number
+  readonly text_end?: number
+}
+
 /** An item's full state so far (`UIUpsert`). */
 export interface Upsert {
   readonly type: "item_upsert"
   readonly itemId: string
-  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error"
+  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error" | "compaction"
   readonly changeType: "created" | "updated" | "completed"
   readonly content: string
   readonly origin?: "user" | "agent" | "system"
@@ -20,6 +34,8 @@ export interface Upsert {
   readonly callId?: string
   readonly toolOutput?: JsonValue
   readonly success?: boolean
+  readonly providerExecuted?: boolean
+  readonly sources?: ReadonlyArray<Source>
   readonly errorCode?: string
   readonly errorMessage?: string
 }

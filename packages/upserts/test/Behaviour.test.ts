@@ -137,6 +137,76 @@ describe("UpsertStream.upserts: items and turns", () => {
       ])
     }))
 
+  it.effect("a user message is held by its origin as well as by its id: one completed upsert, origin user", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("msg-7", "message", { origin: "user", initial_content: "What is" }),
+        F.delta("msg-7", " the weather?"),
+        F.messageDone("msg-7", "What is the weather?", "user"),
+        F.itemStart("msg-8", "message", { origin: "system", initial_content: "Be brief." }),
+        F.messageDone("msg-8", "Be brief.", "system"),
+        F.responseDone()
+      ])
+      expect(out).toStrictEqual([
+        F.turnStarted(),
+        F.upsert("msg-7", "message", "completed", "What is the weather?", { origin: "user" }),
+        F.upsert("msg-8", "message", "created", "Be brief.", { origin: "system" }),
+        F.upsert("msg-8", "message", "completed", "Be brief.", { origin: "system" }),
+        F.turnCompleted()
+      ])
+    }))
+
+  it.effect("a compaction item streams like reasoning and completes as itemType compaction with its provider", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("c", "compaction"),
+        F.delta("c", "## Summary"),
+        F.done("c", { type: "compaction", id: "c", content: "## Summary" }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemType, payload.changeType, payload.content, payload.providerId]] : []))
+      expect(upserts).toStrictEqual([
+        ["compaction", "created", "## Summary", upserts[0]![3]],
+        ["compaction", "completed", "## Summary", upserts[0]![3]]
+      ])
+      expect(typeof upserts[0]![3]).toBe("string")
+    }))
+
+  it.effect("a tool the provider ran: its call and output upserts say providerExecuted; a client call does not", () =>
+    Effect.gen(function*() {
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("s", "function_call", { name: "web_search" }),
+        F.done("s", { type: "function_call", id: "s", call_id: "srvtoolu_1", name: "web_search", arguments: "{\"query\":\"x\"}", provider_executed: true }),
+        F.itemStart("r", "function_call_output"),
+        F.done("r", { type: "function_call_output", id: "r", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true }),
+        F.itemStart("c", "function_call", { name: "lookup" }),
+        F.done("c", { type: "function_call", id: "c", call_id: "call_1", name: "lookup", arguments: "{}" }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemId, payload.itemType, payload.providerExecuted]] : []))
+      expect(upserts).toStrictEqual([
+        ["s", "tool_call", true],
+        ["r", "tool_output", true],
+        ["c", "tool_call", undefined]
+      ])
+    }))
+
+  it.effect("a message's sources ride on its completed upsert", () =>
+    Effect.gen(function*() {
+      const sources = [{ kind: "url", url: "https://a.example", title: "A", cited_text: "q" }] as const
+      const out = yield* F.runStage([
+        F.responseStart(),
+        F.itemStart("m", "message", { initial_content: "Hi" }),
+        F.done("m", { type: "message", id: "m", content: "Hi", origin: "agent", sources }),
+        F.responseDone()
+      ])
+      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.changeType, payload.sources]] : []))
+      expect(upserts).toStrictEqual([["created", undefined], ["completed", sources]])
+    }))
+
   it.effect("an empty input gives an empty output", () =>
     Effect.gen(function*() {
       expect(yield* F.runStage([])).toStrictEqual([])

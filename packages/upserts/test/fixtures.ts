@@ -34,7 +34,13 @@ export const responseStart = (providerId = "anthropic", modelId = "claude-test")
 export const itemStart = (
   itemId: string,
   itemType: OutputItem.ItemType,
-  extra: { readonly initial_content?: string; readonly name?: string; readonly arguments?: string; readonly code?: string } = {}
+  extra: {
+    readonly initial_content?: string
+    readonly name?: string
+    readonly arguments?: string
+    readonly code?: string
+    readonly origin?: OutputItem.MessageOrigin
+  } = {}
 ) => event({ type: "item_start", item_id: itemId, item_type: itemType, ...extra })
 
 export const delta = (itemId: string, text: string) => event({ type: "item_delta", item_id: itemId, delta_content: text })

@@ -13,6 +13,10 @@ interface OpenItem {
   readonly name: string
   content: string
   metadata: Json.JsonObject | undefined
+  /** a tool call the provider ran itself (`providerExecuted`) */
+  providerExecuted?: boolean
+  /** the `source` parts that arrived while this message was open (or just before it) */
+  sources?: Array<OutputItem.Source>
 }
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -95,27 +99,50 @@ export const usageOf = (value: unknown): Usage.Usage | undefined => {
   return Usage.make({ input, output, cacheRead, cacheWrite, reasoning, ...(raw === undefined ? {} : { raw }) })
 }
 
-const classifyStatus = (status: number): { readonly type: ProviderError.ProviderErrorType; readonly retryable: boolean } => {
-  if (status === 429) return { type: "rate_limit", retryable: true }
-  if (status === 408 || status === 504) return { type: "timeout", retryable: true }
-  if (status === 503 || status === 529) return { type: "provider_overloaded", retryable: true }
-  return { type: "api_error", retryable: status >= 500 }
+/** What the provider's body says, wherever the AI SDK put it: `data`, `responseBody`, or the error itself. */
+const bodySignals = (error: unknown, fields: typeof Parts.ErrorFields.Type): ProviderError.ErrorSignals | undefined => {
+  const parsed = fields.responseBody === undefined ? undefined : Json.parseOrUndefined(fields.responseBody)
+  for (const body of [fields.data, parsed, error]) {
+    const signals = body === undefined || body === null ? undefined : ProviderError.signalsOfBody(body)
+    if (signals !== undefined && (signals.code !== undefined || signals.type !== undefined)) return signals
+  }
+  return undefined
 }
 
-/** A `ProviderError` for an AI SDK error value (an `APICallError`, any `Error`, or anything). @internal */
+/**
+ * A `ProviderError` for an AI SDK error value (an `APICallError`, any `Error`, the raw
+ * provider error object older providers put in an error part, or anything), classified
+ * by `ProviderError.classify` from its status and body together. The SDK's
+ * `isRetryable` decides unless the body names a quota, content-policy or context-window
+ * error.
+ *
+ * @internal
+ */
 export const providerErrorOf = (error: unknown): ProviderError.ProviderError => {
   const fields: typeof Parts.ErrorFields.Type = Option.getOrElse(decodeErrorFields(error), () => ({}))
   const status = fields.statusCode !== undefined && Number.isInteger(fields.statusCode) ? fields.statusCode : undefined
-  const classified = status === undefined ? { type: "api_error" as const, retryable: false } : classifyStatus(status)
-  const message = fields.message ?? (typeof error === "string" ? error : "AI SDK stream error")
-  return new ProviderError.ProviderError({
-    type: classified.type,
-    retryable: fields.isRetryable ?? classified.retryable,
-    code: status === undefined ? (fields.name ?? "ai_sdk_error") : String(status),
+  const body = bodySignals(error, fields)
+  const message = fields.message ?? body?.message ?? (typeof error === "string" ? error : "AI SDK stream error")
+  return ProviderError.classify({
+    ...body,
+    status: status ?? body?.status,
+    code: body?.code ?? (status === undefined && body?.type === undefined && body?.status === undefined ? (fields.name ?? "ai_sdk_error") : undefined),
     message,
-    ...(status === undefined ? {} : { status }),
+    retryable: fields.isRetryable,
     raw: error
   })
+}
+
+/** A `source` part as the message's source: `url` pages and documents; other kinds give none. */
+const sourceOf = (part: typeof Parts.SourcePart.Type): OutputItem.Source | undefined => {
+  const fields = {
+    ...(part.url === undefined ? {} : { url: part.url }),
+    ...(part.title === undefined ? {} : { title: part.title }),
+    ...(part.filename === undefined ? {} : { filename: part.filename })
+  }
+  if (part.sourceType === "url" && part.url !== undefined) return { kind: "url", ...fields }
+  if (part.sourceType === "document") return { kind: "document", ...fields }
+  return undefined
 }
 
 const textOfOutput = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(toJson(value) ?? null))
@@ -136,6 +163,8 @@ export class PartConverter {
   private itemCount = 0
   private partIndex = 0
   private started = false
+  /** `source` parts that came while no message was open: the next message's */
+  private pendingSources: Array<OutputItem.Source> = []
   private ended = false
   private failed = false
 
@@ -169,6 +198,10 @@ export class PartConverter {
   private openItem(out: Out, now: number, key: string, type: OpenItem["type"], name: string, metadata: unknown): OpenItem {
     this.start(out, now)
     const item: OpenItem = { id: `item_${this.itemCount++}`, type, name, content: "", metadata: mergeMetadata(undefined, metadata) }
+    if (type === "message" && this.pendingSources.length > 0) {
+      item.sources = this.pendingSources
+      this.pendingSources = []
+    }
     this.open.set(key, item)
     this.emit(out, now, { type: "item_start", item_id: item.id, item_type: type, ...(type === "function_call" ? { name } : {}) })
     return item
@@ -187,7 +220,14 @@ export class PartConverter {
     let final: OutputItem.OutputItem
     switch (item.type) {
       case "message":
-        final = { type: "message", id: item.id, content: item.content, origin: "agent", ...provider }
+        final = {
+          type: "message",
+          id: item.id,
+          content: item.content,
+          origin: "agent",
+          ...(item.sources === undefined ? {} : { sources: item.sources }),
+          ...provider
+        }
         break
       case "reasoning": {
         const signature = field(item.metadata, "anthropic", "signature") ?? thoughtSignature(item.metadata)
@@ -205,7 +245,15 @@ export class PartConverter {
         break
       }
       case "function_call":
-        final = { type: "function_call", id: item.id, call_id: callId ?? key.slice("tool:".length), name: item.name, arguments: item.content, ...provider }
+        final = {
+          type: "function_call",
+          id: item.id,
+          call_id: callId ?? key.slice("tool:".length),
+          name: item.name,
+          arguments: item.content,
+          ...(item.providerExecuted === true ? { provider_executed: true } : {}),
+          ...provider
+        }
         break
     }
     this.emit(out, now, { type: "item_done", item_id: item.id, final_item: final })
@@ -286,7 +334,10 @@ export class PartConverter {
       }
       case "tool-input-start": {
         const key = `tool:${part.id}`
-        if (!this.open.has(key)) this.openItem(out, now, key, "function_call", part.toolName, part.providerMetadata)
+        if (!this.open.has(key)) {
+          const item = this.openItem(out, now, key, "function_call", part.toolName, part.providerMetadata)
+          if (part.providerExecuted === true) item.providerExecuted = true
+        }
         return undefined
       }
       case "tool-input-delta": {
@@ -303,6 +354,7 @@ export class PartConverter {
         const key = `tool:${part.toolCallId}`
         const item = this.open.get(key) ?? this.openItem(out, now, key, "function_call", part.toolName, undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
+        if (part.providerExecuted === true) item.providerExecuted = true
         if (item.content === "" && part.input !== undefined) {
           this.delta(out, now, item, typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {}))
         }
@@ -321,8 +373,23 @@ export class PartConverter {
         this.emit(out, now, {
           type: "item_done",
           item_id: id,
-          final_item: { type: "function_call_output", id, call_id: part.toolCallId, output, success }
+          final_item: {
+            type: "function_call_output",
+            id,
+            call_id: part.toolCallId,
+            output,
+            success,
+            ...(part.providerExecuted === true ? { provider_executed: true } : {})
+          }
         })
+        return undefined
+      }
+      case "source": {
+        const source = sourceOf(part)
+        if (source === undefined) return undefined
+        const message = [...this.open.values()].reverse().find((item) => item.type === "message")
+        if (message === undefined) this.pendingSources.push(source)
+        else (message.sources ??= []).push(source)
         return undefined
       }
       case "error":

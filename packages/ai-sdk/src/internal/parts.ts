@@ -23,6 +23,7 @@ export const ToolInputStart = Schema.Struct({
   type: Schema.Literal("tool-input-start"),
   id: Schema.String,
   toolName: Schema.String,
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -38,6 +39,8 @@ export const ToolCall = Schema.Struct({
   toolCallId: Schema.String,
   toolName: Schema.String,
   input: optional(Schema.Unknown),
+  /** The provider ran the tool itself (web search, code execution, ...). */
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -50,6 +53,7 @@ export const ToolResult = Schema.Struct({
   result: optional(Schema.Unknown),
   isError: optional(Schema.Boolean),
   preliminary: optional(Schema.Boolean),
+  providerExecuted: optional(Schema.Boolean),
   ...metadata
 })
 
@@ -58,7 +62,8 @@ export const ToolError = Schema.Struct({
   type: Schema.Literal("tool-error"),
   toolCallId: Schema.String,
   toolName: Schema.String,
-  error: optional(Schema.Unknown)
+  error: optional(Schema.Unknown),
+  providerExecuted: optional(Schema.Boolean)
 })
 
 /** @internal */
@@ -74,6 +79,17 @@ export const Finish = Schema.Struct({
   finishReason: Schema.Union(Schema.String, Schema.Struct({ unified: Schema.String, raw: optional(Schema.String) })),
   totalUsage: optional(Schema.Unknown),
   usage: optional(Schema.Unknown)
+})
+
+/** A source the model cites: a web page (`url`) or a document. @internal */
+export const SourcePart = Schema.Struct({
+  type: Schema.Literal("source"),
+  sourceType: Schema.String,
+  id: optional(Schema.String),
+  url: optional(Schema.String),
+  title: optional(Schema.String),
+  filename: optional(Schema.String),
+  mediaType: optional(Schema.String)
 })
 
 /** @internal */
@@ -93,6 +109,7 @@ export const Part = Schema.Union(
   ToolCall,
   ToolResult,
   ToolError,
+  SourcePart,
   ResponseMetadata,
   Finish,
   ErrorPart,
@@ -116,6 +133,7 @@ export const readTypes: ReadonlySet<string> = new Set([
   "tool-call",
   "tool-result",
   "tool-error",
+  "source",
   "response-metadata",
   "finish",
   "error",
@@ -151,5 +169,9 @@ export const ErrorFields = Schema.Struct({
   name: optional(Schema.String),
   message: optional(Schema.String),
   statusCode: optional(Schema.Number),
-  isRetryable: optional(Schema.Boolean)
+  isRetryable: optional(Schema.Boolean),
+  /** `APICallError.responseBody`: the provider's error body as text. */
+  responseBody: optional(Schema.String),
+  /** `APICallError.data`: the provider's error body, parsed. */
+  data: optional(Schema.Unknown)
 })

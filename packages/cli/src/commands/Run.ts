@@ -64,8 +64,9 @@ export const makeRenderer = (styled: boolean) => {
       }
       case "item_done": {
         const item = payload.final_item
-        if (item.type === "function_call") return line(`-> tool call ${item.name}(${item.arguments}) [${item.call_id}]`)
-        if (item.type === "function_call_output") return line(`<- tool result [${item.call_id}] ${item.output}`)
+        const by = "provider_executed" in item && item.provider_executed === true ? " (run by the provider)" : ""
+        if (item.type === "function_call") return line(`-> tool call ${item.name}(${item.arguments}) [${item.call_id}]${by}`)
+        if (item.type === "function_call_output") return line(`<- tool result [${item.call_id}]${by} ${item.output}`)
         return ""
       }
       case "response_error":

@@ -153,6 +153,15 @@ export interface RenderedItem {
   readonly output: string | null
   readonly errorCode: string | null
   readonly errorMessage: string | null
+  readonly providerExecuted: string | null
+  readonly sources: ReadonlyArray<RenderedSource> | null
+}
+
+/** A source as a message shows it: its name, its link (web pages only), the cited text. */
+export interface RenderedSource {
+  readonly name: string | null
+  readonly href: string | null
+  readonly cited: string | null
 }
 
 /** What the page shows of the turn: its head and its items, in order. */
@@ -181,7 +190,13 @@ const readTurn = `(() => {
       args: text(item, ".args"),
       output: text(item, ".output"),
       errorCode: text(item, ".error-code"),
-      errorMessage: text(item, ".error-message")
+      errorMessage: text(item, ".error-message"),
+      providerExecuted: item.dataset.providerExecuted ?? null,
+      sources: item.querySelector(".sources") === null ? null : [...item.querySelectorAll(".sources > .source")].map((li) => ({
+        name: text(li, ".source-link, .source-name"),
+        href: li.querySelector("a")?.getAttribute("href") ?? null,
+        cited: text(li, ".cited-text")
+      }))
     }))
   }
 })()`
@@ -197,12 +212,20 @@ export const expectedItem = (upsert: UIUpsert.UIUpsert): RenderedItem => ({
   itemType: upsert.itemType,
   changeType: upsert.changeType,
   success: upsert.success === undefined ? null : String(upsert.success),
-  content: upsert.itemType === "message" || upsert.itemType === "reasoning" || upsert.itemType === "error" ? upsert.content : null,
+  content: ["message", "reasoning", "error", "compaction"].includes(upsert.itemType) ? upsert.content : null,
   toolName: upsert.itemType === "tool_call" ? upsert.toolName ?? "(unnamed)" : null,
   args: upsert.itemType === "tool_call" ? formatted(upsert.toolArguments ?? upsert.content) : null,
   output: upsert.itemType === "tool_output" ? formatted(upsert.toolOutput ?? upsert.content) : null,
   errorCode: upsert.itemType === "error" ? upsert.errorCode ?? "error" : null,
-  errorMessage: upsert.itemType === "error" ? upsert.errorMessage ?? "" : null
+  errorMessage: upsert.itemType === "error" ? upsert.errorMessage ?? "" : null,
+  providerExecuted: upsert.providerExecuted === true ? "true" : null,
+  sources: upsert.sources === undefined || upsert.sources.length === 0
+    ? null
+    : upsert.sources.map((source) => ({
+      name: source.title ?? source.filename ?? source.url ?? source.file_id ?? `document ${source.document_index ?? ""}`.trim(),
+      href: source.url !== undefined && /^https?:\/\//i.test(source.url) ? source.url : null,
+      cited: source.cited_text ?? null
+    }))
 })
 
 /** What the page must show for a snapshot. */

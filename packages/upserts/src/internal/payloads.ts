@@ -65,6 +65,7 @@ export const fromBuffer = (meta: TurnMeta, buffer: ItemBuffer, changeType: UIUps
       upsert.origin = buffer.origin ?? "agent"
       break
     case "reasoning":
+    case "compaction":
       if (buffer.providerId !== undefined) upsert.providerId = buffer.providerId
       break
     case "tool_call":
@@ -94,7 +95,11 @@ export const fromFinalItem = (
 ): UIUpsert.UIUpsert => {
   switch (item.type) {
     case "message":
-      return { ...base(meta, itemId, "message", "completed", item.content), origin: item.origin }
+      return {
+        ...base(meta, itemId, "message", "completed", item.content),
+        origin: item.origin,
+        ...(item.sources === undefined || item.sources.length === 0 ? {} : { sources: item.sources })
+      }
     case "reasoning":
       return {
         ...base(meta, itemId, "reasoning", "completed", item.content),
@@ -105,17 +110,21 @@ export const fromFinalItem = (
         ...base(meta, itemId, "tool_call", "completed", item.arguments),
         toolName: item.name,
         toolArguments: toolArguments(item.arguments),
-        callId: item.call_id
+        callId: item.call_id,
+        ...(item.provider_executed === true ? { providerExecuted: true } : {})
       }
     case "function_call_output":
       return {
         ...base(meta, itemId, "tool_output", "completed", item.output),
         callId: item.call_id,
         toolOutput: Json.parseOrString(item.output),
-        success: item.success
+        success: item.success,
+        ...(item.provider_executed === true ? { providerExecuted: true } : {})
       }
     case "error":
       return { ...base(meta, itemId, "error", "completed", item.message), errorCode: item.code, errorMessage: item.message }
+    case "compaction":
+      return { ...base(meta, itemId, "compaction", "completed", item.content), providerId: buffer?.providerId ?? meta.providerId }
     case "script_execution": {
       const upsert = base(meta, itemId, "tool_call", "completed", item.code)
       upsert.toolName = "script_execution"

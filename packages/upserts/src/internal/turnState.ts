@@ -86,12 +86,16 @@ const itemStateOf = (state: TurnState, itemId: string | undefined, slot: Option.
   return ended._tag === "Some" ? ended.value : "unknown"
 }
 
-// Ids such as "run-123-user-prompt" or "user_1" name user messages, which are held
-// until item_done so that they are shown once, with the right origin.
+// User messages are held until item_done so that they are shown once, with the right
+// origin (seed 002): a message is a user's when its id names one ("run-123-user-prompt",
+// "user_1") or its item_start says `origin: "user"`.
 const userMessageId = /(?:^|[-_.:])user(?:[-_.:]|$)/i
 
+const isUserMessage = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
+  payload.origin === "user" || userMessageId.test(payload.item_id)
+
 const heldAtStart = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
-  payload.item_type === "message" ? userMessageId.test(payload.item_id) : payload.item_type !== "reasoning"
+  payload.item_type === "message" ? isUserMessage(payload) : payload.item_type !== "reasoning" && payload.item_type !== "compaction"
 
 const initialContent = (payload: StreamEvent.PayloadOf<"item_start">): string => {
   switch (payload.item_type) {
@@ -205,8 +209,8 @@ export const step = (
       let buffer = ItemBuffer.make(payload.item_id, Payloads.uiItemType(payload.item_type), {
         initialContent: initialContent(payload),
         isHeld: held,
-        origin: payload.item_type === "message" ? (held ? "user" : "agent") : undefined,
-        providerId: payload.item_type === "reasoning" ? meta.providerId : undefined,
+        origin: payload.item_type === "message" ? (held ? "user" : (payload.origin ?? "agent")) : undefined,
+        providerId: payload.item_type === "reasoning" || payload.item_type === "compaction" ? meta.providerId : undefined,
         toolName: payload.item_type === "script_execution" ? "script_execution" : payload.name
       })
       if (!held && ItemBuffer.hasUnemittedContent(buffer)) buffer = emit(meta, buffer, options, fx)

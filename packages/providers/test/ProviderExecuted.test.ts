@@ -1,0 +1,115 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Summary, Turn } from "@sluice/accumulator"
+import { OutputItem } from "@sluice/core"
+import type { StreamEvent } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
+import type { ProviderName } from "../src/ProviderName.js"
+import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
+
+const turnOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Either.getOrThrow(Turn.fromEvents(events))
+
+/** Transcripts in which only the provider ran tools: the caller has nothing to run. */
+const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArray<string>]> = [
+  ["anthropic", "recorded web-search", recorded("anthropic", "web-search.sse"), ["web_search"]],
+  ["anthropic", "recorded web-fetch", recorded("anthropic", "web-fetch.sse"), ["web_fetch"]],
+  ["anthropic", "recorded code-execution", recorded("anthropic", "code-execution.sse"), ["text_editor_code_execution", "bash_code_execution"]],
+  ["anthropic", "server-tool", own("anthropic", "server-tool.sse"), ["web_search"]],
+  ["openai-responses", "recorded web-search", recorded("openai-responses", "web-search.sse"), ["web_search_call"]],
+  ["openai-responses", "recorded file-search", recorded("openai-responses", "file-search.sse"), ["file_search_call"]],
+  ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), ["code_interpreter_call"]],
+  ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), ["image_generation_call"]],
+  ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
+  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]]
+]
+
+describe("provider-executed tool calls", () => {
+  for (const [provider, name, text, tools] of hosted) {
+    it.effect(`${provider} ${name}: marked provider_executed, listed apart from the calls to run, not a tool-calls finish`, () =>
+      Effect.gen(function* () {
+        const events = yield* runText(Providers.get(provider).normalize, text)
+        const items = finals(events)
+        const calls = items.filter((item) => item.type === "function_call")
+        expect(calls.length).toBeGreaterThan(0)
+        expect(calls.every(OutputItem.isProviderToolCall)).toBe(true)
+        // results the provider reported are its own too
+        for (const item of items) if (item.type === "function_call_output") expect(item.provider_executed).toBe(true)
+        const summary = Summary.fromTurn(turnOf(events))
+        expect(summary.toolCalls).toStrictEqual([])
+        expect([...new Set(summary.providerToolCalls.map((call) => call.name))].sort()).toStrictEqual([...tools].sort())
+        expect(summary.finishReason).not.toBe("tool-calls")
+      }))
+  }
+
+  it.effect("Anthropic code execution: each server_tool_use is answered by its *_code_execution_tool_result", () =>
+    Effect.gen(function* () {
+      const items = finals(yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse")))
+      const calls = items.filter(OutputItem.isProviderToolCall).map((call) => call.call_id)
+      const results = items.flatMap((item) => (item.type === "function_call_output" ? [[item.call_id, item.provider_metadata?.block_type]] : []))
+      expect(results.map(([callId]) => callId)).toStrictEqual(calls)
+      expect(new Set(results.map(([, type]) => type))).toStrictEqual(
+        new Set(["text_editor_code_execution_tool_result", "bash_code_execution_tool_result"])
+      )
+    }))
+
+  it.effect("Gemini code execution: executableCode is a code_execution call, codeExecutionResult its output, both sent back as they came", () =>
+    Effect.gen(function* () {
+      const events = yield* runText(Providers.get("gemini").normalize, own("gemini", "code-execution.sse"))
+      const items = finals(events)
+      expect(items.map((item) => item.type)).toStrictEqual(["message", "function_call", "function_call_output", "message"])
+      const [, call, result] = items
+      expect(call).toMatchObject({
+        type: "function_call",
+        name: "code_execution",
+        arguments: JSON.stringify({ language: "PYTHON", code: "print(sum(range(1, 101)))\n" }),
+        provider_executed: true
+      })
+      expect(result).toMatchObject({ type: "function_call_output", output: "5050\n", success: true, provider_executed: true })
+      expect(call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id).toBe(true)
+      const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) }))
+      expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
+        { role: "user", parts: [{ text: "go" }] },
+        {
+          role: "model",
+          parts: [
+            { text: "I'll compute it with code." },
+            { executableCode: { language: "PYTHON", code: "print(sum(range(1, 101)))\n" }, thoughtSignature: "c2lnLWNvZGU=" },
+            { codeExecutionResult: { outcome: "OUTCOME_OK", output: "5050\n" } },
+            { text: "The sum of 1 to 100 is 5050." }
+          ]
+        }
+      ])
+    }))
+
+  it("a provider-executed call with no provider form is left out of the next request, and takes no tool result", () => {
+    const turn: RoundTrip.FinishedTurn = {
+      provider: "ai-sdk",
+      items: [
+        { type: "function_call", id: "i0", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_executed: true },
+        { type: "function_call_output", id: "i1", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true },
+        { type: "message", id: "i2", content: "Found it.", origin: "agent" }
+      ]
+    }
+    expect(RoundTrip.assistantMessage(turn).parts).toStrictEqual([{ _tag: "text", text: "Found it.", provider: "ai-sdk" }])
+    const refused = RoundTrip.toolResults(turn, [{ callId: "srvtoolu_1", output: "x" }])
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RoundTripError", callId: "srvtoolu_1" })
+  })
+
+  it.effect("Anthropic code execution goes back as server_tool_use and result blocks, and asks for no tool results", () =>
+    Effect.gen(function* () {
+      const events = yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse"))
+      const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "anthropic", items: Turn.finalItems(turnOf(events)) }))
+      expect(next.messages).toHaveLength(2)
+      const body = ProviderRequest.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
+      const blocks = (body.messages as ReadonlyArray<{ readonly content: ReadonlyArray<{ readonly type: string }> }>)[1]!.content
+      expect(blocks.map((block) => block.type).filter((type) => type !== "text")).toStrictEqual([
+        "server_tool_use",
+        "text_editor_code_execution_tool_result",
+        "server_tool_use",
+        "bash_code_execution_tool_result"
+      ])
+    }))
+})
