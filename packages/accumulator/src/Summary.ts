@@ -18,7 +18,7 @@ const Count = Schema.Int.pipe(Schema.nonNegative())
  */
 export const Summary = Schema.Struct({
   provider: Schema.String,
-  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted"),
+  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted", "cancelled"),
   text: Schema.String,
   reasoning: Schema.String,
   toolCalls: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })),
