@@ -23,7 +23,7 @@ const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, argumen
  */
 export const Summary = Schema.Struct({
   provider: Schema.String,
-  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted"),
+  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted", "cancelled"),
   text: Schema.String,
   reasoning: Schema.String,
   toolCalls: Schema.Array(ToolCall),

@@ -25,7 +25,12 @@ export const SseEvent = Schema.Struct({
   data: Schema.String,
   id: Schema.optionalWith(Schema.String, { exact: true }),
   retry: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
-  line: Schema.Int.pipe(Schema.positive())
+  line: Schema.Int.pipe(Schema.positive()),
+  /**
+   * Set on an event the input ended inside: its terminating blank line never came (a
+   * body cut short), so its data may be cut too.
+   */
+  unterminated: Schema.optionalWith(Schema.Literal(true), { exact: true })
 }).annotations({ identifier: "SseEvent" })
 
 /**
@@ -87,8 +92,8 @@ const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
 /**
  * Frames a byte stream into SSE events. Each input chunk yields the chunk of events it
  * completes. At the end of input, a final event without its terminating blank line is
- * still dispatched, so a server that closes early loses nothing; a cut-off event then
- * fails where its data is decoded.
+ * still dispatched, marked `unterminated`, so a server that closes early loses
+ * nothing; whoever decodes its data knows the data may be cut short.
  *
  * @since 0.1.0
  * @category framing

@@ -160,12 +160,14 @@ export const ItemCancelled = Schema.Struct({
 }).annotations({ identifier: "ItemCancelled" })
 
 /**
- * How a turn ended.
+ * How a turn ended: `complete`, `error`, `aborted` (its producer stopped it: the input
+ * ended early, the process was signalled) or `cancelled` (someone asked it to stop,
+ * a status the UI shows as the user's own doing).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const ResponseStatus = Schema.Literal("complete", "error", "aborted").annotations({ identifier: "ResponseStatus" })
+export const ResponseStatus = Schema.Literal("complete", "error", "aborted", "cancelled").annotations({ identifier: "ResponseStatus" })
 
 /**
  * @since 0.1.0

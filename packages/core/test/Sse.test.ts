@@ -117,10 +117,19 @@ describe("Sse.decode", () => {
       expect(later.map((e) => e.data)).toStrictEqual(["\uFEFFb"])
     }))
 
-  it.effect("fails with InvalidUtf8 on a sequence that is cut short or broken across reads", () =>
+  it.effect("a body cut inside a character or a line ends with the event it was in, marked unterminated", () =>
     Effect.gen(function* () {
-      const cut = yield* Effect.either(frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xe2, 0x82)]))
-      expect(Either.isLeft(cut) && cut.left.reason).toBe("InvalidUtf8")
+      const cut = yield* frame([encoder.encode("data: ok\n\ndata: {\"a\": \"x"), Uint8Array.of(0xe2, 0x82)])
+      expect(cut).toStrictEqual([
+        { event: "message", data: "ok", line: 1 },
+        { event: "message", data: "{\"a\": \"x", line: 3, unterminated: true }
+      ])
+      const noBlankLine = yield* frame([encoder.encode("data: ok\n\ndata: done\n")])
+      expect(noBlankLine.map((e) => e.unterminated)).toStrictEqual([undefined, true])
+    }))
+
+  it.effect("fails with InvalidUtf8 on a sequence broken across reads", () =>
+    Effect.gen(function* () {
       const broken = yield* Effect.either(frame([encoder.encode("data: "), Uint8Array.of(0xe2, 0x82), Uint8Array.of(0x41, 0x0a, 0x0a)]))
       expect(Either.isLeft(broken) && broken.left.reason).toBe("InvalidUtf8")
       expect(Either.isLeft(broken) && broken.left.byteOffset).toBe(6)

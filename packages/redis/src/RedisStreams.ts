@@ -12,6 +12,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { RedisError } from "./RedisError.js"
 import type { Fields, StreamEntry } from "./StreamEntry.js"
@@ -125,6 +126,18 @@ export interface RedisStreamsService {
    * `XLEN key`: 0 for a missing key.
    */
   readonly xlen: (key: string) => Effect.Effect<number, RedisError>
+  /**
+   * `XREVRANGE key + - COUNT 1`: the stream's last entry, if it has one.
+   */
+  readonly xlast: (key: string) => Effect.Effect<Option.Option<StreamEntry>, RedisError>
+  /**
+   * `SET key value PX ms`: a string value that expires after `ms` milliseconds.
+   */
+  readonly setPx: (key: string, value: string, ms: number) => Effect.Effect<void, RedisError>
+  /**
+   * `GET key`: the string value, if the key holds one.
+   */
+  readonly get: (key: string) => Effect.Effect<Option.Option<string>, RedisError>
   /**
    * The entries after `options.after`, then every entry appended later, read with
    * `XREAD BLOCK`, until `options.until` matches or the stream is interrupted. A live

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
@@ -142,6 +143,7 @@ const scoreBound = (score: number): string =>
   score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
 
 const asString = decodeReply(StringReply)
+const asOptionalString = decodeReply(Schema.NullOr(StringReply))
 const asInteger = decodeReply(IntegerReply)
 const asRange = decodeReply(RangeReply)
 const asRead = decodeReply(ReadReply)
@@ -229,6 +231,11 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
           (entries) => entries.map(toEntry)
         ),
       xlen: (key) => call(asInteger, "XLEN", key, [key]),
+      xlast: (key) =>
+        Effect.map(call(asRange, "XREVRANGE", key, [key, "+", "-", "COUNT", 1]), (entries) =>
+          entries.length === 0 ? Option.none() : Option.some(toEntry(entries[0]!))),
+      setPx: (key, value, ms) => Effect.asVoid(call(asString, "SET", key, [key, value, "PX", ms])),
+      get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullable),
       tail,
       pexpire: (key, ms) => Effect.map(call(asInteger, "PEXPIRE", key, [key, ms]), (reply) => reply === 1),
       pttl: (key) => call(asInteger, "PTTL", key, [key]),

@@ -39,8 +39,13 @@ interface SortedSetValue {
   readonly members: Map<string, number>
 }
 
+interface StringValue {
+  readonly type: "string"
+  readonly value: string
+}
+
 interface Slot {
-  readonly value: StreamValue | SortedSetValue
+  readonly value: StreamValue | SortedSetValue | StringValue
   expiresAt: number | undefined
 }
 
@@ -244,6 +249,25 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     xrange,
     xlen: (key) =>
       withNow((now) => Either.map(streamOf("XLEN", key, now), (stream) => stream === undefined ? 0 : stream.entries.length - stream.head)),
+    xlast: (key) =>
+      withNow((now) =>
+        Either.map(streamOf("XREVRANGE", key, now), (stream) =>
+          stream === undefined || stream.entries.length === stream.head
+            ? Option.none()
+            : Option.some(stream.entries[stream.entries.length - 1]!.entry))
+      ),
+    setPx: (key, value, ms) =>
+      withNow((now) => {
+        if (!Number.isSafeInteger(ms) || ms <= 0) return Either.left(reject("SET", key, "ERR invalid expire time in 'set' command"))
+        slots.set(key, { value: { type: "string", value }, expiresAt: now + ms })
+        return Either.void
+      }),
+    get: (key) =>
+      withNow((now) => {
+        const slot = live(key, now)
+        if (slot === undefined) return Either.right(Option.none())
+        return slot.value.type === "string" ? Either.right(Option.some(slot.value.value)) : Either.left(reject("GET", key, wrongType))
+      }),
     tail,
     pexpire: (key, ms) =>
       withNow((now) => {

@@ -56,3 +56,31 @@ export const upsertsKey = (prefix: string, turnId: string): string => streamKey(
  * @category keys
  */
 export const turnsKey = (prefix: string): string => `${prefix}:turns`
+
+/**
+ * The producer's liveness lease of a turn, `<prefix>:turn:{<turnId>}:lease`: a key
+ * with a short expiry that the producer renews while the turn runs.
+ *
+ * @since 0.2.0
+ * @category keys
+ */
+export const leaseKey = (prefix: string, turnId: string): string => `${prefix}:turn:{${turnId}}:lease`
+
+/**
+ * The mark that a turn's producer holds a lease, `<prefix>:turn:{<turnId>}:leased`:
+ * it lives as long as the turn's streams, so that a lease that lapsed can be told
+ * from a turn that never had one.
+ *
+ * @since 0.2.0
+ * @category keys
+ */
+export const leasedKey = (prefix: string, turnId: string): string => `${prefix}:turn:{${turnId}}:leased`
+
+/**
+ * The control stream of all turns under a prefix, `<prefix>:control`: requests to the
+ * processes running turns (a cancel, for one), which every producer process tails.
+ *
+ * @since 0.2.0
+ * @category keys
+ */
+export const controlKey = (prefix: string): string => `${prefix}:control`

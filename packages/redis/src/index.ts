@@ -55,3 +55,24 @@ export * as TurnKeys from "./TurnKeys.js"
  * @since 0.1.0
  */
 export * as TurnPublisher from "./TurnPublisher.js"
+
+/**
+ * The producer's liveness lease of a turn.
+ *
+ * @since 0.2.0
+ */
+export * as TurnLease from "./TurnLease.js"
+
+/**
+ * Ending a turn its producer can no longer end (`producer_lost`).
+ *
+ * @since 0.2.0
+ */
+export * as TurnEnding from "./TurnEnding.js"
+
+/**
+ * Requests to the processes that run turns (cancel).
+ *
+ * @since 0.2.0
+ */
+export * as TurnControl from "./TurnControl.js"

@@ -16,12 +16,12 @@ import * as Schema from "effect/Schema"
 
 /**
  * `streaming` until a turn event ends the turn, then the status it ended with:
- * `complete`, `error` (also for `turn_error`) or `aborted`.
+ * `complete`, `error` (also for `turn_error`), `aborted` or `cancelled`.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const TurnStatus = Schema.Literal("streaming", "complete", "error", "aborted").annotations({
+export const TurnStatus = Schema.Literal("streaming", "complete", "error", "aborted", "cancelled").annotations({
   identifier: "TurnStatus"
 })
 

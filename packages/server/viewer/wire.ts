@@ -50,7 +50,7 @@ export interface Usage {
 /** A turn event (`UITurnEvent`). */
 export type TurnEvent =
   | { readonly type: "turn_started"; readonly modelId?: string; readonly providerId?: string }
-  | { readonly type: "turn_completed"; readonly status: "complete" | "error" | "aborted"; readonly usage?: Usage }
+  | { readonly type: "turn_completed"; readonly status: "complete" | "error" | "aborted" | "cancelled"; readonly usage?: Usage }
   | { readonly type: "turn_error"; readonly error: { readonly code: string; readonly message: string } }
 
 /** `GET /v1/turns/:turnId` (`TurnSnapshot`). */
@@ -58,7 +58,7 @@ export interface Snapshot {
   readonly turnId: string
   readonly modelId?: string
   readonly providerId?: string
-  readonly status: "streaming" | "complete" | "error" | "aborted"
+  readonly status: "streaming" | "complete" | "error" | "aborted" | "cancelled"
   readonly usage?: Usage
   readonly error?: { readonly code: string; readonly message: string }
   readonly items: ReadonlyArray<Upsert>

@@ -14,7 +14,10 @@ export type FramerFailure =
 export interface Framer {
   /** Feeds one read; pushes complete events into `out`. Returns a failure or undefined. */
   readonly push: (bytes: Uint8Array, out: Array<SseEvent>) => FramerFailure | undefined
-  /** Ends the input; a final event without its blank line is still dispatched. */
+  /**
+   * Ends the input; a final event without its blank line is still dispatched, marked
+   * `unterminated`.
+   */
   readonly end: (out: Array<SseEvent>) => FramerFailure | undefined
 }
 
@@ -83,6 +86,7 @@ export const makeFramer = (options: FramerOptions): Framer => {
   let eventLine = 0
   let lastId: string | undefined
   let retry: number | undefined
+  let ended = false // the input ended: an event dispatched now lacks its blank line
 
   const dispatch = (out: Array<SseEvent>): void => {
     if (data !== undefined) {
@@ -96,6 +100,7 @@ export const makeFramer = (options: FramerOptions): Framer => {
         event.retry = retry
         retry = undefined
       }
+      if (ended) event.unterminated = true
       out.push(event)
     }
     data = undefined
@@ -249,9 +254,12 @@ export const makeFramer = (options: FramerOptions): Framer => {
       return failure !== undefined ? failure : feedText(text, out, next)
     },
     end: (out) => {
+      // a character the input ended inside is a body cut short, not invalid UTF-8
+      if (pendingLength > 0 && pendingLength < sequenceLength(pending[0]!)) pendingLength = 0
       const text = decode(new Uint8Array(0), true)
       if (typeof text !== "string") return text
       const rest = takePartial(text)
+      ended = true
       if (rest.length > 0) {
         const failure = feedText(rest + "\n", out, 0)
         if (failure !== undefined) return failure

@@ -24,7 +24,16 @@ const emit = (out: Out): Channel.Channel<Chunk.Chunk<StreamEvent.StreamEvent>> =
   out.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(out))
 
 /**
- * Turns a handler factory into a Stream transformer. The factory gets the current
+ * Whether a decode failure only says that the body was cut: the input ended inside
+ * this event (no blank line after it) and its data is not JSON, as a `data:` line cut
+ * short is not. Such a turn ends truncated (`stream_truncated`), keeping what arrived.
+ */
+const isCut = (event: Sse.SseEvent, failure: WireDecodeError): boolean =>
+  event.unterminated === true && failure.reason === "InvalidJson"
+
+/**
+ * Turns a handler factory into a Stream transformer. An event cut short by the end of
+ * the input ends the turn as truncated instead of failing. The factory gets the current
  * time from Effect's Clock, read once per input chunk, so TestClock drives event
  * timestamps. One input chunk of
  * SSE events yields one output chunk of StreamEvents.
@@ -39,6 +48,7 @@ export const normalizeWith =
         // one clock read per input chunk: the events one chunk yields share its time
         let now = clock.unsafeCurrentTimeMillis()
         const handler = makeHandler(() => now)
+        let ended = false // a cut event ended the turn
         const loop: Channel.Channel<
           Chunk.Chunk<StreamEvent.StreamEvent>,
           Chunk.Chunk<Sse.SseEvent>,
@@ -53,13 +63,20 @@ export const normalizeWith =
             // an indexed loop: iterating the chunk allocates a result per event
             const events = Chunk.toReadonlyArray(input)
             for (let i = 0; i < events.length; i++) {
-              const failure = handler.onEvent(events[i]!, out)
-              if (failure !== undefined) return Channel.zipRight(emit(out), Channel.fail(failure))
+              const event = events[i]!
+              const failure = handler.onEvent(event, out)
+              if (failure === undefined) continue
+              if (!isCut(event, failure)) return Channel.zipRight(emit(out), Channel.fail(failure))
+              // the body ended inside this event's data: the turn is truncated, not invalid
+              handler.onEnd(out)
+              ended = true
+              break
             }
             return Channel.zipRight(emit(out), loop)
           },
           onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
           onDone: () => {
+            if (ended) return Channel.void
             now = clock.unsafeCurrentTimeMillis()
             const out: Out = []
             handler.onEnd(out)

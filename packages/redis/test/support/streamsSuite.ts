@@ -137,6 +137,26 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
         }))
     })
 
+    describe("xlast, setPx and get", () => {
+      it.effect("xlast is the newest entry, none for a missing key; get reads what setPx wrote", () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams
+          const k = key("last")
+          expect(Option.isNone(yield* redis.xlast(k))).toBe(true)
+          for (let n = 1; n <= 3; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
+          expect(yield* redis.xlast(k)).toStrictEqual(Option.some({ id: "0-3", fields: fields(3) }))
+          const s = key("string")
+          expect(Option.isNone(yield* redis.get(s))).toBe(true)
+          yield* redis.setPx(s, "one", 60_000)
+          yield* redis.setPx(s, "two", 60_000)
+          expect(yield* redis.get(s)).toStrictEqual(Option.some("two"))
+          const ttl = yield* redis.pttl(s)
+          expect(ttl > 0 && ttl <= 60_000).toBe(true)
+          expect((yield* Effect.flip(redis.get(k))).reason).toBe("Rejected")
+          expect((yield* Effect.flip(redis.xlast(s))).reason).toBe("Rejected")
+        }))
+    })
+
     describe("tail", () => {
       it.effect("reads what is there, then follows appends until told to stop", () =>
         Effect.gen(function*() {

@@ -1,0 +1,81 @@
+/**
+ * What a turn is, given once: its ids, the key prefix its streams live under, and the
+ * trace context its events carry. Every stage of the pipeline reads them from here.
+ *
+ * @since 0.1.0
+ */
+import { Ids, StreamEvent } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/**
+ * A turn's context. `runId` is the provider response's id in the events
+ * (`response_id`); `prefix`, when given, overrides the pipeline's.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnContext = Schema.Struct({
+  turnId: Schema.UUID,
+  threadId: Schema.UUID,
+  runId: Schema.UUID,
+  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), { exact: true }),
+  traceContext: Schema.optionalWith(StreamEvent.TraceContext, { exact: true })
+}).annotations({ identifier: "TurnContext" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TurnContext = typeof TurnContext.Type
+
+/**
+ * A context as a caller gives it: every id optional (fresh by default).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnContextInput {
+  readonly turnId?: string | undefined
+  readonly threadId?: string | undefined
+  readonly runId?: string | undefined
+  readonly prefix?: string | undefined
+  readonly traceContext?: StreamEvent.TraceContext | undefined
+}
+
+/**
+ * The context was not valid: `detail` names each bad field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidTurnContext extends Schema.TaggedError<InvalidTurnContext>()("InvalidTurnContext", {
+  detail: Schema.String
+}) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `invalid turn context: ${this.detail}`
+  }
+}
+
+const decode = Schema.decodeUnknown(TurnContext, { errors: "all", onExcessProperty: "error" })
+
+/**
+ * A turn context with fresh UUIDs for the ids not given; fails with
+ * `InvalidTurnContext` naming each bad field.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, InvalidTurnContext> =>
+  Effect.mapError(
+    decode({
+      turnId: input.turnId ?? Ids.generateEventId(),
+      threadId: input.threadId ?? Ids.generateEventId(),
+      runId: input.runId ?? Ids.generateEventId(),
+      ...(input.prefix === undefined ? {} : { prefix: input.prefix }),
+      ...(input.traceContext === undefined ? {} : { traceContext: input.traceContext })
+    }),
+    (error) => new InvalidTurnContext({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+  )

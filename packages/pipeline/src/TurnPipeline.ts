@@ -1,0 +1,329 @@
+/**
+ * The pipeline of a turn, Sluice's main job as one library call: a provider's events
+ * (normalized from its bytes with the turn's ids) -> Stream A -> the turn folded in a
+ * `Ref` (`Accumulator.accumulate`) -> upserts -> Stream B, returning the final turn.
+ *
+ * Every turn ends, in both streams, with a terminal entry:
+ *
+ * - the provider ended it: its own terminal events (`complete`, `error`, a body cut
+ *   short ends it with `stream_truncated`);
+ * - the input ended without ending the turn: `aborted`;
+ * - the input failed (bytes that are not the wire format, events out of order): the
+ *   turn ends `error` with the failure's message, and the failure is passed on;
+ * - `stop` completed, or the running fiber was interrupted (SIGINT, SIGTERM): the
+ *   input stops, open items are closed (text kept, a partial tool call cancelled), and
+ *   the turn ends `aborted`;
+ * - `cancel(turnId)` here, or a cancel request from any process through Redis: the
+ *   same, ending `cancelled`;
+ * - the producer's lease was found lapsed (the process was paused past it): the turn
+ *   ends with `producer_lost`, unless someone else ended it first.
+ *
+ * While a turn runs, the pipeline holds its liveness lease in Redis (see
+ * `TurnLease`), so that a reader can end the turn of a producer that died.
+ *
+ * @since 0.1.0
+ */
+import { Accumulator, type AccumulatorError, Turn } from "@sluice/accumulator"
+import { type StreamBMessage, StreamEvent } from "@sluice/core"
+import { type PublishError, type RedisError, RedisStreams, TurnControl, TurnKeys, TurnLease, TurnPublisher } from "@sluice/redis"
+import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { closingPayloads, type Ending } from "./internal/closing.js"
+import type { TurnContext } from "./TurnContext.js"
+import type { StopReason } from "./TurnEnd.js"
+import type { TurnSource } from "./TurnSource.js"
+
+/**
+ * The pipeline's options, with their defaults:
+ *
+ * - `publisher`: the `TurnPublisher`'s (key prefix `codex`, retention, retries).
+ * - `upserts`: the upsert stage's (gradient, batch timeout).
+ * - `lease`: the liveness lease (`leaseMs` 6000, renewed every 2000 ms); `false` for
+ *   none.
+ * - `followCancels` (true): follow the control stream for cancel requests.
+ * - `drainMs` (10000): how long an interrupted turn may take to write its ending.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly publisher?: TurnPublisher.Options | undefined
+  readonly upserts?: UpsertOptions.UpsertOptionsInput | undefined
+  readonly lease?: TurnLease.LeaseOptions | false | undefined
+  readonly followCancels?: boolean | undefined
+  readonly drainMs?: number | undefined
+}
+
+/**
+ * What one turn's run may do besides publishing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<R = never> {
+  /** Called with each Stream B message once Redis confirmed it. */
+  readonly onMessage?: ((message: StreamBMessage.StreamBMessage) => Effect.Effect<void, never, R>) | undefined
+  /** When this completes, the turn stops and ends with the reason it gives. */
+  readonly stop?: Effect.Effect<StopReason> | undefined
+}
+
+/**
+ * A turn's run: the final turn, how many Stream B messages were published, and why it
+ * stopped early, if it did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnResult {
+  readonly context: TurnContext
+  readonly turn: Turn.Turn
+  readonly messages: number
+  readonly stopped: Option.Option<StopReason>
+}
+
+/**
+ * The failures a run passes on, after ending the turn: the source's own, an event
+ * the fold refuses, the upsert stage's, and Redis past its retries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PipelineError =
+  | AccumulatorError.AccumulatorError
+  | UpsertErrors.UnexpectedEvent
+  | UpsertErrors.InvalidUpsertOptions
+  | PublishError.PublishError
+  | PublishError.InvalidPublisherOptions
+
+/**
+ * The pipeline.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnPipelineService {
+  /** The key prefix turns are published under (unless their context names another). */
+  readonly prefix: string
+  /** Runs one turn to its end; see the module's documentation. */
+  readonly run: <E, R, R2 = never>(
+    context: TurnContext,
+    source: TurnSource<E, R>,
+    options?: RunOptions<R2>
+  ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError, R | R2>
+  /**
+   * Cancels a turn: at once when it runs in this process, else through the control
+   * stream, to whichever process runs it.
+   */
+  readonly cancel: (turnId: string, prefix?: string) => Effect.Effect<void, RedisError.RedisError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class TurnPipeline extends Context.Tag("@sluice/pipeline/TurnPipeline")<TurnPipeline, TurnPipelineService>() {}
+
+/** The code and message a failure ends the turn with. */
+const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
+  const failure = Cause.squash(cause)
+  const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? String(failure._tag) : "Error"
+  const message = failure instanceof Error ? failure.message : String(failure)
+  const code = tag === "WireDecodeError" || tag === "SseError"
+    ? "invalid_input"
+    : tag === "AccumulatorError" || tag === "UnexpectedEvent"
+    ? "invalid_event_order"
+    : "pipeline_error"
+  return { _tag: "Failed", code, message }
+}
+
+/**
+ * Builds the pipeline on the `RedisStreams` in context; the control stream follower
+ * (when on) runs in the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const publisher = yield* TurnPublisher.make(options.publisher ?? {})
+    // checked once here; each turn adds its ids
+    yield* UpsertOptions.make(options.upserts)
+    const prefix = publisher.options.prefix
+    const drainMs = options.drainMs ?? 10_000
+    const running = new Map<string, Deferred.Deferred<StopReason>>()
+    const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
+
+    const publisherFor = (turnPrefix: string) => {
+      const known = publishers.get(turnPrefix)
+      return known !== undefined
+        ? Effect.succeed(known)
+        : Effect.tap(
+          Effect.provideService(TurnPublisher.make({ ...options.publisher, prefix: turnPrefix }), RedisStreams.RedisStreams, redis),
+          (made) => Effect.sync(() => publishers.set(turnPrefix, made))
+        )
+    }
+
+    if (options.followCancels !== false) {
+      yield* TurnControl.requests(prefix).pipe(
+        Stream.runForEach((request) => {
+          const stop = running.get(request.turnId)
+          return stop === undefined ? Effect.void : Deferred.succeed(stop, "cancelled")
+        }),
+        Effect.tapError((error) => Effect.logWarning(`following cancel requests: ${error.message}`)),
+        Effect.retry(Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))),
+        Effect.provideService(RedisStreams.RedisStreams, redis),
+        Effect.forkScoped
+      )
+    }
+
+    const runTurn = <E, R, R2>(
+      context: TurnContext,
+      source: TurnSource<E, R>,
+      stop: Deferred.Deferred<StopReason>,
+      runOptions: RunOptions<R2>
+    ) =>
+      Effect.gen(function*() {
+        const turnPrefix = context.prefix ?? prefix
+        const turnPublisher = yield* publisherFor(turnPrefix)
+        if (options.lease !== false) {
+          const lease = yield* TurnLease.hold(turnPrefix, context.turnId, {
+            ...options.lease,
+            retentionMs: turnPublisher.options.retentionMs
+          }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
+          yield* Deferred.await(lease.lost).pipe(Effect.zipRight(Deferred.succeed(stop, "producer_lost")), Effect.forkScoped)
+        }
+        const last = yield* Ref.make(Turn.empty)
+        // the events that end the turn the input left open, folded into the turn too
+        const closing = (ending: Ending) =>
+          Stream.unwrap(
+            Effect.gen(function*() {
+              const now = yield* Clock.currentTimeMillis
+              const turn = yield* Ref.get(last)
+              const payloads = closingPayloads(turn, ending, context, now)
+              const events: Array<StreamEvent.StreamEvent> = []
+              let folded = turn
+              for (const payload of payloads) {
+                const event = yield* StreamEvent.make({ runId: turn.runId ?? context.runId, traceContext: context.traceContext }, payload)
+                folded = Either.getOrElse(Turn.step(folded, event), () => folded)
+                events.push(event)
+              }
+              yield* Ref.set(last, folded)
+              return Stream.fromIterable(events)
+            })
+          )
+        const events = source(context).pipe(
+          Stream.interruptWhen(Deferred.await(stop)),
+          Accumulator.accumulate,
+          Stream.tap((step) => Ref.set(last, step.turn)),
+          Stream.map((step) => step.event),
+          Stream.catchAllCause((cause) => Stream.concat(closing(failedEnding(cause)), Stream.failCause(cause))),
+          Stream.concat(
+            Stream.unwrap(
+              Effect.flatMap(
+                Deferred.poll(stop),
+                Option.match({
+                  onNone: () => Effect.succeed(closing({ _tag: "Ended" })),
+                  onSome: (reason) => Effect.map(reason, (stopReason) => closing({ _tag: "Stopped", reason: stopReason }))
+                })
+              )
+            )
+          )
+        )
+        let messages = 0
+        yield* events.pipe(
+          turnPublisher.events(context.turnId),
+          UpsertStream.upserts({ ...options.upserts, turnId: context.turnId, threadId: context.threadId }),
+          StreamBMessages.wrap,
+          turnPublisher.upserts(context.turnId),
+          Stream.runForEach((message) => {
+            messages++
+            return runOptions.onMessage === undefined ? Effect.void : runOptions.onMessage(message)
+          })
+        )
+        const reason = yield* Deferred.poll(stop)
+        const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
+        return { context, turn: yield* Ref.get(last), messages, stopped: stoppedBy } satisfies TurnResult
+      }).pipe(Effect.scoped)
+
+    const service: TurnPipelineService = {
+      prefix,
+      run: (context, source, runOptions = {}) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const stop = yield* Deferred.make<StopReason>()
+            running.set(context.turnId, stop)
+            const fiber = yield* Effect.forkDaemon(restore(runTurn(context, source, stop, runOptions)))
+            const watch = runOptions.stop === undefined
+              ? undefined
+              : yield* Effect.forkDaemon(restore(Effect.flatMap(runOptions.stop, (reason) => Deferred.succeed(stop, reason))))
+            // interrupted: stop the input and let the turn write its ending, for a while
+            const exit = yield* restore(Fiber.await(fiber)).pipe(
+              Effect.onInterrupt(() =>
+                Deferred.succeed(stop, "aborted").pipe(
+                  Effect.zipRight(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
+                  Effect.zipRight(Fiber.interrupt(fiber))
+                )
+              ),
+              Effect.ensuring(
+                Effect.sync(() => running.delete(context.turnId)).pipe(
+                  Effect.zipRight(watch === undefined ? Effect.void : Fiber.interrupt(watch))
+                )
+              )
+            )
+            return yield* exit
+          })
+        ),
+      cancel: (turnId, turnPrefix) => {
+        const stop = running.get(turnId)
+        return stop !== undefined
+          ? Effect.asVoid(Deferred.succeed(stop, "cancelled"))
+          : Effect.provideService(TurnControl.requestCancel(turnPrefix ?? prefix, turnId), RedisStreams.RedisStreams, redis)
+      }
+    }
+    return service
+  })
+
+/**
+ * The pipeline as a layer on the `RedisStreams` layer it is given
+ * (`RedisStreamsLive.layer` for Redis, `RedisStreamsMemory.layer` in process).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}) => Layer.scoped(TurnPipeline, make(options))
+
+/**
+ * Runs one turn with the `TurnPipeline` in context.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E, R>, options?: RunOptions<R2>) =>
+  Effect.flatMap(TurnPipeline, (pipeline) => pipeline.run(context, source, options))
+
+/**
+ * Cancels a turn with the `TurnPipeline` in context.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const cancel = (turnId: string, prefix?: string) => Effect.flatMap(TurnPipeline, (pipeline) => pipeline.cancel(turnId, prefix))
+
+/** The keys of a turn's streams, for reports. */
+export const streamKeys = (context: TurnContext, prefix: string) => ({
+  events: TurnKeys.eventsKey(context.prefix ?? prefix, context.turnId),
+  upserts: TurnKeys.upsertsKey(context.prefix ?? prefix, context.turnId)
+})

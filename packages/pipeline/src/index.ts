@@ -1,0 +1,34 @@
+/**
+ * Sluice's front door: one call runs a turn from a provider's bytes to both Redis
+ * streams and back with the final turn, and makes sure the turn ends.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A turn's ids, key prefix and trace context, given once.
+ *
+ * @since 0.1.0
+ */
+export * as TurnContext from "./TurnContext.js"
+
+/**
+ * Why a turn stopped before its events ended it.
+ *
+ * @since 0.1.0
+ */
+export * as TurnEnd from "./TurnEnd.js"
+
+/**
+ * The pipeline: events -> Stream A -> the folded turn -> upserts -> Stream B.
+ *
+ * @since 0.1.0
+ */
+export * as TurnPipeline from "./TurnPipeline.js"
+
+/**
+ * Where a turn's events come from.
+ *
+ * @since 0.1.0
+ */
+export * as TurnSource from "./TurnSource.js"

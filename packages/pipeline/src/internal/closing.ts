@@ -1,0 +1,91 @@
+import type { Turn } from "@sluice/accumulator"
+import type { OutputItem, StreamEvent } from "@sluice/core"
+import type { TurnContext } from "../TurnContext.js"
+import type { StopReason } from "../TurnEnd.js"
+
+/**
+ * How the pipeline's input came to its end.
+ *
+ * @internal
+ */
+export type Ending =
+  | { readonly _tag: "Ended" }
+  | { readonly _tag: "Stopped"; readonly reason: StopReason }
+  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+
+const ended = (status: Turn.TurnStatus): boolean => status !== "pending" && status !== "streaming"
+
+/** The final form of an open item that keeps what arrived, or undefined to cancel it. */
+const keptItem = (item: Turn.TurnItem): OutputItem.OutputItem | undefined => {
+  switch (item.type) {
+    case "message":
+      return { type: "message", id: item.id, content: item.content, origin: "agent" }
+    case "reasoning":
+      return { type: "reasoning", id: item.id, content: item.content }
+    default:
+      // a tool call cut short is not a tool call anyone may run
+      return undefined
+  }
+}
+
+const leaseLapsed = "this producer's lease lapsed (it was paused or cut off) before the turn ended"
+
+/**
+ * The payloads that end a turn the input did not end: a `response_start` if it never
+ * started, each open item closed (text kept, a partial tool call cancelled), then the
+ * terminal events for the ending. Nothing for a turn that has ended.
+ *
+ * @internal
+ */
+export const closingPayloads = (turn: Turn.Turn, ending: Ending, context: TurnContext, now: number): Array<StreamEvent.Payload> => {
+  if (ended(turn.status)) return []
+  const responseId = turn.runId ?? context.runId
+  const out: Array<StreamEvent.Payload> = []
+  if (turn.status === "pending") {
+    out.push({
+      type: "response_start",
+      response_id: responseId,
+      turn_id: context.turnId,
+      thread_id: context.threadId,
+      model_id: turn.modelId ?? "unknown",
+      provider_id: turn.providerId ?? "unknown",
+      created_at: now
+    })
+  }
+  const reason = ending._tag === "Stopped" ? ending.reason : ending._tag === "Failed" ? "failed" : "ended"
+  for (const item of turn.items) {
+    if (item.status !== "in_progress") continue
+    const kept = keptItem(item)
+    out.push(
+      kept === undefined
+        ? { type: "item_cancelled", item_id: item.id, reason: `turn ${reason}` }
+        : { type: "item_done", item_id: item.id, final_item: kept }
+    )
+  }
+  switch (ending._tag) {
+    case "Ended":
+      out.push({ type: "response_done", response_id: responseId, status: "aborted", finish_reason: null })
+      break
+    case "Stopped":
+      if (ending.reason === "producer_lost") {
+        out.push({
+          type: "response_error",
+          response_id: responseId,
+          error: { code: "producer_lost", message: leaseLapsed, type: "api_error", retryable: false }
+        })
+        out.push({ type: "response_done", response_id: responseId, status: "error", finish_reason: "error" })
+      } else {
+        out.push({ type: "response_done", response_id: responseId, status: ending.reason, finish_reason: null })
+      }
+      break
+    case "Failed":
+      out.push({
+        type: "response_error",
+        response_id: responseId,
+        error: { code: ending.code, message: ending.message, type: "api_error", retryable: false }
+      })
+      out.push({ type: "response_done", response_id: responseId, status: "error", finish_reason: "error" })
+      break
+  }
+  return out
+}
