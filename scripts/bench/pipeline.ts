@@ -2,7 +2,8 @@
  * The whole pipeline under load (issue 6): 1,000 concurrent turns of 500 text deltas
  * each, generated lazily per turn, through
  *
- *   TurnPublisher.publishEvents -> UpsertStream.upserts -> StreamBMessages.wrap -> TurnPublisher.publishUpserts
+ *   TurnPipeline.run: Stream A -> Accumulator.accumulate -> UpsertStream.upserts -> Stream B
+ *   (with each turn's liveness lease and the cancel follower, as an application runs it)
  *
  * into a real Redis (a throwaway `redis-server` on a free loopback port, no
  * persistence, or `REDIS_URL`), next to `redis-benchmark`'s pipelined XADD rate
@@ -18,8 +19,8 @@ import { readFile } from "node:fs/promises"
 import { PerformanceObserver, performance } from "node:perf_hooks"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
-import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
-import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import { TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -74,14 +75,14 @@ export function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
 
 export const eventsPerTurn = DELTAS + 4
 
-/** One turn through the whole pipeline; the number of Stream B entries written. */
+/** One turn through the library's pipeline; the number of Stream B entries written. */
 const publishTurn = (turn: Turn) =>
-  Stream.fromIteratorSucceed(turnEvents(turn), CHUNK).pipe(
-    TurnPublisher.publishEvents(turn.turnId),
-    UpsertStream.upserts(),
-    StreamBMessages.wrap,
-    TurnPublisher.publishUpserts(turn.turnId),
-    Stream.runCount
+  Effect.map(
+    TurnPipeline.run(
+      { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
+      TurnSource.events(() => Stream.fromIteratorSucceed(turnEvents(turn), CHUNK))
+    ),
+    (result) => result.messages
   )
 
 /** One turn's events alone, generated and drained: the load's own cost, no Sluice stage. */
@@ -155,7 +156,7 @@ const runPipeline = async (
   server: Server | undefined
 ): Promise<Row> => {
   const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
-  const layer = Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX, indexTurns: true }), streams)
+  const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX, indexTurns: true } }), streams)
   const program = Effect.gen(function*() {
     const redisBefore = yield* Effect.promise(() => server?.cpuSeconds() ?? Promise.resolve(undefined))
     const cpuBefore = process.cpuUsage()

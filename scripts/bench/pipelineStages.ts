@@ -1,13 +1,14 @@
 /**
  * The pipeline load stage by stage (`pnpm bench pipeline-stages`): the same 1,000
  * turns of 500 deltas as `pipeline`, generated the same way, run through a growing
- * prefix of the pipeline, so that the difference between two rows is what one stage
- * costs (Node CPU per event). The store confirms every entry and keeps none (the
+ * prefix of the pipeline's stages, so that the difference between two rows is what one
+ * stage costs (Node CPU per event); the last row is the library's `TurnPipeline.run`. The store confirms every entry and keeps none (the
  * in-memory layer with `xaddAll` answering each entry's own id), so neither Redis nor
  * a growing heap is in the figures; with `BENCH_STAGES_REDIS_URL` set, the live layer
  * on that Redis instead. `BENCH_STAGES=0,1` runs only the rows named (for profiling).
  */
 import { Ids } from "@sluice/core"
+import { TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
@@ -19,7 +20,7 @@ import { CHUNK, DELTAS, eventsPerTurn, TURNS, type Turn, turnEvents } from "./pi
 /** Which rows to run (their 0-based positions, comma-separated); all by default. */
 const ONLY = process.env.BENCH_STAGES?.split(",").map(Number)
 
-type Stage = (turn: Turn) => Stream.Stream<unknown, unknown, TurnPublisher.TurnPublisher>
+type Stage = (turn: Turn) => Stream.Stream<unknown, unknown, TurnPublisher.TurnPublisher | TurnPipeline.TurnPipeline>
 
 const events = (turn: Turn) => Stream.fromIteratorSucceed(turnEvents(turn), CHUNK)
 
@@ -28,8 +29,12 @@ const stages: ReadonlyArray<readonly [string, Stage]> = [
   ["+ publishEvents (Stream A)", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId))],
   ["+ UpsertStream.upserts", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts())],
   ["+ StreamBMessages.wrap", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts(), StreamBMessages.wrap)],
-  ["+ publishUpserts (Stream B): the whole pipeline", (turn) =>
+  ["+ publishUpserts (Stream B)", (turn) =>
     events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts(), StreamBMessages.wrap, TurnPublisher.publishUpserts(turn.turnId))],
+  ["the whole pipeline: TurnPipeline.run (+ fold, lease, endings)", (turn) =>
+    Stream.fromEffect(
+      TurnPipeline.run({ turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() }, TurnSource.events(() => events(turn)))
+    )],
   ["upserts alone (no publisher)", (turn) => events(turn).pipe(UpsertStream.upserts())]
 ]
 
@@ -45,7 +50,7 @@ const discarding = Layer.effect(
 const measure = async (stage: Stage): Promise<number> => {
   const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
   const store = process.env.BENCH_STAGES_REDIS_URL === undefined ? discarding : RedisStreamsLive.layerFrom({ url: process.env.BENCH_STAGES_REDIS_URL })
-  const layer = Layer.provideMerge(TurnPublisher.layer({ prefix: "stages" }), store)
+  const layer = Layer.provideMerge(Layer.merge(TurnPublisher.layer({ prefix: "stages" }), TurnPipeline.layer({ publisher: { prefix: "stages" } })), store)
   const program = Effect.forEach(turns, (turn) => Stream.runDrain(stage(turn)), { concurrency: "unbounded", discard: true })
   ;(globalThis as { gc?: () => void }).gc?.()
   const before = process.cpuUsage()

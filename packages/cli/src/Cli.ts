@@ -57,3 +57,12 @@ export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number => {
   }
   return 1
 }
+
+/**
+ * The exit code of a process stopped by a signal: 128 + its number (SIGINT 130,
+ * SIGTERM 143), as shells report it.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number => 128 + (signal === "SIGINT" ? 2 : 15)

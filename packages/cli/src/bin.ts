@@ -23,7 +23,19 @@ const program = Cli.run(process.argv).pipe(
   Effect.provide(Layer.merge(NodeContext.layer, Output.layer))
 )
 
+// SIGINT and SIGTERM interrupt the program (runMain's own handlers); a turn in flight
+// then ends `aborted` in both streams before the process exits 128 + the signal's number.
+let signalled: "SIGINT" | "SIGTERM" | undefined
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void (signalled ??= signal))
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
-  teardown: (exit, onExit) => onExit(Exit.isFailure(exit) && Cause.isDie(exit.cause) ? 70 : Cli.exitCode(exit))
+  teardown: (exit, onExit) =>
+    onExit(
+      Exit.isFailure(exit) && Cause.isDie(exit.cause)
+        ? 70
+        : signalled !== undefined && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+        ? Cli.signalExitCode(signalled)
+        : Cli.exitCode(exit)
+    )
 })

@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -142,6 +142,30 @@ describe("sluice normalize", () => {
 })
 
 describe("sluice replay", () => {
+  it.effect("a transcript cut in the middle of a data: line is a truncated turn, not invalid input", () =>
+    Effect.gen(function* () {
+      const whole = readFileSync(join(recorded, "anthropic", "thinking-then-tool.sse"), "utf8")
+      const cut = scratchFile("cut.sse", whole.slice(0, whole.indexOf("\"thinking\":", 1200) + 20))
+      for (const command of ["normalize", "replay"] as const) {
+        const { code, stdout, stderr } = yield* run(command, "--provider", "anthropic", cut)
+        expect([command, code, stderr]).toStrictEqual([command, 0, ""])
+        const summary = decodeSummary(JSON.parse(command === "normalize" ? stdout : stdout.split("\nsummary: ")[1]!))
+        expect(summary.status).toBe("error")
+        expect(summary.errors.map((error) => error.code)).toStrictEqual(["stream_truncated"])
+        expect(summary.reasoning.length).toBeGreaterThan(0)
+      }
+    }))
+
+  it.effect("a replay that stops on invalid input ends both streams and exits 1", () =>
+    Effect.gen(function* () {
+      const bad = scratchFile("bad.sse", "event: message_start\ndata: {\"type\": \"message_start\", \"message\": 7}\n\n")
+      const { code, stdout, stderr } = yield* run("replay", "--provider", "anthropic", "--jsonl", bad)
+      expect(code).toBe(1)
+      expect(stderr).toMatch(/^sluice: .*line 1/)
+      const payloads = stdout.trim().split("\n").map((line) => JSON.parse(JSON.parse(line).payload) as { type: string })
+      expect(payloads.map((payload) => payload.type)).toContain("turn_error")
+    }))
+
   it.effect("--jsonl prints exactly one StreamBMessage a line, ending with the turn's completion", () =>
     Effect.gen(function* () {
       const turn = "0b4c7a52-9a55-4f1e-8f0a-3a1b2c3d4e5f"

@@ -28,6 +28,7 @@ import { type StreamBMessage, StreamEvent } from "@sluice/core"
 import { type PublishError, type RedisError, RedisStreams, TurnControl, TurnKeys, TurnLease, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -41,6 +42,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { closingPayloads, type Ending } from "./internal/closing.js"
+import { untilStopped } from "./internal/untilStopped.js"
 import type { TurnContext } from "./TurnContext.js"
 import type { StopReason } from "./TurnEnd.js"
 import type { TurnSource } from "./TurnSource.js"
@@ -224,11 +226,15 @@ export const make = (options: Options = {}) =>
               return Stream.fromIterable(events)
             })
           )
-        const events = source(context).pipe(
-          Stream.interruptWhen(Deferred.await(stop)),
+        const events = untilStopped(source(context), stop).pipe(
           Accumulator.accumulate,
-          Stream.tap((step) => Ref.set(last, step.turn)),
-          Stream.map((step) => step.event),
+          // per chunk, not per event: a per-event effect would hand on one-event chunks
+          Stream.mapChunksEffect((steps) =>
+            Option.match(Chunk.last(steps), {
+              onNone: () => Effect.succeed(Chunk.empty<StreamEvent.StreamEvent>()),
+              onSome: (final) => Effect.as(Ref.set(last, final.turn), Chunk.map(steps, (step) => step.event))
+            })
+          ),
           Stream.catchAllCause((cause) => Stream.concat(closing(failedEnding(cause)), Stream.failCause(cause))),
           Stream.concat(
             Stream.unwrap(

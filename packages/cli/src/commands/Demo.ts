@@ -11,7 +11,8 @@
 import { Command, Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import type { ProviderName } from "@sluice/providers"
-import { TurnKeys, type TurnPublisher } from "@sluice/redis"
+import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { TurnKeys } from "@sluice/redis"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,10 +23,10 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Serving from "../Serving.js"
-import * as TurnPipeline from "../TurnPipeline.js"
-import * as Normalize from "./Normalize.js"
+import * as Publishing from "../Publishing.js"
 
 /**
  * The bundled transcripts, in the order they are played, with their providers.
@@ -62,13 +63,13 @@ export interface DemoPace {
 // One sample as a fresh turn, published to Stream A and Stream B as it streams.
 const playSample = (sample: (typeof samples)[number], eventDelay: Duration.Duration) =>
   Effect.gen(function* () {
-    const turnId = yield* TurnPipeline.uuidOrFresh("turn", Option.none())
-    const threadId = yield* TurnPipeline.uuidOrFresh("thread", Option.none())
+    const context = yield* Publishing.contextOf(Option.none(), Option.none())
+    const turnId = context.turnId
     yield* Output.line(`  turn ${turnId}  ${sample.file}: streaming`)
-    const events = Normalize.events(sample.provider, `${samplesDir}${sample.file}`, false, { turnId, threadId }).pipe(
-      Stream.schedule(Schedule.spaced(eventDelay).pipe(Schedule.jitteredWith({ min: 2 / 3, max: 4 / 3 })))
-    )
-    const turn = yield* TurnPipeline.publish(events, { turnId, threadId, onMessage: () => Effect.void })
+    const events = TurnSource.sse(sample.provider, Input.bytes(`${samplesDir}${sample.file}`))
+    const paced = (turn: TurnContext.TurnContext) =>
+      events(turn).pipe(Stream.schedule(Schedule.spaced(eventDelay).pipe(Schedule.jitteredWith({ min: 2 / 3, max: 4 / 3 }))))
+    const turn = yield* Publishing.publish(context, paced)
     yield* Output.line(`  turn ${turnId}  ${sample.file}: ${turn.status}`)
   })
 
@@ -81,7 +82,7 @@ const playSample = (sample: (typeof samples)[number], eventDelay: Duration.Durat
  */
 export const play = (
   pace: DemoPace
-): Effect.Effect<void, CliFailure, FileSystem.FileSystem | TurnPublisher.TurnPublisher | Output.Output> =>
+): Effect.Effect<void, CliFailure, FileSystem.FileSystem | TurnPipeline.TurnPipeline | Output.Output> =>
   Effect.forEach(
     Array.from({ length: pace.parallel }, (_, lane) => samples.filter((_, i) => i % pace.parallel === lane)),
     (lane) => {
@@ -168,6 +169,6 @@ export const command = Command.make(
       })
     }).pipe(
       Effect.scoped,
-      Effect.provide(Layer.provideMerge(TurnPipeline.publisherLayer(TurnKeys.defaultPrefix), TurnPipeline.storeLayer))
+      Effect.provide(Layer.provideMerge(Publishing.pipelineLayer(TurnKeys.defaultPrefix), Publishing.storeLayer))
     )
 ).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (REDIS_URL, or the embedded store)"))

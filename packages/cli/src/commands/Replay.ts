@@ -10,14 +10,15 @@ import type { FileSystem } from "@effect/platform"
 import type { Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import type { ProviderName } from "@sluice/providers"
-import type { TurnPublisher } from "@sluice/redis"
+import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as Input from "../Input.js"
 import * as Output from "../Output.js"
-import * as TurnPipeline from "../TurnPipeline.js"
+import * as Publishing from "../Publishing.js"
 import * as Normalize from "./Normalize.js"
 
 /**
@@ -29,39 +30,44 @@ import * as Normalize from "./Normalize.js"
 export interface ReplayOptions {
   readonly provider: ProviderName.ProviderName
   readonly file: string
-  readonly turnId: string
-  readonly threadId: string
+  readonly context: TurnContext.TurnContext
   /** Delay before each provider event; zero replays as fast as the pipeline goes. */
   readonly eventDelay: Duration.Duration
   readonly onMessage: (message: StreamBMessage.StreamBMessage) => Effect.Effect<void, never, Output.Output>
 }
 
 /**
- * The pipeline of one replayed turn, with the `TurnPublisher` in context: publishes the
- * events to Stream A, their upserts to Stream B, and returns the final turn.
+ * The events of a recorded transcript, paced: a turn source for the pipeline.
+ *
+ * @since 0.1.0
+ * @category pipeline
+ */
+export const source = (provider: ProviderName.ProviderName, file: string, eventDelay: Duration.Duration) => {
+  const events = TurnSource.sse(provider, Input.bytes(file))
+  return Duration.toMillis(eventDelay) > 0
+    ? (context: TurnContext.TurnContext) => events(context).pipe(Stream.schedule(Schedule.spaced(eventDelay)))
+    : events
+}
+
+/**
+ * One replayed turn through the library's pipeline (in context): its events to Stream
+ * A, their upserts to Stream B; returns the final turn.
  *
  * @since 0.1.0
  * @category pipeline
  */
 export const replayTurn = (
   options: ReplayOptions
-): Effect.Effect<Turn.Turn, CliFailure, FileSystem.FileSystem | TurnPublisher.TurnPublisher | Output.Output> => {
-  const paced = Duration.toMillis(options.eventDelay) > 0
-  return TurnPipeline.publish(
-    Normalize.events(options.provider, options.file, false, { turnId: options.turnId, threadId: options.threadId }).pipe(
-      paced ? Stream.schedule(Schedule.spaced(options.eventDelay)) : (self) => self
-    ),
-    options
-  )
-}
+): Effect.Effect<Turn.Turn, CliFailure, FileSystem.FileSystem | TurnPipeline.TurnPipeline | Output.Output> =>
+  Publishing.publish(options.context, source(options.provider, options.file, options.eventDelay), options.onMessage)
 
 /**
- * The store a replay writes to (see `TurnPipeline.storeLayer`).
+ * The store a replay writes to (see `Publishing.storeLayer`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const storeLayer = TurnPipeline.storeLayer
+export const storeLayer = Publishing.storeLayer
 
 const describe = (message: StreamBMessage.StreamBMessage): string => {
   const payload: unknown = JSON.parse(message.payload)
@@ -88,8 +94,8 @@ export const command = Command.make(
   {
     provider: Normalize.provider,
     file: Normalize.file,
-    turn: TurnPipeline.turnOption,
-    thread: TurnPipeline.threadOption,
+    turn: Publishing.turnOption,
+    thread: Publishing.threadOption,
     pace: Options.choice("pace", ["realtime", "fast"]).pipe(
       Options.withDescription("realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"),
       Options.withDefault("fast")
@@ -99,26 +105,24 @@ export const command = Command.make(
       Options.withDefault(25)
     ),
     jsonl: Options.boolean("jsonl").pipe(Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")),
-    prefix: TurnPipeline.prefixOption
+    prefix: Publishing.prefixOption
   },
   (args) =>
     Effect.gen(function* () {
       if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
-      const turnId = yield* TurnPipeline.uuidOrFresh("turn", args.turn)
-      const threadId = yield* TurnPipeline.uuidOrFresh("thread", args.thread)
+      const context = yield* Publishing.contextOf(args.turn, args.thread)
       let messages = 0
       const turn = yield* replayTurn({
         provider: args.provider,
         file: args.file,
-        turnId,
-        threadId,
+        context,
         eventDelay: Duration.millis(args.pace === "realtime" ? args.delayMs : 0),
         onMessage: (message) => {
           messages++
           return Output.line(args.jsonl ? JSON.stringify(message) : describe(message))
         }
-      }).pipe(Effect.provide(TurnPipeline.publisherLayer(args.prefix)))
+      }).pipe(Effect.provide(Publishing.pipelineLayer(args.prefix)))
       if (args.jsonl) return
-      yield* TurnPipeline.report({ turnId, threadId, prefix: args.prefix, messages, turn })
-    }).pipe(Effect.provide(TurnPipeline.storeLayer))
+      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+    }).pipe(Effect.provide(Publishing.storeLayer))
 ).pipe(Command.withDescription("replay a recorded transcript through normalize, upserts and Redis Streams A and B"))

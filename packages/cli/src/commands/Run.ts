@@ -19,6 +19,7 @@ import { Args, Command, Options } from "@effect/cli"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
+import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +28,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
 import * as Output from "../Output.js"
-import * as TurnPipeline from "../TurnPipeline.js"
+import * as Publishing from "../Publishing.js"
 import * as Normalize from "./Normalize.js"
 
 const dim = (text: string): string => `\x1b[2m${text}\x1b[22m`
@@ -127,31 +128,32 @@ export const command = Command.make(
       Options.withDefault(300)
     ),
     json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
-    turn: TurnPipeline.turnOption,
-    thread: TurnPipeline.threadOption,
-    prefix: TurnPipeline.prefixOption,
+    turn: Publishing.turnOption,
+    thread: Publishing.threadOption,
+    prefix: Publishing.prefixOption,
     prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("the user's message"))
   },
   (args) =>
     Effect.gen(function* () {
-      const turnId = yield* TurnPipeline.uuidOrFresh("turn", args.turn)
-      const threadId = yield* TurnPipeline.uuidOrFresh("thread", args.thread)
+      const context = yield* Publishing.contextOf(args.turn, args.thread)
       const settings = yield* settingsOf(args.provider, yield* baseUrlOf(args.baseUrl))
       const timeout = yield* timeoutOf(args.timeout)
       const client = yield* ProviderClient.make({ ...settings, responseTimeout: timeout, idleTimeout: timeout })
       const request = LlmRequest.prompt(args.model, args.prompt, Option.match(args.system, { onNone: () => ({}), onSome: (system) => ({ system }) }))
       const output = yield* Output.Output
       const render = makeRenderer(output.isTTY)
-      const events = client.stream(request, { turnId, threadId })
+      const source = TurnSource.events((turn) => {
+        const events = client.stream(request, { runId: turn.runId, turnId: turn.turnId, threadId: turn.threadId, traceContext: turn.traceContext })
+        return args.json ? events : Stream.tap(events, (event) => Output.text(render(event)))
+      })
       let messages = 0
-      const turn = yield* TurnPipeline.publish(
-        args.json ? events : Stream.tap(events, (event) => Output.text(render(event))),
-        { turnId, threadId, onMessage: () => Effect.sync(() => void messages++) }
-      ).pipe(Effect.provide(TurnPipeline.publisherLayer(args.prefix)))
+      const turn = yield* Publishing.publish(context, source, () => Effect.sync(() => void messages++)).pipe(
+        Effect.provide(Publishing.pipelineLayer(args.prefix))
+      )
       if (args.json) return yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
-      yield* TurnPipeline.report({ turnId, threadId, prefix: args.prefix, messages, turn })
+      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
     }).pipe(
-      Effect.provide(TurnPipeline.storeLayer),
+      Effect.provide(Publishing.storeLayer),
       Effect.provide(NodeHttpClient.layerUndici),
       // retry notices go to standard error, never into the answer or the --json summary
       Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.stringLogger)))

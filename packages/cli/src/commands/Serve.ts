@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Output from "../Output.js"
 import * as Serving from "../Serving.js"
-import * as TurnPipeline from "../TurnPipeline.js"
+import * as Publishing from "../Publishing.js"
 
 /**
  * The `serve` command. Runs until interrupted (Ctrl-C).
@@ -45,5 +45,5 @@ export const command = Command.make(
           : `the turn viewer: ${url}\n  (a read-only link, valid for ${args.linkTtlMinutes} minutes; keep it to yourself)`
       )
       return yield* Effect.never
-    }).pipe(Effect.scoped, Effect.provide(TurnPipeline.storeLayer))
+    }).pipe(Effect.scoped, Effect.provide(Publishing.storeLayer))
 ).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots) and the turn viewer page"))

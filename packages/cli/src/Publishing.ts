@@ -1,70 +1,77 @@
 /**
- * The pipeline every command that publishes a turn shares: StreamEvents -> Stream A,
- * folded into the turn, -> upserts -> StreamBMessages -> Stream B; the store it
- * writes to; and the closing report.
+ * What every command that publishes a turn shares: the library's `TurnPipeline` on
+ * the store the commands write to, failures as the command's exit codes, the turn
+ * options, and the closing report.
  *
  * @since 0.1.0
  */
 import { Options } from "@effect/cli"
-import { Summary, Turn } from "@sluice/accumulator"
-import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import { Summary, type Turn } from "@sluice/accumulator"
+import type { StreamBMessage } from "@sluice/core"
 import { Ids } from "@sluice/core"
-import { type RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnKeys, TurnPublisher } from "@sluice/redis"
-import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import { TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
+import { type RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
-import * as Stream from "effect/Stream"
-import { badUsage, type CliFailure, invalidInput } from "./CliFailure.js"
+import { badUsage, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
 import * as Output from "./Output.js"
 
 /**
- * The turn's ids and what to do with each StreamBMessage once published.
+ * A pipeline failure as the command's: its own `CliFailure`s as they are, Redis lost
+ * past the retries as infrastructure lost (exit code 3), anything else (input that is
+ * not the wire format, events out of order) as invalid input (exit code 1).
  *
  * @since 0.1.0
- * @category models
+ * @category errors
  */
-export interface PublishOptions {
-  readonly turnId: string
-  readonly threadId: string
-  readonly onMessage: (message: StreamBMessage.StreamBMessage) => Effect.Effect<void, never, Output.Output>
-}
+export const failureOf = (error: { readonly _tag: string; readonly message: string }): CliFailure =>
+  error instanceof CliFailure
+    ? error
+    : error._tag === "PublishError" || error._tag === "RedisError"
+    ? infrastructureLost(`Redis was lost mid-turn: ${error.message}`)
+    : invalidInput(error.message)
 
 /**
- * Publishes a turn's events to Stream A and their upserts to Stream B (with the
- * `TurnPublisher` in context) and returns the final turn. Any failure of the events
- * or of the pipeline is reported as invalid input (exit code 1), by its message.
+ * Runs one turn through the library's pipeline (in context) and returns the final
+ * turn; `onMessage` sees each Stream B message once published. Whatever happens, the
+ * turn ends in both streams (see `TurnPipeline`).
  *
  * @since 0.1.0
  * @category pipeline
  */
-export const publish = <E extends { readonly _tag: string; readonly message: string }, R>(
-  events: Stream.Stream<StreamEvent.StreamEvent, E, R>,
-  options: PublishOptions
-): Effect.Effect<Turn.Turn, CliFailure, R | TurnPublisher.TurnPublisher | Output.Output> =>
+export const publish = <E extends { readonly _tag: string; readonly message: string }, R, R2 = never>(
+  context: TurnContext.TurnContext,
+  source: TurnSource.TurnSource<E, R>,
+  onMessage?: (message: StreamBMessage.StreamBMessage) => Effect.Effect<void, never, R2>
+): Effect.Effect<Turn.Turn, CliFailure, R | R2 | TurnPipeline.TurnPipeline> =>
+  TurnPipeline.run(context, source, { onMessage }).pipe(
+    Effect.mapBoth({ onFailure: failureOf, onSuccess: (result) => result.turn })
+  )
+
+/**
+ * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones.
+ *
+ * @since 0.1.0
+ * @category pipeline
+ */
+export const contextOf = (turn: Option.Option<string>, thread: Option.Option<string>): Effect.Effect<TurnContext.TurnContext, CliFailure> =>
   Effect.gen(function* () {
-    const turn = yield* Ref.make(Turn.empty)
-    const fold = (event: StreamEvent.StreamEvent): Effect.Effect<void, CliFailure> =>
-      Effect.flatMap(Ref.get(turn), (current) =>
-        Either.match(Turn.step(current, event), {
-          onLeft: (error) => Effect.fail(invalidInput(error.message)),
-          onRight: (next) => Ref.set(turn, next)
-        })
-      )
-    yield* events.pipe(
-      TurnPublisher.publishEvents(options.turnId),
-      Stream.tap(fold),
-      UpsertStream.upserts({ turnId: options.turnId, threadId: options.threadId }),
-      StreamBMessages.wrap,
-      TurnPublisher.publishUpserts(options.turnId),
-      Stream.runForEach(options.onMessage),
-      Effect.mapError((error) => (error._tag === "CliFailure" ? (error as CliFailure) : invalidInput(error.message)))
-    )
-    return yield* Ref.get(turn)
+    const turnId = yield* uuidOrFresh("turn", turn)
+    const threadId = yield* uuidOrFresh("thread", thread)
+    return yield* Effect.mapError(TurnContext.make({ turnId, threadId }), (error) => badUsage(error.message))
   })
+
+/**
+ * The library's pipeline publishing under a key prefix, on the store in context; a bad
+ * prefix is bad usage.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const pipelineLayer = (prefix: string): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
+  TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.mapError((error) => badUsage(error.message)))
 
 /**
  * The store the commands write to: Redis at `REDIS_URL` when it is set, else the
@@ -81,15 +88,6 @@ export const storeLayer: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = La
       : RedisStreamsMemory.layer
   ).pipe(Effect.mapError((error) => badUsage(`REDIS_URL: ${error.message}`)))
 )
-
-/**
- * The `TurnPublisher` for a key prefix; a bad prefix is bad usage.
- *
- * @since 0.1.0
- * @category layers
- */
-export const publisherLayer = (prefix: string) =>
-  TurnPublisher.layer({ prefix }).pipe(Layer.mapError((error) => badUsage(error.message)))
 
 /**
  * The closing report: where the turn went and its summary.
