@@ -48,6 +48,17 @@ const upTo = (name: string, marker: string, n: number) => {
   return at
 }
 
+/** A turn whose provider stalls mid-message, running in a fiber once its first upsert is out. */
+const startedMidMessage = Effect.gen(function*() {
+  const context = yield* TurnContext.make()
+  const started = yield* Deferred.make<void>()
+  const fiber = yield* TurnPipeline.run(context, hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)), {
+    onMessage: () => Deferred.succeed(started, undefined)
+  }).pipe(Effect.fork)
+  yield* Deferred.await(started)
+  return { context, fiber }
+})
+
 describe("TurnPipeline", () => {
   it.effect("a transcript runs to a complete turn: Stream A, the fold and Stream B agree", () =>
     Effect.gen(function*() {
@@ -130,12 +141,7 @@ describe("TurnPipeline", () => {
 
   it.effect("interrupting the run (SIGINT in an app) writes the aborted ending before the fiber ends", () =>
     Effect.gen(function*() {
-      const context = yield* TurnContext.make()
-      const started = yield* Deferred.make<void>()
-      const fiber = yield* TurnPipeline.run(context, hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)), {
-        onMessage: () => Deferred.succeed(started, undefined)
-      }).pipe(Effect.fork)
-      yield* Deferred.await(started)
+      const { context, fiber } = yield* startedMidMessage
       yield* Fiber.interrupt(fiber)
       const { a, b } = yield* streams(context.turnId)
       expect(a.at(-1)).toMatchObject({ type: "response_done", status: "aborted" })
@@ -146,12 +152,7 @@ describe("TurnPipeline", () => {
   it.effect("cancel(turnId) in this process, and a cancel request through Redis, end the turn cancelled", () =>
     Effect.gen(function*() {
       for (const how of ["local", "redis"] as const) {
-        const context = yield* TurnContext.make()
-        const started = yield* Deferred.make<void>()
-        const fiber = yield* TurnPipeline.run(context, hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)), {
-          onMessage: () => Deferred.succeed(started, undefined)
-        }).pipe(Effect.fork)
-        yield* Deferred.await(started)
+        const { context, fiber } = yield* startedMidMessage
         if (how === "local") yield* TurnPipeline.cancel(context.turnId)
         else yield* TurnControl.requestCancel(prefix, context.turnId)
         const result = yield* Fiber.join(fiber)
@@ -164,12 +165,7 @@ describe("TurnPipeline", () => {
 
   it.effect("a turn holds its lease while it runs; a lease found lapsed ends the turn with producer_lost", () =>
     Effect.gen(function*() {
-      const context = yield* TurnContext.make()
-      const started = yield* Deferred.make<void>()
-      const fiber = yield* TurnPipeline.run(context, hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)), {
-        onMessage: () => Deferred.succeed(started, undefined)
-      }).pipe(Effect.fork)
-      yield* Deferred.await(started)
+      const { context, fiber } = yield* startedMidMessage
       expect(yield* TurnLease.state(prefix, context.turnId)).toBe("held")
       yield* TestClock.adjust("30 seconds")
       expect(yield* TurnLease.state(prefix, context.turnId)).toBe("held")
