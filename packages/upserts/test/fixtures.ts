@@ -12,6 +12,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as UpsertStream from "../src/UpsertStream.js"
 import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
+import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
 
 export const runId = "0b6f1c1e-6a57-4a43-9d3c-6a2f8d1f5b01"
 export const turnId = "5a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -76,9 +77,15 @@ export const responseDone = (status: StreamEvent.ResponseStatus = "complete", us
 export const responseError = (code: string, message: string) =>
   event({ type: "response_error", response_id: runId, error: { code, message } })
 
-/** Runs the stage over a finite list of events and collects its output. */
+/**
+ * Runs the stage over a finite list of events and collects its output, after a turn
+ * of the event loop (property tests run this hundreds of times).
+ */
 export const runStage = (events: ReadonlyArray<StreamEvent.StreamEvent>, options?: UpsertOptionsInput) =>
-  Stream.fromIterable(events).pipe(UpsertStream.upserts(options), Stream.runCollect, Effect.map(Chunk.toArray))
+  Effect.zipRight(
+    yieldToEventLoop,
+    Stream.fromIterable(events).pipe(UpsertStream.upserts(options), Stream.runCollect, Effect.map(Chunk.toArray))
+  )
 
 /** A payload and the clock time at which the consumer received it. */
 export interface Received {

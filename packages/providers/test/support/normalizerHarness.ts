@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { yieldToEventLoop } from "../../../../scripts/eventLoop.js"
 import type { Normalize, NormalizeOptions } from "../../src/Normalizer.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -49,9 +50,15 @@ export const splitAt = (body: Uint8Array, cuts: ReadonlyArray<number>): Array<Ui
   return reads
 }
 
-/** Runs SSE framing and a normalizer over the given reads and collects the events. */
+/**
+ * Runs SSE framing and a normalizer over the given reads and collects the events,
+ * after a turn of the event loop (property tests run this hundreds of times).
+ */
 export const runReads = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>) =>
-  Stream.fromIterable(reads).pipe(Sse.decode(), normalize(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+  Effect.zipRight(
+    yieldToEventLoop,
+    Stream.fromIterable(reads).pipe(Sse.decode(), normalize(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+  )
 
 /** Runs SSE framing and a normalizer over a whole body. */
 export const runText = (normalize: Normalize, text: string) => runReads(normalize, [bytes(text)])
