@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Backoff, SchemaDecode, Sse } from "@sluice/core"
-import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/redis"
+import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnEnding, TurnLease } from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -38,6 +38,24 @@ export interface FollowOptions {
   readonly resumeAttempts: number
   readonly resumeBaseMs: number
   readonly resumeMaxMs: number
+  /**
+   * The turn whose producer to watch while following (`watchProducer`), and how
+   * often; not watched when absent.
+   */
+  readonly producer?: ProducerWatch | undefined
+}
+
+/**
+ * A turn whose producer a reader watches: its key prefix and id, checked every
+ * `everyMs`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ProducerWatch {
+  readonly prefix: string
+  readonly turnId: string
+  readonly everyMs: number
 }
 
 /**
@@ -109,7 +127,9 @@ export const resumeStart = (after: string, last: Option.Option<StreamEntry.Strea
  * its last entry waits for the entries after that id, and the stream still ends when
  * the turn does (see `resumeStart`). When the tail fails while Redis is unavailable it
  * is opened again after the last entry it read, following `resumeSchedule`; no entry
- * is passed on twice or skipped.
+ * is passed on twice or skipped. With `options.producer`, the turn's producer is
+ * watched while the stream runs (`watchProducer`): a turn whose producer died is ended
+ * with `producer_lost`, and the stream passes that ending on and closes.
  *
  * @since 0.1.0
  * @category streams
@@ -136,13 +156,50 @@ export const follow = (
             Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)))
       )
     const resumed = Stream.retry(tail, resumeSchedule(options))
-    return Option.match(start.skipThrough, {
+    const entries = Option.match(start.skipThrough, {
       onNone: () => resumed,
       onSome: (through) =>
         Stream.filter(resumed, (entry) =>
           Option.match(EntryId.parse(entry.id), { onNone: () => true, onSome: (id) => EntryId.order(id, through) > 0 }))
     })
+    const watch = options.producer
+    return watch === undefined
+      ? entries
+      : Stream.drainFork(entries, Stream.fromEffect(Effect.provideService(watchProducer(watch), RedisStreams.RedisStreams, redis)))
   }))
+
+/**
+ * Ends the turn with `producer_lost` (`TurnEnding.producerLost`, in both streams)
+ * when its producer's lease has lapsed and the turn has no terminal entry; `true` when
+ * this call wrote the ending. A turn that never had a lease (`none`) is never ended
+ * here, and whoever writes the ending first wins (another server, the producer itself
+ * coming back): the others find it ended.
+ *
+ * @since 0.2.0
+ * @category producers
+ */
+export const endIfProducerLost = (prefix: string, turnId: string): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    if ((yield* TurnLease.state(prefix, turnId)) !== "lapsed") return false
+    const outcome = yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
+    if (outcome === "ended") yield* Effect.logWarning(`turn ${turnId}: its producer's lease lapsed; ended it with producer_lost`)
+    return outcome === "ended"
+  })
+
+/**
+ * Checks the turn's producer every `everyMs` on Effect's `Clock` (`endIfProducerLost`),
+ * for as long as it runs; a check that fails on a Redis error is logged and tried again
+ * at the next one.
+ *
+ * @since 0.2.0
+ * @category producers
+ */
+export const watchProducer = (watch: ProducerWatch): Effect.Effect<never, never, RedisStreams.RedisStreams> =>
+  endIfProducerLost(watch.prefix, watch.turnId).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`checking the producer of turn ${watch.turnId}: ${error.message}`)),
+    Effect.delay(Duration.millis(watch.everyMs)),
+    Effect.forever
+  )
 
 const decodeFields = SchemaDecode.decodeUnknownEither(TurnEntry.TurnEntryFields)
 const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId", "payloadType", "payload"])

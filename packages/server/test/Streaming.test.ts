@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { untilSleeping } from "./support/clock.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
 import { pass, watchedTails } from "./support/tails.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
@@ -194,12 +195,3 @@ const readFirst = (url: string, headers: Record<string, string>) =>
       ? Effect.as(Stream.runDrain(Stream.take(opened.events, 1)), opened.status)
       : Effect.succeed(opened.status)))
 
-// Waits until at least `n` fibers sleep on the TestClock.
-const untilSleeping = (n: number) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 10_000; i++) {
-      if ((yield* TestClock.sleeps()).length >= n) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(`fewer than ${n} sleeps on the TestClock`)
-  })

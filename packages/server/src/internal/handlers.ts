@@ -123,7 +123,8 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
       blockMs: options.tailBlockMs,
       resumeAttempts: options.resumeAttempts,
       resumeBaseMs: options.resumeBaseMs,
-      resumeMaxMs: options.resumeMaxMs
+      resumeMaxMs: options.resumeMaxMs,
+      producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
     }).pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
       Stream.interruptWhen(context.closing),
@@ -144,7 +145,14 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
 export const turnSnapshot = (options: ResolvedOptions) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
-    const snapshot = yield* TurnSnapshot.load(options.prefix, turnId).pipe(
+    const load = TurnSnapshot.load(options.prefix, turnId)
+    // a turn shown as running whose producer died is ended first, and shown ended
+    const snapshot = yield* load.pipe(
+      Effect.flatMap((loaded) =>
+        Option.isSome(loaded) && loaded.value.status === "streaming"
+          ? Effect.flatMap(TurnFeed.endIfProducerLost(options.prefix, turnId), (ended) => ended ? load : Effect.succeed(loaded))
+          : Effect.succeed(loaded)
+      ),
       Effect.catchTags({
         RedisError: fromRedisError,
         InvalidEntry: (error) =>
