@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { openingPayloads } from "./slowTurns.js"
 
 const [url, prefix, turnId, every] = process.argv.slice(2)
 if (url === undefined || prefix === undefined || turnId === undefined) {
@@ -24,23 +25,11 @@ const everyMs = Number(every ?? "100")
 
 const source = TurnSource.events((context) => {
   const eventContext = { runId: context.runId }
-  const head: ReadonlyArray<StreamEvent.Payload> = [
-    {
-      type: "response_start",
-      response_id: context.runId,
-      turn_id: context.turnId,
-      thread_id: context.threadId,
-      model_id: "slow-model",
-      provider_id: "test",
-      created_at: Date.now()
-    },
-    { type: "item_start", item_id: "msg-1", item_type: "message" }
-  ]
   const deltas = Stream.iterate(1, (n) => n + 1).pipe(
     Stream.schedule(Schedule.spaced(`${everyMs} millis`)),
     Stream.map((n): StreamEvent.Payload => ({ type: "item_delta", item_id: "msg-1", delta_content: `word ${n} ` }))
   )
-  return Stream.concat(Stream.fromIterable(head), deltas).pipe(Stream.mapEffect((payload) => StreamEvent.make(eventContext, payload)))
+  return Stream.concat(Stream.fromIterable(openingPayloads(context)), deltas).pipe(Stream.mapEffect((payload) => StreamEvent.make(eventContext, payload)))
 })
 
 let announced = false
