@@ -14,7 +14,9 @@ import * as Schema from "effect/Schema"
  * |---|---|
  * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query` | 400 |
  * | `unauthorized` | 401 |
+ * | `forbidden` | 403 |
  * | `not_found`, `turn_not_found` | 404 |
+ * | `turn_finished` | 409 |
  * | `too_many_streams` | 429 |
  * | `internal`, `invalid_entry` | 500 |
  * | `redis_unavailable` | 503 |
@@ -27,8 +29,10 @@ export const ApiErrorCode = Schema.Literal(
   "invalid_last_event_id",
   "invalid_query",
   "unauthorized",
+  "forbidden",
   "not_found",
   "turn_not_found",
+  "turn_finished",
   "too_many_streams",
   "internal",
   "invalid_entry",
@@ -46,8 +50,10 @@ const statuses: Record<ApiErrorCode, number> = {
   invalid_last_event_id: 400,
   invalid_query: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   turn_not_found: 404,
+  turn_finished: 409,
   too_many_streams: 429,
   internal: 500,
   invalid_entry: 500,

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Backoff, SchemaDecode, Sse } from "@sluice/core"
-import { RedisError, RedisStreams, type StreamEntry, TurnEntry } from "@sluice/redis"
+import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnEnding, TurnLease } from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -38,6 +38,24 @@ export interface FollowOptions {
   readonly resumeAttempts: number
   readonly resumeBaseMs: number
   readonly resumeMaxMs: number
+  /**
+   * The turn whose producer to watch while following (`watchProducer`), and how
+   * often; not watched when absent.
+   */
+  readonly producer?: ProducerWatch | undefined
+}
+
+/**
+ * A turn whose producer a reader watches: its key prefix and id, checked every
+ * `everyMs`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ProducerWatch {
+  readonly prefix: string
+  readonly turnId: string
+  readonly everyMs: number
 }
 
 /**
@@ -66,18 +84,52 @@ export const resumeSchedule = (
   Backoff.schedule({ retryAttempts: options.resumeAttempts, retryBaseMs: options.resumeBaseMs, retryMaxMs: options.resumeMaxMs })
     .pipe(Schedule.whileInput(RedisError.isRetryable))
 
-// Whether the entry under `id` ends its turn: a reader that saw it has the whole turn.
-const endsAt = (redis: RedisStreams.RedisStreamsService, key: string, id: string): Effect.Effect<boolean, RedisError.RedisError> =>
-  id === "0-0"
-    ? Effect.succeed(false)
-    : Effect.map(redis.xrange(key, id, id), (found) => found.some(TurnEntry.isFinal))
+/**
+ * Where a reader resuming after `after` starts, given the stream's last entry:
+ *
+ * - `ended`: the turn has ended and the reader has its last entry, or an id past it
+ *   (an id kept from a longer turn): there is nothing to follow.
+ * - `tail` from `from`, passing on only entries after `skipThrough` when that is set:
+ *   a running turn whose last entry is before `after` is followed from that last entry
+ *   (so the stream still closes when the turn ends), and the entries up to `after`,
+ *   which the reader says it has, are not passed on.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ResumeStart =
+  | { readonly _tag: "ended" }
+  | { readonly _tag: "tail"; readonly from: string; readonly skipThrough: Option.Option<EntryId.EntryId> }
+
+/**
+ * Decides where to resume after `after` (a valid entry id) on a stream whose last
+ * entry is `last`.
+ *
+ * @since 0.2.0
+ * @category streams
+ */
+export const resumeStart = (after: string, last: Option.Option<StreamEntry.StreamEntry>): ResumeStart => {
+  const tailFrom: ResumeStart = { _tag: "tail", from: after, skipThrough: Option.none() }
+  if (Option.isNone(last)) return tailFrom
+  const resumeId = EntryId.parse(after)
+  const lastId = EntryId.parse(last.value.id)
+  if (Option.isNone(resumeId) || Option.isNone(lastId)) return tailFrom
+  const atOrPast = EntryId.order(resumeId.value, lastId.value) >= 0
+  if (!atOrPast) return tailFrom
+  if (TurnEntry.isFinal(last.value)) return { _tag: "ended" }
+  return { _tag: "tail", from: last.value.id, skipThrough: Option.some(resumeId.value) }
+}
 
 /**
  * The entries of `key` after `options.after`, then each entry appended later, ending
- * after the entry that ends the turn (`TurnEntry.isFinal`); nothing when the entry
- * under `after` already ended it. When the tail fails while Redis is unavailable it
- * is opened again after the last entry it passed on, following `resumeSchedule`; no
- * entry is passed on twice or skipped.
+ * after the entry that ends the turn (`TurnEntry.isFinal`). Nothing when the turn has
+ * ended and `after` is its last entry or an id past it; on a running turn, an id past
+ * its last entry waits for the entries after that id, and the stream still ends when
+ * the turn does (see `resumeStart`). When the tail fails while Redis is unavailable it
+ * is opened again after the last entry it read, following `resumeSchedule`; no entry
+ * is passed on twice or skipped. With `options.producer`, the turn's producer is
+ * watched while the stream runs (`watchProducer`): a turn whose producer died is ended
+ * with `producer_lost`, and the stream passes that ending on and closes.
  *
  * @since 0.1.0
  * @category streams
@@ -88,8 +140,9 @@ export const follow = (
 ): Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, RedisStreams.RedisStreams> =>
   Stream.unwrap(Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    if (yield* endsAt(redis, key, options.after)) return Stream.empty
-    const last = yield* Ref.make(options.after)
+    const start = resumeStart(options.after, yield* redis.xlast(key))
+    if (start._tag === "ended") return Stream.empty
+    const last = yield* Ref.make(start.from)
     const tail = Stream.unwrap(Effect.map(Ref.get(last), (after) =>
       redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs }))).pipe(
         Stream.mapChunksEffect((chunk) =>
@@ -102,8 +155,51 @@ export const follow = (
           Effect.flatMap(Ref.get(last), (after) =>
             Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)))
       )
-    return Stream.retry(tail, resumeSchedule(options))
+    const resumed = Stream.retry(tail, resumeSchedule(options))
+    const entries = Option.match(start.skipThrough, {
+      onNone: () => resumed,
+      onSome: (through) =>
+        Stream.filter(resumed, (entry) =>
+          Option.match(EntryId.parse(entry.id), { onNone: () => true, onSome: (id) => EntryId.order(id, through) > 0 }))
+    })
+    const watch = options.producer
+    return watch === undefined
+      ? entries
+      : Stream.drainFork(entries, Stream.fromEffect(Effect.provideService(watchProducer(watch), RedisStreams.RedisStreams, redis)))
   }))
+
+/**
+ * Ends the turn with `producer_lost` (`TurnEnding.producerLost`, in both streams)
+ * when its producer's lease has lapsed and the turn has no terminal entry; `true` when
+ * this call wrote the ending. A turn that never had a lease (`none`) is never ended
+ * here, and whoever writes the ending first wins (another server, the producer itself
+ * coming back): the others find it ended.
+ *
+ * @since 0.2.0
+ * @category producers
+ */
+export const endIfProducerLost = (prefix: string, turnId: string): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    if ((yield* TurnLease.state(prefix, turnId)) !== "lapsed") return false
+    const outcome = yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
+    if (outcome === "ended") yield* Effect.logWarning(`turn ${turnId}: its producer's lease lapsed; ended it with producer_lost`)
+    return outcome === "ended"
+  })
+
+/**
+ * Checks the turn's producer every `everyMs` on Effect's `Clock` (`endIfProducerLost`),
+ * for as long as it runs; a check that fails on a Redis error is logged and tried again
+ * at the next one.
+ *
+ * @since 0.2.0
+ * @category producers
+ */
+export const watchProducer = (watch: ProducerWatch): Effect.Effect<never, never, RedisStreams.RedisStreams> =>
+  endIfProducerLost(watch.prefix, watch.turnId).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`checking the producer of turn ${watch.turnId}: ${error.message}`)),
+    Effect.delay(Duration.millis(watch.everyMs)),
+    Effect.forever
+  )
 
 const decodeFields = SchemaDecode.decodeUnknownEither(TurnEntry.TurnEntryFields)
 const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId", "payloadType", "payload"])

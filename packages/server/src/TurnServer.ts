@@ -9,6 +9,7 @@
  * | `GET /v1/turns/:turnId` | the `TurnSnapshot` |
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
+ * | `POST /v1/turns/:turnId/cancel` | asks the turn's producer to cancel it (202) |
  *
  * @since 0.1.0
  */
@@ -30,17 +31,19 @@ import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
-import { CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
+import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
 import { pageAsset } from "./internal/page.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
-// A GET under a turn's path whose turn id could not even be decoded (a malformed
+// A request to a turn's path whose turn id could not even be decoded (a malformed
 // percent escape) is a bad turn id, not an unknown route.
 const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events))?\/?(\?.*)?$/
+const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
 
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
-  request.method === "GET" && turnPathPattern.test(request.url)
+  (request.method === "GET" && turnPathPattern.test(request.url)) ||
+    (request.method === "POST" && cancelPathPattern.test(request.url))
     ? new ApiError({ code: "invalid_turn_id", message: "the turn id is not a UUID" })
     : new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
 
@@ -75,7 +78,8 @@ export const makeApp = (
       HttpRouter.get("/v1/turns", recentTurns(options)),
       HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
       HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
-      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events"))
+      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events")),
+      HttpRouter.post("/v1/turns/:turnId/cancel", cancelTurn(options))
     )
     const routed = yield* HttpRouter.toHttpApp(router)
     const app: HttpApp.Default<never, never> = Effect.gen(function*() {
@@ -117,22 +121,26 @@ const linkHost = (hostname: string): string =>
   hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname
 
 /**
- * The address of the viewer page of the running server, with a `read` page token
- * valid for `ttlMs` in the fragment (`/#access_token=...`; a fragment never reaches
- * the server or its logs), or without one on an `insecureLocal` server. A server bound
- * to every interface is named `localhost`.
+ * The address of the viewer page of the running server, with a page token of the
+ * scope (`read` by default; `control` also lets the page stop turns) valid for `ttlMs`
+ * in the fragment (`/#access_token=...`; a fragment never reaches the server or its
+ * logs), or without one on an `insecureLocal` server. A server bound to every
+ * interface is named `localhost`.
  *
  * @since 0.1.0
  * @category accessors
  */
-export const pageUrl = (ttlMs: number): Effect.Effect<string, never, HttpServer.HttpServer | ViewerToken.Signer> =>
+export const pageUrl = (
+  ttlMs: number,
+  scope: ViewerToken.TokenScope = "read"
+): Effect.Effect<string, never, HttpServer.HttpServer | ViewerToken.Signer> =>
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const signer = yield* ViewerToken.Signer
     const base = server.address._tag === "TcpAddress"
       ? `http://${linkHost(server.address.hostname)}:${server.address.port}/`
       : "http://localhost/"
-    return Option.match(yield* signer.issue(ttlMs), {
+    return Option.match(yield* signer.issue(ttlMs, scope), {
       onNone: () => base,
       onSome: (token) => `${base}#access_token=${token}`
     })
@@ -169,10 +177,10 @@ export const layer = (
     const listen = resolved.host === undefined ? { port: resolved.port } : { port: resolved.port, host: resolved.host }
     const key = resolved.tokens.length === 0 ? Option.none() : Option.some(ViewerToken.deriveKey(resolved.tokens))
     const signer = Layer.succeed(ViewerToken.Signer, {
-      issue: (ttlMs) =>
+      issue: (ttlMs, scope) =>
         Option.match(key, {
           onNone: () => Effect.succeedNone,
-          onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs))
+          onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs, scope))
         })
     })
     return Layer.merge(Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen)), signer)

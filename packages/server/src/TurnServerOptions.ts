@@ -46,6 +46,8 @@ export const Token = Schema.String.pipe(
  *   `resumeBaseMs * 2^n` capped at `resumeMaxMs`, at most `resumeAttempts` in a row.
  * - `listLimit` (20), `maxListLimit` (100): the default and largest `?limit=` of
  *   `GET /v1/turns`.
+ * - `leaseCheckMs` (3000): how often a stream following a running turn checks its
+ *   producer's lease; a lapsed lease ends the turn with `producer_lost`.
  *
  * @since 0.1.0
  * @category schemas
@@ -67,7 +69,8 @@ export const TurnServerOptions = Schema.Struct({
   resumeBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => 200, exact: true }),
   resumeMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => 5_000, exact: true }),
   listLimit: Schema.optionalWith(PositiveInt, { default: () => 20, exact: true }),
-  maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true })
+  maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true }),
+  leaseCheckMs: Schema.optionalWith(PositiveInt, { default: () => 3_000, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**

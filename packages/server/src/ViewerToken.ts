@@ -7,7 +7,8 @@
  * v1.<expiresAt>.<scope>.<mac>
  * ```
  *
- * `expiresAt` is in ms since the epoch, `scope` is `read` (the read-only turn API), and
+ * `expiresAt` is in ms since the epoch, `scope` is `read` (the read-only turn API) or
+ * `control` (that and stopping turns, `POST /v1/turns/:turnId/cancel`), and
  * `mac` is the unpadded base64url HMAC-SHA256 of `v1.<expiresAt>.<scope>` under a key
  * derived from the configured bearer tokens, so every server that shares the tokens
  * accepts the token, and replacing the tokens revokes every page token.
@@ -22,12 +23,22 @@ import * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
 
 /**
- * What a token lets its holder do: `read`, the read-only turn API (`GET /v1/turns...`).
+ * What a token lets its holder do: `read`, the read-only turn API (`GET /v1/turns...`);
+ * `control`, that and cancelling turns (`POST /v1/turns/:turnId/cancel`), for links
+ * given to operators.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const TokenScope = Schema.Literal("read").annotations({ identifier: "TokenScope" })
+export const TokenScope = Schema.Literal("read", "control").annotations({ identifier: "TokenScope" })
+
+/**
+ * Whether a scope allows cancelling turns.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const mayCancel = (scope: TokenScope): boolean => scope === "control"
 
 /**
  * @since 0.1.0
@@ -112,13 +123,14 @@ export const sign = (key: SigningKey, claims: Claims): string => {
 }
 
 /**
- * A `read` token valid for `ttlMs` from now (Effect's `Clock`).
+ * A token of the scope (`read` by default) valid for `ttlMs` from now (Effect's
+ * `Clock`).
  *
  * @since 0.1.0
  * @category signing
  */
-export const issue = (key: SigningKey, ttlMs: number): Effect.Effect<string> =>
-  Effect.map(Clock.currentTimeMillis, (now) => sign(key, { expiresAt: now + ttlMs, scope: "read" }))
+export const issue = (key: SigningKey, ttlMs: number, scope: TokenScope = "read"): Effect.Effect<string> =>
+  Effect.map(Clock.currentTimeMillis, (now) => sign(key, { expiresAt: now + ttlMs, scope }))
 
 const tokenPattern = /^v1\.(\d{1,16})\.([a-z]{1,16})\.([A-Za-z0-9_-]{43})$/
 const isScope = Schema.is(TokenScope)
@@ -148,14 +160,14 @@ export const verify = (key: SigningKey, token: string): Effect.Effect<Claims, In
   })
 
 /**
- * The page tokens of a running server: `issue(ttlMs)` signs a `read` token with the
- * server's key, or is `None` on a server without tokens (`insecureLocal`), whose page
- * needs none.
+ * The page tokens of a running server: `issue(ttlMs, scope)` signs a token of the
+ * scope (`read` by default) with the server's key, or is `None` on a server without
+ * tokens (`insecureLocal`), whose page needs none.
  *
  * @since 0.1.0
  * @category services
  */
 export class Signer extends Context.Tag("@sluice/server/ViewerToken/Signer")<
   Signer,
-  { readonly issue: (ttlMs: number) => Effect.Effect<Option.Option<string>> }
+  { readonly issue: (ttlMs: number, scope?: TokenScope) => Effect.Effect<Option.Option<string>> }
 >() {}

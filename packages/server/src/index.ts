@@ -1,7 +1,9 @@
 /**
  * `@sluice/server`: the HTTP API over Redis Streams. Each stream of a turn as
- * server-sent events that resume by `Last-Event-ID` and follow the turn live, the
- * snapshot of a turn, and the index of recent turns, behind bearer tokens.
+ * server-sent events that resume by `Last-Event-ID` and follow the turn live (ending a
+ * turn whose producer died with `producer_lost`), the snapshot of a turn, the index of
+ * recent turns, and cancelling a running turn, behind bearer tokens and signed page
+ * tokens.
  *
  * @since 0.1.0
  */
@@ -30,3 +32,10 @@ export * as TurnServerOptions from "./TurnServerOptions.js"
  * @since 0.1.0
  */
 export * as TurnSnapshot from "./TurnSnapshot.js"
+
+/**
+ * The viewer's signed page tokens (`read` and `control` scopes).
+ *
+ * @since 0.2.0
+ */
+export * as ViewerToken from "./ViewerToken.js"

@@ -14,10 +14,11 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
-import { upsertMessages } from "../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { untilSleeping } from "./support/clock.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
 import { pass, watchedTails } from "./support/tails.js"
-import { expectedFrames, producer, publishUpserts, serve, tokens } from "./support/harness.js"
+import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 
@@ -114,6 +115,58 @@ describe("SSE connections", () => {
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
 
+describe("resuming past the end", () => {
+  it.scoped("an id past the last entry of a finished turn closes the stream at once, with no event, and frees the slot", () =>
+    Effect.gen(function*() {
+      const base = yield* serve({ maxStreamsPerToken: 1 })
+      const turnId = randomUUID()
+      yield* publishUpserts(turnId, upsertMessages(turnId, 10))
+      for (const stream of ["upserts", "events"] as const) {
+        if (stream === "events") yield* publishEvents(turnId, streamEvents(turnId, 10))
+        const url = `${base}/v1/turns/${turnId}/${stream}`
+        // No heartbeat, no idle timeout: the TestClock never moves here, so only an
+        // immediate close ends these reads.
+        expect(yield* readAll(url, { ...auth, "last-event-id": "0-99" })).toStrictEqual([])
+        expect(yield* readAll(`${url}?after=0-10`, auth)).toStrictEqual([])
+        expect(yield* readAll(`${url}?after=1-0`, auth)).toStrictEqual([])
+        // The one slot of the token is free again.
+        expect(yield* readFirst(url, auth)).toBe(200)
+      }
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.scoped("an id past the last entry of a running turn waits for the entries after it", () =>
+    Effect.gen(function*() {
+      const base = yield* serve()
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 20)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(4)
+      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-7" })
+      const pull = yield* Stream.toPull(opened.events)
+      yield* produce.release(16)
+      const seen: Array<Received> = []
+      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+      expect(end).toStrictEqual(Option.none())
+      expect(seen).toStrictEqual(expectedFrames(messages, 7))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.scoped("a running turn that ends before reaching the id closes the stream when it ends, with no event", () =>
+    Effect.gen(function*() {
+      const base = yield* serve()
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 10)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(3)
+      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-99" })
+      const pull = yield* Stream.toPull(opened.events)
+      yield* produce.release(7)
+      const seen: Array<Received> = []
+      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+      expect(end).toStrictEqual(Option.none())
+      expect(seen).toStrictEqual([])
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})
+
 describe("closing the server", () => {
   it.scoped("ends open streams cleanly, and the server's scope closes", () =>
     Effect.gen(function*() {
@@ -142,12 +195,3 @@ const readFirst = (url: string, headers: Record<string, string>) =>
       ? Effect.as(Stream.runDrain(Stream.take(opened.events, 1)), opened.status)
       : Effect.succeed(opened.status)))
 
-// Waits until at least `n` fibers sleep on the TestClock.
-const untilSleeping = (n: number) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 10_000; i++) {
-      if ((yield* TestClock.sleeps()).length >= n) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(`fewer than ${n} sleeps on the TestClock`)
-  })

@@ -14,7 +14,7 @@ import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { upsertMessages } from "../../redis/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
-import { prefix, publishUpserts } from "./support/harness.js"
+import { prefix, producer, publishUpserts } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
 
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }
@@ -110,7 +110,22 @@ describe("TurnFeed.follow", () => {
       const key = TurnKeys.upsertsKey(prefix, turnId)
       expect(ids(yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-6" })))).toStrictEqual([])
       expect(ids(yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-5" })))).toStrictEqual(["0-6"])
+      // an id past the end of the finished turn (one kept from a longer turn)
+      expect(ids(yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-99" })))).toStrictEqual([])
+      expect(ids(yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "9-0" })))).toStrictEqual([])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.effect("on a running turn, an id past its last entry waits for the entries after that id", () =>
+    Effect.gen(function*() {
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 12)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(3)
+      const key = TurnKeys.upsertsKey(prefix, turnId)
+      const fiber = yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-8" })).pipe(Effect.fork)
+      yield* produce.release(9)
+      expect(ids(yield* Fiber.join(fiber))).toStrictEqual(range(9, 12))
+    }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)))
 })
 
 const decodeAll = (text: string) => Effect.map(Sse.decodeText(text), (events) => events.map((e) => ({ id: e.id, event: e.event, data: e.data })))

@@ -38,7 +38,8 @@ describe("TurnServerOptions.resolve", () => {
         resumeBaseMs: 200,
         resumeMaxMs: 5_000,
         listLimit: 20,
-        maxListLimit: 100
+        maxListLimit: 100,
+        leaseCheckMs: 3_000
       })
     }))
 

@@ -2,16 +2,21 @@
  * The viewer page in headless Chromium (Debian's, driven by playwright-core), against
  * a server on the in-memory store: a finished turn renders exactly as its snapshot, a
  * running turn's text shows each state as it is published, and a stream cut mid-turn
- * resumes with `Last-Event-ID` with nothing missing or repeated. Screenshots of the
- * finished turns go to `test-artifacts/viewer/`.
+ * resumes with `Last-Event-ID` with nothing missing or repeated, and a page whose token
+ * may cancel stops a running turn with its stop button. Screenshots of the finished
+ * turns go to `test-artifacts/viewer/`.
  *
  * Skipped, saying why, only when `/usr/bin/chromium` is missing and `CI` is not set.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { type StreamBMessage, UIUpsert } from "@sluice/core"
+import { type StreamBMessage, StreamEvent, UIUpsert } from "@sluice/core"
+import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
@@ -30,10 +35,22 @@ import {
   unavailable
 } from "./support/browser.js"
 import { bearer, request } from "./support/client.js"
-import { producer, publishUpserts, serve, tokens } from "./support/harness.js"
+import { prefix, producer, publishUpserts, serve, tokens } from "./support/harness.js"
+import { openingPayloads } from "./support/slowTurns.js"
 import { everyKind, replayedSample } from "./support/viewerTurns.js"
 
 const pageToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000)
+const controlToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000, "control")
+
+// A turn that starts a message and then waits, as a slow model does.
+const waitingTurn = TurnSource.events((context) =>
+  Stream.concat(
+    Stream.fromIterable<StreamEvent.Payload>([
+      ...openingPayloads(context),
+      { type: "item_delta", item_id: "msg-1", delta_content: "Thinking about it" }
+    ]),
+    Stream.never
+  ).pipe(Stream.mapEffect((payload) => StreamEvent.make({ runId: context.runId }, payload))))
 const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot)
 const decodeUpsert = Schema.decodeUnknown(Schema.parseJson(UIUpsert.UIUpsert))
 
@@ -153,6 +170,44 @@ if (unavailable !== undefined) {
         expect(streams.length).toBe(2)
         expect(streams[1]).toMatch(new RegExp(`\\r\\nlast-event-id: 0-${before}\\r\\n`, "i"))
         expect(errors).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+
+    it.scoped("a page whose token may cancel stops a running turn; a read-only page shows no stop button", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const pipeline = yield* TurnPipeline.make({ publisher: { prefix } })
+        const context = yield* TurnContext.make({ prefix })
+        const running = yield* Effect.fork(pipeline.run(context, waitingTurn))
+        yield* Effect.retry(
+          Effect.filterOrFail(snapshotOf(base, context.turnId), (s) => s.items.length > 0, () => "no item yet"),
+          Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(500)))
+        )
+        const readOnly = yield* pageToken
+        const control = yield* controlToken
+        const reader = yield* newPage
+        yield* run(() => reader.page.goto(`${base}/#access_token=${readOnly}&turn=${context.turnId}`))
+        yield* contentIs(reader.page, "msg-1", "Thinking about it")
+        yield* connectionIs(reader.page, "live")
+        expect(yield* run(() => reader.page.locator("#stop-turn").count())).toBe(0)
+        const operator = yield* newPage
+        yield* run(() => operator.page.goto(`${base}/#access_token=${control}&turn=${context.turnId}`))
+        yield* connectionIs(operator.page, "live")
+        yield* screenshot(operator.page, "stop-button")
+        yield* run(() => operator.page.click("#stop-turn"))
+        // The cancel reaches the pipeline through the control stream; the turn ends
+        // cancelled and both pages show it.
+        const result = yield* Fiber.join(running)
+        expect(result.turn.status).toBe("cancelled")
+        yield* statusIs(operator.page, "cancelled")
+        yield* statusIs(reader.page, "cancelled")
+        yield* connectionIs(operator.page, "finished")
+        expect(yield* run(() => operator.page.locator("#stop-turn").count())).toBe(0)
+        const snapshot = yield* snapshotOf(base, context.turnId)
+        expect(snapshot.status).toBe("cancelled")
+        expect(yield* rendered(operator.page)).toStrictEqual(expectedTurn(snapshot))
+        yield* screenshot(operator.page, "cancelled")
+        expect(operator.errors).toStrictEqual([])
+        expect(reader.errors).toStrictEqual([])
       }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
   })
 }

@@ -24,6 +24,14 @@ export const takeAccessToken = (): string | undefined => {
   return sessionStorage.getItem(storageKey) ?? undefined
 }
 
+/**
+ * Whether the page may stop turns: its token is a page token of the `control` scope
+ * (`v1.<expiresAt>.control.<mac>`; the scope is signed, not secret), or the server
+ * needs no token (`insecure-local`). The server decides in the end: a refused request
+ * is 403.
+ */
+export const mayCancel = (token: string | undefined): boolean => token === undefined || token.split(".")[2] === "control"
+
 /** A failed request: its status and the API's error code, when it sent one. */
 export class ApiFailure extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -55,6 +63,16 @@ const getJson = async <A>(url: string, check: (body: unknown) => body is A, what
   if (!response.ok) throw errorOf(response.status, body)
   if (!check(body)) throw new ApiFailure(response.status, "unexpected_body", `the server sent something that is not ${what}`)
   return body
+}
+
+/** `POST /v1/turns/:turnId/cancel`: resolves once the server has accepted the request (202). */
+export const cancelTurn = async (token: string | undefined, turnId: string): Promise<void> => {
+  const response = await fetch(apiUrl(`/v1/turns/${encodeURIComponent(turnId)}/cancel`, {}, token), {
+    method: "POST",
+    cache: "no-store",
+    credentials: "omit"
+  })
+  if (!response.ok) throw errorOf(response.status, await response.json().catch(() => undefined))
 }
 
 /** `GET /v1/turns`. */

@@ -4,9 +4,11 @@
  * streams, followed over SSE from the snapshot's `lastEventId`; the browser's
  * `EventSource` resumes a dropped stream with `Last-Event-ID`. Each upsert carries the
  * item's whole content, so an upsert replaces its item's rendering: no delta logic,
- * and an upsert seen twice changes nothing.
+ * and an upsert seen twice changes nothing. A page whose token may cancel shows a stop
+ * button on a running turn (`POST /v1/turns/:turnId/cancel`); the turn then ends
+ * `cancelled` through its stream like any ending.
  */
-import { ApiFailure, apiUrl, listTurns, loadSnapshot, takeAccessToken } from "./api.js"
+import { ApiFailure, apiUrl, cancelTurn, listTurns, loadSnapshot, mayCancel, takeAccessToken } from "./api.js"
 import { renderHead, renderItem, renderListEntry, type TurnHead } from "./render.js"
 import { isTurnEvent, isUpsert, type TurnEvent, type TurnList, type Upsert } from "./wire.js"
 
@@ -17,6 +19,7 @@ const element = (id: string): HTMLElement => {
 }
 
 const token = takeAccessToken()
+const canStop = mayCancel(token)
 const list = element("turn-list")
 const items = element("items")
 const notice = element("notice")
@@ -28,6 +31,7 @@ interface Viewed {
   head: TurnHead
   readonly items: Map<string, HTMLElement>
   source: EventSource | undefined
+  stopping: boolean
 }
 
 let current: Viewed | undefined
@@ -57,7 +61,28 @@ const describe = (error: unknown): string => {
 }
 
 const setHead = (turn: Viewed) => {
-  element("turn-head").replaceWith(renderHead(turn.head))
+  const control = canStop ? { stopping: turn.stopping, stop: () => void stop(turn) } : undefined
+  element("turn-head").replaceWith(renderHead(turn.head, control))
+}
+
+// Asks the server to cancel the turn; its stream then brings the ending (`cancelled`).
+// A turn that had ended meanwhile (409) is loaded again to show how it ended.
+async function stop(turn: Viewed) {
+  if (turn.stopping) return
+  turn.stopping = true
+  setHead(turn)
+  try {
+    await cancelTurn(token, turn.turnId)
+  } catch (error) {
+    turn.stopping = false
+    if (current !== turn) return
+    if (error instanceof ApiFailure && error.status === 409) {
+      void openTurn(turn.turnId)
+      return
+    }
+    setHead(turn)
+    showNotice(error instanceof ApiFailure && error.status === 403 ? "This link may only read: it cannot stop turns." : describe(error))
+  }
 }
 
 const bind = (turn: Viewed, upsert: Upsert) => {
@@ -135,7 +160,7 @@ const follow = (turn: Viewed, after: string) => {
 
 const openTurn = async (turnId: string) => {
   current?.source?.close()
-  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), source: undefined }
+  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), source: undefined, stopping: false }
   current = turn
   items.replaceChildren()
   setHead(turn)

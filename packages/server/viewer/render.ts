@@ -137,8 +137,27 @@ export interface TurnHead {
 const usageText = (usage: Usage) =>
   `${usage.promptTokens} prompt · ${usage.completionTokens} completion · ${usage.totalTokens} total tokens`
 
-/** The head of a turn. */
-export const renderHead = (head: TurnHead): HTMLElement => {
+/**
+ * The stop button of a running turn: `stop` is called on a click; `stopping` shows a
+ * request on its way (the button is then disabled).
+ */
+export interface StopControl {
+  readonly stopping: boolean
+  readonly stop: () => void
+}
+
+const stopButton = (control: StopControl): HTMLElement => {
+  const button = h("button", "stop", control.stopping ? "stopping…" : "Stop")
+  button.id = "stop-turn"
+  button.setAttribute("type", "button")
+  button.title = "Cancel this turn: the provider request is aborted and the turn ends cancelled"
+  if (control.stopping) button.setAttribute("disabled", "")
+  button.addEventListener("click", () => control.stop())
+  return button
+}
+
+/** The head of a turn; a running turn gets a stop button when `control` is given. */
+export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement => {
   const meta = [head.providerId, head.modelId].filter((part): part is string => part !== undefined).join(" · ")
   const status = h("span", `status status-${head.status}`, head.status)
   status.id = "turn-status"
@@ -151,7 +170,8 @@ export const renderHead = (head: TurnHead): HTMLElement => {
       "meta",
       status,
       meta === "" ? undefined : h("span", "provider", meta),
-      head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage))
+      head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage)),
+      control === undefined || head.status !== "streaming" ? undefined : stopButton(control)
     ),
     head.error === undefined ? undefined : h("p", "turn-error", `${head.error.code}: ${head.error.message}`)
   )

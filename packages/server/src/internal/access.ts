@@ -19,6 +19,18 @@ import * as ViewerToken from "../ViewerToken.js"
  */
 export type Caller = number | "page" | "anonymous"
 
+/**
+ * A checked request's credentials: who made it (the key of its stream slots) and
+ * whether it may cancel turns (bearer tokens, a server without tokens, and page tokens
+ * of the `control` scope may; `read` page tokens may not).
+ *
+ * @internal
+ */
+export interface Credentials {
+  readonly caller: Caller
+  readonly mayCancel: boolean
+}
+
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
 
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -40,15 +52,15 @@ export const authenticator = (tokens: ReadonlyArray<string>) => {
   return (
     authorization: string | undefined,
     accessTokens: ReadonlyArray<string>
-  ): Effect.Effect<Caller, ApiError> => {
-    if (digests.length === 0) return Effect.succeed("anonymous")
+  ): Effect.Effect<Credentials, ApiError> => {
+    if (digests.length === 0) return Effect.succeed({ caller: "anonymous", mayCancel: true })
     if (authorization === undefined) {
       if (accessTokens.length === 0) {
         return Effect.fail(unauthorized("missing bearer token (Authorization: Bearer <token>) or ?access_token="))
       }
       if (accessTokens.length > 1) return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
       return ViewerToken.verify(key, accessTokens[0]!).pipe(
-        Effect.as<Caller>("page"),
+        Effect.map((claims): Credentials => ({ caller: "page", mayCancel: ViewerToken.mayCancel(claims.scope) })),
         Effect.mapError((error) => unauthorized(error.message))
       )
     }
@@ -63,7 +75,7 @@ export const authenticator = (tokens: ReadonlyArray<string>) => {
     }
     return found < 0
       ? Effect.fail(unauthorized("invalid bearer token"))
-      : Effect.succeed(found)
+      : Effect.succeed({ caller: found, mayCancel: true })
   }
 }
 

@@ -7,7 +7,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Ids } from "@sluice/core"
-import { EntryId, type RedisError, RedisStreams, TurnKeys } from "@sluice/redis"
+import { EntryId, type RedisError, RedisStreams, TurnControl, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -17,14 +17,14 @@ import { ApiError } from "../ApiError.js"
 import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
-import type { Caller } from "./access.js"
+import type { Caller, Credentials } from "./access.js"
 
 /**
- * The caller of the request being handled, set once its token is checked.
+ * The credentials of the request being handled, set once its token is checked.
  *
  * @internal
  */
-export class CurrentCaller extends Context.Tag("@sluice/server/CurrentCaller")<CurrentCaller, Caller>() {}
+export class CurrentCaller extends Context.Tag("@sluice/server/CurrentCaller")<CurrentCaller, Credentials>() {}
 
 /**
  * What the stream routes share: the slots of each caller, and the signal that the
@@ -117,13 +117,14 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     if (first.length === 0) {
       return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
     }
-    yield* context.slots.acquire(yield* CurrentCaller)
+    yield* context.slots.acquire((yield* CurrentCaller).caller)
     const body = TurnFeed.follow(key, {
       after,
       blockMs: options.tailBlockMs,
       resumeAttempts: options.resumeAttempts,
       resumeBaseMs: options.resumeBaseMs,
-      resumeMaxMs: options.resumeMaxMs
+      resumeMaxMs: options.resumeMaxMs,
+      producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
     }).pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
       Stream.interruptWhen(context.closing),
@@ -144,7 +145,14 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
 export const turnSnapshot = (options: ResolvedOptions) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
-    const snapshot = yield* TurnSnapshot.load(options.prefix, turnId).pipe(
+    const load = TurnSnapshot.load(options.prefix, turnId)
+    // a turn shown as running whose producer died is ended first, and shown ended
+    const snapshot = yield* load.pipe(
+      Effect.flatMap((loaded) =>
+        Option.isSome(loaded) && loaded.value.status === "streaming"
+          ? Effect.flatMap(TurnFeed.endIfProducerLost(options.prefix, turnId), (ended) => ended ? load : Effect.succeed(loaded))
+          : Effect.succeed(loaded)
+      ),
       Effect.catchTags({
         RedisError: fromRedisError,
         InvalidEntry: (error) =>
@@ -158,6 +166,39 @@ export const turnSnapshot = (options: ResolvedOptions) =>
       onNone: () => Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
       onSome: (found) => Effect.succeed(HttpServerResponse.unsafeJson(found, { headers: noStore }))
     })
+  })
+
+/**
+ * `POST /v1/turns/:turnId/cancel`: asks the process running the turn to cancel it
+ * (`TurnControl.requestCancel`). 202 for a running turn, 409 `turn_finished` for one
+ * that has ended (a turn whose producer's lease lapsed is ended with `producer_lost`
+ * here, and is then finished), 404 for an unknown one, 403 for a caller that may not
+ * cancel (a `read` page token).
+ *
+ * @internal
+ */
+export const cancelTurn = (options: ResolvedOptions) =>
+  Effect.gen(function*() {
+    const turnId = yield* turnIdParam
+    if (!(yield* CurrentCaller).mayCancel) {
+      return yield* new ApiError({
+        code: "forbidden",
+        message: "this token may only read: cancelling needs a bearer token or a page token of the control scope"
+      })
+    }
+    const redis = yield* RedisStreams.RedisStreams
+    const state = Effect.gen(function*() {
+      const lastB = yield* redis.xlast(TurnKeys.upsertsKey(options.prefix, turnId))
+      const lastA = yield* redis.xlast(TurnKeys.eventsKey(options.prefix, turnId))
+      if (Option.isNone(lastA) && Option.isNone(lastB)) return "unknown" as const
+      const ended = Option.exists(lastB, TurnEntry.isFinal)
+      return ended || (yield* TurnFeed.endIfProducerLost(options.prefix, turnId)) ? "finished" as const : "running" as const
+    })
+    const found = yield* Effect.catchAll(state, fromRedisError)
+    if (found === "unknown") return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no streams` })
+    if (found === "finished") return yield* new ApiError({ code: "turn_finished", message: `turn ${turnId} has ended` })
+    yield* Effect.catchAll(TurnControl.requestCancel(options.prefix, turnId), fromRedisError)
+    return HttpServerResponse.unsafeJson({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
   })
 
 const limitPattern = /^[1-9]\d{0,5}$/

@@ -1,0 +1,58 @@
+/**
+ * A producer that dies for real: a process runs a turn slowly through `TurnPipeline`
+ * against redis-server (the global setup's, or REDIS_URL), a reader follows the turn
+ * through the server, and the process is killed with SIGKILL. Within 15 s the reader is
+ * told (`turn_error`, `producer_lost`) and its stream closes cleanly.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { inject } from "vitest"
+import { bearer, open, type Received, received, takeEvents } from "./support/client.js"
+import { prefix, serve, tokens } from "./support/harness.js"
+import { spawnScript } from "./support/processes.js"
+
+// A database of its own.
+const url = (() => {
+  const base = new URL(inject("redisUrl"))
+  base.pathname = "/8"
+  return base.toString()
+})()
+const auth = bearer(tokens[0])
+
+layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })("a producer killed mid-turn", (it) => {
+  describe("SIGKILL", () => {
+    it.scoped("a reader gets turn_error producer_lost and a clean close within 15 s", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const turnId = randomUUID()
+        const producer = yield* spawnScript("slowProducer.ts", [url, prefix, turnId, "100"], "running\n")
+        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+        expect(opened.status).toBe(200)
+        const pull = yield* Stream.toPull(opened.events)
+        const seen: Array<Received> = yield* takeEvents(pull, 3)
+        yield* producer.kill("SIGKILL")
+        expect(yield* producer.exited).toBe("SIGKILL")
+        const killedAt = Date.now()
+        const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+        const closedAfter = Date.now() - killedAt
+        expect(end).toStrictEqual(Option.none())
+        expect(closedAfter).toBeLessThan(15_000)
+        const last = seen.at(-1)!
+        expect(last.event).toBe("turn_event")
+        expect(JSON.parse(last.data)).toMatchObject({ type: "turn_error", turnId, error: { code: "producer_lost" } })
+        // Nothing after the ending, in either stream, and both streams end.
+        const redis = yield* RedisStreams.RedisStreams
+        const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
+        expect(streamB.at(-1)!.id).toBe(last.id)
+        expect(streamB.filter(TurnEntry.isFinal).length).toBe(1)
+        const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
+        expect(TurnEntry.isFinal(streamA.at(-1)!)).toBe(true)
+        const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
+        expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
+      }), 120_000)
+  })
+})
