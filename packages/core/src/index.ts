@@ -78,6 +78,11 @@ export * as ToolCallId from "./ToolCallId.js"
 /**
  * @since 0.1.0
  */
+export * as TurnBuilder from "./TurnBuilder.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as UITurnEvent from "./UITurnEvent.js"
 
 /**

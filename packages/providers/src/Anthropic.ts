@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import type { OutputItem, Sse, StreamEvent } from "@sluice/core"
-import { Json, ProviderError, Usage } from "@sluice/core"
+import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import type { FinishReason } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -27,7 +27,6 @@ import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
@@ -355,7 +354,7 @@ const mismatch = (line: number, deltaType: string, kind: string, index: number):
   unexpected(line, `${deltaType} does not belong in a ${kind} block (block ${index})`)
 
 const makeMachine = (options: NormalizeOptions | undefined, now: () => number) => {
-  const builder = new TurnBuilder({ providerId, options, now })
+  const builder = new TurnBuilder.TurnBuilder({ providerId, options, now })
   const blocks = new Map<number, Block>()
   let calls = ToolCallAccumulator.empty
   let rawUsage: Json.JsonObject | undefined

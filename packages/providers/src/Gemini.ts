@@ -24,7 +24,7 @@
  * @since 0.1.0
  */
 import type { OutputItem, StreamEvent } from "@sluice/core"
-import { Json, ProviderError, Usage } from "@sluice/core"
+import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -35,7 +35,6 @@ import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { ArgumentsBuilder } from "./internal/partialArgs.js"
-import { TurnBuilder } from "./internal/turnBuilder.js"
 import { protocolError } from "./internal/wireJson.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
@@ -317,7 +316,7 @@ const callFinal = (id: string, callId: string, name: string, args: string, signa
 
 /** The state of one turn, shared by the streaming handler and the non-streaming decoder. */
 class GeminiTurn {
-  private readonly builder: TurnBuilder
+  private readonly builder: TurnBuilder.TurnBuilder
   private text: TextItem | undefined
   private call: StreamingCall | undefined
   /** The call id of the last `executableCode`, which the next `codeExecutionResult` answers. */
@@ -327,7 +326,7 @@ class GeminiTurn {
   private ended: { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" } | undefined
 
   constructor(options: NormalizeOptions | undefined, now: () => number) {
-    this.builder = new TurnBuilder({ providerId: provider, options, now })
+    this.builder = new TurnBuilder.TurnBuilder({ providerId: provider, options, now })
   }
 
   chunk(out: Out, chunk: GenerateContentResponse, line: number): WireDecodeError | undefined {

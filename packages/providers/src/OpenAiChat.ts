@@ -20,14 +20,13 @@
  * @since 0.1.0
  */
 import type { FinishReason, Sse, StreamEvent } from "@sluice/core"
-import { Json, ProviderError, Usage } from "@sluice/core"
+import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { TurnBuilder } from "./internal/turnBuilder.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
@@ -264,7 +263,7 @@ interface Reasoning {
 }
 
 const makeMachine = (providerId: string, options: NormalizeOptions | undefined, now: () => number) => {
-  const builder = new TurnBuilder({ providerId, options, now })
+  const builder = new TurnBuilder.TurnBuilder({ providerId, options, now })
   let calls = ToolCallAccumulator.empty
   const callItems: Array<string | undefined> = []
   let message: string | undefined

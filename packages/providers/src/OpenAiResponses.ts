@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { StreamEvent } from "@sluice/core"
-import { Json, OutputItem, ProviderError, Usage } from "@sluice/core"
+import { Json, OutputItem, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -22,7 +22,6 @@ import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { TurnBuilder } from "./internal/turnBuilder.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
@@ -334,7 +333,7 @@ interface ItemState {
 
 /** The state of one turn, shared by the streaming handler and the non-streaming decoder. */
 class ResponsesTurn {
-  readonly builder: TurnBuilder
+  readonly builder: TurnBuilder.TurnBuilder
   private readonly items = new Map<string, ItemState>()
   private readonly finished = new Set<string>()
   private unnamed = 0
@@ -343,7 +342,7 @@ class ResponsesTurn {
   private usage: Usage.Usage = Usage.empty
 
   constructor(options: NormalizeOptions | undefined, now: () => number) {
-    this.builder = new TurnBuilder({ providerId: provider, options, now })
+    this.builder = new TurnBuilder.TurnBuilder({ providerId: provider, options, now })
   }
 
   get isOver(): boolean {

@@ -29,7 +29,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type { ProviderError } from "@sluice/core"
-import { Ids, Sse, StreamEvent, Usage } from "@sluice/core"
+import { Ids, Sse, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -48,7 +48,6 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ErrorClassification from "./ErrorClassification.js"
-import { TurnBuilder } from "./internal/turnBuilder.js"
 import * as LiveRetry from "./LiveRetry.js"
 import type { LlmRequest } from "./LlmRequest.js"
 import type { NormalizeOptions } from "./Normalizer.js"
@@ -183,7 +182,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     /** A turn that ended before the provider answered: start, the error, the end. */
     const failed = (error: ProviderError.ProviderError, options: NormalizeOptions) =>
       Effect.map(Clock.currentTimeMillis, (now): Attempt => {
-        const builder = new TurnBuilder({ providerId: provider, options, now: () => now })
+        const builder = new TurnBuilder.TurnBuilder({ providerId: provider, options, now: () => now })
         const out: Array<StreamEvent.StreamEvent> = []
         builder.start(out)
         builder.error(out, error)

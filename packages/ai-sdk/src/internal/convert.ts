@@ -1,5 +1,5 @@
-import type { FinishReason, OutputItem } from "@sluice/core"
-import { Ids, Json, ProviderError, SchemaDecode, StreamEvent, Usage } from "@sluice/core"
+import type { FinishReason, OutputItem, StreamEvent } from "@sluice/core"
+import { Ids, Json, ProviderError, SchemaDecode, TurnBuilder, Usage } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -7,17 +7,7 @@ import { AiSdkPartError } from "../AiSdkPartError.js"
 import type { Options } from "../AiSdkStream.js"
 import * as Parts from "./parts.js"
 
-interface OpenItem {
-  readonly id: string
-  readonly type: "message" | "reasoning" | "function_call"
-  readonly name: string
-  content: string
-  metadata: Json.JsonObject | undefined
-  /** a tool call the provider ran itself (`providerExecuted`) */
-  providerExecuted?: boolean
-  /** the `source` parts that arrived while this message was open (or just before it) */
-  sources?: Array<OutputItem.Source>
-}
+type OpenItem = TurnBuilder.OpenItem
 
 type Out = Array<StreamEvent.StreamEvent>
 
@@ -148,87 +138,53 @@ const sourceOf = (part: typeof Parts.SourcePart.Type): OutputItem.Source | undef
 const textOfOutput = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(toJson(value) ?? null))
 
 /**
- * Turns AI SDK stream parts into StreamEvents. Mutable: one per stream.
+ * Turns AI SDK stream parts into StreamEvents with the shared `TurnBuilder`: items
+ * keyed by the part's kind and id, a random id per event, the time each part came
+ * with, and `stop` after an error part ending the turn with reason `error`. Mutable:
+ * one per stream.
  *
  * @internal
  */
 export class PartConverter {
-  private readonly runId: string
-  private readonly turnId: string
-  private readonly threadId: string
-  private readonly context: StreamEvent.EventContext
-  private readonly providerId: string
-  private modelId: string
-  private readonly open = new Map<string, OpenItem>()
-  private itemCount = 0
+  private readonly builder: TurnBuilder.TurnBuilder
+  /** the time the current part came with */
+  private time = 0
   private partIndex = 0
-  private started = false
   /** `source` parts that came while no message was open: the next message's */
   private pendingSources: Array<OutputItem.Source> = []
-  private ended = false
-  private failed = false
+  /** the `source` parts of each open message (by item id) */
+  private readonly sources = new Map<string, Array<OutputItem.Source>>()
+  /** the open tool calls the provider ran itself (`providerExecuted`), by item id */
+  private readonly providerExecuted = new Set<string>()
 
   constructor(options: Options) {
-    this.runId = options.runId ?? Ids.generateEventId()
-    this.turnId = options.turnId ?? Ids.generateEventId()
-    this.threadId = options.threadId ?? Ids.generateEventId()
-    this.context = { runId: this.runId, traceContext: options.traceContext }
-    this.providerId = options.providerId ?? "ai-sdk"
-    this.modelId = options.modelId ?? "unknown"
-  }
-
-  private emit(out: Out, now: number, payload: StreamEvent.Payload): void {
-    out.push(StreamEvent.envelope(this.context, payload, Ids.generateEventId(), now))
-  }
-
-  private start(out: Out, now: number): void {
-    if (this.started) return
-    this.started = true
-    this.emit(out, now, {
-      type: "response_start",
-      response_id: this.runId,
-      turn_id: this.turnId,
-      thread_id: this.threadId,
-      model_id: this.modelId,
-      provider_id: this.providerId,
-      created_at: now
+    this.builder = new TurnBuilder.TurnBuilder({
+      providerId: options.providerId ?? "ai-sdk",
+      options,
+      now: () => this.time,
+      eventId: Ids.generateEventId,
+      replaceAfterError: "stop"
     })
   }
 
-  private openItem(out: Out, now: number, key: string, type: OpenItem["type"], name: string, metadata: unknown): OpenItem {
-    this.start(out, now)
-    const item: OpenItem = { id: `item_${this.itemCount++}`, type, name, content: "", metadata: mergeMetadata(undefined, metadata) }
+  private openItem(out: Out, key: string, type: "message" | "reasoning" | "function_call", name: string, metadata: unknown): OpenItem {
+    const item = this.builder.open(out, type, { key, name: type === "function_call" ? name : undefined, metadata: mergeMetadata(undefined, metadata) })
     if (type === "message" && this.pendingSources.length > 0) {
-      item.sources = this.pendingSources
+      this.sources.set(item.id, this.pendingSources)
       this.pendingSources = []
     }
-    this.open.set(key, item)
-    this.emit(out, now, { type: "item_start", item_id: item.id, item_type: type, ...(type === "function_call" ? { name } : {}) })
     return item
   }
 
-  private delta(out: Out, now: number, item: OpenItem, text: string): void {
-    if (text === "") return
-    item.content += text
-    this.emit(out, now, { type: "item_delta", item_id: item.id, delta_content: text })
-  }
-
-  private close(out: Out, now: number, key: string, item: OpenItem, callId?: string): void {
-    this.open.delete(key)
+  private close(out: Out, item: OpenItem, callId?: string): void {
     const metadata = keptMetadata(item.metadata)
     const provider = metadata === undefined ? {} : { provider_metadata: metadata }
+    const sources = this.sources.get(item.id)
+    const providerExecuted = this.providerExecuted.has(item.id)
+    this.sources.delete(item.id)
+    this.providerExecuted.delete(item.id)
     let final: OutputItem.OutputItem
     switch (item.type) {
-      case "message":
-        final = {
-          type: "message",
-          id: item.id,
-          content: item.content,
-          origin: "agent",
-          ...(item.sources === undefined ? {} : { sources: item.sources }),
-          ...provider
-        }
-        break
       case "reasoning": {
         const signature = field(item.metadata, "anthropic", "signature") ?? thoughtSignature(item.metadata)
         const redacted = field(item.metadata, "anthropic", "redactedData")
@@ -248,42 +204,36 @@ export class PartConverter {
         final = {
           type: "function_call",
           id: item.id,
-          call_id: callId ?? key.slice("tool:".length),
-          name: item.name,
+          call_id: callId ?? item.key.slice("tool:".length),
+          name: item.name ?? "",
           arguments: item.content,
-          ...(item.providerExecuted === true ? { provider_executed: true } : {}),
+          ...(providerExecuted ? { provider_executed: true } : {}),
           ...provider
         }
         break
+      default:
+        // only messages are left: the converter opens no other kind
+        final = {
+          type: "message",
+          id: item.id,
+          content: item.content,
+          origin: "agent",
+          ...(sources === undefined ? {} : { sources }),
+          ...provider
+        }
     }
-    this.emit(out, now, { type: "item_done", item_id: item.id, final_item: final })
+    this.builder.done(out, item.key, final)
   }
 
-  private closeAll(out: Out, now: number): void {
-    for (const [key, item] of [...this.open]) this.close(out, now, key, item)
-  }
-
-  private finish(out: Out, now: number, status: StreamEvent.ResponseStatus, finishReason: FinishReason.FinishReason | null, usage?: Usage.Usage): void {
-    this.start(out, now)
-    this.closeAll(out, now)
-    this.ended = true
-    this.emit(out, now, {
-      type: "response_done",
-      response_id: this.runId,
-      status,
-      finish_reason: finishReason,
-      ...(usage === undefined ? {} : { usage })
-    })
-  }
-
-  private error(out: Out, now: number, error: ProviderError.ProviderError): void {
-    this.start(out, now)
-    this.failed = true
-    this.emit(out, now, { type: "response_error", response_id: this.runId, error: StreamEvent.errorObjectFromProviderError(error) })
+  private finish(out: Out, end: TurnBuilder.End): void {
+    this.builder.start(out)
+    for (const item of this.builder.openRecords()) this.close(out, item)
+    this.builder.finish(out, end)
   }
 
   /** Converts one part, appending its events to `out`; refuses a malformed part. */
   push(input: unknown, now: number, out: Out): AiSdkPartError | undefined {
+    this.time = now
     const partIndex = this.partIndex++
     const type = typeof input === "object" && input !== null && "type" in input && typeof input.type === "string" ? input.type : undefined
     if (type === undefined || !Parts.readTypes.has(type)) return undefined
@@ -297,117 +247,111 @@ export class PartConverter {
       })
     }
     const part = decoded.right
-    if (this.ended) {
+    if (this.builder.isFinished) {
       if (part.type === "finish" || part.type === "abort" || part.type === "response-metadata") return undefined
       return new AiSdkPartError({ reason: "PartAfterFinish", partType: type, partIndex, message: `part ${partIndex} (${type}) came after the turn ended` })
     }
     switch (part.type) {
       case "response-metadata":
-        if (part.modelId !== undefined && !this.started) this.modelId = part.modelId
+        if (part.modelId !== undefined && !this.builder.isStarted) this.builder.modelId = part.modelId
         return undefined
       case "text-start":
       case "reasoning-start": {
         const kind = part.type === "text-start" ? "text" : "reasoning"
         const key = `${kind}:${part.id}`
-        const before = this.open.get(key)
-        if (before !== undefined) this.close(out, now, key, before)
-        this.openItem(out, now, key, kind === "text" ? "message" : "reasoning", "", part.providerMetadata)
+        const before = this.builder.item(key)
+        if (before !== undefined) this.close(out, before)
+        this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", part.providerMetadata)
         return undefined
       }
       case "text-delta":
       case "reasoning-delta": {
         const kind = part.type === "text-delta" ? "text" : "reasoning"
         const key = `${kind}:${part.id}`
-        const item = this.open.get(key) ?? this.openItem(out, now, key, kind === "text" ? "message" : "reasoning", "", undefined)
+        const item = this.builder.item(key) ?? this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
-        this.delta(out, now, item, part.text ?? part.delta ?? "")
+        this.builder.delta(out, item.key, part.text ?? part.delta ?? "")
         return undefined
       }
       case "text-end":
       case "reasoning-end": {
         const kind = part.type === "text-end" ? "text" : "reasoning"
         const key = `${kind}:${part.id}`
-        const item = this.open.get(key) ?? this.openItem(out, now, key, kind === "text" ? "message" : "reasoning", "", undefined)
+        const item = this.builder.item(key) ?? this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
-        this.close(out, now, key, item)
+        this.close(out, item)
         return undefined
       }
       case "tool-input-start": {
         const key = `tool:${part.id}`
-        if (!this.open.has(key)) {
-          const item = this.openItem(out, now, key, "function_call", part.toolName, part.providerMetadata)
-          if (part.providerExecuted === true) item.providerExecuted = true
+        if (!this.builder.isOpen(key)) {
+          const item = this.openItem(out, key, "function_call", part.toolName, part.providerMetadata)
+          if (part.providerExecuted === true) this.providerExecuted.add(item.id)
         }
         return undefined
       }
       case "tool-input-delta": {
-        const item = this.open.get(`tool:${part.id}`)
+        const item = this.builder.item(`tool:${part.id}`)
         if (item === undefined) {
           return new AiSdkPartError({ reason: "InvalidPart", partType: type, partIndex, message: `part ${partIndex} (${type}): no tool input ${part.id} has started` })
         }
-        this.delta(out, now, item, part.delta)
+        this.builder.delta(out, item.key, part.delta)
         return undefined
       }
       case "tool-input-end":
         return undefined
       case "tool-call": {
         const key = `tool:${part.toolCallId}`
-        const item = this.open.get(key) ?? this.openItem(out, now, key, "function_call", part.toolName, undefined)
+        const item = this.builder.item(key) ?? this.openItem(out, key, "function_call", part.toolName, undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
-        if (part.providerExecuted === true) item.providerExecuted = true
+        if (part.providerExecuted === true) this.providerExecuted.add(item.id)
         if (item.content === "" && part.input !== undefined) {
-          this.delta(out, now, item, typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {}))
+          this.builder.delta(out, item.key, typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {}))
         }
-        this.close(out, now, key, item, part.toolCallId)
+        this.close(out, item, part.toolCallId)
         return undefined
       }
       case "tool-result":
       case "tool-error": {
         if (part.type === "tool-result" && part.preliminary === true) return undefined
-        this.start(out, now)
-        const id = `item_${this.itemCount++}`
         const success = part.type === "tool-result" && part.isError !== true
         const output =
           part.type === "tool-result" ? textOfOutput(part.output !== undefined ? part.output : part.result) : providerErrorOf(part.error).message
-        this.emit(out, now, { type: "item_start", item_id: id, item_type: "function_call_output" })
-        this.emit(out, now, {
-          type: "item_done",
-          item_id: id,
-          final_item: {
-            type: "function_call_output",
-            id,
-            call_id: part.toolCallId,
-            output,
-            success,
-            ...(part.providerExecuted === true ? { provider_executed: true } : {})
-          }
+        const id = this.builder.openItem(out, "function_call_output")
+        this.builder.done(out, id, {
+          type: "function_call_output",
+          id,
+          call_id: part.toolCallId,
+          output,
+          success,
+          ...(part.providerExecuted === true ? { provider_executed: true } : {})
         })
         return undefined
       }
       case "source": {
         const source = sourceOf(part)
         if (source === undefined) return undefined
-        const message = [...this.open.values()].reverse().find((item) => item.type === "message")
-        if (message === undefined) this.pendingSources.push(source)
-        else (message.sources ??= []).push(source)
+        const message = this.builder.lastOpen("message")
+        const sources = message === undefined ? this.pendingSources : this.sources.get(message.id)
+        if (sources !== undefined) sources.push(source)
+        else if (message !== undefined) this.sources.set(message.id, [source])
         return undefined
       }
       case "error":
-        this.error(out, now, providerErrorOf(part.error))
+        this.builder.error(out, providerErrorOf(part.error))
         return undefined
       case "abort":
-        this.finish(out, now, "aborted", null)
+        this.finish(out, { finishReason: null, aborted: true })
         return undefined
       case "finish": {
         const reason = finishReasonOf(part.finishReason)
         if (reason === "content-filter") {
-          this.error(
+          this.builder.error(
             out,
-            now,
             new ProviderError.ProviderError({ type: "content_blocked", retryable: false, code: "content-filter", message: "the provider filtered the content" })
           )
         }
-        this.finish(out, now, this.failed ? "error" : "complete", this.failed && reason === "stop" ? "error" : reason, usageOf(part.totalUsage ?? part.usage))
+        this.finish(out, { finishReason: reason, usage: usageOf(part.totalUsage ?? part.usage) })
         return undefined
       }
     }
@@ -419,14 +363,14 @@ export class PartConverter {
    * part already explained the end.
    */
   end(now: number, out: Out): void {
-    if (this.ended) return
-    if (!this.failed) {
-      this.error(
+    this.time = now
+    if (this.builder.isFinished) return
+    if (!this.builder.hasFailed) {
+      this.builder.error(
         out,
-        now,
         new ProviderError.ProviderError({ type: "api_error", retryable: true, code: "stream_truncated", message: "the AI SDK stream ended without a finish part" })
       )
     }
-    this.finish(out, now, "error", "error")
+    this.finish(out, { finishReason: "error" })
   }
 }

@@ -1,27 +1,25 @@
-import type { FinishReason, OutputItem, ProviderError, StreamEvent, Usage } from "@sluice/core"
+import type { FinishReason, OutputItem, ProviderError, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
 import * as ErrorClassification from "../ErrorClassification.js"
-import type { TurnBuilder } from "./turnBuilder.js"
 
 type Out = Array<StreamEvent.StreamEvent>
 
 /**
- * Ends a turn that stopped without the provider's terminal event, like
- * `TurnBuilder.endTruncated`, but keeping the usage that arrived before the cut.
- * Every open item is closed with what it received (`close` builds its final form).
+ * Ends a turn that stopped without the provider's terminal event
+ * (`TurnBuilder.endTruncated` with the provider's `stream_truncated` error), keeping the
+ * usage that arrived before the cut. Every open item is closed with what it received
+ * (`close` builds its final form).
  *
  * @internal
  */
 export const endTruncated = (
-  builder: TurnBuilder,
+  builder: TurnBuilder.TurnBuilder,
   out: Out,
   providerId: string,
   close: (itemId: string, content: string) => OutputItem.OutputItem,
   usage: Usage.Usage
 ): void => {
   if (builder.isFinished) return
-  for (const itemId of builder.openItems()) builder.done(out, itemId, close(itemId, builder.content(itemId)))
-  builder.error(out, ErrorClassification.truncated(providerId))
-  builder.finish(out, { finishReason: "error", usage })
+  builder.endTruncated(out, ErrorClassification.truncated(providerId), (item) => close(item.id, item.content), usage)
 }
 
 /**
@@ -30,7 +28,7 @@ export const endTruncated = (
  * @internal
  */
 export const finishWith = (
-  builder: TurnBuilder,
+  builder: TurnBuilder.TurnBuilder,
   out: Out,
   end: {
     readonly finishReason: FinishReason.FinishReason
