@@ -25,7 +25,7 @@
  */
 import { Accumulator, type AccumulatorError, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent } from "@sluice/core"
-import { type PublishError, type RedisError, RedisStreams, TurnControl, TurnKeys, TurnLease, TurnPublisher } from "@sluice/redis"
+import { type PublishError, type RedisError, RedisStreams, TurnControl, TurnLease, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -327,9 +327,3 @@ export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E
  * @category running
  */
 export const cancel = (turnId: string, prefix?: string) => Effect.flatMap(TurnPipeline, (pipeline) => pipeline.cancel(turnId, prefix))
-
-/** The keys of a turn's streams, for reports. */
-export const streamKeys = (context: TurnContext, prefix: string) => ({
-  events: TurnKeys.eventsKey(context.prefix ?? prefix, context.turnId),
-  upserts: TurnKeys.upsertsKey(context.prefix ?? prefix, context.turnId)
-})

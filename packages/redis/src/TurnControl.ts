@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { RedisError } from "./RedisError.js"
 import { RedisStreams } from "./RedisStreams.js"
-import type { StreamEntry } from "./StreamEntry.js"
+import { field, type StreamEntry } from "./StreamEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 
 /**
@@ -46,12 +46,10 @@ export const requestCancel = (prefix: string, turnId: string): Effect.Effect<voi
     yield* redis.pexpire(key, retentionMs)
   })
 
-const field = (entry: StreamEntry, name: string): string | undefined => entry.fields.find(([n]) => n === name)?.[1]
-
-const toRequest = (entry: StreamEntry): Option.Option<CancelRequest> => {
-  const turnId = field(entry, "turnId")
-  return field(entry, "type") === "cancel" && turnId !== undefined ? Option.some({ type: "cancel", turnId }) : Option.none()
-}
+const toRequest = (entry: StreamEntry): Option.Option<CancelRequest> =>
+  Option.isSome(Option.filter(field(entry, "type"), (type) => type === "cancel"))
+    ? Option.map(field(entry, "turnId"), (turnId) => ({ type: "cancel", turnId }))
+    : Option.none()
 
 /**
  * Where the control stream ends now: the id after which `requests` reads.

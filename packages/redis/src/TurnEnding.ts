@@ -61,13 +61,10 @@ const idAfter = (entry: StreamEntry): string =>
   Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(entry.id), EntryId.next), EntryId.format), () => "*")
 
 /**
- * Appends the entries `make` builds for the stream's last entry, unless that entry is
- * terminal; retries when another writer took the id first.
+ * Appends the entries after the stream's last entry, unless that entry is terminal;
+ * retries when another writer took the id first.
  */
-const append = (
-  key: string,
-  make: (ids: ReadonlyArray<string>) => ReadonlyArray<Fields>
-): Effect.Effect<Outcome, RedisError, RedisStreams> =>
+const append = (key: string, entries: readonly [Fields, ...Array<Fields>]): Effect.Effect<Outcome, RedisError, RedisStreams> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams
     for (let attempt = 0; attempt < attempts; attempt++) {
@@ -75,14 +72,13 @@ const append = (
       if (Option.isNone(last)) return "empty"
       if (TurnEntry.isFinal(last.value)) return "already_ended"
       const first = idAfter(last.value)
-      const entries = make([first, first])
-      const written = yield* Effect.either(redis.xadd(key, { id: first, fields: entries[0]! }))
+      const written = yield* Effect.either(redis.xadd(key, { id: first, fields: entries[0] }))
       if (written._tag === "Left") {
         if (written.left.reason === "IdTooSmall") continue
         return yield* written.left
       }
       // the first entry ended the stream; the rest follow it, after it
-      let previous: StreamEntry = { id: written.right, fields: entries[0]! }
+      let previous: StreamEntry = { id: written.right, fields: entries[0] }
       for (const fields of entries.slice(1)) {
         const id = idAfter(previous)
         const next = yield* redis.xadd(key, { id, fields })
@@ -127,14 +123,14 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
         Option.getOrThrow(
           Option.getRight(TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now)))
         )
-      yield* append(TurnKeys.eventsKey(prefix, turnId), () => [
+      yield* append(TurnKeys.eventsKey(prefix, turnId), [
         fields({ type: "response_error", response_id: payload.response_id, error }),
         fields({ type: "response_done", response_id: payload.response_id, status: "error", finish_reason: "error" })
       ])
     }
     const threadId = Option.map(start, (s) => s.start.thread_id)
     if (Option.isNone(threadId)) return "empty"
-    return yield* append(TurnKeys.upsertsKey(prefix, turnId), () => [
+    return yield* append(TurnKeys.upsertsKey(prefix, turnId), [
       TurnEntry.fromStreamBMessage(
         StreamBMessage.wrap(
           { type: "turn_error", turnId, threadId: threadId.value, error: { code: ending.code, message: ending.message } },
