@@ -22,6 +22,27 @@ import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens 
 
 const auth = bearer(tokens[0])
 
+
+/**
+ * A turn of `total` messages, `before` of them published, resumed with `lastEventId`;
+ * the rest are then published and the stream read to its end (which must be clean).
+ */
+const resumeRunningTurn = (total: number, before: number, lastEventId: string) =>
+  Effect.gen(function*() {
+    const base = yield* serve()
+    const turnId = randomUUID()
+    const messages = upsertMessages(turnId, total)
+    const produce = yield* producer(turnId, messages)
+    yield* produce.release(before)
+    const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": lastEventId })
+    const pull = yield* Stream.toPull(opened.events)
+    yield* produce.release(total - before)
+    const seen: Array<Received> = []
+    const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+    expect(end).toStrictEqual(Option.none())
+    return { messages, seen }
+  })
+
 describe("SSE connections", () => {
   it.scoped("a client that goes away releases its tail and its stream slot", () => {
     const watched = watchedTails()
@@ -136,33 +157,13 @@ describe("resuming past the end", () => {
 
   it.scoped("an id past the last entry of a running turn waits for the entries after it", () =>
     Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 20)
-      const produce = yield* producer(turnId, messages)
-      yield* produce.release(4)
-      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-7" })
-      const pull = yield* Stream.toPull(opened.events)
-      yield* produce.release(16)
-      const seen: Array<Received> = []
-      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
-      expect(end).toStrictEqual(Option.none())
+      const { messages, seen } = yield* resumeRunningTurn(20, 4, "0-7")
       expect(seen).toStrictEqual(expectedFrames(messages, 7))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it.scoped("a running turn that ends before reaching the id closes the stream when it ends, with no event", () =>
     Effect.gen(function*() {
-      const base = yield* serve()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 10)
-      const produce = yield* producer(turnId, messages)
-      yield* produce.release(3)
-      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-99" })
-      const pull = yield* Stream.toPull(opened.events)
-      yield* produce.release(7)
-      const seen: Array<Received> = []
-      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
-      expect(end).toStrictEqual(Option.none())
+      const { seen } = yield* resumeRunningTurn(10, 3, "0-99")
       expect(seen).toStrictEqual([])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
