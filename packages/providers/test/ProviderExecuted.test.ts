@@ -21,7 +21,8 @@ const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArra
   ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), ["code_interpreter_call"]],
   ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), ["image_generation_call"]],
   ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
-  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]]
+  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]],
+  ["gemini", "grounding", own("gemini", "grounding.sse"), ["google_search"]]
 ]
 
 describe("provider-executed tool calls", () => {
@@ -80,6 +81,51 @@ describe("provider-executed tool calls", () => {
             { text: "The sum of 1 to 100 is 5050." }
           ]
         }
+      ])
+    }))
+
+  for (const name of ["code-interpreter", "image-generation", "file-search", "web-search"]) {
+    it.effect(`OpenAI Responses recorded ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>
+      Effect.gen(function* () {
+        const text = recorded("openai-responses", `${name}.sse`)
+        const events = yield* runText(Providers.get("openai-responses").normalize, text)
+        const hostedItems = text
+          .split("\n")
+          .filter((line) => line.startsWith("data: ") && line.includes("\"type\":\"response.output_item.done\""))
+          .map((line) => (JSON.parse(line.slice(6)) as { readonly item: { readonly type: string } }).item)
+          .filter((item) => item.type.endsWith("_call"))
+        expect(hostedItems.length).toBeGreaterThan(0)
+        const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+        const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
+        const next = Either.getOrThrow(RoundTrip.continueWith(first, turn))
+        const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body.input as ReadonlyArray<{
+          readonly type: string
+        }>
+        expect(input.filter((item) => item.type.endsWith("_call"))).toStrictEqual(hostedItems)
+        expect(input.some((item) => item.type === "function_call_output" || item.type === "function_call")).toBe(false)
+        // the results are the provider's: no tool result may be sent for them
+        const [call] = Turn.finalItems(turnOf(events)).filter(OutputItem.isProviderToolCall)
+        expect(Either.isLeft(RoundTrip.toolResults(turn, [{ callId: call!.call_id, output: "x" }]))).toBe(true)
+      }))
+  }
+
+  it.effect("Gemini grounding: the message keeps its sources, the search follows as a google_search call and its chunks, and neither goes back", () =>
+    Effect.gen(function* () {
+      const events = yield* runText(Providers.get("gemini").normalize, own("gemini", "grounding.sse"))
+      const items = finals(events)
+      expect(items.map((item) => item.type)).toStrictEqual(["message", "function_call", "function_call_output"])
+      const [message, call, result] = items
+      expect(message?.type === "message" && message.sources?.length).toBe(4)
+      expect(call).toMatchObject({ name: "google_search", arguments: JSON.stringify({ queries: ["who won euro 2024"] }), provider_executed: true })
+      expect(result).toMatchObject({ provider_executed: true, success: true })
+      expect(call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id).toBe(true)
+      const chunks = JSON.parse(result?.type === "function_call_output" ? result.output : "[]")
+      expect(chunks.map((chunk: { readonly web: { readonly title: string } }) => chunk.web.title)).toStrictEqual(["uefa.com", "wikipedia.org", "bbc.co.uk"])
+      const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) }))
+      expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
+        { role: "user", parts: [{ text: "go" }] },
+        { role: "model", parts: [{ text: "Spain won Euro 2024, beating England 2-1 in the final." }] }
       ])
     }))
 
