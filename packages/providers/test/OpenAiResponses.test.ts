@@ -264,6 +264,27 @@ describe("OpenAiResponses.normalize", () => {
       expect(result).toMatchObject({ output: JSON.stringify({ outputs: [{ type: "logs", logs: "(2, 12, 69868, 6.9868)" }] }), success: true })
     }))
 
+  it.effect("interpreter code cut anywhere, even inside a surrogate pair, streams a prefix of the call's arguments", () =>
+    Effect.gen(function* () {
+      const code = "print(\"é 😀 \\n\")\n"
+      const cut = code.indexOf("😀") + 1
+      const item = { id: "ci_1", type: "code_interpreter_call", status: "completed", code, container_id: "cntr_1", outputs: [] }
+      const events = yield* run(
+        created +
+          event({ type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", code: "" } }) +
+          event({ type: "response.code_interpreter_call_code.delta", item_id: "ci_1", output_index: 0, delta: code.slice(0, cut) }) +
+          event({ type: "response.code_interpreter_call_code.delta", item_id: "ci_1", output_index: 0, delta: code.slice(cut) }) +
+          event({ type: "response.output_item.done", output_index: 0, item }) +
+          event({ type: "response.completed", response: { status: "completed", output: [item] } })
+      )
+      const [call, result] = finals(events)
+      const args = call?.type === "function_call" ? call.arguments : ""
+      const streamed = ofType(events, "item_delta").filter((delta) => delta.item_id === "ci_1").map((delta) => delta.delta_content).join("")
+      expect(args.startsWith(streamed)).toBe(true)
+      expect(JSON.parse(args)).toStrictEqual({ code, container_id: "cntr_1" })
+      expect(result).toMatchObject({ type: "function_call_output", call_id: "ci_1", output: "{\"outputs\":[]}" })
+    }))
+
   it.effect("splits a recorded image_generation_call into its prompt and the image", () =>
     Effect.gen(function* () {
       const items = finals(yield* run(recorded("openai-responses", "image-generation.sse")))

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Summary, Turn } from "@sluice/accumulator"
+import { AssistantMessage, MessageAccumulator, StreamEventPatches, Summary, Turn } from "@sluice/accumulator"
 import { OutputItem } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
@@ -40,6 +41,20 @@ describe("provider-executed tool calls", () => {
         expect(summary.toolCalls).toStrictEqual([])
         expect([...new Set(summary.providerToolCalls.map((call) => call.name))].sort()).toStrictEqual([...tools].sort())
         expect(summary.finishReason).not.toBe("tool-calls")
+      }))
+  }
+
+  for (const [provider, name, text] of hosted) {
+    it.effect(`${provider} ${name}: the patch view has no tool_call blocks, and lists the provider's calls with their results`, () =>
+      Effect.gen(function* () {
+        const events = yield* runText(Providers.get(provider).normalize, text)
+        const message = yield* Stream.fromIterable(events).pipe(StreamEventPatches.fromStreamEvents, MessageAccumulator.run())
+        expect(AssistantMessage.toolCalls(message)).toStrictEqual([])
+        expect(message.content.some((block) => block.type === "tool_result")).toBe(false)
+        const calls = finals(events).filter(OutputItem.isProviderToolCall)
+        expect(message.provider_tool_calls?.map((call) => call.id)).toStrictEqual(calls.map((call) => call.call_id))
+        const answered = new Set(finals(events).flatMap((item) => (item.type === "function_call_output" ? [item.call_id] : [])))
+        for (const call of message.provider_tool_calls ?? []) expect(call.result !== undefined).toBe(answered.has(call.id))
       }))
   }
 

@@ -34,6 +34,23 @@ const without = (object: Json.JsonObject, keys: ReadonlyArray<string>): Json.Jso
 const pick = (object: Json.JsonObject, keys: ReadonlyArray<string>): Json.JsonObject =>
   Object.fromEntries(keys.flatMap((key) => (object[key] === undefined ? [] : [[key, object[key]]])))
 
+/**
+ * A string's JSON escaping without the quotes, every character outside ASCII as a
+ * `\uXXXX` escape: the escaping of a text is then the escapings of its pieces joined,
+ * wherever it is cut (even inside a surrogate pair).
+ */
+const escapeAscii = (text: string): string =>
+  JSON.stringify(text)
+    .slice(1, -1)
+    .replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/** `{"code": ..., "container_id": ...}` of a code interpreter call, its code escaped as its deltas are. */
+const codeArguments = (item: RawItem): string => {
+  const code = typeof item.code === "string" ? item.code : ""
+  const container = item.container_id
+  return `{"code":"${escapeAscii(code)}"${typeof container === "string" ? `,"container_id":${JSON.stringify(container)}` : ""}}`
+}
+
 /** Fields that say which item this is and how it went, never what it did. */
 const bookkeeping = ["type", "id", "status"]
 
@@ -45,7 +62,7 @@ const tools: Readonly<Record<string, HostedTool>> = {
     result: (item) => pick(objectOf(item.action), ["sources"])
   },
   file_search_call: { args: (item) => pick(item, ["queries"]), resultFields: ["results"] },
-  code_interpreter_call: { args: (item) => pick(item, ["code", "container_id"]), resultFields: ["outputs"] },
+  code_interpreter_call: { args: (item) => codeArguments(item), resultFields: ["outputs"] },
   image_generation_call: { args: (item) => without(item, [...bookkeeping, "result"]), resultFields: ["result"] },
   mcp_call: { args: (item) => item.arguments ?? "{}", resultFields: ["output", "error"] },
   mcp_list_tools: { args: (item) => pick(item, ["server_label"]), resultFields: ["tools", "error"] }
@@ -65,8 +82,7 @@ export const isHosted = (type: string): boolean => Object.hasOwn(tools, type)
  *
  * @internal
  */
-export const codeDelta = (streamed: string, delta: string): string =>
-  (streamed === "" ? "{\"code\":\"" : "") + JSON.stringify(delta).slice(1, -1)
+export const codeDelta = (streamed: string, delta: string): string => (streamed === "" ? "{\"code\":\"" : "") + escapeAscii(delta)
 
 /**
  * The JSON text of a hosted tool's arguments.
