@@ -7,6 +7,7 @@
  */
 import { Json } from "@sluice/core"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
 const Count = Schema.Int.pipe(Schema.nonNegative())
 const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
@@ -146,10 +147,7 @@ export type Content = typeof Content.Type
  * @category schemas
  */
 export const ProviderToolCall = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  arguments: Schema.String,
-  input: optional(Json.JsonObject),
+  ...Struct.omit(ToolCallContent.fields, "type", "tool_type"),
   result: optional(Schema.String)
 }).annotations({ identifier: "AssistantMessage.ProviderToolCall" })
 
