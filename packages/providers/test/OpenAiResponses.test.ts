@@ -298,6 +298,31 @@ describe("OpenAiResponses.normalize", () => {
       expect(image.startsWith("UklGR")).toBe(true)
     }))
 
+  it.effect("every hosted tool: its call with what it was asked, then its result with what it gave", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("hosted-tools.sse"))
+      const items = finals(events)
+      const pairs = items.flatMap((item) =>
+        item.type === "function_call" ? [[item.name, JSON.parse(item.arguments)]] : item.type === "function_call_output" ? [[item.success, JSON.parse(item.output)]] : []
+      )
+      expect(pairs).toStrictEqual([
+        ["web_search_call", { type: "search", query: "sluice history" }],
+        [true, { sources: [{ type: "url", url: "https://example.org/sluice-history" }, { type: "url", url: "https://example.org/canals" }] }],
+        ["file_search_call", { queries: ["sluice gate design"] }],
+        [true, { results: [{ file_id: "file-1", filename: "gates.pdf", score: 0.91, text: "A sluice gate slides vertically.", attributes: {} }] }],
+        ["code_interpreter_call", { code: "print('débit 😀', 6 * 7)\n", container_id: "cntr_h" }],
+        [true, { outputs: [{ type: "logs", logs: "débit 😀 42" }] }],
+        ["roll", { sides: 6, count: 2 }],
+        [true, { output: "[3,4]", error: null }],
+        ["image_generation_call", { revised_prompt: "a sluice gate at dawn", size: "1024x1024" }],
+        [false, { result: null }]
+      ])
+      expect(items.every((item) => item.type === "message" || (item.type !== "reasoning" && "provider_executed" in item && item.provider_executed === true))).toBe(true)
+      const message = items.at(-1)
+      expect(message?.type === "message" && message.sources).toMatchObject([{ kind: "url", url: "https://example.org/sluice-history", text_start: 0, text_end: 28 }])
+      expect(done(events)?.finish_reason).toBe("stop")
+    }))
+
   it.effect("a failed hosted call or MCP call with an error gives an unsuccessful result", () =>
     Effect.gen(function* () {
       const item = (raw: Record<string, unknown>, index: number) => event({ type: "response.output_item.done", output_index: index, item: raw })

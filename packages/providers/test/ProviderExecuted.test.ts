@@ -22,6 +22,12 @@ const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArra
   ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), ["code_interpreter_call"]],
   ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), ["image_generation_call"]],
   ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
+  [
+    "openai-responses",
+    "hosted-tools",
+    own("openai-responses", "hosted-tools.sse"),
+    ["web_search_call", "file_search_call", "code_interpreter_call", "roll", "image_generation_call"]
+  ],
   ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]],
   ["gemini", "grounding", own("gemini", "grounding.sse"), ["google_search"]]
 ]
@@ -99,16 +105,19 @@ describe("provider-executed tool calls", () => {
       ])
     }))
 
-  for (const name of ["code-interpreter", "image-generation", "file-search", "web-search"]) {
-    it.effect(`OpenAI Responses recorded ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>
+  const responsesHosted = [
+    ...["code-interpreter", "image-generation", "file-search", "web-search"].map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
+    ["hosted-tools", own("openai-responses", "hosted-tools.sse")] as const
+  ]
+  for (const [name, text] of responsesHosted) {
+    it.effect(`OpenAI Responses ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>
       Effect.gen(function* () {
-        const text = recorded("openai-responses", `${name}.sse`)
         const events = yield* runText(Providers.get("openai-responses").normalize, text)
         const hostedItems = text
           .split("\n")
           .filter((line) => line.startsWith("data: ") && line.includes("\"type\":\"response.output_item.done\""))
           .map((line) => (JSON.parse(line.slice(6)) as { readonly item: { readonly type: string } }).item)
-          .filter((item) => item.type.endsWith("_call"))
+          .filter((item) => item.type !== "message" && item.type !== "reasoning")
         expect(hostedItems.length).toBeGreaterThan(0)
         const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
         const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
@@ -116,7 +125,7 @@ describe("provider-executed tool calls", () => {
         const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body.input as ReadonlyArray<{
           readonly type: string
         }>
-        expect(input.filter((item) => item.type.endsWith("_call"))).toStrictEqual(hostedItems)
+        expect(input.filter((item) => item.type !== "message" && item.type !== "reasoning")).toStrictEqual(hostedItems)
         expect(input.some((item) => item.type === "function_call_output" || item.type === "function_call")).toBe(false)
         // the results are the provider's: no tool result may be sent for them
         const [call] = Turn.finalItems(turnOf(events)).filter(OutputItem.isProviderToolCall)
