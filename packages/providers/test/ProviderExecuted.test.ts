@@ -153,6 +153,23 @@ describe("provider-executed tool calls", () => {
       ])
     }))
 
+  it.effect("Gemini grounding without web queries is a retrieval call; grounding with no queries and no chunks adds no call", () =>
+    Effect.gen(function* () {
+      const body = (groundingMetadata: Record<string, unknown>) => ({
+        candidates: [{ index: 0, finishReason: "STOP", groundingMetadata, content: { role: "model", parts: [{ text: "From the manual." }] } }]
+      })
+      const gemini = Providers.get("gemini")
+      const retrieval = finals(yield* gemini.normalizeResponse(body({ groundingChunks: [{ retrievedContext: { uri: "gs://b/manual.pdf", title: "manual" } }] })))
+      expect(retrieval.map((item) => [item.type, item.type === "function_call" ? item.name : undefined])).toStrictEqual([
+        ["message", undefined],
+        ["function_call", "retrieval"],
+        ["function_call_output", undefined]
+      ])
+      expect(retrieval[1]).toMatchObject({ arguments: "{\"queries\":[]}", provider_executed: true })
+      const empty = finals(yield* gemini.normalizeResponse(body({ searchEntryPoint: { renderedContent: "<div/>" } })))
+      expect(empty.map((item) => item.type)).toStrictEqual(["message"])
+    }))
+
   it("a provider-executed call with no provider form is left out of the next request, and takes no tool result", () => {
     const turn: RoundTrip.FinishedTurn = {
       provider: "ai-sdk",
