@@ -7,6 +7,7 @@
  */
 import { Json } from "@sluice/core"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
 const Count = Schema.Int.pipe(Schema.nonNegative())
 const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
@@ -92,12 +93,43 @@ export const ToolResultContent = Schema.Struct({
 }).annotations({ identifier: "AssistantMessage.ToolResultContent" })
 
 /**
+ * A tool call the provider ran itself (web search, code execution, ...: a `tool_start`
+ * with `provider_executed`). Kept apart from `tool_call` blocks: the caller must never
+ * run it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProviderToolCallContent = Schema.Struct({
+  ...ToolCallContent.fields,
+  type: Schema.Literal("provider_tool_call")
+}).annotations({ identifier: "AssistantMessage.ProviderToolCallContent" })
+
+/**
+ * The result of a provider-executed tool call, as the provider reported it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProviderToolResultContent = Schema.Struct({
+  ...ToolResultContent.fields,
+  type: Schema.Literal("provider_tool_result")
+}).annotations({ identifier: "AssistantMessage.ProviderToolResultContent" })
+
+/**
  * Any content block.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Content = Schema.Union(TextContent, ReasoningContent, ToolCallContent, ToolResultContent).annotations({
+export const Content = Schema.Union(
+  TextContent,
+  ReasoningContent,
+  ToolCallContent,
+  ToolResultContent,
+  ProviderToolCallContent,
+  ProviderToolResultContent
+).annotations({
   identifier: "AssistantMessage.Content"
 })
 
@@ -108,7 +140,28 @@ export const Content = Schema.Union(TextContent, ReasoningContent, ToolCallConte
 export type Content = typeof Content.Type
 
 /**
- * The assistant message. `content[i]` is the block with content index `i`.
+ * A provider-executed tool call with its result (absent until the result arrives), as
+ * `provider_tool_calls` lists them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProviderToolCall = Schema.Struct({
+  ...Struct.omit(ToolCallContent.fields, "type", "tool_type"),
+  result: optional(Schema.String)
+}).annotations({ identifier: "AssistantMessage.ProviderToolCall" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ProviderToolCall = typeof ProviderToolCall.Type
+
+/**
+ * The assistant message. `content[i]` is the block with content index `i`. The calls
+ * the provider ran itself are `provider_tool_call` / `provider_tool_result` blocks, never
+ * `tool_call` / `tool_result`; `provider_tool_calls` lists them with their results
+ * (present when there is one), as the turn summary's `providerToolCalls` does.
  *
  * @since 0.1.0
  * @category schemas
@@ -120,6 +173,7 @@ export const AssistantMessage = Schema.Struct({
   provider: optional(Schema.String),
   api: optional(Schema.String),
   content: Schema.Array(Content),
+  provider_tool_calls: optional(Schema.Array(ProviderToolCall)),
   usage: Usage,
   stop_reason: Schema.NullOr(Schema.String),
   error_message: optional(Schema.String),
@@ -159,6 +213,7 @@ export type BlockEvent =
       readonly id: string
       readonly name: string
       readonly tool_type: string
+      readonly provider_executed?: boolean
       readonly delta: string
       readonly partial: AssistantMessage
     }
@@ -173,6 +228,7 @@ export type BlockEvent =
       readonly content_index: number
       readonly tool_use_id: string
       readonly name?: string
+      readonly provider_executed?: boolean
       readonly delta: string
       readonly partial: AssistantMessage
     }
@@ -182,6 +238,15 @@ export type BlockEvent =
       readonly delta: string
       readonly partial: AssistantMessage
     }
+
+/**
+ * The message's client tool calls: its `tool_call` blocks, the calls the caller must run.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const toolCalls = (message: AssistantMessage): ReadonlyArray<typeof ToolCallContent.Type> =>
+  message.content.filter((block): block is typeof ToolCallContent.Type => block.type === "tool_call")
 
 /**
  * Any event the accumulator yields: `message_start` and `message_delta` with the

@@ -99,8 +99,9 @@ export const Reasoning = Schema.Struct({
 }).annotations({ identifier: "ReasoningPatch" })
 
 /**
- * `{type: "tool_start", id, name, tool_type?, delta?}`: a tool call begins; `delta` is
- * argument JSON text.
+ * `{type: "tool_start", id, name, tool_type?, provider_executed?, delta?}`: a tool call
+ * begins; `delta` is argument JSON text. `provider_executed: true` marks a call the
+ * provider ran itself (web search, code execution, ...), never one for the caller.
  *
  * @since 0.1.0
  * @category schemas
@@ -110,6 +111,7 @@ export const ToolStart = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   tool_type: Schema.optionalWith(Schema.String, { default: () => "tool_use" }),
+  provider_executed: optional(Schema.Boolean),
   delta: text
 }).annotations({ identifier: "ToolStartPatch" })
 
@@ -125,8 +127,9 @@ export const Tool = Schema.Struct({
 }).annotations({ identifier: "ToolPatch" })
 
 /**
- * `{type: "tool_result_start", tool_use_id, name?, delta?}`: a tool result (a server
- * tool's, say) begins.
+ * `{type: "tool_result_start", tool_use_id, name?, provider_executed?, delta?}`: a tool
+ * result begins; `provider_executed: true` when the provider ran the tool and reported
+ * its result (a server tool's, say).
  *
  * @since 0.1.0
  * @category schemas
@@ -135,6 +138,7 @@ export const ToolResultStart = Schema.Struct({
   type: Schema.Literal("tool_result_start"),
   tool_use_id: Schema.String,
   name: optional(Schema.String),
+  provider_executed: optional(Schema.Boolean),
   delta: text
 }).annotations({ identifier: "ToolResultStartPatch" })
 

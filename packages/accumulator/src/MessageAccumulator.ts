@@ -89,6 +89,24 @@ export const initial = (options: Options = {}): State => ({
   pushed: 0
 })
 
+/** The provider-executed calls among the blocks, each with its result when one arrived. */
+const providerCalls = (blocks: ReadonlyArray<Content>): Array<AssistantMessage.ProviderToolCall> => {
+  const results = new Map<string, string>()
+  for (const block of blocks) if (block.type === "provider_tool_result") results.set(block.tool_use_id, block.content)
+  return blocks.flatMap((block) => {
+    if (block.type !== "provider_tool_call") return []
+    const result = results.get(block.id)
+    const call: AssistantMessage.ProviderToolCall = {
+      id: block.id,
+      name: block.name,
+      arguments: block.arguments,
+      ...(block.input === undefined ? {} : { input: block.input }),
+      ...(result === undefined ? {} : { result })
+    }
+    return [call]
+  })
+}
+
 /**
  * The message as it stands. Its `timestamp` is `message_start`'s when it gave one,
  * otherwise the time of the first patch (0 before any).
@@ -96,18 +114,22 @@ export const initial = (options: Options = {}): State => ({
  * @since 0.1.0
  * @category accessors
  */
-export const message = (state: State): AssistantMessage.AssistantMessage => ({
-  role: "assistant",
-  ...(state.id === undefined ? {} : { id: state.id }),
-  ...(state.model === undefined ? {} : { model: state.model }),
-  ...(state.options.provider === undefined ? {} : { provider: state.options.provider }),
-  ...(state.options.api === undefined ? {} : { api: state.options.api }),
-  content: state.blocks,
-  usage: state.usage,
-  stop_reason: state.stopReason,
-  ...(state.errorMessage === undefined ? {} : { error_message: state.errorMessage }),
-  timestamp: state.timestamp ?? 0
-})
+export const message = (state: State): AssistantMessage.AssistantMessage => {
+  const providerToolCalls = providerCalls(state.blocks)
+  return {
+    role: "assistant",
+    ...(state.id === undefined ? {} : { id: state.id }),
+    ...(state.model === undefined ? {} : { model: state.model }),
+    ...(state.options.provider === undefined ? {} : { provider: state.options.provider }),
+    ...(state.options.api === undefined ? {} : { api: state.options.api }),
+    content: state.blocks,
+    ...(providerToolCalls.length === 0 ? {} : { provider_tool_calls: providerToolCalls }),
+    usage: state.usage,
+    stop_reason: state.stopReason,
+    ...(state.errorMessage === undefined ? {} : { error_message: state.errorMessage }),
+    timestamp: state.timestamp ?? 0
+  }
+}
 
 /**
  * The final message, once `message_end` was taken.
@@ -151,10 +173,16 @@ const open = (patch: BlockPatch): Content | undefined => {
     case "reasoning_start":
       return { type: "reasoning", text: patch.delta, signature: patch.signature }
     case "tool_start":
-      return { type: "tool_call", id: patch.id, name: patch.name, tool_type: patch.tool_type, arguments: patch.delta }
+      return {
+        type: patch.provider_executed === true ? "provider_tool_call" : "tool_call",
+        id: patch.id,
+        name: patch.name,
+        tool_type: patch.tool_type,
+        arguments: patch.delta
+      }
     case "tool_result_start":
       return {
-        type: "tool_result",
+        type: patch.provider_executed === true ? "provider_tool_result" : "tool_result",
         tool_use_id: patch.tool_use_id,
         ...(patch.name === undefined ? {} : { name: patch.name }),
         content: patch.delta
@@ -170,11 +198,13 @@ const append = (block: Content, patch: BlockPatch, end: boolean): Content => {
       return { ...block, text: block.text + patch.delta }
     case "reasoning":
       return { ...block, text: block.text + patch.delta, signature: "signature" in patch ? block.signature + patch.signature : block.signature }
-    case "tool_call": {
+    case "tool_call":
+    case "provider_tool_call": {
       const args = block.arguments + patch.delta
       return end ? { ...block, arguments: args, input: Json.parseArguments(args) } : { ...block, arguments: args }
     }
     case "tool_result":
+    case "provider_tool_result":
       return { ...block, content: block.content + patch.delta }
   }
 }

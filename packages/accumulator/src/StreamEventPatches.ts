@@ -9,6 +9,7 @@
  * | reasoning item | `reasoning_*`; `reasoning_end` carries the final item's `signature` |
  * | function call item | `tool_start {id: call_id, name, tool_type: "function"}`, `tool_end` |
  * | function call output item | `tool_result_start {tool_use_id: call_id}`, `tool_result_end` |
+ * | provider-executed call or output (`provider_executed`) | the same, with `provider_executed: true`: the accumulator makes them `provider_tool_call` / `provider_tool_result` blocks |
  * | `response_error` | `message_delta {stop_reason: "error", error_message}` |
  * | `response_done` | `message_delta {stop_reason: finish_reason, usage}`, `message_end` |
  *
@@ -112,6 +113,9 @@ export const initial = (): MapperState => ({
   settled: new Set()
 })
 
+const providerExecuted = (final: OutputItem.FunctionCallItem | OutputItem.FunctionCallOutputItem): { readonly provider_executed?: true } =>
+  final.provider_executed === true ? { provider_executed: true } : {}
+
 const startPatch = (item: PendingItem, delta: string): Patch | undefined => {
   const final = item.final
   switch (item.kind) {
@@ -120,9 +124,13 @@ const startPatch = (item: PendingItem, delta: string): Patch | undefined => {
     case "reasoning":
       return { type: "reasoning_start", delta }
     case "tool":
-      return final?.type === "function_call" ? { type: "tool_start", id: final.call_id, name: final.name, tool_type: "function", delta } : undefined
+      return final?.type === "function_call"
+        ? { type: "tool_start", id: final.call_id, name: final.name, tool_type: "function", ...providerExecuted(final), delta }
+        : undefined
     case "tool_result":
-      return final?.type === "function_call_output" ? { type: "tool_result_start", tool_use_id: final.call_id, delta } : undefined
+      return final?.type === "function_call_output"
+        ? { type: "tool_result_start", tool_use_id: final.call_id, ...providerExecuted(final), delta }
+        : undefined
   }
 }
 

@@ -4,8 +4,7 @@ import { Json } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Stream from "effect/Stream"
-import type { AssistantMessage } from "../src/index.js"
-import { MessageAccumulator, StreamEventPatches } from "../src/index.js"
+import { AssistantMessage, MessageAccumulator, StreamEventPatches } from "../src/index.js"
 import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
@@ -63,6 +62,54 @@ describe("StreamEventPatches", () => {
         { type: "tool_call", id: "call_b", name: "b", tool_type: "function", arguments: "{\"y\":2}", input: { y: 2 } }
       ])
       expect(message.stop_reason).toBe("tool-calls")
+    }))
+
+  it.effect("keeps provider-executed calls and their results out of the tool calls, listed apart with their results", () =>
+    Effect.gen(function* () {
+      const search = "{\"type\":\"search\",\"query\":\"sluice\"}"
+      const message = yield* toMessage([
+        start!,
+        event({ type: "item_start", item_id: "ws", item_type: "function_call", name: "web_search_call" }),
+        event({ type: "item_delta", item_id: "ws", delta_content: search }),
+        event({
+          type: "item_done",
+          item_id: "ws",
+          final_item: { type: "function_call", id: "ws", call_id: "ws_1", name: "web_search_call", arguments: search, provider_executed: true }
+        }),
+        event({ type: "item_start", item_id: "wr", item_type: "function_call_output" }),
+        event({ type: "item_delta", item_id: "wr", delta_content: "{\"sources\":[]}" }),
+        event({
+          type: "item_done",
+          item_id: "wr",
+          final_item: { type: "function_call_output", id: "wr", call_id: "ws_1", output: "{\"sources\":[]}", success: true, provider_executed: true }
+        }),
+        event({ type: "item_start", item_id: "m", item_type: "message", initial_content: "Found." }),
+        event({ type: "item_done", item_id: "m", final_item: { type: "message", id: "m", content: "Found.", origin: "agent" } }),
+        event({ type: "item_start", item_id: "f", item_type: "function_call", name: "save" }),
+        event({ type: "item_done", item_id: "f", final_item: { type: "function_call", id: "f", call_id: "call_s", name: "save", arguments: "{}" } }),
+        done
+      ])
+      expect(message.content).toStrictEqual([
+        { type: "provider_tool_call", id: "ws_1", name: "web_search_call", tool_type: "function", arguments: search, input: { type: "search", query: "sluice" } },
+        { type: "provider_tool_result", tool_use_id: "ws_1", content: "{\"sources\":[]}" },
+        { type: "text", text: "Found." },
+        { type: "tool_call", id: "call_s", name: "save", tool_type: "function", arguments: "{}", input: {} }
+      ])
+      expect(AssistantMessage.toolCalls(message).map((call) => call.id)).toStrictEqual(["call_s"])
+      expect(message.provider_tool_calls).toStrictEqual([
+        { id: "ws_1", name: "web_search_call", arguments: search, input: { type: "search", query: "sluice" }, result: "{\"sources\":[]}" }
+      ])
+    }))
+
+  it.effect("a message without provider-executed calls has no provider_tool_calls", () =>
+    Effect.gen(function* () {
+      const message = yield* toMessage([
+        start!,
+        event({ type: "item_start", item_id: "f", item_type: "function_call", name: "save" }),
+        event({ type: "item_done", item_id: "f", final_item: { type: "function_call", id: "f", call_id: "call_s", name: "save", arguments: "{}" } }),
+        done
+      ])
+      expect(message).not.toHaveProperty("provider_tool_calls")
     }))
 
   it.effect("ends open text at response_done, drops unfinished tool calls and queued cancelled items, records errors", () =>

@@ -70,6 +70,23 @@ describe("sluice normalize", () => {
         expect(summary.providerToolCalls.length).toBeGreaterThan(0)
         expect(summary.finishReason).toBe("stop")
       }
+      const responses = yield* run("normalize", "--provider", "openai-responses", join(recorded, "openai-responses", "web-search.sse"))
+      const searches = decodeSummary(JSON.parse(responses.stdout)).providerToolCalls
+      expect(new Set(searches.map((call) => call.name))).toStrictEqual(new Set(["web_search_call"]))
+      expect(searches[0]?.arguments).toStrictEqual({ type: "search", query: "tech news today December 5 2025" })
+    }))
+
+  it.effect("a grounded Gemini turn lists its Google Search as a providerToolCall, no client tool calls", () =>
+    Effect.gen(function* () {
+      const file = join(recorded, "..", "gemini", "grounding.sse")
+      const { code, stdout } = yield* run("normalize", "--provider", "gemini", file)
+      expect(code).toBe(0)
+      const summary = decodeSummary(JSON.parse(stdout))
+      expect(summary.toolCalls).toStrictEqual([])
+      expect(summary.providerToolCalls.map((call) => [call.name, call.arguments])).toStrictEqual([
+        ["google_search", { queries: ["who won euro 2024"] }]
+      ])
+      expect(summary.finishReason).toBe("stop")
     }))
 
   it.effect("--events prints StreamEvents whose fold is the printed summary", () =>

@@ -13,7 +13,10 @@
  * `executableCode` and `codeExecutionResult` (the code execution tool, which Gemini runs
  * itself) are a `provider_executed` `function_call` named `code_execution` (arguments
  * `{language, code}`) and its `function_call_output`, each keeping its part in
- * `provider_metadata.part` to go back as it came. Parts Sluice has no item for
+ * `provider_metadata.part` to go back as it came. The search behind a grounded message
+ * (`groundingMetadata`) follows the message as a `provider_executed` `google_search`
+ * call (its queries) and its output (the grounding chunks); the message keeps the
+ * grounding as its `sources`. Parts Sluice has no item for
  * (`inlineData`, ...) become empty `message` items that keep the part in
  * `provider_metadata.part`.
  *
@@ -305,6 +308,23 @@ const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
   }
 }
 
+/**
+ * The search behind a grounded answer, Gemini ran it: Google Search grounding's
+ * `webSearchQueries` as a `google_search` call (`retrieval` when the grounding has no
+ * web queries: Vertex AI Search, RAG) and the `groundingChunks` it found as the call's
+ * output, both `provider_executed`. Nothing when the grounding has neither.
+ */
+const groundingSearch = (grounding: Json.JsonObject): { readonly name: string; readonly args: string; readonly output: string } | undefined => {
+  const queries = Array.isArray(grounding.webSearchQueries) ? grounding.webSearchQueries : []
+  const chunks = Array.isArray(grounding.groundingChunks) ? grounding.groundingChunks : []
+  if (queries.length === 0 && chunks.length === 0) return undefined
+  return {
+    name: queries.length > 0 ? "google_search" : "retrieval",
+    args: JSON.stringify({ queries }),
+    output: JSON.stringify(chunks)
+  }
+}
+
 const callFinal = (id: string, callId: string, name: string, args: string, signature: string | undefined): OutputItem.OutputItem => ({
   type: "function_call",
   id,
@@ -483,6 +503,22 @@ class GeminiTurn {
     if (item === undefined) return
     this.text = undefined
     this.builder.done(out, item.id, textFinal(item, this.builder.content(item.id)))
+    const search = item.grounding === undefined ? undefined : groundingSearch(item.grounding)
+    if (search === undefined) return
+    const id = this.builder.openItem(out, "function_call", { name: search.name })
+    const callId = `call_${id}`
+    this.builder.delta(out, id, search.args)
+    this.builder.done(out, id, { type: "function_call", id, call_id: callId, name: search.name, arguments: search.args, provider_executed: true })
+    const resultId = this.builder.openItem(out, "function_call_output")
+    this.builder.delta(out, resultId, search.output)
+    this.builder.done(out, resultId, {
+      type: "function_call_output",
+      id: resultId,
+      call_id: callId,
+      output: search.output,
+      success: true,
+      provider_executed: true
+    })
   }
 
   private closeCall(out: Out): void {

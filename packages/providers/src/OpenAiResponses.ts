@@ -5,10 +5,14 @@
  * Output items keep the provider's item ids. A `message` item's text (and refusal
  * text) is the message content; a `reasoning` item's summary is the reasoning content
  * and its `encrypted_content` is kept; a `function_call` item's `arguments` are taken
- * from the finished item, never from a prefix that happens to parse. Every other
- * output item (hosted tool calls such as `web_search_call`, `custom_tool_call`,
- * `mcp_call`, ...) becomes a `function_call` named after its type, with the whole item
- * in `provider_metadata.item`.
+ * from the finished item, never from a prefix that happens to parse. A hosted tool's
+ * item (`web_search_call`, `file_search_call`, `code_interpreter_call`,
+ * `image_generation_call`, `mcp_call`, `mcp_list_tools`: OpenAI runs them) becomes a
+ * provider-executed `function_call` named after its type (an MCP call after its tool)
+ * with what the tool was asked as arguments, followed by a provider-executed
+ * `function_call_output` with what it gave. Every other output item
+ * (`custom_tool_call`, `computer_call`, ...) becomes a `function_call` named after its
+ * type (or its tool), with the whole item in `provider_metadata.item`.
  *
  * @since 0.1.0
  */
@@ -22,6 +26,7 @@ import * as ErrorClassification from "./ErrorClassification.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import * as HostedTools from "./internal/hostedTools.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
@@ -195,18 +200,8 @@ const itemTypeOf = (type: string): OutputItem.ItemType =>
 /** Items the client must run: the turn then ends with `tool-calls`. */
 const isClientCall = (type: string): boolean => type === "function_call" || type === "custom_tool_call"
 
-/** Hosted tools: OpenAI runs them during the response, so their items are `provider_executed`. */
-const providerExecutedTypes: ReadonlySet<string> = new Set([
-  "web_search_call",
-  "file_search_call",
-  "code_interpreter_call",
-  "image_generation_call",
-  "mcp_call",
-  "mcp_list_tools"
-])
-
 const executedBy = (type: string): { readonly provider_executed?: true } =>
-  providerExecutedTypes.has(type) ? { provider_executed: true } : {}
+  HostedTools.isHosted(type) ? { provider_executed: true } : {}
 
 const stringField = (item: RawOutputItem, key: string): string | undefined => {
   const value = item[key]
@@ -223,6 +218,8 @@ interface FinalItem {
   readonly item: OutputItem.OutputItem
   /** The refusal text of a message, when the model refused. */
   readonly refusal: string | undefined
+  /** The result of a hosted tool call, its own item after the call. */
+  readonly result?: OutputItem.FunctionCallOutputItem
 }
 
 /**
@@ -287,6 +284,8 @@ const finalItem = (
         refusal: undefined
       }))
     default: {
+      const hosted = HostedTools.split(raw, id, callName(raw))
+      if (hosted !== undefined) return Either.right({ item: hosted.call, refusal: undefined, result: hosted.result })
       const action = raw.action
       const args = stringField(raw, "arguments") ?? stringField(raw, "input") ?? stringField(raw, "code")
       const item: OutputItem.FunctionCallItem = {
@@ -374,7 +373,8 @@ class ResponsesTurn {
   delta(out: Out, itemId: string, text: string, fallback: string): void {
     if (this.finished.has(itemId)) return
     if (!this.builder.isOpen(itemId)) this.open(out, { type: fallback, id: itemId })
-    this.builder.delta(out, itemId, text)
+    const code = this.items.get(itemId)?.added?.type === "code_interpreter_call"
+    this.builder.delta(out, itemId, code ? HostedTools.codeDelta(this.builder.content(itemId), text) : text)
   }
 
   /** A new reasoning summary part: parts after the first are separated by a blank line. */
@@ -396,6 +396,12 @@ class ResponsesTurn {
     if (final.right.refusal !== undefined) this.refusal = (this.refusal ?? "") + final.right.refusal
     this.builder.done(out, id, final.right.item)
     this.finished.add(id)
+    const result = final.right.result
+    if (result !== undefined) {
+      this.builder.openItem(out, "function_call_output", { id: result.id })
+      this.builder.delta(out, result.id, result.output)
+      this.builder.done(out, result.id, result)
+    }
     return undefined
   }
 

@@ -12,7 +12,8 @@
  *   `web_search_call` and the like, Anthropic `server_tool_use` and its
  *   `*_tool_result`, Gemini `executableCode` / `codeExecutionResult`) and Gemini parts
  *   Sluice has no item for become `provider_item` parts for the same provider, as the
- *   provider sent them;
+ *   provider sent them (a Responses hosted tool item whole again: the call's item with
+ *   the result fields its output restores; the output itself is not sent apart);
  * - a `compaction` item (Anthropic's summary of the conversation so far) becomes a
  *   `provider_item` part, the `compaction` block the API requires back;
  * - a provider-executed call with no such form (an AI SDK part) is left out: the
@@ -67,7 +68,28 @@ const stringOf = (metadata: Json.JsonObject | undefined, key: string): string | 
   return typeof value === "string" ? value : undefined
 }
 
-const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | undefined => {
+/**
+ * The result fields of the turn's provider-executed outputs that name them
+ * (`provider_metadata.restores`: a Responses hosted tool's item split in two), by call id.
+ */
+const restoredFields = (items: ReadonlyArray<OutputItem.OutputItem>): ReadonlyMap<string, Json.JsonObject> => {
+  const fields = new Map<string, Json.JsonObject>()
+  for (const item of items) {
+    const restores = item.type === "function_call_output" && item.provider_executed === true ? item.provider_metadata?.restores : undefined
+    if (item.type !== "function_call_output" || !Array.isArray(restores)) continue
+    const output = Json.parseOrUndefined(item.output)
+    if (!Json.isObject(output)) continue
+    const keys = new Set(restores.filter((key): key is string => typeof key === "string"))
+    fields.set(item.call_id, Object.fromEntries(Object.entries(output).filter(([key]) => keys.has(key))))
+  }
+  return fields
+}
+
+const part = (
+  item: OutputItem.OutputItem,
+  provider: string,
+  restored: ReadonlyMap<string, Json.JsonObject>
+): AssistantPart | undefined => {
   const metadata = "provider_metadata" in item ? item.provider_metadata : undefined
   switch (item.type) {
     case "message": {
@@ -89,7 +111,7 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
     }
     case "function_call": {
       const hosted = metadata?.item ?? metadata?.part
-      if (Json.isObject(hosted)) return { _tag: "provider_item", provider, item: hosted }
+      if (Json.isObject(hosted)) return { _tag: "provider_item", provider, item: { ...hosted, ...restored.get(item.call_id) } }
       if (metadata?.server_tool === true) {
         const serverName = stringOf(metadata, "server_name")
         return {
@@ -142,10 +164,10 @@ const part = (item: OutputItem.OutputItem, provider: string): AssistantPart | un
  * @since 0.1.0
  * @category conversions
  */
-export const assistantMessage = (turn: FinishedTurn): AssistantMessage => ({
-  _tag: "assistant",
-  parts: turn.items.flatMap((item) => part(item, turn.provider) ?? [])
-})
+export const assistantMessage = (turn: FinishedTurn): AssistantMessage => {
+  const restored = restoredFields(turn.items)
+  return { _tag: "assistant", parts: turn.items.flatMap((item) => part(item, turn.provider, restored) ?? []) }
+}
 
 /**
  * The tool results of the turn's calls, each named after its call. A result for a

@@ -183,20 +183,165 @@ describe("OpenAiResponses.normalize", () => {
   it.effect("keeps hosted tool calls and citations instead of dropping them", () =>
     Effect.gen(function* () {
       const events = yield* run(fixture("web-search-citation.sse"))
-      const [search, message] = finals(events)
+      const [search, result, message] = finals(events)
       expect(search).toMatchObject({
         type: "function_call",
         id: "ws_1",
         call_id: "ws_1",
         name: "web_search_call",
         arguments: "{\"type\":\"search\",\"query\":\"sluice gate\"}",
+        provider_executed: true,
         provider_metadata: { type: "web_search_call" }
+      })
+      expect(result).toStrictEqual({
+        type: "function_call_output",
+        id: "ws_1_result",
+        call_id: "ws_1",
+        output: "{}",
+        success: true,
+        provider_executed: true,
+        provider_metadata: { type: "web_search_call", restores: [] }
       })
       expect(message).toMatchObject({
         content: "A sluice is a water channel.",
         provider_metadata: { annotations: [{ type: "url_citation", url: "https://example.org/sluice" }] }
       })
       // Hosted tools run on the provider's side: the turn is not waiting for tool results.
+      expect(done(events)?.finish_reason).toBe("stop")
+    }))
+
+  it.effect("splits each recorded web_search_call into its search and the sources it found", () =>
+    Effect.gen(function* () {
+      const items = finals(yield* run(recorded("openai-responses", "web-search.sse")))
+      const calls = items.filter((item) => item.type === "function_call")
+      const results = items.filter((item) => item.type === "function_call_output")
+      expect(calls.map((call) => call.call_id)).toStrictEqual(results.map((result) => result.call_id))
+      expect(calls.map((call) => JSON.parse(call.arguments).type)).toStrictEqual([
+        "search",
+        "search",
+        "open_page",
+        "find_in_page",
+        "find_in_page",
+        "find_in_page"
+      ])
+      const [first] = calls
+      expect(first).toMatchObject({ name: "web_search_call", provider_executed: true })
+      expect(JSON.parse(first!.arguments)).toStrictEqual({ type: "search", query: "tech news today December 5 2025" })
+      const sources = JSON.parse(results[0]!.output).sources
+      expect(sources[0]).toStrictEqual({ type: "url", url: "https://www.wired.com/story/the-big-interview-2025-recap" })
+      expect(results.every((result) => result.success && result.provider_executed === true)).toBe(true)
+      // each result follows its call
+      for (const result of results) expect(items[items.indexOf(result) - 1]).toMatchObject({ call_id: result.call_id })
+    }))
+
+  it.effect("splits a recorded file_search_call into its queries and its results", () =>
+    Effect.gen(function* () {
+      const items = finals(yield* run(recorded("openai-responses", "file-search.sse")))
+      const [call, result] = items.filter((item) => item.type === "function_call" || item.type === "function_call_output")
+      expect(call).toMatchObject({ type: "function_call", name: "file_search_call", provider_executed: true })
+      expect(JSON.parse(call?.type === "function_call" ? call.arguments : "").queries).toHaveLength(3)
+      expect(result).toMatchObject({ type: "function_call_output", output: "{\"results\":null}", provider_executed: true })
+      expect(call?.provider_metadata?.item).not.toHaveProperty("results")
+    }))
+
+  it.effect("streams recorded interpreter code as the call's JSON arguments, and its outputs as the result", () =>
+    Effect.gen(function* () {
+      const events = yield* run(recorded("openai-responses", "code-interpreter.sse"))
+      const items = finals(events)
+      const calls = items.filter((item) => item.type === "function_call")
+      expect(calls).toHaveLength(3)
+      const first = calls[0]!
+      expect(JSON.parse(first.arguments)).toStrictEqual({
+        code: "import random, math\nN=10000\nsums=[]\ns=0\nfor _ in range(N):\n    a=random.randint(1,6)\n    b=random.randint(1,6)\n" +
+          "    sm=a+b\n    sums.append(sm)\n    s+=sm\nmin(sums), max(sums), sum(sums), sum(sums)/N\n",
+        container_id: "cntr_68c2e6f380d881908a57a82d394434ff02f484f5344062e9"
+      })
+      // the code deltas spell the call's arguments up to the container id
+      const streamed = ofType(events, "item_delta").filter((delta) => delta.item_id === first.id).map((delta) => delta.delta_content).join("")
+      expect(first.arguments.startsWith(streamed)).toBe(true)
+      expect(streamed.length).toBeGreaterThan("{\"code\":\"".length)
+      const result = items.find((item) => item.type === "function_call_output" && item.call_id === first.call_id)
+      expect(result).toMatchObject({ output: JSON.stringify({ outputs: [{ type: "logs", logs: "(2, 12, 69868, 6.9868)" }] }), success: true })
+    }))
+
+  it.effect("interpreter code cut anywhere, even inside a surrogate pair, streams a prefix of the call's arguments", () =>
+    Effect.gen(function* () {
+      const code = "print(\"é 😀 \\n\")\n"
+      const cut = code.indexOf("😀") + 1
+      const item = { id: "ci_1", type: "code_interpreter_call", status: "completed", code, container_id: "cntr_1", outputs: [] }
+      const events = yield* run(
+        created +
+          event({ type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", code: "" } }) +
+          event({ type: "response.code_interpreter_call_code.delta", item_id: "ci_1", output_index: 0, delta: code.slice(0, cut) }) +
+          event({ type: "response.code_interpreter_call_code.delta", item_id: "ci_1", output_index: 0, delta: code.slice(cut) }) +
+          event({ type: "response.output_item.done", output_index: 0, item }) +
+          event({ type: "response.completed", response: { status: "completed", output: [item] } })
+      )
+      const [call, result] = finals(events)
+      const args = call?.type === "function_call" ? call.arguments : ""
+      const streamed = ofType(events, "item_delta").filter((delta) => delta.item_id === "ci_1").map((delta) => delta.delta_content).join("")
+      expect(args.startsWith(streamed)).toBe(true)
+      expect(JSON.parse(args)).toStrictEqual({ code, container_id: "cntr_1" })
+      expect(result).toMatchObject({ type: "function_call_output", call_id: "ci_1", output: "{\"outputs\":[]}" })
+    }))
+
+  it.effect("splits a recorded image_generation_call into its prompt and the image", () =>
+    Effect.gen(function* () {
+      const items = finals(yield* run(recorded("openai-responses", "image-generation.sse")))
+      const [call, result] = items.filter((item) => item.type === "function_call" || item.type === "function_call_output")
+      expect(call).toMatchObject({ type: "function_call", name: "image_generation_call", provider_executed: true })
+      const args = JSON.parse(call?.type === "function_call" ? call.arguments : "")
+      expect(args).toMatchObject({ output_format: "webp", quality: "low" })
+      expect(args.revised_prompt.startsWith("Create a high-resolution")).toBe(true)
+      expect(call?.provider_metadata?.item).not.toHaveProperty("result")
+      const image = JSON.parse(result?.type === "function_call_output" ? result.output : "").result
+      expect(image.startsWith("UklGR")).toBe(true)
+    }))
+
+  it.effect("every hosted tool: its call with what it was asked, then its result with what it gave", () =>
+    Effect.gen(function* () {
+      const events = yield* run(fixture("hosted-tools.sse"))
+      const items = finals(events)
+      const pairs = items.flatMap((item) =>
+        item.type === "function_call" ? [[item.name, JSON.parse(item.arguments)]] : item.type === "function_call_output" ? [[item.success, JSON.parse(item.output)]] : []
+      )
+      expect(pairs).toStrictEqual([
+        ["web_search_call", { type: "search", query: "sluice history" }],
+        [true, { sources: [{ type: "url", url: "https://example.org/sluice-history" }, { type: "url", url: "https://example.org/canals" }] }],
+        ["file_search_call", { queries: ["sluice gate design"] }],
+        [true, { results: [{ file_id: "file-1", filename: "gates.pdf", score: 0.91, text: "A sluice gate slides vertically.", attributes: {} }] }],
+        ["code_interpreter_call", { code: "print('débit 😀', 6 * 7)\n", container_id: "cntr_h" }],
+        [true, { outputs: [{ type: "logs", logs: "débit 😀 42" }] }],
+        ["roll", { sides: 6, count: 2 }],
+        [true, { output: "[3,4]", error: null }],
+        ["image_generation_call", { revised_prompt: "a sluice gate at dawn", size: "1024x1024" }],
+        [false, { result: null }]
+      ])
+      expect(items.every((item) => item.type === "message" || (item.type !== "reasoning" && "provider_executed" in item && item.provider_executed === true))).toBe(true)
+      const message = items.at(-1)
+      expect(message?.type === "message" && message.sources).toMatchObject([{ kind: "url", url: "https://example.org/sluice-history", text_start: 0, text_end: 28 }])
+      expect(done(events)?.finish_reason).toBe("stop")
+    }))
+
+  it.effect("a failed hosted call or MCP call with an error gives an unsuccessful result", () =>
+    Effect.gen(function* () {
+      const item = (raw: Record<string, unknown>, index: number) => event({ type: "response.output_item.done", output_index: index, item: raw })
+      const events = yield* run(
+        created +
+          item({ id: "ws_f", type: "web_search_call", status: "failed", action: { type: "search", query: "q" } }, 0) +
+          item({ id: "mcp_1", type: "mcp_call", name: "roll", server_label: "dice", arguments: "{\"n\":2}", output: null, error: "server down" }, 1) +
+          event({ type: "response.completed", response: { status: "completed", output: [] } })
+      )
+      const items = finals(events)
+      expect(items.map((i) => [i.type, i.id])).toStrictEqual([
+        ["function_call", "ws_f"],
+        ["function_call_output", "ws_f_result"],
+        ["function_call", "mcp_1"],
+        ["function_call_output", "mcp_1_result"]
+      ])
+      expect(items[1]).toMatchObject({ success: false })
+      expect(items[2]).toMatchObject({ name: "roll", arguments: "{\"n\":2}", provider_executed: true })
+      expect(items[3]).toMatchObject({ success: false, output: JSON.stringify({ output: null, error: "server down" }) })
       expect(done(events)?.finish_reason).toBe("stop")
     }))
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Summary, Turn } from "@sluice/accumulator"
+import { AssistantMessage, MessageAccumulator, StreamEventPatches, Summary, Turn } from "@sluice/accumulator"
 import { OutputItem } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
@@ -21,7 +22,14 @@ const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArra
   ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), ["code_interpreter_call"]],
   ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), ["image_generation_call"]],
   ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
-  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]]
+  [
+    "openai-responses",
+    "hosted-tools",
+    own("openai-responses", "hosted-tools.sse"),
+    ["web_search_call", "file_search_call", "code_interpreter_call", "roll", "image_generation_call"]
+  ],
+  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]],
+  ["gemini", "grounding", own("gemini", "grounding.sse"), ["google_search"]]
 ]
 
 describe("provider-executed tool calls", () => {
@@ -39,6 +47,20 @@ describe("provider-executed tool calls", () => {
         expect(summary.toolCalls).toStrictEqual([])
         expect([...new Set(summary.providerToolCalls.map((call) => call.name))].sort()).toStrictEqual([...tools].sort())
         expect(summary.finishReason).not.toBe("tool-calls")
+      }))
+  }
+
+  for (const [provider, name, text] of hosted) {
+    it.effect(`${provider} ${name}: the patch view has no tool_call blocks, and lists the provider's calls with their results`, () =>
+      Effect.gen(function* () {
+        const events = yield* runText(Providers.get(provider).normalize, text)
+        const message = yield* Stream.fromIterable(events).pipe(StreamEventPatches.fromStreamEvents, MessageAccumulator.run())
+        expect(AssistantMessage.toolCalls(message)).toStrictEqual([])
+        expect(message.content.some((block) => block.type === "tool_result")).toBe(false)
+        const calls = finals(events).filter(OutputItem.isProviderToolCall)
+        expect(message.provider_tool_calls?.map((call) => call.id)).toStrictEqual(calls.map((call) => call.call_id))
+        const answered = new Set(finals(events).flatMap((item) => (item.type === "function_call_output" ? [item.call_id] : [])))
+        for (const call of message.provider_tool_calls ?? []) expect(call.result !== undefined).toBe(answered.has(call.id))
       }))
   }
 
@@ -81,6 +103,71 @@ describe("provider-executed tool calls", () => {
           ]
         }
       ])
+    }))
+
+  const responsesHosted = [
+    ...["code-interpreter", "image-generation", "file-search", "web-search"].map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
+    ["hosted-tools", own("openai-responses", "hosted-tools.sse")] as const
+  ]
+  for (const [name, text] of responsesHosted) {
+    it.effect(`OpenAI Responses ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>
+      Effect.gen(function* () {
+        const events = yield* runText(Providers.get("openai-responses").normalize, text)
+        const hostedItems = text
+          .split("\n")
+          .filter((line) => line.startsWith("data: ") && line.includes("\"type\":\"response.output_item.done\""))
+          .map((line) => (JSON.parse(line.slice(6)) as { readonly item: { readonly type: string } }).item)
+          .filter((item) => item.type !== "message" && item.type !== "reasoning")
+        expect(hostedItems.length).toBeGreaterThan(0)
+        const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+        const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
+        const next = Either.getOrThrow(RoundTrip.continueWith(first, turn))
+        const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body.input as ReadonlyArray<{
+          readonly type: string
+        }>
+        expect(input.filter((item) => item.type !== "message" && item.type !== "reasoning")).toStrictEqual(hostedItems)
+        expect(input.some((item) => item.type === "function_call_output" || item.type === "function_call")).toBe(false)
+        // the results are the provider's: no tool result may be sent for them
+        const [call] = Turn.finalItems(turnOf(events)).filter(OutputItem.isProviderToolCall)
+        expect(Either.isLeft(RoundTrip.toolResults(turn, [{ callId: call!.call_id, output: "x" }]))).toBe(true)
+      }))
+  }
+
+  it.effect("Gemini grounding: the message keeps its sources, the search follows as a google_search call and its chunks, and neither goes back", () =>
+    Effect.gen(function* () {
+      const events = yield* runText(Providers.get("gemini").normalize, own("gemini", "grounding.sse"))
+      const items = finals(events)
+      expect(items.map((item) => item.type)).toStrictEqual(["message", "function_call", "function_call_output"])
+      const [message, call, result] = items
+      expect(message?.type === "message" && message.sources?.length).toBe(4)
+      expect(call).toMatchObject({ name: "google_search", arguments: JSON.stringify({ queries: ["who won euro 2024"] }), provider_executed: true })
+      expect(result).toMatchObject({ provider_executed: true, success: true })
+      expect(call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id).toBe(true)
+      const chunks = JSON.parse(result?.type === "function_call_output" ? result.output : "[]")
+      expect(chunks.map((chunk: { readonly web: { readonly title: string } }) => chunk.web.title)).toStrictEqual(["uefa.com", "wikipedia.org", "bbc.co.uk"])
+      const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
+      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) }))
+      expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
+        { role: "user", parts: [{ text: "go" }] },
+        { role: "model", parts: [{ text: "Spain won Euro 2024, beating England 2-1 in the final." }] }
+      ])
+    }))
+
+  it.effect("Gemini grounding without web queries is a retrieval call; grounding with no queries and no chunks adds no call", () =>
+    Effect.gen(function* () {
+      const body = (groundingMetadata: Record<string, unknown>) => ({
+        candidates: [{ index: 0, finishReason: "STOP", groundingMetadata, content: { role: "model", parts: [{ text: "From the manual." }] } }]
+      })
+      const gemini = Providers.get("gemini")
+      const retrieval = finals(yield* gemini.normalizeResponse(body({ groundingChunks: [{ retrievedContext: { uri: "gs://b/manual.pdf", title: "manual" } }] })))
+      expect(retrieval.map((item) => [item.type, item.type === "function_call" ? item.name : undefined])).toStrictEqual([
+        ["message", undefined],
+        ["function_call", "retrieval"],
+        ["function_call_output", undefined]
+      ])
+      expect(retrieval[1]).toMatchObject({ arguments: "{\"queries\":[]}", provider_executed: true })
+      const empty = finals(yield* gemini.normalizeResponse(body({ searchEntryPoint: { renderedContent: "<div/>" } })))
+      expect(empty.map((item) => item.type)).toStrictEqual(["message"])
     }))
 
   it("a provider-executed call with no provider form is left out of the next request, and takes no tool result", () => {

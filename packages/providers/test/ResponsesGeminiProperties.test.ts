@@ -37,7 +37,7 @@ const providers: ReadonlyArray<Provider> = [
       ["recorded text-simple", recorded("openai-responses", "text-simple.sse")],
       ["recorded reasoning-summary-tool", recorded("openai-responses", "reasoning-summary-tool.sse")],
       ...hostedTools.map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
-      ...["reasoning-encrypted", "parallel-tools", "refusal", "error-overloaded", "failed-rate-limit", "incomplete-length", "truncated", "web-search-citation"]
+      ...["reasoning-encrypted", "parallel-tools", "refusal", "error-overloaded", "failed-rate-limit", "incomplete-length", "truncated", "web-search-citation", "hosted-tools"]
         .map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
     ]
   },
@@ -145,7 +145,7 @@ const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
     (name) =>
       [`recorded ${name}`, providers[0]!, recorded("openai-responses", `${name}.sse`), completedResponse(recorded("openai-responses", `${name}.sse`))] as const
   ),
-  ...["reasoning-encrypted", "parallel-tools", "refusal", "failed-rate-limit", "incomplete-length", "web-search-citation"].map(
+  ...["reasoning-encrypted", "parallel-tools", "refusal", "failed-rate-limit", "incomplete-length", "web-search-citation", "hosted-tools"].map(
     (name) => [name, providers[0]!, own("openai-responses", `${name}.sse`), ownJson("openai-responses", `${name}.json`)] as const
   ),
   ...["thought-then-tool", "tool-parallel", "prompt-blocked-safety"].map(
