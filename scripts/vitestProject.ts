@@ -14,11 +14,25 @@ export const testTimeout = 30_000
 export const hookTimeout = 60_000
 
 /**
+ * The export condition under which every workspace package resolves to its TypeScript
+ * sources (`src/index.ts`) instead of its build (`dist/`): tests, like `pnpm typecheck`
+ * (`customConditions` in `tsconfig.base.json`), run on the sources without a build.
+ * Published packages do not carry it (their `publishConfig.exports`).
+ */
+export const sourceCondition = "@sluice/source"
+
+// Vite's own defaults, which `resolve.conditions` replaces rather than extends
+const clientConditions = ["module", "browser", "development|production"]
+const serverConditions = ["module", "node", "development|production"]
+
+/**
  * The test project of one package: its tests under `test/`, the workspace's timeouts,
  * and whatever else the package adds (a global setup, for one).
  */
 export const sluiceProject = (name: string, test: NonNullable<UserWorkspaceConfig["test"]> = {}) =>
   defineProject({
+    resolve: { conditions: [sourceCondition, ...clientConditions] },
+    ssr: { resolve: { conditions: [sourceCondition, ...serverConditions] } },
     test: {
       name,
       include: ["test/**/*.test.ts"],
