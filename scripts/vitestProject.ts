@@ -26,6 +26,13 @@ const clientConditions = ["module", "browser", "development|production"]
 const serverConditions = ["module", "node", "development|production"]
 
 /**
+ * `NODE_OPTIONS` for the processes tests spawn (the `sluice` command through tsx, the
+ * server's producer scripts): Node resolves the workspace packages under the source
+ * condition too, so they run the sources, not a build that may be missing or stale.
+ */
+const nodeOptions = [process.env["NODE_OPTIONS"], `--conditions=${sourceCondition}`].filter(Boolean).join(" ")
+
+/**
  * The test project of one package: its tests under `test/`, the workspace's timeouts,
  * and whatever else the package adds (a global setup, for one).
  */
@@ -38,6 +45,7 @@ export const sluiceProject = (name: string, test: NonNullable<UserWorkspaceConfi
       include: ["test/**/*.test.ts"],
       testTimeout,
       hookTimeout,
-      ...test
+      ...test,
+      env: { NODE_OPTIONS: nodeOptions, ...test.env }
     }
   })

@@ -40,10 +40,14 @@ interface Ran {
   readonly stderr: string
 }
 
+// the children run as a user's would: without the workspace's source condition
+// (`scripts/vitestProject.ts` puts it in NODE_OPTIONS for the tests' own processes)
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_OPTIONS"))
+
 /** Runs a command to its end; fails with its output when it exits non-zero. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Effect.Effect<Ran, Error> =>
   Effect.async<Ran, Error>((resume, signal) => {
-    execFile(command, args, { cwd, signal, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+    execFile(command, args, { cwd, env, signal, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
       resume(
         error === null
           ? Effect.succeed({ stdout, stderr })
