@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { StreamEvent } from "@sluice/core"
+import type { StreamEvent, TurnBuilder } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -23,12 +23,7 @@ import { type AnyStreamPart, PartConverter } from "./internal/convert.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  readonly runId?: string | undefined
-  readonly turnId?: string | undefined
-  readonly threadId?: string | undefined
-  readonly traceContext?: StreamEvent.TraceContext | undefined
-  readonly modelId?: string | undefined
+export interface Options extends TurnBuilder.TurnOptions {
   readonly providerId?: string | undefined
 }
 

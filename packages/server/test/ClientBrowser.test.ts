@@ -19,6 +19,7 @@ import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
+import type * as TurnServerOptions from "../src/TurnServerOptions.js"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
 import { browserLayer, newPage, proxy, run, unavailable } from "./support/browser.js"
 import { bearer, request } from "./support/client.js"
@@ -113,6 +114,19 @@ const expectState = (state: TurnState.TurnState, snapshot: TurnSnapshot) => {
   expect(state.connection).toBe("finished")
 }
 
+// A server, a proxy before it, the replayed sample running as turn `turnId` with its
+// first `released` messages published, and a page with the client on the proxy.
+const runningTurn = (turnId: string, released: number, options: TurnServerOptions.Options = {}) =>
+  Effect.gen(function*() {
+    const base = yield* serve(options)
+    const relay = yield* proxy(base)
+    const messages = yield* replayedSample(turnId)
+    const produce = yield* producer(turnId, messages)
+    yield* produce.release(released)
+    const { page, errors } = yield* clientPage(relay.url)
+    return { base, relay, messages, produce, page, errors }
+  })
+
 const suite = layer(browserLayer, { timeout: 120_000, excludeTestServices: true })
 
 if (unavailable !== undefined) {
@@ -125,13 +139,8 @@ if (unavailable !== undefined) {
   suite("@sluice/client in headless Chromium", (it) => {
     it.scoped("follows a running turn; a cut connection resumes by Last-Event-ID: every entry applied once, the final state is the snapshot", () =>
       Effect.gen(function*() {
-        const base = yield* serve()
-        const relay = yield* proxy(base)
         const turnId = randomUUID()
-        const messages = yield* replayedSample(turnId)
-        const produce = yield* producer(turnId, messages)
-        yield* produce.release(3)
-        const { page, errors } = yield* clientPage(relay.url)
+        const { base, relay, messages, produce, page, errors } = yield* runningTurn(turnId, 3)
         yield* follow(page, turnId)
         yield* connection(page, "live")
         const before = 9
@@ -155,13 +164,8 @@ if (unavailable !== undefined) {
 
     it.scoped("a page reloaded mid-turn starts over from the snapshot and ends with the turn", () =>
       Effect.gen(function*() {
-        const base = yield* serve()
         const turnId = randomUUID()
-        const messages = yield* replayedSample(turnId)
-        const produce = yield* producer(turnId, messages)
-        yield* produce.release(4)
-        const relay = yield* proxy(base)
-        const { page, errors } = yield* clientPage(relay.url)
+        const { base, messages, produce, page, errors } = yield* runningTurn(turnId, 4)
         yield* follow(page, turnId)
         yield* connection(page, "live")
         yield* produce.release(4)
@@ -178,7 +182,6 @@ if (unavailable !== undefined) {
 
     it.scoped("a turn whose producer died ends with producer_lost, and the client shows it", () =>
       Effect.gen(function*() {
-        const base = yield* serve({ leaseCheckMs: 100 })
         const redis = yield* RedisStreams.RedisStreams
         const turnId = randomUUID()
         // a lease as a producer takes it, renewed by nobody from now on
@@ -186,11 +189,7 @@ if (unavailable !== undefined) {
         yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 1_000)
         // Stream A's opening (the ending is written to both streams) and Stream B's
         yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 5))
-        const messages = yield* replayedSample(turnId)
-        const produce = yield* producer(turnId, messages)
-        yield* produce.release(5)
-        const relay = yield* proxy(base)
-        const { page, errors } = yield* clientPage(relay.url)
+        const { base, page, errors } = yield* runningTurn(turnId, 5, { leaseCheckMs: 100 })
         yield* follow(page, turnId)
         const followed = yield* settled(page)
         expect(followed.state.status).toBe("error")
