@@ -10,6 +10,7 @@
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
  * | `POST /v1/turns/:turnId/cancel` | asks the turn's producer to cancel it (202) |
+ * | `GET /v1/turns/:turnId/ui-message-stream` | Stream A as the AI SDK's UI message stream |
  *
  * @since 0.1.0
  */
@@ -31,14 +32,14 @@ import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
-import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
+import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream, uiMessageStream } from "./internal/handlers.js"
 import { pageAsset } from "./internal/page.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
 // A request to a turn's path whose turn id could not even be decoded (a malformed
 // percent escape) is a bad turn id, not an unknown route.
-const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events))?\/?(\?.*)?$/
+const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream))?\/?(\?.*)?$/
 const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
 
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
@@ -79,6 +80,7 @@ export const makeApp = (
       HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
       HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
       HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events")),
+      HttpRouter.get("/v1/turns/:turnId/ui-message-stream", uiMessageStream(options, streams)),
       HttpRouter.post("/v1/turns/:turnId/cancel", cancelTurn(options))
     )
     const routed = yield* HttpRouter.toHttpApp(router)

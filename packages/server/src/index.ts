@@ -39,3 +39,10 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
  * @since 0.2.0
  */
 export * as ViewerToken from "./ViewerToken.js"
+
+/**
+ * A turn's StreamEvents as the AI SDK's UI message stream.
+ *
+ * @since 0.3.0
+ */
+export * as UiMessageStream from "./UiMessageStream.js"
