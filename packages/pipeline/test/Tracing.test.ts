@@ -62,7 +62,7 @@ describe("Tracing", () => {
       const context = yield* TurnContext.make({ traceparent })
       const made = TurnSource.sse("anthropic", Stream.make(transcript))
       // a source that ignores the context's trace context
-      const source = TurnSource.events((ctx) => made({ ...ctx, traceContext: undefined }))
+      const source = TurnSource.events(({ traceContext: _, ...ctx }) => made(ctx))
       yield* TurnPipeline.run(context, source)
       const redis = yield* RedisStreams.RedisStreams
       const entries = yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+")
