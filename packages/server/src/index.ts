@@ -39,3 +39,10 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
  * @since 0.2.0
  */
 export * as ViewerToken from "./ViewerToken.js"
+
+/**
+ * The process's metrics as Prometheus text, as `GET /metrics` serves them.
+ *
+ * @since 0.2.0
+ */
+export * as Prometheus from "./Prometheus.js"

@@ -18,6 +18,7 @@ import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import type { Caller, Credentials } from "./access.js"
+import { observeFeed } from "./serverMetrics.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -128,6 +129,7 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     }).pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
       Stream.interruptWhen(context.closing),
+      observeFeed(stream, turnId),
       Stream.encodeText,
       Stream.provideService(RedisStreams.RedisStreams, redis)
     )
