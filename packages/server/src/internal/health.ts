@@ -31,7 +31,9 @@ export const healthz: Effect.Effect<HttpServerResponse.HttpServerResponse> = Eff
 export const readyz = (prefix: string, timeoutMs: number) =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const answered = yield* redis.pttl(TurnKeys.turnsKey(prefix)).pipe(
+    // requests are handled uninterruptibly: the command is made interruptible, so
+    // that the deadline can abandon it
+    const answered = yield* Effect.interruptible(redis.pttl(TurnKeys.turnsKey(prefix))).pipe(
       Effect.timeoutFail({
         duration: Duration.millis(timeoutMs),
         onTimeout: () => `Redis did not answer within ${timeoutMs} ms`
