@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
+import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
@@ -25,7 +26,8 @@ import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, request } from "./support/client.js"
-import { prefix, serve, serveWith, tokens } from "./support/harness.js"
+import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens } from "./support/harness.js"
 
 const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
 const auth = bearer(tokens[0])
@@ -237,6 +239,22 @@ describe("the operator's routes", () => {
     }).pipe(
       Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
     ), 120_000)
+
+  it.scoped("a reader that finds a producer's lease lapsed counts a lease expiry", () =>
+    Effect.gen(function*() {
+      const url = yield* serve()
+      const redis = yield* RedisStreams.RedisStreams
+      const turnId = randomUUID()
+      yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000)
+      yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 6_000)
+      yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 4))
+      yield* publishUpserts(turnId, upsertMessages(turnId, 20).slice(0, 3))
+      const before = total(yield* scrape(url), "sluice_lease_expiries_total", `side="reader"`)
+      yield* TestClock.adjust(6_000)
+      const snapshot = yield* request(`${url}/v1/turns/${turnId}`, auth)
+      expect(snapshot.body).toMatchObject({ status: "error", error: { code: "producer_lost" } })
+      expect(total(yield* scrape(url), "sluice_lease_expiries_total", `side="reader"`) - before).toBe(1)
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it("redacts credentials in a target and names routes without ids", () => {
     expect(redactUrl("/v1/turns/x/upserts?after=0-1&access_token=abc.def&api_key=k&x=1")).toBe(
