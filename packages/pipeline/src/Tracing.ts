@@ -44,6 +44,9 @@ export const layer = (
       })))
   ))
 
+// The signal path the OTLP/HTTP specification appends to the base endpoint.
+const tracesUrl = (endpoint: string): string => `${endpoint.replace(/\/+$/, "")}/v1/traces`
+
 /**
  * OTLP export over HTTP (JSON) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set
  * (for example `http://localhost:4318`; spans go to `<endpoint>/v1/traces`; the
@@ -58,6 +61,6 @@ export const layerFromEnv: Layer.Layer<never, ConfigError.ConfigError> = Layer.u
   Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
   Option.match({
     onNone: () => Layer.empty,
-    onSome: () => layer(new BatchSpanProcessor(new OTLPTraceExporter()))
+    onSome: (endpoint) => layer(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(endpoint) })))
   })
 ))

@@ -6,11 +6,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { RedisStreams, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
 import { join } from "node:path"
 import { TraceParent, Tracing, TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
@@ -115,4 +117,44 @@ describe("Tracing", () => {
       expect(after.b - before.b).toBe(result.messages)
       expect(after.latency - before.latency).toBeGreaterThan(0)
     }).pipe(Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))))
+})
+
+describe("Tracing.layerFromEnv", () => {
+  it.scopedLive("exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, nothing when it is unset", () =>
+    Effect.gen(function*() {
+      const received: Array<{ readonly path: string; readonly body: string }> = []
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Server>((resume) => {
+          const made = createServer((request, response) => {
+            let body = ""
+            request.on("data", (chunk: Buffer) => {
+              body += chunk.toString("utf8")
+            })
+            request.on("end", () => {
+              received.push({ path: request.url ?? "", body })
+              response.writeHead(200, { "content-type": "application/json" }).end("{}")
+            })
+          })
+          made.listen(0, "127.0.0.1", () => resume(Effect.succeed(made)))
+        }),
+        (made) => Effect.async<void>((resume) => made.close(() => resume(Effect.void)))
+      )
+      const address = server.address()
+      if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
+      const endpoint = `http://127.0.0.1:${address.port}/`
+      const traced = (env: ReadonlyArray<readonly [string, string]>) =>
+        Effect.void.pipe(
+          Effect.withSpan("operating.check", { attributes: { "check.id": "exported" } }),
+          Effect.provide(Tracing.layerFromEnv),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+        )
+      // unset: the layer is empty, nothing is sent
+      yield* traced([])
+      expect(received).toStrictEqual([])
+      // set: the span is flushed to <endpoint>/v1/traces when the layer closes
+      yield* traced([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint], ["OTEL_SERVICE_NAME", "sluice-test"]])
+      expect(received.map((request) => request.path)).toStrictEqual(["/v1/traces"])
+      expect(received[0]!.body).toContain("operating.check")
+      expect(received[0]!.body).toContain("sluice-test")
+    }), 60_000)
 })
