@@ -135,9 +135,14 @@ describe("Tracing.layerFromEnv", () => {
               response.writeHead(200, { "content-type": "application/json" }).end("{}")
             })
           })
-          made.listen(0, "127.0.0.1", () => resume(Effect.succeed(made)))
+          made.listen(0, "127.0.0.1", () => {
+            resume(Effect.succeed(made))
+          })
         }),
-        (made) => Effect.async<void>((resume) => made.close(() => resume(Effect.void)))
+        (made) =>
+          Effect.async<void>((resume) => {
+            made.close(() => resume(Effect.void))
+          })
       )
       const address = server.address()
       if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
