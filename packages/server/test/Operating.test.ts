@@ -27,10 +27,11 @@ import * as TurnServerOptions from "../src/TurnServerOptions.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, request } from "./support/client.js"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
-import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens } from "./support/harness.js"
+import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
 
 const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
 const auth = bearer(tokens[0])
+const pipelineOnMemory = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
 
 /** Parses Prometheus text: `name{labels}` -> value; checks every line is a comment or a sample. */
 const parseMetrics = (text: string): Map<string, number> => {
@@ -134,9 +135,7 @@ describe("the operator's routes", () => {
       expect(total(onPort, "sluice_turns_started_total")).toBe(total(after, "sluice_turns_started_total"))
       expect((yield* request(`http://127.0.0.1:${metricsPort}/healthz`)).body).toStrictEqual({ status: "ok" })
       expect((yield* request(`http://127.0.0.1:${metricsPort}/v1/turns`)).status).toBe(404)
-    }).pipe(
-      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
-    ), 120_000)
+    }).pipe(Effect.provide(pipelineOnMemory)), 120_000)
 
   it.scoped("/healthz is 200 while the process lives; /readyz follows Redis, with no token and no turn data", () =>
     Effect.gen(function*() {
@@ -236,17 +235,13 @@ describe("the operator's routes", () => {
       }
       const sse = spans.find((span) => span.name === "sluice.sse")!
       expect(sse.attributes.get("sluice.stream")).toBe("upserts")
-    }).pipe(
-      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
-    ), 120_000)
+    }).pipe(Effect.provide(pipelineOnMemory)), 120_000)
 
   it.scoped("a reader that finds a producer's lease lapsed counts a lease expiry", () =>
     Effect.gen(function*() {
       const url = yield* serve()
-      const redis = yield* RedisStreams.RedisStreams
       const turnId = randomUUID()
-      yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000)
-      yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 6_000)
+      yield* unrenewedLease(turnId)
       yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 4))
       yield* publishUpserts(turnId, upsertMessages(turnId, 20).slice(0, 3))
       const before = total(yield* scrape(url), "sluice_lease_expiries_total", `side="reader"`)
