@@ -5,11 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
-import { RedisStreams, RedisStreamsMemory, TurnControl, TurnEntry, TurnKeys, TurnLease } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/redis"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -165,6 +166,8 @@ describe("TurnPipeline", () => {
 
   it.effect("a turn holds its lease while it runs; a lease found lapsed ends the turn with producer_lost", () =>
     Effect.gen(function*() {
+      const expiries = Effect.map(Metric.value(TurnMetrics.leaseExpiries("producer")), (state) => state.count)
+      const before = yield* expiries
       const { context, fiber } = yield* startedMidMessage
       expect(yield* TurnLease.state(prefix, context.turnId)).toBe("held")
       yield* TestClock.adjust("30 seconds")
@@ -175,6 +178,7 @@ describe("TurnPipeline", () => {
       yield* TestClock.adjust("2 seconds")
       const result = yield* Fiber.join(fiber)
       expect(result.stopped).toStrictEqual(Option.some("producer_lost"))
+      expect((yield* expiries) - before).toBe(1)
       expect(result.turn.errors.map((error) => error.code)).toStrictEqual(["producer_lost"])
       const { b } = yield* streams(context.turnId)
       expect(b.find((payload) => payload.type === "turn_error")).toMatchObject({ error: { code: "producer_lost" } })

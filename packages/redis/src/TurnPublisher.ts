@@ -12,24 +12,28 @@
  * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
  * back on the producer. Every write trims the stream to about `maxLen` entries; the
  * keys get a retention of `retentionMs` on the first write and again when the turn's
- * stream ends, and the turn id is recorded in the index of recent turns.
+ * stream ends, and the turn id is recorded in the index of recent turns. Each batch
+ * updates `TurnMetrics` (entries, publish latency, retries).
  *
  * @since 0.1.0
  */
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
-import { RedisStreams } from "./RedisStreams.js"
+import { RedisStreams, type RedisStreamsService } from "./RedisStreams.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
+import * as TurnMetrics from "./TurnMetrics.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -106,6 +110,32 @@ export interface TurnPublisherService {
  */
 export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
 
+// The Redis service with its batch writes measured: the entries confirmed, the time
+// to confirm a batch, and the writes that found Redis unavailable.
+const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream): RedisStreamsService => {
+  const entries = TurnMetrics.entries(stream)
+  const latency = TurnMetrics.publishLatency(stream)
+  const retries = TurnMetrics.publishRetries(stream)
+  return {
+    ...redis,
+    xaddAll: (key, batch, options) =>
+      Effect.flatMap(Clock.currentTimeNanos, (start) =>
+        redis.xaddAll(key, batch, options).pipe(
+          Effect.tap((results) =>
+            Effect.flatMap(Clock.currentTimeNanos, (end) => {
+              const confirmed = results.filter(Either.isRight).length
+              const unavailable = results.some((result) => Either.isLeft(result) && result.left.reason === "Unavailable")
+              return Effect.zipRight(
+                Effect.zipRight(Metric.update(latency, Number(end - start) / 1e9), Metric.incrementBy(entries, confirmed)),
+                unavailable ? Metric.increment(retries) : Effect.void
+              )
+            })
+          ),
+          Effect.tapError((error) => error.reason === "Unavailable" ? Metric.increment(retries) : Effect.void)
+        ))
+  }
+}
+
 const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
 
 /**
@@ -122,6 +152,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
       (error) => new InvalidPublisherOptions({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
     )
     const redis = yield* RedisStreams
+    const redisFor = { events: measured(redis, "events"), upserts: measured(redis, "upserts") }
     const invalid = (turnId: string, stream: TurnKeys.TurnStream, detail: string, cause?: unknown) =>
       new PublishError({
         reason: "InvalidInput",
@@ -152,7 +183,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
     const service: TurnPublisherService = {
       options: resolved,
       events: (turnId) => (self) =>
-        checked(turnId, "events", writer(redis, writerOptions, {
+        checked(turnId, "events", writer(redisFor.events, writerOptions, {
           turnId,
           stream: "events",
           toFields: (event: StreamEvent.StreamEvent) =>
@@ -160,7 +191,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
               invalid(turnId, "events", `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`, error))
         }))(self),
       upserts: (turnId) => (self) =>
-        checked(turnId, "upserts", writer(redis, writerOptions, {
+        checked(turnId, "upserts", writer(redisFor.upserts, writerOptions, {
           turnId,
           stream: "upserts",
           toFields: (message: StreamBMessage.StreamBMessage) =>

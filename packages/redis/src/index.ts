@@ -76,3 +76,11 @@ export * as TurnEnding from "./TurnEnding.js"
  * @since 0.2.0
  */
 export * as TurnControl from "./TurnControl.js"
+
+/**
+ * The metrics of turns: started, active, ended, entries per stream, publish latency,
+ * retries, lease expiries.
+ *
+ * @since 0.2.0
+ */
+export * as TurnMetrics from "./TurnMetrics.js"

@@ -46,3 +46,10 @@ export * as ViewerToken from "./ViewerToken.js"
  * @since 0.3.0
  */
 export * as UiMessageStream from "./UiMessageStream.js"
+
+/**
+ * The process's metrics as Prometheus text, as `GET /metrics` serves them.
+ *
+ * @since 0.2.0
+ */
+export * as Prometheus from "./Prometheus.js"

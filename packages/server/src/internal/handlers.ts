@@ -19,6 +19,7 @@ import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
+import { observeFeed } from "./serverMetrics.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -136,10 +137,12 @@ const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<strin
 export const turnStream = (options: ResolvedOptions, context: StreamContext, stream: TurnKeys.TurnStream) =>
   Effect.gen(function*() {
     const after = yield* resumePoint
+    const turnId = yield* turnIdParam
     const entries = yield* followed(options, context, stream, after)
     const body = entries.pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
-      Stream.interruptWhen(context.closing)
+      Stream.interruptWhen(context.closing),
+      observeFeed(stream, turnId)
     )
     return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
   })

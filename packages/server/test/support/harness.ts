@@ -3,7 +3,7 @@
  * in context, and publishing turns into that store.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import { RedisStreams, TurnPublisher } from "@sluice/redis"
+import { RedisStreams, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -97,3 +97,11 @@ export const producer = (
         )
     }
   })
+
+/** A producer's lease on a turn as `TurnLease.hold` takes it, never renewed: it lapses after `leaseMs`. */
+export const unrenewedLease = (turnId: string, leaseMs = 6_000) =>
+  Effect.flatMap(RedisStreams.RedisStreams, (redis) =>
+    Effect.zipRight(
+      redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000),
+      redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", leaseMs)
+    ))
