@@ -51,6 +51,22 @@ export const publish = <E extends { readonly _tag: string; readonly message: str
   )
 
 /**
+ * A turn that ended in error (a provider error, a truncated stream) as the command's
+ * failure, exit code 1, naming the first error; any other turn as it is. For the
+ * commands that run a turn, after their output is written in full.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailure> => {
+  if (turn.status !== "error") return Effect.succeed(turn)
+  const [first] = turn.errors
+  const reason = first === undefined ? "" : `: ${first.type ?? "api_error"} ${first.code}: ${first.message}`
+  const id = turn.turnId === undefined ? "" : ` ${turn.turnId}`
+  return Effect.fail(invalidInput(`the turn${id} failed${reason}`))
+}
+
+/**
  * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones.
  *
  * @since 0.1.0

@@ -18,14 +18,21 @@ import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 
 /**
+ * `--provider`, described as the command uses it.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const providerOption = (description: string) =>
+  Options.choice("provider", ProviderName.ProviderName.literals).pipe(Options.withDescription(description))
+
+/**
  * The provider option shared by the commands that read a provider's wire format.
  *
  * @since 0.1.0
  * @category options
  */
-export const provider = Options.choice("provider", ProviderName.ProviderName.literals).pipe(
-  Options.withDescription("the wire API the input was recorded from")
-)
+export const provider = providerOption("the wire API the input was recorded from")
 
 /**
  * The recorded-input argument shared by the commands that read a transcript.

@@ -122,7 +122,7 @@ export const command = Command.make(
           return Output.line(args.jsonl ? JSON.stringify(message) : describe(message))
         }
       }).pipe(Effect.provide(Publishing.pipelineLayer(args.prefix)))
-      if (args.jsonl) return
-      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+      if (!args.jsonl) yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+      yield* Publishing.failIfFailed(turn)
     }).pipe(Effect.provide(Publishing.storeLayer))
 ).pipe(Command.withDescription("replay a recorded transcript through normalize, upserts and Redis Streams A and B"))

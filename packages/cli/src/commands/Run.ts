@@ -10,8 +10,9 @@
  * comma-separated list, rotated in order); the base URL from `--base-url`, else
  * `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or `GEMINI_BASE_URL`, else the provider's.
  * A missing key or a base URL that is not an http(s) URL is bad usage (exit code 2).
- * A turn the provider ended with an error still exits 0: its summary says
- * `"status": "error"` and names the errors.
+ * A turn the provider ended with an error prints its summary in full (`"status":
+ * "error"`, the errors named) and exits 1. Retry notices are log lines, on standard
+ * error.
  *
  * @since 0.1.0
  */
@@ -23,7 +24,6 @@ import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
@@ -116,7 +116,7 @@ const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undef
 export const command = Command.make(
   "run",
   {
-    provider: Normalize.provider.pipe(Options.withDescription("the wire API to call")),
+    provider: Normalize.providerOption("the wire API to call"),
     model: Options.text("model").pipe(Options.withDescription("the model id")),
     system: Options.text("system").pipe(Options.withDescription("the system prompt"), Options.optional),
     baseUrl: Options.text("base-url").pipe(
@@ -150,12 +150,8 @@ export const command = Command.make(
       const turn = yield* Publishing.publish(context, source, () => Effect.sync(() => void messages++)).pipe(
         Effect.provide(Publishing.pipelineLayer(args.prefix))
       )
-      if (args.json) return yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
-      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
-    }).pipe(
-      Effect.provide(Publishing.storeLayer),
-      Effect.provide(NodeHttpClient.layerUndici),
-      // retry notices go to standard error, never into the answer or the --json summary
-      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.stringLogger)))
-    )
+      if (args.json) yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
+      else yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+      yield* Publishing.failIfFailed(turn)
+    }).pipe(Effect.provide(Publishing.storeLayer), Effect.provide(NodeHttpClient.layerUndici))
 ).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))
