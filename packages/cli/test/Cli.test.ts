@@ -142,13 +142,14 @@ describe("sluice normalize", () => {
 })
 
 describe("sluice replay", () => {
-  it.effect("a transcript cut in the middle of a data: line is a truncated turn, not invalid input", () =>
+  it.effect("a transcript cut in the middle of a data: line is a truncated turn, not invalid input; replay's failed turn exits 1", () =>
     Effect.gen(function* () {
       const whole = readFileSync(join(recorded, "anthropic", "thinking-then-tool.sse"), "utf8")
       const cut = scratchFile("cut.sse", whole.slice(0, whole.indexOf("\"thinking\":", 1200) + 20))
       for (const command of ["normalize", "replay"] as const) {
         const { code, stdout, stderr } = yield* run(command, "--provider", "anthropic", cut)
-        expect([command, code, stderr]).toStrictEqual([command, 0, ""])
+        if (command === "normalize") expect([command, code, stderr]).toStrictEqual([command, 0, ""])
+        else expect([command, code, stderr]).toStrictEqual([command, 1, expect.stringMatching(/^sluice: the turn [0-9a-f-]{36} failed: .*stream_truncated.*\n$/)])
         const summary = decodeSummary(JSON.parse(command === "normalize" ? stdout : stdout.split("\nsummary: ")[1]!))
         expect(summary.status).toBe("error")
         expect(summary.errors.map((error) => error.code)).toStrictEqual(["stream_truncated"])

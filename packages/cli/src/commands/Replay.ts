@@ -111,6 +111,7 @@ export const command = Command.make(
     Effect.gen(function* () {
       if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
       const context = yield* Publishing.contextOf(args.turn, args.thread)
+      yield* Normalize.checkFormat(args.provider, args.file)
       let messages = 0
       const turn = yield* replayTurn({
         provider: args.provider,
