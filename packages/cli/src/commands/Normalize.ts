@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type CliFailure, invalidInput } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 
@@ -25,7 +26,7 @@ import * as Output from "../Output.js"
  * @category options
  */
 export const providerOption = (description: string) =>
-  Options.choice("provider", ProviderName.ProviderName.literals).pipe(Options.withDescription(description))
+  EnvOptions.choice("provider", ProviderName.ProviderName.literals, "SLUICE_PROVIDER", description)
 
 /**
  * The provider option shared by the commands that read a provider's wire format.

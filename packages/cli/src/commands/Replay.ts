@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
@@ -96,16 +97,17 @@ export const command = Command.make(
     file: Normalize.file,
     turn: Publishing.turnOption,
     thread: Publishing.threadOption,
-    pace: Options.choice("pace", ["realtime", "fast"]).pipe(
-      Options.withDescription("realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"),
-      Options.withDefault("fast")
+    pace: EnvOptions.choiceOr(
+      "pace",
+      ["realtime", "fast"],
+      "SLUICE_PACE",
+      "fast",
+      "realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"
     ),
-    delayMs: Options.integer("delay-ms").pipe(
-      Options.withDescription("the delay between provider events at realtime pace"),
-      Options.withDefault(25)
-    ),
+    delayMs: EnvOptions.integer("delay-ms", "SLUICE_DELAY_MS", 25, "the delay between provider events at realtime pace, in milliseconds"),
     jsonl: Options.boolean("jsonl").pipe(Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")),
-    prefix: Publishing.prefixOption
+    prefix: Publishing.prefixOption,
+    redisUrl: EnvOptions.redisUrl
   },
   (args) =>
     Effect.gen(function* () {
@@ -123,7 +125,9 @@ export const command = Command.make(
           return Output.line(args.jsonl ? JSON.stringify(message) : describe(message))
         }
       }).pipe(Effect.provide(Publishing.pipelineLayer(args.prefix)))
-      if (!args.jsonl) yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+      if (!args.jsonl) {
+        yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
+      }
       yield* Publishing.failIfFailed(turn)
-    }).pipe(Effect.provide(Publishing.storeLayer))
+    }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)))
 ).pipe(Command.withDescription("replay a recorded transcript through normalize, upserts and Redis Streams A and B"))

@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Normalize from "./Normalize.js"
@@ -117,20 +118,23 @@ export const command = Command.make(
   "run",
   {
     provider: Normalize.providerOption("the wire API to call"),
-    model: Options.text("model").pipe(Options.withDescription("the model id")),
-    system: Options.text("system").pipe(Options.withDescription("the system prompt"), Options.optional),
+    model: EnvOptions.requiredText("model", "SLUICE_MODEL", "the model id"),
+    system: EnvOptions.optionalText("system", "SLUICE_SYSTEM", "the system prompt"),
     baseUrl: Options.text("base-url").pipe(
       Options.withDescription("the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"),
       Options.optional
     ),
-    timeout: Options.integer("timeout").pipe(
-      Options.withDescription("seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"),
-      Options.withDefault(300)
+    timeout: EnvOptions.integer(
+      "timeout",
+      "SLUICE_TIMEOUT",
+      300,
+      "seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"
     ),
     json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
     turn: Publishing.turnOption,
     thread: Publishing.threadOption,
     prefix: Publishing.prefixOption,
+    redisUrl: EnvOptions.redisUrl,
     prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("the user's message"))
   },
   (args) =>
@@ -151,7 +155,7 @@ export const command = Command.make(
         Effect.provide(Publishing.pipelineLayer(args.prefix))
       )
       if (args.json) yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
-      else yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
+      else yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
       yield* Publishing.failIfFailed(turn)
-    }).pipe(Effect.provide(Publishing.storeLayer), Effect.provide(NodeHttpClient.layerUndici))
+    }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(NodeHttpClient.layerUndici))
 ).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))
