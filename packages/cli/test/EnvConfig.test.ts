@@ -2,28 +2,17 @@
  * Options from the environment: the flag when given, else the variable, else the
  * default.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { join } from "node:path"
-import { Cli, Output } from "../src/index.js"
+import { sluice as sluiceIn } from "./support/sluice.js"
 
 const transcript = join(import.meta.dirname, "..", "..", "providers", "test", "fixtures", "recorded", "openai-chat", "text-simple.sse")
 
-const sluice = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const output = Output.memory()
-    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
-      Effect.exit
-    )
-    return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
-  })
 
 const streamB = (stdout: string) => /Stream B: (\S+)/.exec(stdout)?.[1]
+
+const sluice = (env: Record<string, string>, ...args: ReadonlyArray<string>) => sluiceIn(env, args)
 
 describe("options from the environment", () => {
   it.effect("flag > environment > default", () =>

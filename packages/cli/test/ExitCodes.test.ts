@@ -3,34 +3,20 @@
  * failed; 2 bad usage or configuration; 3 the infrastructure lost mid-turn. Every
  * failure is one `sluice: ...` line on standard error.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "@sluice/accumulator"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { recorded as recordedText, serve } from "../../providers/test/support/loopback.js"
-import { Cli, Output } from "../src/index.js"
+import { sluice as sluiceIn } from "./support/sluice.js"
 import * as Publishing from "../src/Publishing.js"
 
 const fixtures = join(import.meta.dirname, "..", "..", "providers", "test", "fixtures", "recorded")
 const scratch = mkdtempSync(join(tmpdir(), "sluice-exit-"))
 
-/** Runs the command in process with the given environment; its exit code and output. */
-const sluice = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const output = Output.memory()
-    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
-      Effect.exit
-    )
-    return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
-  })
 
 /** The one line a failure writes on standard error. */
 const oneLine = (stderr: string): string => {
@@ -40,6 +26,8 @@ const oneLine = (stderr: string): string => {
   expect(lines[0]).toMatch(/^sluice: /)
   return lines[0]!
 }
+
+const sluice = (env: Record<string, string>, ...args: ReadonlyArray<string>) => sluiceIn(env, args)
 
 describe("exit codes", () => {
   it.effect("0: success, nothing on standard error", () =>

@@ -56,24 +56,12 @@ const anthropicTypes = new Set([
   "content_block_stop"
 ])
 
-const aiSdkTypes = new Set([
-  "text-start",
-  "text-delta",
-  "text-end",
-  "reasoning-start",
-  "reasoning-delta",
-  "reasoning-end",
-  "tool-input-start",
-  "tool-input-delta",
-  "tool-input-available",
-  "tool-output-available",
-  "start-step",
-  "finish-step"
-])
+// The AI SDK's stream part types: text, reasoning and tool-input deltas, steps, tool outcomes.
+const aiSdkType = /^(?:(?:text|reasoning|tool-input)-(?:start|delta|end)|(?:start|finish)-step|tool-(?:call|result|error|input-available|output-available)|response-metadata)$/
 
 /** The format of one event name or JSON payload, when it names one. */
 const ofType = (type: string): TranscriptFormat | undefined =>
-  anthropicTypes.has(type) ? "anthropic" : type.startsWith("response.") ? "openai-responses" : aiSdkTypes.has(type) ? "ai-sdk" : undefined
+  anthropicTypes.has(type) ? "anthropic" : type.startsWith("response.") ? "openai-responses" : aiSdkType.test(type) ? "ai-sdk" : undefined
 
 const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
