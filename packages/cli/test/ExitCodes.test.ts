@@ -109,6 +109,11 @@ describe("exit codes", () => {
       const result = yield* sluice({}, "normalize", "--provider", "nope", "x")
       expect(result.code).toBe(2)
       expect(oneLine(result.stderr)).not.toContain("\x1b")
+      const missing = yield* sluice({}, "run", "Hi")
+      expect(missing.code).toBe(2)
+      expect(oneLine(missing.stderr)).toBe("sluice: Expected to find option: '--provider'; Expected to find option: '--model'")
+      const command = yield* sluice({}, "nope")
+      expect([command.code, oneLine(command.stderr)]).toStrictEqual([2, expect.stringMatching(/^sluice: Invalid subcommand for sluice - use one of 'normalize'/)])
     }))
 
   it.effect("2: a missing key", () =>

@@ -137,6 +137,12 @@ describe("help", () => {
       for (const command of ["normalize", "replay", "run", "serve", "demo"]) expect(stdout).toContain(command)
     }))
 
+  it.effect("--version prints the version alone", () =>
+    Effect.gen(function* () {
+      const { code, stdout } = yield* sluice({}, ["--version"])
+      expect([code, stdout]).toStrictEqual([0, "0.1.0\n"])
+    }))
+
   it.effect("styled only on a terminal", () =>
     Effect.gen(function* () {
       const { stdout } = yield* sluice({}, ["run", "--help"], { isTTY: true })

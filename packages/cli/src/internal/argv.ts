@@ -81,8 +81,13 @@ const ansi = /\x1b\[[0-9;]*m/g
 /** Text without its ANSI styles. */
 export const plain = (text: string): string => text.replace(ansi, "")
 
-/** A parser's error as one plain line. */
-export const oneLine = (doc: HelpDoc.HelpDoc): string => plain(HelpDoc.toAnsiText(doc)).replace(/\s+/g, " ").trim()
+/** A parser's error as one plain line, its paragraphs joined by "; ". */
+export const oneLine = (doc: HelpDoc.HelpDoc): string =>
+  plain(HelpDoc.toAnsiText(doc))
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.replace(/\s+/g, " ").trim())
+    .filter((paragraph) => paragraph !== "")
+    .join("; ")
 
 /** The parser's own paragraphs that say nothing the option's description does not. */
 const boilerplate = [
@@ -98,9 +103,11 @@ const boilerplate = [
 /**
  * The parser's help text as `sluice --help` shows it: usage lines with the program's
  * name, the parser's boilerplate paragraphs gone, `footer` appended, styles only when
- * `styled`.
+ * `styled`. Other text the parser prints (the version) stays as it is, but for styles.
  */
 export const tidyHelp = (text: string, program: string, footer: string, styled: boolean): string => {
+  // not a help text (the version, completions): as it is
+  if (!/^USAGE$/m.test(plain(text))) return `${(styled ? text : plain(text)).trimEnd()}\n`
   const lines = text.split("\n")
   const kept: Array<string> = []
   for (let i = 0; i < lines.length; i++) {
