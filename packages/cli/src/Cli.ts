@@ -66,9 +66,13 @@ const logFormatOf = (args: ReadonlyArray<string>) =>
 // An option the command does not have, named as such (the parser would blame the next argument).
 const checkOptions = (args: ReadonlyArray<string>): Effect.Effect<void, CliFailure> => {
   const usage = subcommands.get(args[0] ?? "")
-  if (usage === undefined) return Effect.void
-  const unknown = Argv.unknownOption(args.slice(1), Argv.optionsOf(usage))
-  return unknown === undefined ? Effect.void : Effect.fail(badUsage(`unknown option ${unknown} for sluice ${args[0]} (see sluice ${args[0]} --help)`))
+  const first = args.findIndex((arg) => !arg.startsWith("-"))
+  const unknown =
+    usage === undefined
+      ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf(Command.getUsage(command)))
+      : Argv.unknownOption(args.slice(1), Argv.optionsOf(usage))
+  const name = usage === undefined ? "sluice" : `sluice ${args[0]}`
+  return unknown === undefined ? Effect.void : Effect.fail(badUsage(`unknown option ${unknown} for ${name} (see ${name} --help)`))
 }
 
 /**

@@ -99,6 +99,8 @@ describe("exit codes", () => {
         expect([args, result.code, result.stdout]).toStrictEqual([args, 2, ""])
         expect(oneLine(result.stderr)).toBe("sluice: unknown option --verbose for sluice normalize (see sluice normalize --help)")
       }
+      const root = yield* sluice({}, "--verbose", "normalize")
+      expect([root.code, oneLine(root.stderr)]).toStrictEqual([2, "sluice: unknown option --verbose for sluice (see sluice --help)"])
       // an option's value that starts with a dash is not an option; nor is anything after --
       const dash = yield* sluice({}, "normalize", "--provider", "anthropic", "--", "--verbose")
       expect(dash.stderr).not.toContain("unknown option")

@@ -1,6 +1,6 @@
 /**
  * `sluice demo` (`pnpm demo`): the turn server on the embedded in-memory store (or Redis
- * at `REDIS_URL`), on
+ * at `--redis-url`), on
  * loopback behind a fresh bearer token, with the bundled sample transcripts
  * (`packages/cli/samples`) replayed as turns at a provider's pace, a couple at a time,
  * round after round; it prints the page's signed link and serves until Ctrl-C (or
@@ -164,4 +164,4 @@ export const command = Command.make(
       Effect.scoped,
       Effect.provide(Layer.provideMerge(Publishing.pipelineLayer(TurnKeys.defaultPrefix), Publishing.storeLayer(args.redisUrl)))
     )
-).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (REDIS_URL, or the embedded store)"))
+).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (Redis at --redis-url, or the embedded store)"))

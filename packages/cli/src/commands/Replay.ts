@@ -1,6 +1,6 @@
 /**
  * `sluice replay --provider P FILE`: a recorded transcript through the whole pipeline,
- * normalize -> Stream A, and -> upserts -> Stream B, into Redis when `REDIS_URL` is
+ * normalize -> Stream A, and -> upserts -> Stream B, into Redis when `--redis-url` is
  * set and the embedded in-memory store otherwise.
  *
  * @since 0.1.0

@@ -3,7 +3,7 @@
  * live turn, from the prompt to published upserts. The request goes to the provider
  * (retried with key rotation as `ProviderClient` does), the answer is printed as it
  * streams (reasoning dimmed on a terminal, tool calls shown), the turn is published
- * like `replay` does (Redis at `REDIS_URL`, else the embedded store), and the summary
+ * like `replay` does (Redis at `--redis-url`, else the embedded store), and the summary
  * ends the output. `--json` prints the summary only.
  *
  * Keys come from `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY` (several as a

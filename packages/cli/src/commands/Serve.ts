@@ -1,5 +1,5 @@
 /**
- * `sluice serve [--port N]`: the HTTP API over Redis Streams (`REDIS_URL`) or the
+ * `sluice serve [--port N]`: the HTTP API over Redis Streams (`--redis-url`) or the
  * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS`, and the turn
  * viewer page at `/`, whose signed link it prints.
  *
@@ -23,7 +23,7 @@ export const command = Command.make(
   "serve",
   {
     port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on"),
-    host: EnvOptions.optionalText("host", "SLUICE_HOST", "the address to bind (default: all; loopback with --insecure-local)"),
+    host: EnvOptions.optionalText("host", "SLUICE_HOST", "the address to bind: all addresses by default, loopback with --insecure-local"),
     insecureLocal: Options.boolean("insecure-local").pipe(
       Options.withDescription("serve without tokens, on loopback only (for local development)")
     ),
