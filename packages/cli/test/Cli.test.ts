@@ -17,7 +17,6 @@ const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")
 const recorded = join(root, "packages", "providers", "test", "fixtures", "recorded")
 const bin = join(here, "..", "src", "bin.ts")
-const tsx = join(root, "node_modules", ".bin", "tsx")
 
 /** Runs the command in process; returns its exit code and what it wrote. */
 const run = (...args: ReadonlyArray<string>) =>
@@ -203,7 +202,7 @@ describe("sluice replay", () => {
 describe("the sluice executable", () => {
   const exec = (args: ReadonlyArray<string>) =>
     Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-      execFile(tsx, [bin, ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined } }, (error, stdout, stderr) =>
+      execFile(process.execPath, ["--import", "tsx", bin, ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined } }, (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
       )
     })
@@ -219,5 +218,5 @@ describe("the sluice executable", () => {
       const usage = yield* exec(["normalize", "--provider", "openai-chat"])
       expect(usage.code).toBe(2)
       for (const result of [invalid, usage]) expect(result.stderr).not.toMatch(/\n\s+at /)
-    }), 120_000)
+    }), 240_000) // three processes, one after another, on a busy machine
 })
