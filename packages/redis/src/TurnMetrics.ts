@@ -13,6 +13,9 @@ import type * as TurnKeys from "./TurnKeys.js"
 
 // One metric per tag value, made once: a tagged metric is looked up in the registry
 // each time it is made.
+/** A counter of numbers, as every counter here is. */
+type Counter = Metric.Metric.Counter<number>
+
 const perTag = <K extends string, M>(make: (value: K) => M) => {
   const made = new Map<K, M>()
   return (value: K): M => {
@@ -46,7 +49,7 @@ export const turnsActive = Metric.gauge("sluice_turns_active", { description: "T
  * @since 0.2.0
  * @category metrics
  */
-export const turnsEnded = perTag((status: string) =>
+export const turnsEnded: (status: string) => Counter = perTag((status: string) =>
   Metric.counter("sluice_turns_ended_total", { description: "Turns ended, by status" }).pipe(
     Metric.tagged("status", status)
   ))
@@ -57,7 +60,7 @@ export const turnsEnded = perTag((status: string) =>
  * @since 0.2.0
  * @category metrics
  */
-export const events = perTag((type: string) =>
+export const events: (type: string) => Counter = perTag((type: string) =>
   Metric.counter("sluice_events_total", { description: "StreamEvents of turns, by payload type" }).pipe(
     Metric.tagged("type", type)
   ))
@@ -68,7 +71,7 @@ export const events = perTag((type: string) =>
  * @since 0.2.0
  * @category metrics
  */
-export const entries = perTag((stream: TurnKeys.TurnStream) =>
+export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_stream_entries_total", { description: "Entries written to a turn's stream" }).pipe(
     Metric.tagged("stream", stream)
   ))
@@ -79,7 +82,7 @@ export const entries = perTag((stream: TurnKeys.TurnStream) =>
  * @since 0.2.0
  * @category metrics
  */
-export const publishLatency = perTag((stream: TurnKeys.TurnStream) =>
+export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Histogram<number> = perTag((stream: TurnKeys.TurnStream) =>
   Metric.histogram(
     "sluice_publish_latency_seconds",
     MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 14 }),
@@ -93,7 +96,7 @@ export const publishLatency = perTag((stream: TurnKeys.TurnStream) =>
  * @since 0.2.0
  * @category metrics
  */
-export const publishRetries = perTag((stream: TurnKeys.TurnStream) =>
+export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_publish_retries_total", { description: "Writes that found Redis unavailable" }).pipe(
     Metric.tagged("stream", stream)
   ))
@@ -105,7 +108,7 @@ export const publishRetries = perTag((stream: TurnKeys.TurnStream) =>
  * @since 0.2.0
  * @category metrics
  */
-export const leaseExpiries = perTag((side: "producer" | "reader") =>
+export const leaseExpiries: (side: "producer" | "reader") => Counter = perTag((side: "producer" | "reader") =>
   Metric.counter("sluice_lease_expiries_total", { description: "Producer leases found lapsed" }).pipe(
     Metric.tagged("side", side)
   ))

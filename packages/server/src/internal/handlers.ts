@@ -136,8 +136,8 @@ const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<strin
  */
 export const turnStream = (options: ResolvedOptions, context: StreamContext, stream: TurnKeys.TurnStream) =>
   Effect.gen(function*() {
-    const after = yield* resumePoint
     const turnId = yield* turnIdParam
+    const after = yield* resumePoint
     const entries = yield* followed(options, context, stream, after)
     const body = entries.pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),

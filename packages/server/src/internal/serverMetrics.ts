@@ -12,7 +12,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Stream from "effect/Stream"
 
 /** @internal */
-export const httpRequests = (method: string, route: string, status: number) =>
+export const httpRequests = (method: string, route: string, status: number): Metric.Metric.Counter<number> =>
   Metric.counter("sluice_http_requests_total", { description: "HTTP requests, by method, route and status" }).pipe(
     Metric.tagged("method", method),
     Metric.tagged("route", route),
@@ -20,7 +20,7 @@ export const httpRequests = (method: string, route: string, status: number) =>
   )
 
 /** @internal */
-export const httpDuration = (route: string) =>
+export const httpDuration = (route: string): Metric.Metric.Histogram<number> =>
   Metric.histogram(
     "sluice_http_request_duration_seconds",
     MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 14 }),
