@@ -5,6 +5,7 @@
 import * as Accumulator from "./bench/accumulator.js"
 import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
 import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
+import * as Pace from "./bench/pace.js"
 import * as Pipeline from "./bench/pipeline.js"
 import * as PipelineStages from "./bench/pipelineStages.js"
 import * as Sse from "./bench/sse.js"
@@ -17,7 +18,8 @@ const sections: Record<string, () => Promise<string>> = {
   accumulator: Accumulator.run,
   upserts: Upserts.run,
   pipeline: Pipeline.run,
-  "pipeline-stages": PipelineStages.run
+  "pipeline-stages": PipelineStages.run,
+  pace: Pace.run
 }
 
 const main = async () => {
