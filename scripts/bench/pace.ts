@@ -174,10 +174,10 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
         if (MODE === "normalize") {
           return Stream.runDrain(TurnSource.sse("openai-chat", body(turn, chunks))({ turnId: turn.turnId, threadId: "t", runId: "r" }))
         }
-        return TurnPipeline.run(
+        return Effect.asVoid(TurnPipeline.run(
           { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
           TurnSource.sse("openai-chat", body(turn, chunks))
-        )
+        ))
       })
     )
   let rss = 0
