@@ -85,7 +85,7 @@ export const run = async (): Promise<string> => {
           run: async () => drain((await provider.model(recordedFetch(chunks)).doStream({ prompt })).stream)
         },
         { name: "Sluice", run: () => count(body(chunks).pipe(Sse.decode(), provider.normalize())) },
-        { warmup: 2, rounds: 5 }
+        { warmup: 1, rounds: 3 }
       )
       const mbs = (seconds: number) => (bytes.length / seconds / 1e6).toFixed(1)
       lines.push(
@@ -95,6 +95,6 @@ export const run = async (): Promise<string> => {
       )
     }
   }
-  lines.push("", "Ratios: the AI SDK's median time over Sluice's (rounds alternated; 2 warm-ups, 5 measured rounds each).")
+  lines.push("", "Ratios: the AI SDK's median time over Sluice's (rounds alternated; 1 warm-up, 3 measured rounds each).")
   return lines.join("\n")
 }

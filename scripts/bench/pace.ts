@@ -18,6 +18,7 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Ids } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, TurnKeys } from "@sluice/redis"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -151,6 +152,7 @@ interface Level {
   readonly rss: number
   readonly offered: number
   readonly wrong: number
+  readonly failures: ReadonlyArray<string>
 }
 
 const runLevel = async (url: string, pid: () => number | undefined, count: number): Promise<Level> => {
@@ -188,12 +190,18 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
     const cpuBefore = process.cpuUsage()
     const start = performance.now()
     loop.enable()
-    yield* Effect.forEach(turns, oneTurn, { concurrency: "unbounded", discard: true })
+    const failures: Array<string> = []
+    yield* Effect.forEach(
+      turns,
+      (turn) => Effect.catchAllCause(oneTurn(turn), (cause) => Effect.sync(() => failures.push(Cause.pretty(cause).split("\n")[0] ?? ""))),
+      { concurrency: "unbounded", discard: true }
+    )
     loop.disable()
     const seconds = (performance.now() - start) / 1000
     const cpu = process.cpuUsage(cpuBefore)
     const redisAfter = yield* Effect.promise(() => processCpuSeconds(pid()))
     return {
+      failures,
       seconds,
       nodeCpu: (cpu.user + cpu.system) / 1e6,
       redisCpu: redisBefore === undefined || redisAfter === undefined ? undefined : redisAfter - redisBefore
@@ -234,7 +242,7 @@ export const run = async (): Promise<string> => {
       const level = await runLevel(server.url, server.pid, count)
       const p50 = level.delays.percentile(0.5)
       const p99 = level.delays.percentile(0.99)
-      if (p99 < TARGET_MS && level.wrong === 0) best = Math.max(best ?? 0, count)
+      if (p99 < TARGET_MS && level.wrong === 0 && level.failures.length === 0) best = Math.max(best ?? 0, count)
       const cpuShare = level.nodeCpu / level.seconds
       lines.push(
         `| ${count.toLocaleString("en-US")} | ${(count * RATE).toLocaleString("en-US")} | ${ms(p50)} ms | ${ms(p99)} ms | ` +
@@ -242,7 +250,8 @@ export const run = async (): Promise<string> => {
           `${(cpuShare * 100).toFixed(0)}% of a core | ${(level.nodeCpu / level.offered * 1e6).toFixed(1)} | ` +
           `${level.redisCpu === undefined ? "" : `${(level.redisCpu / level.seconds * 100).toFixed(0)}%`} | ` +
           `${(level.rss / 1024 / 1024).toFixed(0)} MB | ${level.seconds.toFixed(1)} | ` +
-          `${level.wrong === 0 ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged` : `${level.wrong} turns short`} |`
+          `${level.wrong === 0 ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged` : `${level.wrong} turns short`}` +
+          `${level.failures.length === 0 ? "" : `; ${level.failures.length} turns failed, e.g. ${level.failures[0]}`} |`
       )
     }
   } finally {
