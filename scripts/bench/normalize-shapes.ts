@@ -18,6 +18,8 @@ import { body, count } from "./sse.js"
 import * as Tools from "./toolTranscripts.js"
 
 const BYTES = Number(process.env.BENCH_SHAPES_MB ?? 10) * 1e6
+/** The shapes to run (`BENCH_SHAPES=tool-heavy` for one); both by default. */
+const SHAPES = (process.env.BENCH_SHAPES ?? "text-heavy,tool-heavy").split(",")
 
 interface StreamingModel {
   readonly doStream: (options: { readonly prompt: typeof prompt }) => PromiseLike<{ readonly stream: ReadableStream<unknown> }>
@@ -76,6 +78,7 @@ export const run = async (): Promise<string> => {
   ]
   for (const provider of providers) {
     for (const [shape, make] of [["text-heavy", provider.text], ["tool-heavy", provider.tools]] as const) {
+      if (!SHAPES.includes(shape)) continue
       const bytes = new TextEncoder().encode(make())
       const chunks = reads(bytes, 16 * 1024)
       const comparison = await compare(

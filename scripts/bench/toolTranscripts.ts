@@ -8,11 +8,14 @@
 /** Calls made in parallel per round. */
 const PARALLEL = 4
 
-/** One call's arguments: about 1.2 KB of JSON, ASCII, different per call. */
+/** Edits per call: 12 make about 1.2 KB of arguments (`BENCH_TOOL_EDITS`). */
+const EDITS = Number(process.env.BENCH_TOOL_EDITS ?? 12)
+
+/** One call's arguments: about 100 bytes of JSON per edit, ASCII, different per call. */
 const argumentsOf = (call: number): string =>
   JSON.stringify({
     path: `/srv/data/report-${call}.txt`,
-    edits: Array.from({ length: 12 }, (_, i) => ({ line: call + i, text: `replace ${i} of call ${call} with a new sentence` })),
+    edits: Array.from({ length: EDITS }, (_, i) => ({ line: call + i, text: `replace ${i} of call ${call} with a new sentence` })),
     dryRun: call % 2 === 0
   })
 
