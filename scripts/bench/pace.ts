@@ -12,7 +12,9 @@
  * behind shows its backlog in the delay. Chunks are paced with Effect's clock
  * (`Effect.sleep` until each one is due); acknowledgements are seen by wrapping the
  * `RedisStreams` service's `XADD` pipelines. Real time is fine here: this is a script,
- * never a test.
+ * never a test. `BENCH_PACE_TURNS` (comma-separated levels) and `BENCH_PACE_SECONDS` set
+ * the load; `BENCH_PACE_MODE=source` or `normalize` runs only the paced bodies, or the
+ * bodies framed and normalized, to split Node's CPU per chunk when profiling.
  */
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Ids } from "@sluice/core"
@@ -35,6 +37,7 @@ const PERIOD_MS = 1000 / RATE
 /** Turns start spread over this long, as requests arrive. */
 const STAGGER_MS = 1000
 const PREFIX = "pace"
+/** `pipeline` (default), or `source` / `normalize` for a part of it only. */
 const MODE = process.env.BENCH_PACE_MODE ?? "pipeline"
 /** p99 target, in milliseconds. */
 const TARGET_MS = 100
