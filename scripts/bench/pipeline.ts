@@ -15,7 +15,6 @@
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { spawn } from "node:child_process"
-import { readFile } from "node:fs/promises"
 import { PerformanceObserver, performance } from "node:perf_hooks"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
@@ -27,6 +26,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import * as PipelineFloor from "./pipelineFloor.js"
+import { processCpuSeconds } from "./processCpu.js"
 
 export const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
 export const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
@@ -214,18 +214,6 @@ interface Server {
   /** CPU seconds the server has used, when it runs here. */
   readonly cpuSeconds: () => Promise<number | undefined>
   readonly stop: () => Promise<void>
-}
-
-// utime + stime of a local process, from /proc (Linux); undefined elsewhere.
-const processCpuSeconds = async (pid: number | undefined): Promise<number | undefined> => {
-  if (pid === undefined) return undefined
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return undefined
-  }
 }
 
 // The tests' throwaway redis-server (loopback, a free port, a temporary directory, no
