@@ -10,7 +10,10 @@
  * unavailable; when the policy gives up, the stream fails with a `PublishError`, after
  * passing on exactly the elements that were confirmed. At most `maxInFlight` entries
  * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
- * back on the producer. Every write trims the stream to about `maxLen` entries; the
+ * back on the producer. Stream B keeps one upsert per item: once an item's newer
+ * upsert (which carries the item's whole content) is confirmed, the older one is
+ * deleted, so the stream grows with the content, not with the number of upserts. Every
+ * write trims the stream to about `maxLen` entries; the
  * keys get a retention of `retentionMs` on the first write and again when the turn's
  * stream ends, and the turn id is recorded in the index of recent turns.
  *
@@ -25,6 +28,7 @@ import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { topLevelString } from "./internal/topLevelField.js"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
 import { RedisStreams } from "./RedisStreams.js"
@@ -106,6 +110,10 @@ export interface TurnPublisherService {
  */
 export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
 
+// An upsert's item id, read from its payload without parsing the content.
+const upsertItem = (message: StreamBMessage.StreamBMessage): string | undefined =>
+  message.payloadType === "item_upsert" ? topLevelString(message.payload, "itemId") : undefined
+
 const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
 
 /**
@@ -166,7 +174,8 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
           toFields: (message: StreamBMessage.StreamBMessage) =>
             message.turnId === turnId
               ? Either.right(TurnEntry.fromStreamBMessage(message))
-              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
+              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
+          slotOf: upsertItem
         }))(self)
     }
     return service
