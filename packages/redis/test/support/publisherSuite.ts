@@ -98,6 +98,50 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
+      it.effect("a reader resuming after any id it saw, deleted since or not, ends with every item's full content once", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const threadId = randomUUID()
+          const payload = (itemId: string, content: string, changeType: "created" | "updated" | "completed") =>
+            ({ type: "item_upsert", turnId, threadId, itemId, itemType: "message", changeType, content, origin: "agent" }) as const
+          const payloads: Array<StreamBMessage.UIPayload> = [{ type: "turn_started", turnId, threadId }]
+          let a = ""
+          let b = ""
+          for (let i = 0; i < 12; i++) {
+            a += `a${i} `
+            payloads.push(payload("a", a, i === 0 ? "created" : i === 11 ? "completed" : "updated"))
+            if (i % 3 === 0) {
+              b += `b${i} `
+              payloads.push(payload("b", b, i === 0 ? "created" : i === 9 ? "completed" : "updated"))
+            }
+          }
+          payloads.push({ type: "turn_completed", turnId, threadId, status: "complete" })
+          const messages = payloads.map((p, i) => StreamBMessage.wrap(p, randomUUID(), 1_700_000_000_000 + i))
+          yield* publishB(turnId, messages)
+          const redis = yield* RedisStreams
+          const key = TurnKeys.upsertsKey(prefix, turnId)
+          // the stream keeps each item's last upsert only
+          expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
+          for (let seen = 0; seen < messages.length; seen++) {
+            // what the reader had: the first `seen` entries as they were published
+            const items = new Map<string, string>()
+            const fold = (message: StreamBMessage.StreamBMessage) => {
+              const parsed = JSON.parse(message.payload) as { readonly itemId?: string; readonly content?: string }
+              if (parsed.itemId !== undefined && parsed.content !== undefined) items.set(parsed.itemId, parsed.content)
+            }
+            messages.slice(0, seen).forEach(fold)
+            const resumed = yield* redis.tail(key, { after: `0-${seen}`, until: TurnEntry.isFinal }).pipe(
+              Stream.runCollect,
+              Effect.map(Chunk.toReadonlyArray)
+            )
+            const ids = resumed.map((entry) => Number(entry.id.slice(2)))
+            expect(ids.every((id) => id > seen)).toBe(true)
+            for (const entry of resumed) fold(yield* TurnEntry.toStreamBMessage(entry))
+            expect(resumed.at(-1)?.id).toBe(`0-${messages.length}`)
+            expect(Object.fromEntries(items)).toStrictEqual({ a, b })
+          }
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
       it.effect("a message of another turn, a turn id that is not a UUID and bad options are typed errors", () =>
         Effect.gen(function*() {
           const turnId = randomUUID()
