@@ -8,6 +8,7 @@ import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js
 import * as Pipeline from "./bench/pipeline.js"
 import * as PipelineStages from "./bench/pipelineStages.js"
 import * as Sse from "./bench/sse.js"
+import * as Storage from "./bench/storage.js"
 import * as Upserts from "./bench/upserts.js"
 
 const sections: Record<string, () => Promise<string>> = {
@@ -17,7 +18,8 @@ const sections: Record<string, () => Promise<string>> = {
   accumulator: Accumulator.run,
   upserts: Upserts.run,
   pipeline: Pipeline.run,
-  "pipeline-stages": PipelineStages.run
+  "pipeline-stages": PipelineStages.run,
+  storage: Storage.run
 }
 
 const main = async () => {
