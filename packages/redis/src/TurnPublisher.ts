@@ -45,6 +45,9 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * - `maxLen` (100000): the `MAXLEN ~` cap of each stream.
  * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
  * - `indexTurns` (true): record each turn in `<prefix>:turns`.
+ * - `keepSuperseded` (false): keep every upsert in Stream B instead of each item's
+ *   last one (a stream that grows with the square of a message's length; for
+ *   debugging, or readers that want every intermediate state).
  * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
  *   policy (core's `Backoff`), shared with the upsert stage.
  *
@@ -60,6 +63,7 @@ export const TurnPublisherOptions = Schema.Struct({
   maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
   maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
   indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
+  keepSuperseded: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
   ...Backoff.RetryOptions.fields
 }).annotations({ identifier: "TurnPublisherOptions" })
 
@@ -175,7 +179,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
             message.turnId === turnId
               ? Either.right(TurnEntry.fromStreamBMessage(message))
               : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
-          slotOf: upsertItem
+          slotOf: resolved.keepSuperseded ? undefined : upsertItem
         }))(self)
     }
     return service

@@ -15,9 +15,10 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
+import { kept, upsertMessages } from "../../redis/test/support/turns.js"
 import { messageText, messageTurn } from "./support/bigTurn.js"
-import { bearer, request } from "./support/client.js"
-import { prefix, publisher, serve, tokens } from "./support/harness.js"
+import { bearer, readAll, request } from "./support/client.js"
+import { prefix, serve, tokens, trimmingPublisher } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const text = messageText(4 * 1024 * 1024)
@@ -29,7 +30,7 @@ const publishMessage = (turnId: string) =>
     StreamBMessages.wrap,
     TurnPublisher.publishUpserts(turnId),
     Stream.runCount,
-    Effect.provide(publisher)
+    Effect.provide(trimmingPublisher)
   )
 
 /** Stream B as stored: its bytes, and its entries' payloads. */
@@ -88,4 +89,22 @@ describe("a 4 MB message", () => {
       const turnId = randomUUID()
       yield* checkStorage(turnId, yield* publishMessage(turnId))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), { timeout: 300_000 })
+})
+
+describe("a finished turn's Stream B over SSE", () => {
+  it.scoped("replays each item's last upsert; a reader resuming after a deleted id gets the latest content", () =>
+    Effect.gen(function*() {
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, 12)
+      yield* Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runDrain, Effect.provide(trimmingPublisher))
+      const base = yield* serve()
+      const url = `${base}/v1/turns/${turnId}/upserts`
+      const frames = (from: ReadonlyArray<{ readonly id: string; readonly message: StreamBMessage.StreamBMessage }>) =>
+        from.map(({ id, message }) => ({ id, event: message.payloadType, data: message.payload }))
+      const stays = kept(messages)
+      expect(stays.map((entry) => entry.id)).toStrictEqual(["0-1", "0-11", "0-12"])
+      expect(yield* readAll(url, auth)).toStrictEqual(frames(stays))
+      // 0-5 was deleted since the reader saw it: it goes on with the item's last upsert
+      expect(yield* readAll(url, { ...auth, "last-event-id": "0-5" })).toStrictEqual(frames(stays.slice(1)))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
