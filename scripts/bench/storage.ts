@@ -3,15 +3,16 @@
  * 4 MB, streamed in deltas of 1 to 64 characters through the upsert stage and the
  * publisher into a real Redis (a throwaway `redis-server`, or `REDIS_URL`). For each:
  * the upserts the gradient made, the bytes they carry (what Stream B held when it kept
- * every upsert), and the bytes Stream B holds now (each item's last upsert). Then a
- * turn server in this process serves the 4 MB turn: the time of one snapshot, of ten
- * at once, and the process's RSS before and at its peak while they run.
+ * every upsert), and the bytes Stream B holds now (each item's last upsert). Then
+ * `sluice serve`, in a process of its own, serves the 4 MB turn: the time of one
+ * snapshot, of ten at once, and the server's RSS before and at its peak (`VmHWM`).
  *
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { Ids } from "@sluice/core"
 import { ReadBudget, RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
-import * as TurnServer from "../../packages/server/src/TurnServer.js"
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -58,33 +59,53 @@ const timed = async <A>(f: () => Promise<A>): Promise<readonly [A, number]> => {
   return [value, performance.now() - start] as const
 }
 
-const snapshots = (base: string, turnId: string) =>
-  Effect.gen(function*() {
-    const get = () =>
-      fetch(`${base}/v1/turns/${turnId}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (response) => {
-        const body = await response.text()
-        if (response.status !== 200) throw new Error(`snapshot answered ${response.status}: ${body.slice(0, 200)}`)
-        return body.length
-      })
-    globalThis.gc?.()
-    const rssBefore = process.memoryUsage().rss
-    let peak = rssBefore
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss)
-    }, 10)
-    try {
-      const single: Array<number> = []
-      for (let i = 0; i < 5; i++) single.push((yield* Effect.promise(() => timed(get)))[1])
-      const [, ten] = yield* Effect.promise(() => timed(() => Promise.all(Array.from({ length: 10 }, get))))
-      const [, list] = yield* Effect.promise(() =>
-        timed(() => fetch(`${base}/v1/turns`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text()))
-      )
-      peak = Math.max(peak, process.memoryUsage().rss)
-      return { single: single.sort((a, b) => a - b), ten, list, rssBefore, peak }
-    } finally {
-      clearInterval(sampler)
-    }
+// A `/proc/<pid>/status` field in bytes (`VmRSS`, `VmHWM`).
+const procBytes = (pid: number, field: string): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? ""
+  return Number(line.replace(/\D+/g, "")) * 1024
+}
+
+const get = (url: string) =>
+  fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (response) => {
+    const body = await response.text()
+    if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${body.slice(0, 200)}`)
+    return body.length
   })
+
+/** `sluice serve` on `url`'s Redis, in a process of its own; its base URL once it answers. */
+const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const child = spawn(process.execPath, ["--import", "tsx", "packages/cli/src/bin.ts", "serve", "--port", String(port), "--host", "127.0.0.1", "--prefix", PREFIX], {
+    env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN },
+    stdio: "ignore"
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    try {
+      await get(`${base}/v1/turns`)
+      return { child, base }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  child.kill()
+  throw new Error("sluice serve did not answer")
+}
+
+const snapshots = async (url: string, turnId: string) => {
+  const { child, base } = await startServer(url)
+  try {
+    const pid = child.pid!
+    const rssBefore = procBytes(pid, "VmRSS")
+    const single: Array<number> = []
+    for (let i = 0; i < 5; i++) single.push((await timed(() => get(`${base}/v1/turns/${turnId}`)))[1])
+    const [, ten] = await timed(() => Promise.all(Array.from({ length: 10 }, () => get(`${base}/v1/turns/${turnId}`))))
+    const [, list] = await timed(() => get(`${base}/v1/turns`))
+    return { single: single.sort((a, b) => a - b), ten, list, rssBefore, peak: procBytes(pid, "VmHWM") }
+  } finally {
+    child.kill()
+  }
+}
 
 /** The storage section's Markdown. */
 export const run = async (): Promise<string> => {
@@ -100,18 +121,12 @@ export const run = async (): Promise<string> => {
         rows.push([bytes, yield* publish(turnId, bytes)])
         big = turnId
       }
-      const context = yield* Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix: PREFIX, tokens: [TOKEN] }))
-      const address = yield* Effect.provide(TurnServer.address, context)
-      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-      const served = yield* snapshots(`http://127.0.0.1:${address.port}`, big)
-      return { rows, served }
+      return { rows, big }
     })
-    const { rows, served } = await Effect.runPromise(
-      program.pipe(
-        Effect.scoped,
-        Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layerFrom({ url })))
-      )
+    const { rows, big } = await Effect.runPromise(
+      program.pipe(Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layerFrom({ url }))))
     )
+    const served = await snapshots(url, big)
     const median = served.single[Math.floor(served.single.length / 2)]!
     return [
       `\n## Storage: one long message through the upsert stage into Redis ${external === undefined ? "(started for the run)" : "(REDIS_URL)"}`,
@@ -124,7 +139,7 @@ export const run = async (): Promise<string> => {
       "",
       `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, server in this process): median of 5 ${median.toFixed(0)} ms ` +
         `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${served.ten.toFixed(0)} ms; ` +
-        `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; RSS ${mb(served.rssBefore)} before, ${mb(served.peak)} at the peak.`
+        `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; server RSS ${mb(served.rssBefore)} before, ${mb(served.peak)} at its peak (VmHWM).`
     ].join("\n")
   } finally {
     await server?.close()
