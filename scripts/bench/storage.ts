@@ -137,7 +137,7 @@ export const run = async (): Promise<string> => {
         `| ${mb(bytes)} | ${row.upserts} | ${mb(row.written)} | ${mb(row.stored)} | ${row.entries} | ${(row.stored / bytes).toFixed(2)}x |`
       ),
       "",
-      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, server in this process): median of 5 ${median.toFixed(0)} ms ` +
+      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` in its own process): median of 5 ${median.toFixed(0)} ms ` +
         `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${served.ten.toFixed(0)} ms; ` +
         `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; server RSS ${mb(served.rssBefore)} before, ${mb(served.peak)} at its peak (VmHWM).`
     ].join("\n")

@@ -82,13 +82,13 @@ describe("a 4 MB message", () => {
         expect(body.items).toHaveLength(1)
         expect(body.items[0]!.content === text).toBe(true)
       }
-    }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))), { timeout: 300_000 })
+    }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))), { timeout: 600_000 })
 
   it.scoped("in memory: the store mirrors the trimming", () =>
     Effect.gen(function*() {
       const turnId = randomUUID()
       yield* checkStorage(turnId, yield* publishMessage(turnId))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)), { timeout: 300_000 })
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)), { timeout: 600_000 })
 })
 
 describe("a finished turn's Stream B over SSE", () => {
