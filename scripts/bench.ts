@@ -11,6 +11,7 @@ import * as Pipeline from "./bench/pipeline.js"
 import * as PipelineStages from "./bench/pipelineStages.js"
 import * as Sse from "./bench/sse.js"
 import * as Startup from "./bench/startup.js"
+import * as Storage from "./bench/storage.js"
 import * as Upserts from "./bench/upserts.js"
 
 const sections: Record<string, () => Promise<string>> = {
@@ -23,7 +24,8 @@ const sections: Record<string, () => Promise<string>> = {
   pipeline: Pipeline.run,
   "pipeline-stages": PipelineStages.run,
   startup: Startup.run,
-  pace: Pace.run
+  pace: Pace.run,
+  storage: Storage.run
 }
 
 const main = async () => {

@@ -33,7 +33,9 @@ const streams = (turnId: string) =>
     return {
       a: a.map((event) => event.payload),
       b: b.map((message): { readonly type: string; readonly status?: string; readonly error?: { readonly code: string } } => JSON.parse(message.payload)),
-      finalB: bEntries.filter(TurnEntry.isFinal).length
+      finalB: bEntries.filter(TurnEntry.isFinal).length,
+      // Stream B keeps each item's last upsert; its last id counts every message written
+      writtenB: Number(bEntries.at(-1)?.id.slice(2) ?? 0)
     }
   })
 
@@ -71,11 +73,11 @@ describe("TurnPipeline", () => {
       expect(result.turn.status).toBe("complete")
       expect(result.turn.turnId).toBe(context.turnId)
       expect(Option.isNone(result.stopped)).toBe(true)
-      const { a, b, finalB } = yield* streams(context.turnId)
+      const { a, b, finalB, writtenB } = yield* streams(context.turnId)
       expect(a[0]).toMatchObject({ type: "response_start", turn_id: context.turnId, thread_id: context.threadId })
       expect(a.at(-1)).toMatchObject({ type: "response_done", status: "complete" })
       expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "complete" })
-      expect([finalB, result.messages, seen.length]).toStrictEqual([1, b.length, b.length])
+      expect([finalB, result.messages, seen.length]).toStrictEqual([1, writtenB, writtenB])
       expect(result.turn.items.map((item) => item.content).join("")).toContain("Hello")
     }).pipe(Effect.provide(pipeline)))
 

@@ -10,7 +10,10 @@
  * unavailable; when the policy gives up, the stream fails with a `PublishError`, after
  * passing on exactly the elements that were confirmed. At most `maxInFlight` entries
  * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
- * back on the producer. Every write trims the stream to about `maxLen` entries; the
+ * back on the producer. Stream B keeps one upsert per item: once an item's newer
+ * upsert (which carries the item's whole content) is confirmed, the older one is
+ * deleted, so the stream grows with the content, not with the number of upserts. Every
+ * write trims the stream to about `maxLen` entries; the
  * keys get a retention of `retentionMs` on the first write and again when the turn's
  * stream ends, and the turn id is recorded in the index of recent turns. Each batch
  * updates `TurnMetrics` (entries, publish latency, retries).
@@ -28,6 +31,7 @@ import * as Metric from "effect/Metric"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { topLevelString } from "./internal/topLevelField.js"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
 import { RedisStreams, type RedisStreamsService } from "./RedisStreams.js"
@@ -45,6 +49,9 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * - `maxLen` (100000): the `MAXLEN ~` cap of each stream.
  * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
  * - `indexTurns` (true): record each turn in `<prefix>:turns`.
+ * - `keepSuperseded` (false): keep every upsert in Stream B instead of each item's
+ *   last one (a stream that grows with the square of a message's length; for
+ *   debugging, or readers that want every intermediate state).
  * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
  *   policy (core's `Backoff`), shared with the upsert stage.
  *
@@ -60,6 +67,7 @@ export const TurnPublisherOptions = Schema.Struct({
   maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
   maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
   indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
+  keepSuperseded: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
   ...Backoff.RetryOptions.fields
 }).annotations({ identifier: "TurnPublisherOptions" })
 
@@ -136,6 +144,10 @@ const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream): Redi
   }
 }
 
+// An upsert's item id, read from its payload without parsing the content.
+const upsertItem = (message: StreamBMessage.StreamBMessage): string | undefined =>
+  message.payloadType === "item_upsert" ? topLevelString(message.payload, "itemId") : undefined
+
 const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
 
 /**
@@ -197,7 +209,8 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
           toFields: (message: StreamBMessage.StreamBMessage) =>
             message.turnId === turnId
               ? Either.right(TurnEntry.fromStreamBMessage(message))
-              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
+              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
+          slotOf: resolved.keepSuperseded ? undefined : upsertItem
         }))(self)
     }
     return service

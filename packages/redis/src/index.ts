@@ -84,3 +84,11 @@ export * as TurnControl from "./TurnControl.js"
  * @since 0.2.0
  */
 export * as TurnMetrics from "./TurnMetrics.js"
+
+/**
+ * Reads bounded by bytes as well as entries: page counts sized from the largest entry
+ * seen.
+ *
+ * @since 0.3.0
+ */
+export * as ReadBudget from "./ReadBudget.js"

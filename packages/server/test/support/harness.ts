@@ -34,7 +34,12 @@ export const serveWith = (
 /** `serveWith` the test tokens. */
 export const serve = (options: TurnServerOptions.Options = {}) => serveWith({ tokens: [...tokens], ...options })
 
-export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
+// Stream B keeps every upsert here, so that tests can follow a finished turn entry by
+// entry; Storage.test.ts publishes with the default (each item's last upsert).
+export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0, keepSuperseded: true })
+
+/** The publisher with the default layout of Stream B: each item's last upsert. */
+export const trimmingPublisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
 
 // Runs a publishing stream with the test publisher; what it passed on.
 const published = <A, E>(stream: Stream.Stream<A, E, TurnPublisher.TurnPublisher>) =>
