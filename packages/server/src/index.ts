@@ -39,3 +39,11 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
  * @since 0.2.0
  */
 export * as ViewerToken from "./ViewerToken.js"
+
+/**
+ * The Durable Streams protocol under `/v1/stream/`: clients' own streams, and every
+ * turn's streams read-only.
+ *
+ * @since 0.3.0
+ */
+export * as DurableStreams from "./DurableStreams.js"
