@@ -161,6 +161,7 @@ export const get = (
         "cache-control": "no-store"
       }
       if (view.closed) headers[Wire.headers.closed] = "true"
+      yield* source.touched(view)
       return HttpServerResponse.uint8Array(Wire.isJson(view.contentType) ? Wire.jsonArray([]) : new Uint8Array(0), {
         headers
       })
@@ -231,38 +232,47 @@ export const sse = (
   longPollMs: number,
   closing: Effect.Effect<void>
 ): HttpServerResponse.HttpServerResponse => {
-  type State = { readonly view: View; readonly after: string; readonly done: boolean }
+  type State = { readonly view: View; readonly after: string; readonly done: boolean; readonly announced: boolean }
   const step = (state: State): Effect.Effect<Option.Option<readonly [Array<Uint8Array>, State]>, RedisError.RedisError> =>
     Effect.gen(function*() {
       if (state.done) return Option.none()
-      const entries = yield* entriesOf(source, state.view, state.after)
-      yield* source.touched(state.view)
+      const view = state.view
+      const entries = yield* entriesOf(source, view, state.after)
+      yield* source.touched(view)
+      const cursor = yield* cursorFor(request)
+      const events: Array<Uint8Array> = []
+      // Every data event is followed by the control event of its offset.
+      entries.forEach((entry, i) => {
+        events.push(dataEvents(view, [entry])[0]!)
+        const atTail = entry.id === view.tail
+        if (view.closed && atTail) return
+        events.push(control({
+          streamNextOffset: Wire.offsetOf(entry.id),
+          streamCursor: cursor,
+          ...(atTail && i === entries.length - 1 ? { upToDate: true } : {})
+        }))
+      })
       const after = entries.length === 0 ? state.after : entries[entries.length - 1]!.id
-      const upToDate = after === state.view.tail || entries.length === 0
-      const offset = Wire.offsetOf(after)
-      if (state.view.closed && upToDate) {
-        return Option.some([[...dataEvents(state.view, entries), control({ streamNextOffset: offset, streamClosed: true })], {
-          ...state,
-          done: true
-        }] as const)
+      const upToDate = entries.length === 0 || after === view.tail
+      const offset = Wire.offsetOf(entries.length === 0 && notAfter(view.tail, after) ? after : view.tail)
+      if (view.closed && upToDate) {
+        events.push(control({ streamNextOffset: offset, streamClosed: true }))
+        return Option.some([events, { ...state, done: true }] as const)
       }
-      const events = [...dataEvents(state.view, entries)]
-      if (entries.length > 0 || !upToDate) {
-        const cursor = yield* cursorFor(request)
-        events.push(control({ streamNextOffset: offset, streamCursor: cursor, ...(upToDate ? { upToDate: true } : {}) }))
-        return Option.some([events, { view: state.view, after, done: false }] as const)
+      if (entries.length > 0 || !upToDate) return Option.some([events, { ...state, after, announced: true }] as const)
+      if (!state.announced) {
+        events.push(control({ streamNextOffset: offset, streamCursor: cursor, upToDate: true }))
+        return Option.some([events, { ...state, announced: true }] as const)
       }
-      yield* source.awaitChange(state.view, longPollMs)
+      yield* source.awaitChange(view, longPollMs)
       const next = yield* source.load
       if (Option.isNone(next)) return Option.some([[], { ...state, done: true }] as const)
-      const changed = next.value.tail !== state.view.tail || next.value.closed !== state.view.closed
-      if (!changed) {
-        const cursor = yield* cursorFor(request)
-        events.push(control({ streamNextOffset: offset, streamCursor: cursor, upToDate: true }))
+      if (next.value.tail === view.tail && next.value.closed === view.closed) {
+        events.push(control({ streamNextOffset: offset, streamCursor: yield* cursorFor(request), upToDate: true }))
       }
-      return Option.some([events, { view: next.value, after, done: false }] as const)
+      return Option.some([events, { ...state, view: next.value }] as const)
     })
-  const body = Stream.unfoldEffect({ view: first, after: afterOf(request, first), done: false } as State, step).pipe(
+  const body = Stream.unfoldEffect({ view: first, after: afterOf(request, first), done: false, announced: false } as State, step).pipe(
     Stream.flatMap((events) => Stream.fromIterable(events)),
     Stream.catchAll((error) => Stream.fromEffect(Effect.as(Effect.logError(`durable stream read failed: ${error.message}`), new Uint8Array(0)))),
     Stream.interruptWhen(closing)
