@@ -111,7 +111,7 @@ export const make = (
       commit: (name, change) =>
         Effect.map(
           run(asCommit, "EVAL", name, script(commitScript, name, commitArgs(change))),
-          (reply) => reply[0] === 0 ? Option.none() : Option.some(reply.slice(1) as ReadonlyArray<string>)
+          (reply) => reply[0] === 0 ? Option.none() : Option.some(reply.slice(1).map(String))
         ),
       read: (name, after, count) =>
         Effect.map(
