@@ -92,3 +92,24 @@ export * as TurnMetrics from "./TurnMetrics.js"
  * @since 0.3.0
  */
 export * as ReadBudget from "./ReadBudget.js"
+
+/**
+ * The storage of durable streams (metadata hash, data stream, change signal).
+ *
+ * @since 0.3.0
+ */
+export * as DurableStore from "./DurableStore.js"
+
+/**
+ * `DurableStore` on Redis (ioredis, Lua scripts).
+ *
+ * @since 0.3.0
+ */
+export * as DurableStoreLive from "./DurableStoreLive.js"
+
+/**
+ * `DurableStore` in process memory.
+ *
+ * @since 0.3.0
+ */
+export * as DurableStoreMemory from "./DurableStoreMemory.js"

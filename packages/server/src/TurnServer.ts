@@ -11,6 +11,7 @@
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
  * | `POST /v1/turns/:turnId/cancel` | asks the turn's producer to cancel it (202) |
  * | `GET /v1/turns/:turnId/ui-message-stream` | Stream A as the AI SDK's UI message stream |
+ * | `/v1/stream/...` | the Durable Streams protocol (see `DurableStreams`) |
  * | `GET /metrics` | the process's metrics as Prometheus text (token; or `metricsPort`) |
  * | `GET /healthz` | liveness, no token: 200 `{"status":"ok"}` |
  * | `GET /readyz` | readiness, no token: 200 when Redis answers in time, else 503 |
@@ -28,7 +29,7 @@ import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { RedisStreams } from "@sluice/redis"
+import { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
 import * as Deferred from "effect/Deferred"
@@ -38,6 +39,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
+import * as DurableStreams from "./DurableStreams.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
 import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream, uiMessageStream } from "./internal/handlers.js"
 import { healthz, metrics, readyz } from "./internal/health.js"
@@ -71,6 +73,10 @@ const accessTokens = (url: string): ReadonlyArray<string> => {
  * logged and answered with 500 `internal`. When the scope closes, open streams end
  * (cleanly: a client resumes elsewhere with `Last-Event-ID`).
  *
+ * Requests under `/v1/stream/` speak the Durable Streams protocol (`DurableStreams`):
+ * the streams of turns from the `RedisStreams`, and streams of clients' own in the
+ * `DurableStore` when the context has one (without it they answer 501).
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -79,11 +85,19 @@ export const makeApp = (
 ): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const authenticate = authenticator(options.tokens)
+    const durableStore = yield* Effect.serviceOption(DurableStore.DurableStore)
+    const authenticate = authenticator(options.tokens, options.readTokens)
     const slots = yield* streamLimiter(options.maxStreamsPerToken)
     const closing = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))
     const streams = { slots, closing: Deferred.await(closing) }
+    const durable: DurableStreams.Context = {
+      store: durableStore,
+      redis,
+      prefix: options.prefix,
+      longPollMs: options.durableLongPollMs,
+      closing: streams.closing
+    }
     const router = HttpRouter.empty.pipe(
       HttpRouter.get("/v1/turns", recentTurns(options)),
       HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
@@ -100,7 +114,10 @@ export const makeApp = (
       if (Option.isSome(asset)) return asset.value
       const probe = probes(options, request)
       if (Option.isSome(probe)) return yield* probe.value
+      const isDurable = DurableStreams.isDurablePath(request.url)
+      if (isDurable && request.method === "OPTIONS") return DurableStreams.preflight
       const caller = yield* authenticate(request.headers.authorization, accessTokens(request.url))
+      if (isDurable) return yield* DurableStreams.handle(durable, request, caller)
       return yield* routed.pipe(
         Effect.provideService(CurrentCaller, caller),
         Effect.catchTag("RouteNotFound", () => Effect.fail(notFound(request)))
@@ -228,7 +245,7 @@ export const layer = (
       const server = yield* HttpServer.HttpServer
       yield* serveApp(server, yield* makeApp(resolved))
       const where = HttpServer.formatAddress(server.address)
-      yield* resolved.tokens.length === 0
+      yield* resolved.tokens.length === 0 && resolved.readTokens.length === 0
         ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
         : Effect.logInfo(`serving the turn API on ${where}`)
     }))

@@ -52,6 +52,11 @@ export const Token = Schema.String.pipe(
  *   the same host, without a token (for a scraper on a private network); `/metrics`
  *   on the API port always needs a token. Absent by default; must differ from `port`.
  * - `readyTimeoutMs` (1000): how long `/readyz` waits for Redis to answer.
+ * - `readTokens` (none): bearer tokens of the read scope only: they read turns and
+ *   durable streams, but neither write durable streams nor cancel turns. The other
+ *   tokens have every scope (read, write, control).
+ * - `durableLongPollMs` (20000): how long a Durable Streams long-poll waits for data
+ *   before it answers 204, and how often a quiet SSE read sends a `control` event.
  *
  * @since 0.1.0
  * @category schemas
@@ -76,7 +81,9 @@ export const TurnServerOptions = Schema.Struct({
   maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true }),
   leaseCheckMs: Schema.optionalWith(PositiveInt, { default: () => 3_000, exact: true }),
   metricsPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
-  readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true })
+  readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
+  readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
+  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**
@@ -179,7 +186,7 @@ export const resolve = (
       decodeTokens(Option.getOrElse(configured, () => [])),
       (error) => invalid("InvalidOptions", `SLUICE_API_TOKENS: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
     )
-    if (tokens.length === 0 && !decoded.insecureLocal) {
+    if (tokens.length === 0 && decoded.readTokens.length === 0 && !decoded.insecureLocal) {
       return yield* invalid(
         "MissingTokens",
         "no API token: set SLUICE_API_TOKENS (comma-separated) or serve with insecureLocal on loopback"

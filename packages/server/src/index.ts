@@ -53,3 +53,11 @@ export * as UiMessageStream from "./UiMessageStream.js"
  * @since 0.2.0
  */
 export * as Prometheus from "./Prometheus.js"
+
+/**
+ * The Durable Streams protocol under `/v1/stream/`: clients' own streams, and every
+ * turn's streams read-only.
+ *
+ * @since 0.3.0
+ */
+export * as DurableStreams from "./DurableStreams.js"

@@ -40,7 +40,9 @@ describe("TurnServerOptions.resolve", () => {
         listLimit: 20,
         maxListLimit: 100,
         leaseCheckMs: 3_000,
-        readyTimeoutMs: 1_000
+        readyTimeoutMs: 1_000,
+        readTokens: [],
+        durableLongPollMs: 20_000
       })
     }))
 
