@@ -16,6 +16,8 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
+  // the workspace packages from their sources, as the tests see them (no build needed)
+  conditions: ["@sluice/source"],
   plugins: [
     {
       // bare imports stay external, except the workspace's own TypeScript packages

@@ -14,16 +14,38 @@ export const testTimeout = 30_000
 export const hookTimeout = 60_000
 
 /**
+ * The export condition under which every workspace package resolves to its TypeScript
+ * sources (`src/index.ts`) instead of its build (`dist/`): tests, like `pnpm typecheck`
+ * (`customConditions` in `tsconfig.base.json`), run on the sources without a build.
+ * Published packages do not carry it (their `publishConfig.exports`).
+ */
+export const sourceCondition = "@sluice/source"
+
+// Vite's own defaults, which `resolve.conditions` replaces rather than extends
+const clientConditions = ["module", "browser", "development|production"]
+const serverConditions = ["module", "node", "development|production"]
+
+/**
+ * `NODE_OPTIONS` for the processes tests spawn (the `sluice` command through tsx, the
+ * server's producer scripts): Node resolves the workspace packages under the source
+ * condition too, so they run the sources, not a build that may be missing or stale.
+ */
+const nodeOptions = [process.env["NODE_OPTIONS"], `--conditions=${sourceCondition}`].filter(Boolean).join(" ")
+
+/**
  * The test project of one package: its tests under `test/`, the workspace's timeouts,
  * and whatever else the package adds (a global setup, for one).
  */
 export const sluiceProject = (name: string, test: NonNullable<UserWorkspaceConfig["test"]> = {}) =>
   defineProject({
+    resolve: { conditions: [sourceCondition, ...clientConditions] },
+    ssr: { resolve: { conditions: [sourceCondition, ...serverConditions] } },
     test: {
       name,
       include: ["test/**/*.test.ts"],
       testTimeout,
       hookTimeout,
-      ...test
+      ...test,
+      env: { NODE_OPTIONS: nodeOptions, ...test.env }
     }
   })

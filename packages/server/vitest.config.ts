@@ -1,7 +1,24 @@
+import { fileURLToPath } from "node:url"
+import { mergeConfig } from "vitest/config"
 import { sluiceProject } from "../../scripts/vitestProject.js"
 
-export default sluiceProject("server", {
-  // The redis package's setup: one redis-server on a free loopback port in a
-  // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
-  globalSetup: ["../redis/test/support/globalSetup.ts"]
-})
+// The conformance suite registers its tests with the `vitest` it imports: it is
+// inlined, and its `vitest` is this workspace's, through test/support/conformanceVitest.ts.
+const conformanceVitest = fileURLToPath(new URL("./test/support/conformanceVitest.ts", import.meta.url))
+
+export default mergeConfig(
+  sluiceProject("server", {
+    // The redis package's setup: one redis-server on a free loopback port in a
+    // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
+    globalSetup: ["../redis/test/support/globalSetup.ts"],
+    server: { deps: { inline: [/@durable-streams\/server-conformance-tests/] } }
+  }),
+  {
+    plugins: [{
+      name: "conformance-vitest",
+      enforce: "pre" as const,
+      resolveId: (id: string, importer: string | undefined) =>
+        id === "vitest" && importer?.includes("server-conformance-tests") === true ? conformanceVitest : null
+    }]
+  }
+)

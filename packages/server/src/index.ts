@@ -39,3 +39,25 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
  * @since 0.2.0
  */
 export * as ViewerToken from "./ViewerToken.js"
+
+/**
+ * A turn's StreamEvents as the AI SDK's UI message stream.
+ *
+ * @since 0.3.0
+ */
+export * as UiMessageStream from "./UiMessageStream.js"
+
+/**
+ * The process's metrics as Prometheus text, as `GET /metrics` serves them.
+ *
+ * @since 0.2.0
+ */
+export * as Prometheus from "./Prometheus.js"
+
+/**
+ * The Durable Streams protocol under `/v1/stream/`: clients' own streams, and every
+ * turn's streams read-only.
+ *
+ * @since 0.3.0
+ */
+export * as DurableStreams from "./DurableStreams.js"

@@ -20,15 +20,18 @@ import * as ViewerToken from "../ViewerToken.js"
 export type Caller = number | "page" | "anonymous"
 
 /**
- * A checked request's credentials: who made it (the key of its stream slots) and
- * whether it may cancel turns (bearer tokens, a server without tokens, and page tokens
- * of the `control` scope may; `read` page tokens may not).
+ * A checked request's credentials: who made it (the key of its stream slots), whether
+ * it may cancel turns (bearer tokens, a server without tokens, and page tokens of the
+ * `control` scope may; `read` page tokens and read-only bearer tokens may not), and
+ * whether it may write durable streams (the write scope: bearer tokens that are not
+ * read-only, and a server without tokens).
  *
  * @internal
  */
 export interface Credentials {
   readonly caller: Caller
   readonly mayCancel: boolean
+  readonly mayWrite: boolean
 }
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
@@ -42,25 +45,32 @@ const unauthorized = (message: string) => new ApiError({ code: "unauthorized", m
  * tokens, or, without that header, a signed page token in `?access_token=` (given
  * once) against the key derived from them. Every bearer token is compared, in constant
  * time over SHA-256 digests (so neither a token's content nor its length shows in the
- * timing), whatever matched before.
+ * timing), whatever matched before. `readTokens` are bearer tokens of the read scope
+ * only: they read, but neither write nor cancel. Page tokens are signed with the key
+ * derived from `tokens`.
  *
  * @internal
  */
-export const authenticator = (tokens: ReadonlyArray<string>) => {
-  const digests = tokens.map(digest)
+export const authenticator = (tokens: ReadonlyArray<string>, readTokens: ReadonlyArray<string> = []) => {
+  const digests = [...tokens, ...readTokens].map(digest)
   const key = ViewerToken.deriveKey(tokens)
+  const firstReadOnly = tokens.length
   return (
     authorization: string | undefined,
     accessTokens: ReadonlyArray<string>
   ): Effect.Effect<Credentials, ApiError> => {
-    if (digests.length === 0) return Effect.succeed({ caller: "anonymous", mayCancel: true })
+    if (digests.length === 0) return Effect.succeed({ caller: "anonymous", mayCancel: true, mayWrite: true })
     if (authorization === undefined) {
       if (accessTokens.length === 0) {
         return Effect.fail(unauthorized("missing bearer token (Authorization: Bearer <token>) or ?access_token="))
       }
       if (accessTokens.length > 1) return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
       return ViewerToken.verify(key, accessTokens[0]!).pipe(
-        Effect.map((claims): Credentials => ({ caller: "page", mayCancel: ViewerToken.mayCancel(claims.scope) })),
+        Effect.map((claims): Credentials => ({
+          caller: "page",
+          mayCancel: ViewerToken.mayCancel(claims.scope),
+          mayWrite: false
+        })),
         Effect.mapError((error) => unauthorized(error.message))
       )
     }
@@ -75,7 +85,7 @@ export const authenticator = (tokens: ReadonlyArray<string>) => {
     }
     return found < 0
       ? Effect.fail(unauthorized("invalid bearer token"))
-      : Effect.succeed({ caller: found, mayCancel: true })
+      : Effect.succeed({ caller: found, mayCancel: found < firstReadOnly, mayWrite: found < firstReadOnly })
   }
 }
 

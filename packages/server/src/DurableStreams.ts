@@ -1,0 +1,161 @@
+/**
+ * The Durable Streams protocol under `/v1/stream/`: streams that clients create
+ * (`PUT`), append to and close (`POST`), read (`GET`: catch-up, `live=long-poll`,
+ * `live=sse`), inspect (`HEAD`) and delete (`DELETE`), addressed by opaque offsets,
+ * with JSON mode, TTL and expiry times, idempotent producers and closure, kept in the
+ * `DurableStore`; and every Sluice turn as two read-only JSON streams,
+ * `/v1/stream/turns/<turnId>/events` (Stream A) and `/v1/stream/turns/<turnId>/upserts`
+ * (Stream B), closed once the turn has ended.
+ *
+ * Offsets are Redis entry ids written `<ms>_<seq>` with both parts zero-padded to 16
+ * digits: opaque to clients, ordered as strings, `-1` for the start and `now` for the
+ * tail.
+ *
+ * @since 0.3.0
+ */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Ids } from "@sluice/core"
+import type { DurableStore, RedisStreams } from "@sluice/redis"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Credentials } from "./internal/access.js"
+import * as Read from "./internal/durableRead.js"
+import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
+import * as Write from "./internal/durableWrite.js"
+
+/**
+ * The path prefix of the protocol.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const basePath = "/v1/stream/"
+
+/**
+ * What the protocol's requests need: the store of client streams (none: only turns
+ * are served, and writes answer 501), the Redis of the turns, their key prefix, how
+ * long a long-poll (or a quiet SSE stream) waits, and the signal that the server is
+ * closing (open SSE streams end then).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Context {
+  readonly store: Option.Option<DurableStore.DurableStoreService>
+  readonly redis: RedisStreams.RedisStreamsService
+  readonly prefix: string
+  readonly longPollMs: number
+  readonly closing: Effect.Effect<void>
+}
+
+const common: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, PUT, DELETE, HEAD, OPTIONS",
+  "access-control-allow-headers":
+    "content-type, authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, If-None-Match",
+  "access-control-expose-headers":
+    "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, location",
+  "x-content-type-options": "nosniff",
+  "cross-origin-resource-policy": "cross-origin"
+}
+
+const turnPath = /^turns\/([^/]+)\/(events|upserts)$/
+const namePattern = /^[^\s{}\u0000-\u001f]{1,512}$/
+
+const text = (refusal: Read.Refusal) =>
+  HttpServerResponse.text(refusal.message, { status: refusal.status, headers: refusal.headers })
+
+/**
+ * Whether a request is for the protocol (its path is under `/v1/stream/`).
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const isDurablePath = (url: string): boolean => url.startsWith(basePath)
+
+/**
+ * `OPTIONS` under `/v1/stream/`: the CORS preflight, answered before authentication.
+ *
+ * @since 0.3.0
+ * @category handlers
+ */
+export const preflight: HttpServerResponse.HttpServerResponse = HttpServerResponse.empty({ status: 204, headers: common })
+
+const readBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.mapError(Effect.map(request.arrayBuffer, (buffer) => new Uint8Array(buffer)), () =>
+    new Read.Refusal(400, "the request body could not be read"))
+
+/**
+ * Answers a request under `/v1/stream/` for an authenticated caller: reads need the
+ * read scope (every caller has it), writes the write scope; a turn's streams refuse
+ * writes (405). Every refusal is a plain-text body naming what was wrong, with the
+ * protocol's status: 400 malformed, 403 a fenced-off producer or a caller without the
+ * write scope, 404 no such stream, 409 a conflict, 503 Redis unavailable.
+ *
+ * @since 0.3.0
+ * @category handlers
+ */
+export const handle = (
+  context: Context,
+  request: HttpServerRequest.HttpServerRequest,
+  credentials: Credentials
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const url = new URL(request.url, "http://localhost")
+  const rawName = url.pathname.slice(basePath.length)
+  const method = request.method.toUpperCase()
+  const header = (name: string): string | undefined => request.headers[name.toLowerCase()]
+  return Effect.gen(function*() {
+    if (!namePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
+    const turn = turnPath.exec(rawName)
+    const reading = method === "GET" || method === "HEAD"
+    if (!reading && !credentials.mayWrite) return yield* Read.refuse(403, "this token may not write durable streams")
+    let source: Source
+    if (turn !== null || rawName.startsWith("turns/")) {
+      if (!reading) return yield* Read.refuse(405, "a turn's streams are written by its pipeline only", { allow: "GET, HEAD" })
+      if (turn === null || !Ids.isUuid(turn[1]!)) return yield* Effect.fail(Read.notFound)
+      source = turnSource(context.redis, context.prefix, turn[1]!, turn[2] === "events" ? "events" : "upserts")
+    } else {
+      if (Option.isNone(context.store)) return yield* Read.refuse(501, "this server keeps no durable streams of its own")
+      const store = context.store.value
+      source = storeSource(store, rawName)
+      if (method === "PUT") {
+        const location = `http://${header("host") ?? "localhost"}${url.pathname}`
+        return yield* Effect.flatMap(
+          Effect.flatMap(readBody(request), (body) => Write.createRequest(header, body, location)),
+          (create) => Write.create(store, rawName, create)
+        )
+      }
+      if (method === "POST") {
+        return yield* Effect.flatMap(
+          Effect.flatMap(readBody(request), (body) => Write.appendRequest(header, body)),
+          (append) => Write.append(store, rawName, append)
+        )
+      }
+      if (method === "DELETE") return yield* Write.remove(store, rawName)
+      if (!reading) return yield* Read.refuse(405, `${method} is not a Durable Streams method`, { allow: "GET, HEAD, PUT, POST, DELETE" })
+    }
+    const loaded = yield* source.load
+    if (Option.isNone(loaded)) return yield* Effect.fail(Read.notFound)
+    if (method === "HEAD") return Read.head(loaded.value, Buffer.from(rawName).toString("base64"))
+    const read = yield* Read.readRequest(url.searchParams, header("if-none-match"), rawName)
+    return read.live === "sse"
+      ? Read.sse(source, loaded.value, read, context.longPollMs, context.closing)
+      : yield* Read.get(source, loaded.value, read, context.longPollMs)
+  }).pipe(
+    Effect.catchAll((error) =>
+      error instanceof Read.Refusal
+        ? Effect.succeed(text(error))
+        : Effect.as(
+          Effect.logError(`durable stream ${rawName}: ${error.message}`),
+          text(
+            error.reason === "Unavailable"
+              ? new Read.Refusal(503, "Redis is unavailable, try again later")
+              : new Read.Refusal(500, `Redis refused ${error.command}`)
+          )
+        )
+    ),
+    Effect.map((response) => HttpServerResponse.setHeaders(response, common))
+  )
+}
+

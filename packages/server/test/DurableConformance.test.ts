@@ -1,0 +1,39 @@
+/**
+ * The official Durable Streams conformance suite (`@durable-streams/server-conformance-tests`,
+ * pinned) against the turn server on redis-server (the global setup's, or REDIS_URL):
+ * client streams in `DurableStoreLive`, served on loopback without tokens.
+ */
+import { runConformanceTests } from "@durable-streams/server-conformance-tests"
+import { DurableStoreLive, RedisStreamsLive } from "@sluice/redis"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, inject } from "vitest"
+import * as TurnServer from "../src/TurnServer.js"
+
+const prefix = `sluice-durable-conformance-${process.pid}`
+const longPollMs = 2_000
+const config = { baseUrl: "", longPollTimeoutMs: longPollMs }
+let scope: Scope.CloseableScope | undefined
+
+describe("Durable Streams conformance on redis-server", () => {
+  beforeAll(async () => {
+    const url = inject("redisUrl")
+    scope = await Effect.runPromise(Scope.make())
+    const stores = Layer.merge(RedisStreamsLive.layerFrom({ url }), DurableStoreLive.layerFrom({ url, prefix }))
+    const server = TurnServer.layer({ port: 0, insecureLocal: true, prefix, durableLongPollMs: longPollMs }).pipe(
+      Layer.provide(stores)
+    )
+    const context = await Effect.runPromise(Scope.extend(Layer.build(server), scope))
+    const address = await Effect.runPromise(Effect.provide(TurnServer.address, context))
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    config.baseUrl = `http://127.0.0.1:${address.port}`
+  })
+
+  afterAll(async () => {
+    if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+
+  runConformanceTests(config)
+})
