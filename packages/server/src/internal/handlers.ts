@@ -18,6 +18,7 @@ import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import type { Caller, Credentials } from "./access.js"
+import { summarize } from "./turnSummary.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -204,7 +205,8 @@ export const cancelTurn = (options: ResolvedOptions) =>
 const limitPattern = /^[1-9]\d{0,5}$/
 
 /**
- * `GET /v1/turns`: recent turns, newest first.
+ * `GET /v1/turns`: recent turns, newest first, each with its provider, model, status
+ * and end when its stream tells them (`turnSummary.ts`).
  *
  * @internal
  */
@@ -224,6 +226,9 @@ export const recentTurns = (options: ResolvedOptions) =>
       redis.zrangeByScore(TurnKeys.turnsKey(options.prefix), -Infinity, Infinity, { reverse: true, count: limit }),
       fromRedisError
     )
-    const turns = members.map((member) => ({ turnId: member.member, startedAt: member.score }))
+    const turns = yield* Effect.catchAll(
+      Effect.forEach(members, (member) => summarize(options.prefix, member.member, member.score), { concurrency: 8 }),
+      fromRedisError
+    )
     return HttpServerResponse.unsafeJson({ turns }, { headers: noStore })
   })
