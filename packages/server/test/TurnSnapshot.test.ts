@@ -186,7 +186,10 @@ describe("GET /v1/turns", () => {
     Effect.gen(function*() {
       const base = yield* serve()
       const redis = yield* RedisStreams.RedisStreams
-      const [done, failed, gone, broken] = Array.from({ length: 4 }, () => randomUUID())
+      const done = randomUUID()
+      const failed = randomUUID()
+      const gone = randomUUID()
+      const broken = randomUUID()
       yield* TestClock.setTime(1_000_000)
       yield* publishUpserts(done, wrap([
         { type: "turn_started", turnId: done, threadId, providerId: "anthropic", modelId: "claude-sonnet-4-5" },
