@@ -211,14 +211,15 @@ describe("GET /v1/turns", () => {
         turns: [
           { turnId: broken, startedAt: 1_003_000 },
           { turnId: gone, startedAt: 1_002_000 },
-          { turnId: failed, startedAt: 1_001_000, providerId: "openai", status: "error", endedAt: 1_700_000_000_001 },
+          { turnId: failed, startedAt: 1_001_000, providerId: "openai", status: "error", endedAt: 1_700_000_000_001, durationMs: 1 },
           {
             turnId: done,
             startedAt: 1_000_000,
             providerId: "anthropic",
             modelId: "claude-sonnet-4-5",
             status: "complete",
-            endedAt: 1_700_000_000_002
+            endedAt: 1_700_000_000_002,
+            durationMs: 2
           }
         ]
       })

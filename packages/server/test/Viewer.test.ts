@@ -262,12 +262,15 @@ if (unavailable !== undefined) {
         // A link without an address goes nowhere and runs nothing when clicked.
         yield* run(() => page.click("text=click me"))
         expect(yield* run(() => page.evaluate("typeof window.owned"))).toBe("undefined")
-        // The head breaks the usage down; the list and the head say how long the turn took.
+        // The head breaks the usage down and says how long the turn took; the list shows its status, provider and model.
         const snapshot = yield* snapshotOf(base, turnId)
         expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
+        expect((yield* rendered(page)).items.map((item) => item.itemId)).toStrictEqual(["run-1-user-prompt", "msg-1"])
         expect((yield* rendered(page)).usage).toBe("200 input · 900 cache read · 100 cache write · 300 output (120 reasoning) · 1500 total tokens")
         expect(expectedUsage(snapshot.usage!)).toBe((yield* rendered(page)).usage)
+        // From the first entry to the last: 4.5 s apart.
         yield* run(() => page.waitForSelector("#turn-head .duration", { timeout: 30_000 }))
+        expect(yield* run(() => page.locator("#turn-head .duration").textContent())).toBe("took 4.5 s")
         expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"]`).getAttribute("data-status"))).toBe("complete")
         expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"] .entry-model`).textContent())).toBe("openai · gpt-4.1")
         yield* screenshot(page, "markdown")

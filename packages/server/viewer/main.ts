@@ -103,8 +103,11 @@ const bind = (turn: Viewed, upsert: Upsert) => {
   const next = renderItem(upsert, previous)
   const scroller = document.scrollingElement
   const atBottom = scroller !== null && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48
-  if (previous === undefined) placeFor(turn, upsert).append(next)
-  else previous.replaceWith(next)
+  if (previous !== undefined) previous.replaceWith(next)
+  else if (upsert.itemType === "message" && upsert.origin === "user") {
+    // The input that started the turn comes first, whenever it was published.
+    items.insertBefore(next, items.querySelector(":scope > .item:not(.origin-user)"))
+  } else placeFor(turn, upsert).append(next)
   turn.items.set(upsert.itemId, next)
   if (upsert.itemType === "tool_call" && upsert.callId !== undefined) turn.calls.set(upsert.callId, next)
   if (atBottom && scroller !== null) scroller.scrollTop = scroller.scrollHeight
@@ -205,10 +208,10 @@ const openTurn = async (turnId: string) => {
 
 const renderList = () => {
   list.replaceChildren(...recent.map((turn) => renderListEntry(turn, turn.turnId === current?.turnId)))
-  // The list knows when the turn on screen started and ended: its head shows how long it took.
+  // The list knows how long the turn on screen took, once it ended.
   const listed = recent.find((turn) => turn.turnId === current?.turnId)
-  if (current !== undefined && listed !== undefined && listed.endedAt !== current.head.endedAt) {
-    current.head = { ...current.head, startedAt: listed.startedAt, endedAt: listed.endedAt }
+  if (current !== undefined && listed !== undefined && listed.durationMs !== current.head.durationMs) {
+    current.head = { ...current.head, durationMs: listed.durationMs }
     setHead(current)
   }
 }

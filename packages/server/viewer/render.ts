@@ -151,9 +151,8 @@ export interface TurnHead {
   readonly status: Snapshot["status"]
   readonly usage?: Usage | undefined
   readonly error?: { readonly code: string; readonly message: string } | undefined
-  /** From the list of turns: when the turn started and when its last entry was written. */
-  readonly startedAt?: number | undefined
-  readonly endedAt?: number | undefined
+  /** From the list of turns: the time from the turn's first entry to its last. */
+  readonly durationMs?: number | undefined
 }
 
 /** Token counts: the breakdown when the turn carries it, else prompt and completion. */
@@ -212,9 +211,7 @@ export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement =
       status,
       meta === "" ? undefined : h("span", "provider", meta),
       head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage)),
-      head.startedAt === undefined || head.endedAt === undefined
-        ? undefined
-        : h("span", "duration", `took ${durationText(head.endedAt - head.startedAt)}`),
+      head.durationMs === undefined ? undefined : h("span", "duration", `took ${durationText(head.durationMs)}`),
       control === undefined || head.status !== "streaming" ? undefined : stopButton(control)
     ),
     head.error === undefined ? undefined : h("p", "turn-error", `${head.error.code}: ${head.error.message}`)

@@ -77,6 +77,7 @@ export interface TurnListEntry {
   readonly modelId?: string
   readonly status?: Snapshot["status"]
   readonly endedAt?: number
+  readonly durationMs?: number
 }
 
 /** `GET /v1/turns`. */

@@ -206,7 +206,7 @@ const limitPattern = /^[1-9]\d{0,5}$/
 
 /**
  * `GET /v1/turns`: recent turns, newest first, each with its provider, model, status
- * and end when its stream tells them (`turnSummary.ts`).
+ * and duration when its stream tells them (`turnSummary.ts`).
  *
  * @internal
  */

@@ -13,7 +13,9 @@ import type { TurnStatus } from "../TurnSnapshot.js"
 /**
  * A turn as the list shows it. `providerId` and `modelId` come from its `turn_started`;
  * `status` is `streaming` until a turn event ends it; `endedAt` is the time of that
- * last entry. A turn whose stream is gone (expired, trimmed) has only its id and start.
+ * last entry and `durationMs` the time from the first entry to it (both times written
+ * by the producer). A turn whose stream is gone (expired, trimmed) has only its id and
+ * start.
  *
  * @internal
  */
@@ -24,6 +26,7 @@ export interface TurnSummary {
   readonly modelId?: string
   readonly status?: TurnStatus
   readonly endedAt?: number
+  readonly durationMs?: number
 }
 
 // An entry that does not decode says nothing: the list shows what it can.
@@ -69,6 +72,8 @@ export const summarize = (
       ...(started?.providerId === undefined ? {} : { providerId: started.providerId }),
       ...(started?.modelId === undefined ? {} : { modelId: started.modelId }),
       status,
-      ...(ending === undefined ? {} : { endedAt: ending.timestamp })
+      ...(ending === undefined
+        ? {}
+        : { endedAt: ending.timestamp, durationMs: Math.max(0, ending.timestamp - start.value.timestamp) })
     }
   })

@@ -252,10 +252,13 @@ export const expectedUsage = (usage: NonNullable<TurnSnapshot["usage"]>): string
   ].join(" · ")
 
 /**
- * The items of a snapshot in the page's document order: each tool output that has its
- * call on the page right after that call (and the call's earlier outputs).
+ * The items of a snapshot in the page's document order: user messages first, then the
+ * others, each tool output that has its call on the page right after that call (and
+ * the call's earlier outputs).
  */
-const inPageOrder = (items: ReadonlyArray<UIUpsert.UIUpsert>): ReadonlyArray<RenderedItem> => {
+const inPageOrder = (snapshotItems: ReadonlyArray<UIUpsert.UIUpsert>): ReadonlyArray<RenderedItem> => {
+  const isUser = (upsert: UIUpsert.UIUpsert) => upsert.itemType === "message" && upsert.origin === "user"
+  const items = [...snapshotItems.filter(isUser), ...snapshotItems.filter((upsert) => !isUser(upsert))]
   const calls = new Map<string, string>()
   const nested = new Map<string, Array<RenderedItem>>()
   const top: Array<{ readonly item: RenderedItem; readonly outputs: Array<RenderedItem> }> = []

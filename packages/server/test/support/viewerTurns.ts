@@ -89,12 +89,16 @@ export const hostileMarkdown = [
   "- second"
 ].join("\n")
 
-/** A short turn whose answer is `hostileMarkdown`, with usage broken down. */
+/**
+ * A short turn whose answer is `hostileMarkdown`, with usage broken down; the user's
+ * input is published after the answer started (the page still shows it first).
+ */
 export const markdownTurn = (turnId: string): ReadonlyArray<StreamBMessage.StreamBMessage> => {
   const threadId = randomUUID()
   const payloads: ReadonlyArray<StreamBMessage.UIPayload> = [
     { type: "turn_started", turnId, threadId, modelId: "gpt-4.1", providerId: "openai" },
     { type: "item_upsert", turnId, threadId, itemId: "msg-1", itemType: "message", changeType: "completed", origin: "agent", content: hostileMarkdown },
+    { type: "item_upsert", turnId, threadId, itemId: "run-1-user-prompt", itemType: "message", changeType: "completed", origin: "user", content: "What do I take for the *ridge*?" },
     {
       type: "turn_completed",
       turnId,
