@@ -86,6 +86,8 @@ export const screenshot = (page: Page, name: string): Effect.Effect<string, Erro
   run(async () => {
     await mkdir(artifactsDir, { recursive: true })
     const path = join(artifactsDir, `${name}.png`)
+    // From the top: the page follows a turn to its end, and the sticky list with it.
+    await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot({ path, fullPage: true })
     return path
   })
