@@ -168,7 +168,7 @@ describe("GET /v1/turns", () => {
       const newest = [...turnIds].reverse()
       const all = (yield* request(`${base}/v1/turns?limit=10`, auth)).body
       expect(all).toStrictEqual({
-        turns: newest.map((turnId, i) => ({ turnId, startedAt: 1_000_000 + (4 - i) * 1000, status: "streaming" }))
+        turns: newest.map((turnId, i) => ({ turnId, startedAt: 1_000_000 + (4 - i) * 1000, status: "streaming", firstOutputMs: 0 }))
       })
       const byDefault = (yield* request(`${base}/v1/turns`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
       expect(byDefault.turns.map((turn) => turn.turnId)).toStrictEqual(newest.slice(0, 3))
@@ -182,7 +182,7 @@ describe("GET /v1/turns", () => {
       expect((yield* request(`${base}/v1/turns`, auth)).body).toStrictEqual({ turns: [] })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("each turn with its provider, model, status and end, from the first and last entry of its stream", () =>
+  it.scoped("each turn with its provider, model, status, first output and end, from the head and the last entry of its stream", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const redis = yield* RedisStreams.RedisStreams
@@ -218,6 +218,7 @@ describe("GET /v1/turns", () => {
             providerId: "anthropic",
             modelId: "claude-sonnet-4-5",
             status: "complete",
+            firstOutputMs: 1,
             endedAt: 1_700_000_000_002,
             durationMs: 2
           }

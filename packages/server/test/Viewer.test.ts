@@ -268,9 +268,10 @@ if (unavailable !== undefined) {
         expect((yield* rendered(page)).items.map((item) => item.itemId)).toStrictEqual(["run-1-user-prompt", "msg-1"])
         expect((yield* rendered(page)).usage).toBe("200 input · 900 cache read · 100 cache write · 300 output (120 reasoning) · 1500 total tokens")
         expect(expectedUsage(snapshot.usage!)).toBe((yield* rendered(page)).usage)
-        // From the first entry to the last: 4.5 s apart.
+        // From the first entry to the answer 1.5 s, to the last 4.5 s.
         yield* run(() => page.waitForSelector("#turn-head .duration", { timeout: 30_000 }))
         expect(yield* run(() => page.locator("#turn-head .duration").textContent())).toBe("took 4.5 s")
+        expect(yield* run(() => page.locator("#turn-head .first-output").textContent())).toBe("first output after 1.5 s")
         expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"]`).getAttribute("data-status"))).toBe("complete")
         expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"] .entry-model`).textContent())).toBe("openai · gpt-4.1")
         yield* screenshot(page, "markdown")

@@ -208,10 +208,13 @@ const openTurn = async (turnId: string) => {
 
 const renderList = () => {
   list.replaceChildren(...recent.map((turn) => renderListEntry(turn, turn.turnId === current?.turnId)))
-  // The list knows how long the turn on screen took, once it ended.
+  // The list knows how soon the turn on screen gave its first output and how long it took.
   const listed = recent.find((turn) => turn.turnId === current?.turnId)
-  if (current !== undefined && listed !== undefined && listed.durationMs !== current.head.durationMs) {
-    current.head = { ...current.head, durationMs: listed.durationMs }
+  if (
+    current !== undefined && listed !== undefined &&
+    (listed.durationMs !== current.head.durationMs || listed.firstOutputMs !== current.head.firstOutputMs)
+  ) {
+    current.head = { ...current.head, firstOutputMs: listed.firstOutputMs, durationMs: listed.durationMs }
     setHead(current)
   }
 }

@@ -151,7 +151,8 @@ export interface TurnHead {
   readonly status: Snapshot["status"]
   readonly usage?: Usage | undefined
   readonly error?: { readonly code: string; readonly message: string } | undefined
-  /** From the list of turns: the time from the turn's first entry to its last. */
+  /** From the list of turns: the time from the turn's first entry to its first output and to its last entry. */
+  readonly firstOutputMs?: number | undefined
   readonly durationMs?: number | undefined
 }
 
@@ -211,6 +212,7 @@ export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement =
       status,
       meta === "" ? undefined : h("span", "provider", meta),
       head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage)),
+      head.firstOutputMs === undefined ? undefined : h("span", "first-output", `first output after ${durationText(head.firstOutputMs)}`),
       head.durationMs === undefined ? undefined : h("span", "duration", `took ${durationText(head.durationMs)}`),
       control === undefined || head.status !== "streaming" ? undefined : stopButton(control)
     ),

@@ -78,6 +78,7 @@ export interface TurnListEntry {
   readonly status?: Snapshot["status"]
   readonly endedAt?: number
   readonly durationMs?: number
+  readonly firstOutputMs?: number
 }
 
 /** `GET /v1/turns`. */
