@@ -18,7 +18,7 @@ import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import type { Caller, Credentials } from "./access.js"
-import { summarize } from "./turnSummary.js"
+import { summarize, TurnList } from "./turnSummary.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -230,5 +230,5 @@ export const recentTurns = (options: ResolvedOptions) =>
       Effect.forEach(members, (member) => summarize(options.prefix, member.member, member.score), { concurrency: 8 }),
       fromRedisError
     )
-    return HttpServerResponse.unsafeJson({ turns }, { headers: noStore })
+    return yield* HttpServerResponse.schemaJson(TurnList)({ turns }, { headers: noStore }).pipe(Effect.orDie)
   })

@@ -8,7 +8,8 @@ import { StreamBMessage } from "@sluice/core"
 import { type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { TurnStatus } from "../TurnSnapshot.js"
+import * as Schema from "effect/Schema"
+import { TurnStatus } from "../TurnSnapshot.js"
 
 /**
  * A turn as the list shows it. `providerId` and `modelId` come from its `turn_started`;
@@ -21,16 +22,28 @@ import type { TurnStatus } from "../TurnSnapshot.js"
  *
  * @internal
  */
-export interface TurnSummary {
-  readonly turnId: string
-  readonly startedAt: number
-  readonly providerId?: string
-  readonly modelId?: string
-  readonly status?: TurnStatus
-  readonly endedAt?: number
-  readonly durationMs?: number
-  readonly firstOutputMs?: number
-}
+export const TurnSummary = Schema.Struct({
+  turnId: Schema.String,
+  startedAt: Schema.Number,
+  providerId: Schema.optionalWith(Schema.String, { exact: true }),
+  modelId: Schema.optionalWith(Schema.String, { exact: true }),
+  status: Schema.optionalWith(TurnStatus, { exact: true }),
+  firstOutputMs: Schema.optionalWith(Schema.NonNegative, { exact: true }),
+  endedAt: Schema.optionalWith(Schema.Number, { exact: true }),
+  durationMs: Schema.optionalWith(Schema.NonNegative, { exact: true })
+}).annotations({ identifier: "TurnSummary" })
+
+/**
+ * @internal
+ */
+export type TurnSummary = typeof TurnSummary.Type
+
+/**
+ * `GET /v1/turns`: recent turns, newest first.
+ *
+ * @internal
+ */
+export const TurnList = Schema.Struct({ turns: Schema.Array(TurnSummary) }).annotations({ identifier: "TurnList" })
 
 /**
  * How many entries from the start of a turn's stream the list reads to find its first
