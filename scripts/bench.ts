@@ -5,21 +5,27 @@
 import * as Accumulator from "./bench/accumulator.js"
 import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
 import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
+import * as NormalizeShapes from "./bench/normalize-shapes.js"
+import * as Pace from "./bench/pace.js"
 import * as Pipeline from "./bench/pipeline.js"
 import * as PipelineStages from "./bench/pipelineStages.js"
 import * as Sse from "./bench/sse.js"
 import * as Startup from "./bench/startup.js"
+import * as Storage from "./bench/storage.js"
 import * as Upserts from "./bench/upserts.js"
 
 const sections: Record<string, () => Promise<string>> = {
   sse: Sse.run,
   "normalize-anthropic-openai-chat": NormalizeAnthropicOpenAiChat.run,
   "normalize-responses-gemini": NormalizeResponsesGemini.run,
+  "normalize-shapes": NormalizeShapes.run,
   accumulator: Accumulator.run,
   upserts: Upserts.run,
   pipeline: Pipeline.run,
   "pipeline-stages": PipelineStages.run,
-  startup: Startup.run
+  startup: Startup.run,
+  pace: Pace.run,
+  storage: Storage.run
 }
 
 const main = async () => {

@@ -17,7 +17,7 @@ const toolArguments = JSON.stringify({ path: "/tmp/report.txt", query: "quarterl
 const fragments = (text: string): Array<string> => text.match(/[\s\S]{1,7}/g) ?? []
 
 /** An Anthropic Messages stream: a thinking block, `deltas` text deltas, two tool calls. */
-const anthropicTranscript = (deltas: number): string => {
+export const anthropicTranscript = (deltas: number): string => {
   const out: Array<string> = []
   const event = (data: { readonly type: string; readonly [key: string]: unknown }) => out.push(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`)
   event({
@@ -44,7 +44,7 @@ const anthropicTranscript = (deltas: number): string => {
 }
 
 /** An OpenAI Chat Completions stream: `deltas` content deltas, two tool calls, usage, `[DONE]`. */
-const openAiChatTranscript = (deltas: number): string => {
+export const openAiChatTranscript = (deltas: number): string => {
   const out: Array<string> = []
   const base = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "gpt-4o" }
   const chunk = (data: object) => out.push(`data: ${JSON.stringify({ ...base, ...data })}\n\n`)

@@ -9,13 +9,12 @@
  * persistence, or `REDIS_URL`), next to `redis-benchmark`'s pipelined XADD rate
  * measured against the same server in the same run; then the same through the
  * in-memory layer. Every turn is checked afterwards: Stream A holds every event,
- * Stream B as many entries as the stage emitted, and its last upsert's content is the
+ * Stream B ends at the stage's last message, and its last upsert's content is the
  * concatenation of the turn's deltas.
  *
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { spawn } from "node:child_process"
-import { readFile } from "node:fs/promises"
 import { PerformanceObserver, performance } from "node:perf_hooks"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
@@ -27,6 +26,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import * as PipelineFloor from "./pipelineFloor.js"
+import { processCpuSeconds } from "./processCpu.js"
 
 export const TURNS = Number(process.env.BENCH_PIPELINE_TURNS ?? 1000)
 export const DELTAS = Number(process.env.BENCH_PIPELINE_DELTAS ?? 500)
@@ -97,7 +97,9 @@ const checkTurn = (turn: Turn, upserts: number) =>
     const events = yield* redis.xlen(TurnKeys.eventsKey(PREFIX, turn.turnId))
     if (events !== eventsPerTurn) return `turn ${turn.index}: Stream A has ${events} entries, not ${eventsPerTurn}`
     const entries = yield* redis.xrange(TurnKeys.upsertsKey(PREFIX, turn.turnId), "-", "+")
-    if (entries.length !== upserts) return `turn ${turn.index}: Stream B has ${entries.length} entries, not ${upserts}`
+    // Stream B keeps each item's last upsert: its last entry is the stage's last message
+    const lastId = entries.at(-1)?.id
+    if (lastId !== `0-${upserts}`) return `turn ${turn.index}: Stream B ends at ${lastId ?? "nothing"}, not 0-${upserts}`
     const messages: Array<StreamBMessage.StreamBMessage> = []
     for (const entry of entries) messages.push(yield* TurnEntry.toStreamBMessage(entry))
     const last = messages.filter((message) => message.payloadType === "item_upsert").pop()
@@ -214,18 +216,6 @@ interface Server {
   /** CPU seconds the server has used, when it runs here. */
   readonly cpuSeconds: () => Promise<number | undefined>
   readonly stop: () => Promise<void>
-}
-
-// utime + stime of a local process, from /proc (Linux); undefined elsewhere.
-const processCpuSeconds = async (pid: number | undefined): Promise<number | undefined> => {
-  if (pid === undefined) return undefined
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return undefined
-  }
 }
 
 // The tests' throwaway redis-server (loopback, a free port, a temporary directory, no

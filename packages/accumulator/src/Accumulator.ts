@@ -1,11 +1,12 @@
 /**
  * The accumulator stage: a `Stream` transformer that folds StreamEvents into a `Turn`
- * held in a `Ref`, emitting each event with the turn so far, and effects that run a
+ * carried from chunk to chunk, emitting each event with the turn so far, and effects that run a
  * whole stream to its final turn.
  *
  * @since 0.1.0
  */
 import type { StreamEvent } from "@sluice/core"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -45,7 +46,7 @@ const foldChunk = (
 }
 
 /**
- * Folds events through a `Ref`-held turn, emitting every event with the partial turn
+ * Folds events into a turn carried from chunk to chunk, emitting every event with the partial turn
  * after it. Each partial turn shares the content strings of the previous one (no copy
  * per delta). A refused event fails the stream with `AccumulatorError` after the steps
  * before it were emitted.
@@ -55,23 +56,21 @@ const foldChunk = (
  */
 export const accumulate = <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
-): Stream.Stream<Step, E | AccumulatorError, R> =>
-  Stream.unwrap(
-    Effect.map(Ref.make(Turn.empty), (ref) =>
-      self.pipe(
-        Stream.chunks,
-        Stream.mapEffect((events) =>
-          Ref.modify(ref, (turn) => {
-            const [steps, next, error] = foldChunk(turn, events)
-            return [[Chunk.unsafeFromArray(steps), error] as const, next]
-          })
-        ),
-        Stream.flatMap(([steps, error]) =>
-          error === undefined ? Stream.fromChunk(steps) : Stream.concat(Stream.fromChunk(steps), Stream.fail(error))
-        )
-      )
-    )
-  )
+): Stream.Stream<Step, E | AccumulatorError, R> => Stream.pipeThroughChannelOrFail(self, folding<E>(Turn.empty))
+
+// One pure fold per chunk, the turn carried from read to read: no Ref, no inner stream.
+const folding = <E>(
+  turn: Turn.Turn
+): Channel.Channel<Chunk.Chunk<Step>, Chunk.Chunk<StreamEvent.StreamEvent>, AccumulatorError | E, E, unknown, unknown> =>
+  Channel.readWith({
+    onInput: (events: Chunk.Chunk<StreamEvent.StreamEvent>) => {
+      const [steps, next, error] = foldChunk(turn, events)
+      const rest = error === undefined ? folding<E>(next) : Channel.fail(error)
+      return steps.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(steps)), rest)
+    },
+    onFailure: (error: E) => Channel.fail(error),
+    onDone: () => Channel.void
+  })
 
 /**
  * Runs a stream of events to its final turn.

@@ -1,7 +1,7 @@
 /**
  * A failure the command reports to its user: a message for standard error and the
- * process exit code (1: the input was read but is invalid; 2: bad usage; 3: the
- * infrastructure, Redis, was lost mid-turn).
+ * process exit code (1: the turn or its input failed; 2: bad usage or configuration;
+ * 3: the infrastructure, Redis, was lost mid-turn).
  *
  * @since 0.1.0
  */
@@ -17,7 +17,8 @@ export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
 }) {}
 
 /**
- * The input was read but is invalid (exit code 1).
+ * The turn or its input failed: a turn that ended in error, input read but invalid
+ * (exit code 1).
  *
  * @since 0.1.0
  * @category constructors
@@ -25,7 +26,7 @@ export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
 export const invalidInput = (message: string): CliFailure => new CliFailure({ exitCode: 1, message })
 
 /**
- * The command was used wrongly (exit code 2).
+ * The command was used or configured wrongly (exit code 2).
  *
  * @since 0.1.0
  * @category constructors

@@ -20,10 +20,22 @@ export class Output extends Context.Tag("@sluice/cli/Output")<
     readonly stdout: (text: string) => Effect.Effect<void>
     /** Writes text to standard error. */
     readonly stderr: (text: string) => Effect.Effect<void>
-    /** Whether standard output is a terminal that shows ANSI styles. */
+    /** Writes one log line (a newline is added) to standard error at once, as loggers must. */
+    readonly log: (line: string) => void
+    /** Whether standard output shows ANSI styles: a terminal, and `NO_COLOR` unset. */
     readonly isTTY: boolean
+    /** Whether standard error shows ANSI styles: a terminal, and `NO_COLOR` unset. */
+    readonly stderrStyled: boolean
   }
 >() {}
+
+/**
+ * What the `Output` service offers.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export type Service = Context.Tag.Service<typeof Output>
 
 /**
  * A writer for a process stream. Once the reader has gone (EPIPE, as with `| head`),
@@ -53,6 +65,16 @@ const writer = (stream: NodeJS.WriteStream) => {
 }
 
 /**
+ * Whether a process stream shows ANSI styles: it is a terminal and `NO_COLOR` is not
+ * set to a non-empty value (https://no-color.org).
+ *
+ * @since 0.2.0
+ * @category terminal
+ */
+export const styled = (stream: { readonly isTTY?: boolean | undefined }, env: NodeJS.ProcessEnv = process.env): boolean =>
+  stream.isTTY === true && (env["NO_COLOR"] ?? "") === ""
+
+/**
  * Writes to the process's standard output and error.
  *
  * @since 0.1.0
@@ -61,18 +83,20 @@ const writer = (stream: NodeJS.WriteStream) => {
 export const layer: Layer.Layer<Output> = Layer.sync(Output, () => ({
   stdout: writer(process.stdout),
   stderr: writer(process.stderr),
-  isTTY: process.stdout.isTTY === true
+  log: (line) => void process.stderr.write(line + "\n"),
+  isTTY: styled(process.stdout),
+  stderrStyled: styled(process.stderr)
 }))
 
 /**
- * Collects what the command writes, for tests; `isTTY` says whether it poses as a
- * terminal (default not).
+ * Collects what the command writes, for tests; `isTTY` and `stderrStyled` say
+ * whether standard output and error pose as styled terminals (default not).
  *
  * @since 0.1.0
  * @category layers
  */
 export const memory = (
-  options: { readonly isTTY?: boolean | undefined } = {}
+  options: { readonly isTTY?: boolean | undefined; readonly stderrStyled?: boolean | undefined } = {}
 ): { readonly layer: Layer.Layer<Output>; readonly stdout: () => string; readonly stderr: () => string } => {
   let out = ""
   let err = ""
@@ -80,7 +104,9 @@ export const memory = (
     layer: Layer.succeed(Output, {
       stdout: (text) => Effect.sync(() => void (out += text)),
       stderr: (text) => Effect.sync(() => void (err += text)),
-      isTTY: options.isTTY ?? false
+      log: (line) => void (err += line + "\n"),
+      isTTY: options.isTTY ?? false,
+      stderrStyled: options.stderrStyled ?? false
     }),
     stdout: () => out,
     stderr: () => err

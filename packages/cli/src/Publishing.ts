@@ -5,17 +5,17 @@
  *
  * @since 0.1.0
  */
-import { Options } from "@effect/cli"
 import { Summary, type Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import { Ids } from "@sluice/core"
 import { TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
 import { type RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { badUsage, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
+import * as EnvOptions from "./EnvOptions.js"
 import * as Output from "./Output.js"
 
 /**
@@ -51,6 +51,22 @@ export const publish = <E extends { readonly _tag: string; readonly message: str
   )
 
 /**
+ * A turn that ended in error (a provider error, a truncated stream) as the command's
+ * failure, exit code 1, naming the first error; any other turn as it is. For the
+ * commands that run a turn, after their output is written in full.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailure> => {
+  if (turn.status !== "error") return Effect.succeed(turn)
+  const [first] = turn.errors
+  const reason = first === undefined ? "" : `: ${first.type ?? "api_error"} ${first.code}: ${first.message}`
+  const id = turn.turnId === undefined ? "" : ` ${turn.turnId}`
+  return Effect.fail(invalidInput(`the turn${id} failed${reason}`))
+}
+
+/**
  * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones.
  *
  * @since 0.1.0
@@ -74,20 +90,40 @@ export const pipelineLayer = (prefix: string): Layer.Layer<TurnPipeline.TurnPipe
   TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.mapError((error) => badUsage(error.message)))
 
 /**
- * The store the commands write to: Redis at `REDIS_URL` when it is set, else the
- * embedded in-memory store (which lives as long as the process). A Redis that cannot
- * be reached is reported as bad usage (exit code 2).
+ * How a store is named to people: the Redis URL without its password, or the
+ * embedded in-memory store.
+ *
+ * @since 0.2.0
+ * @category output
+ */
+export const storeName = (redisUrl: Option.Option<Redacted.Redacted<string>>): string =>
+  Option.match(redisUrl, {
+    onNone: () => "the embedded in-memory store (set REDIS_URL or pass --redis-url to use Redis)",
+    onSome: (url) => {
+      const text = Redacted.value(url)
+      if (!URL.canParse(text)) return "Redis"
+      const parsed = new URL(text)
+      if (parsed.password !== "") parsed.password = "***"
+      return `Redis at ${parsed.toString()}`
+    }
+  })
+
+/**
+ * The store the commands write to: Redis at `--redis-url` (or `SLUICE_REDIS_URL`,
+ * `REDIS_URL`) when given, else the embedded in-memory store (which lives as long as
+ * the process). A Redis that cannot be reached is bad configuration (exit code 2).
  *
  * @since 0.1.0
  * @category layers
  */
-export const storeLayer: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Layer.unwrapEffect(
-  Effect.map(Config.option(Config.string("REDIS_URL")), (url) =>
-    Option.isSome(url)
-      ? Layer.mapError(RedisStreamsLive.layer, (error) => badUsage(`cannot use Redis at ${url.value}: ${error.message}`))
-      : RedisStreamsMemory.layer
-  ).pipe(Effect.mapError((error) => badUsage(`REDIS_URL: ${error.message}`)))
-)
+export const storeLayer = (redisUrl: Option.Option<Redacted.Redacted<string>>): Layer.Layer<RedisStreams.RedisStreams, CliFailure> =>
+  Option.match(redisUrl, {
+    onNone: () => RedisStreamsMemory.layer,
+    onSome: (url) =>
+      Layer.mapError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
+        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
+      )
+  })
 
 /**
  * The closing report: where the turn went and its summary.
@@ -100,24 +136,20 @@ export const report = (options: {
   readonly threadId: string
   readonly prefix: string
   readonly messages: number
+  readonly redisUrl: Option.Option<Redacted.Redacted<string>>
   readonly turn: Turn.Turn
 }): Effect.Effect<void, never, Output.Output> =>
-  Effect.gen(function* () {
-    const redisUrl = yield* Config.option(Config.string("REDIS_URL")).pipe(Effect.orElseSucceed(Option.none))
-    const store = Option.match(redisUrl, { onNone: () => "the embedded in-memory store (set REDIS_URL to use Redis)", onSome: (url) => url })
-    yield* Output.line(
-      [
-        "",
-        `turn ${options.turnId} (thread ${options.threadId}): ${options.messages} upserts and turn events published to ${store}`,
-        `  Stream A: ${TurnKeys.eventsKey(options.prefix, options.turnId)}`,
-        `  Stream B: ${TurnKeys.upsertsKey(options.prefix, options.turnId)}`,
-        `summary: ${JSON.stringify(Summary.fromTurn(options.turn))}`
-      ].join("\n")
-    )
-  })
+  Output.line(
+    [
+      "",
+      `turn ${options.turnId} (thread ${options.threadId}): ${options.messages} upserts and turn events published to ${storeName(options.redisUrl)}`,
+      `  Stream A: ${TurnKeys.eventsKey(options.prefix, options.turnId)}`,
+      `  Stream B: ${TurnKeys.upsertsKey(options.prefix, options.turnId)}`,
+      `summary: ${JSON.stringify(Summary.fromTurn(options.turn))}`
+    ].join("\n")
+  )
 
-const uuidOption = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.optional)
+const uuidOption = (name: string, description: string) => EnvOptions.optionalText(name, `SLUICE_${name.toUpperCase()}`, description)
 
 /**
  * `--turn UUID`: the turn id (fresh by default).
@@ -141,10 +173,7 @@ export const threadOption = uuidOption("thread", "the thread id (a UUID; fresh b
  * @since 0.1.0
  * @category options
  */
-export const prefixOption = Options.text("prefix").pipe(
-  Options.withDescription("the Redis key prefix"),
-  Options.withDefault(TurnKeys.defaultPrefix)
-)
+export const prefixOption = EnvOptions.text("prefix", "SLUICE_PREFIX", TurnKeys.defaultPrefix, "the Redis key prefix")
 
 /**
  * The given UUID, a fresh one when none was given; anything else is bad usage.

@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import { Options } from "@effect/cli"
 import type { RedisStreams } from "@sluice/redis"
 import { TurnServer, type TurnServerOptions } from "@sluice/server"
 import * as Duration from "effect/Duration"
@@ -12,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { badUsage, type CliFailure } from "./CliFailure.js"
+import * as EnvOptions from "./EnvOptions.js"
 
 /**
  * A running server: the page's address, with a `read` page token valid for the given
@@ -56,9 +56,11 @@ export const start = (
  * @since 0.1.0
  * @category options
  */
-export const linkTtlOption = Options.integer("link-ttl-minutes").pipe(
-  Options.withDescription("how long the printed page link is valid, in minutes"),
-  Options.withDefault(60)
+export const linkTtlOption = EnvOptions.integer(
+  "link-ttl-minutes",
+  "SLUICE_LINK_TTL_MINUTES",
+  60,
+  "how long the printed page link is valid, in minutes"
 )
 
 /**

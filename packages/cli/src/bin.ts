@@ -30,6 +30,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => 
 
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
+  // the command installs its own logger (standard error, --log-format)
+  disablePrettyLogger: true,
   teardown: (exit, onExit) =>
     onExit(
       Exit.isFailure(exit) && Cause.isDie(exit.cause)

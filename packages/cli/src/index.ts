@@ -18,3 +18,8 @@ export * as CliFailure from "./CliFailure.js"
  * @since 0.1.0
  */
 export * as Output from "./Output.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Logging from "./Logging.js"

@@ -17,7 +17,6 @@ const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")
 const recorded = join(root, "packages", "providers", "test", "fixtures", "recorded")
 const bin = join(here, "..", "src", "bin.ts")
-const tsx = join(root, "node_modules", ".bin", "tsx")
 
 /** Runs the command in process; returns its exit code and what it wrote. */
 const run = (...args: ReadonlyArray<string>) =>
@@ -159,13 +158,14 @@ describe("sluice normalize", () => {
 })
 
 describe("sluice replay", () => {
-  it.effect("a transcript cut in the middle of a data: line is a truncated turn, not invalid input", () =>
+  it.effect("a transcript cut in the middle of a data: line is a truncated turn, not invalid input; replay's failed turn exits 1", () =>
     Effect.gen(function* () {
       const whole = readFileSync(join(recorded, "anthropic", "thinking-then-tool.sse"), "utf8")
       const cut = scratchFile("cut.sse", whole.slice(0, whole.indexOf("\"thinking\":", 1200) + 20))
       for (const command of ["normalize", "replay"] as const) {
         const { code, stdout, stderr } = yield* run(command, "--provider", "anthropic", cut)
-        expect([command, code, stderr]).toStrictEqual([command, 0, ""])
+        if (command === "normalize") expect([command, code, stderr]).toStrictEqual([command, 0, ""])
+        else expect([command, code, stderr]).toStrictEqual([command, 1, expect.stringMatching(/^sluice: the turn [0-9a-f-]{36} failed: .*stream_truncated.*\n$/)])
         const summary = decodeSummary(JSON.parse(command === "normalize" ? stdout : stdout.split("\nsummary: ")[1]!))
         expect(summary.status).toBe("error")
         expect(summary.errors.map((error) => error.code)).toStrictEqual(["stream_truncated"])
@@ -219,7 +219,7 @@ describe("sluice replay", () => {
 describe("the sluice executable", () => {
   const exec = (args: ReadonlyArray<string>) =>
     Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-      execFile(tsx, [bin, ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined } }, (error, stdout, stderr) =>
+      execFile(process.execPath, ["--import", "tsx", bin, ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined } }, (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
       )
     })
@@ -235,5 +235,5 @@ describe("the sluice executable", () => {
       const usage = yield* exec(["normalize", "--provider", "openai-chat"])
       expect(usage.code).toBe(2)
       for (const result of [invalid, usage]) expect(result.stderr).not.toMatch(/\n\s+at /)
-    }), 120_000)
+    }), 240_000) // three processes, one after another, on a busy machine
 })

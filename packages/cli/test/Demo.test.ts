@@ -28,7 +28,9 @@ const lines = Effect.gen(function* () {
         return Queue.offerAll(queue, parts)
       }),
     stderr: () => Effect.void,
-    isTTY: false
+    log: () => undefined,
+    isTTY: false,
+    stderrStyled: false
   })
   return { queue, layer }
 })

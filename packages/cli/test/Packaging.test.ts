@@ -135,7 +135,7 @@ describe("packaging", () => {
       const names = (yield* promise(() => readdir(packagesDir, { withFileTypes: true })))
         .filter((entry) => entry.isDirectory())
         .map((entry) => entry.name)
-      expect(names.length).toBeGreaterThanOrEqual(9)
+      expect(names.length).toBeGreaterThanOrEqual(11)
       const packed = yield* Effect.forEach(names, (name) =>
         Effect.gen(function*() {
           const { stdout } = yield* run("pnpm", ["pack", "--pack-destination", tarballs], join(packagesDir, name))
@@ -162,7 +162,11 @@ describe("packaging", () => {
 
       const consumer = yield* tempDir("sluice-consumer-")
       const dependencies = {
-        ...Object.fromEntries(packed.map(({ name, tarball }) => [`@sluice/${name}`, `file:${tarball}`])),
+        // every package but effect-ai, whose peer @effect/ai 0.37 needs effect ^3.22: this app
+        // runs an older minor on purpose
+        ...Object.fromEntries(
+          packed.filter(({ name }) => name !== "effect-ai").map(({ name, tarball }) => [`@sluice/${name}`, `file:${tarball}`])
+        ),
         ...consumerVersions
       }
       yield* promise(() =>
@@ -197,5 +201,5 @@ describe("packaging", () => {
       const summary: unknown = JSON.parse(library.stdout)
       expect(summary).toEqual(JSON.parse(cli.stdout))
       expect(summary).toMatchObject({ status: "complete", toolCalls: [{}, {}] })
-    }), 900_000) // measured 180-460 s on the busy 2-core machine: a build, nine packs, an npm install
+    }), 900_000) // measured 180-460 s on the busy 2-core machine: a build, eleven packs, an npm install
 })

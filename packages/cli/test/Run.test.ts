@@ -33,8 +33,8 @@ const cases = [
 
 describe("sluice run", () => {
   for (const c of cases) {
-    it.scoped(`${c.provider}: --json prints the summary of the live turn only; the key and --base-url are used`, () =>
-      Effect.gen(function* () {
+    it.live(`${c.provider}: --json prints the summary of the live turn only; the key and --base-url are used`, () =>
+      Effect.scoped(Effect.gen(function* () {
         const server = yield* serve([{ _tag: "sse", body: c.transcript }])
         const { code, stderr, stdout } = yield* run({ [c.key]: "k1" }, [
           "--provider", c.provider, "--model", "m1", "--system", "Be brief.", "--base-url", server.url + c.base, "--json", "Hello"
@@ -49,7 +49,7 @@ describe("sluice run", () => {
         expect(received?.headers[c.header]).toBe(c.value)
         expect(JSON.stringify(received?.body)).toContain("Be brief.")
         expect(JSON.stringify(received?.body)).toContain("Hello")
-      }))
+      })))
   }
 
   it.scoped("prints the answer as it streams, tool calls shown, then where the turn was published and its summary", () =>
@@ -100,13 +100,14 @@ describe("sluice run", () => {
       })
     ))
 
-  it.scoped("a provider that refuses the request ends the turn with status error and its message; exit code 0", () =>
+  it.scoped("a provider that refuses the request ends the turn with status error and its message; exit code 1", () =>
     Effect.gen(function* () {
       const server = yield* serve([
         { _tag: "status", status: 401, body: JSON.stringify({ type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } }) }
       ])
-      const { code, stdout } = yield* run({ ANTHROPIC_API_KEY: "bad" }, ["--provider", "anthropic", "--model", "m", "--base-url", server.url, "Hi"])
-      expect(code).toBe(0)
+      const { code, stderr, stdout } = yield* run({ ANTHROPIC_API_KEY: "bad" }, ["--provider", "anthropic", "--model", "m", "--base-url", server.url, "Hi"])
+      expect(code).toBe(1)
+      expect(stderr).toMatch(/^sluice: the turn [0-9a-f-]{36} failed: api_error authentication_error: invalid x-api-key\n$/)
       expect(stdout).toContain("error: api_error authentication_error: invalid x-api-key")
       expect(summaryLine(stdout)).toMatchObject({
         status: "error",

@@ -13,7 +13,9 @@ import { randomFillSync, randomUUID } from "node:crypto"
  */
 export const generateEventId = (): string => randomUUID()
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// a hex digit, either case: 0-9, A-F, a-f
+const isHexCode = (code: number): boolean =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102)
 
 /**
  * Whether a string is a UUID in its canonical 8-4-4-4-12 hex form.
@@ -21,7 +23,15 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * @since 0.1.0
  * @category guards
  */
-export const isUuid = (value: string): boolean => uuidPattern.test(value)
+export const isUuid = (value: string): boolean => {
+  // a character loop rather than a regular expression: every event written is checked
+  if (value.length !== 36) return false
+  for (let i = 0; i < 36; i++) {
+    const code = value.charCodeAt(i)
+    if (i === 8 || i === 13 || i === 18 || i === 23 ? code !== 45 : !isHexCode(code)) return false
+  }
+  return true
+}
 
 const hex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
 

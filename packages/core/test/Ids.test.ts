@@ -24,3 +24,18 @@ describe("Ids.makeSequence", () => {
     expect(bases.size).toBe(200)
   })
 })
+
+describe("Ids.isUuid", () => {
+  const canonical = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+  it("accepts the 8-4-4-4-12 hex form in either case and nothing else", () => {
+    const id = Ids.generateEventId()
+    const cases = [id, id.toUpperCase(), "", id.slice(1), `${id}0`, ` ${id.slice(1)}`, id.replace("-", "0")]
+    // every single-character change of a valid id, to a character on either side of each range
+    for (let i = 0; i < id.length; i++) {
+      for (const c of ["/", "0", "9", ":", "@", "A", "F", "G", "`", "a", "f", "g", "-", "\u0660"]) {
+        cases.push(id.slice(0, i) + c + id.slice(i + 1))
+      }
+    }
+    for (const value of cases) expect([value, Ids.isUuid(value)]).toEqual([value, canonical.test(value)])
+  })
+})

@@ -4,14 +4,17 @@
  *
  * @since 0.1.0
  */
-import { Ids, StreamEvent } from "@sluice/core"
+import { Ids, type StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as TraceParent from "./TraceParent.js"
 
 /**
  * A turn's context. `runId` is the provider response's id in the events
- * (`response_id`); `prefix`, when given, overrides the pipeline's.
+ * (`response_id`); `prefix`, when given, overrides the pipeline's. `traceContext` is a
+ * caller's W3C trace context (a checked `traceparent`, and `tracestate`): every event
+ * of the turn carries it, and the turn's spans are its children.
  *
  * @since 0.1.0
  * @category schemas
@@ -21,7 +24,7 @@ export const TurnContext = Schema.Struct({
   threadId: Schema.UUID,
   runId: Schema.UUID,
   prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), { exact: true }),
-  traceContext: Schema.optionalWith(StreamEvent.TraceContext, { exact: true })
+  traceContext: Schema.optionalWith(TraceParent.TraceContext, { exact: true })
 }).annotations({ identifier: "TurnContext" })
 
 /**
@@ -31,7 +34,8 @@ export const TurnContext = Schema.Struct({
 export type TurnContext = typeof TurnContext.Type
 
 /**
- * A context as a caller gives it: every id optional (fresh by default).
+ * A context as a caller gives it: every id optional (fresh by default). A
+ * `traceparent` (and `tracestate`) given alone is the same as in `traceContext`.
  *
  * @since 0.1.0
  * @category models
@@ -42,6 +46,8 @@ export interface TurnContextInput {
   readonly runId?: string | undefined
   readonly prefix?: string | undefined
   readonly traceContext?: StreamEvent.TraceContext | undefined
+  readonly traceparent?: string | undefined
+  readonly tracestate?: string | undefined
 }
 
 /**
@@ -63,19 +69,27 @@ const decode = Schema.decodeUnknown(TurnContext, { errors: "all", onExcessProper
 
 /**
  * A turn context with fresh UUIDs for the ids not given; fails with
- * `InvalidTurnContext` naming each bad field.
+ * `InvalidTurnContext` naming each bad field (a malformed `traceparent` included).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, InvalidTurnContext> =>
-  Effect.mapError(
+export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, InvalidTurnContext> => {
+  const traceContext = input.traceparent === undefined && input.tracestate === undefined
+    ? input.traceContext
+    : {
+      ...input.traceContext,
+      ...(input.traceparent === undefined ? {} : { traceparent: input.traceparent }),
+      ...(input.tracestate === undefined ? {} : { tracestate: input.tracestate })
+    }
+  return Effect.mapError(
     decode({
       turnId: input.turnId ?? Ids.generateEventId(),
       threadId: input.threadId ?? Ids.generateEventId(),
       runId: input.runId ?? Ids.generateEventId(),
       ...(input.prefix === undefined ? {} : { prefix: input.prefix }),
-      ...(input.traceContext === undefined ? {} : { traceContext: input.traceContext })
+      ...(traceContext === undefined ? {} : { traceContext })
     }),
     (error) => new InvalidTurnContext({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
   )
+}

@@ -21,11 +21,25 @@
  * While a turn runs, the pipeline holds its liveness lease in Redis (see
  * `TurnLease`), so that a reader can end the turn of a producer that died.
  *
+ * Each turn runs in a span `sluice.turn` (a child of the context's `traceparent` when
+ * it has one), with a span per stage: `sluice.normalize` (the source),
+ * `sluice.publish.events` (Stream A), `sluice.upserts` and `sluice.publish.upserts`
+ * (Stream B). Every event then carries the context's trace context, and the turn
+ * updates `TurnMetrics` (started, active, ended by status, events by type).
+ *
  * @since 0.1.0
  */
 import { Accumulator, type AccumulatorError, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent } from "@sluice/core"
-import { type PublishError, type RedisError, RedisStreams, TurnControl, TurnLease, TurnPublisher } from "@sluice/redis"
+import {
+  type PublishError,
+  type RedisError,
+  RedisStreams,
+  TurnControl,
+  TurnLease,
+  TurnMetrics,
+  TurnPublisher
+} from "@sluice/redis"
 import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -37,12 +51,15 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { closingPayloads, type Ending } from "./internal/closing.js"
+import { countEvents, withTraceContext } from "./internal/observed.js"
 import { untilStopped } from "./internal/untilStopped.js"
+import * as TraceParent from "./TraceParent.js"
 import type { TurnContext } from "./TurnContext.js"
 import type { StopReason } from "./TurnEnd.js"
 import type { TurnSource } from "./TurnSource.js"
@@ -205,8 +222,16 @@ export const make = (options: Options = {}) =>
             ...options.lease,
             retentionMs: turnPublisher.options.retentionMs
           }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
-          yield* Deferred.await(lease.lost).pipe(Effect.zipRight(Deferred.succeed(stop, "producer_lost")), Effect.forkScoped)
+          yield* Deferred.await(lease.lost).pipe(
+            Effect.zipRight(Metric.increment(TurnMetrics.leaseExpiries("producer"))),
+            Effect.zipRight(Deferred.succeed(stop, "producer_lost")),
+            Effect.forkScoped
+          )
         }
+        const span = yield* Effect.option(Effect.currentSpan)
+        // the stages are siblings under the turn's span, not nested in pull order
+        const stage = (name: string) => <A, E2, R3>(self: Stream.Stream<A, E2, R3>) =>
+          Stream.withSpan(self, name, Option.isSome(span) ? { parent: span.value } : {})
         const last = yield* Ref.make(Turn.empty)
         // the events that end the turn the input left open, folded into the turn too
         const closing = (ending: Ending) =>
@@ -226,7 +251,8 @@ export const make = (options: Options = {}) =>
               return Stream.fromIterable(events)
             })
           )
-        const events = untilStopped(source(context), stop).pipe(
+        const events = untilStopped(withTraceContext(source(context), context.traceContext), stop).pipe(
+          stage("sluice.normalize"),
           Accumulator.accumulate,
           // per chunk, not per event: a per-event effect would hand on one-event chunks
           Stream.mapChunksEffect((steps) =>
@@ -251,9 +277,13 @@ export const make = (options: Options = {}) =>
         let messages = 0
         yield* events.pipe(
           turnPublisher.events(context.turnId),
+          stage("sluice.publish.events"),
+          countEvents,
           UpsertStream.upserts({ ...options.upserts, turnId: context.turnId, threadId: context.threadId }),
+          stage("sluice.upserts"),
           StreamBMessages.wrap,
           turnPublisher.upserts(context.turnId),
+          stage("sluice.publish.upserts"),
           Stream.runForEach((message) => {
             messages++
             return runOptions.onMessage === undefined ? Effect.void : runOptions.onMessage(message)
@@ -261,8 +291,24 @@ export const make = (options: Options = {}) =>
         )
         const reason = yield* Deferred.poll(stop)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
-        return { context, turn: yield* Ref.get(last), messages, stopped: stoppedBy } satisfies TurnResult
-      }).pipe(Effect.scoped)
+        const turn = yield* Ref.get(last)
+        yield* Effect.annotateCurrentSpan({ "sluice.status": turn.status, "sluice.messages": messages })
+        return { context, turn, messages, stopped: stoppedBy } satisfies TurnResult
+      }).pipe(
+        Effect.scoped,
+        Effect.withSpan("sluice.turn", {
+          kind: "producer",
+          attributes: {
+            "sluice.turn_id": context.turnId,
+            "sluice.thread_id": context.threadId,
+            "sluice.run_id": context.runId,
+            "sluice.prefix": context.prefix ?? prefix
+          },
+          ...(context.traceContext?.traceparent === undefined
+            ? {}
+            : { parent: TraceParent.toExternalSpan(context.traceContext.traceparent) })
+        })
+      )
 
     const service: TurnPipelineService = {
       prefix,
@@ -271,6 +317,8 @@ export const make = (options: Options = {}) =>
           Effect.gen(function*() {
             const stop = yield* Deferred.make<StopReason>()
             running.set(context.turnId, stop)
+            yield* Metric.increment(TurnMetrics.turnsStarted)
+            yield* Metric.increment(TurnMetrics.turnsActive)
             const fiber = yield* Effect.forkDaemon(restore(runTurn(context, source, stop, runOptions)))
             const watch = runOptions.stop === undefined
               ? undefined
@@ -285,6 +333,7 @@ export const make = (options: Options = {}) =>
               ),
               Effect.ensuring(
                 Effect.sync(() => running.delete(context.turnId)).pipe(
+                  Effect.zipRight(Metric.incrementBy(TurnMetrics.turnsActive, -1)),
                   Effect.zipRight(watch === undefined ? Effect.void : Fiber.interrupt(watch))
                 )
               )

@@ -32,3 +32,17 @@ export * as TurnPipeline from "./TurnPipeline.js"
  * @since 0.1.0
  */
 export * as TurnSource from "./TurnSource.js"
+
+/**
+ * W3C trace context: a caller's `traceparent` checked, and turned into a span parent.
+ *
+ * @since 0.1.0
+ */
+export * as TraceParent from "./TraceParent.js"
+
+/**
+ * Span export with OpenTelemetry: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+ *
+ * @since 0.1.0
+ */
+export * as Tracing from "./Tracing.js"

@@ -5,11 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
-import { RedisStreams, RedisStreamsMemory, TurnControl, TurnEntry, TurnKeys, TurnLease } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/redis"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -32,7 +33,9 @@ const streams = (turnId: string) =>
     return {
       a: a.map((event) => event.payload),
       b: b.map((message): { readonly type: string; readonly status?: string; readonly error?: { readonly code: string } } => JSON.parse(message.payload)),
-      finalB: bEntries.filter(TurnEntry.isFinal).length
+      finalB: bEntries.filter(TurnEntry.isFinal).length,
+      // Stream B keeps each item's last upsert; its last id counts every message written
+      writtenB: Number(bEntries.at(-1)?.id.slice(2) ?? 0)
     }
   })
 
@@ -70,11 +73,11 @@ describe("TurnPipeline", () => {
       expect(result.turn.status).toBe("complete")
       expect(result.turn.turnId).toBe(context.turnId)
       expect(Option.isNone(result.stopped)).toBe(true)
-      const { a, b, finalB } = yield* streams(context.turnId)
+      const { a, b, finalB, writtenB } = yield* streams(context.turnId)
       expect(a[0]).toMatchObject({ type: "response_start", turn_id: context.turnId, thread_id: context.threadId })
       expect(a.at(-1)).toMatchObject({ type: "response_done", status: "complete" })
       expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "complete" })
-      expect([finalB, result.messages, seen.length]).toStrictEqual([1, b.length, b.length])
+      expect([finalB, result.messages, seen.length]).toStrictEqual([1, writtenB, writtenB])
       expect(result.turn.items.map((item) => item.content).join("")).toContain("Hello")
     }).pipe(Effect.provide(pipeline)))
 
@@ -165,6 +168,8 @@ describe("TurnPipeline", () => {
 
   it.effect("a turn holds its lease while it runs; a lease found lapsed ends the turn with producer_lost", () =>
     Effect.gen(function*() {
+      const expiries = Effect.map(Metric.value(TurnMetrics.leaseExpiries("producer")), (state) => state.count)
+      const before = yield* expiries
       const { context, fiber } = yield* startedMidMessage
       expect(yield* TurnLease.state(prefix, context.turnId)).toBe("held")
       yield* TestClock.adjust("30 seconds")
@@ -175,6 +180,7 @@ describe("TurnPipeline", () => {
       yield* TestClock.adjust("2 seconds")
       const result = yield* Fiber.join(fiber)
       expect(result.stopped).toStrictEqual(Option.some("producer_lost"))
+      expect((yield* expiries) - before).toBe(1)
       expect(result.turn.errors.map((error) => error.code)).toStrictEqual(["producer_lost"])
       const { b } = yield* streams(context.turnId)
       expect(b.find((payload) => payload.type === "turn_error")).toMatchObject({ error: { code: "producer_lost" } })

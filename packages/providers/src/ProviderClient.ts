@@ -284,7 +284,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
             const next = yield* Effect.either(driver.next(error))
             if (Either.isLeft(next)) return Stream.fromIterable(outcome.events)
             yield* Effect.logWarning(
-              `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); retrying with the next API key`
+              `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); ${keys.length > 1 ? "retrying with the next API key" : "retrying"}`
             )
           }
         })

@@ -110,3 +110,8 @@ export * as RoundTrip from "./RoundTrip.js"
  * @since 0.1.0
  */
 export * as WireRequest from "./WireRequest.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as TranscriptFormat from "./TranscriptFormat.js"

@@ -14,6 +14,7 @@ import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
+import { defaultMaxBytes } from "./ReadBudget.js"
 import type { RedisError } from "./RedisError.js"
 import type { Fields, StreamEntry } from "./StreamEntry.js"
 
@@ -51,6 +52,8 @@ export interface XAddEntry {
  * - `until`: end the stream after the first entry that satisfies it (that entry
  *   included). Without it the tail follows the stream until it is interrupted.
  * - `count`: the most entries one read returns (default 256).
+ * - `maxBytes`: about the most bytes one read returns (default 4 MiB): each read's
+ *   count is sized from the largest entry seen so far (`ReadBudget`).
  * - `blockMs`: the longest a single blocking read waits before it is repeated
  *   (default 5000); it bounds how long a dead connection goes unnoticed.
  *
@@ -61,6 +64,7 @@ export interface TailOptions {
   readonly after?: string | undefined
   readonly until?: ((entry: StreamEntry) => boolean) | undefined
   readonly count?: number | undefined
+  readonly maxBytes?: number | undefined
   readonly blockMs?: number | undefined
 }
 
@@ -122,6 +126,11 @@ export interface RedisStreamsService {
     end: string,
     count?: number
   ) => Effect.Effect<ReadonlyArray<StreamEntry>, RedisError>
+  /**
+   * `XDEL key id ...`: how many of the entries were there and are now deleted. The
+   * stream's top id stays where it was, so a deleted id can never be written again.
+   */
+  readonly xdel: (key: string, ids: ReadonlyArray<string>) => Effect.Effect<number, RedisError>
   /**
    * `XLEN key`: 0 for a missing key.
    */
@@ -193,4 +202,4 @@ export class RedisStreams extends Context.Tag("@sluice/redis/RedisStreams")<Redi
  * @since 0.1.0
  * @category constants
  */
-export const tailDefaults = { after: "0-0", count: 256, blockMs: 5000 } as const
+export const tailDefaults = { after: "0-0", count: 256, maxBytes: defaultMaxBytes, blockMs: 5000 } as const

@@ -1,7 +1,9 @@
 /**
- * `RedisStreams` on ioredis. One connection carries every command (pipelined
- * automatically); each tail opens a connection of its own for its blocking reads and
- * closes it when it ends.
+ * `RedisStreams` on ioredis. One connection carries the small commands (pipelined
+ * automatically), a second one the range reads (`XRANGE`, `XREVRANGE`), whose replies
+ * can be large, so that a snapshot being read never holds up a list or an expiry
+ * behind it; each tail opens a connection of its own for its blocking reads and
+ * closes it when it ends, and the publisher's batches have their own.
  *
  * A command never waits in a client-side queue: while the connection is down every
  * command fails at once with an `Unavailable` error, and a command that was sent but
@@ -37,6 +39,7 @@ import {
 } from "./internal/replies.js"
 import { ErrorReply, xadds } from "./internal/resp.js"
 import { reasonOfReply, RedisError } from "./RedisError.js"
+import * as ReadBudget from "./ReadBudget.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
 import { fieldsToFlat } from "./StreamEntry.js"
@@ -79,7 +82,11 @@ export const config: Config.Config<LiveOptions> = Config.map(
   (url) => ({ url })
 )
 
-const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Effect<Redis, RedisError, Scope.Scope> =>
+type Role = "commands" | "reads" | "tail"
+
+const connectionNames: Record<Role, string> = { commands: "sluice", reads: "sluice-read", tail: "sluice-tail" }
+
+const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
@@ -89,11 +96,11 @@ const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Eff
           enableOfflineQueue: false,
           autoResendUnfulfilledCommands: false,
           maxRetriesPerRequest: 0,
-          enableAutoPipelining: role === "commands",
+          enableAutoPipelining: role !== "tail",
           connectTimeout: options.connectTimeoutMs ?? 5000,
-          ...(role === "commands" ? { commandTimeout: options.commandTimeoutMs ?? 5000 } : {}),
+          ...(role === "tail" ? {} : { commandTimeout: options.commandTimeoutMs ?? 5000 }),
           retryStrategy: (times) => Math.min(times * 50, reconnectMax),
-          connectionName: role === "commands" ? "sluice" : "sluice-tail"
+          connectionName: connectionNames[role]
         })
         // Failures reach callers through their commands; the event only stops the
         // client from reporting them on its own.
@@ -159,6 +166,7 @@ const asFlat = decodeReply(FlatReply)
 export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* openClient(options, "commands")
+    const reader = yield* openClient(options, "reads")
     const batches = yield* Effect.mapError(
       BatchConnection.make({
         url: options.url,
@@ -168,28 +176,33 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
       (error) => new RedisError({ reason: error.reason, command: "CONNECT", detail: error.detail })
     )
 
-    const call = <A>(
+    const callOn = (on: Redis) =>
+    <A>(
       decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
       command: string,
       key: string,
       args: ReadonlyArray<string | number>
     ): Effect.Effect<A, RedisError> =>
       Effect.tryPromise({
-        try: () => client.call(command, ...args),
+        try: () => on.call(command, ...args),
         catch: (cause) => toRedisError(command, key, cause)
       }).pipe(Effect.flatMap(decode(command, key)))
-
+    const call = callOn(client)
+    const read = callOn(reader)
 
     const tail: RedisStreamsService["tail"] = (key, tailOptions) => {
-      const count = Math.max(1, tailOptions?.count ?? tailDefaults.count)
+      const pages = ReadBudget.pager({
+        maxCount: tailOptions?.count ?? tailDefaults.count,
+        maxBytes: tailOptions?.maxBytes ?? tailDefaults.maxBytes
+      })
       const blockMs = Math.max(1, tailOptions?.blockMs ?? tailDefaults.blockMs)
       const until = tailOptions?.until
       const decodeRead = asRead("XREAD", key)
       return Stream.unwrapScoped(
-        Effect.map(openClient(options, "tail"), (reader) => {
+        Effect.map(openClient(options, "tail"), (blocking) => {
           const readOnce = (after: string) =>
             Effect.tryPromise({
-              try: () => reader.call("XREAD", "COUNT", count, "BLOCK", blockMs, "STREAMS", key, after),
+              try: () => blocking.call("XREAD", "COUNT", pages.count(), "BLOCK", blockMs, "STREAMS", key, after),
               catch: (cause) => toRedisError("XREAD", key, cause)
             }).pipe(Effect.flatMap(decodeRead))
           // Blocks until entries arrive after `after`, repeating timed-out reads.
@@ -203,6 +216,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
               ? Effect.succeed(Option.none())
               : Effect.map(readNext(state.after), (replies) => {
                 const entries = replies.map(toEntry)
+                pages.seen(entries)
                 const stop = until === undefined ? -1 : entries.findIndex(until)
                 const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
                 return Option.some([
@@ -227,12 +241,13 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
       },
       xrange: (key, start, end, count) =>
         Effect.map(
-          call(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
+          read(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
           (entries) => entries.map(toEntry)
         ),
+      xdel: (key, ids) => ids.length === 0 ? Effect.succeed(0) : call(asInteger, "XDEL", key, [key, ...ids]),
       xlen: (key) => call(asInteger, "XLEN", key, [key]),
       xlast: (key) =>
-        Effect.map(call(asRange, "XREVRANGE", key, [key, "+", "-", "COUNT", 1]), (entries) =>
+        Effect.map(read(asRange, "XREVRANGE", key, [key, "+", "-", "COUNT", 1]), (entries) =>
           entries.length === 0 ? Option.none() : Option.some(toEntry(entries[0]!))),
       setPx: (key, value, ms) => Effect.asVoid(call(asString, "SET", key, [key, value, "PX", ms])),
       get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullable),

@@ -1,7 +1,8 @@
 /**
  * `RedisStreams` in process memory, with the semantics of Redis: `<ms>-<seq>` ids that
  * only grow (`*` from Effect's `Clock`), the explicit-id rules of `XADD`, `MAXLEN`
- * trimming, blocking tails woken by appends, and key expiry on Effect's `Clock` (so
+ * trimming, `XDEL` (a deleted id stays below the top id), tail reads sized by
+ * `ReadBudget`, blocking tails woken by appends, and key expiry on Effect's `Clock` (so
  * `TestClock` drives it). For unit tests and the command line's embedded default;
  * nothing survives the process.
  *
@@ -17,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as EntryId from "./EntryId.js"
+import * as ReadBudget from "./ReadBudget.js"
 import { RedisError } from "./RedisError.js"
 import type { RedisStreamsService, ScoredMember, XAddEntry, XAddOptions, ZRangeOptions } from "./RedisStreams.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
@@ -193,8 +195,35 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       })
     )
 
+  const xdel = (key: string, ids: ReadonlyArray<string>) =>
+    withNow((now) =>
+      Either.gen(function*() {
+        const targets: Array<EntryId.EntryId> = []
+        for (const text of ids) {
+          const id = EntryId.parse(text.includes("-") ? text : `${text}-0`)
+          if (Option.isNone(id)) return yield* Either.left(reject("XDEL", key, invalidId))
+          targets.push(id.value)
+        }
+        const stream = yield* streamOf("XDEL", key, now)
+        if (stream === undefined) return 0
+        let deleted = 0
+        for (const id of targets) {
+          const at = lowerBound(stream, id)
+          const found = stream.entries[at]
+          if (found !== undefined && EntryId.order(found.key, id) === 0) {
+            stream.entries.splice(at, 1)
+            deleted++
+          }
+        }
+        return deleted
+      })
+    )
+
   const tail: RedisStreamsService["tail"] = (key, options) => {
-    const count = Math.max(1, options?.count ?? tailDefaults.count)
+    const pages = ReadBudget.pager({
+      maxCount: options?.count ?? tailDefaults.count,
+      maxBytes: options?.maxBytes ?? tailDefaults.maxBytes
+    })
     const until = options?.until
     const start = options?.after ?? tailDefaults.after
     // As XREAD: a bare millisecond means its first id.
@@ -207,8 +236,11 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
           const stream = streamOf("XREAD", key, now)
           if (Either.isLeft(stream)) return Effect.fail(stream.left)
           const start = EntryId.next(from)
-          const entries = Option.isSome(start) ? read(stream.right, start.value, EntryId.max, count) : []
-          if (entries.length > 0) return Effect.succeed(entries)
+          const entries = Option.isSome(start) ? read(stream.right, start.value, EntryId.max, pages.count()) : []
+          if (entries.length > 0) {
+            pages.seen(entries)
+            return Effect.succeed(entries)
+          }
           let signal = signals.get(key)
           if (signal === undefined) {
             signal = Deferred.unsafeMake<void>(FiberId.none)
@@ -247,6 +279,7 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     xaddAll: (key, entries, options) =>
       withNow((now) => Either.right(entries.map((entry) => append(key, entry, options, now)))),
     xrange,
+    xdel,
     xlen: (key) =>
       withNow((now) => Either.map(streamOf("XLEN", key, now), (stream) => stream === undefined ? 0 : stream.entries.length - stream.head)),
     xlast: (key) =>

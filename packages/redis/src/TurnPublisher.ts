@@ -10,26 +10,34 @@
  * unavailable; when the policy gives up, the stream fails with a `PublishError`, after
  * passing on exactly the elements that were confirmed. At most `maxInFlight` entries
  * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
- * back on the producer. Every write trims the stream to about `maxLen` entries; the
+ * back on the producer. Stream B keeps one upsert per item: once an item's newer
+ * upsert (which carries the item's whole content) is confirmed, the older one is
+ * deleted, so the stream grows with the content, not with the number of upserts. Every
+ * write trims the stream to about `maxLen` entries; the
  * keys get a retention of `retentionMs` on the first write and again when the turn's
- * stream ends, and the turn id is recorded in the index of recent turns.
+ * stream ends, and the turn id is recorded in the index of recent turns. Each batch
+ * updates `TurnMetrics` (entries, publish latency, retries).
  *
  * @since 0.1.0
  */
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { topLevelString } from "./internal/topLevelField.js"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
-import { RedisStreams } from "./RedisStreams.js"
+import { RedisStreams, type RedisStreamsService } from "./RedisStreams.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
+import * as TurnMetrics from "./TurnMetrics.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -41,6 +49,9 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * - `maxLen` (100000): the `MAXLEN ~` cap of each stream.
  * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
  * - `indexTurns` (true): record each turn in `<prefix>:turns`.
+ * - `keepSuperseded` (false): keep every upsert in Stream B instead of each item's
+ *   last one (a stream that grows with the square of a message's length; for
+ *   debugging, or readers that want every intermediate state).
  * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
  *   policy (core's `Backoff`), shared with the upsert stage.
  *
@@ -56,6 +67,7 @@ export const TurnPublisherOptions = Schema.Struct({
   maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
   maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
   indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
+  keepSuperseded: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
   ...Backoff.RetryOptions.fields
 }).annotations({ identifier: "TurnPublisherOptions" })
 
@@ -106,6 +118,36 @@ export interface TurnPublisherService {
  */
 export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
 
+// The Redis service with its batch writes measured: the entries confirmed, the time
+// to confirm a batch, and the writes that found Redis unavailable.
+const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream): RedisStreamsService => {
+  const entries = TurnMetrics.entries(stream)
+  const latency = TurnMetrics.publishLatency(stream)
+  const retries = TurnMetrics.publishRetries(stream)
+  return {
+    ...redis,
+    xaddAll: (key, batch, options) =>
+      Effect.flatMap(Clock.currentTimeNanos, (start) =>
+        redis.xaddAll(key, batch, options).pipe(
+          Effect.tap((results) =>
+            Effect.flatMap(Clock.currentTimeNanos, (end) => {
+              const confirmed = results.filter(Either.isRight).length
+              const unavailable = results.some((result) => Either.isLeft(result) && result.left.reason === "Unavailable")
+              return Effect.zipRight(
+                Effect.zipRight(Metric.update(latency, Number(end - start) / 1e9), Metric.incrementBy(entries, confirmed)),
+                unavailable ? Metric.increment(retries) : Effect.void
+              )
+            })
+          ),
+          Effect.tapError((error) => error.reason === "Unavailable" ? Metric.increment(retries) : Effect.void)
+        ))
+  }
+}
+
+// An upsert's item id, read from its payload without parsing the content.
+const upsertItem = (message: StreamBMessage.StreamBMessage): string | undefined =>
+  message.payloadType === "item_upsert" ? topLevelString(message.payload, "itemId") : undefined
+
 const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors: "all", onExcessProperty: "error" })
 
 /**
@@ -122,6 +164,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
       (error) => new InvalidPublisherOptions({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
     )
     const redis = yield* RedisStreams
+    const redisFor = { events: measured(redis, "events"), upserts: measured(redis, "upserts") }
     const invalid = (turnId: string, stream: TurnKeys.TurnStream, detail: string, cause?: unknown) =>
       new PublishError({
         reason: "InvalidInput",
@@ -152,7 +195,7 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
     const service: TurnPublisherService = {
       options: resolved,
       events: (turnId) => (self) =>
-        checked(turnId, "events", writer(redis, writerOptions, {
+        checked(turnId, "events", writer(redisFor.events, writerOptions, {
           turnId,
           stream: "events",
           toFields: (event: StreamEvent.StreamEvent) =>
@@ -160,13 +203,14 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
               invalid(turnId, "events", `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`, error))
         }))(self),
       upserts: (turnId) => (self) =>
-        checked(turnId, "upserts", writer(redis, writerOptions, {
+        checked(turnId, "upserts", writer(redisFor.upserts, writerOptions, {
           turnId,
           stream: "upserts",
           toFields: (message: StreamBMessage.StreamBMessage) =>
             message.turnId === turnId
               ? Either.right(TurnEntry.fromStreamBMessage(message))
-              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`))
+              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
+          slotOf: resolved.keepSuperseded ? undefined : upsertItem
         }))(self)
     }
     return service

@@ -76,3 +76,19 @@ export * as TurnEnding from "./TurnEnding.js"
  * @since 0.2.0
  */
 export * as TurnControl from "./TurnControl.js"
+
+/**
+ * The metrics of turns: started, active, ended, entries per stream, publish latency,
+ * retries, lease expiries.
+ *
+ * @since 0.2.0
+ */
+export * as TurnMetrics from "./TurnMetrics.js"
+
+/**
+ * Reads bounded by bytes as well as entries: page counts sized from the largest entry
+ * seen.
+ *
+ * @since 0.3.0
+ */
+export * as ReadBudget from "./ReadBudget.js"

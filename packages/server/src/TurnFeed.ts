@@ -8,11 +8,12 @@
  * @since 0.1.0
  */
 import { Backoff, SchemaDecode, Sse } from "@sluice/core"
-import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnEnding, TurnLease } from "@sluice/redis"
+import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnEnding, TurnLease, TurnMetrics } from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
@@ -182,7 +183,10 @@ export const endIfProducerLost = (prefix: string, turnId: string): Effect.Effect
   Effect.gen(function*() {
     if ((yield* TurnLease.state(prefix, turnId)) !== "lapsed") return false
     const outcome = yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
-    if (outcome === "ended") yield* Effect.logWarning(`turn ${turnId}: its producer's lease lapsed; ended it with producer_lost`)
+    if (outcome === "ended") {
+      yield* Metric.increment(TurnMetrics.leaseExpiries("reader"))
+      yield* Effect.logWarning(`turn ${turnId}: its producer's lease lapsed; ended it with producer_lost`)
+    }
     return outcome === "ended"
   })
 

@@ -10,10 +10,18 @@
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
  * | `POST /v1/turns/:turnId/cancel` | asks the turn's producer to cancel it (202) |
+ * | `GET /v1/turns/:turnId/ui-message-stream` | Stream A as the AI SDK's UI message stream |
+ * | `GET /metrics` | the process's metrics as Prometheus text (token; or `metricsPort`) |
+ * | `GET /healthz` | liveness, no token: 200 `{"status":"ok"}` |
+ * | `GET /readyz` | readiness, no token: 200 when Redis answers in time, else 503 |
+ *
+ * Every request runs in a span and is logged once answered (method, target with
+ * credentials redacted, status, duration); each SSE stream has its own span.
  *
  * @since 0.1.0
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
@@ -31,14 +39,16 @@ import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
-import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream } from "./internal/handlers.js"
+import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream, uiMessageStream } from "./internal/handlers.js"
+import { healthz, metrics, readyz } from "./internal/health.js"
+import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
 // A request to a turn's path whose turn id could not even be decoded (a malformed
 // percent escape) is a bad turn id, not an unknown route.
-const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events))?\/?(\?.*)?$/
+const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream))?\/?(\?.*)?$/
 const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
 
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
@@ -79,13 +89,17 @@ export const makeApp = (
       HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
       HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
       HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events")),
-      HttpRouter.post("/v1/turns/:turnId/cancel", cancelTurn(options))
+      HttpRouter.get("/v1/turns/:turnId/ui-message-stream", uiMessageStream(options, streams)),
+      HttpRouter.post("/v1/turns/:turnId/cancel", cancelTurn(options)),
+      HttpRouter.get("/metrics", metrics)
     )
     const routed = yield* HttpRouter.toHttpApp(router)
     const app: HttpApp.Default<never, never> = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const asset = pageAsset(request)
       if (Option.isSome(asset)) return asset.value
+      const probe = probes(options, request)
+      if (Option.isSome(probe)) return yield* probe.value
       const caller = yield* authenticate(request.headers.authorization, accessTokens(request.url))
       return yield* routed.pipe(
         Effect.provideService(CurrentCaller, caller),
@@ -103,8 +117,50 @@ export const makeApp = (
           )
       )
     )
-    return app
+    return observed(app)
   })
+
+// `/healthz` and `/readyz`, answered to anyone.
+const probes = (
+  options: TurnServerOptions.ResolvedOptions,
+  request: HttpServerRequest.HttpServerRequest
+): Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse, never, RedisStreams.RedisStreams>> => {
+  if (request.method !== "GET" && request.method !== "HEAD") return Option.none()
+  const path = request.url.split("?")[0]
+  return path === "/healthz"
+    ? Option.some(healthz)
+    : path === "/readyz"
+    ? Option.some(readyz(options.prefix, options.readyTimeoutMs))
+    : Option.none()
+}
+
+/**
+ * The app of the metrics port: `/metrics`, `/healthz` and `/readyz` without a token,
+ * 404 for anything else.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeMetricsApp = (
+  options: TurnServerOptions.ResolvedOptions
+): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams> =>
+  Effect.map(RedisStreams.RedisStreams, (redis) => {
+    const app: HttpApp.Default<never, never> = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const probe = probes(options, request)
+      if (Option.isSome(probe)) return yield* probe.value
+      if ((request.method === "GET" || request.method === "HEAD") && request.url.split("?")[0] === "/metrics") {
+        return yield* metrics
+      }
+      return toResponse(new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` }))
+    }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
+    return observed(app)
+  })
+
+// Serves an app; Effect's own per-request span is off (it would record the query
+// string, credentials included): `observed` makes a redacted one.
+const serveApp = (server: HttpServer.HttpServer, app: HttpApp.Default) =>
+  server.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
 
 /**
  * The server's address once it listens.
@@ -153,7 +209,9 @@ export const pageUrl = (
  * `InvalidServerOptions` (a malformed option, no token without `insecureLocal`, an
  * `insecureLocal` host that is not loopback), a `ConfigError` from reading
  * `SLUICE_API_TOKENS`, or a `ServeError` when the port cannot be bound. The
- * `HttpServer` it provides tells the bound address (`TurnServer.address`).
+ * `HttpServer` it provides tells the bound address (`TurnServer.address`). With
+ * `metricsPort`, a second server on that port answers `/metrics`, `/healthz` and
+ * `/readyz` (`makeMetricsApp`).
  *
  * @since 0.1.0
  * @category layers
@@ -168,7 +226,7 @@ export const layer = (
   Layer.unwrapEffect(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
     const serving = Layer.scopedDiscard(Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
-      yield* server.serve(yield* makeApp(resolved))
+      yield* serveApp(server, yield* makeApp(resolved))
       const where = HttpServer.formatAddress(server.address)
       yield* resolved.tokens.length === 0
         ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
@@ -183,5 +241,13 @@ export const layer = (
           onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs, scope))
         })
     })
-    return Layer.merge(Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen)), signer)
+    const api = Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen))
+    const metricsServer = resolved.metricsPort === undefined
+      ? Layer.empty
+      : Layer.scopedDiscard(Effect.gen(function*() {
+        const server = yield* HttpServer.HttpServer
+        yield* serveApp(server, yield* makeMetricsApp(resolved))
+        yield* Effect.logInfo(`serving metrics and health on ${HttpServer.formatAddress(server.address)}`)
+      })).pipe(Layer.provide(NodeHttpServer.layerServer(createServer, { ...listen, port: resolved.metricsPort })))
+    return Layer.mergeAll(api, metricsServer, signer)
   }))

@@ -48,6 +48,10 @@ export const Token = Schema.String.pipe(
  *   `GET /v1/turns`.
  * - `leaseCheckMs` (3000): how often a stream following a running turn checks its
  *   producer's lease; a lapsed lease ends the turn with `producer_lost`.
+ * - `metricsPort`: also serve `/metrics`, `/healthz` and `/readyz` on this port, on
+ *   the same host, without a token (for a scraper on a private network); `/metrics`
+ *   on the API port always needs a token. Absent by default; must differ from `port`.
+ * - `readyTimeoutMs` (1000): how long `/readyz` waits for Redis to answer.
  *
  * @since 0.1.0
  * @category schemas
@@ -70,7 +74,9 @@ export const TurnServerOptions = Schema.Struct({
   resumeMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => 5_000, exact: true }),
   listLimit: Schema.optionalWith(PositiveInt, { default: () => 20, exact: true }),
   maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true }),
-  leaseCheckMs: Schema.optionalWith(PositiveInt, { default: () => 3_000, exact: true })
+  leaseCheckMs: Schema.optionalWith(PositiveInt, { default: () => 3_000, exact: true }),
+  metricsPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
+  readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**
@@ -161,6 +167,9 @@ export const resolve = (
     )
     if (decoded.listLimit > decoded.maxListLimit) {
       return yield* invalid("InvalidOptions", `listLimit (${decoded.listLimit}) is above maxListLimit (${decoded.maxListLimit})`)
+    }
+    if (decoded.metricsPort !== undefined && decoded.metricsPort !== 0 && decoded.metricsPort === decoded.port) {
+      return yield* invalid("InvalidOptions", `metricsPort (${decoded.metricsPort}) is the API port`)
     }
     if (decoded.resumeBaseMs > decoded.resumeMaxMs) {
       return yield* invalid("InvalidOptions", `resumeBaseMs (${decoded.resumeBaseMs}) is above resumeMaxMs (${decoded.resumeMaxMs})`)

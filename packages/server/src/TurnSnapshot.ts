@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { StreamBMessage, UITurnEvent, UIUpsert } from "@sluice/core"
-import { type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
+import { ReadBudget, type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -160,12 +160,21 @@ export const fromPayloads = (
 }
 
 /**
- * How many entries one read takes while a snapshot is loaded.
+ * The most entries one read takes while a snapshot is loaded.
  *
  * @since 0.1.0
  * @category constants
  */
 export const pageSize = 1000
+
+/**
+ * About the most bytes one read takes while a snapshot is loaded (`ReadBudget`: each
+ * page's count is sized from the largest entry seen so far).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const pageBytes = ReadBudget.defaultMaxBytes
 
 const payloadOf = (key: string, entry: StreamEntry.StreamEntry): Effect.Effect<StreamBMessage.UIPayload, InvalidEntry> =>
   TurnEntry.toStreamBMessage(entry).pipe(
@@ -175,10 +184,12 @@ const payloadOf = (key: string, entry: StreamEntry.StreamEntry): Effect.Effect<S
   )
 
 /**
- * Loads the snapshot of a turn from its Stream B under `prefix`, reading
- * `pageSize` entries at a time. `None` when the stream does not exist (never written,
- * or expired). Fails with `InvalidEntry` for an entry that is not a valid
- * StreamBMessage.
+ * Loads the snapshot of a turn from its Stream B under `prefix`, in pages of at most
+ * `pageSize` entries and about `pageBytes` bytes. The fold keeps only the latest
+ * upsert of each item, so what a load holds is about the turn's final content plus one
+ * page, however many entries the stream has. `None` when the stream does not exist
+ * (never written, or expired). Fails with `InvalidEntry` for an entry that is not a
+ * valid StreamBMessage.
  *
  * @since 0.1.0
  * @category loading
@@ -191,11 +202,14 @@ export const load = (
     const redis = yield* RedisStreams.RedisStreams
     const key = TurnKeys.upsertsKey(prefix, turnId)
     const fold = folder(turnId)
+    const pages = ReadBudget.pager({ maxCount: pageSize, maxBytes: pageBytes })
     let start = "-"
     while (true) {
-      const page = yield* redis.xrange(key, start, "+", pageSize)
+      const count = pages.count()
+      const page = yield* redis.xrange(key, start, "+", count)
+      pages.seen(page)
       for (const entry of page) fold.add(entry.id, yield* payloadOf(key, entry))
-      if (page.length < pageSize) break
+      if (page.length < count) break
       start = `(${page[page.length - 1]!.id}`
     }
     const snapshot = fold.result()

@@ -39,3 +39,17 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
  * @since 0.2.0
  */
 export * as ViewerToken from "./ViewerToken.js"
+
+/**
+ * A turn's StreamEvents as the AI SDK's UI message stream.
+ *
+ * @since 0.3.0
+ */
+export * as UiMessageStream from "./UiMessageStream.js"
+
+/**
+ * The process's metrics as Prometheus text, as `GET /metrics` serves them.
+ *
+ * @since 0.2.0
+ */
+export * as Prometheus from "./Prometheus.js"

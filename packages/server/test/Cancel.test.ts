@@ -14,7 +14,7 @@ import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishEvents, publishUpserts, serve, serveWith, tokens } from "./support/harness.js"
+import { prefix, producer, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
 
 const key = ViewerToken.deriveKey(tokens)
 const auth = bearer(tokens[0])
@@ -69,10 +69,8 @@ describe("POST /v1/turns/:turnId/cancel", () => {
   it.scoped("a turn whose producer's lease lapsed is ended with producer_lost and is 409", () =>
     Effect.gen(function*() {
       const base = yield* serve()
-      const redis = yield* RedisStreams.RedisStreams
       const turnId = randomUUID()
-      yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000)
-      yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 6_000)
+      yield* unrenewedLease(turnId)
       yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 4))
       const produce = yield* producer(turnId, upsertMessages(turnId, 20))
       yield* produce.release(3)

@@ -227,6 +227,7 @@ function unavailable(): RedisStreams.RedisStreamsService {
     xadd: () => Effect.fail(fail("XADD")),
     xaddAll: () => Effect.fail(fail("XADD")),
     xrange: () => Effect.fail(fail("XRANGE")),
+    xdel: () => Effect.fail(fail("XDEL")),
     xlen: () => Effect.fail(fail("XLEN")),
     xlast: () => Effect.fail(fail("XREVRANGE")),
     setPx: () => Effect.fail(fail("SET")),

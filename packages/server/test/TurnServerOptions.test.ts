@@ -39,7 +39,8 @@ describe("TurnServerOptions.resolve", () => {
         resumeMaxMs: 5_000,
         listLimit: 20,
         maxListLimit: 100,
-        leaseCheckMs: 3_000
+        leaseCheckMs: 3_000,
+        readyTimeoutMs: 1_000
       })
     }))
 

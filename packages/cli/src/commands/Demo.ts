@@ -1,6 +1,6 @@
 /**
  * `sluice demo` (`pnpm demo`): the turn server on the embedded in-memory store (or Redis
- * at `REDIS_URL`), on
+ * at `--redis-url`), on
  * loopback behind a fresh bearer token, with the bundled sample transcripts
  * (`packages/cli/samples`) replayed as turns at a provider's pace, a couple at a time,
  * round after round; it prints the page's signed link and serves until Ctrl-C (or
@@ -8,12 +8,11 @@
  *
  * @since 0.1.0
  */
-import { Command, Options } from "@effect/cli"
+import { Command } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import type { ProviderName } from "@sluice/providers"
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { TurnKeys } from "@sluice/redis"
-import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,6 +22,7 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Serving from "../Serving.js"
@@ -111,29 +111,22 @@ const positive = (name: string, value: number): Effect.Effect<number, CliFailure
 export const command = Command.make(
   "demo",
   {
-    port: Options.integer("port").pipe(Options.withDescription("the port to listen on (0: any free port)"), Options.withDefault(8787)),
-    delayMs: Options.integer("delay-ms").pipe(
-      Options.withDescription("the mean delay between provider events (each is drawn from 2/3 to 4/3 of it)"),
-      Options.withDefault(30)
+    port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on (0: any free port)"),
+    delayMs: EnvOptions.integer(
+      "delay-ms",
+      "SLUICE_DELAY_MS",
+      30,
+      "the mean delay between provider events, in milliseconds (each is drawn from 2/3 to 4/3 of it)"
     ),
-    parallel: Options.integer("parallel").pipe(Options.withDescription("how many turns stream at once"), Options.withDefault(2)),
-    pauseMs: Options.integer("pause-ms").pipe(
-      Options.withDescription("the pause between two turns of one lane"),
-      Options.withDefault(2000)
-    ),
-    rounds: Options.integer("rounds").pipe(
-      Options.withDescription("how many rounds of the samples to play (default: until stopped)"),
-      Options.optional
-    ),
-    exitAfter: Options.integer("exit-after").pipe(
-      Options.withDescription("stop after this many seconds (for scripts and tests)"),
-      Options.optional
-    ),
-    linkTtlMinutes: Serving.linkTtlOption
+    parallel: EnvOptions.integer("parallel", "SLUICE_PARALLEL", 2, "how many turns stream at once"),
+    pauseMs: EnvOptions.integer("pause-ms", "SLUICE_PAUSE_MS", 2000, "the pause between two turns of one lane, in milliseconds"),
+    rounds: EnvOptions.optionalInteger("rounds", "SLUICE_ROUNDS", "how many rounds of the samples to play (default: until stopped)"),
+    exitAfter: EnvOptions.optionalInteger("exit-after", "SLUICE_EXIT_AFTER", "stop after this many seconds (for scripts and tests)"),
+    linkTtlMinutes: Serving.linkTtlOption,
+    redisUrl: EnvOptions.redisUrl
   },
   (args) =>
     Effect.gen(function* () {
-      const redisUrl = yield* Config.option(Config.string("REDIS_URL")).pipe(Effect.orElseSucceed(Option.none))
       if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
       if (args.pauseMs < 0) return yield* Effect.fail(badUsage("--pause-ms must not be negative"))
       const parallel = yield* positive("parallel", args.parallel)
@@ -147,7 +140,7 @@ export const command = Command.make(
       const api = url.slice(0, url.indexOf("/#"))
       yield* Output.line(
         [
-          `Sluice demo: the sample transcripts replayed as turns into ${Option.match(redisUrl, { onNone: () => "the embedded in-memory store (set REDIS_URL to use Redis)", onSome: (url) => `Redis at ${url}` })},`,
+          `Sluice demo: the sample transcripts replayed as turns into ${Publishing.storeName(args.redisUrl)},`,
           `${parallel} at a time, one provider event every ~${args.delayMs} ms.`,
           "",
           `  Open ${url}`,
@@ -171,6 +164,6 @@ export const command = Command.make(
       })
     }).pipe(
       Effect.scoped,
-      Effect.provide(Layer.provideMerge(Publishing.pipelineLayer(TurnKeys.defaultPrefix), Publishing.storeLayer))
+      Effect.provide(Layer.provideMerge(Publishing.pipelineLayer(TurnKeys.defaultPrefix), Publishing.storeLayer(args.redisUrl)))
     )
-).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (REDIS_URL, or the embedded store)"))
+).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (Redis at --redis-url, or the embedded store)"))

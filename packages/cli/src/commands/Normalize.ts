@@ -10,12 +10,23 @@ import type { FileSystem } from "@effect/platform"
 import { Accumulator, Summary } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
 import { Json, Sse } from "@sluice/core"
-import { type Normalizer, ProviderName, Providers } from "@sluice/providers"
+import { type Normalizer, ProviderName, Providers, TranscriptFormat } from "@sluice/providers"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type CliFailure, invalidInput } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Input from "../Input.js"
 import * as Output from "../Output.js"
+
+/**
+ * `--provider`, described as the command uses it.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const providerOption = (description: string) =>
+  EnvOptions.choice("provider", ProviderName.ProviderName.literals, "SLUICE_PROVIDER", description)
 
 /**
  * The provider option shared by the commands that read a provider's wire format.
@@ -23,9 +34,7 @@ import * as Output from "../Output.js"
  * @since 0.1.0
  * @category options
  */
-export const provider = Options.choice("provider", ProviderName.ProviderName.literals).pipe(
-  Options.withDescription("the wire API the input was recorded from")
-)
+export const provider = providerOption("the wire API the input was recorded from")
 
 /**
  * The recorded-input argument shared by the commands that read a transcript.
@@ -36,9 +45,34 @@ export const provider = Options.choice("provider", ProviderName.ProviderName.lit
 export const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
 
 /**
+ * Fails, exit code 1, when the file (not standard input, which is read once) looks
+ * like another format than `--provider` reads, naming the format it looks like.
+ *
+ * @since 0.2.0
+ * @category input
+ */
+export const checkFormat = (name: ProviderName.ProviderName, file: string): Effect.Effect<void, CliFailure, FileSystem.FileSystem> =>
+  file === "-"
+    ? Effect.void
+    : Input.bytes(file).pipe(
+        Stream.decodeText(),
+        Stream.runHead,
+        Effect.flatMap((head) => {
+          const detected = Option.flatMap(head, TranscriptFormat.detect)
+          if (Option.isNone(detected) || detected.value === TranscriptFormat.ofProvider(name)) return Effect.void
+          const looks = `${file} looks like ${TranscriptFormat.label(detected.value)}, not ${name}`
+          return Effect.fail(
+            invalidInput(
+              detected.value === "ai-sdk" ? `${looks}: sluice reads the providers' wire formats` : `${looks}: pass --provider ${detected.value}`
+            )
+          )
+        })
+      )
+
+/**
  * The events of a recorded response: SSE framed and normalized, or a non-streaming JSON
  * body decoded. Invalid input fails with exit code 1 and a message naming the line or
- * event.
+ * event, or the format the file looks like when that is not the provider's.
  *
  * @since 0.1.0
  * @category pipeline
@@ -53,6 +87,7 @@ export const events = (
   if (nonStreaming) {
     return Stream.unwrap(
       Effect.gen(function* () {
+        yield* checkFormat(name, file)
         const text = yield* Input.text(file)
         const body = Json.parseOrUndefined(text)
         if (body === undefined) return yield* Effect.fail(invalidInput(`${file} is not a JSON document`))
@@ -61,11 +96,12 @@ export const events = (
       })
     )
   }
-  return Input.bytes(file).pipe(
+  const decoded = Input.bytes(file).pipe(
     Sse.decode(),
     wire.normalize(options),
     Stream.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message)))
   )
+  return Stream.unwrap(Effect.as(checkFormat(name, file), decoded))
 }
 
 /**

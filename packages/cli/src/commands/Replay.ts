@@ -1,6 +1,6 @@
 /**
  * `sluice replay --provider P FILE`: a recorded transcript through the whole pipeline,
- * normalize -> Stream A, and -> upserts -> Stream B, into Redis when `REDIS_URL` is
+ * normalize -> Stream A, and -> upserts -> Stream B, into Redis when `--redis-url` is
  * set and the embedded in-memory store otherwise.
  *
  * @since 0.1.0
@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
@@ -96,21 +97,23 @@ export const command = Command.make(
     file: Normalize.file,
     turn: Publishing.turnOption,
     thread: Publishing.threadOption,
-    pace: Options.choice("pace", ["realtime", "fast"]).pipe(
-      Options.withDescription("realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"),
-      Options.withDefault("fast")
+    pace: EnvOptions.choiceOr(
+      "pace",
+      ["realtime", "fast"],
+      "SLUICE_PACE",
+      "fast",
+      "realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"
     ),
-    delayMs: Options.integer("delay-ms").pipe(
-      Options.withDescription("the delay between provider events at realtime pace"),
-      Options.withDefault(25)
-    ),
+    delayMs: EnvOptions.integer("delay-ms", "SLUICE_DELAY_MS", 25, "the delay between provider events at realtime pace, in milliseconds"),
     jsonl: Options.boolean("jsonl").pipe(Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")),
-    prefix: Publishing.prefixOption
+    prefix: Publishing.prefixOption,
+    redisUrl: EnvOptions.redisUrl
   },
   (args) =>
     Effect.gen(function* () {
       if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
       const context = yield* Publishing.contextOf(args.turn, args.thread)
+      yield* Normalize.checkFormat(args.provider, args.file)
       let messages = 0
       const turn = yield* replayTurn({
         provider: args.provider,
@@ -122,7 +125,9 @@ export const command = Command.make(
           return Output.line(args.jsonl ? JSON.stringify(message) : describe(message))
         }
       }).pipe(Effect.provide(Publishing.pipelineLayer(args.prefix)))
-      if (args.jsonl) return
-      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
-    }).pipe(Effect.provide(Publishing.storeLayer))
+      if (!args.jsonl) {
+        yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
+      }
+      yield* Publishing.failIfFailed(turn)
+    }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)))
 ).pipe(Command.withDescription("replay a recorded transcript through normalize, upserts and Redis Streams A and B"))

@@ -3,15 +3,16 @@
  * live turn, from the prompt to published upserts. The request goes to the provider
  * (retried with key rotation as `ProviderClient` does), the answer is printed as it
  * streams (reasoning dimmed on a terminal, tool calls shown), the turn is published
- * like `replay` does (Redis at `REDIS_URL`, else the embedded store), and the summary
+ * like `replay` does (Redis at `--redis-url`, else the embedded store), and the summary
  * ends the output. `--json` prints the summary only.
  *
  * Keys come from `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY` (several as a
  * comma-separated list, rotated in order); the base URL from `--base-url`, else
  * `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or `GEMINI_BASE_URL`, else the provider's.
  * A missing key or a base URL that is not an http(s) URL is bad usage (exit code 2).
- * A turn the provider ended with an error still exits 0: its summary says
- * `"status": "error"` and names the errors.
+ * A turn the provider ended with an error prints its summary in full (`"status":
+ * "error"`, the errors named) and exits 1. Retry notices are log lines, on standard
+ * error.
  *
  * @since 0.1.0
  */
@@ -23,10 +24,10 @@ import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Normalize from "./Normalize.js"
@@ -116,21 +117,24 @@ const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undef
 export const command = Command.make(
   "run",
   {
-    provider: Normalize.provider.pipe(Options.withDescription("the wire API to call")),
-    model: Options.text("model").pipe(Options.withDescription("the model id")),
-    system: Options.text("system").pipe(Options.withDescription("the system prompt"), Options.optional),
+    provider: Normalize.providerOption("the wire API to call"),
+    model: EnvOptions.requiredText("model", "SLUICE_MODEL", "the model id"),
+    system: EnvOptions.optionalText("system", "SLUICE_SYSTEM", "the system prompt"),
     baseUrl: Options.text("base-url").pipe(
       Options.withDescription("the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"),
       Options.optional
     ),
-    timeout: Options.integer("timeout").pipe(
-      Options.withDescription("seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"),
-      Options.withDefault(300)
+    timeout: EnvOptions.integer(
+      "timeout",
+      "SLUICE_TIMEOUT",
+      300,
+      "seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"
     ),
     json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
     turn: Publishing.turnOption,
     thread: Publishing.threadOption,
     prefix: Publishing.prefixOption,
+    redisUrl: EnvOptions.redisUrl,
     prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("the user's message"))
   },
   (args) =>
@@ -150,12 +154,8 @@ export const command = Command.make(
       const turn = yield* Publishing.publish(context, source, () => Effect.sync(() => void messages++)).pipe(
         Effect.provide(Publishing.pipelineLayer(args.prefix))
       )
-      if (args.json) return yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
-      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, turn })
-    }).pipe(
-      Effect.provide(Publishing.storeLayer),
-      Effect.provide(NodeHttpClient.layerUndici),
-      // retry notices go to standard error, never into the answer or the --json summary
-      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.stringLogger)))
-    )
+      if (args.json) yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
+      else yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
+      yield* Publishing.failIfFailed(turn)
+    }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(NodeHttpClient.layerUndici))
 ).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))

@@ -1,5 +1,5 @@
 /**
- * `sluice serve [--port N]`: the HTTP API over Redis Streams (`REDIS_URL`) or the
+ * `sluice serve [--port N]`: the HTTP API over Redis Streams (`--redis-url`) or the
  * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS`, and the turn
  * viewer page at `/`, whose signed link it prints.
  *
@@ -8,6 +8,7 @@
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as EnvOptions from "../EnvOptions.js"
 import * as Output from "../Output.js"
 import * as Serving from "../Serving.js"
 import * as Publishing from "../Publishing.js"
@@ -21,13 +22,14 @@ import * as Publishing from "../Publishing.js"
 export const command = Command.make(
   "serve",
   {
-    port: Options.integer("port").pipe(Options.withDescription("the port to listen on"), Options.withDefault(8787)),
-    host: Options.text("host").pipe(Options.withDescription("the address to bind (default: all; loopback with --insecure-local)"), Options.optional),
+    port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on"),
+    host: EnvOptions.optionalText("host", "SLUICE_HOST", "the address to bind: all addresses by default, loopback with --insecure-local"),
     insecureLocal: Options.boolean("insecure-local").pipe(
       Options.withDescription("serve without tokens, on loopback only (for local development)")
     ),
-    prefix: Options.text("prefix").pipe(Options.withDescription("the Redis key prefix"), Options.withDefault("codex")),
-    linkTtlMinutes: Serving.linkTtlOption
+    prefix: Publishing.prefixOption,
+    linkTtlMinutes: Serving.linkTtlOption,
+    redisUrl: EnvOptions.redisUrl
   },
   (args) =>
     Effect.gen(function* () {
@@ -45,5 +47,5 @@ export const command = Command.make(
           : `the turn viewer: ${url}\n  (a read-only link, valid for ${args.linkTtlMinutes} minutes; keep it to yourself)`
       )
       return yield* Effect.never
-    }).pipe(Effect.scoped, Effect.provide(Publishing.storeLayer))
+    }).pipe(Effect.scoped, Effect.provide(Publishing.storeLayer(args.redisUrl)))
 ).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots) and the turn viewer page"))

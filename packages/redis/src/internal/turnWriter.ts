@@ -6,6 +6,16 @@
  * our ids is checked against the entry Redis holds under it: the same fields mean the
  * entry landed on an earlier try whose reply was lost.
  *
+ * A target may name the slot each value fills (`slotOf`: an upsert's item). A value
+ * supersedes the one before it in its slot, and once both are confirmed the older
+ * entry is deleted (`XDEL`), alongside the next batch and when the stream ends: the
+ * stream keeps one entry per slot, and only entries of batches already confirmed are
+ * ever deleted, and a deleted id, below the stream's top id, is never written again.
+ * A refused id whose entry is absent is taken as landed when its value fills a slot:
+ * only a publication of this very turn (a retry, or the turn published again) can
+ * have deleted it, and a different turn under the same id is still told apart by the
+ * entries that stay (its first entry, its ending, each item's last upsert).
+ *
  * @internal
  */
 import { Backoff } from "@sluice/core"
@@ -37,6 +47,10 @@ export interface WriterTarget<A> {
   readonly turnId: string
   readonly stream: TurnKeys.TurnStream
   readonly toFields: (value: A) => Either.Either<Fields, PublishError>
+  /**
+   * The slot a value fills, if any: a later value of the same slot supersedes it.
+   */
+  readonly slotOf?: ((value: A) => string | undefined) | undefined
 }
 
 // A batch: values that passed `toFields`, the first of them under `0-<first>`. Only
@@ -70,6 +84,11 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
     let assigned = 0
     let written = 0
     let started = false
+    const slotOf = target.slotOf
+    // The id of each slot's latest confirmed entry, and the superseded ids not yet
+    // deleted.
+    const latest = new Map<string, string>()
+    let superseded: Array<string> = []
 
     const failure = (reason: PublishError["reason"], detail: string, extra: {
       readonly entryId?: string
@@ -97,7 +116,9 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
     }
 
     // Whether the entry Redis refused as too small is ours, written on an earlier try.
-    const landed = (entry: XAddEntry): Effect.Effect<void, RedisError | PublishError> =>
+    // An absent entry that fills a slot was superseded and deleted (by this writer, or
+    // by an earlier publication of the same turn).
+    const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
       Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
         const held = found[0]
         if (held !== undefined) {
@@ -105,6 +126,7 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
             ? Effect.void
             : Effect.fail(failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id }))
         }
+        if (slotOf?.(value) !== undefined) return Effect.void
         // Absent: trimmed by MAXLEN after it landed, or never written under this id.
         return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
           const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
@@ -139,7 +161,7 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
           const error = result.left
           if (error.reason === "IdTooSmall") {
             return Effect.zipRight(
-              Effect.suspend(() => landed(entryAt(batch, offset + i))),
+              Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
               Effect.suspend(() => {
                 confirmed++
                 return settle(results, offset, i + 1)
@@ -221,14 +243,47 @@ export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, ta
         values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
         first
       }
+      const write = slotOf === undefined ? writeBatch(batch, entries) : trimming(writeBatch(batch, entries), batch.first)
       return invalid === undefined
-        ? writeBatch(batch, entries)
-        : Effect.map(writeBatch(batch, entries), (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
+        ? write
+        : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
     }
 
-    const finish = Effect.suspend(() => started ? keep(false) : Effect.void).pipe(
+    // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
+    const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend(() => {
+      if (superseded.length === 0) return Effect.void
+      const ids = superseded
+      superseded = []
+      return Effect.tapError(redis.xdel(key, ids), () =>
+        Effect.sync(() => {
+          superseded = ids.concat(superseded)
+        }))
+    })
+
+    // A batch written while the entries superseded so far are deleted; then the slots
+    // of its confirmed values are recorded.
+    const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
+      Effect.map(
+        Effect.suspend(() =>
+          superseded.length === 0 ? write : Effect.zipLeft(write, Effect.ignore(deleteSuperseded), { concurrent: true })
+        ),
+        (out) => {
+          out.passed.forEach((value, i) => {
+            const slot = slotOf!(value)
+            if (slot === undefined) return
+            const previous = latest.get(slot)
+            if (previous !== undefined) superseded.push(previous)
+            latest.set(slot, entryIdAt(first + i))
+          })
+          return out
+        }
+      )
+
+    const finish = Effect.suspend(() => started ? Effect.zipRight(deleteSuperseded, keep(false)) : Effect.void).pipe(
       Effect.retry({ schedule, while: isUnavailable }),
-      Effect.mapError((error) => failure("RetriesExhausted", `setting the retention: ${error.message}`, { cause: error }))
+      Effect.mapError((error) =>
+        failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, { cause: error })
+      )
     )
 
     // Passes on what a piece confirmed, then goes on with `next` or fails.

@@ -20,7 +20,7 @@ import * as TurnEntry from "../../src/TurnEntry.js"
 import * as TurnKeys from "../../src/TurnKeys.js"
 import * as TurnPublisher from "../../src/TurnPublisher.js"
 import { type Fault, faulty } from "./faulty.js"
-import { streamEvents, upsertMessages } from "./turns.js"
+import { kept, streamEvents, upsertMessages } from "./turns.js"
 
 const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
 const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }
@@ -38,14 +38,15 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
 export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   layer(streams, { timeout: 60_000 })(name, (it) => {
     describe("Stream B", () => {
-      it.effect("writes every message once, in order, as contract 2 entries, and passes each on", () =>
+      it.effect("writes every message once, in order, as contract 2 entries, keeps each item's last upsert, and passes each on", () =>
         Effect.gen(function*() {
           const turnId = randomUUID()
           const messages = upsertMessages(turnId, 50)
           expect(yield* publishB(turnId, messages)).toStrictEqual(messages)
           const redis = yield* RedisStreams
           const raw = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
-          expect(raw.map((entry) => entry.id)).toStrictEqual(ids(50))
+          // the superseded upserts are deleted: the turn events and the item's last upsert stay
+          expect(raw.map((entry) => entry.id)).toStrictEqual(["0-1", "0-49", "0-50"])
           expect(raw[0]!.fields).toStrictEqual([
             ["eventId", messages[0]!.eventId],
             ["timestamp", String(messages[0]!.timestamp)],
@@ -53,9 +54,9 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             ["payloadType", "turn_event"],
             ["payload", messages[0]!.payload]
           ])
-          expect((yield* storedB(turnId)).map((stored) => stored.message)).toStrictEqual(messages)
-          expect(TurnEntry.isFinal(raw[49]!)).toBe(true)
-          expect(raw.slice(0, 49).some(TurnEntry.isFinal)).toBe(false)
+          expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
+          expect(TurnEntry.isFinal(raw[2]!)).toBe(true)
+          expect(raw.slice(0, 2).some(TurnEntry.isFinal)).toBe(false)
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
       it.effect("sets the retention on both the stream and the index of turns", () =>
@@ -77,9 +78,9 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const messages = upsertMessages(turnId, 400)
           expect((yield* publishB(turnId, messages)).length).toBe(400)
           const stored = yield* storedB(turnId)
-          expect(stored.length).toBeGreaterThanOrEqual(10)
+          expect(stored.length).toBeGreaterThanOrEqual(2)
           expect(stored.length).toBeLessThan(400)
-          expect(stored.map((s) => s.message)).toStrictEqual(messages.slice(400 - stored.length))
+          expect(stored).toStrictEqual(kept(messages).slice(-stored.length))
         }).pipe(Effect.provide(TurnPublisher.layer({ ...fast, maxLen: 10, maxInFlight: 4 }))))
 
       it.effect("publishing the same messages again changes nothing; other content under the turn is a Conflict", () =>
@@ -94,7 +95,51 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect(error.reason).toBe("Conflict")
           expect(error.entryId).toBe("0-1")
           expect(error.written).toBe(0)
-          expect((yield* storedB(turnId)).map((s) => s.message)).toStrictEqual(messages)
+          expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
+        }).pipe(Effect.provide(TurnPublisher.layer(fast))))
+
+      it.effect("a reader resuming after any id it saw, deleted since or not, ends with every item's full content once", () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const threadId = randomUUID()
+          const payload = (itemId: string, content: string, changeType: "created" | "updated" | "completed") =>
+            ({ type: "item_upsert", turnId, threadId, itemId, itemType: "message", changeType, content, origin: "agent" }) as const
+          const payloads: Array<StreamBMessage.UIPayload> = [{ type: "turn_started", turnId, threadId }]
+          let a = ""
+          let b = ""
+          for (let i = 0; i < 12; i++) {
+            a += `a${i} `
+            payloads.push(payload("a", a, i === 0 ? "created" : i === 11 ? "completed" : "updated"))
+            if (i % 3 === 0) {
+              b += `b${i} `
+              payloads.push(payload("b", b, i === 0 ? "created" : i === 9 ? "completed" : "updated"))
+            }
+          }
+          payloads.push({ type: "turn_completed", turnId, threadId, status: "complete" })
+          const messages = payloads.map((p, i) => StreamBMessage.wrap(p, randomUUID(), 1_700_000_000_000 + i))
+          yield* publishB(turnId, messages)
+          const redis = yield* RedisStreams
+          const key = TurnKeys.upsertsKey(prefix, turnId)
+          // the stream keeps each item's last upsert only
+          expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
+          for (let seen = 0; seen < messages.length; seen++) {
+            // what the reader had: the first `seen` entries as they were published
+            const items = new Map<string, string>()
+            const fold = (message: StreamBMessage.StreamBMessage) => {
+              const parsed = JSON.parse(message.payload) as { readonly itemId?: string; readonly content?: string }
+              if (parsed.itemId !== undefined && parsed.content !== undefined) items.set(parsed.itemId, parsed.content)
+            }
+            messages.slice(0, seen).forEach(fold)
+            const resumed = yield* redis.tail(key, { after: `0-${seen}`, until: TurnEntry.isFinal }).pipe(
+              Stream.runCollect,
+              Effect.map(Chunk.toReadonlyArray)
+            )
+            const ids = resumed.map((entry) => Number(entry.id.slice(2)))
+            expect(ids.every((id) => id > seen)).toBe(true)
+            for (const entry of resumed) fold(yield* TurnEntry.toStreamBMessage(entry))
+            expect(resumed.at(-1)?.id).toBe(`0-${messages.length}`)
+            expect(Object.fromEntries(items)).toStrictEqual({ a, b })
+          }
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
       it.effect("a message of another turn, a turn id that is not a UUID and bad options are typed errors", () =>
@@ -190,9 +235,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const messages = upsertMessages(turnId, 60)
           return Effect.gen(function*() {
             expect(yield* publishB(turnId, messages)).toStrictEqual(messages)
-            const stored = yield* storedB(turnId)
-            expect(stored.map((s) => s.id)).toStrictEqual(ids(60))
-            expect(stored.map((s) => s.message)).toStrictEqual(messages)
+            expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
             expect(injected.log.faults).toContain(fault)
           }).pipe(Effect.provide(publisher), Effect.provide(injected.layer))
         })
@@ -223,7 +266,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect(passed).toStrictEqual(messages.slice(0, first))
           expect(error.written).toBe(first)
           expect(error.entryId).toBe(`0-${first + 1}`)
-          expect((yield* storedB(turnId)).map((s) => s.message)).toStrictEqual(passed)
+          expect(yield* storedB(turnId)).toStrictEqual(kept(passed))
         }).pipe(
           Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 4 })),
           Effect.provide(injected.layer)
@@ -258,7 +301,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           yield* Deferred.succeed(gate, undefined)
           expect(Chunk.toReadonlyArray(yield* Fiber.join(run))).toStrictEqual(messages)
           expect(Math.max(...injected.log.batchSizes)).toBeLessThanOrEqual(4)
-          expect((yield* storedB(turnId)).length).toBe(100)
+          expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
         }))
     })
   })

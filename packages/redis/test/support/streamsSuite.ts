@@ -208,6 +208,49 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
         }))
     })
 
+    describe("xdel", () => {
+      it.effect("deletes the entries named; a deleted id stays below the top, a read after it resumes past it", () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams
+          const k = key("xdel")
+          for (let n = 1; n <= 5; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
+          expect(yield* redis.xdel(k, ["0-2", "0-4", "0-9"])).toBe(2)
+          expect(yield* redis.xdel(k, ["0-2"])).toBe(0)
+          expect(yield* redis.xdel(k, [])).toBe(0)
+          expect(yield* redis.xdel(key("none"), ["0-1"])).toBe(0)
+          expect(yield* redis.xlen(k)).toBe(3)
+          expect(numbers(yield* redis.xrange(k, "-", "+"))).toStrictEqual([1, 3, 5])
+          // never written again: the id is below the stream's top
+          expect(yield* reasonOf(redis.xadd(k, { id: "0-4", fields: fields(4) }))).toBe("IdTooSmall")
+          // a reader that saw a deleted id goes on with the entries after it
+          expect(numbers(yield* redis.xrange(k, "(0-2", "+"))).toStrictEqual([3, 5])
+          const tailed = yield* redis.tail(k, { after: "0-4", until: (entry) => entry.id === "0-5" }).pipe(Stream.runCollect)
+          expect(numbers(Chunk.toReadonlyArray(tailed))).toStrictEqual([5])
+          expect(yield* reasonOf(redis.xdel(k, ["nope"]))).toBe("Rejected")
+        }))
+    })
+
+    describe("tail reads bounded by bytes", () => {
+      it.effect("a read of large entries takes as many as the byte budget holds, every entry once, in order", () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams
+          const k = key("budget")
+          const big = "x".repeat(10_000)
+          for (let n = 1; n <= 40; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: [["n", String(n)], ["payload", big]] })
+          const chunks = yield* redis.tail(k, { maxBytes: 25_000, until: (entry) => entry.id === "0-40" }).pipe(
+            Stream.chunks,
+            Stream.runCollect
+          )
+          const sizes = Chunk.toReadonlyArray(chunks).map((chunk) => chunk.length)
+          // the first read is small (entry sizes unknown), then two 10 KB entries a read
+          expect(sizes[0]).toBeLessThanOrEqual(16)
+          expect(Math.max(...sizes.slice(1))).toBeLessThanOrEqual(2)
+          expect(numbers(Chunk.toReadonlyArray(chunks).flatMap(Chunk.toReadonlyArray))).toStrictEqual(
+            Array.from({ length: 40 }, (_, i) => i + 1)
+          )
+        }))
+    })
+
     describe("expiry", () => {
       it.effect("PEXPIRE sets a time to live that PTTL reports; zero deletes", () =>
         Effect.gen(function*() {

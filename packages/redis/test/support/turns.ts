@@ -57,3 +57,28 @@ export const streamEvents = (turnId: string, n: number): Array<StreamEvent.Strea
   }, randomUUID(), at(n)))
   return out
 }
+
+/**
+ * What Stream B keeps of `messages` published from `0-1` on: every turn event and the
+ * last upsert of each item, with their ids.
+ */
+export const kept = (
+  messages: ReadonlyArray<StreamBMessage.StreamBMessage>
+): Array<{ readonly id: string; readonly message: StreamBMessage.StreamBMessage }> => {
+  const itemOf = (message: StreamBMessage.StreamBMessage): string | undefined => {
+    const payload: unknown = JSON.parse(message.payload)
+    return typeof payload === "object" && payload !== null && "itemId" in payload && typeof payload.itemId === "string" &&
+        message.payloadType === "item_upsert"
+      ? payload.itemId
+      : undefined
+  }
+  const last = new Map<string, number>()
+  messages.forEach((message, i) => {
+    const item = itemOf(message)
+    if (item !== undefined) last.set(item, i)
+  })
+  return messages.flatMap((message, i) => {
+    const item = itemOf(message)
+    return item === undefined || last.get(item) === i ? [{ id: `0-${i + 1}`, message }] : []
+  })
+}

@@ -17,7 +17,9 @@ import { ApiError } from "../ApiError.js"
 import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
+import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
+import { observeFeed } from "./serverMetrics.js"
 import { summarize, TurnList } from "./turnSummary.js"
 
 /**
@@ -102,6 +104,31 @@ const resumePoint: Effect.Effect<
   })
 })
 
+// A stream of the turn followed from `after`, once the turn is known to have it and
+// the caller has a slot, with its key and the turn's id.
+const followed = (options: ResolvedOptions, context: StreamContext, stream: TurnKeys.TurnStream, after: string) =>
+  Effect.gen(function*() {
+    const turnId = yield* turnIdParam
+    const redis = yield* RedisStreams.RedisStreams
+    const key = TurnKeys.streamKey(options.prefix, turnId, stream)
+    const first = yield* Effect.catchAll(redis.xrange(key, "-", "+", 1), fromRedisError)
+    if (first.length === 0) {
+      return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
+    }
+    yield* context.slots.acquire((yield* CurrentCaller).caller)
+    return TurnFeed.follow(key, {
+      after,
+      blockMs: options.tailBlockMs,
+      resumeAttempts: options.resumeAttempts,
+      resumeBaseMs: options.resumeBaseMs,
+      resumeMaxMs: options.resumeMaxMs,
+      producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
+    }).pipe(Stream.provideService(RedisStreams.RedisStreams, redis))
+  })
+
+const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<string, string>>) =>
+  HttpServerResponse.stream(Stream.encodeText(body), { contentType: "text/event-stream; charset=utf-8", headers })
+
 /**
  * `GET /v1/turns/:turnId/upserts` and `/events`: the stream as SSE, from the resume
  * point, live until the turn ends.
@@ -112,30 +139,30 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
     const after = yield* resumePoint
-    const redis = yield* RedisStreams.RedisStreams
-    const key = TurnKeys.streamKey(options.prefix, turnId, stream)
-    const first = yield* Effect.catchAll(redis.xrange(key, "-", "+", 1), fromRedisError)
-    if (first.length === 0) {
-      return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
-    }
-    yield* context.slots.acquire((yield* CurrentCaller).caller)
-    const body = TurnFeed.follow(key, {
-      after,
-      blockMs: options.tailBlockMs,
-      resumeAttempts: options.resumeAttempts,
-      resumeBaseMs: options.resumeBaseMs,
-      resumeMaxMs: options.resumeMaxMs,
-      producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
-    }).pipe(
+    const entries = yield* followed(options, context, stream, after)
+    const body = entries.pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
       Stream.interruptWhen(context.closing),
-      Stream.encodeText,
-      Stream.provideService(RedisStreams.RedisStreams, redis)
+      observeFeed(stream, turnId)
     )
-    return HttpServerResponse.stream(body, {
-      contentType: "text/event-stream; charset=utf-8",
-      headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
-    })
+    return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
+  })
+
+/**
+ * `GET /v1/turns/:turnId/ui-message-stream`: the turn's Stream A from its start as the
+ * AI SDK's UI message stream (`UiMessageStream`), live until the turn ends, then
+ * `data: [DONE]`. A reader that comes back reads the turn again from its start.
+ *
+ * @internal
+ */
+export const uiMessageStream = (options: ResolvedOptions, context: StreamContext) =>
+  Effect.gen(function*() {
+    const entries = yield* followed(options, context, "events", "0-0")
+    const body = UiMessageStream.uiMessageSse(entries, {
+      heartbeatMs: options.heartbeatMs,
+      idleTimeoutMs: options.idleTimeoutMs
+    }).pipe(Stream.interruptWhen(context.closing))
+    return sseResponse(body, UiMessageStream.headers)
   })
 
 /**

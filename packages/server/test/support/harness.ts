@@ -3,7 +3,7 @@
  * in context, and publishing turns into that store.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import { RedisStreams, TurnPublisher } from "@sluice/redis"
+import { RedisStreams, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -34,7 +34,12 @@ export const serveWith = (
 /** `serveWith` the test tokens. */
 export const serve = (options: TurnServerOptions.Options = {}) => serveWith({ tokens: [...tokens], ...options })
 
-export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
+// Stream B keeps every upsert here, so that tests can follow a finished turn entry by
+// entry; Storage.test.ts publishes with the default (each item's last upsert).
+export const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0, keepSuperseded: true })
+
+/** The publisher with the default layout of Stream B: each item's last upsert. */
+export const trimmingPublisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0 })
 
 // Runs a publishing stream with the test publisher; what it passed on.
 const published = <A, E>(stream: Stream.Stream<A, E, TurnPublisher.TurnPublisher>) =>
@@ -97,3 +102,11 @@ export const producer = (
         )
     }
   })
+
+/** A producer's lease on a turn as `TurnLease.hold` takes it, never renewed: it lapses after `leaseMs`. */
+export const unrenewedLease = (turnId: string, leaseMs = 6_000) =>
+  Effect.flatMap(RedisStreams.RedisStreams, (redis) =>
+    Effect.zipRight(
+      redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000),
+      redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", leaseMs)
+    ))

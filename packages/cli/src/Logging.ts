@@ -1,0 +1,85 @@
+/**
+ * The command's log lines: every one on standard error, once, as `--log-format` says
+ * (`pretty` for people, `json` for log shippers: one JSON object a line), styled only
+ * when standard error shows styles.
+ *
+ * @since 0.2.0
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Inspectable from "effect/Inspectable"
+import * as Logger from "effect/Logger"
+import type * as LogLevel from "effect/LogLevel"
+import * as Schema from "effect/Schema"
+import * as Cause from "effect/Cause"
+import type * as Output from "./Output.js"
+
+/**
+ * How log lines are written.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const LogFormat = Schema.Literal("pretty", "json")
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type LogFormat = typeof LogFormat.Type
+
+const levelStyles: Partial<Record<LogLevel.LogLevel["label"], string>> = {
+  FATAL: "\x1b[1;31m",
+  ERROR: "\x1b[31m",
+  WARN: "\x1b[33m",
+  INFO: "\x1b[32m",
+  DEBUG: "\x1b[2m",
+  TRACE: "\x1b[2m"
+}
+
+const messageText = (message: unknown): string =>
+  (Array.isArray(message) ? message : [message]).map((part) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part, 0))).join(" ")
+
+const annotationText = (value: unknown): string => {
+  const text = typeof value === "string" ? value : Inspectable.toStringUnknown(value, 0)
+  return /[\s"=]/.test(text) ? JSON.stringify(text) : text
+}
+
+/**
+ * One log line for people: time, level, message, `key=value` annotations, the
+ * cause's first line; the level coloured when `styled`.
+ *
+ * @since 0.2.0
+ * @category loggers
+ */
+export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
+  Logger.make(({ annotations, cause, date, logLevel, message }) => {
+    const level = logLevel.label.padEnd(5)
+    const parts = [date.toISOString().slice(11, 23), styled ? `${levelStyles[logLevel.label] ?? ""}${level}\x1b[0m` : level, messageText(message)]
+    for (const [key, value] of annotations) parts.push(`${key}=${annotationText(value)}`)
+    if (!Cause.isEmpty(cause)) parts.push(`cause=${annotationText(Cause.pretty(cause).split("\n")[0] ?? "")}`)
+    return parts.join(" ")
+  })
+
+/**
+ * The logger writing every log line to standard error in `format`.
+ *
+ * @since 0.2.0
+ * @category loggers
+ */
+export const logger = (format: LogFormat, output: Output.Service): Logger.Logger<unknown, void> =>
+  Logger.map(format === "json" ? Logger.jsonLogger : prettyLine(output.stderrStyled), output.log)
+
+/**
+ * Runs `effect` with exactly this logger: Effect's default logger, and the pretty one a
+ * runtime's `runMain` puts in its place, are gone, so no line is written twice or to
+ * standard output.
+ *
+ * @since 0.2.0
+ * @category loggers
+ */
+export const withLogger =
+  (format: LogFormat, output: Output.Service) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(logger(format, output), Logger.tracerLogger))

@@ -1,0 +1,25 @@
+/**
+ * The command run in process, as the tests run it: the given environment as its
+ * configuration, its output collected.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Cli, Output } from "../../src/index.js"
+
+/** Runs `sluice ...args` with `env` for its environment; its exit code and what it wrote. */
+export const sluice = (
+  env: Record<string, string>,
+  args: ReadonlyArray<string>,
+  options: { readonly isTTY?: boolean; readonly stderrStyled?: boolean } = {}
+) =>
+  Effect.gen(function* () {
+    const output = Output.memory(options)
+    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
+      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.exit
+    )
+    return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
+  })

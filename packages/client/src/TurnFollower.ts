@@ -1,0 +1,185 @@
+/**
+ * Following a turn: its snapshot, then its live feed (`GET /v1/turns/:turnId/upserts`,
+ * read with `fetch` as a stream), resumed with `Last-Event-ID` after the last entry
+ * applied whenever the feed drops, with exponential backoff and full jitter between
+ * attempts. The state is a store: `getSnapshot()` returns the same object until
+ * something changes, `subscribe(listener)` tells each change, the pair that React's
+ * `useSyncExternalStore` takes.
+ *
+ * @since 0.1.0
+ */
+import { ClientError, fromThrown } from "./ClientError.js"
+import { readEvents, readJson, type RequestOptions, send, turnUrl } from "./internal/http.js"
+import * as Reconnect from "./Reconnect.js"
+import * as TurnState from "./TurnState.js"
+import { isSnapshot, isTurnEvent, isUpsert } from "./Wire.js"
+
+/**
+ * How to follow a turn.
+ *
+ * - `token`: a bearer token, or a signed page token (sent as `Authorization: Bearer`);
+ * - `fetch`: the `fetch` to use (the global one by default);
+ * - `signal`: stops following when aborted (as `close()` does);
+ * - `reconnect`: the backoff between attempts (`Reconnect.defaults`);
+ * - `random`, `sleep`: the jitter's source and the wait (tests give their own; the
+ *   default wait is the platform's timer).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FollowOptions extends RequestOptions {
+  readonly reconnect?: Reconnect.ReconnectOptions | undefined
+  readonly random?: (() => number) | undefined
+  readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
+}
+
+/**
+ * A followed turn.
+ *
+ * - `getSnapshot()`: the current `TurnState` (a stable reference between changes);
+ * - `subscribe(listener)`: calls `listener` after each change; returns the
+ *   unsubscribe function;
+ * - `done`: settles once following stops, with the last state (`connection`
+ *   `finished`, `failed` or `closed`); it never rejects;
+ * - `close()`: stops following.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnHandle {
+  readonly getSnapshot: () => TurnState.TurnState
+  readonly subscribe: (listener: () => void) => () => void
+  readonly done: Promise<TurnState.TurnState>
+  readonly close: () => void
+}
+
+// The platform's timer: the client carries no runtime of its own (no Effect Clock in
+// a browser bundle), so the wait between attempts is a plain timeout, cleared on abort.
+const platformSleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener("abort", done)
+      resolve()
+    }
+    signal.addEventListener("abort", done, { once: true })
+  })
+
+const parseData = (data: string, what: string): unknown => {
+  try {
+    return JSON.parse(data)
+  } catch {
+    throw new ClientError("unexpected_body", `a ${what} event's data is not JSON`)
+  }
+}
+
+/**
+ * Follows the turn `turnId` on the server at `baseUrl` (`http://host:port`, with or
+ * without a trailing slash): loads its snapshot, then, while it runs, its live feed.
+ * A dropped feed, a network failure, a 5xx, 408, 429 or `stream_error` is retried after
+ * `Reconnect.delayMs`, resuming after the last entry applied, so every entry is
+ * applied once; any other answer (401, 403, 404, a body that is not the API's) stops
+ * following with `connection: "failed"` and the error in `lastError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const followTurn = (baseUrl: string, turnId: string, options: FollowOptions = {}): TurnHandle => {
+  const controller = new AbortController()
+  const signal = controller.signal
+  const stop = () => controller.abort()
+  options.signal?.addEventListener("abort", stop, { once: true })
+  if (options.signal?.aborted === true) stop()
+  const request: RequestOptions = { token: options.token, fetch: options.fetch, signal }
+  const sleep = options.sleep ?? platformSleep
+  const maxAttempts = options.reconnect?.maxAttempts ?? Reconnect.defaults.maxAttempts
+  const listeners = new Set<() => void>()
+  let state = TurnState.initial(turnId)
+
+  const set = (next: TurnState.TurnState) => {
+    if (next === state) return
+    state = next
+    for (const listener of [...listeners]) listener()
+  }
+
+  // One attempt: the snapshot when none is loaded yet, then the feed until it closes.
+  // True when an event was applied (the backoff starts over).
+  const attempt = async (): Promise<boolean> => {
+    let progressed = false
+    if (state.lastEventId === undefined) {
+      const response = await send(turnUrl(baseUrl, turnId), request)
+      const snapshot = await readJson(response, isSnapshot, "a turn snapshot")
+      set(TurnState.fromSnapshot(state, snapshot))
+      progressed = true
+      if (TurnState.isEnded(state)) return progressed
+    }
+    const after = state.lastEventId ?? "0-0"
+    const response = await send(turnUrl(baseUrl, turnId, "/upserts"), request, {
+      headers: { accept: "text/event-stream", "last-event-id": after }
+    })
+    set(TurnState.withConnection(state, "live"))
+    await readEvents(response, (event) => {
+      if (event.event === "stream_error") {
+        throw new ClientError("stream_error", `the server lost the turn's stream: ${event.data}`)
+      }
+      if (event.id === undefined) return
+      if (event.event === "item_upsert") {
+        const upsert = parseData(event.data, "item_upsert")
+        if (!isUpsert(upsert)) throw new ClientError("unexpected_body", `entry ${event.id} is not an item upsert`)
+        set(TurnState.applyUpsert(state, event.id, upsert))
+      } else if (event.event === "turn_event") {
+        const turnEvent = parseData(event.data, "turn_event")
+        if (!isTurnEvent(turnEvent)) throw new ClientError("unexpected_body", `entry ${event.id} is not a turn event`)
+        set(TurnState.applyTurnEvent(state, event.id, turnEvent))
+      }
+      progressed = true
+    })
+    return progressed
+  }
+
+  const run = async (): Promise<TurnState.TurnState> => {
+    let failures = 0
+    while (!signal.aborted) {
+      try {
+        if (await attempt()) failures = 0
+        if (TurnState.isEnded(state)) {
+          set(TurnState.withConnection(state, "finished"))
+          return state
+        }
+        // the server closed the feed without ending the turn (it is shutting down, or
+        // the feed was idle too long): open it again
+        if (signal.aborted) break
+        set(TurnState.withConnection(state, "reconnecting"))
+      } catch (thrown) {
+        if (signal.aborted) break
+        const error = fromThrown(thrown)
+        if (!error.retryable) {
+          set(TurnState.withConnection(state, "failed", error))
+          return state
+        }
+        set(TurnState.withConnection(state, "reconnecting", error))
+      }
+      if (failures >= maxAttempts) {
+        const error = new ClientError("gave_up", `the turn's feed failed ${failures} times in a row`)
+        set(TurnState.withConnection(state, "failed", error))
+        return state
+      }
+      await sleep(Reconnect.delayMs(failures, options.reconnect, options.random), signal)
+      failures++
+    }
+    set(TurnState.withConnection(state, "closed"))
+    return state
+  }
+
+  return {
+    getSnapshot: () => state,
+    subscribe: (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    done: run().finally(() => options.signal?.removeEventListener("abort", stop)),
+    close: stop
+  }
+}

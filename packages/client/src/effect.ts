@@ -1,0 +1,39 @@
+/**
+ * `@sluice/client/effect`: following a turn as an Effect `Stream` of its states, for
+ * apps on Effect (the main entry carries no Effect runtime; this one does).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { type FollowOptions, followTurn } from "./TurnFollower.js"
+import type * as TurnState from "./TurnState.js"
+
+/**
+ * The states of the turn `turnId` as `followTurn` makes them, from the first to the
+ * last (`connection` `finished`, `failed` or `closed`), then the end of the stream.
+ * Interrupting the stream stops following.
+ *
+ * @since 0.1.0
+ * @category streams
+ */
+export const states = (
+  baseUrl: string,
+  turnId: string,
+  options: Omit<FollowOptions, "signal"> = {}
+): Stream.Stream<TurnState.TurnState> =>
+  Stream.asyncPush<TurnState.TurnState>((emit) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const handle = followTurn(baseUrl, turnId, options)
+        emit.single(handle.getSnapshot())
+        const unsubscribe = handle.subscribe(() => emit.single(handle.getSnapshot()))
+        void handle.done.then(() => emit.end())
+        return { handle, unsubscribe }
+      }),
+      ({ handle, unsubscribe }) =>
+        Effect.sync(() => {
+          unsubscribe()
+          handle.close()
+        })
+    ), { bufferSize: "unbounded" })

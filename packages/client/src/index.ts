@@ -1,0 +1,44 @@
+/**
+ * `@sluice/client`: a small client for apps that read Sluice turns, in browsers and
+ * Node. `followTurn` gives a turn's state from its snapshot and then its live feed,
+ * resuming by `Last-Event-ID` and reconnecting with backoff and jitter; `cancel` stops
+ * a running turn. No runtime dependency but `eventsource-parser`; the wire types come
+ * from `@sluice/core`'s schemas by type-only imports.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export { cancel } from "./Cancel.js"
+
+/**
+ * @since 0.1.0
+ */
+export { ClientError, type ClientErrorCode } from "./ClientError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Reconnect from "./Reconnect.js"
+
+/**
+ * @since 0.1.0
+ */
+export { type FollowOptions, followTurn, type TurnHandle } from "./TurnFollower.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TurnState from "./TurnState.js"
+
+/**
+ * @since 0.1.0
+ */
+export type { Connection } from "./TurnState.js"
+
+/**
+ * @since 0.1.0
+ */
+export type { Snapshot, TurnError, TurnEvent, TurnStatus, Upsert, Usage } from "./Wire.js"

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { states } from "../src/effect.js"
+
+const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
+const threadId = "7a1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
+
+const fetchOf = (bodies: Array<() => Response>): typeof globalThis.fetch => () => {
+  const next = bodies.shift()
+  return next === undefined ? Promise.reject(new Error("no more replies")) : Promise.resolve(next())
+}
+
+describe("states", () => {
+  it.effect("streams each state of the turn, ending with the last", () =>
+    Effect.gen(function*() {
+      const snapshot = { turnId, status: "streaming", items: [], lastEventId: "0-1" }
+      const upsert = { type: "item_upsert", turnId, threadId, itemId: "a", itemType: "message", changeType: "completed", content: "Hi" }
+      const done = { type: "turn_completed", turnId, threadId, status: "complete" }
+      const fetch = fetchOf([
+        () => new Response(JSON.stringify(snapshot)),
+        () =>
+          new Response(
+            `id: 0-2\nevent: item_upsert\ndata: ${JSON.stringify(upsert)}\n\nid: 0-3\nevent: turn_event\ndata: ${JSON.stringify(done)}\n\n`
+          )
+      ])
+      const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(states("http://sluice.test", turnId, { fetch })))
+      expect(seen.map((state) => [state.connection, state.lastEventId ?? null])).toStrictEqual([
+        ["loading", null],
+        ["loading", "0-1"],
+        ["live", "0-1"],
+        ["live", "0-2"],
+        ["live", "0-3"],
+        ["finished", "0-3"]
+      ])
+      expect(seen.at(-1)?.items.map((item) => item.content)).toStrictEqual(["Hi"])
+    }))
+
+  it.effect("taking fewer states stops following", () =>
+    Effect.gen(function*() {
+      const fetch: typeof globalThis.fetch = (_input, init) =>
+        new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))))
+      const first = yield* Stream.runCollect(Stream.take(states("http://sluice.test", turnId, { fetch }), 1))
+      expect(Chunk.toReadonlyArray(first).map((state) => state.connection)).toStrictEqual(["loading"])
+    }))
+})

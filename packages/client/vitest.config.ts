@@ -1,0 +1,3 @@
+import { sluiceProject } from "../../scripts/vitestProject.js"
+
+export default sluiceProject("client")

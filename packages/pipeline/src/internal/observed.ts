@@ -1,0 +1,53 @@
+/**
+ * What the pipeline adds to a turn's events for the operator: the caller's trace
+ * context on every event, and the event and turn counters.
+ *
+ * @internal
+ */
+import type { StreamEvent } from "@sluice/core"
+import { TurnMetrics } from "@sluice/redis"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Stream from "effect/Stream"
+
+/**
+ * Gives every event without a `traceparent` the turn's trace context (events made
+ * elsewhere, `TurnSource.events`, may not carry it); events pass unchanged when the
+ * turn has none.
+ *
+ * @internal
+ */
+export const withTraceContext = <E, R>(
+  self: Stream.Stream<StreamEvent.StreamEvent, E, R>,
+  traceContext: StreamEvent.TraceContext | undefined
+): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+  traceContext?.traceparent === undefined
+    ? self
+    : Stream.map(self, (event) =>
+      event.trace_context.traceparent === undefined ? { ...event, trace_context: traceContext } : event)
+
+/**
+ * Counts the events written to Stream A by type, and the turn as ended by the status
+ * of its `response_done`; per chunk, so the chunks pass on whole.
+ *
+ * @internal
+ */
+export const countEvents = <E, R>(
+  self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+  Stream.mapChunksEffect(self, (chunk) =>
+    Effect.suspend(() => {
+      const byType = new Map<string, number>()
+      const ended: Array<string> = []
+      for (const event of chunk) {
+        byType.set(event.type, (byType.get(event.type) ?? 0) + 1)
+        if (event.payload.type === "response_done") ended.push(event.payload.status)
+      }
+      return Effect.as(
+        Effect.zipRight(
+          Effect.forEach(byType, ([type, count]) => Metric.incrementBy(TurnMetrics.events(type), count), { discard: true }),
+          Effect.forEach(ended, (status) => Metric.increment(TurnMetrics.turnsEnded(status)), { discard: true })
+        ),
+        chunk
+      )
+    }))

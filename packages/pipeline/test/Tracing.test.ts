@@ -1,0 +1,165 @@
+/**
+ * A replayed turn, traced: its spans form the expected tree under the caller's
+ * `traceparent` (captured with OpenTelemetry's in-memory exporter through
+ * `Tracing.layer`), every event carries the traceparent, and the turn metrics count it.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { RedisStreams, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Stream from "effect/Stream"
+import { readFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import { join } from "node:path"
+import { TraceParent, Tracing, TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
+
+const prefix = "tracing-test"
+const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+const traceparent = `00-${traceId}-00f067aa0ba902b7-01`
+
+const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId
+
+describe("Tracing", () => {
+  it.effect("a turn's spans are children of the caller's traceparent, one per stage", () => {
+    const exporter = new InMemorySpanExporter()
+    const layer = TurnPipeline.layer({ publisher: { prefix } }).pipe(
+      Layer.provideMerge(RedisStreamsMemory.layer),
+      Layer.provideMerge(Tracing.layer(new SimpleSpanProcessor(exporter)))
+    )
+    return Effect.gen(function*() {
+      const context = yield* TurnContext.make({ traceparent, tracestate: "vendor=1" })
+      const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      expect(result.turn.status).toBe("complete")
+
+      const spans = exporter.getFinishedSpans()
+      const turn = spans.find((span) => span.name === "sluice.turn")
+      expect(turn).toBeDefined()
+      expect(turn!.spanContext().traceId).toBe(traceId)
+      expect(parentOf(turn!)).toBe("00f067aa0ba902b7")
+      expect(turn!.attributes["sluice.turn_id"]).toBe(context.turnId)
+      expect(turn!.attributes["sluice.status"]).toBe("complete")
+      const stages = spans.filter((span) => parentOf(span) === turn!.spanContext().spanId).map((span) => span.name)
+      expect(new Set(stages)).toStrictEqual(
+        new Set(["sluice.normalize", "sluice.publish.events", "sluice.upserts", "sluice.publish.upserts"])
+      )
+      expect(spans.every((span) => span.spanContext().traceId === traceId)).toBe(true)
+
+      // every event of Stream A carries the caller's trace context
+      const redis = yield* RedisStreams.RedisStreams
+      const entries = yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+")
+      const events = yield* Effect.forEach(entries, TurnEntry.toStreamEvent)
+      expect(events.length).toBeGreaterThan(3)
+      for (const event of events) {
+        expect(event.trace_context).toStrictEqual({ traceparent, tracestate: "vendor=1" })
+      }
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("events made elsewhere get the turn's trace context too", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make({ traceparent })
+      const made = TurnSource.sse("anthropic", Stream.make(transcript))
+      // a source that ignores the context's trace context
+      const source = TurnSource.events(({ traceContext: _, ...ctx }) => made(ctx))
+      yield* TurnPipeline.run(context, source)
+      const redis = yield* RedisStreams.RedisStreams
+      const entries = yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+")
+      const events = yield* Effect.forEach(entries, TurnEntry.toStreamEvent)
+      expect(events.map((event) => event.trace_context.traceparent)).toStrictEqual(events.map(() => traceparent))
+    }).pipe(Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))))
+
+  it.effect("a bad traceparent is a typed error naming it", () =>
+    Effect.gen(function*() {
+      const bad = yield* Effect.flip(TurnContext.make({ traceparent: "00-xyz-00f067aa0ba902b7-01" }))
+      expect(bad._tag).toBe("InvalidTurnContext")
+      expect(bad.message).toContain("traceparent")
+      const zeros = yield* Effect.flip(TraceParent.parse(`00-${"0".repeat(32)}-00f067aa0ba902b7-01`))
+      expect(zeros._tag).toBe("InvalidTraceParent")
+      expect(zeros.message).toContain("trace id is all zeros")
+      const version = yield* Effect.flip(TraceParent.parse(`ff-${traceId}-00f067aa0ba902b7-01`))
+      expect(version.message).toContain("version ff")
+      expect(yield* TraceParent.parse(traceparent)).toBe(traceparent)
+    }))
+
+  it.effect("the turn metrics count a turn: started, ended by status, events, entries per stream", () =>
+    Effect.gen(function*() {
+      const read = Effect.gen(function*() {
+        const pairs = yield* Metric.snapshot
+        const value = (name: string, tag?: readonly [string, string]) =>
+          pairs
+            .filter((pair) =>
+              pair.metricKey.name === name &&
+              (tag === undefined || pair.metricKey.tags.some((t) => t.key === tag[0] && t.value === tag[1])))
+            .reduce((sum, pair) => sum + ("count" in pair.metricState ? Number(pair.metricState.count) : 0), 0)
+        return {
+          started: value("sluice_turns_started_total"),
+          complete: value("sluice_turns_ended_total", ["status", "complete"]),
+          events: value("sluice_events_total"),
+          a: value("sluice_stream_entries_total", ["stream", "events"]),
+          b: value("sluice_stream_entries_total", ["stream", "upserts"]),
+          latency: value("sluice_publish_latency_seconds")
+        }
+      })
+      const before = yield* read
+      const context = yield* TurnContext.make()
+      const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      const after = yield* read
+      const redis = yield* RedisStreams.RedisStreams
+      const a = yield* redis.xlen(TurnKeys.eventsKey(prefix, context.turnId))
+      expect(after.started - before.started).toBe(1)
+      expect(after.complete - before.complete).toBe(1)
+      expect(after.events - before.events).toBe(a)
+      expect(after.a - before.a).toBe(a)
+      expect(after.b - before.b).toBe(result.messages)
+      expect(after.latency - before.latency).toBeGreaterThan(0)
+    }).pipe(Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))))
+})
+
+describe("Tracing.layerFromEnv", () => {
+  it.scopedLive("exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, nothing when it is unset", () =>
+    Effect.gen(function*() {
+      const received: Array<{ readonly path: string; readonly body: string }> = []
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Server>((resume) => {
+          const made = createServer((request, response) => {
+            let body = ""
+            request.on("data", (chunk: Buffer) => {
+              body += chunk.toString("utf8")
+            })
+            request.on("end", () => {
+              received.push({ path: request.url ?? "", body })
+              response.writeHead(200, { "content-type": "application/json" }).end("{}")
+            })
+          })
+          made.listen(0, "127.0.0.1", () => {
+            resume(Effect.succeed(made))
+          })
+        }),
+        (made) =>
+          Effect.async<void>((resume) => {
+            made.close(() => resume(Effect.void))
+          })
+      )
+      const address = server.address()
+      if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
+      const endpoint = `http://127.0.0.1:${address.port}/`
+      const traced = (env: ReadonlyArray<readonly [string, string]>) =>
+        Effect.void.pipe(
+          Effect.withSpan("operating.check", { attributes: { "check.id": "exported" } }),
+          Effect.provide(Tracing.layerFromEnv),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+        )
+      // unset: the layer is empty, nothing is sent
+      yield* traced([])
+      expect(received).toStrictEqual([])
+      // set: the span is flushed to <endpoint>/v1/traces when the layer closes
+      yield* traced([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint], ["OTEL_SERVICE_NAME", "sluice-test"]])
+      expect(received.map((request) => request.path)).toStrictEqual(["/v1/traces"])
+      expect(received[0]!.body).toContain("operating.check")
+      expect(received[0]!.body).toContain("sluice-test")
+    }), 60_000)
+})

@@ -1,0 +1,332 @@
+/**
+ * A turn's StreamEvents as the AI SDK's UI message stream (protocol `v1`): the chunks
+ * an AI SDK UI (`useChat`, `readUIMessageStream`) folds into one assistant message.
+ * A pure, stateful mapping, event by event:
+ *
+ * | StreamEvent | chunks |
+ * |---|---|
+ * | `response_start` | `start` (`messageId` = the response id), `start-step` |
+ * | message `item_start`, `item_delta`, `item_done` | `text-start`, `text-delta`, `source-url` per web source, `text-end` |
+ * | reasoning items | `reasoning-start`, `reasoning-delta`, `reasoning-end` |
+ * | function call items | `tool-input-start`, `tool-input-delta`, `tool-input-available` (`providerExecuted` kept) |
+ * | function call output `item_done` | `tool-output-available`, or `tool-output-error` when it failed |
+ * | error items, `item_error`, `response_error` | `error` |
+ * | `response_done` | `finish-step`, then `finish` (complete, error) or `abort` (aborted, cancelled) |
+ *
+ * A call's `toolCallId` is its item id, so its output (which names the call by
+ * `call_id`) lands on it. User and system messages, script executions and compactions
+ * have no place in an assistant message and are left out.
+ *
+ * @since 0.3.0
+ */
+import { Json, type StreamEvent } from "@sluice/core"
+import { type RedisError, type StreamEntry, TurnEntry } from "@sluice/redis"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as TurnFeed from "./TurnFeed.js"
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const chunk = <T extends string, F extends Schema.Struct.Fields>(type: T, fields: F) =>
+  Schema.Struct({ type: Schema.Literal(type), ...fields })
+
+/**
+ * The chunks this mapping sends, a subset of the AI SDK's `uiMessageChunkSchema`.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const UiMessageChunk = Schema.Union(
+  chunk("start", { messageId: optional(Schema.String) }),
+  chunk("start-step", {}),
+  chunk("text-start", { id: Schema.String }),
+  chunk("text-delta", { id: Schema.String, delta: Schema.String }),
+  chunk("text-end", { id: Schema.String }),
+  chunk("reasoning-start", { id: Schema.String }),
+  chunk("reasoning-delta", { id: Schema.String, delta: Schema.String }),
+  chunk("reasoning-end", { id: Schema.String }),
+  chunk("tool-input-start", { toolCallId: Schema.String, toolName: Schema.String, providerExecuted: optional(Schema.Boolean) }),
+  chunk("tool-input-delta", { toolCallId: Schema.String, inputTextDelta: Schema.String }),
+  chunk("tool-input-available", {
+    toolCallId: Schema.String,
+    toolName: Schema.String,
+    input: Json.JsonValue,
+    providerExecuted: optional(Schema.Boolean)
+  }),
+  chunk("tool-output-available", { toolCallId: Schema.String, output: Json.JsonValue, providerExecuted: optional(Schema.Boolean) }),
+  chunk("tool-output-error", { toolCallId: Schema.String, errorText: Schema.String, providerExecuted: optional(Schema.Boolean) }),
+  chunk("source-url", { sourceId: Schema.String, url: Schema.String, title: optional(Schema.String) }),
+  chunk("error", { errorText: Schema.String }),
+  chunk("finish-step", {}),
+  chunk("finish", { finishReason: optional(Schema.Literal("stop", "length", "content-filter", "tool-calls", "error", "other")) }),
+  chunk("abort", { reason: optional(Schema.String) })
+).annotations({ identifier: "UiMessageChunk" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type UiMessageChunk = typeof UiMessageChunk.Type
+
+/**
+ * The response headers of a UI message stream (the AI SDK's
+ * `UI_MESSAGE_STREAM_HEADERS`).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const headers = {
+  "cache-control": "no-cache, no-transform",
+  "x-vercel-ai-ui-message-stream": "v1",
+  "x-accel-buffering": "no"
+} as const
+
+/**
+ * The SSE text of a chunk: `data: <json>`.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const encode = (chunk: UiMessageChunk): string => `data: ${JSON.stringify(chunk)}\n\n`
+
+/**
+ * The last line of every UI message stream.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const done = "data: [DONE]\n\n"
+
+type Open = { readonly kind: "text" | "reasoning" } | { readonly kind: "tool"; readonly name: string }
+
+/**
+ * The mapping's state: the parts open, and the item id of each call by its `call_id`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface State {
+  readonly open: ReadonlyMap<string, Open>
+  readonly calls: ReadonlyMap<string, string>
+}
+
+/**
+ * The state before the first event.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const initial: State = { open: new Map(), calls: new Map() }
+
+const withOpen = (state: State, id: string, open: Open | undefined): State => {
+  const next = new Map(state.open)
+  if (open === undefined) next.delete(id)
+  else next.set(id, open)
+  return { ...state, open: next }
+}
+
+// The chunk that closes an open part (a tool call's input stays as streamed).
+const closing = (id: string, open: Open): ReadonlyArray<UiMessageChunk> =>
+  open.kind === "text"
+    ? [{ type: "text-end", id }]
+    : open.kind === "reasoning"
+    ? [{ type: "reasoning-end", id }]
+    : []
+
+const closeAll = (state: State): ReadonlyArray<UiMessageChunk> => [...state.open].flatMap(([id, open]) => closing(id, open))
+
+const errorText = (error: { readonly code: string; readonly message: string }) => `${error.code}: ${error.message}`
+
+const itemStart = (state: State, start: StreamEvent.PayloadOf<"item_start">): readonly [State, ReadonlyArray<UiMessageChunk>] => {
+  const id = start.item_id
+  const initial = start.initial_content ?? ""
+  switch (start.item_type) {
+    case "message":
+      if (start.origin === "user" || start.origin === "system") return [state, []]
+      return [withOpen(state, id, { kind: "text" }), [
+        { type: "text-start", id },
+        ...(initial === "" ? [] : [{ type: "text-delta" as const, id, delta: initial }])
+      ]]
+    case "reasoning":
+      return [withOpen(state, id, { kind: "reasoning" }), [
+        { type: "reasoning-start", id },
+        ...(initial === "" ? [] : [{ type: "reasoning-delta" as const, id, delta: initial }])
+      ]]
+    case "function_call": {
+      const name = start.name ?? "unknown"
+      const args = start.arguments ?? initial
+      return [withOpen(state, id, { kind: "tool", name }), [
+        { type: "tool-input-start", toolCallId: id, toolName: name },
+        ...(args === "" ? [] : [{ type: "tool-input-delta" as const, toolCallId: id, inputTextDelta: args }])
+      ]]
+    }
+    default:
+      return [state, []]
+  }
+}
+
+const itemDelta = (state: State, delta: StreamEvent.PayloadOf<"item_delta">): ReadonlyArray<UiMessageChunk> => {
+  const id = delta.item_id
+  const open = state.open.get(id)
+  if (open === undefined || delta.delta_content === "") return []
+  switch (open.kind) {
+    case "text":
+      return [{ type: "text-delta", id, delta: delta.delta_content }]
+    case "reasoning":
+      return [{ type: "reasoning-delta", id, delta: delta.delta_content }]
+    case "tool":
+      return [{ type: "tool-input-delta", toolCallId: id, inputTextDelta: delta.delta_content }]
+  }
+}
+
+const providerExecuted = (flag: boolean | undefined) => (flag === undefined ? {} : { providerExecuted: flag })
+
+const itemDone = (state: State, done: StreamEvent.PayloadOf<"item_done">): readonly [State, ReadonlyArray<UiMessageChunk>] => {
+  const item = done.final_item
+  const id = done.item_id
+  const open = state.open.get(id)
+  const closed = withOpen(state, id, undefined)
+  switch (item.type) {
+    case "message": {
+      if (item.origin !== "agent") return [closed, []]
+      // an item that never started streaming arrives whole
+      const opening: ReadonlyArray<UiMessageChunk> = open === undefined
+        ? [{ type: "text-start", id }, ...(item.content === "" ? [] : [{ type: "text-delta" as const, id, delta: item.content }])]
+        : []
+      const sources = (item.sources ?? []).flatMap((source, i): ReadonlyArray<UiMessageChunk> =>
+        source.kind === "url" && source.url !== undefined
+          ? [{ type: "source-url", sourceId: `${id}:${i}`, url: source.url, ...(source.title === undefined ? {} : { title: source.title }) }]
+          : []
+      )
+      return [closed, [...opening, ...sources, { type: "text-end", id }]]
+    }
+    case "reasoning":
+      return [closed, [
+        ...(open === undefined
+          ? [{ type: "reasoning-start" as const, id }, ...(item.content === "" ? [] : [{ type: "reasoning-delta" as const, id, delta: item.content }])]
+          : []),
+        { type: "reasoning-end", id }
+      ]]
+    case "function_call": {
+      const calls = new Map(state.calls).set(item.call_id, id)
+      return [{ ...closed, calls }, [
+        ...(open === undefined ? [{ type: "tool-input-start" as const, toolCallId: id, toolName: item.name }] : []),
+        {
+          type: "tool-input-available",
+          toolCallId: id,
+          toolName: item.name,
+          input: item.arguments === "" ? {} : Json.parseOrString(item.arguments),
+          ...providerExecuted(item.provider_executed)
+        }
+      ]]
+    }
+    case "function_call_output": {
+      const toolCallId = state.calls.get(item.call_id) ?? item.call_id
+      return [closed, [
+        item.success
+          ? { type: "tool-output-available", toolCallId, output: Json.parseOrString(item.output), ...providerExecuted(item.provider_executed) }
+          : { type: "tool-output-error", toolCallId, errorText: item.output, ...providerExecuted(item.provider_executed) }
+      ]]
+    }
+    case "error":
+      return [closed, [{ type: "error", errorText: errorText(item) }]]
+    default:
+      return [closed, open === undefined ? [] : closing(id, open)]
+  }
+}
+
+/**
+ * One step of the mapping: the state after `event`, and the chunks it makes.
+ *
+ * @since 0.3.0
+ * @category mapping
+ */
+export const step = (state: State, event: StreamEvent.StreamEvent): readonly [State, ReadonlyArray<UiMessageChunk>] => {
+  const payload = event.payload
+  switch (payload.type) {
+    case "response_start":
+      return [state, [{ type: "start", messageId: payload.response_id }, { type: "start-step" }]]
+    case "item_start":
+      return itemStart(state, payload)
+    case "item_delta":
+      return [state, itemDelta(state, payload)]
+    case "item_done":
+      return itemDone(state, payload)
+    case "item_error": {
+      const open = state.open.get(payload.item_id)
+      return [withOpen(state, payload.item_id, undefined), [
+        ...(open === undefined ? [] : closing(payload.item_id, open)),
+        { type: "error", errorText: errorText(payload.error) }
+      ]]
+    }
+    case "item_cancelled": {
+      const open = state.open.get(payload.item_id)
+      return [withOpen(state, payload.item_id, undefined), open === undefined ? [] : closing(payload.item_id, open)]
+    }
+    case "response_done": {
+      const ending: UiMessageChunk = payload.status === "aborted" || payload.status === "cancelled"
+        ? { type: "abort", reason: payload.status }
+        : { type: "finish", finishReason: payload.finish_reason ?? (payload.status === "error" ? "error" : "stop") }
+      return [initial, [...closeAll(state), { type: "finish-step" }, ending]]
+    }
+    case "response_error":
+      return [initial, [
+        ...closeAll(state),
+        { type: "error", errorText: errorText(payload.error) },
+        { type: "finish-step" },
+        { type: "finish", finishReason: "error" }
+      ]]
+  }
+}
+
+/**
+ * The UI message chunks of a stream of StreamEvents, in order.
+ *
+ * @since 0.3.0
+ * @category mapping
+ */
+export const chunks = <E, R>(events: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<UiMessageChunk, E, R> =>
+  events.pipe(
+    Stream.mapAccum(initial, step),
+    Stream.flattenIterables
+  )
+
+const failureText = (error: RedisError.RedisError | ParseResult.ParseError): string =>
+  ParseResult.isParseError(error)
+    ? `invalid_entry: an entry is not a StreamEvent: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+    : `redis_unavailable: the turn's stream was lost: ${error.message}`
+
+/**
+ * The SSE text of a followed Stream A as a UI message stream: the opening comment, a
+ * `data:` line per chunk, `: ping` every `heartbeatMs` (the AI SDK's reader skips
+ * comments), and `data: [DONE]` after the turn's last event. When following fails for
+ * good (Redis lost past the retries, an entry that is not a StreamEvent) it sends an
+ * `error` chunk and ends without `[DONE]`; after `idleTimeoutMs` without an event it
+ * ends without either (a reader comes back for the turn again).
+ *
+ * @since 0.3.0
+ * @category streams
+ */
+export const uiMessageSse = <R>(
+  entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>,
+  options: TurnFeed.SseOptions
+): Stream.Stream<string, never, R> => {
+  const frames = entries.pipe(
+    Stream.timeout(Duration.millis(options.idleTimeoutMs)),
+    Stream.mapEffect(TurnEntry.toStreamEvent),
+    chunks,
+    // the turn's ending is its last chunk: `[DONE]` follows it
+    Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk))),
+    Stream.catchAll((error) =>
+      Stream.unwrap(Effect.as(
+        Effect.logWarning(`closing a UI message stream: ${error.message}`),
+        Stream.make(encode({ type: "error", errorText: failureText(error) }))
+      )))
+  )
+  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(TurnFeed.ping))
+  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(TurnFeed.opening)))
+}

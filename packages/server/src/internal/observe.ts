@@ -1,0 +1,104 @@
+/**
+ * Every request observed: a span, one access log line, and the request metrics.
+ * Neither the span nor the log ever holds a credential: query parameters that carry
+ * one (`access_token` and any `*token*`, `*key*`, `*secret*`, `*password*`) are
+ * replaced by `REDACTED`, and no header is recorded.
+ *
+ * @internal
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import { httpDuration, httpRequests, snapshotBytes } from "./serverMetrics.js"
+
+const secretParam = /token|key|secret|password|auth/i
+
+/**
+ * A request URL (path and query) with the values of credential-bearing query
+ * parameters replaced by `REDACTED`.
+ *
+ * @internal
+ */
+export const redactUrl = (url: string): string => {
+  const query = url.indexOf("?")
+  if (query < 0) return url
+  const parts = url.slice(query + 1).split("&").map((part) => {
+    const equals = part.indexOf("=")
+    const rawName = equals < 0 ? part : part.slice(0, equals)
+    let name = rawName
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, " "))
+    } catch {
+      // a malformed escape: judged as written
+    }
+    return secretParam.test(name) ? `${rawName}=REDACTED` : part
+  })
+  return `${url.slice(0, query)}?${parts.join("&")}`
+}
+
+const turnRoute = /^\/v1\/turns\/[^/?]+(\/(upserts|events|cancel))?\/?$/
+
+/**
+ * The route a path is served by, with the turn id as `:turnId`: what a span is named
+ * after and the metrics are tagged with (a bounded set of values).
+ *
+ * @internal
+ */
+export const routeOf = (path: string): string => {
+  if (path === "/v1/turns" || path === "/v1/turns/") return "/v1/turns"
+  const match = turnRoute.exec(path)
+  if (match !== null) return match[2] === undefined ? "/v1/turns/:turnId" : `/v1/turns/:turnId/${match[2]}`
+  if (path === "/healthz" || path === "/readyz" || path === "/metrics") return path
+  if (path === "/" || path === "/viewer.js" || path === "/viewer.css") return path
+  return "other"
+}
+
+/**
+ * The app with each request in a span `http <METHOD> <route>` (method, route, the
+ * redacted target, the status), logged once it is answered (`<METHOD> <target>
+ * <status> <ms>ms`, with the same as log annotations), and counted. The span is a
+ * child of the request's own trace context (`traceparent`, B3) when it has one. A
+ * stream's span and log come when its head is sent; the stream itself has its own
+ * span.
+ *
+ * @internal
+ */
+export const observed = <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const target = redactUrl(request.url)
+    const query = target.indexOf("?")
+    const path = query < 0 ? target : target.slice(0, query)
+    const route = routeOf(path)
+    const start = yield* Clock.currentTimeNanos
+    const parent = HttpTraceContext.fromHeaders(request.headers)
+    return yield* app.pipe(
+      Effect.tap((response) => Effect.annotateCurrentSpan("http.response.status_code", response.status)),
+      Effect.onExit((exit) =>
+        Effect.gen(function*() {
+          const seconds = Number((yield* Clock.currentTimeNanos) - start) / 1e9
+          // a request whose client went away before its answer: nginx's 499
+          const status = Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500
+          if (Exit.isSuccess(exit) && route === "/v1/turns/:turnId" && status === 200 && exit.value.body._tag === "Uint8Array") {
+            yield* Metric.update(snapshotBytes, exit.value.body.body.byteLength)
+          }
+          yield* Metric.increment(httpRequests(request.method, route, status))
+          yield* Metric.update(httpDuration(route), seconds)
+          yield* Effect.logInfo(`${request.method} ${target} ${status} ${Math.round(seconds * 1000)}ms`).pipe(
+            Effect.annotateLogs({ method: request.method, path, status, durationMs: Math.round(seconds * 1e6) / 1000 })
+          )
+        })
+      ),
+      Effect.withSpan(`http ${request.method} ${route}`, {
+        kind: "server",
+        attributes: { "http.request.method": request.method, "http.route": route, "url.path": path, "url.target": target },
+        ...(Option.isSome(parent) ? { parent: parent.value } : {})
+      })
+    )
+  })

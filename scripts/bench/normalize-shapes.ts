@@ -1,0 +1,103 @@
+/**
+ * Normalization on ~10 MB transcripts of two shapes for every provider
+ * (`pnpm bench normalize-shapes`): text-heavy (many text deltas) and tool-heavy
+ * (parallel calls whose arguments stream in 1-7 byte fragments), Sluice's `Sse.decode`
+ * + `normalize` next to the AI SDK provider model's `doStream` fed the same bytes, in
+ * alternating rounds. `BENCH_SHAPES_MB` sets the size.
+ */
+import { createAnthropic } from "@ai-sdk/anthropic"
+import { createGoogleGenerativeAI } from "@ai-sdk/google"
+import { createOpenAI } from "@ai-sdk/openai"
+import { Sse } from "@sluice/core"
+import { Anthropic, Gemini, type Normalizer, OpenAiChat, OpenAiResponses } from "@sluice/providers"
+import { drain, prompt, recordedFetch } from "./aiSdk.js"
+import { compare, reads } from "./harness.js"
+import { anthropicTranscript, openAiChatTranscript } from "./normalize-anthropic-openai-chat.js"
+import { geminiTranscript, responsesTranscript } from "./normalize-responses-gemini.js"
+import { body, count } from "./sse.js"
+import * as Tools from "./toolTranscripts.js"
+
+const BYTES = Number(process.env.BENCH_SHAPES_MB ?? 10) * 1e6
+/** The shapes to run (`BENCH_SHAPES=tool-heavy` for one); both by default. */
+const SHAPES = (process.env.BENCH_SHAPES ?? "text-heavy,tool-heavy").split(",")
+
+interface StreamingModel {
+  readonly doStream: (options: { readonly prompt: typeof prompt }) => PromiseLike<{ readonly stream: ReadableStream<unknown> }>
+}
+
+/** Text-heavy transcripts of about `BYTES`: each generator's bytes per delta, measured on a small one. */
+const textOf = (make: (deltas: number) => string): string => {
+  const small = make(1000).length / 1000
+  return make(Math.round(BYTES / small))
+}
+
+const providers: ReadonlyArray<{
+  readonly name: string
+  readonly normalize: Normalizer.Normalize
+  readonly model: (fetch: typeof globalThis.fetch) => StreamingModel
+  readonly text: () => string
+  readonly tools: () => string
+}> = [
+  {
+    name: "OpenAI Chat Completions",
+    normalize: OpenAiChat.normalize,
+    model: (fetch) => createOpenAI({ apiKey: "bench", fetch }).chat("gpt-4o"),
+    text: () => textOf(openAiChatTranscript),
+    tools: () => Tools.openAiChat(BYTES)
+  },
+  {
+    name: "OpenAI Responses",
+    normalize: OpenAiResponses.normalize,
+    model: (fetch) => createOpenAI({ apiKey: "bench", fetch }).responses("gpt-5"),
+    text: () => textOf(responsesTranscript),
+    tools: () => Tools.openAiResponses(BYTES)
+  },
+  {
+    name: "Anthropic Messages",
+    normalize: Anthropic.normalize,
+    model: (fetch) => createAnthropic({ apiKey: "bench", fetch })("claude-sonnet-4-5"),
+    text: () => textOf(anthropicTranscript),
+    tools: () => Tools.anthropic(BYTES)
+  },
+  {
+    name: "Gemini",
+    normalize: Gemini.normalize,
+    model: (fetch) => createGoogleGenerativeAI({ apiKey: "bench", fetch })("gemini-2.5-pro"),
+    text: () => textOf(geminiTranscript),
+    tools: () => Tools.gemini(BYTES)
+  }
+]
+
+/** Runs the two-shape normalization benchmark and returns its report. */
+export const run = async (): Promise<string> => {
+  const lines = [
+    `\n## Normalization against the AI SDK, ~${(BYTES / 1e6).toFixed(0)} MB transcripts of two shapes, 16 KiB reads`,
+    "",
+    "| provider | shape | MB | events | AI SDK MB/s | Sluice MB/s | wall ratio | CPU ratio |",
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+  ]
+  for (const provider of providers) {
+    for (const [shape, make] of [["text-heavy", provider.text], ["tool-heavy", provider.tools]] as const) {
+      if (!SHAPES.includes(shape)) continue
+      const bytes = new TextEncoder().encode(make())
+      const chunks = reads(bytes, 16 * 1024)
+      const comparison = await compare(
+        bytes.length,
+        {
+          name: "AI SDK doStream",
+          run: async () => drain((await provider.model(recordedFetch(chunks)).doStream({ prompt })).stream)
+        },
+        { name: "Sluice", run: () => count(body(chunks).pipe(Sse.decode(), provider.normalize())) },
+        { warmup: 1, rounds: 3 }
+      )
+      const mbs = (seconds: number) => (bytes.length / seconds / 1e6).toFixed(1)
+      lines.push(
+        `| ${provider.name} | ${shape} | ${(bytes.length / 1e6).toFixed(1)} | ${comparison.subject.events.toLocaleString("en-US")} | ` +
+          `${mbs(comparison.reference.seconds)} | ${mbs(comparison.subject.seconds)} | ` +
+          `${comparison.wallRatio.toFixed(1)}x | ${comparison.cpuRatio.toFixed(1)}x |`
+      )
+    }
+  }
+  lines.push("", "Ratios: the AI SDK's median time over Sluice's (rounds alternated; 1 warm-up, 3 measured rounds each).")
+  return lines.join("\n")
+}
