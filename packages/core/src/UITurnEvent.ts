@@ -9,7 +9,10 @@ import { ResponseStatus } from "./StreamEvent.js"
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
 /**
- * Token counts as a UI shows them.
+ * Token counts as a UI shows them. `promptTokens` counts every input token, cached or
+ * not; the optional breakdown says how they split (`inputTokens` not from a cache,
+ * `cacheReadTokens` read from the provider's prompt cache, `cacheWriteTokens` written
+ * to it) and how many of `completionTokens` were reasoning (`reasoningTokens`).
  *
  * @since 0.1.0
  * @category schemas
@@ -17,7 +20,11 @@ const Count = Schema.Int.pipe(Schema.nonNegative())
 export const UITurnEventUsage = Schema.Struct({
   promptTokens: Count,
   completionTokens: Count,
-  totalTokens: Count
+  totalTokens: Count,
+  inputTokens: Schema.optionalWith(Count, { exact: true }),
+  cacheReadTokens: Schema.optionalWith(Count, { exact: true }),
+  cacheWriteTokens: Schema.optionalWith(Count, { exact: true }),
+  reasoningTokens: Schema.optionalWith(Count, { exact: true })
 }).annotations({ identifier: "UITurnEventUsage" })
 
 /**

@@ -167,7 +167,9 @@ describe("GET /v1/turns", () => {
       }
       const newest = [...turnIds].reverse()
       const all = (yield* request(`${base}/v1/turns?limit=10`, auth)).body
-      expect(all).toStrictEqual({ turns: newest.map((turnId, i) => ({ turnId, startedAt: 1_000_000 + (4 - i) * 1000 })) })
+      expect(all).toStrictEqual({
+        turns: newest.map((turnId, i) => ({ turnId, startedAt: 1_000_000 + (4 - i) * 1000, status: "streaming", firstOutputMs: 0 }))
+      })
       const byDefault = (yield* request(`${base}/v1/turns`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
       expect(byDefault.turns.map((turn) => turn.turnId)).toStrictEqual(newest.slice(0, 3))
       const two = (yield* request(`${base}/v1/turns?limit=2`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
@@ -178,5 +180,49 @@ describe("GET /v1/turns", () => {
     Effect.gen(function*() {
       const base = yield* serve()
       expect((yield* request(`${base}/v1/turns`, auth)).body).toStrictEqual({ turns: [] })
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.scoped("each turn with its provider, model, status, first output and end, from the head and the last entry of its stream", () =>
+    Effect.gen(function*() {
+      const base = yield* serve()
+      const redis = yield* RedisStreams.RedisStreams
+      const done = randomUUID()
+      const failed = randomUUID()
+      const gone = randomUUID()
+      const broken = randomUUID()
+      yield* TestClock.setTime(1_000_000)
+      yield* publishUpserts(done, wrap([
+        { type: "turn_started", turnId: done, threadId, providerId: "anthropic", modelId: "claude-sonnet-4-5" },
+        upsert(done, "a", "Hello", "completed"),
+        { type: "turn_completed", turnId: done, threadId, status: "complete" }
+      ]))
+      yield* TestClock.setTime(1_001_000)
+      yield* publishUpserts(failed, wrap([
+        { type: "turn_started", turnId: failed, threadId, providerId: "openai" },
+        { type: "turn_error", turnId: failed, threadId, error: { code: "overloaded_error", message: "Overloaded" } }
+      ]))
+      // A turn in the index whose stream expired, and one whose first entry is not a message.
+      yield* redis.zadd(TurnKeys.turnsKey(prefix), 1_002_000, gone)
+      yield* redis.zadd(TurnKeys.turnsKey(prefix), 1_003_000, broken)
+      yield* redis.xadd(TurnKeys.upsertsKey(prefix, broken), { id: "0-1", fields: [["payload", "nope"]] })
+      const list = yield* request(`${base}/v1/turns`, auth)
+      expect(list.status).toBe(200)
+      expect(list.body).toStrictEqual({
+        turns: [
+          { turnId: broken, startedAt: 1_003_000 },
+          { turnId: gone, startedAt: 1_002_000 },
+          { turnId: failed, startedAt: 1_001_000, providerId: "openai", status: "error", endedAt: 1_700_000_000_001, durationMs: 1 },
+          {
+            turnId: done,
+            startedAt: 1_000_000,
+            providerId: "anthropic",
+            modelId: "claude-sonnet-4-5",
+            status: "complete",
+            firstOutputMs: 1,
+            endedAt: 1_700_000_000_002,
+            durationMs: 2
+          }
+        ]
+      })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

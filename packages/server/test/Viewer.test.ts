@@ -3,8 +3,10 @@
  * a server on the in-memory store: a finished turn renders exactly as its snapshot, a
  * running turn's text shows each state as it is published, and a stream cut mid-turn
  * resumes with `Last-Event-ID` with nothing missing or repeated, and a page whose token
- * may cancel stops a running turn with its stop button. Screenshots of the finished
- * turns go to `test-artifacts/viewer/`.
+ * may cancel stops a running turn with its stop button; message markdown renders
+ * sanitized, tool outputs nest under their calls, and the list shows each turn's
+ * provider, model and status. Screenshots of the finished turns go to
+ * `test-artifacts/viewer/`.
  *
  * Skipped, saying why, only when `/usr/bin/chromium` is missing and `CI` is not set.
  */
@@ -26,6 +28,7 @@ import {
   contentIs,
   expectedItem,
   expectedTurn,
+  expectedUsage,
   newPage,
   proxy,
   rendered,
@@ -37,7 +40,7 @@ import {
 import { bearer, request } from "./support/client.js"
 import { prefix, producer, publishUpserts, serve, tokens } from "./support/harness.js"
 import { openingPayloads } from "./support/slowTurns.js"
-import { everyKind, replayedSample } from "./support/viewerTurns.js"
+import { everyKind, markdownTurn, replayedSample } from "./support/viewerTurns.js"
 
 const pageToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000)
 const controlToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000, "control")
@@ -92,8 +95,8 @@ if (unavailable !== undefined) {
           expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
           // The token moved out of the address bar (and the history); the turn stays.
           expect(page.url()).toBe(`${base}/#turn=${turnId}`)
-          // Provider text is text: no element came from it, no script of it ran.
-          expect(yield* run(() => page.locator("#items img, #items b").count())).toBe(0)
+          // Message text is sanitized markdown: its markup may format, never run.
+          expect(yield* run(() => page.locator("#items img, #items script, #items [onerror]").count())).toBe(0)
           expect(yield* run(() => page.title())).toBe("Sluice turns")
           // Reasoning starts collapsed.
           expect(yield* run(() => page.locator("#items .reasoning details[open]").count())).toBe(0)
@@ -208,6 +211,92 @@ if (unavailable !== undefined) {
         yield* screenshot(operator.page, "cancelled")
         expect(operator.errors).toStrictEqual([])
         expect(reader.errors).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+
+    it.scoped("renders message markdown sanitized: formatting stays, no script, handler, frame or javascript: link runs", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const token = yield* pageToken
+        const turnId = randomUUID()
+        yield* publishUpserts(turnId, markdownTurn(turnId))
+        const { page, errors } = yield* newPage
+        yield* run(() => page.goto(`${base}/#access_token=${token}&turn=${turnId}`))
+        yield* statusIs(page, "complete")
+        const shown = yield* run(() =>
+          page.evaluate<{
+            owned: unknown
+            heading: string | null
+            strong: number
+            code: string | null
+            items: number
+            links: ReadonlyArray<{ text: string; href: string | null; rel: string | null; target: string | null }>
+            dangerous: number
+          }>(`(() => {
+            const content = document.querySelector('#items .item[data-item-id="msg-1"] .content')
+            return {
+              owned: window.owned,
+              heading: content.querySelector("h1")?.textContent ?? null,
+              strong: content.querySelectorAll("h1 strong").length,
+              code: content.querySelector("code")?.textContent ?? null,
+              items: content.querySelectorAll("ul > li").length,
+              links: [...content.querySelectorAll("a")].map((a) => ({
+                text: a.textContent, href: a.getAttribute("href"), rel: a.getAttribute("rel"), target: a.getAttribute("target")
+              })),
+              dangerous: content.querySelectorAll("script, img, iframe, [onerror], [onclick], [style]").length
+            }
+          })()`)
+        )
+        expect(shown).toStrictEqual({
+          owned: undefined,
+          heading: "Plan for tomorrow",
+          strong: 1,
+          code: "water",
+          items: 2,
+          links: [
+            { text: "the trail page", href: "https://parks.example/ridge", rel: "noopener noreferrer nofollow", target: "_blank" },
+            { text: "this", href: null, rel: null, target: null },
+            { text: "click me", href: null, rel: null, target: null }
+          ],
+          dangerous: 0
+        })
+        // A link without an address goes nowhere and runs nothing when clicked.
+        yield* run(() => page.click("text=click me"))
+        expect(yield* run(() => page.evaluate("typeof window.owned"))).toBe("undefined")
+        // The head breaks the usage down and says how long the turn took; the list shows its status, provider and model.
+        const snapshot = yield* snapshotOf(base, turnId)
+        expect(yield* rendered(page)).toStrictEqual(expectedTurn(snapshot))
+        expect((yield* rendered(page)).items.map((item) => item.itemId)).toStrictEqual(["run-1-user-prompt", "msg-1"])
+        expect((yield* rendered(page)).usage).toBe("200 input · 900 cache read · 100 cache write · 300 output (120 reasoning) · 1500 total tokens")
+        expect(expectedUsage(snapshot.usage!)).toBe((yield* rendered(page)).usage)
+        // From the first entry to the answer 1.5 s, to the last 4.5 s.
+        yield* run(() => page.waitForSelector("#turn-head .duration", { timeout: 30_000 }))
+        expect(yield* run(() => page.locator("#turn-head .duration").textContent())).toBe("took 4.5 s")
+        expect(yield* run(() => page.locator("#turn-head .first-output").textContent())).toBe("first output after 1.5 s")
+        expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"]`).getAttribute("data-status"))).toBe("complete")
+        expect(yield* run(() => page.locator(`#turn-list a[data-turn-id="${turnId}"] .entry-model`).textContent())).toBe("openai · gpt-4.1")
+        yield* screenshot(page, "markdown")
+        expect(errors).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+
+    it.scoped("nests tool outputs under their calls by callId; provider-run tools say so; sources link only to web pages", () =>
+      Effect.gen(function*() {
+        const base = yield* serve()
+        const token = yield* pageToken
+        const turnId = randomUUID()
+        yield* publishUpserts(turnId, everyKind(turnId))
+        const { page, errors } = yield* newPage
+        yield* run(() => page.goto(`${base}/#access_token=${token}&turn=${turnId}`))
+        yield* statusIs(page, "complete")
+        const items = (yield* rendered(page)).items
+        const nesting = Object.fromEntries(items.filter((item) => item.itemType === "tool_output").map((item) => [item.itemId, item.parentCall]))
+        expect(nesting).toStrictEqual({ "out-1": "call-1", "out-2": "call-2", "srv-out-1": "srv-1" })
+        expect(yield* run(() => page.locator(`#items .item[data-item-id="srv-1"] > .label .provider-executed`).textContent())).toBe("run by provider")
+        expect(yield* run(() => page.locator(`#items .item[data-item-id="srv-out-1"] > .label .provider-executed`).textContent())).toBe("run by provider")
+        expect(yield* run(() => page.locator(`#items .item[data-item-id="call-1"] > .label .provider-executed`).count())).toBe(0)
+        const sources = items.find((item) => item.itemId === "msg-1")?.sources
+        expect(sources?.map((source) => source.href)).toStrictEqual(["https://parks.example/ridge", null, null])
+        expect(yield* run(() => page.locator("#items .sources a[href^='javascript']").count())).toBe(0)
+        expect(errors).toStrictEqual([])
       }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
   })
 }

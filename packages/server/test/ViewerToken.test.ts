@@ -107,7 +107,7 @@ describe("page tokens over HTTP", () => {
         expect((yield* request(`${base}${path}`, bearer(tokens[1]))).status).toBe(200)
       }
       const list = yield* request(`${base}/v1/turns?limit=5&access_token=${token}`)
-      expect(list.body).toStrictEqual({ turns: [{ turnId, startedAt: expect.any(Number) }] })
+      expect(list.body).toMatchObject({ turns: [{ turnId, startedAt: expect.any(Number) }] })
       // The SSE stream replays the turn for the page as for a bearer token.
       const stream = yield* open(`${base}/v1/turns/${turnId}/upserts?after=0-2&access_token=${token}`)
       expect(stream.status).toBe(200)

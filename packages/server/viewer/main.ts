@@ -1,6 +1,7 @@
 /**
  * The turn viewer: the list of recent turns and, for the chosen turn, its items bound
- * by `itemId` from the upserts alone. A turn is loaded from its snapshot and, while it
+ * by `itemId` from the upserts alone (a tool's output nested under its call, by
+ * `callId`). A turn is loaded from its snapshot and, while it
  * streams, followed over SSE from the snapshot's `lastEventId`; the browser's
  * `EventSource` resumes a dropped stream with `Last-Event-ID`. Each upsert carries the
  * item's whole content, so an upsert replaces its item's rendering: no delta logic,
@@ -30,6 +31,8 @@ interface Viewed {
   readonly turnId: string
   head: TurnHead
   readonly items: Map<string, HTMLElement>
+  /** The elements of tool calls, by `callId`: where their outputs go. */
+  readonly calls: Map<string, HTMLElement>
   source: EventSource | undefined
   stopping: boolean
 }
@@ -85,15 +88,28 @@ async function stop(turn: Viewed) {
   }
 }
 
+// Where a new item goes: a tool's output under the call with its `callId`, when the
+// page shows that call; anything else at the end of the turn.
+const placeFor = (turn: Viewed, upsert: Upsert): HTMLElement => {
+  if (upsert.itemType !== "tool_output" || upsert.callId === undefined) return items
+  const call = turn.calls.get(upsert.callId)
+  return call?.querySelector<HTMLElement>(":scope > .results") ?? items
+}
+
+// Only the item an upsert names is rendered again; the rest of the page stays.
 const bind = (turn: Viewed, upsert: Upsert) => {
   if (current !== turn) return
   const previous = turn.items.get(upsert.itemId)
   const next = renderItem(upsert, previous)
   const scroller = document.scrollingElement
   const atBottom = scroller !== null && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48
-  if (previous === undefined) items.append(next)
-  else previous.replaceWith(next)
+  if (previous !== undefined) previous.replaceWith(next)
+  else if (upsert.itemType === "message" && upsert.origin === "user") {
+    // The input that started the turn comes first, whenever it was published.
+    items.insertBefore(next, items.querySelector(":scope > .item:not(.origin-user)"))
+  } else placeFor(turn, upsert).append(next)
   turn.items.set(upsert.itemId, next)
+  if (upsert.itemType === "tool_call" && upsert.callId !== undefined) turn.calls.set(upsert.callId, next)
   if (atBottom && scroller !== null) scroller.scrollTop = scroller.scrollHeight
 }
 
@@ -160,7 +176,7 @@ const follow = (turn: Viewed, after: string) => {
 
 const openTurn = async (turnId: string) => {
   current?.source?.close()
-  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), source: undefined, stopping: false }
+  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), calls: new Map(), source: undefined, stopping: false }
   current = turn
   items.replaceChildren()
   setHead(turn)
@@ -171,6 +187,7 @@ const openTurn = async (turnId: string) => {
     if (current !== turn) return
     showNotice(undefined)
     turn.head = {
+      ...turn.head,
       turnId,
       providerId: snapshot.providerId,
       modelId: snapshot.modelId,
@@ -191,6 +208,15 @@ const openTurn = async (turnId: string) => {
 
 const renderList = () => {
   list.replaceChildren(...recent.map((turn) => renderListEntry(turn, turn.turnId === current?.turnId)))
+  // The list knows how soon the turn on screen gave its first output and how long it took.
+  const listed = recent.find((turn) => turn.turnId === current?.turnId)
+  if (
+    current !== undefined && listed !== undefined &&
+    (listed.durationMs !== current.head.durationMs || listed.firstOutputMs !== current.head.firstOutputMs)
+  ) {
+    current.head = { ...current.head, firstOutputMs: listed.firstOutputMs, durationMs: listed.durationMs }
+    setHead(current)
+  }
 }
 
 const followNewest = () => {

@@ -1,8 +1,10 @@
 /**
  * DOM for turns and items. Every text from the API goes in through `textContent` or a
- * text node, never as markup.
+ * text node, never as markup; message and summary text is markdown, turned into
+ * sanitized DOM by `markdown.ts`.
  */
-import type { JsonValue, Snapshot, Source, Upsert, Usage } from "./wire.js"
+import { renderMarkdown } from "./markdown.js"
+import type { JsonValue, Snapshot, Source, TurnListEntry, Upsert, Usage } from "./wire.js"
 
 type Child = Node | string | undefined
 
@@ -26,10 +28,22 @@ const stateBadge = (upsert: Upsert): Child =>
 
 const label = (...children: ReadonlyArray<Child>) => h("header", "label", ...children)
 
+/**
+ * Markdown text as sanitized DOM; its source text stays in `data-text`. An upsert that
+ * did not change the text (a message completing) reuses the previous rendering.
+ */
+const markdown = (text: string, previous: HTMLElement | undefined): HTMLElement => {
+  const kept = previous?.querySelector<HTMLElement>(".content.markdown")
+  if (kept !== null && kept !== undefined && kept.dataset["text"] === text) return kept
+  const element = h("div", "content markdown", renderMarkdown(text))
+  element.dataset["text"] = text
+  return element
+}
+
 const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<Node> => {
   switch (upsert.itemType) {
     case "message":
-      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), h("div", "content", upsert.content), sources(upsert.sources)].filter(
+      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), markdown(upsert.content, previous), sources(upsert.sources)].filter(
         (node): node is HTMLElement => node !== undefined
       )
     case "reasoning": {
@@ -43,11 +57,16 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
       if (previous?.querySelector("details")?.open === true) details.setAttribute("open", "")
       return [details]
     }
-    case "tool_call":
+    case "tool_call": {
+      // The call's results nest under it (`main.ts` puts them there); a new state of
+      // the call keeps them.
+      const results = previous?.querySelector(":scope > .results") ?? h("div", "results")
       return [
         label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), providerBadge(upsert), stateBadge(upsert), callId(upsert)),
-        h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content))
+        h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content)),
+        results
       ]
+    }
     case "tool_output": {
       const outcome = upsert.success === undefined ? undefined : upsert.success ? "succeeded" : "failed"
       return [
@@ -68,7 +87,7 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
           "details",
           "",
           h("summary", "label", `Conversation summary${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
-          h("div", "content", upsert.content)
+          markdown(upsert.content, previous)
         )
       ]
     case "error":
@@ -132,10 +151,32 @@ export interface TurnHead {
   readonly status: Snapshot["status"]
   readonly usage?: Usage | undefined
   readonly error?: { readonly code: string; readonly message: string } | undefined
+  /** From the list of turns: the time from the turn's first entry to its first output and to its last entry. */
+  readonly firstOutputMs?: number | undefined
+  readonly durationMs?: number | undefined
 }
 
-const usageText = (usage: Usage) =>
-  `${usage.promptTokens} prompt · ${usage.completionTokens} completion · ${usage.totalTokens} total tokens`
+/** Token counts: the breakdown when the turn carries it, else prompt and completion. */
+export const usageText = (usage: Usage): string => {
+  const parts = usage.inputTokens === undefined
+    ? [`${usage.promptTokens} prompt`]
+    : [
+      `${usage.inputTokens} input`,
+      `${usage.cacheReadTokens ?? 0} cache read`,
+      `${usage.cacheWriteTokens ?? 0} cache write`
+    ]
+  parts.push(
+    usage.reasoningTokens === undefined
+      ? `${usage.completionTokens} output`
+      : `${usage.completionTokens} output (${usage.reasoningTokens} reasoning)`,
+    `${usage.totalTokens} total tokens`
+  )
+  return parts.join(" · ")
+}
+
+/** A span of milliseconds as people read it: `850 ms`, `3.4 s`, `2 min 5 s`. */
+export const durationText = (ms: number): string =>
+  ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
 
 /**
  * The stop button of a running turn: `stop` is called on a click; `stopping` shows a
@@ -171,6 +212,8 @@ export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement =
       status,
       meta === "" ? undefined : h("span", "provider", meta),
       head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage)),
+      head.firstOutputMs === undefined ? undefined : h("span", "first-output", `first output after ${durationText(head.firstOutputMs)}`),
+      head.durationMs === undefined ? undefined : h("span", "duration", `took ${durationText(head.durationMs)}`),
       control === undefined || head.status !== "streaming" ? undefined : stopButton(control)
     ),
     head.error === undefined ? undefined : h("p", "turn-error", `${head.error.code}: ${head.error.message}`)
@@ -180,14 +223,29 @@ export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement =
   return element
 }
 
-/** An entry of the list of turns, a link to `#turn=<id>`. */
-export const renderListEntry = (turn: { readonly turnId: string; readonly startedAt: number }, selected: boolean): HTMLElement => {
+/**
+ * An entry of the list of turns, a link to `#turn=<id>`: its start, id, status,
+ * provider and model as far as the list knows them.
+ */
+export const renderListEntry = (turn: TurnListEntry, selected: boolean): HTMLElement => {
+  const model = [turn.providerId, turn.modelId].filter((part): part is string => part !== undefined).join(" · ")
   const link = h(
     "a",
     selected ? "selected" : "",
-    h("time", "", new Date(turn.startedAt).toLocaleTimeString()),
-    h("code", "", turn.turnId.slice(0, 8))
+    h(
+      "span",
+      "entry-head",
+      h("time", "", new Date(turn.startedAt).toLocaleTimeString()),
+      turn.status === undefined ? undefined : h("span", `status status-${turn.status}`, turn.status)
+    ),
+    h(
+      "span",
+      "entry-meta",
+      h("code", "", turn.turnId.slice(0, 8)),
+      model === "" ? undefined : h("span", "entry-model", model)
+    )
   )
+  if (turn.status !== undefined) link.dataset["status"] = turn.status
   link.setAttribute("href", `#turn=${encodeURIComponent(turn.turnId)}`)
   link.title = turn.turnId
   link.dataset["turnId"] = turn.turnId

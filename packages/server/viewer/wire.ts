@@ -45,6 +45,10 @@ export interface Usage {
   readonly promptTokens: number
   readonly completionTokens: number
   readonly totalTokens: number
+  readonly inputTokens?: number
+  readonly cacheReadTokens?: number
+  readonly cacheWriteTokens?: number
+  readonly reasoningTokens?: number
 }
 
 /** A turn event (`UITurnEvent`). */
@@ -65,9 +69,21 @@ export interface Snapshot {
   readonly lastEventId: string
 }
 
+/** A turn of `GET /v1/turns` (`TurnSummary`). */
+export interface TurnListEntry {
+  readonly turnId: string
+  readonly startedAt: number
+  readonly providerId?: string
+  readonly modelId?: string
+  readonly status?: Snapshot["status"]
+  readonly endedAt?: number
+  readonly durationMs?: number
+  readonly firstOutputMs?: number
+}
+
 /** `GET /v1/turns`. */
 export interface TurnList {
-  readonly turns: ReadonlyArray<{ readonly turnId: string; readonly startedAt: number }>
+  readonly turns: ReadonlyArray<TurnListEntry>
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null

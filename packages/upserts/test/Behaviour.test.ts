@@ -95,7 +95,7 @@ describe("UpsertStream.upserts: items and turns", () => {
         }),
         F.upsert("err-1", "error", "completed", "broken", { errorCode: "E1", errorMessage: "broken" }),
         F.upsert("msg-1", "message", "completed", "Sure", agent),
-        { ...F.turnCompleted(), usage: { promptTokens: 15, completionTokens: 7, totalTokens: 22 } }
+        { ...F.turnCompleted(), usage: { promptTokens: 15, completionTokens: 7, totalTokens: 22, inputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 0, reasoningTokens: 2 } }
       ])
     }))
 

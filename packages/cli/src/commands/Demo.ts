@@ -37,8 +37,10 @@ import * as Publishing from "../Publishing.js"
 export const samples: ReadonlyArray<{ readonly file: string; readonly provider: ProviderName.ProviderName }> = [
   { file: "anthropic-weather.sse", provider: "anthropic" },
   { file: "openai-responses-laptops.sse", provider: "openai-responses" },
+  { file: "anthropic-tides-search.sse", provider: "anthropic" },
   { file: "gemini-trains.sse", provider: "gemini" },
-  { file: "openai-chat-sourdough.sse", provider: "openai-chat" }
+  { file: "openai-chat-sourdough.sse", provider: "openai-chat" },
+  { file: "anthropic-overloaded.sse", provider: "anthropic" }
 ]
 
 const samplesDir = fileURLToPath(new URL("../../samples/", import.meta.url))

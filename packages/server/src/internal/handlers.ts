@@ -20,6 +20,7 @@ import * as TurnSnapshot from "../TurnSnapshot.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
 import { observeFeed } from "./serverMetrics.js"
+import { summarize, TurnList } from "./turnSummary.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -231,7 +232,8 @@ export const cancelTurn = (options: ResolvedOptions) =>
 const limitPattern = /^[1-9]\d{0,5}$/
 
 /**
- * `GET /v1/turns`: recent turns, newest first.
+ * `GET /v1/turns`: recent turns, newest first, each with its provider, model, status
+ * and duration when its stream tells them (`turnSummary.ts`).
  *
  * @internal
  */
@@ -251,6 +253,9 @@ export const recentTurns = (options: ResolvedOptions) =>
       redis.zrangeByScore(TurnKeys.turnsKey(options.prefix), -Infinity, Infinity, { reverse: true, count: limit }),
       fromRedisError
     )
-    const turns = members.map((member) => ({ turnId: member.member, startedAt: member.score }))
-    return HttpServerResponse.unsafeJson({ turns }, { headers: noStore })
+    const turns = yield* Effect.catchAll(
+      Effect.forEach(members, (member) => summarize(options.prefix, member.member, member.score), { concurrency: 8 }),
+      fromRedisError
+    )
+    return yield* HttpServerResponse.schemaJson(TurnList)({ turns }, { headers: noStore }).pipe(Effect.orDie)
   })

@@ -86,6 +86,8 @@ export const screenshot = (page: Page, name: string): Effect.Effect<string, Erro
   run(async () => {
     await mkdir(artifactsDir, { recursive: true })
     const path = join(artifactsDir, `${name}.png`)
+    // From the top: the page follows a turn to its end, and the sticky list with it.
+    await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot({ path, fullPage: true })
     return path
   })
@@ -155,6 +157,8 @@ export interface RenderedItem {
   readonly errorMessage: string | null
   readonly providerExecuted: string | null
   readonly sources: ReadonlyArray<RenderedSource> | null
+  /** The tool call this item is nested under (a tool output with its call on the page). */
+  readonly parentCall: string | null
 }
 
 /** A source as a message shows it: its name, its link (web pages only), the cited text. */
@@ -174,25 +178,30 @@ export interface RenderedTurn {
 
 // Evaluated in the page (the test's TypeScript has no DOM types).
 const readTurn = `(() => {
-  const text = (root, selector) => root.querySelector(selector)?.textContent ?? null
+  // An item's own element, not one of an item nested in it (a call's outputs).
+  const own = (root, selector) => root.classList.contains("item")
+    ? [...root.querySelectorAll(selector)].find((found) => found.closest(".item") === root) ?? null
+    : root.querySelector(selector)
+  const text = (root, selector) => own(root, selector)?.textContent ?? null
   const head = document.getElementById("turn-head")
   return {
     status: head?.dataset.status ?? null,
     provider: head === null ? null : text(head, ".provider"),
     usage: head === null ? null : text(head, ".usage"),
-    items: [...document.querySelectorAll("#items > .item")].map((item) => ({
+    items: [...document.querySelectorAll("#items .item")].map((item) => ({
       itemId: item.dataset.itemId,
       itemType: item.dataset.itemType,
       changeType: item.dataset.changeType,
       success: item.dataset.success ?? null,
-      content: text(item, ".content"),
+      content: own(item, ".content")?.dataset.text ?? text(item, ".content"),
+      parentCall: item.parentElement?.closest(".item")?.dataset.itemId ?? null,
       toolName: text(item, ".tool-name"),
       args: text(item, ".args"),
       output: text(item, ".output"),
       errorCode: text(item, ".error-code"),
       errorMessage: text(item, ".error-message"),
       providerExecuted: item.dataset.providerExecuted ?? null,
-      sources: item.querySelector(".sources") === null ? null : [...item.querySelectorAll(".sources > .source")].map((li) => ({
+      sources: own(item, ".sources") === null ? null : [...item.querySelectorAll(".sources > .source")].map((li) => ({
         name: text(li, ".source-link, .source-name"),
         href: li.querySelector("a")?.getAttribute("href") ?? null,
         cited: text(li, ".cited-text")
@@ -206,8 +215,12 @@ export const rendered = (page: Page): Effect.Effect<RenderedTurn, Error> => run(
 
 const formatted = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
 
-/** What the page must show of an item for its latest upsert. */
-export const expectedItem = (upsert: UIUpsert.UIUpsert): RenderedItem => ({
+/**
+ * What the page must show of an item for its latest upsert; `parentCall` is the item
+ * id of the call it nests under, if any.
+ */
+export const expectedItem = (upsert: UIUpsert.UIUpsert, parentCall: string | null = null): RenderedItem => ({
+  parentCall,
   itemId: upsert.itemId,
   itemType: upsert.itemType,
   changeType: upsert.changeType,
@@ -228,14 +241,51 @@ export const expectedItem = (upsert: UIUpsert.UIUpsert): RenderedItem => ({
     }))
 })
 
+/** The usage line of a turn's head: the breakdown when the turn carries it. */
+export const expectedUsage = (usage: NonNullable<TurnSnapshot["usage"]>): string =>
+  [
+    ...(usage.inputTokens === undefined
+      ? [`${usage.promptTokens} prompt`]
+      : [`${usage.inputTokens} input`, `${usage.cacheReadTokens ?? 0} cache read`, `${usage.cacheWriteTokens ?? 0} cache write`]),
+    usage.reasoningTokens === undefined
+      ? `${usage.completionTokens} output`
+      : `${usage.completionTokens} output (${usage.reasoningTokens} reasoning)`,
+    `${usage.totalTokens} total tokens`
+  ].join(" · ")
+
+/**
+ * The items of a snapshot in the page's document order: user messages first, then the
+ * others, each tool output that has its call on the page right after that call (and
+ * the call's earlier outputs).
+ */
+const inPageOrder = (snapshotItems: ReadonlyArray<UIUpsert.UIUpsert>): ReadonlyArray<RenderedItem> => {
+  const isUser = (upsert: UIUpsert.UIUpsert) => upsert.itemType === "message" && upsert.origin === "user"
+  const items = [...snapshotItems.filter(isUser), ...snapshotItems.filter((upsert) => !isUser(upsert))]
+  const calls = new Map<string, string>()
+  const nested = new Map<string, Array<RenderedItem>>()
+  const top: Array<{ readonly item: RenderedItem; readonly outputs: Array<RenderedItem> }> = []
+  for (const upsert of items) {
+    const call = upsert.itemType === "tool_output" && upsert.callId !== undefined ? calls.get(upsert.callId) : undefined
+    if (call !== undefined) {
+      nested.get(call)!.push(expectedItem(upsert, call))
+      continue
+    }
+    const outputs: Array<RenderedItem> = []
+    if (upsert.itemType === "tool_call" && upsert.callId !== undefined) {
+      calls.set(upsert.callId, upsert.itemId)
+      nested.set(upsert.itemId, outputs)
+    }
+    top.push({ item: expectedItem(upsert), outputs })
+  }
+  return top.flatMap(({ item, outputs }) => [item, ...outputs])
+}
+
 /** What the page must show for a snapshot. */
 export const expectedTurn = (snapshot: TurnSnapshot): RenderedTurn => ({
   status: snapshot.status,
   provider: [snapshot.providerId, snapshot.modelId].filter((part) => part !== undefined).join(" · ") || null,
-  usage: snapshot.usage === undefined
-    ? null
-    : `${snapshot.usage.promptTokens} prompt · ${snapshot.usage.completionTokens} completion · ${snapshot.usage.totalTokens} total tokens`,
-  items: snapshot.items.map(expectedItem)
+  usage: snapshot.usage === undefined ? null : expectedUsage(snapshot.usage),
+  items: inPageOrder(snapshot.items)
 })
 
 /** Waits until the page's turn has this status. */
@@ -247,9 +297,12 @@ export const statusIs = (page: Page, status: string): Effect.Effect<void, Error>
  * predicate playwright would `eval` there (the page's CSP forbids that).
  */
 export const contentIs = (page: Page, itemId: string, content: string): Effect.Effect<void, Error> => {
-  const selector = JSON.stringify(`#items > .item[data-item-id="${itemId}"] .content`)
+  const selector = JSON.stringify(`#items .item[data-item-id="${itemId}"] .content`)
   const expression = `new Promise((resolve) => {
-    const shown = () => document.querySelector(${selector})?.textContent === ${JSON.stringify(content)}
+    const shown = () => {
+      const element = document.querySelector(${selector})
+      return (element?.dataset.text ?? element?.textContent) === ${JSON.stringify(content)}
+    }
     if (shown()) return resolve(true)
     const observer = new MutationObserver(() => {
       if (shown()) {

@@ -70,3 +70,42 @@ export const everyKind = (turnId: string): ReadonlyArray<StreamBMessage.StreamBM
   ]
   return payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i))
 }
+
+/**
+ * The hostile markdown a message may carry: every way it tries to run script sets
+ * `window.owned`, which the page must never get.
+ */
+export const hostileMarkdown = [
+  "# Plan for **tomorrow**",
+  "",
+  "Take `water`, see [the trail page](https://parks.example/ridge) and [this](javascript:window.owned='link').",
+  "",
+  "<script>window.owned = 'script'</script>",
+  "<img src=x onerror=\"window.owned = 'img'\">",
+  "<a href=\"javascript:window.owned='a'\" onclick=\"window.owned='click'\">click me</a>",
+  "<iframe src=\"javascript:parent.owned='frame'\"></iframe>",
+  "",
+  "- first",
+  "- second"
+].join("\n")
+
+/**
+ * A short turn whose answer is `hostileMarkdown`, with usage broken down; the user's
+ * input is published after the answer started (the page still shows it first).
+ */
+export const markdownTurn = (turnId: string): ReadonlyArray<StreamBMessage.StreamBMessage> => {
+  const threadId = randomUUID()
+  const payloads: ReadonlyArray<StreamBMessage.UIPayload> = [
+    { type: "turn_started", turnId, threadId, modelId: "gpt-4.1", providerId: "openai" },
+    { type: "item_upsert", turnId, threadId, itemId: "msg-1", itemType: "message", changeType: "completed", origin: "agent", content: hostileMarkdown },
+    { type: "item_upsert", turnId, threadId, itemId: "run-1-user-prompt", itemType: "message", changeType: "completed", origin: "user", content: "What do I take for the *ridge*?" },
+    {
+      type: "turn_completed",
+      turnId,
+      threadId,
+      status: "complete",
+      usage: { promptTokens: 1200, completionTokens: 300, totalTokens: 1500, inputTokens: 200, cacheReadTokens: 900, cacheWriteTokens: 100, reasoningTokens: 120 }
+    }
+  ]
+  return payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i * 1500))
+}

@@ -176,7 +176,11 @@ export const turnCompleted = (
       usage: {
         promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
         completionTokens: usage.output,
-        totalTokens: usage.total
+        totalTokens: usage.total,
+        inputTokens: usage.input,
+        cacheReadTokens: usage.cacheRead,
+        cacheWriteTokens: usage.cacheWrite,
+        reasoningTokens: usage.reasoning
       }
     }
 
