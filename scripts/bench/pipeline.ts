@@ -1,5 +1,5 @@
 /**
- * The whole pipeline under load (issue 6): 1,000 concurrent turns of 500 text deltas
+ * The whole pipeline under load: 1,000 concurrent turns of 500 text deltas
  * each, generated lazily per turn, through
  *
  *   TurnPipeline.run: Stream A -> Accumulator.accumulate -> UpsertStream.upserts -> Stream B
@@ -322,7 +322,7 @@ export const run = async (): Promise<string> => {
     )
     lines.push(
       "",
-      `Entries are Stream A + Stream B entries written (one per event, one per upsert). Target (issue 6): ` +
+      `Entries are Stream A + Stream B entries written (one per event, one per upsert). Target: ` +
         `at least 40% of the redis-benchmark -P 16 rate` +
         (reference === undefined ? "." : `, ${int(reference * 0.4)} entries/s here: ` +
           `${live.entries / live.seconds >= reference * 0.4 ? "met" : "not met"}.`),

@@ -1,5 +1,5 @@
 /**
- * Seed 004's assistant message, built by the message accumulator: content blocks in
+ * The docs/views.md assistant message, built by the message accumulator: content blocks in
  * the order they started, usage with the seed's defaults, stop reason and timestamp;
  * and the events the accumulator yields for each patch, each with the message so far.
  *
@@ -13,7 +13,7 @@ const Count = Schema.Int.pipe(Schema.nonNegative())
 const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /**
- * Usage as seed 004 counts it: `{input, cache_write, cache_read, output, total, raw}`.
+ * Usage as docs/views.md#messageaccumulator-over-event-patches counts it: `{input, cache_write, cache_read, output, total, raw}`.
  *
  * @since 0.1.0
  * @category schemas
@@ -34,7 +34,7 @@ export const Usage = Schema.Struct({
 export type Usage = typeof Usage.Type
 
 /**
- * Seed 004's `DEFAULT_USAGE`: every count zero, `raw` empty.
+ * The docs/views.md `DEFAULT_USAGE`: every count zero, `raw` empty.
  *
  * @since 0.1.0
  * @category constructors

@@ -1,5 +1,5 @@
 /**
- * Seed 004's normalized event patches: what a mapper pushes into the message
+ * The docs/views.md normalized event patches: what a mapper pushes into the message
  * accumulator, one patch per call, after translating its provider's wire events.
  * Provider event names are not patches. Mappers never give content indexes: the
  * accumulator assigns them. Snake_case, as the seed has it.
@@ -18,7 +18,7 @@ const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith
 
 /**
  * Token counts a `message_delta` reports; each replaces the count before it. Missing
- * ones keep their value (seed 004's defaults are zeros); a missing `total` is derived.
+ * ones keep their value (docs/views.md's defaults are zeros); a missing `total` is derived.
  *
  * @since 0.1.0
  * @category schemas

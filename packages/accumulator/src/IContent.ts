@@ -1,12 +1,12 @@
 /**
- * Seed 001's view of a turn: `IContent` values as a Vercel-AI-SDK-style generator
+ * The docs/views.md view of a turn: `IContent` values as a Vercel-AI-SDK-style generator
  * yields them. Each piece of agent text becomes its own `IContent` with one `text`
  * block (empty text is skipped); once the stream is over, one `IContent` carries every
  * tool call as a `tool_call` block, with its id in history form (`ToolCallId`) and its
  * arguments parsed; the last one carries the usage.
  *
  * A provider error (an `item_error` or `response_error` event) fails the stream with
- * that `ProviderError` instead of being skipped, as seed 001 asks: what was yielded
+ * that `ProviderError` instead of being skipped, as docs/views.md#icontent asks: what was yielded
  * before it stays yielded.
  *
  * @since 0.1.0
@@ -156,7 +156,7 @@ const errorOf = (step: Accumulator.Step): StreamEvent.ErrorObject | undefined =>
 }
 
 /**
- * A `Stream` transformer from StreamEvents to seed 001's `IContent`s: one per non-empty
+ * A `Stream` transformer from StreamEvents to docs/views.md's `IContent`s: one per non-empty
  * piece of agent text as it arrives, then the tool calls and the usage when the input
  * ends. Fails with the `ProviderError` of the first error event, and with
  * `AccumulatorError` on out-of-order events.

@@ -1,5 +1,5 @@
 /**
- * Seed 004's message accumulator: normalized event patches in, the assistant message
+ * The docs/views.md message accumulator: normalized event patches in, the assistant message
  * out. For every patch it assigns or reuses a content index, updates the message, and
  * yields an event carrying the patch's fields and the message so far; `message_end`
  * yields the final message.
@@ -8,7 +8,7 @@
  * start); its `*_delta`s and `*_end` reuse the index of the open block of their type.
  * Blocks of different types may interleave.
  *
- * The limitation seed 004 states: patches carry no source index, so two blocks of the
+ * The limitation docs/views.md#messageaccumulator-over-event-patches states: patches carry no source index, so two blocks of the
  * SAME type cannot be open at once. A mapper whose provider interleaves same-type
  * blocks must buffer or serialize them before pushing (`StreamEventPatches` does).
  * When a mapper breaks this rule the accumulator refuses, never guesses: a second
@@ -35,7 +35,7 @@ import { chunkedFold } from "./internal/chunkedFold.js"
 import { MessageAccumulatorError } from "./MessageAccumulatorError.js"
 
 /**
- * Who made the message, as seed 004's constructor takes it.
+ * Who made the message, as docs/views.md's constructor takes it.
  *
  * @since 0.1.0
  * @category models
@@ -292,7 +292,7 @@ export const step = (
 }
 
 /**
- * Seed 004's push API: a mutable accumulator. `push` decodes one patch, takes it at
+ * The docs/views.md push API: a mutable accumulator. `push` decodes one patch, takes it at
  * time `now` and returns the event to yield; a refused patch leaves the state as it
  * was.
  *

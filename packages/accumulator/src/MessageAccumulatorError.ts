@@ -1,5 +1,5 @@
 /**
- * The seed 004 message accumulator, or the mapper feeding it, met a patch or event it
+ * The docs/views.md#messageaccumulator-over-event-patches message accumulator, or the mapper feeding it, met a patch or event it
  * cannot take.
  *
  * @since 0.1.0
@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 /**
  * Why: a patch that is not an object or has an unknown `type` (`UnknownPatchType`) or
  * a known type with bad fields (`InvalidPatch`); a block started while a block of the
- * same type is open (`BlockAlreadyOpen`: the interleaving seed 004 cannot follow); a
+ * same type is open (`BlockAlreadyOpen`: the interleaving docs/views.md#messageaccumulator-over-event-patches cannot follow); a
  * delta or end with no open block of its type (`NoOpenBlock`); `message_end` with
  * blocks still open (`UnclosedBlock`); a second `message_start`
  * (`DuplicateMessageStart`); anything after `message_end` (`MessageEnded`); a stream

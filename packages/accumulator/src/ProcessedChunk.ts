@@ -1,5 +1,5 @@
 /**
- * Seed 000's view of a stream: every event projected, on its own and synchronously,
+ * The docs/views.md view of a stream: every event projected, on its own and synchronously,
  * to at most one `ProcessedChunk` (`text | function_call | error | done`), the shape a
  * chat orchestrator routes. `fromEvent` needs only the turn before the event (to know
  * an item's type and what it already streamed); `fromEvents` is the `Stream` stage.
@@ -76,7 +76,7 @@ export const FunctionCall = Schema.Struct({
 export type FunctionCall = typeof FunctionCall.Type
 
 /**
- * Seed 000's error shape: a classified `type`, `retryable`, the provider's `code` and
+ * The docs/views.md error shape: a classified `type`, `retryable`, the provider's `code` and
  * `message`, and the raw error as `originalError` when there is one (for logs only).
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * A mapper from Sluice StreamEvents to seed 004's event patches, so any provider's
+ * A mapper from Sluice StreamEvents to docs/views.md's event patches, so any provider's
  * stream can drive the message accumulator.
  *
  * | event | patches |
@@ -13,7 +13,7 @@
  * | `response_error` | `message_delta {stop_reason: "error", error_message}` |
  * | `response_done` | `message_delta {stop_reason: finish_reason, usage}`, `message_end` |
  *
- * Serializing: seed 004's accumulator cannot follow two open blocks of one type, while
+ * Serializing: docs/views.md's accumulator cannot follow two open blocks of one type, while
  * StreamEvents may interleave items (parallel tool calls, say). The mapper therefore
  * keeps one live item per block type and buffers the deltas of the others, flushing
  * each in start order once the one before it is done. Text and reasoning stream as they

@@ -1,6 +1,5 @@
 /**
- * The turn summary: the one JSON object `sluice normalize` prints (DESIGN.md's
- * contract 1), for scripts and for comparing turns.
+ * The turn summary: the one JSON object `sluice normalize` prints (docs/cli.md#normalize), for scripts and for comparing turns.
  *
  * @since 0.1.0
  */

@@ -22,7 +22,7 @@ export type ItemStatus = "in_progress" | "done" | "error" | "cancelled"
 
 /**
  * One item of a turn. `contentIndex` is its position among the turn's items, assigned
- * when it starts (seed 004). `content` is what its deltas carried (for a function call,
+ * when it starts (docs/views.md#messageaccumulator-over-event-patches). `content` is what its deltas carried (for a function call,
  * the argument text); `final` is the item from its `item_done`.
  *
  * @since 0.1.0

@@ -28,7 +28,7 @@ const failureOf = (patches: ReadonlyArray<unknown>) =>
   Effect.flip(Stream.fromIterable(patches).pipe(MessageAccumulator.run({ provider: "test" })))
 
 describe("MessageAccumulator", () => {
-  it.effect("builds seed 004's assistant message, assigning content indexes and usage defaults", () =>
+  it.effect("builds docs/views.md's assistant message, assigning content indexes and usage defaults", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(1_716_650_000_000)
       const events = [...(yield* Stream.fromIterable(seedPatches).pipe(MessageAccumulator.accumulate({ provider: "anthropic", api: "messages" }), Stream.runCollect))]
@@ -103,7 +103,7 @@ describe("MessageAccumulator", () => {
       ])
     }))
 
-  it.effect("refuses a second block of the same type while one is open (seed 004's limitation)", () =>
+  it.effect("refuses a second block of the same type while one is open (docs/views.md's limitation)", () =>
     Effect.gen(function* () {
       const error = yield* failureOf([
         { type: "text_start", delta: "first" },
@@ -152,7 +152,7 @@ describe("MessageAccumulator", () => {
       expect((yield* failureOf([{ type: "text_start" }, { type: "text_end" }])).reason).toBe("MessageNotEnded")
     }))
 
-  it("offers seed 004's push API; a refused patch leaves the state as it was", () => {
+  it("offers docs/views.md's push API; a refused patch leaves the state as it was", () => {
     const accumulator = MessageAccumulator.make({ provider: "p" })
     expect(Either.isRight(accumulator.push({ type: "text_start", delta: "x" }, 7))).toBe(true)
     const before = accumulator.state()

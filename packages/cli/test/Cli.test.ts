@@ -40,7 +40,7 @@ const decodeEvent = Schema.decodeUnknownSync(StreamEvent.StreamEvent)
 const decodeSummary = Schema.decodeUnknownSync(Summary.Summary)
 
 describe("sluice normalize", () => {
-  it.effect("prints the summary of a recorded Anthropic turn (contract 1)", () =>
+  it.effect("prints the summary of a recorded Anthropic turn (docs/cli.md#normalize)", () =>
     Effect.gen(function* () {
       const { code, stderr, stdout } = yield* run("normalize", "--provider", "anthropic", join(recorded, "anthropic", "tool-parallel.sse"))
       expect(stderr).toBe("")
@@ -224,7 +224,7 @@ describe("the sluice executable", () => {
       )
     })
 
-  it.effect("exits 0, 1 and 2 as contract 3 says, never with a stack trace", () =>
+  it.effect("exits 0, 1 and 2 as docs/errors.md#exit-codes says, never with a stack trace", () =>
     Effect.gen(function* () {
       const ok = yield* exec(["normalize", "--provider", "gemini", join(recorded, "gemini", "tool-parallel.sse")])
       expect(ok.code).toBe(0)

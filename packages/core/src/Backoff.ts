@@ -18,7 +18,7 @@ const NonNegativeInt = Schema.Number.pipe(
 ).annotations({ message: () => ({ message: "must be a non-negative integer", override: false }) })
 
 /**
- * The retry options of seed 002's table, with their defaults: 3 retries, 1000 ms base,
+ * The retry options of docs/upserts.md's table, with their defaults: 3 retries, 1000 ms base,
  * 10000 ms cap. A bad field's message is "must be a non-negative integer".
  *
  * @since 0.1.0
@@ -56,7 +56,7 @@ export const defaultPolicy: RetryPolicy = { retryAttempts: 3, retryBaseMs: 1000,
 
 /**
  * The delay before retry `attempt` (0-based): `baseMs * 2^attempt`, capped at `maxMs`
- * (seed 002's `calculateRetryDelay`). Never negative, never `NaN`.
+ * (docs/upserts.md's `calculateRetryDelay`). Never negative, never `NaN`.
  *
  * @since 0.1.0
  * @category delays

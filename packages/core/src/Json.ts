@@ -109,7 +109,7 @@ export const parseOrUndefined = (text: string): JsonValue | undefined => {
 
 /**
  * Parses JSON text, returning the original string when it is not valid JSON
- * (seed 002's `parseJsonSafe`).
+ * (docs/upserts.md's `parseJsonSafe`).
  *
  * @since 0.1.0
  * @category parsing
@@ -129,7 +129,7 @@ export const isObject = (value: JsonValue | undefined): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
- * Parses tool-call argument text (seed 003): the JSON object it holds, `{}` for empty
+ * Parses tool-call argument text (docs/views.md#toolcallaccumulator): the JSON object it holds, `{}` for empty
  * text, or `{"_invalid_arguments": "<raw>"}` when the text is not a JSON object, so a
  * caller can answer with a clean tool error instead of calling the tool with bogus
  * arguments. Never throws.

@@ -25,7 +25,7 @@ export const MessageOrigin = Schema.Literal("user", "agent", "system").annotatio
 export type MessageOrigin = typeof MessageOrigin.Type
 
 /**
- * The item kinds of seed 002 (`item_start.item_type`).
+ * The item kinds of docs/events.md (`item_start.item_type`).
  *
  * @since 0.1.0
  * @category schemas
@@ -72,7 +72,7 @@ export const SourceLocation = Schema.Struct({
 export type SourceLocation = typeof SourceLocation.Type
 
 /**
- * A source a message cites (seed 002's vocabulary leaves sources open; this is
+ * A source a message cites (docs/events.md's vocabulary leaves sources open; this is
  * Sluice's): a web page (`kind: "url"`, with `url` and `title`) or a document
  * (`kind: "document"`: a request document by `document_index`, or a file by
  * `file_id` / `filename`). `cited_text` is the passage quoted when the provider gives

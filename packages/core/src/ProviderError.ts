@@ -1,5 +1,5 @@
 /**
- * The one error shape of every provider (seed 000): a classified `type`, whether a
+ * The one error shape of every provider (docs/errors.md): a classified `type`, whether a
  * retry may help, the provider's code and message, and the HTTP status and
  * `Retry-After` when there were any.
  *

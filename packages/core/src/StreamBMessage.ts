@@ -1,5 +1,5 @@
 /**
- * The envelope of an upsert or turn event in Redis Stream B (seed 002): the payload
+ * The envelope of an upsert or turn event in Redis Stream B (docs/upserts.md): the payload
  * travels as JSON text.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The hub vocabulary (seed 002): every provider stream becomes a sequence of these
+ * The hub vocabulary (docs/events.md): every provider stream becomes a sequence of these
  * events, and every later stage reads them. snake_case on the wire, as the seed has it.
  *
  * @since 0.1.0
@@ -94,7 +94,7 @@ export const ResponseStart = Schema.Struct({
 }).annotations({ identifier: "ResponseStart" })
 
 /**
- * An output item begins. A message may say its `origin` already (seed 002 holds a user
+ * An output item begins. A message may say its `origin` already (docs/upserts.md#held-items holds a user
  * message back until its `item_done` when its id names a user or its origin says so).
  *
  * @since 0.1.0

@@ -5,7 +5,7 @@
  */
 
 /**
- * Estimated token count of a number of characters: length divided by 4 (seed 002),
+ * Estimated token count of a number of characters: length divided by 4 (docs/upserts.md),
  * rounded up so that any non-empty text counts at least one token.
  *
  * @since 0.1.0
@@ -14,7 +14,7 @@
 export const tokensForLength = (length: number): number => Math.ceil(length / 4)
 
 /**
- * Estimated token count of a text (seed 002's `estimateTokenCount`).
+ * Estimated token count of a text (docs/upserts.md's `estimateTokenCount`).
  *
  * @since 0.1.0
  * @category estimates

@@ -1,5 +1,5 @@
 /**
- * Tool call ids in history form (seed 001): stored conversations name every tool call
+ * Tool call ids in history form (docs/views.md#icontent): stored conversations name every tool call
  * `hist_tool_...`, whatever provider made it, and each id is turned back into the form
  * its provider expects when the history is sent again.
  *
@@ -8,7 +8,7 @@
  *
  * | provider id            | history id                  |
  * |---|---|
- * | `call_X` (OpenAI)      | `hist_tool_X` (seed 001's rule) |
+ * | `call_X` (OpenAI)      | `hist_tool_X` (docs/views.md's rule) |
  * | `call_X`, X starting with `call_`, `toolu_` or `raw_` | `hist_tool_call_X` |
  * | `toolu_X` (Anthropic)  | `hist_tool_toolu_X`         |
  * | any other id `Y`       | `hist_tool_raw_Y`           |

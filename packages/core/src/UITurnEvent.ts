@@ -1,5 +1,5 @@
 /**
- * Turn lifecycle events for a UI (seed 002): started, completed, error.
+ * Turn lifecycle events for a UI (docs/upserts.md): started, completed, error.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * What a UI binds (seed 002): each upsert carries the complete current state of one
+ * What a UI binds (docs/upserts.md): each upsert carries the complete current state of one
  * item, so a renderer needs no delta logic and heals itself after a missed message.
  *
  * @since 0.1.0

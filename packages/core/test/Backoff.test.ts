@@ -40,7 +40,7 @@ describe("Backoff", () => {
     expect(Backoff.delayMs(n, base, max)).toBe(base === 0 ? 0 : Math.min(base * 2 ** n, max))
   }, { fastCheck: { numRuns: 200 }, timeout: 30_000 })
 
-  it("decodes seed 002's options with their defaults, naming a bad field", () => {
+  it("decodes docs/upserts.md's options with their defaults, naming a bad field", () => {
     expect(Schema.decodeUnknownSync(Backoff.RetryOptions)({})).toStrictEqual(Backoff.defaultPolicy)
     const bad = Schema.decodeUnknownEither(Backoff.RetryOptions)({ retryBaseMs: 1.5 })
     expect(Either.isLeft(bad) && bad.left.message).toContain("must be a non-negative integer")

@@ -8,7 +8,7 @@ const providerId = FastCheck.tuple(FastCheck.constantFrom(...prefixes), FastChec
   .filter((id) => !ToolCallId.isHistoryId(id))
 
 describe("ToolCallId", () => {
-  it("maps OpenAI ids as seed 001 does, and back", () => {
+  it("maps OpenAI ids as docs/views.md#icontent does, and back", () => {
     expect(ToolCallId.toHistory("call_abc123")).toBe("hist_tool_abc123")
     expect(ToolCallId.fromHistory("hist_tool_abc123")).toBe("call_abc123")
   })

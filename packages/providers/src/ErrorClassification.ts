@@ -1,5 +1,5 @@
 /**
- * Provider failures as `ProviderError`s (seed 000): `Retry-After` headers, HTTP error
+ * Provider failures as `ProviderError`s (docs/errors.md): `Retry-After` headers, HTTP error
  * responses and the constructors every provider shares. What a status and a body mean is
  * decided in one place, `ProviderError.classify` in `@sluice/core`, which each provider's
  * in-stream errors go through as well.

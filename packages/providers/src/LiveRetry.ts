@@ -1,5 +1,5 @@
 /**
- * When the live client tries a request again (seed 000's `retryable` flag). Only
+ * When the live client tries a request again (the `retryable` flag of docs/errors.md). Only
  * before any output of the turn has been emitted: a retryable failure (`rate_limit`,
  * `provider_overloaded`, `timeout`, a 5xx, a connection dropped or a stream cut off
  * before the first item) is retried after a capped exponential backoff, or after

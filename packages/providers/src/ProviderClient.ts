@@ -4,7 +4,7 @@
  * `@effect/platform-node`, or `FetchHttpClient.layer`), and turns the response body
  * into StreamEvents through `Sse.decode()` and the provider's normalizer.
  *
- * Failures follow seed 000's `retryable` flag (see `LiveRetry`). Before any output of
+ * Failures follow the `retryable` flag of docs/errors.md (see `LiveRetry`). Before any output of
  * the turn has been emitted, a retryable failure (an HTTP 429, 408, 5xx or 529, a
  * connection that fails or drops before the first item, an in-stream retryable error
  * such as Anthropic's `overloaded_error`) is retried after a backoff on Effect's

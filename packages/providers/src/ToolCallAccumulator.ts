@@ -1,5 +1,5 @@
 /**
- * Reassembles tool calls from the fragments providers stream (seed 003): OpenAI's
+ * Reassembles tool calls from the fragments providers stream (docs/views.md#toolcallaccumulator): OpenAI's
  * index-keyed argument pieces, Anthropic's start / partial JSON / stop phases, and
  * Gemini's whole calls.
  *
@@ -381,7 +381,7 @@ export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolC
 const familyRank: Record<Family, number> = { openai: 0, anthropic: 1, gemini: 2 }
 
 /**
- * Every call, finalized, in seed 003's order: OpenAI calls by index, then Anthropic
+ * Every call, finalized, in docs/views.md's order: OpenAI calls by index, then Anthropic
  * calls by content block index, then Gemini calls in arrival order (calls that share
  * an index keep their arrival order).
  *

@@ -24,7 +24,7 @@ const cut = (text: string, points: ReadonlyArray<number>): Array<string> => {
 }
 
 describe("ToolCallAccumulator", () => {
-  it("joins OpenAI fragments by index (seed 003's example)", () => {
+  it("joins OpenAI fragments by index (docs/views.md's example)", () => {
     expect(
       calls([
         Fragment.OpenAi({ index: 0, id: "call_a", name: "search", arguments: "{\"q" }),
@@ -33,7 +33,7 @@ describe("ToolCallAccumulator", () => {
     ).toStrictEqual([{ id: "call_a", name: "search", arguments: { query: "hi" } }])
   })
 
-  it("joins Anthropic start / partial / stop phases (seed 003's example)", () => {
+  it("joins Anthropic start / partial / stop phases (docs/views.md's example)", () => {
     expect(
       calls([
         Fragment.AnthropicStart({ index: 0, id: "tu_a", name: "search" }),

@@ -8,7 +8,7 @@
  * A command never waits in a client-side queue: while the connection is down every
  * command fails at once with an `Unavailable` error, and a command that was sent but
  * not answered fails when the connection drops or after `commandTimeoutMs`. Callers
- * decide whether to retry (the turn publisher does, with seed 002's policy); the
+ * decide whether to retry (the turn publisher does, with docs/upserts.md's policy); the
  * client is never allowed to resend a command by itself, so nothing is written twice
  * behind the caller's back.
  *

@@ -1,5 +1,5 @@
 /**
- * The entries of a turn's streams (DESIGN.md contract 2): five fields, in this order,
+ * The entries of a turn's streams (docs/redis.md#entries): five fields, in this order,
  *
  * ```
  * eventId <uuid> timestamp <ms> turnId <uuid> payloadType <type> payload <json>

@@ -6,7 +6,7 @@
  * Each stream of a turn is written exactly once and in order: the n-th entry gets the
  * explicit id `0-<n>`, so a write repeated after a lost reply is recognised (Redis
  * refuses the id as too small, the publisher reads the entry under it and finds its
- * own fields) and never duplicated. Writes retry with seed 002's policy while Redis is
+ * own fields) and never duplicated. Writes retry with docs/upserts.md's policy while Redis is
  * unavailable; when the policy gives up, the stream fails with a `PublishError`, after
  * passing on exactly the elements that were confirmed. At most `maxInFlight` entries
  * per stream are unconfirmed at a time (one pipeline), which bounds memory and pushes
@@ -52,7 +52,7 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * - `keepSuperseded` (false): keep every upsert in Stream B instead of each item's
  *   last one (a stream that grows with the square of a message's length; for
  *   debugging, or readers that want every intermediate state).
- * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): seed 002's retry
+ * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): docs/upserts.md's retry
  *   policy (core's `Backoff`), shared with the upsert stage.
  *
  * @since 0.1.0

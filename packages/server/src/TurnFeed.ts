@@ -211,7 +211,7 @@ const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId
 /**
  * The SSE text of an entry: `id` is the entry id, `event` the entry's `payloadType`,
  * `data` its `payload` (the JSON text as stored). Fails, naming the field, when the
- * entry lacks one of contract 2's fields or has a malformed one. Synchronous: it runs
+ * entry lacks one of the fields of docs/redis.md#entries or has a malformed one. Synchronous: it runs
  * once per entry on the hot path of every stream.
  *
  * @since 0.1.0

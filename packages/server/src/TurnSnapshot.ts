@@ -1,5 +1,5 @@
 /**
- * The snapshot of a turn (seed 002's "persistence loading" path): what a UI shows
+ * The snapshot of a turn (docs/http.md#snapshot): what a UI shows
  * when it opens a turn that is running or over. It folds the turn's Stream B into the
  * latest upsert of each item, in the order the items first appeared, and the turn's
  * status from its turn events, and names the last entry it read so that a client can

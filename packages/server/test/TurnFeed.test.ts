@@ -185,7 +185,7 @@ describe("TurnFeed.sse", () => {
       expect(JSON.parse(events[1]!.data).error.code).toBe("redis_unavailable")
     }))
 
-  it.effect("an entry without contract 2's fields ends the stream with an invalid_entry stream_error", () =>
+  it.effect("an entry without the fields of docs/redis.md#entries ends the stream with an invalid_entry stream_error", () =>
     Effect.gen(function*() {
       const broken: StreamEntry.StreamEntry = { id: "0-2", fields: [["payloadType", "item_upsert"]] }
       const text = (yield* Stream.runCollect(

@@ -1,5 +1,5 @@
 /**
- * The batch gradient (seed 002): how many more tokens an item must gain before its next
+ * The batch gradient (docs/upserts.md): how many more tokens an item must gain before its next
  * `updated` upsert. Steps add up to cumulative thresholds (`[10, 10, 20, 20, 50, ...]`
  * gives 10, 20, 40, 60, 110, ...), and the last step repeats forever, so a long item
  * keeps getting upserts at a steady pace after the listed steps run out.
@@ -23,7 +23,7 @@ export interface Gradient {
 }
 
 /**
- * Seed 002's default gradient.
+ * The docs/upserts.md default gradient.
  *
  * @since 0.1.0
  * @category constants
@@ -46,7 +46,7 @@ export const make = (steps: Arr.NonEmptyReadonlyArray<number>): Gradient => {
 }
 
 /**
- * The gradient of seed 002's default steps.
+ * The gradient of docs/upserts.md's default steps.
  *
  * @since 0.1.0
  * @category constants

@@ -1,5 +1,5 @@
 /**
- * The utilities seed 002 names, under its names. Each is the one shared
+ * The utilities docs/upserts.md names, under its names. Each is the one shared
  * implementation: the token estimate, JSON parsing and ids come from `@sluice/core`,
  * the retry delay from `RetryPolicy`.
  *

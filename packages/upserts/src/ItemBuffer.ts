@@ -1,5 +1,5 @@
 /**
- * The state of one item while it streams (seed 002's `ItemBuffer`): its content so
+ * The state of one item while it streams (docs/upserts.md's `ItemBuffer`): its content so
  * far, how much of it has been emitted, where it stands on the batch gradient, and
  * whether it is held until `item_done`. Immutable: every operation returns a new
  * buffer, so the stage can keep buffers in a `Ref` and commit a change only once its
@@ -36,7 +36,7 @@ export interface ItemBuffer {
 }
 
 /**
- * Constructor options (seed 002's `ItemBufferOptions`).
+ * Constructor options (docs/upserts.md's `ItemBufferOptions`).
  *
  * @since 0.1.0
  * @category models
@@ -51,7 +51,7 @@ export interface ItemBufferOptions {
 }
 
 /**
- * The full internal state, for debugging and tests (seed 002's `ItemBufferState`).
+ * The full internal state, for debugging and tests (docs/upserts.md's `ItemBufferState`).
  *
  * @since 0.1.0
  * @category models
@@ -73,7 +73,7 @@ export interface ItemBufferState {
 }
 
 /**
- * What `getBufferState` reports per item (seed 002's `BufferInfo`).
+ * What `getBufferState` reports per item (docs/upserts.md's `BufferInfo`).
  *
  * @since 0.1.0
  * @category models
@@ -259,7 +259,7 @@ export const hasEmittedCreated = (self: ItemBuffer): boolean => self.createdEmit
 export const markCreatedEmitted = (self: ItemBuffer): ItemBuffer => ({ ...self, createdEmitted: true })
 
 /**
- * The full state (seed 002's `getState`).
+ * The full state (docs/upserts.md's `getState`).
  *
  * @since 0.1.0
  * @category accessors
@@ -284,7 +284,7 @@ export const getState = (self: ItemBuffer): ItemBufferState => {
 }
 
 /**
- * The public summary (seed 002's `toBufferInfo`).
+ * The public summary (docs/upserts.md's `toBufferInfo`).
  *
  * @since 0.1.0
  * @category accessors

@@ -1,5 +1,5 @@
 /**
- * Retries with exponential backoff, capped (seed 002): attempt `n` (0-based) waits
+ * Retries with exponential backoff, capped (docs/upserts.md): attempt `n` (0-based) waits
  * `retryBaseMs * 2^n`, never more than `retryMaxMs`, and at most `retryAttempts` retries
  * follow the first try. The upsert facade retries `onEmit` with it. The schedule and the
  * options schema are core's `Backoff` (one home for every retry of Sluice); this module
@@ -13,7 +13,7 @@ import { decodeOptions } from "./internal/optionsDecoding.js"
 import type { InvalidUpsertOptions } from "./UpsertErrors.js"
 
 /**
- * The retry options of seed 002's table, with their defaults: 3 retries, 1000 ms base,
+ * The retry options of docs/upserts.md's table, with their defaults: 3 retries, 1000 ms base,
  * 10000 ms cap (core's `Backoff.RetryOptions`).
  *
  * @since 0.1.0
@@ -57,7 +57,7 @@ export const make: (input: RetryOptionsInput | undefined) => Either.Either<Retry
 
 /**
  * The delay before retry `attempt` (0-based): `baseMs * 2^attempt`, capped at `maxMs`
- * (seed 002's `calculateRetryDelay`; core's `Backoff.delayMs`). Never negative, never
+ * (docs/upserts.md's `calculateRetryDelay`; core's `Backoff.delayMs`). Never negative, never
  * `NaN`.
  *
  * @since 0.1.0

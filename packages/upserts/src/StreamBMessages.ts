@@ -1,5 +1,5 @@
 /**
- * Wrapping UI payloads in their Redis Stream B envelope (seed 002): a fresh `eventId`,
+ * Wrapping UI payloads in their Redis Stream B envelope (docs/upserts.md): a fresh `eventId`,
  * the `timestamp` of Effect's `Clock`, the payload's `turnId`, its `payloadType`
  * (`item_upsert` or `turn_event`) and the payload as JSON text.
  *

@@ -1,5 +1,5 @@
 /**
- * Options of the upsert stage (seed 002's table): the batch gradient and the batch
+ * Options of the upsert stage (docs/upserts.md's table): the batch gradient and the batch
  * timeout, plus the turn and thread ids when the caller wants them fixed rather than
  * taken from `response_start`. Validated by a schema; every problem is named.
  *
@@ -19,7 +19,7 @@ const Steps = Schema.Array(PositiveInt).pipe(
 const Id = Schema.UUID.annotations({ message: () => ({ message: "must be a UUID", override: true }) })
 
 /**
- * The stage options as a schema. Defaults: `batchGradient` seed 002's
+ * The stage options as a schema. Defaults: `batchGradient` docs/upserts.md's
  * `[10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000]`,
  * `batchTimeoutMs` 1000. `turnId` and `threadId`, when given, override the ids of
  * `response_start` in every emitted payload.

@@ -1,5 +1,5 @@
 /**
- * The upsert stage as a `Stream` transformer (seed 002's UpsertStreamProcessor):
+ * The upsert stage as a `Stream` transformer (docs/upserts.md's UpsertStreamProcessor):
  * StreamEvents in, UI payloads (`UIUpsert | UITurnEvent`) out, each upsert carrying
  * its item's complete content so far.
  *

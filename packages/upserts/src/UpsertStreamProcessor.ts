@@ -1,5 +1,5 @@
 /**
- * Seed 002's imperative API for callers outside Effect: one processor per turn, events
+ * The docs/upserts.md imperative API for callers outside Effect: one processor per turn, events
  * in through `processEvent`, Redis Stream B messages out through the `onEmit`
  * callback. A thin facade over the same stage core as `UpsertStream.upserts`: the
  * batching, the held items and the per-item fallback timers are the stage's own. Its
@@ -23,7 +23,7 @@ import { EmitFailed, InvalidUpsertOptions, type OptionIssue, ProcessorDestroyed 
 import * as UpsertOptions from "./UpsertOptions.js"
 
 /**
- * Seed 002's options. `turnId`, `threadId` and `onEmit` are required; the rest have
+ * The docs/upserts.md options. `turnId`, `threadId` and `onEmit` are required; the rest have
  * the defaults of `UpsertOptions` and `RetryPolicy`.
  *
  * @since 0.1.0
@@ -170,7 +170,7 @@ export class UpsertStreamProcessor {
   }
 
   /**
-   * The open items' buffers by item id, in start order (seed 002's `BufferInfo`).
+   * The open items' buffers by item id, in start order (docs/upserts.md's `BufferInfo`).
    *
    * @since 0.1.0
    */

@@ -1,5 +1,5 @@
 /**
- * `@sluice/upserts`: StreamEvents into UI-ready upserts (seed 002), as an Effect
+ * `@sluice/upserts`: StreamEvents into UI-ready upserts (docs/upserts.md), as an Effect
  * `Stream` transformer and as a Promise facade for callers outside Effect.
  *
  * @since 0.1.0

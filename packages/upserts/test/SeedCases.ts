@@ -1,6 +1,6 @@
 /**
- * Seed 002's test cases TC-01 to TC-11 as data: the input events and the payloads the
- * seed expects. The stage tests and the facade tests both run them.
+ * The behaviour cases TC-01 to TC-11 of docs/upserts.md as data: the input events and the payloads each
+ * case expects. The stage tests and the facade tests both run them.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as F from "./fixtures.js"

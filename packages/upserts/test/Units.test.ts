@@ -17,7 +17,7 @@ import * as F from "./fixtures.js"
 describe("Gradient", () => {
   const g = Gradient.defaultGradient
 
-  it("has seed 002's cumulative thresholds, the last step repeating", () => {
+  it("has docs/upserts.md's cumulative thresholds, the last step repeating", () => {
     const first = Array.from({ length: 20 }, (_, i) => Gradient.thresholdAt(g, i))
     expect(first).toStrictEqual([
       10, 20, 40, 60, 110, 160, 210, 260, 360, 460, 660, 860, 1360, 1860, 2860, 3860, 5860, 7860, 9860, 11860
@@ -91,7 +91,7 @@ describe("RetryPolicy", () => {
 })
 
 describe("ItemBuffer", () => {
-  it("follows seed 002's API, immutably", () => {
+  it("follows docs/upserts.md's API, immutably", () => {
     const empty = ItemBuffer.make("m", "message", { origin: "agent" })
     const filled = ItemBuffer.appendContent(empty, "Hello, world")
     expect(ItemBuffer.getContent(empty)).toBe("")
@@ -158,7 +158,7 @@ describe("StreamBMessages", () => {
 })
 
 describe("Helpers", () => {
-  it("are the shared implementations under seed 002's names", () => {
+  it("are the shared implementations under docs/upserts.md's names", () => {
     expect(Helpers.estimateTokenCount).toBe(Tokens.estimateTokenCount)
     expect(Helpers.parseJsonSafe).toBe(Json.parseOrString)
     expect(Helpers.generateEventId).toBe(Ids.generateEventId)

@@ -17,7 +17,7 @@ import { seedCases } from "./SeedCases.js"
 
 const agent = { origin: "agent" } as const
 
-describe("UpsertStream.upserts: seed 002's test cases", () => {
+describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
   for (const seedCase of seedCases) {
     it.effect(seedCase.name, () =>
       Effect.gen(function*() {

@@ -50,7 +50,7 @@ const makeProcessor = (
     }
   })
 
-describe("UpsertStreamProcessor: seed 002's test cases through the facade", () => {
+describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through the facade", () => {
   for (const seedCase of seedCases) {
     it.effect(seedCase.name, () =>
       Effect.gen(function*() {

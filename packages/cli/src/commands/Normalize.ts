@@ -1,7 +1,7 @@
 /**
  * `sluice normalize --provider P [--events] [--non-streaming] FILE`: a recorded
  * provider response into the turn summary, or into StreamEvents with `--events`
- * (DESIGN.md's contract 1).
+ * (docs/cli.md#normalize).
  *
  * @since 0.1.0
  */

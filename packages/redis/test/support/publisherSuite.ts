@@ -38,7 +38,7 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
 export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   layer(streams, { timeout: 60_000 })(name, (it) => {
     describe("Stream B", () => {
-      it.effect("writes every message once, in order, as contract 2 entries, keeps each item's last upsert, and passes each on", () =>
+      it.effect("writes every message once, in order, as entries of docs/redis.md#entries, keeps each item's last upsert, and passes each on", () =>
         Effect.gen(function*() {
           const turnId = randomUUID()
           const messages = upsertMessages(turnId, 50)
@@ -253,7 +253,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             Effect.flip,
             Effect.fork
           )
-          // Seed 002: retries after 1 s, 2 s and 4 s (capped at 10 s), then the error.
+          // docs/upserts.md#retries-the-promise-facade: retries after 1 s, 2 s and 4 s (capped at 10 s), then the error.
           yield* injected.reached(2)
           yield* TestClock.adjust(999)
           expect(injected.log.faults.length).toBe(2)

@@ -87,7 +87,7 @@ const itemStateOf = (state: TurnState, itemId: string | undefined, slot: Option.
 }
 
 // User messages are held until item_done so that they are shown once, with the right
-// origin (seed 002): a message is a user's when its id names one ("run-123-user-prompt",
+// origin (docs/upserts.md): a message is a user's when its id names one ("run-123-user-prompt",
 // "user_1") or its item_start says `origin: "user"`.
 const userMessageId = /(?:^|[-_.:])user(?:[-_.:]|$)/i
 
