@@ -99,7 +99,14 @@ export const config: Config.Config<LiveOptions> = Config.map(
   (url) => ({ url })
 )
 
-const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Effect<Redis, RedisError, Scope.Scope> =>
+/**
+ * Opens an ioredis connection (`commands`: auto-pipelined, with a command timeout;
+ * `tail`: for blocking reads), closed with the scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Effect<Redis, RedisError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
