@@ -4,14 +4,14 @@
  * `nodes-<port>.conf`, joined with `redis-cli --cluster create`. A killed master
  * restarts on the same port and configuration, so it rejoins holding its slots.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { freePort } from "./RedisServer.js"
+import { freePort, launchRedis, stop } from "./RedisServer.js"
 
 const run = promisify(execFile)
 const cli = process.env.REDIS_CLI_BIN ?? "redis-cli"
@@ -36,36 +36,11 @@ export interface RedisCluster {
 }
 
 const launch = (port: number, dir: string): Promise<ChildProcess> =>
-  new Promise((resolve, reject) => {
-    const args = [
-      "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
-      "--appendonly", "yes", "--appendfsync", "always",
-      "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "2000"
-    ]
-    const child = spawn(process.env.REDIS_SERVER_BIN ?? "redis-server", args, { stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    const onData = (data: Buffer) => {
-      output += data.toString()
-      if (output.includes("Ready to accept connections")) {
-        child.stdout?.off("data", onData)
-        child.stdout?.resume()
-        child.off("exit", onExit)
-        resolve(child)
-      }
-    }
-    const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`))
-    child.stdout?.on("data", onData)
-    child.stderr?.on("data", (data: Buffer) => (output += data.toString()))
-    child.once("error", reject)
-    child.once("exit", onExit)
-  })
-
-const stop = (child: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once("exit", () => resolve())
-    child.kill(signal)
-  })
+  launchRedis([
+    "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
+    "--appendonly", "yes", "--appendfsync", "always",
+    "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "2000"
+  ])
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
