@@ -30,6 +30,8 @@ export interface RedisCluster {
   readonly nodeList: string
   /** The node serving `key`'s slot (as `CLUSTER KEYSLOT` and `CLUSTER SLOTS` say). */
   readonly nodeOf: (key: string) => Promise<ClusterNode>
+  /** Moves `key`'s slot, with its keys, to `to`, as a resharding does. */
+  readonly moveSlotOf: (key: string, to: ClusterNode) => Promise<void>
   /** Waits until every node reports `cluster_state:ok`. */
   readonly healthy: () => Promise<void>
   readonly close: () => Promise<void>
@@ -80,18 +82,32 @@ export const startRedisCluster = async (): Promise<RedisCluster> => {
       }
     }
     await healthy()
+    const on = async (node: ClusterNode, ...args: Array<string>) =>
+      (await run(cli, ["-p", String(node.port), ...args])).stdout.trim()
+    const nodeOf = async (key: string) => {
+      const slot = Number(await on(nodes[0]!, "CLUSTER", "KEYSLOT", key))
+      const ranges = JSON.parse(await on(nodes[0]!, "--json", "CLUSTER", "SLOTS")) as ReadonlyArray<
+        [number, number, [string, number, ...Array<unknown>]]
+      >
+      const owner = ranges.find(([from, to]) => slot >= from && slot <= to)
+      const node = nodes.find((n) => n.port === owner?.[2][1])
+      if (node === undefined) throw new Error(`no node serves slot ${slot}`)
+      return node
+    }
     return {
       nodes,
       nodeList: nodeList.join(","),
       healthy,
-      nodeOf: async (key) => {
-        const slot = Number((await run(cli, ["-p", String(nodes[0]!.port), "CLUSTER", "KEYSLOT", key])).stdout.trim())
-        const shards = (await run(cli, ["-p", String(nodes[0]!.port), "--json", "CLUSTER", "SLOTS"])).stdout
-        const ranges = JSON.parse(shards) as ReadonlyArray<[number, number, [string, number, ...Array<unknown>]]>
-        const owner = ranges.find(([from, to]) => slot >= from && slot <= to)
-        const node = nodes.find((n) => n.port === owner?.[2][1])
-        if (node === undefined) throw new Error(`no node serves slot ${slot}`)
-        return node
+      nodeOf,
+      moveSlotOf: async (key, to) => {
+        const from = await nodeOf(key)
+        const slot = await on(from, "CLUSTER", "KEYSLOT", key)
+        const [fromId, toId] = [await on(from, "CLUSTER", "MYID"), await on(to, "CLUSTER", "MYID")]
+        await on(to, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromId)
+        await on(from, "CLUSTER", "SETSLOT", slot, "MIGRATING", toId)
+        const keys = (await on(from, "CLUSTER", "GETKEYSINSLOT", slot, "1000")).split("\n").filter((k) => k !== "")
+        if (keys.length > 0) await on(from, "MIGRATE", "127.0.0.1", String(to.port), "", "0", "10000", "KEYS", ...keys)
+        for (const node of nodes) await on(node, "CLUSTER", "SETSLOT", slot, "NODE", toId)
       },
       close: async () => {
         await Promise.all([...children.values()].map((child) => stop(child, "SIGTERM")))
