@@ -129,7 +129,13 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
       cluster.on("error", () => {})
       cluster.on("node error", () => {})
       return Effect.tryPromise({
-        try: () => cluster.connect(),
+        // The client opens a node's connection with its first command and, without a
+        // queue, refuses the commands that come while it opens: every node's
+        // connection is opened here, before the first command.
+        try: () =>
+          cluster.connect().then(() =>
+            Promise.all(cluster.nodes("all").map((node) => node.status === "wait" ? node.connect() : undefined))
+          ),
         catch: (cause) => toRedisError("CONNECT", undefined, cause)
       }).pipe(
         Effect.timeoutFail({
