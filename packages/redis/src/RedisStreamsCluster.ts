@@ -138,6 +138,8 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
           ),
         catch: (cause) => toRedisError("CONNECT", undefined, cause)
       }).pipe(
+        // Acquiring is uninterruptible; the wait for the cluster must not be.
+        Effect.interruptible,
         Effect.timeoutFail({
           duration: connectTimeoutMs,
           onTimeout: () =>

@@ -109,7 +109,7 @@ export const config: Config.Config<LiveOptions> = Config.map(
 export const openClient = (options: LiveOptions, role: "commands" | "tail"): Effect.Effect<Redis, RedisError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: async () => {
+      try: async (signal) => {
         const reconnectMax = options.reconnectMaxDelayMs ?? 2000
         const secure = options.url.startsWith("rediss:")
         const tls = secure ? toConnectionOptions(options.tls ?? {}) : undefined
@@ -135,6 +135,9 @@ export const openClient = (options: LiveOptions, role: "commands" | "tail"): Eff
         // Failures reach callers through their commands; the event only stops the
         // client from reporting them on its own.
         client.on("error", () => {})
+        // Through Sentinel, ioredis keeps asking for a master it is not given: the
+        // timeout below (interruptible, although acquiring is not) gives up for it.
+        signal.addEventListener("abort", () => client.disconnect())
         try {
           await client.connect()
         } catch (error) {
@@ -144,7 +147,11 @@ export const openClient = (options: LiveOptions, role: "commands" | "tail"): Eff
         return client
       },
       catch: (cause) => toRedisError("CONNECT", undefined, cause)
-    }),
+    }).pipe(Effect.interruptible, Effect.timeoutFail({
+      duration: options.connectTimeoutMs ?? 5000,
+      onTimeout: () =>
+        new RedisError({ reason: "Unavailable", command: "CONNECT", detail: `no connection within ${options.connectTimeoutMs ?? 5000} ms` })
+    })),
     (client) => Effect.sync(() => client.disconnect())
   )
 

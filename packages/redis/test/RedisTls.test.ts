@@ -5,42 +5,15 @@
  * server they cannot verify.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
-import { randomUUID } from "node:crypto"
 import * as RedisConfig from "../src/RedisConfig.js"
 import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsLive from "../src/RedisStreamsLive.js"
-import * as TurnEntry from "../src/TurnEntry.js"
-import * as TurnKeys from "../src/TurnKeys.js"
-import * as TurnPublisher from "../src/TurnPublisher.js"
 import { scopedTlsRedisServer } from "./support/tlsRedisServer.js"
-import { upsertMessages } from "./support/turns.js"
-
-const prefix = "sluice-tls"
-
-// Publishes a turn (batch connection), reads it back (commands) and follows it (tail).
-const roundTrip = Effect.gen(function*() {
-  const turnId = randomUUID()
-  const messages = upsertMessages(turnId, 40)
-  yield* Stream.fromIterable(messages).pipe(
-    TurnPublisher.publishUpserts(turnId),
-    Stream.runDrain,
-    Effect.provide(TurnPublisher.layer({ prefix }))
-  )
-  const redis = yield* RedisStreams
-  const key = TurnKeys.upsertsKey(prefix, turnId)
-  expect(yield* redis.xlen(key)).toBe(40)
-  const followed = yield* redis.tail(key, { until: TurnEntry.isFinal }).pipe(
-    Stream.mapEffect(TurnEntry.toStreamBMessage),
-    Stream.runCollect
-  )
-  expect(Chunk.toReadonlyArray(followed)).toStrictEqual(messages)
-})
+import { roundTrip } from "./support/roundTrip.js"
 
 describe("Redis over TLS", () => {
   it.live("with the CA and the server's name, commands, batch writes and tails all go over TLS", () =>

@@ -41,14 +41,14 @@ const launch = (port: number, dir: string, persistent: boolean): Promise<ChildPr
     ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
   ])
 
-/** Starts `redis-server` with `args` and waits until it accepts connections. */
-export const launchRedis = (args: ReadonlyArray<string>): Promise<ChildProcess> =>
+/** Starts `redis-server` with `args` and waits until it prints `ready` (by default, that it accepts connections). */
+export const launchRedis = (args: ReadonlyArray<string>, ready = "Ready to accept connections"): Promise<ChildProcess> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.env.REDIS_SERVER_BIN ?? "redis-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     const onData = (data: Buffer) => {
       output += data.toString()
-      if (output.includes("Ready to accept connections")) {
+      if (output.includes(ready)) {
         child.stdout?.off("data", onData)
         child.stdout?.resume()
         child.off("exit", onExit)
