@@ -7,14 +7,12 @@
  * Real restarts take real time; nothing here asserts on time.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { StreamBMessage } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import type { RedisErrorReason } from "../src/RedisError.js"
@@ -24,6 +22,7 @@ import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { type RedisCluster, scopedRedisCluster } from "./support/redisCluster.js"
+import { entryIds, lazySource, storedUpserts } from "./support/published.js"
 import { upsertMessages } from "./support/turns.js"
 
 const prefix = "sluice-cluster"
@@ -57,20 +56,6 @@ const watched = (failed: Deferred.Deferred<void>, reasons: Array<RedisErrorReaso
     }))
   )
 
-const storedB = (turnId: string) =>
-  Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
-    Effect.flatMap(Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message }))))
-  )
-
-const ids = (n: number) => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
-
-// A lazy source that runs `at(i)` before it hands out message `i`.
-const source = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, at: (i: number) => Effect.Effect<void>) =>
-  Stream.unfoldEffect(0, (i) =>
-    i >= messages.length
-      ? Effect.succeed(Option.none())
-      : Effect.as(at(i), Option.some([messages[i]!, i + 1] as const)))
-
 describe("RedisStreamsCluster with a failing cluster", () => {
   it.live("the master of a turn's slot killed mid-turn and restarted: the turn lands exactly once, in order", () =>
     Effect.gen(function*() {
@@ -84,7 +69,7 @@ describe("RedisStreamsCluster with a failing cluster", () => {
         Effect.zipRight(Effect.promise(() => master.restart())),
         Effect.fork
       )
-      const passed = yield* source(messages, (i) => (i === 120 ? Effect.promise(() => master.kill()) : Effect.void)).pipe(
+      const passed = yield* lazySource(messages, (i) => (i === 120 ? Effect.promise(() => master.kill()) : Effect.void)).pipe(
         TurnPublisher.publishUpserts(turnId),
         Stream.runCollect,
         Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 200, retryBaseMs: 10, retryMaxMs: 300 })),
@@ -96,8 +81,8 @@ describe("RedisStreamsCluster with a failing cluster", () => {
       // repeated after its reply was lost is refused as IdTooSmall; nothing else.
       expect(reasons).toContain("Unavailable")
       expect(reasons.filter((reason) => reason !== "Unavailable" && reason !== "IdTooSmall")).toStrictEqual([])
-      const landed = yield* storedB(turnId).pipe(Effect.provide(clusterLayer(cluster)))
-      expect(landed.map((entry) => entry.id)).toStrictEqual(ids(300))
+      const landed = yield* storedUpserts(prefix, turnId).pipe(Effect.provide(clusterLayer(cluster)))
+      expect(landed.map((entry) => entry.id)).toStrictEqual(entryIds(300))
       expect(landed.map((entry) => entry.message)).toStrictEqual(messages)
     }).pipe(Effect.scoped), { timeout: 180_000 })
 

@@ -23,6 +23,7 @@ import { lifecycleSuite } from "./support/lifecycleSuite.js"
 import { publisherSuite } from "./support/publisherSuite.js"
 import { freePort } from "./support/RedisServer.js"
 import { startRedisCluster } from "./support/redisCluster.js"
+import { entryIds, lazySource } from "./support/published.js"
 import { streamsSuite } from "./support/streamsSuite.js"
 import { upsertMessages } from "./support/turns.js"
 
@@ -75,18 +76,13 @@ describe("RedisStreamsCluster when a slot moves", () => {
       const turnId = randomUUID()
       const key = TurnKeys.upsertsKey(prefix, turnId)
       const messages = upsertMessages(turnId, 120)
-      const moved = Stream.unfoldEffect(0, (i) =>
-        i >= messages.length
-          ? Effect.succeed(Option.none())
-          : Effect.as(
-            i === 60
-              ? Effect.promise(async () => {
-                const from = await cluster.nodeOf(key)
-                await cluster.moveSlotOf(key, cluster.nodes.find((node) => node !== from)!)
-              })
-              : Effect.void,
-            Option.some([messages[i]!, i + 1] as const)
-          ))
+      const moved = lazySource(messages, (i) =>
+        i === 60
+          ? Effect.promise(async () => {
+            const from = await cluster.nodeOf(key)
+            await cluster.moveSlotOf(key, cluster.nodes.find((node) => node !== from)!)
+          })
+          : Effect.void)
       const passed = yield* moved.pipe(
         TurnPublisher.publishUpserts(turnId),
         Stream.runCollect,
@@ -94,7 +90,7 @@ describe("RedisStreamsCluster when a slot moves", () => {
       )
       expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
       const entries = yield* redis.xrange(key, "-", "+")
-      expect(entries.map((entry) => entry.id)).toStrictEqual(Array.from({ length: 120 }, (_, i) => `0-${i + 1}`))
+      expect(entries.map((entry) => entry.id)).toStrictEqual(entryIds(120))
       // A tail opened now reads from the slot's new master (a reader opened while the
       // map was old fails with Unavailable and is opened again, as readers resume).
       const followed = yield* redis.tail(key, { until: TurnEntry.isFinal }).pipe(
