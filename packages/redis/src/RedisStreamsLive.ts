@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -37,10 +38,12 @@ import {
   toRedisError,
   unexpectedReply
 } from "./internal/replies.js"
+import { pipelineXaddAll } from "./internal/pipelineXadd.js"
 import { ErrorReply, xadds } from "./internal/resp.js"
 import { reasonOfReply, RedisError } from "./RedisError.js"
 import * as ReadBudget from "./ReadBudget.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
+import { type TlsOptions, toConnectionOptions } from "./RedisTls.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
 import { fieldsToFlat } from "./StreamEntry.js"
 
@@ -48,6 +51,9 @@ import { fieldsToFlat } from "./StreamEntry.js"
  * How to reach Redis.
  *
  * - `url`: `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS).
+ * - `tls`: the CA, server name and verification of a `rediss://` connection.
+ * - `sentinel`: reach the master through Sentinel (the URL then gives only the
+ *   credentials, the database and `rediss://`; its host is not used).
  * - `commandTimeoutMs`: how long a command waits for its reply (default 5000).
  * - `connectTimeoutMs`: how long a connection attempt may take (default 5000).
  * - `reconnectMaxDelayMs`: the longest pause between reconnection attempts after the
@@ -58,9 +64,23 @@ import { fieldsToFlat } from "./StreamEntry.js"
  */
 export interface LiveOptions {
   readonly url: string
+  readonly tls?: TlsOptions | undefined
+  readonly sentinel?: SentinelOptions | undefined
   readonly commandTimeoutMs?: number | undefined
   readonly connectTimeoutMs?: number | undefined
   readonly reconnectMaxDelayMs?: number | undefined
+}
+
+/**
+ * The Sentinels to ask for the master named `name`, and the Sentinels' own password.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SentinelOptions {
+  readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  readonly name: string
+  readonly password?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -86,12 +106,30 @@ type Role = "commands" | "reads" | "tail"
 
 const connectionNames: Record<Role, string> = { commands: "sluice", reads: "sluice-read", tail: "sluice-tail" }
 
-const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> =>
+/**
+ * Opens an ioredis connection (`commands`: auto-pipelined, with a command timeout;
+ * `reads`: the same, for range reads of any size, so they never hold up commands;
+ * `tail`: for blocking reads), closed with the scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: async () => {
+      try: async (signal) => {
         const reconnectMax = options.reconnectMaxDelayMs ?? 2000
+        const secure = options.url.startsWith("rediss:")
+        const tls = secure ? toConnectionOptions(options.tls ?? {}) : undefined
+        const sentinel = options.sentinel
         const client = new Redis(options.url, {
+          ...(tls === undefined ? {} : { tls }),
+          ...(sentinel === undefined ? {} : {
+            sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+            name: sentinel.name,
+            ...(sentinel.password === undefined ? {} : { sentinelPassword: Redacted.value(sentinel.password) }),
+            ...(tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tls })
+          }),
           lazyConnect: true,
           enableOfflineQueue: false,
           autoResendUnfulfilledCommands: false,
@@ -105,6 +143,9 @@ const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, Redi
         // Failures reach callers through their commands; the event only stops the
         // client from reporting them on its own.
         client.on("error", () => {})
+        // Through Sentinel, ioredis keeps asking for a master it is not given: the
+        // timeout below (interruptible, although acquiring is not) gives up for it.
+        signal.addEventListener("abort", () => client.disconnect())
         try {
           await client.connect()
         } catch (error) {
@@ -114,7 +155,11 @@ const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, Redi
         return client
       },
       catch: (cause) => toRedisError("CONNECT", undefined, cause)
-    }),
+    }).pipe(Effect.interruptible, Effect.timeoutFail({
+      duration: options.connectTimeoutMs ?? 5000,
+      onTimeout: () =>
+        new RedisError({ reason: "Unavailable", command: "CONNECT", detail: `no connection within ${options.connectTimeoutMs ?? 5000} ms` })
+    })),
     (client) => Effect.sync(() => client.disconnect())
   )
 
@@ -157,6 +202,50 @@ const asRead = decodeReply(ReadReply)
 const asFlat = decodeReply(FlatReply)
 
 /**
+ * What a service runs on: a client for every command but the batch writes, a way to
+ * open a connection of its own for each tail, and the batch writes themselves. The
+ * single-node layer builds them from one URL; `RedisStreamsCluster` from a cluster.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Connections {
+  readonly client: Caller
+  /** Range reads (`XRANGE`, `XREVRANGE`), so a large read never holds up commands; `client` when absent. */
+  readonly reader?: Caller | undefined
+  readonly openTail: (key: string) => Effect.Effect<Caller, RedisError, Scope.Scope>
+  readonly xaddAll: RedisStreamsService["xaddAll"]
+}
+
+/**
+ * A client that sends one command and resolves with its reply (ioredis's `call`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Caller {
+  readonly call: (command: string, ...args: Array<string | number>) => Promise<unknown>
+}
+
+/**
+ * `xaddAll` through a batch connection: the pipeline encoded as one RESP string, one
+ * result per entry.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const batchXaddAll = (batches: BatchConnection.BatchConnection): RedisStreamsService["xaddAll"] =>
+(key, entries, xaddOptions) => {
+  // Only the count is kept while Redis answers, not the entries.
+  const count = entries.length
+  if (count === 0) return Effect.succeed([])
+  return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
+    onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
+    onSuccess: (settled) => xaddResults(key, count, settled)
+  })
+}
+
+/**
  * Connects to Redis and builds the service; the connection closes with the scope.
  * Fails with an `Unavailable` `RedisError` when Redis cannot be reached.
  *
@@ -167,16 +256,32 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
   Effect.gen(function*() {
     const client = yield* openClient(options, "commands")
     const reader = yield* openClient(options, "reads")
+    const openTail = () => openClient(options, "tail")
+    // Sentinel may move the master at any time: the writes follow ioredis there.
+    if (options.sentinel !== undefined) {
+      return fromConnections({ client, reader, openTail, xaddAll: pipelineXaddAll(client) })
+    }
     const batches = yield* Effect.mapError(
       BatchConnection.make({
         url: options.url,
         connectTimeoutMs: options.connectTimeoutMs ?? 5000,
-        commandTimeoutMs: options.commandTimeoutMs ?? 5000
+        commandTimeoutMs: options.commandTimeoutMs ?? 5000,
+        tls: options.tls
       }),
       (error) => new RedisError({ reason: error.reason, command: "CONNECT", detail: error.detail })
     )
+    return fromConnections({ client, reader, openTail, xaddAll: batchXaddAll(batches) })
+  })
 
-    const callOn = (on: Redis) =>
+/**
+ * The service over the given connections.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const fromConnections = (connections: Connections): RedisStreamsService => {
+    const { client } = connections
+    const callOn = (on: Caller) =>
     <A>(
       decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
       command: string,
@@ -188,7 +293,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
         catch: (cause) => toRedisError(command, key, cause)
       }).pipe(Effect.flatMap(decode(command, key)))
     const call = callOn(client)
-    const read = callOn(reader)
+    const read = callOn(connections.reader ?? client)
 
     const tail: RedisStreamsService["tail"] = (key, tailOptions) => {
       const pages = ReadBudget.pager({
@@ -199,7 +304,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
       const until = tailOptions?.until
       const decodeRead = asRead("XREAD", key)
       return Stream.unwrapScoped(
-        Effect.map(openClient(options, "tail"), (blocking) => {
+        Effect.map(connections.openTail(key), (blocking) => {
           const readOnce = (after: string) =>
             Effect.tryPromise({
               try: () => blocking.call("XREAD", "COUNT", pages.count(), "BLOCK", blockMs, "STREAMS", key, after),
@@ -230,15 +335,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
 
     const service: RedisStreamsService = {
       xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
-      xaddAll: (key, entries, xaddOptions) => {
-        // Only the count is kept while Redis answers, not the entries.
-        const count = entries.length
-        if (count === 0) return Effect.succeed([])
-        return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
-          onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
-          onSuccess: (settled) => xaddResults(key, count, settled)
-        })
-      },
+      xaddAll: connections.xaddAll,
       xrange: (key, start, end, count) =>
         Effect.map(
           read(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
@@ -277,7 +374,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
       zremRangeByScore: (key, min, max) => call(asInteger, "ZREMRANGEBYSCORE", key, [key, scoreBound(min), scoreBound(max)])
     }
     return service
-  })
+}
 
 /**
  * The live layer from the given options.

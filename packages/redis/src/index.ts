@@ -113,3 +113,24 @@ export * as DurableStoreLive from "./DurableStoreLive.js"
  * @since 0.3.0
  */
 export * as DurableStoreMemory from "./DurableStoreMemory.js"
+
+/**
+ * `RedisStreams` on a Redis Cluster.
+ *
+ * @since 0.2.0
+ */
+export * as RedisStreamsCluster from "./RedisStreamsCluster.js"
+
+/**
+ * Which Redis the environment names (cluster, Sentinel, one server) and its layer.
+ *
+ * @since 0.2.0
+ */
+export * as RedisConfig from "./RedisConfig.js"
+
+/**
+ * TLS settings of Redis connections.
+ *
+ * @since 0.2.0
+ */
+export * as RedisTls from "./RedisTls.js"

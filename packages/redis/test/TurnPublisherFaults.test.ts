@@ -12,7 +12,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PublishError } from "../src/PublishError.js"
@@ -23,6 +22,7 @@ import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { startCuttingProxy } from "./support/CuttingProxy.js"
 import { scopedRedisServer } from "./support/RedisServer.js"
+import { lazySource } from "./support/published.js"
 import { kept, upsertMessages } from "./support/turns.js"
 
 const prefix = "sluice-faults"
@@ -53,13 +53,6 @@ const stored = (url: string, turnId: string) =>
       Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
   }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url })))
 
-// A lazy source that runs `at(i)` before it hands out message `i`.
-const source = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, at: (i: number) => Effect.Effect<void>) =>
-  Stream.unfoldEffect(0, (i) =>
-    i >= messages.length
-      ? Effect.succeed(Option.none())
-      : Effect.as(at(i), Option.some([messages[i]!, i + 1] as const)))
-
 const liveOptions = (url: string) => ({ url, reconnectMaxDelayMs: 100, commandTimeoutMs: 2_000, connectTimeoutMs: 1_000 })
 
 describe("TurnPublisher with Redis failing", () => {
@@ -73,7 +66,7 @@ describe("TurnPublisher with Redis failing", () => {
         Effect.zipRight(Effect.promise(() => server.restart())),
         Effect.fork
       )
-      const passed = yield* source(messages, (i) => (i === 120 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
+      const passed = yield* lazySource(messages, (i) => (i === 120 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
         TurnPublisher.publishUpserts(turnId),
         Stream.runCollect,
         Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 40, retryBaseMs: 10, retryMaxMs: 200 })),
@@ -91,7 +84,7 @@ describe("TurnPublisher with Redis failing", () => {
       const turnId = randomUUID()
       const messages = upsertMessages(turnId, 300)
       const passed: Array<StreamBMessage.StreamBMessage> = []
-      const error = yield* source(messages, (i) => (i === 150 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
+      const error = yield* lazySource(messages, (i) => (i === 150 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
         TurnPublisher.publishUpserts(turnId),
         Stream.runForEach((message) => Effect.sync(() => passed.push(message))),
         Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 3, retryBaseMs: 5, retryMaxMs: 20 })),

@@ -24,6 +24,7 @@ import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { reasonOfReply, type RedisErrorReason } from "../RedisError.js"
+import { type TlsOptions, toConnectionOptions } from "../RedisTls.js"
 import { command, ErrorReply, type Reply, ReplyReader } from "./resp.js"
 
 /**
@@ -35,6 +36,8 @@ export interface BatchOptions {
   readonly url: string
   readonly connectTimeoutMs: number
   readonly commandTimeoutMs: number
+  /** For `rediss://`: the CA to trust, the name to check, whether to refuse a certificate that fails. */
+  readonly tls?: TlsOptions | undefined
 }
 
 /**
@@ -195,10 +198,15 @@ const parseAddress = (url: string): Address | LinkError => {
 }
 
 // Opens a socket and runs the connection's setup commands (AUTH, SELECT, a name).
-const open = (address: Address): Effect.Effect<Link, LinkError> =>
+const open = (address: Address, tls: TlsOptions | undefined): Effect.Effect<Link, LinkError> =>
   Effect.async<Link, LinkError>((resume) => {
     const socket = address.secure
-      ? Tls.connect({ host: address.host, port: address.port, ...(Net.isIP(address.host) === 0 ? { servername: address.host } : {}) })
+      ? Tls.connect({
+        host: address.host,
+        port: address.port,
+        ...(Net.isIP(address.host) === 0 ? { servername: address.host } : {}),
+        ...(tls === undefined ? {} : toConnectionOptions(tls))
+      })
       : Net.connect({ host: address.host, port: address.port })
     socket.setNoDelay(true)
     const refused = (error: Error) => {
@@ -241,7 +249,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     let opening: Deferred.Deferred<Link, LinkError> | undefined
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close("connection closed by its owner")))
 
-    const connect = Effect.timeoutFail(open(address), {
+    const connect = Effect.timeoutFail(open(address, options.tls), {
       duration: connectTimeout,
       onTimeout: () => new LinkError("Unavailable", `no connection within ${options.connectTimeoutMs} ms`)
     })

@@ -36,16 +36,19 @@ export const freePort = (): Promise<number> =>
   })
 
 const launch = (port: number, dir: string, persistent: boolean): Promise<ChildProcess> =>
+  launchRedis([
+    "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
+    ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
+  ])
+
+/** Starts `redis-server` with `args` and waits until it prints `ready` (by default, that it accepts connections). */
+export const launchRedis = (args: ReadonlyArray<string>, ready = "Ready to accept connections"): Promise<ChildProcess> =>
   new Promise((resolve, reject) => {
-    const args = [
-      "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
-      ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
-    ]
     const child = spawn(process.env.REDIS_SERVER_BIN ?? "redis-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     const onData = (data: Buffer) => {
       output += data.toString()
-      if (output.includes("Ready to accept connections")) {
+      if (output.includes(ready)) {
         child.stdout?.off("data", onData)
         child.stdout?.resume()
         child.off("exit", onExit)
@@ -59,7 +62,8 @@ const launch = (port: number, dir: string, persistent: boolean): Promise<ChildPr
     child.once("exit", onExit)
   })
 
-const stop = (child: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
+/** Stops a server with `signal` and waits for it to exit. */
+export const stop = (child: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
   new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve()
     child.once("exit", () => resolve())
