@@ -7,6 +7,10 @@
  * (`dist/*.js`, from `tsc`) are left as they are.
  */
 import { build } from "esbuild"
+import { rmSync } from "node:fs"
+
+// chunks are named by their hash: those of an earlier build would stay behind
+rmSync("dist/chunks", { recursive: true, force: true })
 
 await build({
   entryPoints: { bin: "src/bin.ts" },
