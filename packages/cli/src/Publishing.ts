@@ -8,14 +8,21 @@
 import { Summary, type Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import { Ids } from "@sluice/core"
-import { TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
-import { type RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
+import { TraceParent, TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
+import {
+  type DurableStore,
+  DurableStoreLive,
+  DurableStoreMemory,
+  type RedisStreams,
+  RedisStreamsLive,
+  RedisStreamsMemory,
+  TurnKeys
+} from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { badUsage, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
-import * as EnvOptions from "./EnvOptions.js"
 import * as Output from "./Output.js"
 
 /**
@@ -67,16 +74,49 @@ export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailu
 }
 
 /**
- * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones.
+ * A caller's W3C trace context as the command took it (`--traceparent`,
+ * `--tracestate`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TraceArgs {
+  readonly traceparent: Option.Option<string>
+  readonly tracestate: Option.Option<string>
+}
+
+// The innermost line of a schema's error tree: what is wrong, without the tree.
+const innermost = (detail: string): string =>
+  detail.split("\n").map((line) => line.replace(/^[\s└├─│]+/, "")).filter((line) => line !== "").at(-1) ?? detail
+
+/**
+ * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones,
+ * and the caller's trace context when given. A malformed `--traceparent` or
+ * `--tracestate` is bad usage (exit code 2), named in one line.
  *
  * @since 0.1.0
  * @category pipeline
  */
-export const contextOf = (turn: Option.Option<string>, thread: Option.Option<string>): Effect.Effect<TurnContext.TurnContext, CliFailure> =>
+export const contextOf = (
+  turn: Option.Option<string>,
+  thread: Option.Option<string>,
+  trace: TraceArgs = { traceparent: Option.none(), tracestate: Option.none() }
+): Effect.Effect<TurnContext.TurnContext, CliFailure> =>
   Effect.gen(function* () {
     const turnId = yield* uuidOrFresh("turn", turn)
     const threadId = yield* uuidOrFresh("thread", thread)
-    return yield* Effect.mapError(TurnContext.make({ turnId, threadId }), (error) => badUsage(error.message))
+    const traceparent = Option.getOrUndefined(trace.traceparent)
+    const tracestate = Option.getOrUndefined(trace.tracestate)
+    if (traceparent !== undefined) {
+      yield* Effect.mapError(TraceParent.parse(traceparent), (error) =>
+        badUsage(`--traceparent ${JSON.stringify(traceparent)} is invalid: ${innermost(error.detail)}`))
+    }
+    return yield* Effect.mapError(TurnContext.make({ turnId, threadId, traceparent, tracestate }), (error) =>
+      badUsage(
+        tracestate !== undefined && error.detail.includes("tracestate")
+          ? `--tracestate is invalid: ${innermost(error.detail)}`
+          : `invalid turn context: ${innermost(error.detail)}`
+      ))
   })
 
 /**
@@ -126,6 +166,27 @@ export const storeLayer = (redisUrl: Option.Option<Redacted.Redacted<string>>): 
   })
 
 /**
+ * The Durable Streams store the server keeps clients' streams in, beside the turns:
+ * on Redis at `--redis-url` (keys under `prefix`) when given, else in process memory
+ * (as long as the process lives). A Redis that cannot be reached is bad configuration
+ * (exit code 2).
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const durableStoreLayer = (
+  redisUrl: Option.Option<Redacted.Redacted<string>>,
+  prefix: string
+): Layer.Layer<DurableStore.DurableStore, CliFailure> =>
+  Option.match(redisUrl, {
+    onNone: () => DurableStoreMemory.layer,
+    onSome: (url) =>
+      Layer.mapError(DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }), (error) =>
+        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
+      )
+  })
+
+/**
  * The closing report: where the turn went and its summary.
  *
  * @since 0.1.0
@@ -148,32 +209,6 @@ export const report = (options: {
       `summary: ${JSON.stringify(Summary.fromTurn(options.turn))}`
     ].join("\n")
   )
-
-const uuidOption = (name: string, description: string) => EnvOptions.optionalText(name, `SLUICE_${name.toUpperCase()}`, description)
-
-/**
- * `--turn UUID`: the turn id (fresh by default).
- *
- * @since 0.1.0
- * @category options
- */
-export const turnOption = uuidOption("turn", "the turn id (a UUID; fresh by default)")
-
-/**
- * `--thread UUID`: the thread id (fresh by default).
- *
- * @since 0.1.0
- * @category options
- */
-export const threadOption = uuidOption("thread", "the thread id (a UUID; fresh by default)")
-
-/**
- * `--prefix`: the Redis key prefix.
- *
- * @since 0.1.0
- * @category options
- */
-export const prefixOption = EnvOptions.text("prefix", "SLUICE_PREFIX", TurnKeys.defaultPrefix, "the Redis key prefix")
 
 /**
  * The given UUID, a fresh one when none was given; anything else is bad usage.

@@ -1,17 +1,21 @@
 /**
- * Starting the turn server for a command: the server's failures as command failures
- * (a taken port said plainly), and the page's address with its signed link.
+ * Starting the turn server for a command: the shared server options (`--metrics-port`,
+ * `--ready-timeout-ms`, `--read-tokens`) into the server's, the server's failures as
+ * command failures (a taken port said plainly), and the page's address with its signed
+ * link. The server also serves Durable Streams from the `DurableStore` in context.
  *
  * @since 0.1.0
  */
-import type { RedisStreams } from "@sluice/redis"
-import { TurnServer, type TurnServerOptions } from "@sluice/server"
+import type { DurableStore, RedisStreams } from "@sluice/redis"
+import { TurnServer, TurnServerOptions } from "@sluice/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { badUsage, type CliFailure } from "./CliFailure.js"
-import * as EnvOptions from "./EnvOptions.js"
 
 /**
  * A running server: the page's address, with a `read` page token valid for the given
@@ -24,24 +28,67 @@ export interface Running {
   readonly pageUrl: (ttl: Duration.Duration) => Effect.Effect<string>
 }
 
+/**
+ * The shared server options as the command parsed them.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ServerArgs {
+  readonly metricsPort: Option.Option<number>
+  readonly readyTimeoutMs: number
+  readonly readTokens: Option.Option<Redacted.Redacted<string>>
+}
+
 const isAddressInUse = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EADDRINUSE"
 
+const portsOf = (options: TurnServerOptions.Options): string =>
+  options.metricsPort === undefined
+    ? `port ${options.port ?? 8787} is`
+    : `port ${options.port ?? 8787} or metrics port ${options.metricsPort} is`
+
+const isToken = Schema.is(TurnServerOptions.Token)
+
 /**
- * Starts the server on the `RedisStreams` in context for the length of the scope. Bad
- * options are bad usage (exit code 2), and so is a port that is taken, said as such.
+ * The server's options for the shared flags: `--read-tokens` split at commas (each
+ * checked, never echoed), `--ready-timeout-ms` positive, `--metrics-port` a port.
+ *
+ * @since 0.3.0
+ * @category options
+ */
+export const serverOptions = (args: ServerArgs): Effect.Effect<TurnServerOptions.Options, CliFailure> =>
+  Effect.gen(function* () {
+    const readTokens = Option.match(args.readTokens, {
+      onNone: () => [],
+      onSome: (tokens) => Redacted.value(tokens).split(",").map((token) => token.trim()).filter((token) => token !== "")
+    })
+    const bad = readTokens.findIndex((token) => !isToken(token))
+    if (bad >= 0) return yield* Effect.fail(badUsage(`--read-tokens: token ${bad + 1} is not visible ASCII without spaces or commas`))
+    if (args.readyTimeoutMs < 1) return yield* Effect.fail(badUsage(`--ready-timeout-ms must be a positive integer, got ${args.readyTimeoutMs}`))
+    const metricsPort = Option.getOrUndefined(args.metricsPort)
+    if (metricsPort !== undefined && (metricsPort < 0 || metricsPort > 65535)) {
+      return yield* Effect.fail(badUsage(`--metrics-port must be from 0 to 65535, got ${metricsPort}`))
+    }
+    return { readTokens, readyTimeoutMs: args.readyTimeoutMs, ...(metricsPort === undefined ? {} : { metricsPort }) }
+  })
+
+/**
+ * Starts the server on the `RedisStreams` (and the `DurableStore`) in context for the
+ * length of the scope. Bad options are bad usage (exit code 2), and so is a port that
+ * is taken, said as such.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const start = (
   options: TurnServerOptions.Options
-): Effect.Effect<Running, CliFailure, RedisStreams.RedisStreams | Scope.Scope> =>
+): Effect.Effect<Running, CliFailure, RedisStreams.RedisStreams | DurableStore.DurableStore | Scope.Scope> =>
   Effect.gen(function* () {
     const context = yield* Layer.build(TurnServer.layer(options)).pipe(
       Effect.mapError((error) =>
         error._tag === "ServeError" && isAddressInUse(error.cause)
-          ? badUsage(`port ${options.port ?? 8787} is taken: stop what listens there or pass --port N (another port)`)
+          ? badUsage(`${portsOf(options)} taken: stop what listens there or pass --port N (another port)`)
           : badUsage(error.message)
       )
     )
@@ -49,19 +96,6 @@ export const start = (
       pageUrl: (ttl) => Effect.provide(TurnServer.pageUrl(Duration.toMillis(ttl)), context)
     }
   })
-
-/**
- * `--link-ttl-minutes`: how long the printed page link stays valid.
- *
- * @since 0.1.0
- * @category options
- */
-export const linkTtlOption = EnvOptions.integer(
-  "link-ttl-minutes",
-  "SLUICE_LINK_TTL_MINUTES",
-  60,
-  "how long the printed page link is valid, in minutes"
-)
 
 /**
  * Checks `--link-ttl-minutes`: a positive number of minutes, at most a week.

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Cli from "./Cli.js"
+import * as Tracing from "./internal/tracing.js"
 import * as Output from "./Output.js"
 
 const program = Cli.run(process.argv).pipe(
@@ -20,7 +21,9 @@ const program = Cli.run(process.argv).pipe(
       Effect.zipRight(Effect.die(defect))
     )
   ),
-  Effect.provide(Layer.merge(NodeContext.layer, Output.layer))
+  Effect.provide(Layer.merge(NodeContext.layer, Output.layer)),
+  // outermost, so that the spans of the command are flushed before the process exits
+  Effect.provide(Tracing.layerFromEnv)
 )
 
 // SIGINT and SIGTERM interrupt the program (runMain's own handlers); a turn in flight

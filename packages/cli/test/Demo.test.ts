@@ -10,38 +10,11 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import { createServer } from "node:net"
 import { Cli, Output } from "../src/index.js"
 import { samples } from "../src/commands/Demo.js"
-
-// An Output whose standard output arrives line by line on a queue.
-const lines = Effect.gen(function* () {
-  const queue = yield* Queue.unbounded<string>()
-  let pending = ""
-  const layer = Layer.succeed(Output.Output, {
-    stdout: (text) =>
-      Effect.suspend(() => {
-        const parts = (pending + text).split("\n")
-        pending = parts.pop()!
-        return Queue.offerAll(queue, parts)
-      }),
-    stderr: () => Effect.void,
-    log: () => undefined,
-    isTTY: false,
-    stderrStyled: false
-  })
-  return { queue, layer }
-})
-
-const takeUntil = (queue: Queue.Queue<string>, found: (line: string) => boolean) =>
-  Effect.gen(function* () {
-    while (true) {
-      const line = yield* Queue.take(queue)
-      if (found(line)) return line
-    }
-  })
+import { lines, takeUntil } from "./support/lines.js"
 
 const getJson = (url: string) =>
   Effect.tryPromise(async () => {

@@ -1,108 +1,30 @@
 /**
  * `sluice normalize --provider P [--events] [--non-streaming] FILE`: a recorded
  * provider response into the turn summary, or into StreamEvents with `--events`
- * (docs/cli.md#normalize).
+ * (docs/cli.md#normalize). What it runs is loaded when it runs.
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
-import type { FileSystem } from "@effect/platform"
-import { Accumulator, Summary } from "@sluice/accumulator"
-import type { StreamEvent } from "@sluice/core"
-import { Json, Sse } from "@sluice/core"
-import { type Normalizer, ProviderName, Providers, TranscriptFormat } from "@sluice/providers"
+import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
-import { type CliFailure, invalidInput } from "../CliFailure.js"
-import * as EnvOptions from "../EnvOptions.js"
-import * as Input from "../Input.js"
-import * as Output from "../Output.js"
+import * as CommandOptions from "../CommandOptions.js"
 
-/**
- * `--provider`, described as the command uses it.
- *
- * @since 0.2.0
- * @category options
- */
-export const providerOption = (description: string) =>
-  EnvOptions.choice("provider", ProviderName.ProviderName.literals, "SLUICE_PROVIDER", description)
-
-/**
- * The provider option shared by the commands that read a provider's wire format.
- *
- * @since 0.1.0
- * @category options
- */
-export const provider = providerOption("the wire API the input was recorded from")
-
-/**
- * The recorded-input argument shared by the commands that read a transcript.
- *
- * @since 0.1.0
- * @category options
- */
-export const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
-
-/**
- * Fails, exit code 1, when the file (not standard input, which is read once) looks
- * like another format than `--provider` reads, naming the format it looks like.
- *
- * @since 0.2.0
- * @category input
- */
-export const checkFormat = (name: ProviderName.ProviderName, file: string): Effect.Effect<void, CliFailure, FileSystem.FileSystem> =>
-  file === "-"
-    ? Effect.void
-    : Input.bytes(file).pipe(
-        Stream.decodeText(),
-        Stream.runHead,
-        Effect.flatMap((head) => {
-          const detected = Option.flatMap(head, TranscriptFormat.detect)
-          if (Option.isNone(detected) || detected.value === TranscriptFormat.ofProvider(name)) return Effect.void
-          const looks = `${file} looks like ${TranscriptFormat.label(detected.value)}, not ${name}`
-          return Effect.fail(
-            invalidInput(
-              detected.value === "ai-sdk" ? `${looks}: sluice reads the providers' wire formats` : `${looks}: pass --provider ${detected.value}`
-            )
-          )
-        })
-      )
-
-/**
- * The events of a recorded response: SSE framed and normalized, or a non-streaming JSON
- * body decoded. Invalid input fails with exit code 1 and a message naming the line or
- * event, or the format the file looks like when that is not the provider's.
- *
- * @since 0.1.0
- * @category pipeline
- */
-export const events = (
-  name: ProviderName.ProviderName,
-  file: string,
-  nonStreaming: boolean,
-  options?: Normalizer.NormalizeOptions
-): Stream.Stream<StreamEvent.StreamEvent, CliFailure, FileSystem.FileSystem> => {
-  const wire = Providers.get(name)
-  if (nonStreaming) {
-    return Stream.unwrap(
-      Effect.gen(function* () {
-        yield* checkFormat(name, file)
-        const text = yield* Input.text(file)
-        const body = Json.parseOrUndefined(text)
-        if (body === undefined) return yield* Effect.fail(invalidInput(`${file} is not a JSON document`))
-        const decoded = yield* wire.normalizeResponse(body, options).pipe(Effect.mapError((error) => invalidInput(error.message)))
-        return Stream.fromIterable(decoded)
-      })
-    )
-  }
-  const decoded = Input.bytes(file).pipe(
-    Sse.decode(),
-    wire.normalize(options),
-    Stream.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message)))
-  )
-  return Stream.unwrap(Effect.as(checkFormat(name, file), decoded))
+const options = {
+  provider: CommandOptions.provider,
+  events: Options.boolean("events").pipe(Options.withDescription("print the StreamEvents, one JSON object a line")),
+  nonStreaming: Options.boolean("non-streaming").pipe(
+    Options.withDescription("read a non-streaming JSON response instead of an SSE body")
+  ),
+  file: CommandOptions.file
 }
+
+/**
+ * The parsed options of `normalize`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Args = Command.Command.ParseConfig<typeof options>
 
 /**
  * The `normalize` command.
@@ -110,22 +32,6 @@ export const events = (
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make(
-  "normalize",
-  {
-    provider,
-    events: Options.boolean("events").pipe(Options.withDescription("print the StreamEvents, one JSON object a line")),
-    nonStreaming: Options.boolean("non-streaming").pipe(
-      Options.withDescription("read a non-streaming JSON response instead of an SSE body")
-    ),
-    file
-  },
-  (args) => {
-    const stream = events(args.provider, args.file, args.nonStreaming)
-    if (args.events) return Stream.runForEach(stream, (event) => Output.line(JSON.stringify(event)))
-    return Accumulator.runTurn(stream).pipe(
-      Effect.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message))),
-      Effect.flatMap((turn) => Output.line(JSON.stringify(Summary.fromTurn(turn))))
-    )
-  }
+export const command = Command.make("normalize", options, (args) =>
+  Effect.flatMap(Effect.promise(() => import("../internal/normalize.js")), (run) => run.normalize(args))
 ).pipe(Command.withDescription("normalize a recorded provider response into the turn summary or StreamEvents"))

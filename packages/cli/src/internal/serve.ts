@@ -1,0 +1,37 @@
+/**
+ * What `sluice serve` runs, loaded when it runs: the turn server on the store, with
+ * Durable Streams, until interrupted.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { CliFailure } from "../CliFailure.js"
+import type * as Serve from "../commands/Serve.js"
+import * as Output from "../Output.js"
+import * as Publishing from "../Publishing.js"
+import * as Serving from "../Serving.js"
+
+/** Runs `sluice serve` until interrupted. */
+export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output.Output> =>
+  Effect.gen(function* () {
+    const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
+    const running = yield* Serving.start({
+      port: args.port,
+      prefix: args.prefix,
+      insecureLocal: args.insecureLocal,
+      ...(yield* Serving.serverOptions(args)),
+      ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
+    })
+    const url = yield* running.pageUrl(ttl)
+    yield* Output.line(
+      args.insecureLocal
+        ? `the turn viewer: ${url}`
+        : `the turn viewer: ${url}\n  (a read-only link, valid for ${args.linkTtlMinutes} minutes; keep it to yourself)`
+    )
+    return yield* Effect.never
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Layer.merge(Publishing.storeLayer(args.redisUrl), Publishing.durableStoreLayer(args.redisUrl, args.prefix)))
+  )
