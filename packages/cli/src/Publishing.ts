@@ -14,6 +14,7 @@ import {
   DurableStoreLive,
   DurableStoreMemory,
   type RedisStreams,
+  RedisConfig,
   RedisStreamsLive,
   RedisStreamsMemory,
   TurnKeys
@@ -148,9 +149,25 @@ export const storeName = (redisUrl: Option.Option<Redacted.Redacted<string>>): s
     }
   })
 
+// Without a URL: a Redis Cluster (`REDIS_CLUSTER_NODES`) or a Sentinel-watched master
+// (`REDIS_SENTINELS`) when the environment names one, else the embedded store.
+const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Layer.unwrapEffect(
+  Effect.map(
+    Effect.mapError(RedisConfig.target, (error) => badUsage(`bad Redis configuration: ${String(error)}`)),
+    Option.match({
+      onNone: () => RedisStreamsMemory.layer,
+      onSome: (target) =>
+        Layer.mapError(RedisConfig.layerOf(target), (error) =>
+          badUsage(`cannot use ${RedisConfig.describe(target)}: ${error.message}`))
+    })
+  )
+)
+
 /**
  * The store the commands write to: Redis at `--redis-url` (or `SLUICE_REDIS_URL`,
- * `REDIS_URL`) when given, else the embedded in-memory store (which lives as long as
+ * `REDIS_URL`) when given, else a Redis Cluster (`REDIS_CLUSTER_NODES`) or a master
+ * behind Sentinels (`REDIS_SENTINELS`, `REDIS_SENTINEL_NAME`) when the environment
+ * names one (`RedisConfig`), else the embedded in-memory store (which lives as long as
  * the process). A Redis that cannot be reached is bad configuration (exit code 2).
  *
  * @since 0.1.0
@@ -158,7 +175,7 @@ export const storeName = (redisUrl: Option.Option<Redacted.Redacted<string>>): s
  */
 export const storeLayer = (redisUrl: Option.Option<Redacted.Redacted<string>>): Layer.Layer<RedisStreams.RedisStreams, CliFailure> =>
   Option.match(redisUrl, {
-    onNone: () => RedisStreamsMemory.layer,
+    onNone: () => fromEnvironment,
     onSome: (url) =>
       Layer.mapError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
         badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)

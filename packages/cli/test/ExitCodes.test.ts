@@ -135,6 +135,14 @@ describe("exit codes", () => {
       expect(line).not.toContain("hunter2")
     }), 60_000)
 
+  it.effect("2: a Redis Cluster named by the environment and unreachable at start", () =>
+    Effect.gen(function* () {
+      const sample = join(import.meta.dirname, "..", "samples", "anthropic-weather.sse")
+      const result = yield* sluice({ REDIS_CLUSTER_NODES: "127.0.0.1:1" }, "replay", "--provider", "anthropic", sample)
+      expect([result.code, result.stdout]).toStrictEqual([2, ""])
+      expect(oneLine(result.stderr)).toMatch(/^sluice: cannot use the Redis Cluster at 127\.0\.0\.1:1/)
+    }), 60_000)
+
   it.effect("2: a bad setting in the environment, named", () =>
     Effect.gen(function* () {
       const format = yield* sluice({ SLUICE_LOG_FORMAT: "xml" }, "normalize", "--provider", "anthropic", "x")
