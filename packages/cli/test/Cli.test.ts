@@ -226,14 +226,16 @@ describe("the sluice executable", () => {
 
   it.effect("exits 0, 1 and 2 as docs/errors.md#exit-codes says, never with a stack trace", () =>
     Effect.gen(function* () {
-      const ok = yield* exec(["normalize", "--provider", "gemini", join(recorded, "gemini", "tool-parallel.sse")])
+      const [ok, invalid, usage] = yield* Effect.all([
+        exec(["normalize", "--provider", "gemini", join(recorded, "gemini", "tool-parallel.sse")]),
+        exec(["normalize", "--provider", "openai-chat", scratchFile("broken.sse", "data: {\"choices\": [}\n\n")]),
+        exec(["normalize", "--provider", "openai-chat"])
+      ], { concurrency: "unbounded" })
       expect(ok.code).toBe(0)
       expect(JSON.parse(ok.stdout)).toMatchObject({ provider: "gemini", status: "complete" })
-      const invalid = yield* exec(["normalize", "--provider", "openai-chat", scratchFile("broken.sse", "data: {\"choices\": [}\n\n")])
       expect(invalid.code).toBe(1)
       expect(invalid.stderr).toMatch(/line 1/)
-      const usage = yield* exec(["normalize", "--provider", "openai-chat"])
       expect(usage.code).toBe(2)
       for (const result of [invalid, usage]) expect(result.stderr).not.toMatch(/\n\s+at /)
-    }), 240_000) // three processes, one after another, on a busy machine
+    }), 360_000) // three processes at once, each compiling the sources through tsx, on a busy machine
 })

@@ -89,7 +89,7 @@ for (const provider of providers) {
           const whole = yield* runText(provider.normalize, text)
           const split = yield* runReads(provider.normalize, splitAt(body, points))
           expect(payloads(split)).toStrictEqual(payloads(whole))
-        }), { fastCheck: { numRuns: 40 }, timeout: 120_000 })
+        }), { fastCheck: { numRuns: 40 }, timeout: 300_000 })
 
       it.effect.prop(
         `${name}: corruption gives typed errors or error events, never a defect`,
@@ -109,7 +109,7 @@ for (const provider of providers) {
               )
             }
           }),
-        { fastCheck: { numRuns: 60 }, timeout: 120_000 }
+        { fastCheck: { numRuns: 60 }, timeout: 300_000 }
       )
     }
   })
