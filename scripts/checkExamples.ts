@@ -5,8 +5,9 @@
  * Every example becomes a module of its own under `packages/cli/.examples/` (ignored by git) and
  * the TypeScript compiler checks them together against the packages' sources, so an
  * example that uses a name it does not import, or an API that changed, fails here.
- * A block that is deliberately a fragment says so on its first line with the comment
- * `// fragment`, and is skipped.
+ * A block that goes on from the block before it (in the same file) says so on its first
+ * line with the comment `// continued`, and is checked together with it; a block that
+ * is deliberately a fragment says so with `// fragment`, and is skipped.
  *
  * Run with `pnpm examples`; `pnpm lint` runs it too.
  */
@@ -81,6 +82,16 @@ const examples = [
   ...sources.flatMap((path) => jsdocExamples(readFileSync(path, "utf8"), path)),
   ...markdown.flatMap((path) => fencedBlocks(readFileSync(path, "utf8"), path, false))
 ].filter((example) => !example.code.trimStart().startsWith("// fragment"))
+  .reduce<Array<Example>>((joined, example) => {
+    const previous = joined.at(-1)
+    if (example.code.trimStart().startsWith("// continued") && previous !== undefined && previous.file === example.file) {
+      // one module, so the lines of the first block keep their numbers
+      joined[joined.length - 1] = { ...previous, code: `${previous.code}\n${example.code}` }
+    } else {
+      joined.push(example)
+    }
+    return joined
+  }, [])
 
 rmSync(outDir, { recursive: true, force: true })
 mkdirSync(outDir, { recursive: true })
@@ -103,10 +114,13 @@ writeFileSync(
         noUnusedParameters: false,
         lib: ["ES2022", "DOM"],
         paths: {
-          ...Object.fromEntries(packages.map((name) => [`@sluice/${name}`, [`../../${name}/src/index.ts`]]))
+          ...Object.fromEntries(packages.map((name) => [`@sluice/${name}`, [`../../${name}/src/index.ts`]])),
+          ...Object.fromEntries(packages.map((name) => [`@sluice/${name}/*`, [`../../${name}/src/*.ts`]])),
+          // dependencies of one package that the command line's package does not have
+          "@effect/ai": ["../../effect-ai/node_modules/@effect/ai/dist/dts/index.d.ts"]
         }
       },
-      include: ["*.ts"]
+      include: ["*.ts", "../../*/src/**/*.d.ts"]
     },
     null,
     2
