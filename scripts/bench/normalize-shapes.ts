@@ -3,7 +3,8 @@
  * (`pnpm bench normalize-shapes`): text-heavy (many text deltas) and tool-heavy
  * (parallel calls whose arguments stream in 1-7 byte fragments), Sluice's `Sse.decode`
  * + `normalize` next to the AI SDK provider model's `doStream` fed the same bytes, in
- * alternating rounds. `BENCH_SHAPES_MB` sets the size.
+ * alternating rounds. `BENCH_SHAPES_MB` sets the size, `BENCH_SHAPES` and
+ * `BENCH_PROVIDERS` pick the cases.
  */
 import { createAnthropic } from "@ai-sdk/anthropic"
 import { createGoogleGenerativeAI } from "@ai-sdk/google"
@@ -20,6 +21,8 @@ import * as Tools from "./toolTranscripts.js"
 const BYTES = Number(process.env.BENCH_SHAPES_MB ?? 10) * 1e6
 /** The shapes to run (`BENCH_SHAPES=tool-heavy` for one); both by default. */
 const SHAPES = (process.env.BENCH_SHAPES ?? "text-heavy,tool-heavy").split(",")
+/** The providers to run, by a word of their name (`BENCH_PROVIDERS=gemini,anthropic`); all by default. */
+const PROVIDERS = process.env.BENCH_PROVIDERS?.toLowerCase().split(",")
 
 interface StreamingModel {
   readonly doStream: (options: { readonly prompt: typeof prompt }) => PromiseLike<{ readonly stream: ReadableStream<unknown> }>
@@ -77,6 +80,7 @@ export const run = async (): Promise<string> => {
     "|---|---|---:|---:|---:|---:|---:|---:|"
   ]
   for (const provider of providers) {
+    if (PROVIDERS !== undefined && !PROVIDERS.some((word) => provider.name.toLowerCase().includes(word))) continue
     for (const [shape, make] of [["text-heavy", provider.text], ["tool-heavy", provider.tools]] as const) {
       if (!SHAPES.includes(shape)) continue
       const bytes = new TextEncoder().encode(make())

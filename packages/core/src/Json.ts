@@ -37,8 +37,9 @@ const isJsonValueUnknown = (value: unknown): value is JsonValue => {
       if (Array.isArray(value)) return value.every(isJsonValueUnknown)
       const proto = Object.getPrototypeOf(value)
       if (proto !== Object.prototype && proto !== null) return false
-      for (const key of Object.keys(value)) {
-        if (!isJsonValueUnknown((value as Record<string, unknown>)[key])) return false
+      const keys = Object.keys(value)
+      for (let i = 0; i < keys.length; i++) {
+        if (!isJsonValueUnknown((value as Record<string, unknown>)[keys[i]!])) return false
       }
       return true
     }

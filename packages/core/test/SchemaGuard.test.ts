@@ -180,6 +180,23 @@ describe("SchemaGuard", () => {
     }, 60_000)
   }
 
+  it("StreamEvent.decodesToItself passes exactly the valid events, and only as they decode", () => {
+    const decode = Schema.decodeUnknownEither(StreamEvent.StreamEvent)
+    const valid = Schema.is(StreamEvent.StreamEvent)
+    FastCheck.assert(
+      FastCheck.property(inputs(StreamEvent.StreamEvent), (u) => {
+        const passes = StreamEvent.decodesToItself(u)
+        if (!passes) return tryIs(valid, u) !== true
+        const decoded = decode(u)
+        return Either.isRight(decoded) && isProjectionOf(decoded.right, u)
+      }),
+      runs
+    )
+    const event = StreamEvent.envelope({ runId: "00000000-0000-4000-8000-000000000000" }, { type: "item_cancelled", item_id: "i" }, "00000000-0000-4000-8000-000000000001", 0)
+    expect(StreamEvent.decodesToItself(event)).toBe(true)
+    expect(StreamEvent.decodesToItself({ ...event, type: "item_delta" })).toBe(false)
+  }, 60_000)
+
   for (const [name, schema] of [...plain, ...changing]) {
     it(`generated source and closures give the same verdicts: ${name}`, () => {
       for (const mode of ["is", "decode"] as const) {

@@ -27,9 +27,9 @@ import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
-import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
 const providerId = "anthropic"
@@ -356,7 +356,7 @@ const mismatch = (line: number, deltaType: string, kind: string, index: number):
 const makeMachine = (options: NormalizeOptions | undefined, now: () => number) => {
   const builder = new TurnBuilder.TurnBuilder({ providerId, options, now })
   const blocks = new Map<number, Block>()
-  let calls = ToolCallAccumulator.empty
+  const calls = new ToolCalls()
   let rawUsage: Json.JsonObject | undefined
   let stopReason: string | null = null
 
@@ -382,7 +382,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           ...(block.data === undefined ? {} : { redacted: true, data: block.data })
         }
       case "call": {
-        const call = ToolCallAccumulator.finalizeCall(calls, block.position)
+        const call = calls.finalizeCall(block.position)
         return {
           type: "function_call",
           id: block.itemId,
@@ -404,7 +404,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
     const block = blocks.get(index)
     blocks.delete(index)
     if (block === undefined || block.kind === "skipped" || !builder.isOpen(block.itemId)) return
-    if (block.kind === "call") calls = ToolCallAccumulator.feed(calls, ToolCallAccumulator.Fragment.AnthropicStop({ index }))
+    if (block.kind === "call") calls.anthropicStop(index)
     builder.done(out, block.itemId, finalOf(block))
   }
 
@@ -437,19 +437,15 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           block.type === "tool_use"
             ? undefined
             : serverMetadata(block.type, block.server_name === undefined ? {} : { server_name: block.server_name })
-        const step = ToolCallAccumulator.step(
-          calls,
-          ToolCallAccumulator.Fragment.AnthropicStart({ index, id: block.id, name: block.name, input: block.input, metadata })
-        )
-        calls = step.accumulator
-        if (step.kind !== "started") {
+        if (calls.anthropicStart(index, block.id, block.name, block.input, metadata) !== "started") {
           // a repeated id is the same call: its block keeps adding to the open item
-          const first = [...blocks.values()].find((b) => b.kind === "call" && b.position === step.position)
+          const position = calls.position
+          const first = [...blocks.values()].find((b) => b.kind === "call" && b.position === position)
           blocks.set(index, first ?? { kind: "skipped" })
           return undefined
         }
         const itemId = builder.openItem(out, "function_call", { name: block.name })
-        blocks.set(index, { kind: "call", itemId, position: step.position, metadata })
+        blocks.set(index, { kind: "call", itemId, position: calls.position, metadata })
         return undefined
       }
       case "unknown_block":
@@ -499,7 +495,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         return undefined
       case "input_json_delta": {
         if (block.kind !== "call") return mismatch(line, delta.type, block.kind, index)
-        calls = ToolCallAccumulator.feed(calls, ToolCallAccumulator.Fragment.AnthropicPartial({ index, partialJson: delta.partial_json }))
+        calls.anthropicPartial(index, delta.partial_json)
         builder.delta(out, block.itemId, delta.partial_json)
         return undefined
       }

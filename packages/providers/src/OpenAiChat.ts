@@ -26,10 +26,10 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
+import { ToolCalls } from "./internal/toolCalls.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
-import * as ToolCallAccumulator from "./ToolCallAccumulator.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
 // ---------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ interface Reasoning {
 
 const makeMachine = (providerId: string, options: NormalizeOptions | undefined, now: () => number) => {
   const builder = new TurnBuilder.TurnBuilder({ providerId, options, now })
-  let calls = ToolCallAccumulator.empty
+  const calls = new ToolCalls()
   const callItems: Array<string | undefined> = []
   let message: string | undefined
   let refusal: string | undefined
@@ -315,14 +315,18 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (visible !== "") builder.delta(out, openReasoning(out).itemId, visible)
   }
 
-  const onToolCall = (fragment: ToolCallAccumulator.Fragment, out: Out): void => {
-    const step = ToolCallAccumulator.step(calls, fragment)
-    calls = step.accumulator
-    if (step.kind === "started") {
-      callItems[step.position] = builder.openItem(out, "function_call", { name: step.name })
+  const onToolCall = (
+    index: number | undefined,
+    id: string | undefined,
+    name: string | undefined,
+    args: string | undefined,
+    out: Out
+  ): void => {
+    if (calls.openAi(index, id, name, args) === "started") {
+      callItems[calls.position] = builder.openItem(out, "function_call", { name: calls.nameAt(calls.position) })
     }
-    const itemId = callItems[step.position]
-    if (itemId !== undefined) builder.delta(out, itemId, step.text)
+    const itemId = callItems[calls.position]
+    if (itemId !== undefined) builder.delta(out, itemId, calls.text)
   }
 
   const onDelta = (delta: Delta, out: Out): void => {
@@ -339,25 +343,11 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     const toolCalls = delta.tool_calls ?? noCalls
     for (let i = 0; i < toolCalls.length; i++) {
       const call = toolCalls[i]!
-      onToolCall(
-        ToolCallAccumulator.Fragment.OpenAi({
-          index: call.index ?? undefined,
-          id: call.id ?? undefined,
-          name: call.function?.name ?? undefined,
-          arguments: call.function?.arguments ?? undefined
-        }),
-        out
-      )
+      const fn = call.function
+      onToolCall(call.index ?? undefined, call.id ?? undefined, fn?.name ?? undefined, fn?.arguments ?? undefined, out)
     }
     if (delta.function_call != null) {
-      onToolCall(
-        ToolCallAccumulator.Fragment.OpenAi({
-          index: 0,
-          name: delta.function_call.name ?? undefined,
-          arguments: delta.function_call.arguments ?? undefined
-        }),
-        out
-      )
+      onToolCall(0, undefined, delta.function_call.name ?? undefined, delta.function_call.arguments ?? undefined, out)
     }
   }
 
@@ -375,7 +365,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     }
     callItems.forEach((itemId, position) => {
       if (itemId === undefined || !builder.isOpen(itemId)) return
-      const call = ToolCallAccumulator.finalizeCall(calls, position)
+      const call = calls.finalizeCall(position)
       builder.done(out, itemId, {
         type: "function_call",
         id: itemId,

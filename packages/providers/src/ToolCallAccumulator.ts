@@ -4,9 +4,10 @@
  * Gemini's whole calls.
  *
  * The accumulator is a value: `feed` returns a new accumulator and leaves the old one
- * as it was. Feeding costs O(calls) and never looks at the argument text seen so far;
- * each call's text is joined once, when it is finalized, so the whole work is linear
- * in the length of the arguments. Arguments are finalized only by `finalize` /
+ * as it was. Feeding costs O(calls) (the copy that keeps the old value as it was) and
+ * never looks at the argument text seen so far; each call's text is joined once, when
+ * it is finalized, so the whole work is linear in the length of the arguments. The
+ * normalizers use the same rules on state they change in place, with no copy. Arguments are finalized only by `finalize` /
  * `finalizeCall` (block stop, item done or stream end), never because a prefix
  * happens to parse.
  *
@@ -14,6 +15,7 @@
  */
 import { Json } from "@sluice/core"
 import * as Data from "effect/Data"
+import { ToolCalls } from "./internal/toolCalls.js"
 
 /**
  * One fragment, in the shape its provider streams it.
@@ -89,25 +91,6 @@ export interface ToolCall {
  */
 export const parseArguments: (raw: string) => Json.JsonObject = Json.parseArguments
 
-type Family = "openai" | "anthropic" | "gemini"
-
-/** The argument text of a call, newest piece first (joined once, at the end). */
-interface Pieces {
-  readonly text: string
-  readonly previous: Pieces | undefined
-}
-
-interface PartialCall {
-  readonly family: Family
-  readonly index: number
-  readonly id: string | undefined
-  readonly name: string | undefined
-  readonly pieces: Pieces | undefined
-  readonly initial: string | undefined
-  readonly closed: boolean
-  readonly metadata: Json.JsonObject | undefined
-}
-
 /**
  * What one fragment did:
  * - `started`: it began a new call (it may carry the first argument text too);
@@ -139,12 +122,8 @@ export interface Step {
  * @category models
  */
 export class ToolCallAccumulator extends Data.Class<{
-  /** @internal */
-  readonly calls: ReadonlyArray<PartialCall>
-  /** @internal the call of each Anthropic content block index */
-  readonly blocks: ReadonlyArray<readonly [number, number]>
-  /** @internal the position of the OpenAI call the last fragment went to */
-  readonly lastOpenAi: number
+  /** @internal the calls, never changed once this value is made */
+  readonly state: ToolCalls
 }> {}
 
 /**
@@ -153,164 +132,20 @@ export class ToolCallAccumulator extends Data.Class<{
  * @since 0.1.0
  * @category constructors
  */
-export const empty: ToolCallAccumulator = new ToolCallAccumulator({ calls: [], blocks: [], lastOpenAi: -1 })
+export const empty: ToolCallAccumulator = new ToolCallAccumulator({ state: new ToolCalls() })
 
-const findLast = (calls: ReadonlyArray<PartialCall>, predicate: (call: PartialCall) => boolean): number => {
-  for (let i = calls.length - 1; i >= 0; i--) if (predicate(calls[i]!)) return i
-  return -1
-}
-
-const byId = (calls: ReadonlyArray<PartialCall>, id: string | undefined): number =>
-  id === undefined || id === "" ? -1 : findLast(calls, (call) => call.id === id)
-
-const withPiece = (pieces: Pieces | undefined, text: string): Pieces | undefined =>
-  text === "" ? pieces : { text, previous: pieces }
-
-const replaceAt = <A>(items: ReadonlyArray<A>, position: number, item: A): ReadonlyArray<A> => {
-  const copy = items.slice()
-  copy[position] = item
-  return copy
-}
-
-const nonEmpty = (text: string | undefined): string | undefined => (text === undefined || text === "" ? undefined : text)
-
-type RawStep = Omit<Step, "name">
-
-const stepOpenAi = (self: ToolCallAccumulator, fragment: Extract<Fragment, { _tag: "OpenAi" }>): RawStep => {
-  const calls = self.calls
-  const text = fragment.arguments ?? ""
-  const id = nonEmpty(fragment.id)
-  let position = byId(calls, id)
-  if (position === -1 && fragment.index !== undefined) {
-    const index = fragment.index
-    const candidate = findLast(calls, (call) => call.family === "openai" && call.index === index)
-    // an index reused with a new id is a new call (servers that number every call 0)
-    if (candidate !== -1 && (id === undefined || calls[candidate]!.id === undefined)) position = candidate
-  }
-  if (position === -1 && fragment.index === undefined && id === undefined && self.lastOpenAi !== -1) position = self.lastOpenAi
-  if (position === -1) {
-    const index = fragment.index ?? calls.reduce((max, call) => (call.family === "openai" ? Math.max(max, call.index + 1) : max), 0)
-    const call: PartialCall = {
-      family: "openai",
-      index,
-      id,
-      name: nonEmpty(fragment.name),
-      pieces: withPiece(undefined, text),
-      initial: undefined,
-      closed: false,
-      metadata: undefined
-    }
-    const accumulator = new ToolCallAccumulator({ calls: [...calls, call], blocks: self.blocks, lastOpenAi: calls.length })
-    return { accumulator, kind: "started", position: calls.length, text }
-  }
-  const call = calls[position]!
-  const updated: PartialCall = {
-    ...call,
-    id: call.id ?? id,
-    name: call.name ?? nonEmpty(fragment.name),
-    pieces: withPiece(call.pieces, text)
-  }
-  const accumulator = new ToolCallAccumulator({ calls: replaceAt(calls, position, updated), blocks: self.blocks, lastOpenAi: position })
-  return { accumulator, kind: text === "" && updated.id === call.id && updated.name === call.name ? "ignored" : "appended", position, text }
-}
-
-const blockPosition = (self: ToolCallAccumulator, index: number): number => {
-  for (let i = self.blocks.length - 1; i >= 0; i--) {
-    const [block, position] = self.blocks[i]!
-    if (block === index) return position
-  }
-  return -1
-}
-
-const stepAnthropic = (
-  self: ToolCallAccumulator,
-  fragment: Extract<Fragment, { _tag: "AnthropicStart" | "AnthropicPartial" | "AnthropicStop" }>
-): RawStep => {
-  const calls = self.calls
+const apply = (state: ToolCalls, fragment: Fragment): Step["kind"] => {
   switch (fragment._tag) {
-    case "AnthropicStart": {
-      const known = byId(calls, nonEmpty(fragment.id))
-      if (known !== -1) {
-        const blocks = [...self.blocks, [fragment.index, known] as const]
-        return { accumulator: new ToolCallAccumulator({ ...self, blocks }), kind: "ignored", position: known, text: "" }
-      }
-      const call: PartialCall = {
-        family: "anthropic",
-        index: fragment.index,
-        id: nonEmpty(fragment.id),
-        name: fragment.name,
-        pieces: undefined,
-        initial: fragment.input === undefined ? undefined : JSON.stringify(fragment.input),
-        closed: false,
-        metadata: fragment.metadata
-      }
-      const accumulator = new ToolCallAccumulator({
-        calls: [...calls, call],
-        blocks: [...self.blocks, [fragment.index, calls.length] as const],
-        lastOpenAi: self.lastOpenAi
-      })
-      return { accumulator, kind: "started", position: calls.length, text: "" }
-    }
-    case "AnthropicPartial": {
-      const position = blockPosition(self, fragment.index)
-      if (position === -1) {
-        // a partial without its start: keep the text in a call of its own
-        const call: PartialCall = {
-          family: "anthropic",
-          index: fragment.index,
-          id: undefined,
-          name: undefined,
-          pieces: withPiece(undefined, fragment.partialJson),
-          initial: undefined,
-          closed: false,
-          metadata: undefined
-        }
-        const accumulator = new ToolCallAccumulator({
-          calls: [...calls, call],
-          blocks: [...self.blocks, [fragment.index, calls.length] as const],
-          lastOpenAi: self.lastOpenAi
-        })
-        return { accumulator, kind: "started", position: calls.length, text: fragment.partialJson }
-      }
-      const call = calls[position]!
-      const updated: PartialCall = { ...call, pieces: withPiece(call.pieces, fragment.partialJson) }
-      return {
-        accumulator: new ToolCallAccumulator({ ...self, calls: replaceAt(calls, position, updated) }),
-        kind: fragment.partialJson === "" ? "ignored" : "appended",
-        position,
-        text: fragment.partialJson
-      }
-    }
-    case "AnthropicStop": {
-      const position = blockPosition(self, fragment.index)
-      if (position === -1 || calls[position]!.closed) return { accumulator: self, kind: "ignored", position, text: "" }
-      const updated: PartialCall = { ...calls[position]!, closed: true }
-      return { accumulator: new ToolCallAccumulator({ ...self, calls: replaceAt(calls, position, updated) }), kind: "closed", position, text: "" }
-    }
-  }
-}
-
-const stepGemini = (self: ToolCallAccumulator, fragment: Extract<Fragment, { _tag: "Gemini" }>): RawStep => {
-  const calls = self.calls
-  const known = byId(calls, nonEmpty(fragment.id))
-  if (known !== -1) return { accumulator: self, kind: "ignored", position: known, text: "" }
-  const index = calls.reduce((count, call) => (call.family === "gemini" ? count + 1 : count), 0)
-  const text = JSON.stringify(fragment.args)
-  const call: PartialCall = {
-    family: "gemini",
-    index,
-    id: nonEmpty(fragment.id),
-    name: fragment.name,
-    pieces: undefined,
-    initial: text,
-    closed: true,
-    metadata: fragment.metadata
-  }
-  return {
-    accumulator: new ToolCallAccumulator({ ...self, calls: [...calls, call] }),
-    kind: "started",
-    position: calls.length,
-    text
+    case "OpenAi":
+      return state.openAi(fragment.index, fragment.id, fragment.name, fragment.arguments)
+    case "AnthropicStart":
+      return state.anthropicStart(fragment.index, fragment.id, fragment.name, fragment.input, fragment.metadata)
+    case "AnthropicPartial":
+      return state.anthropicPartial(fragment.index, fragment.partialJson)
+    case "AnthropicStop":
+      return state.anthropicStop(fragment.index)
+    case "Gemini":
+      return state.gemini(fragment.id, fragment.name, fragment.args, fragment.metadata)
   }
 }
 
@@ -321,13 +156,15 @@ const stepGemini = (self: ToolCallAccumulator, fragment: Extract<Fragment, { _ta
  * @category combinators
  */
 export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
-  const raw =
-    fragment._tag === "OpenAi"
-      ? stepOpenAi(self, fragment)
-      : fragment._tag === "Gemini"
-        ? stepGemini(self, fragment)
-        : stepAnthropic(self, fragment)
-  return { ...raw, name: raw.accumulator.calls[raw.position]?.name }
+  const state = self.state.clone()
+  const kind = apply(state, fragment)
+  return {
+    accumulator: new ToolCallAccumulator({ state }),
+    kind,
+    position: state.position,
+    name: state.nameAt(state.position),
+    text: state.text
+  }
 }
 
 /**
@@ -338,33 +175,13 @@ export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
  */
 export const feed = (self: ToolCallAccumulator, fragment: Fragment): ToolCallAccumulator => step(self, fragment).accumulator
 
-const joinPieces = (pieces: Pieces | undefined): string => {
-  if (pieces === undefined) return ""
-  if (pieces.previous === undefined) return pieces.text
-  const parts: Array<string> = []
-  for (let node: Pieces | undefined = pieces; node !== undefined; node = node.previous) parts.push(node.text)
-  return parts.reverse().join("")
-}
-
-const toToolCall = (call: PartialCall): ToolCall => {
-  const joined = joinPieces(call.pieces)
-  const rawArguments = joined === "" && call.initial !== undefined ? call.initial : joined
-  return {
-    id: call.id,
-    name: call.name ?? "",
-    arguments: parseArguments(rawArguments),
-    rawArguments,
-    metadata: call.metadata
-  }
-}
-
 /**
  * The number of calls seen so far.
  *
  * @since 0.1.0
  * @category getters
  */
-export const size = (self: ToolCallAccumulator): number => self.calls.length
+export const size = (self: ToolCallAccumulator): number => self.state.size
 
 /**
  * Finalizes the call at a position (from a `Step`): its id, name, raw and parsed
@@ -373,12 +190,8 @@ export const size = (self: ToolCallAccumulator): number => self.calls.length
  * @since 0.1.0
  * @category destructors
  */
-export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolCall | undefined => {
-  const call = self.calls[position]
-  return call === undefined ? undefined : toToolCall(call)
-}
-
-const familyRank: Record<Family, number> = { openai: 0, anthropic: 1, gemini: 2 }
+export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolCall | undefined =>
+  self.state.finalizeCall(position)
 
 /**
  * Every call, finalized, in docs/views.md's order: OpenAI calls by index, then Anthropic
@@ -388,11 +201,4 @@ const familyRank: Record<Family, number> = { openai: 0, anthropic: 1, gemini: 2 
  * @since 0.1.0
  * @category destructors
  */
-export const finalize = (self: ToolCallAccumulator): ReadonlyArray<ToolCall> =>
-  self.calls
-    .map((call, position) => ({ call, position }))
-    .sort(
-      (a, b) =>
-        familyRank[a.call.family] - familyRank[b.call.family] || a.call.index - b.call.index || a.position - b.position
-    )
-    .map(({ call }) => toToolCall(call))
+export const finalize = (self: ToolCallAccumulator): ReadonlyArray<ToolCall> => self.state.finalize()

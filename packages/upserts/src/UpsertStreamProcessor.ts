@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { SchemaDecode, SchemaGuard, StreamBMessage, StreamEvent } from "@sluice/core"
+import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -65,7 +65,7 @@ const validate = (
 
 const decodeEvent = SchemaDecode.decodeUnknown(StreamEvent.StreamEvent)
 // the fast path: a valid event is used as it came; anything else is decoded, to be explained
-const validEvent = SchemaGuard.decodesToItself(StreamEvent.StreamEvent)
+const validEvent = StreamEvent.decodesToItself
 
 /**
  * The processor. The constructor throws `InvalidUpsertOptions` when the options are
@@ -141,10 +141,11 @@ export class UpsertStreamProcessor {
    * @since 0.1.0
    */
   processEvent(event: StreamEvent.StreamEvent): Promise<void> {
-    return this.#run(
-      "processEvent",
-      validEvent(event) ? this.#core.process([event]) : Effect.flatMap(decodeEvent(event), (decoded) => this.#core.process([decoded]))
-    )
+    if (this.#destroyed || !validEvent(event)) {
+      return this.#run("processEvent", Effect.flatMap(decodeEvent(event), (decoded) => this.#core.process([decoded])))
+    }
+    // most deltas only grow a buffer: that needs no fiber, and nothing to wait for
+    return this.#core.processQuiet(event) ? Promise.resolve() : this.#runPromise(this.#core.process([event]))
   }
 
   /**

@@ -163,6 +163,24 @@ describe("UpsertStreamProcessor", () => {
       expect(p.payloads()).toStrictEqual([F.turnStarted(), F.turnCompleted()])
     }))
 
+  it.effect("an event that emits nothing waits for a transition in flight, and is not lost when it commits", () =>
+    Effect.gen(function*() {
+      // the second message (msg-1's first upsert) fails once and is retried after 1000 ms
+      const p = yield* makeProcessor({}, (attempt) => attempt === 2)
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"))
+      const retrying = yield* Effect.fork(p.process(F.delta("msg-1", "Hi")))
+      yield* settle
+      const quiet = yield* Effect.fork(p.process(F.itemStart("msg-2", "message")))
+      yield* settle
+      expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-1"])
+      yield* TestClock.adjust(1000)
+      yield* Fiber.join(retrying)
+      yield* Fiber.join(quiet)
+      expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-1", "msg-2"])
+      yield* p.process(F.delta("msg-2", "Yo"), F.messageDone("msg-1", "Hi"), F.messageDone("msg-2", "Yo"), F.responseDone())
+      expect(p.attemptsAt.length).toBe(p.payloads().length + 1)
+    }))
+
   it.effect("flush() emits buffered content mid-turn; the item still completes", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor()

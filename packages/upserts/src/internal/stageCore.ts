@@ -1,8 +1,10 @@
 /**
  * The effectful half of the stage, shared by the Stream transformer and the Promise
- * facade: the turn state in a `Ref`, a lock so that every transition delivers its
- * payloads in the order the state changed, and one fallback timer fiber per item on
- * Effect's `Clock`, kept in a `FiberMap` that the scope cleans up.
+ * facade: the turn state, a lock so that every transition delivers its payloads in the
+ * order the state changed, and one fallback timer fiber per item on Effect's `Clock`,
+ * kept in a `FiberMap` that the scope cleans up. The state is a plain variable: it
+ * changes only inside a transition under the lock, or in `processQuiet` while no
+ * transition is under way (JavaScript runs one of them at a time).
  */
 import type { StreamEvent } from "@sluice/core"
 import * as Clock from "effect/Clock"
@@ -10,7 +12,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as ItemBuffer from "../ItemBuffer.js"
@@ -29,6 +30,13 @@ export interface StageCore<E> {
   readonly abort: Effect.Effect<void, E>
   /** The open items' buffers, in start order. */
   readonly buffers: Effect.Effect<Array<ItemBuffer.ItemBuffer>>
+  /**
+   * Applies one event synchronously when that is all it does: no transition is under
+   * way or waiting, and the event is in order, emits nothing and arms or disarms no
+   * timer. Returns `false`, with the state untouched, otherwise (`process` then does
+   * the work).
+   */
+  readonly processQuiet: (event: StreamEvent.StreamEvent) => boolean
 }
 
 // The timeout fallback: the timer looks at its item, and as long as the item still
@@ -50,25 +58,31 @@ export const make = <E>(
   deliver: (payloads: ReadonlyArray<UIPayload>) => Effect.Effect<void, E>
 ): Effect.Effect<StageCore<E>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const state = yield* Ref.make(TurnState.initial)
+    let state = TurnState.initial
+    // transitions started and not yet over (waiting for the lock, delivering, ...)
+    let inFlight = 0
+    const clock = yield* Effect.clock
     const lock = yield* Effect.makeSemaphore(1)
     const timers = yield* FiberMap.make<string>()
 
     const transact = <A, X>(
       f: (before: TurnState.TurnState, now: number, fx: TurnState.Effects) => readonly [TurnState.TurnState, Either.Either<A, X>]
     ): Effect.Effect<A, E | X> =>
-      lock.withPermits(1)(Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const fx = TurnState.makeEffects()
-          const [after, result] = f(yield* Ref.get(state), now, fx)
-          if (fx.out.length > 0) yield* restore(deliver(fx.out))
-          yield* Ref.set(state, after)
-          for (const itemId of fx.disarm) yield* FiberMap.remove(timers, itemId)
-          for (const itemId of fx.arm) yield* FiberMap.run(timers, itemId, timer(itemId))
-          return yield* result
-        })
-      ))
+      Effect.suspend(() => {
+        inFlight++
+        return lock.withPermits(1)(Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const fx = TurnState.makeEffects()
+            const [after, result] = f(state, now, fx)
+            if (fx.out.length > 0) yield* restore(deliver(fx.out))
+            state = after
+            for (const itemId of fx.disarm) yield* FiberMap.remove(timers, itemId)
+            for (const itemId of fx.arm) yield* FiberMap.run(timers, itemId, timer(itemId))
+            return yield* result
+          })
+        )).pipe(Effect.ensuring(Effect.sync(() => inFlight--)))
+      })
 
     const timer = (itemId: string): Effect.Effect<void> =>
       transact((before, now, fx) => {
@@ -79,7 +93,9 @@ export const make = <E>(
         Effect.delay(Duration.millis(options.batchTimeoutMs)),
         Effect.asVoid,
         Effect.catchAllCause((cause) =>
-          Ref.update(state, (current) => TurnState.disarmed(current, itemId)).pipe(
+          Effect.sync(() => {
+            state = TurnState.disarmed(state, itemId)
+          }).pipe(
             lock.withPermits(1),
             Effect.zipRight(Effect.logWarning(`upsert timer of item "${itemId}" could not emit`, cause))
           )
@@ -101,6 +117,14 @@ export const make = <E>(
       process,
       flush: transact<void, never>((before, _now, fx) => [TurnState.flush(before, options, fx), Either.void]),
       abort: transact<void, never>((before, _now, fx) => [TurnState.abort(before, options, fx), Either.void]),
-      buffers: Effect.map(Ref.get(state), TurnState.buffers)
+      buffers: Effect.sync(() => TurnState.buffers(state)),
+      processQuiet: (event) => {
+        if (inFlight > 0) return false
+        const fx = TurnState.makeEffects()
+        const next = TurnState.step(state, event, clock.unsafeCurrentTimeMillis(), options, fx)
+        if (Either.isLeft(next) || fx.out.length > 0 || fx.arm.length > 0 || fx.disarm.length > 0) return false
+        state = next.right
+        return true
+      }
     }
   })
