@@ -25,8 +25,11 @@ export const fromPayload = (payload: StreamBMessage.UIPayload): Effect.Effect<St
  *
  * @example
  * ```ts
+ * import type { StreamEvent } from "@sluice/core"
  * import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+ * import type * as Stream from "effect/Stream"
  *
+ * declare const events: Stream.Stream<StreamEvent.StreamEvent>
  * const messages = events.pipe(UpsertStream.upserts(), StreamBMessages.wrap)
  * ```
  *

@@ -46,8 +46,9 @@ export const outputCapacity = 256
  *
  * @example
  * ```ts
+ * import type { StreamEvent } from "@sluice/core"
  * import { UpsertStream } from "@sluice/upserts"
- * import * as Stream from "effect/Stream"
+ * import type * as Stream from "effect/Stream"
  *
  * const upserts = (events: Stream.Stream<StreamEvent.StreamEvent>) =>
  *   events.pipe(UpsertStream.upserts({ batchTimeoutMs: 500 }))

@@ -75,9 +75,14 @@ const validEvent = StreamEvent.decodesToItself
  *
  * @example
  * ```ts
+ * import type { StreamBMessage, StreamEvent } from "@sluice/core"
  * import { UpsertStreamProcessor } from "@sluice/upserts"
  *
- * const processor = new UpsertStreamProcessor({ turnId, threadId, onEmit: (message) => redis.xadd(message) })
+ * declare const turnId: string, threadId: string
+ * declare const events: AsyncIterable<StreamEvent.StreamEvent>
+ * declare const write: (message: StreamBMessage.StreamBMessage) => Promise<void> // to Redis Stream B
+ *
+ * const processor = new UpsertStreamProcessor({ turnId, threadId, onEmit: write })
  * for await (const event of events) await processor.processEvent(event)
  * await processor.destroy()
  * ```
