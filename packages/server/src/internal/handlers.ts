@@ -172,7 +172,7 @@ export const uiMessageStream = (options: ResolvedOptions, context: StreamContext
 export const turnSnapshot = (options: ResolvedOptions) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
-    const load = TurnSnapshot.load(options.prefix, turnId)
+    const load = TurnSnapshot.loadJson(options.prefix, turnId)
     // a turn shown as running whose producer died is ended first, and shown ended
     const snapshot = yield* load.pipe(
       Effect.flatMap((loaded) =>
@@ -191,7 +191,13 @@ export const turnSnapshot = (options: ResolvedOptions) =>
     )
     return yield* Option.match(snapshot, {
       onNone: () => Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
-      onSome: (found) => Effect.succeed(HttpServerResponse.unsafeJson(found, { headers: noStore }))
+      // the JSON text as it is: Node encodes it once as it writes it
+      onSome: (found) =>
+        Effect.succeed(HttpServerResponse.raw(found.json, {
+          headers: noStore,
+          contentType: "application/json",
+          contentLength: Buffer.byteLength(found.json)
+        }))
     })
   })
 
