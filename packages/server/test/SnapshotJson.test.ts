@@ -13,20 +13,13 @@ import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import { render } from "../src/internal/snapshotJson.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
+import { messageUpsert } from "./support/upserts.js"
 import { prefix } from "./support/harness.js"
 
 const threadId = randomUUID()
 
-const upsert = (turnId: string, itemId: string, content: string): UIUpsert.UIUpsert => ({
-  type: "item_upsert",
-  turnId,
-  threadId,
-  itemId,
-  itemType: "message",
-  changeType: "updated",
-  content,
-  origin: "agent"
-})
+const upsert = (turnId: string, itemId: string, content: string, changeType?: UIUpsert.UIUpsertChangeType) =>
+  messageUpsert(turnId, threadId, itemId, content, changeType)
 
 /** Stream B entries of `payloads`; an upsert's text as given for a string. */
 const write = (turnId: string, payloads: ReadonlyArray<StreamBMessage.UIPayload | string>) =>
