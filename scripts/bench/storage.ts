@@ -5,14 +5,16 @@
  * the upserts the gradient made, the bytes they carry (what Stream B held when it kept
  * every upsert), and the bytes Stream B holds now (each item's last upsert). Then
  * `sluice serve`, in a process of its own, serves the 4 MB turn: the time of one
- * snapshot, of ten at once, and the server's RSS before and at its peak (`VmHWM`).
+ * snapshot, of ten at once, and the server's RSS before and at its peak (`VmHWM`). The
+ * server runs as built (`pnpm build`, the packages' `dist`), else from its sources
+ * under tsx.
  *
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { Ids } from "@sluice/core"
 import { ReadBudget, RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -72,10 +74,14 @@ const get = (url: string) =>
     return body.length
   })
 
+// The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
+const builtCli = "packages/cli/dist/bin.js"
+const cli = (): ReadonlyArray<string> => existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
+
 /** `sluice serve` on `url`'s Redis, in a process of its own; its base URL once it answers. */
 const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
   const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const child = spawn(process.execPath, ["--import", "tsx", "packages/cli/src/bin.ts", "serve", "--port", String(port), "--host", "127.0.0.1", "--prefix", PREFIX], {
+  const child = spawn(process.execPath, [...cli(), "serve", "--port", String(port), "--host", "127.0.0.1", "--prefix", PREFIX], {
     env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN },
     stdio: "ignore"
   })
@@ -137,7 +143,7 @@ export const run = async (): Promise<string> => {
         `| ${mb(bytes)} | ${row.upserts} | ${mb(row.written)} | ${mb(row.stored)} | ${row.entries} | ${(row.stored / bytes).toFixed(2)}x |`
       ),
       "",
-      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` in its own process): median of 5 ${median.toFixed(0)} ms ` +
+      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` ${existsSync(builtCli) ? "as built" : "under tsx"} in its own process): median of 5 ${median.toFixed(0)} ms ` +
         `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${served.ten.toFixed(0)} ms; ` +
         `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; server RSS ${mb(served.rssBefore)} before, ${mb(served.peak)} at its peak (VmHWM).`
     ].join("\n")

@@ -10,9 +10,12 @@
 import { StreamBMessage, UITurnEvent, UIUpsert } from "@sluice/core"
 import { ReadBudget, type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SnapshotFold from "./internal/snapshotFold.js"
+import * as SnapshotJsonText from "./internal/snapshotJson.js"
 
 /**
  * `streaming` until a turn event ends the turn, then the status it ended with:
@@ -94,6 +97,9 @@ export interface Folder {
   readonly result: () => TurnSnapshot
 }
 
+const keepUpsert = (upsert: UIUpsert.UIUpsert) => upsert
+const keepText = (_: UIUpsert.UIUpsert, text: string) => text
+
 /**
  * A fresh fold for a turn. Items keep the position of their first upsert and the
  * content of their last.
@@ -102,45 +108,13 @@ export interface Folder {
  * @category constructors
  */
 export const folder = (turnId: string): Folder => {
-  const items = new Map<string, UIUpsert.UIUpsert>()
-  let snapshot: Omit<TurnSnapshot, "items"> = { turnId, status: "streaming", lastEventId: "0-0", entries: 0 }
+  const fold = SnapshotFold.make(turnId, keepUpsert)
   return {
-    add: (entryId, payload) => {
-      snapshot = { ...snapshot, lastEventId: entryId, entries: snapshot.entries + 1 }
-      switch (payload.type) {
-        case "item_upsert": {
-          items.set(payload.itemId, payload)
-          if (snapshot.threadId === undefined) snapshot = { ...snapshot, threadId: payload.threadId }
-          if (snapshot.providerId === undefined && payload.providerId !== undefined) {
-            snapshot = { ...snapshot, providerId: payload.providerId }
-          }
-          return
-        }
-        case "turn_started": {
-          snapshot = {
-            ...snapshot,
-            threadId: payload.threadId,
-            ...(payload.modelId === undefined ? {} : { modelId: payload.modelId }),
-            ...(payload.providerId === undefined ? {} : { providerId: payload.providerId })
-          }
-          return
-        }
-        case "turn_completed": {
-          snapshot = {
-            ...snapshot,
-            threadId: payload.threadId,
-            status: payload.status,
-            ...(payload.usage === undefined ? {} : { usage: payload.usage })
-          }
-          return
-        }
-        case "turn_error": {
-          snapshot = { ...snapshot, threadId: payload.threadId, status: "error", error: payload.error }
-          return
-        }
-      }
-    },
-    result: () => ({ ...snapshot, items: Array.from(items.values()) })
+    add: (entryId, payload) => fold.add(entryId, payload, ""),
+    result: () => {
+      const { header, items } = fold.result()
+      return { ...header, items }
+    }
   }
 }
 
@@ -176,12 +150,70 @@ export const pageSize = 1000
  */
 export const pageBytes = ReadBudget.defaultMaxBytes
 
-const payloadOf = (key: string, entry: StreamEntry.StreamEntry): Effect.Effect<StreamBMessage.UIPayload, InvalidEntry> =>
+const invalid = (key: string, entry: StreamEntry.StreamEntry) => (error: ParseResult.ParseError) =>
+  new InvalidEntry({ key, entryId: entry.id, detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+
+const payloadOf = (key: string, entry: StreamEntry.StreamEntry) =>
   TurnEntry.toStreamBMessage(entry).pipe(
-    Effect.flatMap((message) => StreamBMessage.decodePayload(message.payload)),
-    Effect.mapError((error) =>
-      new InvalidEntry({ key, entryId: entry.id, detail: ParseResult.TreeFormatter.formatErrorSync(error) }))
+    Effect.flatMap((message) =>
+      Effect.map(StreamBMessage.decodePayload(message.payload), (payload) => [payload, message.payload] as const)
+    ),
+    Effect.mapError(invalid(key, entry))
   )
+
+const parseJson = Schema.decodeEither(Schema.parseJson())
+const decodeExact = Schema.decodeUnknownEither(StreamBMessage.UIPayload, { onExcessProperty: "error" })
+const decodeLoose = Schema.decodeUnknownEither(StreamBMessage.UIPayload)
+
+/**
+ * An entry's payload, and its JSON text as an item of the snapshot: the text as
+ * stored when it holds nothing the payload's schema does not know (the usual case, so
+ * no long content is encoded again), else the decoded payload encoded anew.
+ */
+const payloadTextOf = (key: string, entry: StreamEntry.StreamEntry) =>
+  TurnEntry.toStreamBMessage(entry).pipe(
+    Effect.flatMap((message) =>
+      Either.flatMap(parseJson(message.payload), (json) =>
+        Either.match(decodeExact(json), {
+          onRight: (payload) => Either.right([payload, message.payload] as const),
+          onLeft: () => Either.map(decodeLoose(json), (payload) => [payload, JSON.stringify(payload)] as const)
+        }))
+    ),
+    Effect.mapError(invalid(key, entry))
+  )
+
+/**
+ * Folds the turn's Stream B page by page; `None` when it has no entries.
+ */
+const fold = <I>(
+  prefix: string,
+  turnId: string,
+  payloadOf: (
+    key: string,
+    entry: StreamEntry.StreamEntry
+  ) => Effect.Effect<readonly [StreamBMessage.UIPayload, string], InvalidEntry>,
+  keep: (upsert: UIUpsert.UIUpsert, text: string) => I
+): Effect.Effect<Option.Option<SnapshotFold.Folded<I>>, RedisError.RedisError | InvalidEntry, RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const key = TurnKeys.upsertsKey(prefix, turnId)
+    const folding = SnapshotFold.make(turnId, keep)
+    const pages = ReadBudget.pager({ maxCount: pageSize, maxBytes: pageBytes })
+    let start = "-"
+    while (true) {
+      const count = pages.count()
+      const page = yield* redis.xrange(key, start, "+", count)
+      pages.seen(page)
+      for (const entry of page) {
+        const [payload, text] = yield* payloadOf(key, entry)
+        folding.add(entry.id, payload, text)
+      }
+      if (page.length < count) break
+      start = `(${page[page.length - 1]!.id}`
+    }
+    const folded = folding.result()
+    return folded.header.entries === 0 ? Option.none() : Option.some(folded)
+  })
 
 /**
  * Loads the snapshot of a turn from its Stream B under `prefix`, in pages of at most
@@ -198,20 +230,34 @@ export const load = (
   prefix: string,
   turnId: string
 ): Effect.Effect<Option.Option<TurnSnapshot>, RedisError.RedisError | InvalidEntry, RedisStreams.RedisStreams> =>
-  Effect.gen(function*() {
-    const redis = yield* RedisStreams.RedisStreams
-    const key = TurnKeys.upsertsKey(prefix, turnId)
-    const fold = folder(turnId)
-    const pages = ReadBudget.pager({ maxCount: pageSize, maxBytes: pageBytes })
-    let start = "-"
-    while (true) {
-      const count = pages.count()
-      const page = yield* redis.xrange(key, start, "+", count)
-      pages.seen(page)
-      for (const entry of page) fold.add(entry.id, yield* payloadOf(key, entry))
-      if (page.length < count) break
-      start = `(${page[page.length - 1]!.id}`
-    }
-    const snapshot = fold.result()
-    return snapshot.entries === 0 ? Option.none() : Option.some(snapshot)
-  })
+  Effect.map(fold(prefix, turnId, payloadOf, keepUpsert), Option.map(({ header, items }) => ({ ...header, items })))
+
+/**
+ * A snapshot as JSON text, with its status.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface SnapshotJson {
+  readonly status: TurnStatus
+  /** The `TurnSnapshot`'s JSON text. */
+  readonly json: string
+}
+
+/**
+ * `load`, as the snapshot's JSON text: what `GET /v1/turns/:turnId` answers. Each
+ * entry is decoded and checked as `load` does (failing with `InvalidEntry` alike), but
+ * the items go into the text as Stream B holds them, so a snapshot of long items is
+ * not encoded again: `JSON.parse` of `json` equals what `load` gives.
+ *
+ * @since 0.4.0
+ * @category loading
+ */
+export const loadJson = (
+  prefix: string,
+  turnId: string
+): Effect.Effect<Option.Option<SnapshotJson>, RedisError.RedisError | InvalidEntry, RedisStreams.RedisStreams> =>
+  Effect.map(
+    fold(prefix, turnId, payloadTextOf, keepText),
+    Option.map(({ header, items }) => ({ status: header.status, json: SnapshotJsonText.render(header, items) }))
+  )

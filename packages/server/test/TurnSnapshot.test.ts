@@ -12,21 +12,14 @@ import { randomUUID } from "node:crypto"
 import { streamEvents } from "../../redis/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, request } from "./support/client.js"
+import { messageUpsert } from "./support/upserts.js"
 import { prefix, producer, publishTurn, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const threadId = randomUUID()
 
-const upsert = (turnId: string, itemId: string, content: string, changeType: UIUpsert.UIUpsertChangeType = "updated"): UIUpsert.UIUpsert => ({
-  type: "item_upsert",
-  turnId,
-  threadId,
-  itemId,
-  itemType: "message",
-  changeType,
-  content,
-  origin: "agent"
-})
+const upsert = (turnId: string, itemId: string, content: string, changeType?: UIUpsert.UIUpsertChangeType) =>
+  messageUpsert(turnId, threadId, itemId, content, changeType)
 
 const wrap = (payloads: ReadonlyArray<StreamBMessage.UIPayload>) =>
   payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i))

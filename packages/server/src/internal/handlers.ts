@@ -166,14 +166,26 @@ export const uiMessageStream = (options: ResolvedOptions, context: StreamContext
   })
 
 /**
- * `GET /v1/turns/:turnId`: the turn's snapshot.
+ * How many snapshots one server loads at once. A snapshot's load is mostly work on
+ * this process's one thread (its entries read whole, their payloads checked), so more
+ * at once only queue their reads on the range-read connection, where the last could
+ * outwait the command timeout, and hold more long payloads in memory together.
  *
  * @internal
  */
-export const turnSnapshot = (options: ResolvedOptions) =>
-  Effect.gen(function*() {
+export const snapshotLoads = 2
+
+/**
+ * `GET /v1/turns/:turnId`: the turn's snapshot, as JSON text assembled from the items'
+ * stored texts (`TurnSnapshot.loadJson`); at most `snapshotLoads` loading at once.
+ *
+ * @internal
+ */
+export const turnSnapshot = (options: ResolvedOptions) => {
+  const loading = Effect.unsafeMakeSemaphore(snapshotLoads)
+  return Effect.gen(function*() {
     const turnId = yield* turnIdParam
-    const load = TurnSnapshot.load(options.prefix, turnId)
+    const load = loading.withPermits(1)(TurnSnapshot.loadJson(options.prefix, turnId))
     // a turn shown as running whose producer died is ended first, and shown ended
     const snapshot = yield* load.pipe(
       Effect.flatMap((loaded) =>
@@ -192,9 +204,16 @@ export const turnSnapshot = (options: ResolvedOptions) =>
     )
     return yield* Option.match(snapshot, {
       onNone: () => Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
-      onSome: (found) => Effect.succeed(HttpServerResponse.unsafeJson(found, { headers: noStore }))
+      // the JSON text as it is: Node encodes it once as it writes it
+      onSome: (found) =>
+        Effect.succeed(HttpServerResponse.raw(found.json, {
+          headers: noStore,
+          contentType: "application/json",
+          contentLength: Buffer.byteLength(found.json)
+        }))
     })
   })
+}
 
 /**
  * `POST /v1/turns/:turnId/cancel`: asks the process running the turn to cancel it

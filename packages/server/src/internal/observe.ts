@@ -85,8 +85,9 @@ export const observed = <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServe
           const seconds = Number((yield* Clock.currentTimeNanos) - start) / 1e9
           // a request whose client went away before its answer: nginx's 499
           const status = Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500
-          if (Exit.isSuccess(exit) && route === "/v1/turns/:turnId" && status === 200 && exit.value.body._tag === "Uint8Array") {
-            yield* Metric.update(snapshotBytes, exit.value.body.body.byteLength)
+          const body = Exit.isSuccess(exit) ? exit.value.body : undefined
+          if (route === "/v1/turns/:turnId" && status === 200 && body !== undefined && body._tag !== "Empty") {
+            if (body.contentLength !== undefined) yield* Metric.update(snapshotBytes, body.contentLength)
           }
           yield* Metric.increment(httpRequests(request.method, route, status))
           yield* Metric.update(httpDuration(route), seconds)
