@@ -74,7 +74,11 @@ const jsdocExamples = (text: string, file: string): ReadonlyArray<Example> => {
 const sources = walk(join(root, "packages"), (path) => /\/src\/.*\.ts$/.test(path) && !path.endsWith(".d.ts"))
 const markdown = [
   join(root, "README.md"),
-  ...walk(join(root, "packages"), (path) => path.endsWith("README.md") || path.endsWith(".md") && path.includes("/packages/") && !path.includes("/test/")),
+  ...walk(
+    join(root, "packages"),
+    (path) =>
+      path.endsWith("README.md") || path.endsWith(".md") && path.includes("/packages/") && !path.includes("/test/")
+  ),
   ...walk(join(root, "docs"), (path) => path.endsWith(".md"))
 ]
 
@@ -84,7 +88,9 @@ const examples = [
 ].filter((example) => !example.code.trimStart().startsWith("// fragment"))
   .reduce<Array<Example>>((joined, example) => {
     const previous = joined.at(-1)
-    if (example.code.trimStart().startsWith("// continued") && previous !== undefined && previous.file === example.file) {
+    if (
+      example.code.trimStart().startsWith("// continued") && previous !== undefined && previous.file === example.file
+    ) {
       // one module, so the lines of the first block keep their numbers
       joined[joined.length - 1] = { ...previous, code: `${previous.code}\n${example.code}` }
     } else {
@@ -138,10 +144,15 @@ try {
 } catch (error) {
   const output = error instanceof Error && "stdout" in error ? String(error.stdout) : String(error)
   // point each error at the example's own file and line
-  const mapped = output.replace(/^packages\/cli\/\.examples\/(example\d+\.ts)\((\d+),(\d+)\)/gm, (whole, name: string, line: string, column: string) => {
-    const origin = origins.get(name)
-    return origin === undefined ? whole : `${relative(root, origin.file)}(${origin.line + Number(line) - 1},${column})`
-  })
+  const mapped = output.replace(
+    /^packages\/cli\/\.examples\/(example\d+\.ts)\((\d+),(\d+)\)/gm,
+    (whole, name: string, line: string, column: string) => {
+      const origin = origins.get(name)
+      return origin === undefined
+        ? whole
+        : `${relative(root, origin.file)}(${origin.line + Number(line) - 1},${column})`
+    }
+  )
   process.stderr.write(mapped)
   process.stderr.write(`examples: type errors in the examples above\n`)
   process.exitCode = 1

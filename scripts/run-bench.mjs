@@ -28,7 +28,10 @@ await build({
         b.onResolve({ filter: /^[^./]/ }, (args) => {
           if (args.path.startsWith("@sluice/") || args.path.startsWith("node:")) return undefined
           try {
-            return { path: pathToFileURL(createRequire(join(args.resolveDir, "noop.js")).resolve(args.path)).href, external: true }
+            return {
+              path: pathToFileURL(createRequire(join(args.resolveDir, "noop.js")).resolve(args.path)).href,
+              external: true
+            }
           } catch {
             return { path: args.path, external: true }
           }

@@ -14,8 +14,10 @@ export default class SummaryReporter implements Reporter {
       for (const test of module.children.allTests()) {
         const state = test.result().state
         if (state === "passed") passed++
-        else if (state === "failed") { failed++; process.stdout.write(`FAILED ${test.fullName}\n`) }
-        else skipped++
+        else if (state === "failed") {
+          failed++
+          process.stdout.write(`FAILED ${test.fullName}\n`)
+        } else skipped++
       }
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`)

@@ -31,7 +31,8 @@ const heapUsed = (): number => {
 
 const delta = (i: number): string => ("000000000000" + i.toString(36)).slice(-deltaSize)
 
-const event = (payload: StreamEvent.Payload): StreamEvent.StreamEvent => StreamEvent.envelope({ runId }, payload, eventId, 1)
+const event = (payload: StreamEvent.Payload): StreamEvent.StreamEvent =>
+  StreamEvent.envelope({ runId }, payload, eventId, 1)
 
 /** The turn's events, made lazily so the input never sits in memory whole. */
 function* events(finish: boolean): Generator<StreamEvent.StreamEvent> {
@@ -48,7 +49,11 @@ function* events(finish: boolean): Generator<StreamEvent.StreamEvent> {
   for (let i = 0; i < deltas; i++) yield event({ type: "item_delta", item_id: "item_0", delta_content: delta(i) })
   if (!finish) return
   const content = Array.from({ length: deltas }, (_, i) => delta(i)).join("")
-  yield event({ type: "item_done", item_id: "item_0", final_item: { type: "message", id: "item_0", content, origin: "agent" } })
+  yield event({
+    type: "item_done",
+    item_id: "item_0",
+    final_item: { type: "message", id: "item_0", content, origin: "agent" }
+  })
   yield event({ type: "response_done", response_id: runId, status: "complete", finish_reason: "stop" })
 }
 
@@ -89,15 +94,25 @@ export const run = async (): Promise<string> => {
 
   const note = gc === undefined ? " (no global.gc: figures include garbage; run with --expose-gc)" : ""
   return [
-    `\n## accumulator: one ${mb(content)} message in ${deltas.toLocaleString("en-US")} deltas of ${deltaSize} bytes${note}`,
+    `\n## accumulator: one ${mb(content)} message in ${
+      deltas.toLocaleString("en-US")
+    } deltas of ${deltaSize} bytes${note}`,
     "",
     "| case | heap kept | per content byte |",
     "|---|---:|---:|",
-    `| plain \`+=\` of the deltas (reference, ${plainLength.toLocaleString("en-US")} chars) | ${mb(plainGrowth)} | ${(plainGrowth / content).toFixed(2)} |`,
-    `| Turn after the deltas, before item_done (${streamed.toLocaleString("en-US")} chars) | ${mb(streamingGrowth)} | ${(streamingGrowth / content).toFixed(2)} |`,
-    `| Turn after item_done and response_done (${finalLength.toLocaleString("en-US")} chars) | ${mb(finishedGrowth)} | ${(finishedGrowth / content).toFixed(2)} |`,
+    `| plain \`+=\` of the deltas (reference, ${plainLength.toLocaleString("en-US")} chars) | ${mb(plainGrowth)} | ${
+      (plainGrowth / content).toFixed(2)
+    } |`,
+    `| Turn after the deltas, before item_done (${streamed.toLocaleString("en-US")} chars) | ${mb(streamingGrowth)} | ${
+      (streamingGrowth / content).toFixed(2)
+    } |`,
+    `| Turn after item_done and response_done (${finalLength.toLocaleString("en-US")} chars) | ${
+      mb(finishedGrowth)
+    } | ${(finishedGrowth / content).toFixed(2)} |`,
     "",
     `Turn before item_done / plain \`+=\`: ${(streamingGrowth / plainGrowth).toFixed(2)}x.`,
-    `runTurn: ${Math.round(eventCount / seconds).toLocaleString("en-US")} events/s, ${(content / seconds / 1e6).toFixed(1)} MB/s of content (median of 3).`
+    `runTurn: ${Math.round(eventCount / seconds).toLocaleString("en-US")} events/s, ${
+      (content / seconds / 1e6).toFixed(1)
+    } MB/s of content (median of 3).`
   ].join("\n")
 }

@@ -5,18 +5,16 @@
  */
 
 /** A `fetch` that answers every request with the recorded body, one read per chunk. */
-export const recordedFetch =
-  (chunks: ReadonlyArray<Uint8Array>): typeof globalThis.fetch =>
-  async () =>
-    new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks) controller.enqueue(chunk)
-          controller.close()
-        }
-      }),
-      { status: 200, headers: { "content-type": "text/event-stream" } }
-    )
+export const recordedFetch = (chunks: ReadonlyArray<Uint8Array>): typeof globalThis.fetch => async () =>
+  new Response(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk)
+        controller.close()
+      }
+    }),
+    { status: 200, headers: { "content-type": "text/event-stream" } }
+  )
 
 /** The one-message prompt every model is called with (the body is recorded anyway). */
 export const prompt = [{ role: "user" as const, content: [{ type: "text" as const, text: "bench" }] }]

@@ -89,7 +89,9 @@ export const compare = async (
 
 /** The sentence under a comparison's table. */
 export const verdict = (comparison: Comparison, reference: string): string =>
-  `Sluice is ${comparison.wallRatio.toFixed(1)}x ${reference}'s speed in wall time and ${comparison.cpuRatio.toFixed(1)}x in CPU time (rounds alternated; medians).`
+  `Sluice is ${comparison.wallRatio.toFixed(1)}x ${reference}'s speed in wall time and ${
+    comparison.cpuRatio.toFixed(1)
+  }x in CPU time (rounds alternated; medians).`
 
 const pad = (text: string, width: number) => text.padEnd(width)
 
@@ -100,7 +102,9 @@ export const report = (title: string, rows: ReadonlyArray<Measurement>, referenc
     const mbs = row.bytes / row.seconds / 1e6
     const eps = row.events / row.seconds
     const ratio = reference.seconds / row.seconds
-    lines.push(`| ${pad(row.name, 10)} | ${mbs.toFixed(1)} | ${Math.round(eps).toLocaleString("en-US")} | ${ratio.toFixed(2)}x |`)
+    lines.push(
+      `| ${pad(row.name, 10)} | ${mbs.toFixed(1)} | ${Math.round(eps).toLocaleString("en-US")} | ${ratio.toFixed(2)}x |`
+    )
   }
   return lines.join("\n")
 }

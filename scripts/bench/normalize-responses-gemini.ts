@@ -8,8 +8,8 @@ import { createOpenAI } from "@ai-sdk/openai"
 import { Sse } from "@sluice/core"
 import { Gemini, OpenAiResponses } from "@sluice/providers"
 import type { Normalizer } from "@sluice/providers"
-import { compare, reads, report, verdict } from "./harness.js"
 import { drain, prompt, recordedFetch } from "./aiSdk.js"
+import { compare, reads, report, verdict } from "./harness.js"
 import { body, count } from "./sse.js"
 
 const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -24,23 +24,56 @@ export const responsesTranscript = (deltas: number): string => {
   const event = (data: Record<string, unknown>) =>
     out.push(`event: ${String(data.type)}\ndata: ${JSON.stringify({ ...data, sequence_number: sequence++ })}\n\n`)
   const response = (status: string, extra: Record<string, unknown> = {}) => ({
-    id: "resp_bench", object: "response", created_at: 1, status, model: "gpt-5", output: [], ...extra
+    id: "resp_bench",
+    object: "response",
+    created_at: 1,
+    status,
+    model: "gpt-5",
+    output: [],
+    ...extra
   })
   event({ type: "response.created", response: response("in_progress") })
   event({ type: "response.output_item.added", output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } })
-  event({ type: "response.reasoning_summary_part.added", item_id: "rs_1", output_index: 0, summary_index: 0, part: { type: "summary_text", text: "" } })
+  event({
+    type: "response.reasoning_summary_part.added",
+    item_id: "rs_1",
+    output_index: 0,
+    summary_index: 0,
+    part: { type: "summary_text", text: "" }
+  })
   let summary = ""
   for (let i = 0; i < 50; i++) {
     summary += piece(i)
-    event({ type: "response.reasoning_summary_text.delta", item_id: "rs_1", output_index: 0, summary_index: 0, delta: piece(i) })
+    event({
+      type: "response.reasoning_summary_text.delta",
+      item_id: "rs_1",
+      output_index: 0,
+      summary_index: 0,
+      delta: piece(i)
+    })
   }
   event({
     type: "response.output_item.done",
     output_index: 0,
-    item: { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: summary }], encrypted_content: "gAAAAABbench==" }
+    item: {
+      id: "rs_1",
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: summary }],
+      encrypted_content: "gAAAAABbench=="
+    }
   })
-  event({ type: "response.output_item.added", output_index: 1, item: { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] } })
-  event({ type: "response.content_part.added", item_id: "msg_1", output_index: 1, content_index: 0, part: { type: "output_text", text: "", annotations: [] } })
+  event({
+    type: "response.output_item.added",
+    output_index: 1,
+    item: { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] }
+  })
+  event({
+    type: "response.content_part.added",
+    item_id: "msg_1",
+    output_index: 1,
+    content_index: 0,
+    part: { type: "output_text", text: "", annotations: [] }
+  })
   let text = ""
   for (let i = 0; i < deltas; i++) {
     text += piece(i)
@@ -50,16 +83,35 @@ export const responsesTranscript = (deltas: number): string => {
   event({
     type: "response.output_item.done",
     output_index: 1,
-    item: { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }
+    item: {
+      id: "msg_1",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text, annotations: [] }]
+    }
   })
   for (const t of [0, 1]) {
     const call = { id: `fc_${t}`, type: "function_call", call_id: `call_${t}`, name: "read_file" }
-    event({ type: "response.output_item.added", output_index: 2 + t, item: { ...call, status: "in_progress", arguments: "" } })
+    event({
+      type: "response.output_item.added",
+      output_index: 2 + t,
+      item: { ...call, status: "in_progress", arguments: "" }
+    })
     for (const fragment of fragments) {
-      event({ type: "response.function_call_arguments.delta", item_id: `fc_${t}`, output_index: 2 + t, delta: fragment })
+      event({
+        type: "response.function_call_arguments.delta",
+        item_id: `fc_${t}`,
+        output_index: 2 + t,
+        delta: fragment
+      })
     }
     event({ type: "response.function_call_arguments.done", item_id: `fc_${t}`, output_index: 2 + t, arguments: args })
-    event({ type: "response.output_item.done", output_index: 2 + t, item: { ...call, status: "completed", arguments: args } })
+    event({
+      type: "response.output_item.done",
+      output_index: 2 + t,
+      item: { ...call, status: "completed", arguments: args }
+    })
   }
   event({
     type: "response.completed",
@@ -81,7 +133,11 @@ export const geminiTranscript = (deltas: number): string => {
   const out: Array<string> = []
   const chunk = (data: unknown) => out.push(`data: ${JSON.stringify(data)}\r\n\r\n`)
   const candidate = (parts: ReadonlyArray<unknown>, finishReason?: string) => ({
-    candidates: [{ content: { role: "model", parts }, index: 0, ...(finishReason === undefined ? {} : { finishReason }) }],
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finishReason === undefined ? {} : { finishReason })
+    }],
     modelVersion: "gemini-2.5-pro"
   })
   for (let i = 0; i < 50; i++) chunk(candidate([{ text: piece(i), thought: true }]))
@@ -92,7 +148,12 @@ export const geminiTranscript = (deltas: number): string => {
   }))
   chunk({
     ...candidate(calls, "STOP"),
-    usageMetadata: { promptTokenCount: 100, candidatesTokenCount: deltas * 5, thoughtsTokenCount: 250, totalTokenCount: 350 + deltas * 5 }
+    usageMetadata: {
+      promptTokenCount: 100,
+      candidatesTokenCount: deltas * 5,
+      thoughtsTokenCount: 250,
+      totalTokenCount: 350 + deltas * 5
+    }
   })
   return out.join("")
 }
@@ -134,7 +195,10 @@ export const run = async (): Promise<string> => {
       { name: "Sluice Sse.decode + normalize", run: sluice(normalize, chunks) }
     )
     sections.push(
-      report(`Normalization, ${title}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [comparison.reference, comparison.subject], comparison.reference) +
+      report(`Normalization, ${title}, ${(bytes.length / 1e6).toFixed(1)} MB transcript, 16 KiB reads`, [
+        comparison.reference,
+        comparison.subject
+      ], comparison.reference) +
         `\n\n${verdict(comparison, "the AI SDK")}`
     )
   }

@@ -25,7 +25,9 @@ const SHAPES = (process.env.BENCH_SHAPES ?? "text-heavy,tool-heavy").split(",")
 const PROVIDERS = process.env.BENCH_PROVIDERS?.toLowerCase().split(",")
 
 interface StreamingModel {
-  readonly doStream: (options: { readonly prompt: typeof prompt }) => PromiseLike<{ readonly stream: ReadableStream<unknown> }>
+  readonly doStream: (
+    options: { readonly prompt: typeof prompt }
+  ) => PromiseLike<{ readonly stream: ReadableStream<unknown> }>
 }
 
 /** Text-heavy transcripts of about `BYTES`: each generator's bytes per delta, measured on a small one. */
@@ -96,12 +98,17 @@ export const run = async (): Promise<string> => {
       )
       const mbs = (seconds: number) => (bytes.length / seconds / 1e6).toFixed(1)
       lines.push(
-        `| ${provider.name} | ${shape} | ${(bytes.length / 1e6).toFixed(1)} | ${comparison.subject.events.toLocaleString("en-US")} | ` +
+        `| ${provider.name} | ${shape} | ${(bytes.length / 1e6).toFixed(1)} | ${
+          comparison.subject.events.toLocaleString("en-US")
+        } | ` +
           `${mbs(comparison.reference.seconds)} | ${mbs(comparison.subject.seconds)} | ` +
           `${comparison.wallRatio.toFixed(1)}x | ${comparison.cpuRatio.toFixed(1)}x |`
       )
     }
   }
-  lines.push("", "Ratios: the AI SDK's median time over Sluice's (rounds alternated; 1 warm-up, 3 measured rounds each).")
+  lines.push(
+    "",
+    "Ratios: the AI SDK's median time over Sluice's (rounds alternated; 1 warm-up, 3 measured rounds each)."
+  )
   return lines.join("\n")
 }

@@ -16,7 +16,6 @@
  * the load; `BENCH_PACE_MODE=source` or `normalize` runs only the paced bodies, or the
  * bodies framed and normalized, to split Node's CPU per chunk when profiling.
  */
-import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Ids } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, TurnKeys } from "@sluice/redis"
@@ -24,6 +23,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { processCpuSeconds } from "./processCpu.js"
 
@@ -42,7 +42,22 @@ const MODE = process.env.BENCH_PACE_MODE ?? "pipeline"
 /** p99 target, in milliseconds. */
 const TARGET_MS = 100
 
-const words = ["the", "stream", "of", "tokens", "arrives", "in", "small", "pieces,", "and", "Sluice", "turns", "each", "into", "events."]
+const words = [
+  "the",
+  "stream",
+  "of",
+  "tokens",
+  "arrives",
+  "in",
+  "small",
+  "pieces,",
+  "and",
+  "Sluice",
+  "turns",
+  "each",
+  "into",
+  "events."
+]
 
 /** A chunk's text: a few characters (a word cut short) to a few words. */
 const pieceText = (turn: number, k: number): string => {
@@ -97,10 +112,14 @@ const body = (turn: PacedTurn, chunks: number): Stream.Stream<Uint8Array> => {
   const paced = (k: number) =>
     Effect.suspend(() => {
       const wait = due(k) - performance.now()
-      const bytes = sseChunk({ choices: [{ index: 0, delta: { content: pieceText(turn.index, k) }, finish_reason: null }] })
+      const bytes = sseChunk({
+        choices: [{ index: 0, delta: { content: pieceText(turn.index, k) }, finish_reason: null }]
+      })
       return wait > 0 ? Effect.as(Effect.sleep(wait), bytes) : Effect.succeed(bytes)
     })
-  return Stream.make(sseChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })).pipe(
+  return Stream.make(
+    sseChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })
+  ).pipe(
     Stream.concat(Stream.mapEffect(Stream.range(0, chunks - 1), paced)),
     Stream.concat(
       Stream.make(
@@ -136,9 +155,11 @@ const observed = (turns: Map<string, PacedTurn>, delays: Histogram) =>
       }
       return {
         ...inner,
-        xadd: (key, entry, options) => Effect.tap(inner.xadd(key, entry, options), () => record(key, [entry], () => true)),
+        xadd: (key, entry, options) =>
+          Effect.tap(inner.xadd(key, entry, options), () => record(key, [entry], () => true)),
         xaddAll: (key, entries, options) =>
-          Effect.tap(inner.xaddAll(key, entries, options), (results) => record(key, entries, (i) => results[i]?._tag === "Right"))
+          Effect.tap(inner.xaddAll(key, entries, options), (results) =>
+            record(key, entries, (i) => results[i]?._tag === "Right"))
       }
     })
   )
@@ -177,7 +198,9 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
         turn.start = performance.now()
         if (MODE === "source") return Stream.runDrain(body(turn, chunks))
         if (MODE === "normalize") {
-          return Stream.runDrain(TurnSource.sse("openai-chat", body(turn, chunks))({ turnId: turn.turnId, threadId: "t", runId: "r" }))
+          return Stream.runDrain(
+            TurnSource.sse("openai-chat", body(turn, chunks))({ turnId: turn.turnId, threadId: "t", runId: "r" })
+          )
         }
         return Effect.asVoid(TurnPipeline.run(
           { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
@@ -196,7 +219,11 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
     const failures: Array<string> = []
     yield* Effect.forEach(
       turns,
-      (turn) => Effect.catchAllCause(oneTurn(turn), (cause) => Effect.sync(() => failures.push(Cause.pretty(cause).split("\n")[0] ?? ""))),
+      (turn) =>
+        Effect.catchAllCause(
+          oneTurn(turn),
+          (cause) => Effect.sync(() => failures.push(Cause.pretty(cause).split("\n")[0] ?? ""))
+        ),
       { concurrency: "unbounded", discard: true }
     )
     loop.disable()
@@ -248,12 +275,18 @@ export const run = async (): Promise<string> => {
       if (p99 < TARGET_MS && level.wrong === 0 && level.failures.length === 0) best = Math.max(best ?? 0, count)
       const cpuShare = level.nodeCpu / level.seconds
       lines.push(
-        `| ${count.toLocaleString("en-US")} | ${(count * RATE).toLocaleString("en-US")} | ${ms(p50)} ms | ${ms(p99)} ms | ` +
+        `| ${count.toLocaleString("en-US")} | ${(count * RATE).toLocaleString("en-US")} | ${ms(p50)} ms | ${
+          ms(p99)
+        } ms | ` +
           `${ms(level.delays.max)} ms | ${ms(level.loopP50)} / ${ms(level.loopP99)} / ${ms(level.loopMax)} ms | ` +
           `${(cpuShare * 100).toFixed(0)}% of a core | ${(level.nodeCpu / level.offered * 1e6).toFixed(1)} | ` +
           `${level.redisCpu === undefined ? "" : `${(level.redisCpu / level.seconds * 100).toFixed(0)}%`} | ` +
           `${(level.rss / 1024 / 1024).toFixed(0)} MB | ${level.seconds.toFixed(1)} | ` +
-          `${level.wrong === 0 ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged` : `${level.wrong} turns short`}` +
+          `${
+            level.wrong === 0
+              ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged`
+              : `${level.wrong} turns short`
+          }` +
           `${level.failures.length === 0 ? "" : `; ${level.failures.length} turns failed, e.g. ${level.failures[0]}`} |`
       )
     }
@@ -264,7 +297,9 @@ export const run = async (): Promise<string> => {
     "",
     `Delay: from a chunk's due arrival to Redis acknowledging its Stream A entry. Node CPU µs/delta counts all of ` +
       `Node's work (framing, normalizing, both streams, upserts, leases, the pacing timers) per content chunk. ` +
-      `Largest N with p99 under ${TARGET_MS} ms: ${best === undefined ? "none of the levels run" : best.toLocaleString("en-US")}.`
+      `Largest N with p99 under ${TARGET_MS} ms: ${
+        best === undefined ? "none of the levels run" : best.toLocaleString("en-US")
+      }.`
   )
   return lines.join("\n")
 }

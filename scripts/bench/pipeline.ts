@@ -14,8 +14,6 @@
  *
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
-import { spawn } from "node:child_process"
-import { PerformanceObserver, performance } from "node:perf_hooks"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
@@ -24,6 +22,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { spawn } from "node:child_process"
+import { performance, PerformanceObserver } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import * as PipelineFloor from "./pipelineFloor.js"
 import { processCpuSeconds } from "./processCpu.js"
@@ -69,7 +69,11 @@ export function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
     content += text
     yield at({ type: "item_delta", item_id: itemId, delta_content: text })
   }
-  yield at({ type: "item_done", item_id: itemId, final_item: { type: "message", id: itemId, content, origin: "agent" } })
+  yield at({
+    type: "item_done",
+    item_id: itemId,
+    final_item: { type: "message", id: itemId, content, origin: "agent" }
+  })
   yield at({ type: "response_done", response_id: runId, status: "complete", finish_reason: "stop" })
 }
 
@@ -99,7 +103,9 @@ const checkTurn = (turn: Turn, upserts: number) =>
     const entries = yield* redis.xrange(TurnKeys.upsertsKey(PREFIX, turn.turnId), "-", "+")
     // Stream B keeps each item's last upsert: its last entry is the stage's last message
     const lastId = entries.at(-1)?.id
-    if (lastId !== `0-${upserts}`) return `turn ${turn.index}: Stream B ends at ${lastId ?? "nothing"}, not 0-${upserts}`
+    if (lastId !== `0-${upserts}`) {
+      return `turn ${turn.index}: Stream B ends at ${lastId ?? "nothing"}, not 0-${upserts}`
+    }
     const messages: Array<StreamBMessage.StreamBMessage> = []
     for (const entry of entries) messages.push(yield* TurnEntry.toStreamBMessage(entry))
     const last = messages.filter((message) => message.payloadType === "item_upsert").pop()
@@ -245,7 +251,20 @@ const serverOf = (url: string): Server => {
 /** `redis-benchmark ... --csv <command>`: requests per second, or why there is none. */
 const redisBenchmark = (server: Server, command: ReadonlyArray<string>): Promise<number | string> =>
   new Promise((resolve) => {
-    const args = ["-h", server.host, "-p", String(server.port), "-c", "50", "-n", "200000", "-P", "16", "--csv", ...command]
+    const args = [
+      "-h",
+      server.host,
+      "-p",
+      String(server.port),
+      "-c",
+      "50",
+      "-n",
+      "200000",
+      "-P",
+      "16",
+      "--csv",
+      ...command
+    ]
     const child = spawn("redis-benchmark", args, { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout.on("data", (data: Buffer) => (output += data.toString()))
@@ -267,11 +286,16 @@ const sampleEntry = (): Array<string> => {
     Date.now()
   )
   return [
-    "eventId", event.event_id,
-    "timestamp", String(event.timestamp),
-    "turnId", Ids.generateEventId(),
-    "payloadType", event.type,
-    "payload", JSON.stringify(event)
+    "eventId",
+    event.event_id,
+    "timestamp",
+    String(event.timestamp),
+    "turnId",
+    Ids.generateEventId(),
+    "payloadType",
+    event.type,
+    "payload",
+    JSON.stringify(event)
   ]
 }
 
@@ -285,9 +309,25 @@ export const run = async (): Promise<string> => {
   const lines: Array<string> = []
   try {
     const plain = await redisBenchmark(server, ["XADD", "bench:xadd", "*", "f", "v"])
-    const shaped = await redisBenchmark(server, ["XADD", "bench:{shaped}", "MAXLEN", "~", "100000", "*", ...sampleEntry()])
-    const live = await runPipeline("whole pipeline, Redis (RedisStreamsLive)", RedisStreamsLive.layerFrom({ url: server.url }), server)
-    const memory = await runPipeline("whole pipeline, in memory (RedisStreamsMemory)", RedisStreamsMemory.layer, undefined)
+    const shaped = await redisBenchmark(server, [
+      "XADD",
+      "bench:{shaped}",
+      "MAXLEN",
+      "~",
+      "100000",
+      "*",
+      ...sampleEntry()
+    ])
+    const live = await runPipeline(
+      "whole pipeline, Redis (RedisStreamsLive)",
+      RedisStreamsLive.layerFrom({ url: server.url }),
+      server
+    )
+    const memory = await runPipeline(
+      "whole pipeline, in memory (RedisStreamsMemory)",
+      RedisStreamsMemory.layer,
+      undefined
+    )
     const generator = await runGenerator()
     const floor = await PipelineFloor.run(server.host, server.port, TURNS, DELTAS, deltaText)
     const reference = typeof plain === "number" ? plain : undefined
@@ -310,7 +350,9 @@ export const run = async (): Promise<string> => {
       const memoryCells = row === generator ? "| |" : `| ${mb(row.rss)} | ${mb(row.heap)} |`
       lines.push(
         `| ${row.name} | ${int(rate)} | ${ratio(rate)} | ${row.seconds.toFixed(2)} | ` +
-          `${row.nodeCpu.toFixed(1)} | ${(row.nodeCpu / row.entries * 1e6).toFixed(1)} | ${row.gcSeconds.toFixed(1)} | ` +
+          `${row.nodeCpu.toFixed(1)} | ${(row.nodeCpu / row.entries * 1e6).toFixed(1)} | ${
+            row.gcSeconds.toFixed(1)
+          } | ` +
           `${row.redisCpu === undefined ? "" : row.redisCpu.toFixed(1)} ${memoryCells} ${row.check} |`
       )
     }
@@ -318,7 +360,9 @@ export const run = async (): Promise<string> => {
     lines.push(
       `| the floor: a plain loop, prebuilt delta events -> JSON -> XADD pipelines on one socket (no stage, no Effect) | ` +
         `${int(floorRate)} | ${ratio(floorRate)} | ${floor.seconds.toFixed(2)} | ${floor.nodeCpu.toFixed(1)} | ` +
-        `${(floor.nodeCpu / floor.entries * 1e6).toFixed(1)} | | | | | ${floor.replies} replies for ${floor.entries} entries |`
+        `${
+          (floor.nodeCpu / floor.entries * 1e6).toFixed(1)
+        } | | | | | ${floor.replies} replies for ${floor.entries} entries |`
     )
     lines.push(
       "",

@@ -24,13 +24,26 @@ const turnEvents = (deltas: number, text: (i: number) => string): Array<StreamEv
   const runId = Ids.generateEventId()
   const events: Array<StreamEvent.StreamEvent> = []
   for (let i = 0; i < deltas; i++) {
-    events.push(Events.envelope({ runId }, { type: "item_delta", item_id: "item_0", delta_content: text(i) }, Ids.generateEventId(), Date.now()))
+    events.push(
+      Events.envelope(
+        { runId },
+        { type: "item_delta", item_id: "item_0", delta_content: text(i) },
+        Ids.generateEventId(),
+        Date.now()
+      )
+    )
   }
   return events
 }
 
 /** Runs the floor loop against the Redis at `host:port`. */
-export const run = async (host: string, port: number, turns: number, deltas: number, text: (i: number) => string): Promise<FloorResult> => {
+export const run = async (
+  host: string,
+  port: number,
+  turns: number,
+  deltas: number,
+  text: (i: number) => string
+): Promise<FloorResult> => {
   const all = Array.from({ length: turns }, () => ({ turnId: Ids.generateEventId(), events: turnEvents(deltas, text) }))
   const socket = connect({ host, port })
   socket.setNoDelay(true)
@@ -47,8 +60,10 @@ export const run = async (host: string, port: number, turns: number, deltas: num
       const byte = data[i]!
       if (atLineStart) {
         if (bodyNext) bodyNext = false
-        else if (byte === 36) (replies++, (bodyNext = true))
-        else if (byte === 45) replies++
+        else if (byte === 36) {
+          replies++
+          bodyNext = true
+        } else if (byte === 45) replies++
       }
       atLineStart = byte === 10
     }

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { CHUNK, DELTAS, eventsPerTurn, TURNS, type Turn, turnEvents } from "./pipeline.js"
+import { CHUNK, DELTAS, eventsPerTurn, type Turn, turnEvents, TURNS } from "./pipeline.js"
 
 /** Which rows to run (their 0-based positions, comma-separated); all by default. */
 const ONLY = process.env.BENCH_STAGES?.split(",").map(Number)
@@ -27,13 +27,30 @@ const events = (turn: Turn) => Stream.fromIteratorSucceed(turnEvents(turn), CHUN
 const stages: ReadonlyArray<readonly [string, Stage]> = [
   ["the generated events alone", events],
   ["+ publishEvents (Stream A)", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId))],
-  ["+ UpsertStream.upserts", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts())],
-  ["+ StreamBMessages.wrap", (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts(), StreamBMessages.wrap)],
-  ["+ publishUpserts (Stream B)", (turn) =>
-    events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts(), StreamBMessages.wrap, TurnPublisher.publishUpserts(turn.turnId))],
+  [
+    "+ UpsertStream.upserts",
+    (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts())
+  ],
+  [
+    "+ StreamBMessages.wrap",
+    (turn) => events(turn).pipe(TurnPublisher.publishEvents(turn.turnId), UpsertStream.upserts(), StreamBMessages.wrap)
+  ],
+  [
+    "+ publishUpserts (Stream B)",
+    (turn) =>
+      events(turn).pipe(
+        TurnPublisher.publishEvents(turn.turnId),
+        UpsertStream.upserts(),
+        StreamBMessages.wrap,
+        TurnPublisher.publishUpserts(turn.turnId)
+      )
+  ],
   ["the whole pipeline: TurnPipeline.run (+ fold, lease, endings)", (turn) =>
     Stream.fromEffect(
-      TurnPipeline.run({ turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() }, TurnSource.events(() => events(turn)))
+      TurnPipeline.run(
+        { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
+        TurnSource.events(() => events(turn))
+      )
     )],
   ["upserts alone (no publisher)", (turn) => events(turn).pipe(UpsertStream.upserts())]
 ]
@@ -49,9 +66,17 @@ const discarding = Layer.effect(
 
 const measure = async (stage: Stage): Promise<number> => {
   const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
-  const store = process.env.BENCH_STAGES_REDIS_URL === undefined ? discarding : RedisStreamsLive.layerFrom({ url: process.env.BENCH_STAGES_REDIS_URL })
-  const layer = Layer.provideMerge(Layer.merge(TurnPublisher.layer({ prefix: "stages" }), TurnPipeline.layer({ publisher: { prefix: "stages" } })), store)
-  const program = Effect.forEach(turns, (turn) => Stream.runDrain(stage(turn)), { concurrency: "unbounded", discard: true })
+  const store = process.env.BENCH_STAGES_REDIS_URL === undefined
+    ? discarding
+    : RedisStreamsLive.layerFrom({ url: process.env.BENCH_STAGES_REDIS_URL })
+  const layer = Layer.provideMerge(
+    Layer.merge(TurnPublisher.layer({ prefix: "stages" }), TurnPipeline.layer({ publisher: { prefix: "stages" } })),
+    store
+  )
+  const program = Effect.forEach(turns, (turn) => Stream.runDrain(stage(turn)), {
+    concurrency: "unbounded",
+    discard: true
+  })
   ;(globalThis as { gc?: () => void }).gc?.()
   const before = process.cpuUsage()
   await Effect.runPromise(Effect.provide(program, layer))
@@ -72,7 +97,9 @@ export const run = async (): Promise<string> => {
   }
   const lines = [
     `\n## Pipeline stage by stage: ${TURNS} concurrent turns of ${DELTAS} deltas, ` +
-      (process.env.BENCH_STAGES_REDIS_URL === undefined ? "a store that keeps nothing" : "the live layer on BENCH_STAGES_REDIS_URL"),
+    (process.env.BENCH_STAGES_REDIS_URL === undefined
+      ? "a store that keeps nothing"
+      : "the live layer on BENCH_STAGES_REDIS_URL"),
     "",
     "| prefix of the pipeline | Node CPU s | µs per event | the last stage's share, µs per event |",
     "|---|---:|---:|---:|"
@@ -83,7 +110,9 @@ export const run = async (): Promise<string> => {
     if (cpu === undefined) continue
     const perEvent = (cpu / total) * 1e6
     const alone = name.startsWith("upserts alone")
-    lines.push(`| ${name} | ${cpu.toFixed(2)} | ${perEvent.toFixed(1)} | ${alone ? "" : (perEvent - previous).toFixed(1)} |`)
+    lines.push(
+      `| ${name} | ${cpu.toFixed(2)} | ${perEvent.toFixed(1)} | ${alone ? "" : (perEvent - previous).toFixed(1)} |`
+    )
     if (!alone) previous = perEvent
   }
   return lines.join("\n")

@@ -79,7 +79,11 @@ export const run = async (): Promise<string> => {
     const ours = await measure("Sluice Sse.decode", body.length, () => sluice(chunks))
     const esp = await measure("eventsource-parser in Stream", body.length, () => eventsourceParser(chunks))
     sections.push(
-      report(`SSE framing, ${(body.length / 1e6).toFixed(1)} MB transcript, ${size / 1024} KiB reads`, [floor, ours, esp], floor)
+      report(`SSE framing, ${(body.length / 1e6).toFixed(1)} MB transcript, ${size / 1024} KiB reads`, [
+        floor,
+        ours,
+        esp
+      ], floor)
     )
   }
   return sections.join("\n")

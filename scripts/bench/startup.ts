@@ -32,7 +32,12 @@ const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a -
 export const run = async (): Promise<string> => {
   if (!existsSync(bin)) return `## Start-up\n\n${bin} is missing: run \`pnpm build\` first.\n`
   const floorCase = { name: "node -e 0", args: ["-e", "0"], wall: [] as Array<number>, cpu: [] as Array<number> }
-  const cliCase = { name: `node ${bin} --version`, args: [bin, "--version"], wall: [] as Array<number>, cpu: [] as Array<number> }
+  const cliCase = {
+    name: `node ${bin} --version`,
+    args: [bin, "--version"],
+    wall: [] as Array<number>,
+    cpu: [] as Array<number>
+  }
   const cases = [floorCase, cliCase]
   for (const { args } of cases) once(args) // warm the file cache
   for (let i = 0; i < ROUNDS; i++) {

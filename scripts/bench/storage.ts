@@ -13,12 +13,12 @@
  */
 import { Ids } from "@sluice/core"
 import { ReadBudget, RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
-import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
 
@@ -76,12 +76,22 @@ const get = (url: string) =>
 
 // The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
 const builtCli = "packages/cli/dist/bin.js"
-const cli = (): ReadonlyArray<string> => existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
+const cli = (): ReadonlyArray<string> =>
+  existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
 
 /** `sluice serve` on `url`'s Redis, in a process of its own; its base URL once it answers. */
 const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
   const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const child = spawn(process.execPath, [...cli(), "serve", "--port", String(port), "--host", "127.0.0.1", "--prefix", PREFIX], {
+  const child = spawn(process.execPath, [
+    ...cli(),
+    "serve",
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--prefix",
+    PREFIX
+  ], {
     env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN },
     stdio: "ignore"
   })
@@ -130,22 +140,34 @@ export const run = async (): Promise<string> => {
       return { rows, big }
     })
     const { rows, big } = await Effect.runPromise(
-      program.pipe(Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layerFrom({ url }))))
+      program.pipe(
+        Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layerFrom({ url })))
+      )
     )
     const served = await snapshots(url, big)
     const median = served.single[Math.floor(served.single.length / 2)]!
     return [
-      `\n## Storage: one long message through the upsert stage into Redis ${external === undefined ? "(started for the run)" : "(REDIS_URL)"}`,
+      `\n## Storage: one long message through the upsert stage into Redis ${
+        external === undefined ? "(started for the run)" : "(REDIS_URL)"
+      }`,
       "",
       "| message | upserts | bytes the upserts carry (Stream B keeping every upsert) | Stream B now | entries now | now / message |",
       "|---:|---:|---:|---:|---:|---:|",
       ...rows.map(([bytes, row]) =>
-        `| ${mb(bytes)} | ${row.upserts} | ${mb(row.written)} | ${mb(row.stored)} | ${row.entries} | ${(row.stored / bytes).toFixed(2)}x |`
+        `| ${mb(bytes)} | ${row.upserts} | ${mb(row.written)} | ${mb(row.stored)} | ${row.entries} | ${
+          (row.stored / bytes).toFixed(2)
+        }x |`
       ),
       "",
-      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` ${existsSync(builtCli) ? "as built" : "under tsx"} in its own process): median of 5 ${median.toFixed(0)} ms ` +
-        `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${served.ten.toFixed(0)} ms; ` +
-        `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; server RSS ${mb(served.rssBefore)} before, ${mb(served.peak)} at its peak (VmHWM).`
+      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` ${
+        existsSync(builtCli) ? "as built" : "under tsx"
+      } in its own process): median of 5 ${median.toFixed(0)} ms ` +
+      `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${
+        served.ten.toFixed(0)
+      } ms; ` +
+      `\`GET /v1/turns\` after them ${served.list.toFixed(0)} ms; server RSS ${mb(served.rssBefore)} before, ${
+        mb(served.peak)
+      } at its peak (VmHWM).`
     ].join("\n")
   } finally {
     await server?.close()

@@ -15,7 +15,10 @@ const EDITS = Number(process.env.BENCH_TOOL_EDITS ?? 12)
 const argumentsOf = (call: number): string =>
   JSON.stringify({
     path: `/srv/data/report-${call}.txt`,
-    edits: Array.from({ length: EDITS }, (_, i) => ({ line: call + i, text: `replace ${i} of call ${call} with a new sentence` })),
+    edits: Array.from(
+      { length: EDITS },
+      (_, i) => ({ line: call + i, text: `replace ${i} of call ${call} with a new sentence` })
+    ),
     dryRun: call % 2 === 0
   })
 
@@ -61,9 +64,18 @@ export const openAiChat = (bytes: number): string => {
   for (let round = 0; size < bytes; round++) {
     const calls = roundCalls(round)
     for (const [slot, call] of calls.entries()) {
-      delta({ tool_calls: [{ index: index + slot, id: `call_${call}`, type: "function", function: { name: "edit_file", arguments: "" } }] })
+      delta({
+        tool_calls: [{
+          index: index + slot,
+          id: `call_${call}`,
+          type: "function",
+          function: { name: "edit_file", arguments: "" }
+        }]
+      })
     }
-    for (const [slot, fragment] of interleaved(calls)) delta({ tool_calls: [{ index: index + slot, function: { arguments: fragment } }] })
+    for (const [slot, fragment] of interleaved(calls)) {
+      delta({ tool_calls: [{ index: index + slot, function: { arguments: fragment } }] })
+    }
     index += calls.length
   }
   chunk({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] })
@@ -83,20 +95,36 @@ export const anthropic = (bytes: number): string => {
   }
   event({
     type: "message_start",
-    message: { id: "msg_tools", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, usage: { input_tokens: 100, output_tokens: 1 } }
+    message: {
+      id: "msg_tools",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 100, output_tokens: 1 }
+    }
   })
   event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })
   event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Editing the files." } })
   event({ type: "content_block_stop", index: 0 })
   for (let call = 0; size < bytes; call++) {
     const index = call + 1
-    event({ type: "content_block_start", index, content_block: { type: "tool_use", id: `toolu_${call}`, name: "edit_file", input: {} } })
+    event({
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id: `toolu_${call}`, name: "edit_file", input: {} }
+    })
     for (const partial_json of fragments(argumentsOf(call))) {
       event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } })
     }
     event({ type: "content_block_stop", index })
   }
-  event({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 1000 } })
+  event({
+    type: "message_delta",
+    delta: { stop_reason: "tool_use", stop_sequence: null },
+    usage: { output_tokens: 1000 }
+  })
   event({ type: "message_stop" })
   return out.join("")
 }
@@ -112,30 +140,65 @@ export const openAiResponses = (bytes: number): string => {
     out.push(line)
   }
   const response = (status: string, extra: Record<string, unknown> = {}) => ({
-    id: "resp_tools", object: "response", created_at: 1, status, model: "gpt-5", output: [], ...extra
+    id: "resp_tools",
+    object: "response",
+    created_at: 1,
+    status,
+    model: "gpt-5",
+    output: [],
+    ...extra
   })
   event({ type: "response.created", response: response("in_progress") })
   let outputIndex = 0
   for (let round = 0; size < bytes; round++) {
     const calls = roundCalls(round)
-    const item = (call: number) => ({ id: `fc_${call}`, type: "function_call", call_id: `call_${call}`, name: "edit_file" })
+    const item = (call: number) => ({
+      id: `fc_${call}`,
+      type: "function_call",
+      call_id: `call_${call}`,
+      name: "edit_file"
+    })
     for (const [slot, call] of calls.entries()) {
-      event({ type: "response.output_item.added", output_index: outputIndex + slot, item: { ...item(call), status: "in_progress", arguments: "" } })
+      event({
+        type: "response.output_item.added",
+        output_index: outputIndex + slot,
+        item: { ...item(call), status: "in_progress", arguments: "" }
+      })
     }
     for (const [slot, delta] of interleaved(calls)) {
-      event({ type: "response.function_call_arguments.delta", item_id: `fc_${calls[slot]}`, output_index: outputIndex + slot, delta })
+      event({
+        type: "response.function_call_arguments.delta",
+        item_id: `fc_${calls[slot]}`,
+        output_index: outputIndex + slot,
+        delta
+      })
     }
     for (const [slot, call] of calls.entries()) {
       const args = argumentsOf(call)
-      event({ type: "response.function_call_arguments.done", item_id: `fc_${call}`, output_index: outputIndex + slot, arguments: args })
-      event({ type: "response.output_item.done", output_index: outputIndex + slot, item: { ...item(call), status: "completed", arguments: args } })
+      event({
+        type: "response.function_call_arguments.done",
+        item_id: `fc_${call}`,
+        output_index: outputIndex + slot,
+        arguments: args
+      })
+      event({
+        type: "response.output_item.done",
+        output_index: outputIndex + slot,
+        item: { ...item(call), status: "completed", arguments: args }
+      })
     }
     outputIndex += calls.length
   }
   event({
     type: "response.completed",
     response: response("completed", {
-      usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1000, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1100 }
+      usage: {
+        input_tokens: 100,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 1000,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 1100
+      }
     })
   })
   return out.join("")
@@ -151,12 +214,20 @@ export const gemini = (bytes: number): string => {
     out.push(line)
   }
   const candidate = (parts: ReadonlyArray<unknown>, finishReason?: string) => ({
-    candidates: [{ content: { role: "model", parts }, index: 0, ...(finishReason === undefined ? {} : { finishReason }) }],
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finishReason === undefined ? {} : { finishReason })
+    }],
     modelVersion: "gemini-2.5-pro"
   })
   chunk(candidate([{ text: "Editing the files." }]))
   for (let round = 0; size < bytes; round++) {
-    chunk(candidate(roundCalls(round).map((call) => ({ functionCall: { name: "edit_file", args: JSON.parse(argumentsOf(call)) } }))))
+    chunk(
+      candidate(
+        roundCalls(round).map((call) => ({ functionCall: { name: "edit_file", args: JSON.parse(argumentsOf(call)) } }))
+      )
+    )
   }
   chunk({
     ...candidate([{ text: " Done." }], "STOP"),

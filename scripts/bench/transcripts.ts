@@ -23,15 +23,31 @@ export const anthropic = (deltas: number): string => {
       usage: { input_tokens: 100, cache_read_input_tokens: 20, cache_creation_input_tokens: 0, output_tokens: 1 }
     }
   })
-  event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } })
+  event("content_block_start", {
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "thinking", thinking: "", signature: "" }
+  })
   for (let i = 0; i < Math.max(1, deltas >> 4); i++) {
-    event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: phrase(i) } })
+    event("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "thinking_delta", thinking: phrase(i) }
+    })
   }
-  event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } })
+  event("content_block_delta", {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" }
+  })
   event("content_block_stop", { type: "content_block_stop", index: 0 })
   event("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } })
   for (let i = 0; i < deltas; i++) {
-    event("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: phrase(i) } })
+    event("content_block_delta", {
+      type: "content_block_delta",
+      index: 1,
+      delta: { type: "text_delta", text: phrase(i) }
+    })
     if (i % 500 === 0) out.push("event: ping\ndata: {\"type\": \"ping\"}\n\n")
   }
   event("content_block_stop", { type: "content_block_stop", index: 1 })
@@ -51,7 +67,11 @@ export const anthropic = (deltas: number): string => {
     }
     event("content_block_stop", { type: "content_block_stop", index })
   }
-  event("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: deltas } })
+  event("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "tool_use" },
+    usage: { output_tokens: deltas }
+  })
   event("message_stop", { type: "message_stop" })
   return out.join("")
 }

@@ -91,7 +91,8 @@ export const run = async (): Promise<string> => {
   const turns = Array.from({ length: TURNS }, (_, n) => makeTurn(n))
   const events = turns.reduce((sum, turn) => sum + turn.length, 0)
   const bytes = turns.reduce(
-    (sum, turn) => sum + turn.reduce((s, e) => s + (e.payload.type === "item_delta" ? e.payload.delta_content.length : 0), 0),
+    (sum, turn) =>
+      sum + turn.reduce((s, e) => s + (e.payload.type === "item_delta" ? e.payload.delta_content.length : 0), 0),
     0
   )
   const payloads = await throughStage(turns)
@@ -113,7 +114,9 @@ export const run = async (): Promise<string> => {
     ], floor),
     "",
     `Upserts: ${upserts.toLocaleString("en-US")} for ${(TURNS * DELTAS).toLocaleString("en-US")} deltas ` +
-    `(${(upserts / TURNS).toFixed(1)} per item of ${DELTAS} deltas, ${(upserts / (TURNS * DELTAS) * 100).toFixed(2)}% of the deltas; ` +
+    `(${(upserts / TURNS).toFixed(1)} per item of ${DELTAS} deltas, ${
+      (upserts / (TURNS * DELTAS) * 100).toFixed(2)
+    }% of the deltas; ` +
     `default gradient, clock not reaching the 1000 ms timeout)`
   ].join("\n")
 }

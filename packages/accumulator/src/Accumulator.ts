@@ -61,7 +61,14 @@ export const accumulate = <E, R>(
 // One pure fold per chunk, the turn carried from read to read: no Ref, no inner stream.
 const folding = <E>(
   turn: Turn.Turn
-): Channel.Channel<Chunk.Chunk<Step>, Chunk.Chunk<StreamEvent.StreamEvent>, AccumulatorError | E, E, unknown, unknown> =>
+): Channel.Channel<
+  Chunk.Chunk<Step>,
+  Chunk.Chunk<StreamEvent.StreamEvent>,
+  AccumulatorError | E,
+  E,
+  unknown,
+  unknown
+> =>
   Channel.readWith({
     onInput: (events: Chunk.Chunk<StreamEvent.StreamEvent>) => {
       const [steps, next, error] = foldChunk(turn, events)
@@ -93,5 +100,4 @@ export const runTurn = <E, R>(
         )
       ),
       Effect.zipRight(Ref.get(ref))
-    )
-  )
+    ))

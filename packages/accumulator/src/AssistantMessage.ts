@@ -195,49 +195,49 @@ export type AssistantMessage = typeof AssistantMessage.Type
  */
 export type BlockEvent =
   | {
-      readonly type: "text_start" | "text_delta" | "text_end"
-      readonly content_index: number
-      readonly delta: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "text_start" | "text_delta" | "text_end"
+    readonly content_index: number
+    readonly delta: string
+    readonly partial: AssistantMessage
+  }
   | {
-      readonly type: "reasoning_start" | "reasoning_delta" | "reasoning_end"
-      readonly content_index: number
-      readonly delta: string
-      readonly signature: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "reasoning_start" | "reasoning_delta" | "reasoning_end"
+    readonly content_index: number
+    readonly delta: string
+    readonly signature: string
+    readonly partial: AssistantMessage
+  }
   | {
-      readonly type: "tool_start"
-      readonly content_index: number
-      readonly id: string
-      readonly name: string
-      readonly tool_type: string
-      readonly provider_executed?: boolean
-      readonly delta: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "tool_start"
+    readonly content_index: number
+    readonly id: string
+    readonly name: string
+    readonly tool_type: string
+    readonly provider_executed?: boolean
+    readonly delta: string
+    readonly partial: AssistantMessage
+  }
   | {
-      readonly type: "tool_delta" | "tool_end"
-      readonly content_index: number
-      readonly delta: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "tool_delta" | "tool_end"
+    readonly content_index: number
+    readonly delta: string
+    readonly partial: AssistantMessage
+  }
   | {
-      readonly type: "tool_result_start"
-      readonly content_index: number
-      readonly tool_use_id: string
-      readonly name?: string
-      readonly provider_executed?: boolean
-      readonly delta: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "tool_result_start"
+    readonly content_index: number
+    readonly tool_use_id: string
+    readonly name?: string
+    readonly provider_executed?: boolean
+    readonly delta: string
+    readonly partial: AssistantMessage
+  }
   | {
-      readonly type: "tool_result_delta" | "tool_result_end"
-      readonly content_index: number
-      readonly delta: string
-      readonly partial: AssistantMessage
-    }
+    readonly type: "tool_result_delta" | "tool_result_end"
+    readonly content_index: number
+    readonly delta: string
+    readonly partial: AssistantMessage
+  }
 
 /**
  * The message's client tool calls: its `tool_call` blocks, the calls the caller must run.

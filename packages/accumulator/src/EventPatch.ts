@@ -72,7 +72,9 @@ export const MessageDelta = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") }).annotations({ identifier: "MessageEndPatch" })
+export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") }).annotations({
+  identifier: "MessageEndPatch"
+})
 
 /**
  * `text_start | text_delta | text_end`, each with a `delta` (empty when missing).
@@ -245,10 +247,9 @@ export const decode = (input: unknown, patchIndex?: number): Either.Either<Event
         reason: "UnknownPatchType",
         ...(typeof type === "string" ? { patchType: type } : {}),
         ...located,
-        message:
-          typeof type === "string"
-            ? `${where}: unknown patch type ${JSON.stringify(type)}`
-            : `${where}: not a patch object with a string type`
+        message: typeof type === "string"
+          ? `${where}: unknown patch type ${JSON.stringify(type)}`
+          : `${where}: not a patch object with a string type`
       })
     )
   }

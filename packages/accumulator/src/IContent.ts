@@ -174,18 +174,20 @@ export const fromEvents = <E, R>(
           Accumulator.accumulate,
           Stream.mapConcatEffect((step) =>
             Effect.flatten(
-              Ref.modify(ref, (before): readonly [Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError>, Turn.Turn] => {
-                const error = errorOf(step)
-                if (error !== undefined) return [Either.left(fromErrorObject(error)), step.turn]
-                const piece = textOf(before, step)
-                return [Either.right(piece === "" ? [] : [text(piece)]), step.turn]
-              })
+              Ref.modify(
+                ref,
+                (before): readonly [Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError>, Turn.Turn] => {
+                  const error = errorOf(step)
+                  if (error !== undefined) return [Either.left(fromErrorObject(error)), step.turn]
+                  const piece = textOf(before, step)
+                  return [Either.right(piece === "" ? [] : [text(piece)]), step.turn]
+                }
+              )
             )
           )
         ),
         Stream.fromIterableEffect(Effect.map(Ref.get(ref), trailer))
-      )
-    )
+      ))
   )
 
 /**

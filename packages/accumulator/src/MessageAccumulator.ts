@@ -157,13 +157,23 @@ const blockOf: { readonly [K in BlockPatch["type"]]: readonly [EventPatch.BlockT
   tool_result_end: ["tool_result", "end"]
 }
 
-const mergeUsage = (usage: AssistantMessage.Usage, patch: typeof EventPatch.UsagePatch.Type | undefined): AssistantMessage.Usage => {
+const mergeUsage = (
+  usage: AssistantMessage.Usage,
+  patch: typeof EventPatch.UsagePatch.Type | undefined
+): AssistantMessage.Usage => {
   if (patch === undefined) return usage
   const input = patch.input ?? usage.input
   const output = patch.output ?? usage.output
   const cache_read = patch.cache_read ?? usage.cache_read
   const cache_write = patch.cache_write ?? usage.cache_write
-  return { input, output, cache_read, cache_write, total: patch.total ?? input + cache_read + cache_write + output, raw: patch.raw ?? usage.raw }
+  return {
+    input,
+    output,
+    cache_read,
+    cache_write,
+    total: patch.total ?? input + cache_read + cache_write + output,
+    raw: patch.raw ?? usage.raw
+  }
 }
 
 const open = (patch: BlockPatch): Content | undefined => {
@@ -197,7 +207,11 @@ const append = (block: Content, patch: BlockPatch, end: boolean): Content => {
     case "text":
       return { ...block, text: block.text + patch.delta }
     case "reasoning":
-      return { ...block, text: block.text + patch.delta, signature: "signature" in patch ? block.signature + patch.signature : block.signature }
+      return {
+        ...block,
+        text: block.text + patch.delta,
+        signature: "signature" in patch ? block.signature + patch.signature : block.signature
+      }
     case "tool_call":
     case "provider_tool_call": {
       const args = block.arguments + patch.delta
@@ -225,7 +239,12 @@ export const step = (
   const patchIndex = state.pushed
   const refuse = (reason: MessageAccumulatorError["reason"], detail: string) =>
     Either.left(
-      new MessageAccumulatorError({ reason, patchType: patch.type, patchIndex, message: `patch ${patchIndex} (${patch.type}): ${detail}` })
+      new MessageAccumulatorError({
+        reason,
+        patchType: patch.type,
+        patchIndex,
+        message: `patch ${patchIndex} (${patch.type}): ${detail}`
+      })
     )
   if (state.ended) return refuse("MessageEnded", "the message already ended")
   const base: State = { ...state, pushed: patchIndex + 1, timestamp: state.timestamp ?? now }
@@ -316,11 +335,13 @@ export const make = (options: Options = {}): MessageAccumulator => {
   let state = initial(options)
   return {
     push: (input, now) =>
-      Either.flatMap(EventPatch.decode(input, state.pushed), (patch) =>
-        Either.map(step(state, patch, now), ([event, next]) => {
-          state = next
-          return event
-        })
+      Either.flatMap(
+        EventPatch.decode(input, state.pushed),
+        (patch) =>
+          Either.map(step(state, patch, now), ([event, next]) => {
+            state = next
+            return event
+          })
       ),
     state: () => state,
     result: () => message(state),
@@ -329,8 +350,9 @@ export const make = (options: Options = {}): MessageAccumulator => {
 }
 
 const decodeAndStep = (state: State, input: unknown, now: number) =>
-  Either.flatMap(EventPatch.decode(input, state.pushed), (patch) =>
-    Either.map(step(state, patch, now), ([event, next]) => [[event], next] as const)
+  Either.flatMap(
+    EventPatch.decode(input, state.pushed),
+    (patch) => Either.map(step(state, patch, now), ([event, next]) => [[event], next] as const)
   )
 
 /**
@@ -343,7 +365,7 @@ const decodeAndStep = (state: State, input: unknown, now: number) =>
  */
 export const accumulate = (
   options: Options = {}
-): (<E, R>(self: Stream.Stream<unknown, E, R>) => Stream.Stream<AssistantStreamEvent, E | MessageAccumulatorError, R>) =>
+): <E, R>(self: Stream.Stream<unknown, E, R>) => Stream.Stream<AssistantStreamEvent, E | MessageAccumulatorError, R> =>
   chunkedFold(initial(options), decodeAndStep)
 
 /**
@@ -353,15 +375,18 @@ export const accumulate = (
  * @since 0.1.0
  * @category running
  */
-export const run =
-  (options: Options = {}) =>
-  <E, R>(self: Stream.Stream<unknown, E, R>): Effect.Effect<AssistantMessage.AssistantMessage, E | MessageAccumulatorError, R> =>
-    self.pipe(
-      accumulate(options),
-      Stream.runLast,
-      Effect.flatMap((last) =>
-        Option.isSome(last) && last.value.type === "message_end"
-          ? Effect.succeed(last.value.message)
-          : Effect.fail(new MessageAccumulatorError({ reason: "MessageNotEnded", message: "the patches ended before message_end" }))
-      )
+export const run = (options: Options = {}) =>
+<E, R>(
+  self: Stream.Stream<unknown, E, R>
+): Effect.Effect<AssistantMessage.AssistantMessage, E | MessageAccumulatorError, R> =>
+  self.pipe(
+    accumulate(options),
+    Stream.runLast,
+    Effect.flatMap((last) =>
+      Option.isSome(last) && last.value.type === "message_end"
+        ? Effect.succeed(last.value.message)
+        : Effect.fail(
+          new MessageAccumulatorError({ reason: "MessageNotEnded", message: "the patches ended before message_end" })
+        )
     )
+  )

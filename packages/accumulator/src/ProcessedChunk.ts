@@ -253,7 +253,10 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
     case "response_done":
       return Option.some({
         type: "done",
-        metadata: { finishReason: payload.finish_reason, ...(payload.usage === undefined ? {} : { usage: payload.usage }) }
+        metadata: {
+          finishReason: payload.finish_reason,
+          ...(payload.usage === undefined ? {} : { usage: payload.usage })
+        }
       })
     default:
       return Option.none()

@@ -113,8 +113,9 @@ export const initial = (): MapperState => ({
   settled: new Set()
 })
 
-const providerExecuted = (final: OutputItem.FunctionCallItem | OutputItem.FunctionCallOutputItem): { readonly provider_executed?: true } =>
-  final.provider_executed === true ? { provider_executed: true } : {}
+const providerExecuted = (
+  final: OutputItem.FunctionCallItem | OutputItem.FunctionCallOutputItem
+): { readonly provider_executed?: true } => final.provider_executed === true ? { provider_executed: true } : {}
 
 const startPatch = (item: PendingItem, delta: string): Patch | undefined => {
   const final = item.final
@@ -125,7 +126,14 @@ const startPatch = (item: PendingItem, delta: string): Patch | undefined => {
       return { type: "reasoning_start", delta }
     case "tool":
       return final?.type === "function_call"
-        ? { type: "tool_start", id: final.call_id, name: final.name, tool_type: "function", ...providerExecuted(final), delta }
+        ? {
+          type: "tool_start",
+          id: final.call_id,
+          name: final.name,
+          tool_type: "function",
+          ...providerExecuted(final),
+          delta
+        }
         : undefined
     case "tool_result":
       return final?.type === "function_call_output"
@@ -139,7 +147,11 @@ const endPatch = (item: PendingItem, delta: string): Patch => {
     case "text":
       return { type: "text_end", delta }
     case "reasoning":
-      return { type: "reasoning_end", delta, signature: item.final?.type === "reasoning" ? (item.final.signature ?? "") : "" }
+      return {
+        type: "reasoning_end",
+        delta,
+        signature: item.final?.type === "reasoning" ? (item.final.signature ?? "") : ""
+      }
     case "tool":
       return { type: "tool_end", delta }
     case "tool_result":
@@ -161,7 +173,12 @@ const deltaPatch = (kind: Kind, delta: string): Patch => {
 }
 
 /** Pushes what can be pushed of a block type's queue, in start order. */
-const flush = (state: MapperState, kind: Kind, out: Array<Patch>, mismatch: (item: PendingItem) => MessageAccumulatorError) => {
+const flush = (
+  state: MapperState,
+  kind: Kind,
+  out: Array<Patch>,
+  mismatch: (item: PendingItem) => MessageAccumulatorError
+) => {
   const queue = state.queues[kind]
   while (queue.length > 0) {
     const item = state.items.get(queue[0]!)!
@@ -207,22 +224,32 @@ const kinds: ReadonlyArray<Kind> = ["text", "reasoning", "tool", "tool_result"]
  * @since 0.1.0
  * @category mapping
  */
-export const map = (state: MapperState, event: StreamEvent.StreamEvent): Either.Either<ReadonlyArray<Patch>, MessageAccumulatorError> => {
+export const map = (
+  state: MapperState,
+  event: StreamEvent.StreamEvent
+): Either.Either<ReadonlyArray<Patch>, MessageAccumulatorError> => {
   const out: Array<Patch> = []
   const mismatch = (item: PendingItem) =>
     new MessageAccumulatorError({
       reason: "ContentMismatch",
       patchType: event.type,
-      message: `${event.type} ${event.event_id}: the final content of item ${item.id} does not extend what its deltas carried`
+      message:
+        `${event.type} ${event.event_id}: the final content of item ${item.id} does not extend what its deltas carried`
     })
   const refuse = (reason: "UnknownItem" | "DuplicateItem" | "ItemAlreadyDone", detail: string) =>
-    Either.left(new MessageAccumulatorError({ reason, patchType: event.type, message: `${event.type} ${event.event_id}: ${detail}` }))
+    Either.left(
+      new MessageAccumulatorError({
+        reason,
+        patchType: event.type,
+        message: `${event.type} ${event.event_id}: ${detail}`
+      })
+    )
   const unknown = (itemId: string) =>
     state.ignored.has(itemId)
       ? Either.right(out)
       : state.settled.has(itemId)
-        ? refuse("ItemAlreadyDone", `item ${itemId} is already done`)
-        : refuse("UnknownItem", `no item ${itemId} has started`)
+      ? refuse("ItemAlreadyDone", `item ${itemId} is already done`)
+      : refuse("UnknownItem", `no item ${itemId} has started`)
   const settle = (kind: Kind) => {
     const error = flush(state, kind, out, mismatch)
     return error === undefined ? Either.right(out) : Either.left(error)
@@ -230,10 +257,15 @@ export const map = (state: MapperState, event: StreamEvent.StreamEvent): Either.
   const payload = event.payload
   switch (payload.type) {
     case "response_start":
-      return Either.right([{ type: "message_start", delta: { id: payload.response_id, model: payload.model_id, role: "assistant" } }])
+      return Either.right([{
+        type: "message_start",
+        delta: { id: payload.response_id, model: payload.model_id, role: "assistant" }
+      }])
     case "item_start": {
       const kind = kindOf(payload.item_type)
-      if (state.items.has(payload.item_id) || state.settled.has(payload.item_id) || state.ignored.has(payload.item_id)) {
+      if (
+        state.items.has(payload.item_id) || state.settled.has(payload.item_id) || state.ignored.has(payload.item_id)
+      ) {
         return refuse("DuplicateItem", `item ${payload.item_id} already started`)
       }
       if (kind === undefined) {
@@ -272,7 +304,9 @@ export const map = (state: MapperState, event: StreamEvent.StreamEvent): Either.
         state.ignored.add(payload.item_id)
         return Either.right(out)
       }
-      if (state.settled.has(payload.item_id)) return refuse("ItemAlreadyDone", `item ${payload.item_id} is already done`)
+      if (state.settled.has(payload.item_id)) {
+        return refuse("ItemAlreadyDone", `item ${payload.item_id} is already done`)
+      }
       const known = state.items.get(payload.item_id)
       if (known?.done === true) return refuse("ItemAlreadyDone", `item ${payload.item_id} is already done`)
       const item: PendingItem = known ?? {
@@ -303,7 +337,10 @@ export const map = (state: MapperState, event: StreamEvent.StreamEvent): Either.
       return settle(item.kind)
     }
     case "response_error":
-      return Either.right([{ type: "message_delta", delta: { stop_reason: "error", error_message: payload.error.message } }])
+      return Either.right([{
+        type: "message_delta",
+        delta: { stop_reason: "error", error_message: payload.error.message }
+      }])
     case "response_done": {
       for (const item of state.items.values()) item.done = true
       for (const kind of kinds) {
@@ -317,14 +354,14 @@ export const map = (state: MapperState, event: StreamEvent.StreamEvent): Either.
         ...(usage === undefined
           ? {}
           : {
-              usage: {
-                input: usage.input,
-                output: usage.output,
-                cache_read: usage.cacheRead,
-                cache_write: usage.cacheWrite,
-                total: usage.total
-              }
-            })
+            usage: {
+              input: usage.input,
+              output: usage.output,
+              cache_read: usage.cacheRead,
+              cache_write: usage.cacheWrite,
+              total: usage.total
+            }
+          })
       })
       out.push({ type: "message_end" })
       return Either.right(out)
@@ -345,7 +382,6 @@ export const fromStreamEvents = <E, R>(
   Stream.suspend(() =>
     self.pipe(
       chunkedFold(initial(), (state: MapperState, event: StreamEvent.StreamEvent) =>
-        Either.map(map(state, event), (patches) => [patches, state] as const)
-      )
+        Either.map(map(state, event), (patches) => [patches, state] as const))
     )
   )

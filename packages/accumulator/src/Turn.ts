@@ -138,7 +138,9 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
   if (position !== undefined && current !== undefined) {
     switch (payload.type) {
       case "item_delta":
-        return Either.right(replaceItem(turn, position, { ...current, content: current.content + payload.delta_content }))
+        return Either.right(
+          replaceItem(turn, position, { ...current, content: current.content + payload.delta_content })
+        )
       case "item_done":
         return Either.right(replaceItem(turn, position, {
           ...current,

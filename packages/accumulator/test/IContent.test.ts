@@ -18,7 +18,7 @@ const joinText = (contents: ReadonlyArray<IContent.IContent>) =>
 
 describe("IContent", () => {
   it.effect("yields each piece of text, then the tool calls the caller must run with history ids, then the usage", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = turnEvents(
         script(
           [
@@ -27,7 +27,14 @@ describe("IContent", () => {
             { type: "function_call", id: "item_2", call_id: "call_9", name: "add", arguments: "{\"a\":1}" },
             { type: "function_call", id: "item_3", call_id: "toolu_7", name: "sub", arguments: "{\"b\":" },
             // the provider ran this one: not a tool call for the caller
-            { type: "function_call", id: "item_4", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_executed: true }
+            {
+              type: "function_call",
+              id: "item_4",
+              call_id: "srvtoolu_1",
+              name: "web_search",
+              arguments: "{}",
+              provider_executed: true
+            }
           ],
           [2]
         )
@@ -47,14 +54,18 @@ describe("IContent", () => {
     }))
 
   it.effect("skips empty text and reports zero usage when the turn had none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
       const contents = yield* collect([
         start!,
         event({ type: "item_start", item_id: "m", item_type: "message", initial_content: "" }),
         event({ type: "item_delta", item_id: "m", delta_content: "" }),
         event({ type: "item_delta", item_id: "m", delta_content: "ok" }),
-        event({ type: "item_done", item_id: "m", final_item: { type: "message", id: "m", content: "ok!", origin: "agent" } }),
+        event({
+          type: "item_done",
+          item_id: "m",
+          final_item: { type: "message", id: "m", content: "ok!", origin: "agent" }
+        }),
         event({ type: "response_done", response_id: start!.run_id, status: "complete", finish_reason: "stop" })
       ])
       expect(contents).toStrictEqual([
@@ -65,7 +76,7 @@ describe("IContent", () => {
     }))
 
   it.effect("counts cached prompt tokens as input tokens", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
       const contents = yield* collect([
         start!,
@@ -81,7 +92,7 @@ describe("IContent", () => {
     }))
 
   it.effect("fails with the ProviderError of an error event after yielding the text before it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
       const seen: Array<string> = []
       const error = yield* Stream.make(
@@ -90,7 +101,13 @@ describe("IContent", () => {
         event({
           type: "response_error",
           response_id: start!.run_id,
-          error: { code: "overloaded_error", message: "Overloaded", type: "provider_overloaded", retryable: true, status: 529 }
+          error: {
+            code: "overloaded_error",
+            message: "Overloaded",
+            type: "provider_overloaded",
+            retryable: true,
+            status: 529
+          }
         })
       ).pipe(
         IContent.fromEvents,
@@ -100,14 +117,21 @@ describe("IContent", () => {
       expect(seen).toStrictEqual(["par"])
       expect(error._tag).toBe("ProviderError")
       if (error._tag === "ProviderError") {
-        expect([error.type, error.code, error.retryable, error.status]).toStrictEqual(["provider_overloaded", "overloaded_error", true, 529])
+        expect([error.type, error.code, error.retryable, error.status]).toStrictEqual([
+          "provider_overloaded",
+          "overloaded_error",
+          true,
+          529
+        ])
       }
     }))
 
   it.effect("fails with AccumulatorError on out-of-order events", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
-      const error = yield* Effect.flip(collect([start!, event({ type: "item_delta", item_id: "ghost", delta_content: "x" })]))
+      const error = yield* Effect.flip(
+        collect([start!, event({ type: "item_delta", item_id: "ghost", delta_content: "x" })])
+      )
       expect(error._tag).toBe("AccumulatorError")
     }))
 
@@ -116,25 +140,40 @@ describe("IContent", () => {
     const turn = Either.getOrThrow(
       Turn.fromEvents([
         start!,
-        event({ type: "response_error", response_id: start!.run_id, error: { code: "x", message: "boom", type: "timeout" } })
+        event({
+          type: "response_error",
+          response_id: start!.run_id,
+          error: { code: "x", message: "boom", type: "timeout" }
+        })
       ])
     )
     const result = IContent.fromTurn(turn)
-    expect(Either.isLeft(result) && [result.left.type, result.left.message, result.left.retryable]).toStrictEqual(["timeout", "boom", false])
+    expect(Either.isLeft(result) && [result.left.type, result.left.message, result.left.retryable]).toStrictEqual([
+      "timeout",
+      "boom",
+      false
+    ])
   })
 
-  it.effect.prop("the stream and fromTurn agree on text, tool calls and usage", [itemsArbitrary, cuts], ([items, c]) =>
-    Effect.gen(function* () {
-      const events = turnEvents(script(items, c))
-      const streamed = yield* collect(events)
-      const whole = Either.getOrThrow(IContent.fromTurn(Either.getOrThrow(Turn.fromEvents(events))))
-      for (const content of streamed) expect(Schema.is(IContent.IContent)(content)).toBe(true)
-      expect(streamed.every((content) => content.blocks.every((block) => block.type !== "text" || block.text !== ""))).toBe(true)
-      expect(joinText(streamed)).toBe(joinText(whole))
-      expect(streamed.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call"))).toStrictEqual(
-        whole.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call"))
-      )
-      expect(streamed.at(-1)).toStrictEqual(whole.at(-1))
-      expect(streamed.at(-1)?.metadata?.usage).toStrictEqual({ inputTokens: 3, outputTokens: 4 })
-    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
+  it.effect.prop(
+    "the stream and fromTurn agree on text, tool calls and usage",
+    [itemsArbitrary, cuts],
+    ([items, c]) =>
+      Effect.gen(function*() {
+        const events = turnEvents(script(items, c))
+        const streamed = yield* collect(events)
+        const whole = Either.getOrThrow(IContent.fromTurn(Either.getOrThrow(Turn.fromEvents(events))))
+        for (const content of streamed) expect(Schema.is(IContent.IContent)(content)).toBe(true)
+        expect(streamed.every((content) => content.blocks.every((block) => block.type !== "text" || block.text !== "")))
+          .toBe(true)
+        expect(joinText(streamed)).toBe(joinText(whole))
+        expect(streamed.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call")))
+          .toStrictEqual(
+            whole.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call"))
+          )
+        expect(streamed.at(-1)).toStrictEqual(whole.at(-1))
+        expect(streamed.at(-1)?.metadata?.usage).toStrictEqual({ inputTokens: 3, outputTokens: 4 })
+      }),
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+  )
 })

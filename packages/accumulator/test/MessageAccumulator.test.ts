@@ -29,9 +29,14 @@ const failureOf = (patches: ReadonlyArray<unknown>) =>
 
 describe("MessageAccumulator", () => {
   it.effect("builds docs/views.md's assistant message, assigning content indexes and usage defaults", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(1_716_650_000_000)
-      const events = [...(yield* Stream.fromIterable(seedPatches).pipe(MessageAccumulator.accumulate({ provider: "anthropic", api: "messages" }), Stream.runCollect))]
+      const events = [
+        ...(yield* Stream.fromIterable(seedPatches).pipe(
+          MessageAccumulator.accumulate({ provider: "anthropic", api: "messages" }),
+          Stream.runCollect
+        ))
+      ]
       expect(events.map((e) => [e.type, "content_index" in e ? e.content_index : null])).toStrictEqual([
         ["message_start", null],
         ["reasoning_start", 0],
@@ -59,7 +64,14 @@ describe("MessageAccumulator", () => {
         content: [
           { type: "reasoning", text: "thinking...", signature: "sig==" },
           { type: "text", text: "hi there" },
-          { type: "tool_call", id: "toolu_1", name: "tool_name", tool_type: "tool_use", arguments: "{\"a\":1}", input: { a: 1 } },
+          {
+            type: "tool_call",
+            id: "toolu_1",
+            name: "tool_name",
+            tool_type: "tool_use",
+            arguments: "{\"a\":1}",
+            input: { a: 1 }
+          },
           { type: "tool_result", tool_use_id: "srv_1", name: "server_tool_result", content: "result" }
         ],
         usage: { input: 0, cache_write: 0, cache_read: 0, output: 2, total: 2, raw: {} },
@@ -74,7 +86,7 @@ describe("MessageAccumulator", () => {
     }))
 
   it.effect("takes message_start's timestamp over the clock, and later usage counts over earlier ones", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* Stream.make(
         { type: "message_start", delta: { timestamp: 42 } },
         { type: "message_delta", usage: { input: 5, output: 1, cache_read: 2, raw: { n: 1 } } },
@@ -82,12 +94,19 @@ describe("MessageAccumulator", () => {
         { type: "message_end" }
       ).pipe(MessageAccumulator.run())
       expect(message.timestamp).toBe(42)
-      expect(message.usage).toStrictEqual({ input: 5, cache_write: 0, cache_read: 2, output: 7, total: 14, raw: { n: 1 } })
+      expect(message.usage).toStrictEqual({
+        input: 5,
+        cache_write: 0,
+        cache_read: 2,
+        output: 7,
+        total: 14,
+        raw: { n: 1 }
+      })
       expect(message.stop_reason).toBeNull()
     }))
 
   it.effect("lets blocks of different types interleave", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* Stream.make(
         { type: "text_start", delta: "a" },
         { type: "tool_start", id: "call_1", name: "f" },
@@ -104,7 +123,7 @@ describe("MessageAccumulator", () => {
     }))
 
   it.effect("refuses a second block of the same type while one is open (docs/views.md's limitation)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* failureOf([
         { type: "text_start", delta: "first" },
         { type: "text_start", delta: "second" },
@@ -115,7 +134,7 @@ describe("MessageAccumulator", () => {
     }))
 
   it.effect("cannot see a delta sent after its block closed and another of its type opened: it lands in the open one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* Stream.make(
         { type: "text_start", delta: "A" },
         { type: "text_end" },
@@ -131,9 +150,13 @@ describe("MessageAccumulator", () => {
     }))
 
   it.effect("refuses unknown patch types and bad fields by Schema, naming the patch", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const unknown = yield* failureOf([{ type: "message_start" }, { type: "content_block_start", index: 0 }])
-      expect([unknown.reason, unknown.patchType, unknown.patchIndex]).toStrictEqual(["UnknownPatchType", "content_block_start", 1])
+      expect([unknown.reason, unknown.patchType, unknown.patchIndex]).toStrictEqual([
+        "UnknownPatchType",
+        "content_block_start",
+        1
+      ])
       const notObject = yield* failureOf(["text_start"])
       expect(notObject.reason).toBe("UnknownPatchType")
       const bad = yield* failureOf([{ type: "tool_start", name: "f" }])
@@ -142,12 +165,17 @@ describe("MessageAccumulator", () => {
     }))
 
   it.effect("refuses patches out of order", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect((yield* failureOf([{ type: "text_delta", delta: "x" }])).reason).toBe("NoOpenBlock")
       expect((yield* failureOf([{ type: "reasoning_end" }])).reason).toBe("NoOpenBlock")
       const unclosed = yield* failureOf([{ type: "tool_start", id: "c", name: "f" }, { type: "message_end" }])
-      expect([unclosed.reason, unclosed.message.includes("tool (content index 0)")]).toStrictEqual(["UnclosedBlock", true])
-      expect((yield* failureOf([{ type: "message_start" }, { type: "message_start" }])).reason).toBe("DuplicateMessageStart")
+      expect([unclosed.reason, unclosed.message.includes("tool (content index 0)")]).toStrictEqual([
+        "UnclosedBlock",
+        true
+      ])
+      expect((yield* failureOf([{ type: "message_start" }, { type: "message_start" }])).reason).toBe(
+        "DuplicateMessageStart"
+      )
       expect((yield* failureOf([{ type: "message_end" }, { type: "text_start" }])).reason).toBe("MessageEnded")
       expect((yield* failureOf([{ type: "text_start" }, { type: "text_end" }])).reason).toBe("MessageNotEnded")
     }))
@@ -164,7 +192,14 @@ describe("MessageAccumulator", () => {
     const end = accumulator.push({ type: "message_end" }, 10)
     expect(Either.isRight(end) && end.right.type).toBe("message_end")
     expect(accumulator.finalMessage()).toStrictEqual(
-      Option.some({ role: "assistant", provider: "p", content: [{ type: "text", text: "xy" }], usage: { input: 0, cache_write: 0, cache_read: 0, output: 0, total: 0, raw: {} }, stop_reason: null, timestamp: 7 })
+      Option.some({
+        role: "assistant",
+        provider: "p",
+        content: [{ type: "text", text: "xy" }],
+        usage: { input: 0, cache_write: 0, cache_read: 0, output: 0, total: 0, raw: {} },
+        stop_reason: null,
+        timestamp: 7
+      })
     )
   })
 })

@@ -16,7 +16,7 @@ const collect = (events: ReadonlyArray<Parameters<typeof Turn.step>[1]>) =>
 
 describe("ProcessedChunk", () => {
   it.effect("projects text, thoughts with signatures, function calls with Gemini's thoughtSignature, and done", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = turnEvents(
         script(
           [
@@ -37,13 +37,24 @@ describe("ProcessedChunk", () => {
       expect(yield* collect(events)).toStrictEqual([
         { type: "text", content: "", thoughts: [{ text: "pl" }] },
         { type: "text", content: "", thoughts: [{ text: "an" }] },
-        { type: "text", content: "", thoughts: [{ text: "", signature: "sig-1" }], metadata: { thoughtSignature: "sig-1" } },
+        {
+          type: "text",
+          content: "",
+          thoughts: [{ text: "", signature: "sig-1" }],
+          metadata: { thoughtSignature: "sig-1" }
+        },
         { type: "text", content: "Hi" },
         { type: "text", content: "!" },
-        { type: "function_call", functionCall: { name: "lookup", args: { q: "x" }, id: "call_1", thoughtSignature: "gem-sig" } },
+        {
+          type: "function_call",
+          functionCall: { name: "lookup", args: { q: "x" }, id: "call_1", thoughtSignature: "gem-sig" }
+        },
         {
           type: "done",
-          metadata: { finishReason: "stop", usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 7 } }
+          metadata: {
+            finishReason: "stop",
+            usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 7 }
+          }
         }
       ])
     }))
@@ -51,15 +62,28 @@ describe("ProcessedChunk", () => {
   it("gives the text an item_done holds beyond its deltas, and redacted thinking as a thought", () => {
     const [start] = turnEvents([])
     const turn = Either.getOrThrow(
-      Turn.fromEvents([start!, event({ type: "item_start", item_id: "m", item_type: "message", initial_content: "ab" })])
+      Turn.fromEvents([
+        start!,
+        event({ type: "item_start", item_id: "m", item_type: "message", initial_content: "ab" })
+      ])
     )
-    const done = event({ type: "item_done", item_id: "m", final_item: { type: "message", id: "m", content: "abcd", origin: "agent" } })
+    const done = event({
+      type: "item_done",
+      item_id: "m",
+      final_item: { type: "message", id: "m", content: "abcd", origin: "agent" }
+    })
     expect(ProcessedChunk.fromEvent(turn, done)).toStrictEqual(Option.some({ type: "text", content: "cd" }))
     // Gemini's thoughtSignature on a text part is kept, even when the text is all streamed
     const signed = event({
       type: "item_done",
       item_id: "m",
-      final_item: { type: "message", id: "m", content: "ab", origin: "agent", provider_metadata: { thoughtSignature: "gem-text-sig" } }
+      final_item: {
+        type: "message",
+        id: "m",
+        content: "ab",
+        origin: "agent",
+        provider_metadata: { thoughtSignature: "gem-text-sig" }
+      }
     })
     expect(ProcessedChunk.fromEvent(turn, signed)).toStrictEqual(
       Option.some({ type: "text", content: "", metadata: { thoughtSignature: "gem-text-sig" } })
@@ -80,7 +104,8 @@ describe("ProcessedChunk", () => {
       Turn.fromEvents([start!, event({ type: "item_start", item_id: "f", item_type: "function_call", name: "f" })])
     )
     expect(ProcessedChunk.fromEvent(Turn.empty, start!)).toStrictEqual(Option.none())
-    expect(ProcessedChunk.fromEvent(turn, event({ type: "item_delta", item_id: "f", delta_content: "{" }))).toStrictEqual(Option.none())
+    expect(ProcessedChunk.fromEvent(turn, event({ type: "item_delta", item_id: "f", delta_content: "{" })))
+      .toStrictEqual(Option.none())
     expect(ProcessedChunk.fromEvent(turn, event({ type: "item_cancelled", item_id: "f" }))).toStrictEqual(Option.none())
   })
 
@@ -94,19 +119,31 @@ describe("ProcessedChunk", () => {
       })
     )
     expect(chunk).toStrictEqual(
-      Option.some({ type: "error", error: { type: "content_blocked", message: "blocked", retryable: false, code: "SAFETY" } })
+      Option.some({
+        type: "error",
+        error: { type: "content_blocked", message: "blocked", retryable: false, code: "SAFETY" }
+      })
     )
     const untyped = ProcessedChunk.fromEvent(
       Turn.empty,
       event({ type: "item_error", item_id: "x", error: { code: "E", message: "bad" } })
     )
-    expect(untyped).toStrictEqual(Option.some({ type: "error", error: { type: "api_error", message: "bad", retryable: false, code: "E" } }))
+    expect(untyped).toStrictEqual(
+      Option.some({ type: "error", error: { type: "api_error", message: "bad", retryable: false, code: "E" } })
+    )
   })
 
   it("keeps a ProviderError's raw cause as originalError", () => {
     const raw = { status: 429, body: "slow down" }
     const chunk = ProcessedChunk.fromProviderError(
-      new ProviderError.ProviderError({ type: "rate_limit", retryable: true, code: "429", message: "slow down", status: 429, raw })
+      new ProviderError.ProviderError({
+        type: "rate_limit",
+        retryable: true,
+        code: "429",
+        message: "slow down",
+        status: 429,
+        raw
+      })
     )
     expect(chunk).toStrictEqual({
       type: "error",
@@ -115,14 +152,19 @@ describe("ProcessedChunk", () => {
   })
 
   it.effect("fails with AccumulatorError on out-of-order events", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
-      const error = yield* Effect.flip(collect([start!, event({ type: "item_delta", item_id: "ghost", delta_content: "x" })]))
+      const error = yield* Effect.flip(
+        collect([start!, event({ type: "item_delta", item_id: "ghost", delta_content: "x" })])
+      )
       expect(error.reason).toBe("UnknownItem")
     }))
 
-  it.effect.prop("the chunks carry the turn's text, reasoning and tool calls, and end with done", [itemsArbitrary, cuts], ([items, c]) =>
-    Effect.gen(function* () {
+  it.effect.prop("the chunks carry the turn's text, reasoning and tool calls, and end with done", [
+    itemsArbitrary,
+    cuts
+  ], ([items, c]) =>
+    Effect.gen(function*() {
       const events = turnEvents(script(items, c))
       const chunks = yield* collect(events)
       const summary = Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
@@ -131,7 +173,10 @@ describe("ProcessedChunk", () => {
       expect(texts.join("")).toBe(summary.text)
       expect(chunks.flatMap((chunk) => chunk.thoughts ?? []).map((t) => t.text).join("")).toBe(summary.reasoning)
       expect(
-        chunks.flatMap((chunk) => (chunk.type === "function_call" ? [{ id: chunk.functionCall.id, name: chunk.functionCall.name, arguments: chunk.functionCall.args }] : []))
+        chunks.flatMap((chunk) => (chunk.type === "function_call"
+          ? [{ id: chunk.functionCall.id, name: chunk.functionCall.name, arguments: chunk.functionCall.args }]
+          : [])
+        )
       ).toStrictEqual(summary.toolCalls)
       expect(chunks.filter((chunk) => chunk.type === "done")).toHaveLength(1)
       expect(chunks.at(-1)?.type).toBe("done")

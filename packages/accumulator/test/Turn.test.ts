@@ -71,18 +71,23 @@ describe("Turn", () => {
     const done = events.find((e) => e.type === "item_done")!
     const start = events.find((e) => e.type === "item_start")!
     const beforeEnd = events.slice(0, -1)
-    const reasonOf = (result: ReturnType<typeof Turn.fromEvents>) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    const reasonOf = (
+      result: ReturnType<typeof Turn.fromEvents>
+    ) => (Either.isLeft(result) ? result.left.reason : "accepted")
     expect(reasonOf(Turn.fromEvents([...beforeEnd, done]))).toBe("ItemAlreadyDone")
     expect(reasonOf(Turn.fromEvents([...beforeEnd, start]))).toBe("DuplicateItem")
-    expect(reasonOf(Turn.fromEvents([...events, event({ type: "item_delta", item_id: "item_0", delta_content: "x" })]))).toBe(
-      "EventAfterResponseDone"
-    )
+    expect(reasonOf(Turn.fromEvents([...events, event({ type: "item_delta", item_id: "item_0", delta_content: "x" })])))
+      .toBe(
+        "EventAfterResponseDone"
+      )
   })
 
   it("refuses item events before response_start and a second response_start", () => {
     const [start] = turnEvents([])
     const item = event({ type: "item_start", item_id: "a", item_type: "message" })
-    const reasonOf = (result: ReturnType<typeof Turn.fromEvents>) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    const reasonOf = (
+      result: ReturnType<typeof Turn.fromEvents>
+    ) => (Either.isLeft(result) ? result.left.reason : "accepted")
     expect(reasonOf(Turn.fromEvents([item]))).toBe("NotStarted")
     expect(reasonOf(Turn.fromEvents([start!, start!]))).toBe("AlreadyStarted")
   })
@@ -108,7 +113,11 @@ describe("Turn", () => {
     const [start] = turnEvents([])
     const turn = fold([
       start!,
-      event({ type: "item_done", item_id: "u", final_item: { type: "message", id: "u", content: "hi", origin: "user" } })
+      event({
+        type: "item_done",
+        item_id: "u",
+        final_item: { type: "message", id: "u", content: "hi", origin: "user" }
+      })
     ])
     expect(turn.items.map((item) => [item.id, item.status, item.content])).toStrictEqual([["u", "done", "hi"]])
   })
@@ -139,17 +148,25 @@ describe("Turn", () => {
 
 describe("Accumulator", () => {
   it.effect("emits each event with the partial turn, and runTurn gives the final turn", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = turnEvents(script([{ type: "message", id: "item_0", content: "abcdef", origin: "agent" }], [2, 4]))
       const steps = yield* Stream.fromIterable(events).pipe(Accumulator.accumulate, Stream.runCollect)
       expect([...steps].map((s) => s.event)).toStrictEqual(events)
-      expect([...steps].map((s) => s.turn.items[0]?.content ?? null)).toStrictEqual([null, "", "ab", "abcd", "abcdef", "abcdef", "abcdef"])
+      expect([...steps].map((s) => s.turn.items[0]?.content ?? null)).toStrictEqual([
+        null,
+        "",
+        "ab",
+        "abcd",
+        "abcdef",
+        "abcdef",
+        "abcdef"
+      ])
       const turn = yield* Accumulator.runTurn(Stream.fromIterable(events))
       expect(turn).toStrictEqual([...steps].at(-1)!.turn)
     }))
 
   it.effect("fails with AccumulatorError after emitting the steps before the refused event", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [start] = turnEvents([])
       const bad = event({ type: "item_delta", item_id: "ghost", delta_content: "x" })
       const seen: Array<string> = []

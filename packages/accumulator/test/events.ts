@@ -9,7 +9,12 @@ let counter = 0
 
 /** An envelope with a fresh deterministic event id. */
 export const event = (payload: StreamEvent.Payload): StreamEvent.StreamEvent =>
-  StreamEvent.envelope({ runId }, payload, `00000000-0000-4000-8000-${String(counter++).padStart(12, "0")}`, 1_700_000_000_000)
+  StreamEvent.envelope(
+    { runId },
+    payload,
+    `00000000-0000-4000-8000-${String(counter++).padStart(12, "0")}`,
+    1_700_000_000_000
+  )
 
 /** One item of a generated turn: its final form and its content cut into deltas. */
 export interface ItemScript {
@@ -31,7 +36,11 @@ const cut = (text: string, cuts: ReadonlyArray<number>): Array<string> => {
 }
 
 const contentOf = (item: OutputItem.OutputItem): string =>
-  item.type === "function_call" ? item.arguments : item.type === "message" || item.type === "reasoning" ? item.content : ""
+  item.type === "function_call"
+    ? item.arguments
+    : item.type === "message" || item.type === "reasoning"
+    ? item.content
+    : ""
 
 /** Items of a turn: messages, reasoning with a signature, tool calls. */
 export const itemsArbitrary: FastCheck.Arbitrary<ReadonlyArray<OutputItem.OutputItem>> = FastCheck.array(

@@ -2,12 +2,12 @@ import type { LanguageModelV4StreamPart } from "@ai-sdk/provider"
 import { describe, expect, it } from "@effect/vitest"
 import { ProviderError } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
+import { StreamEvent as Events } from "@sluice/core"
 import { jsonSchema, simulateReadableStream, streamText, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { StreamEvent as Events } from "@sluice/core"
 import { AiSdkStream } from "../src/index.js"
 
 const usage = {
@@ -37,7 +37,7 @@ const isEvent = Schema.is(Events.StreamEvent)
 
 describe("AiSdkStream with streamText", () => {
   it.effect("turns text, reasoning with signatures, a streamed tool call, its result and usage into StreamEvents", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = mockModel([
         { type: "stream-start", warnings: [] },
         { type: "response-metadata", id: "r1", modelId: "mock-model-1" },
@@ -59,7 +59,12 @@ describe("AiSdkStream with streamText", () => {
       const result = streamText({
         model,
         prompt: "add",
-        tools: { add: tool({ inputSchema: jsonSchema<{ a: number }>({ type: "object" }), execute: async ({ a }) => ({ sum: a + 1 }) }) }
+        tools: {
+          add: tool({
+            inputSchema: jsonSchema<{ a: number }>({ type: "object" }),
+            execute: async ({ a }) => ({ sum: a + 1 })
+          })
+        }
       })
       const events = yield* collect(AiSdkStream.fromStreamText(result, { providerId: "mock" }))
       expect(events.every(isEvent)).toBe(true)
@@ -67,7 +72,13 @@ describe("AiSdkStream with streamText", () => {
       expect(first).toMatchObject({ type: "response_start", provider_id: "mock" })
       expect(deltas).toStrictEqual(["think", "Hel", "lo", "{\"a\":", "1}"])
       expect(finals).toStrictEqual([
-        { type: "reasoning", id: "item_0", content: "think", signature: "sig==", provider_metadata: { anthropic: { signature: "sig==" } } },
+        {
+          type: "reasoning",
+          id: "item_0",
+          content: "think",
+          signature: "sig==",
+          provider_metadata: { anthropic: { signature: "sig==" } }
+        },
         { type: "message", id: "item_1", content: "Hello", origin: "agent" },
         { type: "function_call", id: "item_2", call_id: "call_1", name: "add", arguments: "{\"a\":1}" },
         { type: "function_call_output", id: "item_3", call_id: "call_1", output: "{\"sum\":2}", success: true }
@@ -82,7 +93,7 @@ describe("AiSdkStream with streamText", () => {
     }))
 
   it.effect("turns an error part into a classified response_error and ends the turn with status error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = mockModel([
         { type: "text-start", id: "t" },
         { type: "text-delta", id: "t", delta: "par" },
@@ -90,13 +101,18 @@ describe("AiSdkStream with streamText", () => {
       ])
       const result = streamText({ model, prompt: "x", onError: () => {} })
       const { done, errors, finals } = summarize(yield* collect(AiSdkStream.fromStreamText(result)))
-      expect(errors.map((e) => [e.type, e.code, e.retryable, e.status])).toStrictEqual([["rate_limit", "429", true, 429]])
+      expect(errors.map((e) => [e.type, e.code, e.retryable, e.status])).toStrictEqual([[
+        "rate_limit",
+        "429",
+        true,
+        429
+      ]])
       expect(finals).toStrictEqual([{ type: "message", id: "item_0", content: "par", origin: "agent" }])
       expect(done.map((d) => [d.status, d.finish_reason])).toStrictEqual([["error", "error"]])
     }))
 
   it.effect("turns a failed request (doStream rejects) into a response_error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = new MockLanguageModelV4({
         doStream: async () => {
           throw Object.assign(new Error("Overloaded"), { name: "AI_APICallError", statusCode: 529, isRetryable: true })
@@ -104,27 +120,56 @@ describe("AiSdkStream with streamText", () => {
       })
       const result = streamText({ model, prompt: "x", onError: () => {}, maxRetries: 0 })
       const { done, errors } = summarize(yield* collect(AiSdkStream.fromStreamText(result)))
-      expect(errors.map((e) => [e.type, e.retryable, e.message])).toStrictEqual([["provider_overloaded", true, "Overloaded"]])
+      expect(errors.map((e) => [e.type, e.retryable, e.message])).toStrictEqual([[
+        "provider_overloaded",
+        true,
+        "Overloaded"
+      ]])
       expect(done.map((d) => d.status)).toStrictEqual(["error"])
     }))
 })
 
 describe("AiSdkStream provider-executed tools", () => {
   it.effect("a tool call and result with providerExecuted are provider_executed items", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const stream = new ReadableStream({
         start: (controller) => {
-          controller.enqueue({ type: "tool-input-start", id: "srvtoolu_1", toolName: "web_search", providerExecuted: true })
+          controller.enqueue({
+            type: "tool-input-start",
+            id: "srvtoolu_1",
+            toolName: "web_search",
+            providerExecuted: true
+          })
           controller.enqueue({ type: "tool-input-delta", id: "srvtoolu_1", delta: "{\"query\":\"x\"}" })
-          controller.enqueue({ type: "tool-call", toolCallId: "srvtoolu_1", toolName: "web_search", input: "{\"query\":\"x\"}", providerExecuted: true })
-          controller.enqueue({ type: "tool-result", toolCallId: "srvtoolu_1", toolName: "web_search", result: [{ url: "https://a" }], providerExecuted: true })
+          controller.enqueue({
+            type: "tool-call",
+            toolCallId: "srvtoolu_1",
+            toolName: "web_search",
+            input: "{\"query\":\"x\"}",
+            providerExecuted: true
+          })
+          controller.enqueue({
+            type: "tool-result",
+            toolCallId: "srvtoolu_1",
+            toolName: "web_search",
+            result: [{ url: "https://a" }],
+            providerExecuted: true
+          })
           controller.enqueue({ type: "tool-call", toolCallId: "call_1", toolName: "lookup", input: "{}" })
           controller.enqueue({ type: "finish", finishReason: { unified: "tool-calls" }, usage: {} })
           controller.close()
         }
       })
       const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
-      expect(finals.map((item) => [item.type, "call_id" in item ? item.call_id : undefined, "provider_executed" in item ? item.provider_executed : undefined])).toStrictEqual([
+      expect(
+        finals.map((
+          item
+        ) => [
+          item.type,
+          "call_id" in item ? item.call_id : undefined,
+          "provider_executed" in item ? item.provider_executed : undefined
+        ])
+      ).toStrictEqual([
         ["function_call", "srvtoolu_1", true],
         ["function_call_output", "srvtoolu_1", true],
         ["function_call", "call_1", undefined]
@@ -134,13 +179,20 @@ describe("AiSdkStream provider-executed tools", () => {
 
 describe("AiSdkStream sources", () => {
   it.effect("source parts become the sources of the message open at the time, or of the next one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const stream = new ReadableStream({
         start: (controller) => {
           controller.enqueue({ type: "source", sourceType: "url", id: "s0", url: "https://a.example", title: "A" })
           controller.enqueue({ type: "text-start", id: "t" })
           controller.enqueue({ type: "text-delta", id: "t", delta: "Cited." })
-          controller.enqueue({ type: "source", sourceType: "document", id: "s1", mediaType: "application/pdf", title: "Report", filename: "r.pdf" })
+          controller.enqueue({
+            type: "source",
+            sourceType: "document",
+            id: "s1",
+            mediaType: "application/pdf",
+            title: "Report",
+            filename: "r.pdf"
+          })
           controller.enqueue({ type: "source", sourceType: "something-else", id: "s2" })
           controller.enqueue({ type: "text-end", id: "t" })
           controller.enqueue({ type: "finish", finishReason: { unified: "stop" }, usage: {} })
@@ -165,7 +217,7 @@ describe("AiSdkStream sources", () => {
 
 describe("AiSdkStream error parts: classified from body and status by the one classifier", () => {
   const classifiedOf = (error: unknown) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const stream = new ReadableStream({
         start: (controller) => {
           controller.enqueue({ type: "error", error })
@@ -177,32 +229,73 @@ describe("AiSdkStream error parts: classified from body and status by the one cl
     })
 
   it.effect("reads the provider's body wherever the AI SDK put it", () =>
-    Effect.gen(function* () {
-      const quotaBody = { error: { message: "You exceeded your current quota.", type: "insufficient_quota", param: null, code: "insufficient_quota" } }
-      const policyBody = { error: { message: "Rejected.", type: "invalid_request_error", param: null, code: "content_policy_violation" } }
+    Effect.gen(function*() {
+      const quotaBody = {
+        error: {
+          message: "You exceeded your current quota.",
+          type: "insufficient_quota",
+          param: null,
+          code: "insufficient_quota"
+        }
+      }
+      const policyBody = {
+        error: { message: "Rejected.", type: "invalid_request_error", param: null, code: "content_policy_violation" }
+      }
       const cases: ReadonlyArray<readonly [string, unknown, ReadonlyArray<unknown>]> = [
         // an APICallError: the SDK calls a 429 retryable, the body says the quota is gone
         [
           "APICallError 429 insufficient_quota (data)",
-          Object.assign(new Error("quota"), { name: "AI_APICallError", statusCode: 429, isRetryable: true, data: quotaBody }),
+          Object.assign(new Error("quota"), {
+            name: "AI_APICallError",
+            statusCode: 429,
+            isRetryable: true,
+            data: quotaBody
+          }),
           ["rate_limit", false, "insufficient_quota"]
         ],
         [
           "APICallError 429 insufficient_quota (responseBody)",
-          Object.assign(new Error("quota"), { statusCode: 429, isRetryable: true, responseBody: JSON.stringify(quotaBody) }),
+          Object.assign(new Error("quota"), {
+            statusCode: 429,
+            isRetryable: true,
+            responseBody: JSON.stringify(quotaBody)
+          }),
           ["rate_limit", false, "insufficient_quota"]
         ],
-        ["APICallError 400 content policy", Object.assign(new Error("x"), { statusCode: 400, isRetryable: false, data: policyBody }), ["content_blocked", false, "content_policy_violation"]],
+        [
+          "APICallError 400 content policy",
+          Object.assign(new Error("x"), { statusCode: 400, isRetryable: false, data: policyBody }),
+          ["content_blocked", false, "content_policy_violation"]
+        ],
         // the raw provider objects older @ai-sdk/* and OpenAI-compatible providers put in the part: no statusCode
-        ["Anthropic event: error, whole", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, ["provider_overloaded", true, "overloaded_error"]],
-        ["Anthropic error object, bare", { type: "overloaded_error", message: "Overloaded" }, ["provider_overloaded", true, "overloaded_error"]],
-        ["OpenAI-compatible error object", { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }, ["rate_limit", true, "rate_limit_exceeded"]],
+        [
+          "Anthropic event: error, whole",
+          { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+          ["provider_overloaded", true, "overloaded_error"]
+        ],
+        ["Anthropic error object, bare", { type: "overloaded_error", message: "Overloaded" }, [
+          "provider_overloaded",
+          true,
+          "overloaded_error"
+        ]],
+        ["OpenAI-compatible error object", {
+          message: "Rate limit reached",
+          type: "requests",
+          code: "rate_limit_exceeded"
+        }, ["rate_limit", true, "rate_limit_exceeded"]],
         [
           "context window",
-          { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 208973 tokens > 200000 maximum" } },
+          {
+            type: "error",
+            error: { type: "invalid_request_error", message: "prompt is too long: 208973 tokens > 200000 maximum" }
+          },
           ["api_error", false, ProviderError.contextLengthExceeded]
         ],
-        ["Gemini error object", { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }, ["provider_overloaded", true, "UNAVAILABLE"]],
+        ["Gemini error object", { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }, [
+          "provider_overloaded",
+          true,
+          "UNAVAILABLE"
+        ]],
         // nothing to read: the status and the SDK's own isRetryable decide
         ["no body", Object.assign(new Error("x"), { statusCode: 500, isRetryable: false }), ["api_error", false, "500"]]
       ]
@@ -216,18 +309,26 @@ describe("AiSdkStream with a model's doStream", () => {
   const call = { prompt: [{ role: "user" as const, content: [{ type: "text" as const, text: "x" }] }] }
 
   it.effect("reads V4 parts: deltas in `delta`, tool input as JSON text, Gemini thoughtSignature, usage and finish reason", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = mockModel([
         { type: "stream-start", warnings: [] },
         { type: "response-metadata", id: "r1", modelId: "gemini-x" },
         { type: "text-start", id: "0", providerMetadata: { google: { thoughtSignature: "ts-text" } } },
         { type: "text-delta", id: "0", delta: "ok" },
         { type: "text-end", id: "0" },
-        { type: "tool-call", toolCallId: "c1", toolName: "look", input: "{\"q\":1}", providerMetadata: { google: { thoughtSignature: "ts-call" } } },
+        {
+          type: "tool-call",
+          toolCallId: "c1",
+          toolName: "look",
+          input: "{\"q\":1}",
+          providerMetadata: { google: { thoughtSignature: "ts-call" } }
+        },
         { type: "raw", rawValue: { anything: true } },
         { type: "finish", usage, finishReason: { unified: "stop", raw: "STOP" } }
       ])
-      const { done, finals, first } = summarize(yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call)))))
+      const { done, finals, first } = summarize(
+        yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call))))
+      )
       expect(first).toMatchObject({ type: "response_start", model_id: "gemini-x", provider_id: "ai-sdk" })
       expect(finals).toStrictEqual([
         {
@@ -250,16 +351,22 @@ describe("AiSdkStream with a model's doStream", () => {
     }))
 
   it.effect("keeps redacted and encrypted reasoning", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = mockModel([
         { type: "reasoning-start", id: "a", providerMetadata: { anthropic: { redactedData: "opaque" } } },
         { type: "reasoning-end", id: "a" },
         { type: "reasoning-start", id: "b" },
         { type: "reasoning-delta", id: "b", delta: "sum" },
-        { type: "reasoning-end", id: "b", providerMetadata: { openai: { itemId: "rs_1", reasoningEncryptedContent: "enc" } } },
+        {
+          type: "reasoning-end",
+          id: "b",
+          providerMetadata: { openai: { itemId: "rs_1", reasoningEncryptedContent: "enc" } }
+        },
         { type: "finish", usage, finishReason: { unified: "stop", raw: undefined } }
       ])
-      const { finals } = summarize(yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call)))))
+      const { finals } = summarize(
+        yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call))))
+      )
       expect(finals).toMatchObject([
         { type: "reasoning", content: "", redacted: true, data: "opaque" },
         { type: "reasoning", content: "sum", encrypted_content: "enc" }
@@ -267,15 +374,17 @@ describe("AiSdkStream with a model's doStream", () => {
     }))
 
   it.effect("reports content-filter finishes as content_blocked, not retryable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = mockModel([{ type: "finish", usage, finishReason: { unified: "content-filter", raw: "SAFETY" } }])
-      const { done, errors } = summarize(yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call)))))
+      const { done, errors } = summarize(
+        yield* collect(AiSdkStream.fromDoStream(yield* Effect.promise(() => model.doStream(call))))
+      )
       expect(errors.map((e) => [e.type, e.retryable])).toStrictEqual([["content_blocked", false]])
       expect(done.map((d) => [d.status, d.finish_reason])).toStrictEqual([["error", "content-filter"]])
     }))
 
   it.effect("ends a stream without finish as truncated, closing open items", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { done, errors, finals } = summarize(
         yield* collect(
           Stream.make(
@@ -284,31 +393,43 @@ describe("AiSdkStream with a model's doStream", () => {
           ).pipe(AiSdkStream.fromParts())
         )
       )
-      expect(finals).toStrictEqual([{ type: "function_call", id: "item_0", call_id: "c", name: "f", arguments: "{\"a\"" }])
+      expect(finals).toStrictEqual([{
+        type: "function_call",
+        id: "item_0",
+        call_id: "c",
+        name: "f",
+        arguments: "{\"a\""
+      }])
       expect(errors.map((e) => [e.code, e.retryable])).toStrictEqual([["stream_truncated", true]])
       expect(done.map((d) => d.status)).toStrictEqual(["error"])
     }))
 
   it.effect("ends an aborted stream with status aborted", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { done } = summarize(
-        yield* collect(Stream.make({ type: "text-start", id: "t" }, { type: "abort", reason: "user" }).pipe(AiSdkStream.fromParts()))
+        yield* collect(
+          Stream.make({ type: "text-start", id: "t" }, { type: "abort", reason: "user" }).pipe(AiSdkStream.fromParts())
+        )
       )
       expect(done.map((d) => [d.status, d.finish_reason])).toStrictEqual([["aborted", null]])
     }))
 
   it.effect("turns a stream that errors into a response_error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const stream = new ReadableStream<unknown>({
         pull: (controller) => controller.error(Object.assign(new Error("socket hang up"), { name: "TypeError" }))
       })
       const { done, errors } = summarize(yield* collect(AiSdkStream.fromDoStream({ stream })))
-      expect(errors.map((e) => [e.type, e.code, e.message])).toStrictEqual([["api_error", "TypeError", "socket hang up"]])
+      expect(errors.map((e) => [e.type, e.code, e.message])).toStrictEqual([[
+        "api_error",
+        "TypeError",
+        "socket hang up"
+      ]])
       expect(done.map((d) => d.status)).toStrictEqual(["error"])
     }))
 
   it.effect("fails with AiSdkPartError naming a malformed part, after the events before it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const seen: Array<string> = []
       const error = yield* Stream.make({ type: "text-start", id: "t" }, { type: "text-delta", id: 7, delta: "x" }).pipe(
         AiSdkStream.fromParts(),
@@ -316,10 +437,23 @@ describe("AiSdkStream with a model's doStream", () => {
         Effect.flip
       )
       expect(seen).toStrictEqual(["response_start", "item_start"])
-      expect([error._tag, error.reason, error.partIndex, error.partType]).toStrictEqual(["AiSdkPartError", "InvalidPart", 1, "text-delta"])
-      const late = yield* Stream.make({ type: "abort" }, { type: "text-start", id: "t" }).pipe(AiSdkStream.fromParts(), Stream.runDrain, Effect.flip)
+      expect([error._tag, error.reason, error.partIndex, error.partType]).toStrictEqual([
+        "AiSdkPartError",
+        "InvalidPart",
+        1,
+        "text-delta"
+      ])
+      const late = yield* Stream.make({ type: "abort" }, { type: "text-start", id: "t" }).pipe(
+        AiSdkStream.fromParts(),
+        Stream.runDrain,
+        Effect.flip
+      )
       expect([late.reason, late.partIndex]).toStrictEqual(["PartAfterFinish", 1])
-      const orphan = yield* Stream.make({ type: "tool-input-delta", id: "nope", delta: "{" }).pipe(AiSdkStream.fromParts(), Stream.runDrain, Effect.flip)
+      const orphan = yield* Stream.make({ type: "tool-input-delta", id: "nope", delta: "{" }).pipe(
+        AiSdkStream.fromParts(),
+        Stream.runDrain,
+        Effect.flip
+      )
       expect([orphan.reason, orphan.message.includes("nope")]).toStrictEqual(["InvalidPart", true])
     }))
 })

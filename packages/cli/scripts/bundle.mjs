@@ -24,7 +24,10 @@ await build({
   // the workspace's own packages from their sources, like the tests
   conditions: ["@sluice/source"],
   // CommonJS dependencies (ioredis) require Node's built-in modules
-  banner: { js: 'import { createRequire as __sluiceRequire } from "node:module"; const require = __sluiceRequire(import.meta.url);' },
+  banner: {
+    js:
+      "import { createRequire as __sluiceRequire } from \"node:module\"; const require = __sluiceRequire(import.meta.url);"
+  },
   legalComments: "none",
   logLevel: "warning"
 })

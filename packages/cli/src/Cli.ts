@@ -6,22 +6,22 @@
  * @since 0.1.0
  */
 import { Command, ValidationError } from "@effect/cli"
+import type { Usage } from "@effect/cli/Usage"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Config from "effect/Config"
-import * as Console from "effect/Console"
 import * as Schema from "effect/Schema"
-import type { Usage } from "@effect/cli/Usage"
 import { badUsage, CliFailure } from "./CliFailure.js"
-import * as Argv from "./internal/argv.js"
-import * as Logging from "./Logging.js"
 import * as Demo from "./commands/Demo.js"
 import * as Normalize from "./commands/Normalize.js"
 import * as Replay from "./commands/Replay.js"
-import * as Serve from "./commands/Serve.js"
 import * as Run from "./commands/Run.js"
+import * as Serve from "./commands/Serve.js"
+import * as Argv from "./internal/argv.js"
+import * as Logging from "./Logging.js"
 import * as Output from "./Output.js"
 
 /**
@@ -54,9 +54,12 @@ const globalHelp = [
 
 // The log format: `--log-format` anywhere on the line, else SLUICE_LOG_FORMAT, else pretty.
 const logFormatOf = (args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { rest, value } = Argv.takeOption(args, "--log-format")
-    const given = value ?? Option.getOrUndefined(yield* Config.option(Config.string("SLUICE_LOG_FORMAT")).pipe(Effect.orElseSucceed(Option.none)))
+    const given = value ??
+      Option.getOrUndefined(
+        yield* Config.option(Config.string("SLUICE_LOG_FORMAT")).pipe(Effect.orElseSucceed(Option.none))
+      )
     const format = given === undefined || given === "" ? "pretty" : given
     return Schema.is(Logging.LogFormat)(format)
       ? { format, rest }
@@ -67,12 +70,13 @@ const logFormatOf = (args: ReadonlyArray<string>) =>
 const checkOptions = (args: ReadonlyArray<string>): Effect.Effect<void, CliFailure> => {
   const usage = subcommands.get(args[0] ?? "")
   const first = args.findIndex((arg) => !arg.startsWith("-"))
-  const unknown =
-    usage === undefined
-      ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf(Command.getUsage(command)))
-      : Argv.unknownOption(args.slice(1), Argv.optionsOf(usage))
+  const unknown = usage === undefined
+    ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf(Command.getUsage(command)))
+    : Argv.unknownOption(args.slice(1), Argv.optionsOf(usage))
   const name = usage === undefined ? "sluice" : `sluice ${args[0]}`
-  return unknown === undefined ? Effect.void : Effect.fail(badUsage(`unknown option ${unknown} for ${name} (see ${name} --help)`))
+  return unknown === undefined
+    ? Effect.void
+    : Effect.fail(badUsage(`unknown option ${unknown} for ${name} (see ${name} --help)`))
 }
 
 /**
@@ -95,7 +99,9 @@ const parserConsole = (base: Console.Console, output: Output.Service): Console.C
  */
 export const failureLine = (error: unknown): string | undefined => {
   if (error instanceof CliFailure) return `sluice: ${error.message.split("\n")[0]}`
-  if (ValidationError.isValidationError(error) && !ValidationError.isHelpRequested(error)) return `sluice: ${Argv.oneLine(error.error)}`
+  if (ValidationError.isValidationError(error) && !ValidationError.isHelpRequested(error)) {
+    return `sluice: ${Argv.oneLine(error.error)}`
+  }
   return undefined
 }
 
@@ -110,9 +116,9 @@ export const failureLine = (error: unknown): string | undefined => {
  */
 export const run = (argv: ReadonlyArray<string>) =>
   Effect.flatMap(Output.Output, (output) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { format, rest } = yield* logFormatOf(argv.slice(2))
-      const cli = Effect.gen(function* () {
+      const cli = Effect.gen(function*() {
         yield* checkOptions(rest)
         yield* Command.run(command, { name: "sluice", version: "0.1.0" })([...argv.slice(0, 2), ...rest])
       })
@@ -123,8 +129,7 @@ export const run = (argv: ReadonlyArray<string>) =>
         return line === undefined ? Effect.void : output.stderr(line + "\n")
       }),
       (effect) => Console.consoleWith((base) => Console.withConsole(effect, parserConsole(base, output)))
-    )
-  )
+    ))
 
 /**
  * The process exit code for the command's outcome.

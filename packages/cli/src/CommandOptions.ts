@@ -36,9 +36,12 @@ export const provider = providerOption("the wire API the input was recorded from
  * @since 0.3.0
  * @category options
  */
-export const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("a recorded HTTP response body, or - for standard input"))
+export const file = Args.text({ name: "FILE" }).pipe(
+  Args.withDescription("a recorded HTTP response body, or - for standard input")
+)
 
-const uuidOption = (name: string, description: string) => EnvOptions.optionalText(name, `SLUICE_${name.toUpperCase()}`, description)
+const uuidOption = (name: string, description: string) =>
+  EnvOptions.optionalText(name, `SLUICE_${name.toUpperCase()}`, description)
 
 /**
  * `--turn UUID`: the turn id (fresh by default).
@@ -83,7 +86,11 @@ export const traceparent = EnvOptions.optionalText(
  * @since 0.3.0
  * @category options
  */
-export const tracestate = EnvOptions.optionalText("tracestate", "SLUICE_TRACESTATE", "the W3C tracestate that goes with --traceparent")
+export const tracestate = EnvOptions.optionalText(
+  "tracestate",
+  "SLUICE_TRACESTATE",
+  "the W3C tracestate that goes with --traceparent"
+)
 
 /**
  * `--link-ttl-minutes`: how long the printed page link stays valid.
@@ -117,7 +124,12 @@ export const metricsPort = EnvOptions.optionalInteger(
  * @since 0.3.0
  * @category options
  */
-export const readyTimeoutMs = EnvOptions.integer("ready-timeout-ms", "SLUICE_READY_TIMEOUT_MS", 1000, "how long /readyz waits for Redis, in milliseconds")
+export const readyTimeoutMs = EnvOptions.integer(
+  "ready-timeout-ms",
+  "SLUICE_READY_TIMEOUT_MS",
+  1000,
+  "how long /readyz waits for Redis, in milliseconds"
+)
 
 /**
  * `--read-tokens T1,T2`: bearer tokens that only read (turns and durable streams),
@@ -126,13 +138,14 @@ export const readyTimeoutMs = EnvOptions.integer("ready-timeout-ms", "SLUICE_REA
  * @since 0.3.0
  * @category options
  */
-export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>>> = Options.redacted("read-tokens").pipe(
-  Options.withFallbackConfig(Config.redacted("SLUICE_READ_TOKENS")),
-  Options.withDescription(
-    "bearer tokens of the read scope only, comma-separated: they read turns and durable streams, never write or cancel (default: none; env SLUICE_READ_TOKENS)"
-  ),
-  Options.optional
-)
+export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>>> = Options.redacted("read-tokens")
+  .pipe(
+    Options.withFallbackConfig(Config.redacted("SLUICE_READ_TOKENS")),
+    Options.withDescription(
+      "bearer tokens of the read scope only, comma-separated: they read turns and durable streams, never write or cancel (default: none; env SLUICE_READ_TOKENS)"
+    ),
+    Options.optional
+  )
 
 /**
  * The options of the commands that serve the API (`serve`, `demo`).
@@ -140,4 +153,10 @@ export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>
  * @since 0.3.0
  * @category options
  */
-export const server = { linkTtlMinutes, metricsPort, readyTimeoutMs, readTokens, redisUrl: EnvOptions.redisUrl } as const
+export const server = {
+  linkTtlMinutes,
+  metricsPort,
+  readyTimeoutMs,
+  readTokens,
+  redisUrl: EnvOptions.redisUrl
+} as const

@@ -13,8 +13,13 @@ import type * as Redacted from "effect/Redacted"
 const describe = (description: string, env: string, fallback?: string): string =>
   `${description} (${fallback === undefined ? "" : `default ${fallback}; `}env ${env})`
 
-const fromEnv = <A>(options: Options.Options<A>, description: string, config: Config.Config<A>, env: string, fallback?: string) =>
-  options.pipe(Options.withFallbackConfig(config), Options.withDescription(describe(description, env, fallback)))
+const fromEnv = <A>(
+  options: Options.Options<A>,
+  description: string,
+  config: Config.Config<A>,
+  env: string,
+  fallback?: string
+) => options.pipe(Options.withFallbackConfig(config), Options.withDescription(describe(description, env, fallback)))
 
 /**
  * `--name N`, else the integer in `env`, else `fallback`.
@@ -23,7 +28,9 @@ const fromEnv = <A>(options: Options.Options<A>, description: string, config: Co
  * @category options
  */
 export const integer = (name: string, env: string, fallback: number, description: string): Options.Options<number> =>
-  fromEnv(Options.integer(name), description, Config.integer(env), env, String(fallback)).pipe(Options.withDefault(fallback))
+  fromEnv(Options.integer(name), description, Config.integer(env), env, String(fallback)).pipe(
+    Options.withDefault(fallback)
+  )
 
 /**
  * `--name N`, else the integer in `env`, else none.
@@ -31,7 +38,11 @@ export const integer = (name: string, env: string, fallback: number, description
  * @since 0.2.0
  * @category options
  */
-export const optionalInteger = (name: string, env: string, description: string): Options.Options<Option.Option<number>> =>
+export const optionalInteger = (
+  name: string,
+  env: string,
+  description: string
+): Options.Options<Option.Option<number>> =>
   fromEnv(Options.integer(name), description, Config.integer(env), env).pipe(Options.optional)
 
 /**
@@ -72,7 +83,8 @@ export const choice = <const C extends ReadonlyArray<string>>(
   choices: C,
   env: string,
   description: string
-): Options.Options<C[number]> => fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env)
+): Options.Options<C[number]> =>
+  fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env)
 
 /**
  * `--name C` for one of `choices`, else `env`, else `fallback`.
@@ -87,7 +99,9 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
   fallback: C[number],
   description: string
 ): Options.Options<C[number]> =>
-  fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env, fallback).pipe(Options.withDefault(fallback))
+  fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env, fallback).pipe(
+    Options.withDefault(fallback)
+  )
 
 /**
  * `--redis-url URL`, else `SLUICE_REDIS_URL`, else `REDIS_URL`, else none (the
@@ -97,7 +111,11 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
  * @category options
  */
 export const redisUrl: Options.Options<Option.Option<Redacted.Redacted<string>>> = Options.redacted("redis-url").pipe(
-  Options.withFallbackConfig(Config.redacted("SLUICE_REDIS_URL").pipe(Config.orElse(() => Config.redacted("REDIS_URL")))),
-  Options.withDescription("Redis to publish to or read from (default: the embedded in-memory store; env SLUICE_REDIS_URL, else REDIS_URL)"),
+  Options.withFallbackConfig(
+    Config.redacted("SLUICE_REDIS_URL").pipe(Config.orElse(() => Config.redacted("REDIS_URL")))
+  ),
+  Options.withDescription(
+    "Redis to publish to or read from (default: the embedded in-memory store; env SLUICE_REDIS_URL, else REDIS_URL)"
+  ),
   Options.optional
 )

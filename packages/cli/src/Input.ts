@@ -19,17 +19,19 @@ import { badUsage, type CliFailure } from "./CliFailure.js"
 export const bytes = (path: string): Stream.Stream<Uint8Array, CliFailure, FileSystem.FileSystem> =>
   path === "-"
     ? NodeStream.fromReadable(
-        () => process.stdin,
-        (error) => badUsage(`cannot read standard input: ${String(error)}`)
-      )
+      () => process.stdin,
+      (error) => badUsage(`cannot read standard input: ${String(error)}`)
+    )
     : Stream.unwrap(
-        Effect.gen(function* () {
-          const fs = yield* FileSystem.FileSystem
-          const exists = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
-          if (!exists) return yield* Effect.fail(badUsage(`cannot read ${path}: no such file`))
-          return fs.stream(path, { chunkSize: 64 * 1024 }).pipe(Stream.mapError((error) => badUsage(`cannot read ${path}: ${error.message}`)))
-        })
-      )
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const exists = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+        if (!exists) return yield* Effect.fail(badUsage(`cannot read ${path}: no such file`))
+        return fs.stream(path, { chunkSize: 64 * 1024 }).pipe(
+          Stream.mapError((error) => badUsage(`cannot read ${path}: ${error.message}`))
+        )
+      })
+    )
 
 /**
  * The whole input as text.

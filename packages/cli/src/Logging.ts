@@ -5,6 +5,7 @@
  *
  * @since 0.2.0
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
@@ -12,7 +13,6 @@ import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
-import * as Cause from "effect/Cause"
 import type * as Output from "./Output.js"
 
 /**
@@ -39,7 +39,9 @@ const levelStyles: Partial<Record<LogLevel.LogLevel["label"], string>> = {
 }
 
 const messageText = (message: unknown): string =>
-  (Array.isArray(message) ? message : [message]).map((part) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part, 0))).join(" ")
+  (Array.isArray(message) ? message : [message]).map((
+    part
+  ) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part, 0))).join(" ")
 
 const annotationText = (value: unknown): string => {
   const text = typeof value === "string" ? value : Inspectable.toStringUnknown(value, 0)
@@ -56,7 +58,11 @@ const annotationText = (value: unknown): string => {
 export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
   Logger.make(({ annotations, cause, date, logLevel, message }) => {
     const level = logLevel.label.padEnd(5)
-    const parts = [date.toISOString().slice(11, 23), styled ? `${levelStyles[logLevel.label] ?? ""}${level}\x1b[0m` : level, messageText(message)]
+    const parts = [
+      date.toISOString().slice(11, 23),
+      styled ? `${levelStyles[logLevel.label] ?? ""}${level}\x1b[0m` : level,
+      messageText(message)
+    ]
     for (const [key, value] of annotations) parts.push(`${key}=${annotationText(value)}`)
     if (!Cause.isEmpty(cause)) parts.push(`cause=${annotationText(Cause.pretty(cause).split("\n")[0] ?? "")}`)
     return parts.join(" ")
@@ -80,6 +86,5 @@ export const logger = (format: LogFormat, output: Output.Service): Logger.Logger
  * @category loggers
  */
 export const withLogger =
-  (format: LogFormat, output: Output.Service) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  (format: LogFormat, output: Output.Service) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(logger(format, output), Logger.tracerLogger))

@@ -50,18 +50,18 @@ const writer = (stream: NodeJS.WriteStream) => {
     closed
       ? Effect.interrupt
       : Effect.async<void>((resume) => {
-          if (stream.write(text)) return resume(Effect.void)
-          const onDrain = () => {
-            stream.off("error", onError)
-            resume(Effect.void)
-          }
-          const onError = () => {
-            stream.off("drain", onDrain)
-            resume(Effect.interrupt)
-          }
-          stream.once("drain", onDrain)
-          stream.once("error", onError)
-        })
+        if (stream.write(text)) return resume(Effect.void)
+        const onDrain = () => {
+          stream.off("error", onError)
+          resume(Effect.void)
+        }
+        const onError = () => {
+          stream.off("drain", onDrain)
+          resume(Effect.interrupt)
+        }
+        stream.once("drain", onDrain)
+        stream.once("error", onError)
+      })
 }
 
 /**
@@ -71,8 +71,10 @@ const writer = (stream: NodeJS.WriteStream) => {
  * @since 0.2.0
  * @category terminal
  */
-export const styled = (stream: { readonly isTTY?: boolean | undefined }, env: NodeJS.ProcessEnv = process.env): boolean =>
-  stream.isTTY === true && (env["NO_COLOR"] ?? "") === ""
+export const styled = (
+  stream: { readonly isTTY?: boolean | undefined },
+  env: NodeJS.ProcessEnv = process.env
+): boolean => stream.isTTY === true && (env["NO_COLOR"] ?? "") === ""
 
 /**
  * Writes to the process's standard output and error.
@@ -119,7 +121,8 @@ export const memory = (
  * @since 0.1.0
  * @category writing
  */
-export const line = (text: string): Effect.Effect<void, never, Output> => Effect.flatMap(Output, (output) => output.stdout(text + "\n"))
+export const line = (text: string): Effect.Effect<void, never, Output> =>
+  Effect.flatMap(Output, (output) => output.stdout(text + "\n"))
 
 /**
  * Writes one line to standard error.
@@ -136,4 +139,5 @@ export const errorLine = (text: string): Effect.Effect<void, never, Output> =>
  * @since 0.1.0
  * @category writing
  */
-export const text = (text: string): Effect.Effect<void, never, Output> => Effect.flatMap(Output, (output) => output.stdout(text))
+export const text = (text: string): Effect.Effect<void, never, Output> =>
+  Effect.flatMap(Output, (output) => output.stdout(text))

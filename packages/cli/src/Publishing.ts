@@ -13,8 +13,8 @@ import {
   type DurableStore,
   DurableStoreLive,
   DurableStoreMemory,
-  type RedisStreams,
   RedisConfig,
+  type RedisStreams,
   RedisStreamsLive,
   RedisStreamsMemory,
   TurnKeys
@@ -103,7 +103,7 @@ export const contextOf = (
   thread: Option.Option<string>,
   trace: TraceArgs = { traceparent: Option.none(), tracestate: Option.none() }
 ): Effect.Effect<TurnContext.TurnContext, CliFailure> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const turnId = yield* uuidOrFresh("turn", turn)
     const threadId = yield* uuidOrFresh("thread", thread)
     const traceparent = Option.getOrUndefined(trace.traceparent)
@@ -127,7 +127,9 @@ export const contextOf = (
  * @since 0.1.0
  * @category layers
  */
-export const pipelineLayer = (prefix: string): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
+export const pipelineLayer = (
+  prefix: string
+): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
   TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.mapError((error) => badUsage(error.message)))
 
 /**
@@ -157,8 +159,10 @@ const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Laye
     Option.match({
       onNone: () => RedisStreamsMemory.layer,
       onSome: (target) =>
-        Layer.mapError(RedisConfig.layerOf(target), (error) =>
-          badUsage(`cannot use ${RedisConfig.describe(target)}: ${error.message}`))
+        Layer.mapError(
+          RedisConfig.layerOf(target),
+          (error) => badUsage(`cannot use ${RedisConfig.describe(target)}: ${error.message}`)
+        )
     })
   )
 )
@@ -173,13 +177,14 @@ const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Laye
  * @since 0.1.0
  * @category layers
  */
-export const storeLayer = (redisUrl: Option.Option<Redacted.Redacted<string>>): Layer.Layer<RedisStreams.RedisStreams, CliFailure> =>
+export const storeLayer = (
+  redisUrl: Option.Option<Redacted.Redacted<string>>
+): Layer.Layer<RedisStreams.RedisStreams, CliFailure> =>
   Option.match(redisUrl, {
     onNone: () => fromEnvironment,
     onSome: (url) =>
       Layer.mapError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
-        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
-      )
+        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`))
   })
 
 /**
@@ -199,8 +204,7 @@ export const durableStoreLayer = (
     onNone: () => DurableStoreMemory.layer,
     onSome: (url) =>
       Layer.mapError(DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }), (error) =>
-        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
-      )
+        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`))
   })
 
 /**
@@ -220,7 +224,9 @@ export const report = (options: {
   Output.line(
     [
       "",
-      `turn ${options.turnId} (thread ${options.threadId}): ${options.messages} upserts and turn events published to ${storeName(options.redisUrl)}`,
+      `turn ${options.turnId} (thread ${options.threadId}): ${options.messages} upserts and turn events published to ${
+        storeName(options.redisUrl)
+      }`,
       `  Stream A: ${TurnKeys.eventsKey(options.prefix, options.turnId)}`,
       `  Stream B: ${TurnKeys.upsertsKey(options.prefix, options.turnId)}`,
       `summary: ${JSON.stringify(Summary.fromTurn(options.turn))}`

@@ -58,14 +58,20 @@ const isToken = Schema.is(TurnServerOptions.Token)
  * @category options
  */
 export const serverOptions = (args: ServerArgs): Effect.Effect<TurnServerOptions.Options, CliFailure> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const readTokens = Option.match(args.readTokens, {
       onNone: () => [],
       onSome: (tokens) => Redacted.value(tokens).split(",").map((token) => token.trim()).filter((token) => token !== "")
     })
     const bad = readTokens.findIndex((token) => !isToken(token))
-    if (bad >= 0) return yield* Effect.fail(badUsage(`--read-tokens: token ${bad + 1} is not visible ASCII without spaces or commas`))
-    if (args.readyTimeoutMs < 1) return yield* Effect.fail(badUsage(`--ready-timeout-ms must be a positive integer, got ${args.readyTimeoutMs}`))
+    if (bad >= 0) {
+      return yield* Effect.fail(
+        badUsage(`--read-tokens: token ${bad + 1} is not visible ASCII without spaces or commas`)
+      )
+    }
+    if (args.readyTimeoutMs < 1) {
+      return yield* Effect.fail(badUsage(`--ready-timeout-ms must be a positive integer, got ${args.readyTimeoutMs}`))
+    }
     const metricsPort = Option.getOrUndefined(args.metricsPort)
     if (metricsPort !== undefined && (metricsPort < 0 || metricsPort > 65535)) {
       return yield* Effect.fail(badUsage(`--metrics-port must be from 0 to 65535, got ${metricsPort}`))
@@ -84,7 +90,7 @@ export const serverOptions = (args: ServerArgs): Effect.Effect<TurnServerOptions
 export const start = (
   options: TurnServerOptions.Options
 ): Effect.Effect<Running, CliFailure, RedisStreams.RedisStreams | DurableStore.DurableStore | Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const context = yield* Layer.build(TurnServer.layer(options)).pipe(
       Effect.mapError((error) =>
         error._tag === "ServeError" && isAddressInUse(error.cause)

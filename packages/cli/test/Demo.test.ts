@@ -12,8 +12,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { createServer } from "node:net"
-import { Cli, Output } from "../src/index.js"
 import { samples } from "../src/commands/Demo.js"
+import { Cli, Output } from "../src/index.js"
 import { lines, takeUntil } from "./support/lines.js"
 
 const getJson = (url: string) =>
@@ -22,7 +22,9 @@ const getJson = (url: string) =>
     return { status: response.status, body: (await response.json()) as unknown }
   })
 
-const decodeList = Schema.decodeUnknown(Schema.Struct({ turns: Schema.Array(Schema.Struct({ turnId: Schema.String, startedAt: Schema.Number })) }))
+const decodeList = Schema.decodeUnknown(
+  Schema.Struct({ turns: Schema.Array(Schema.Struct({ turnId: Schema.String, startedAt: Schema.Number })) })
+)
 const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot.TurnSnapshot)
 
 const cli = (layer: Layer.Layer<Output.Output>, ...args: ReadonlyArray<string>) =>
@@ -30,9 +32,11 @@ const cli = (layer: Layer.Layer<Output.Output>, ...args: ReadonlyArray<string>) 
 
 describe("sluice demo", () => {
   it.live("replays every sample as a finished turn, readable with the printed link only", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const output = yield* lines
-      const fiber = yield* Effect.fork(cli(output.layer, "demo", "--port", "0", "--delay-ms", "0", "--pause-ms", "0", "--rounds", "1"))
+      const fiber = yield* Effect.fork(
+        cli(output.layer, "demo", "--port", "0", "--delay-ms", "0", "--pause-ms", "0", "--rounds", "1")
+      )
       const open = yield* takeUntil(output.queue, (line) => line.trimStart().startsWith("Open "))
       const link = new URL(open.trim().slice("Open ".length))
       expect(link.hostname).toBe("127.0.0.1")
@@ -46,7 +50,9 @@ describe("sluice demo", () => {
       const providers: Array<string> = []
       const errors: Array<string> = []
       for (const { turnId } of list.turns) {
-        const snapshot = yield* decodeSnapshot((yield* getJson(`${base}/v1/turns/${turnId}?access_token=${token}`)).body)
+        const snapshot = yield* decodeSnapshot(
+          (yield* getJson(`${base}/v1/turns/${turnId}?access_token=${token}`)).body
+        )
         // Every sample completes but anthropic-overloaded.sse, which ends in a provider error.
         expect(snapshot.status).toBe(snapshot.error === undefined ? "complete" : "error")
         if (snapshot.error !== undefined) errors.push(snapshot.error.code)
@@ -61,7 +67,7 @@ describe("sluice demo", () => {
     }), 60_000)
 
   it.live("--exit-after stops it with exit code 0", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const output = Output.memory()
       const exit = yield* Effect.exit(cli(output.layer, "demo", "--port", "0", "--exit-after", "1", "--rounds", "1"))
       expect(Cli.exitCode(exit)).toBe(0)
@@ -69,7 +75,7 @@ describe("sluice demo", () => {
     }))
 
   it.live("a taken port is bad usage, said plainly; so are bad numbers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const blocker = createServer()
       const port = yield* Effect.acquireRelease(
         Effect.async<number>((resume) => {
@@ -80,13 +86,15 @@ describe("sluice demo", () => {
         }),
         () => Effect.async<void>((resume) => void blocker.close(() => resume(Effect.void)))
       )
-      for (const [args, message] of [
-        [["--port", String(port)], `port ${port} is taken`],
-        [["--parallel", "0"], "--parallel must be a positive integer"],
-        [["--pause-ms", "-1"], "--pause-ms must not be negative"],
-        [["--exit-after", "0"], "--exit-after must be a positive integer"],
-        [["--link-ttl-minutes", "0"], "--link-ttl-minutes must be from 1"]
-      ] as const) {
+      for (
+        const [args, message] of [
+          [["--port", String(port)], `port ${port} is taken`],
+          [["--parallel", "0"], "--parallel must be a positive integer"],
+          [["--pause-ms", "-1"], "--pause-ms must not be negative"],
+          [["--exit-after", "0"], "--exit-after must be a positive integer"],
+          [["--link-ttl-minutes", "0"], "--link-ttl-minutes must be from 1"]
+        ] as const
+      ) {
         const output = Output.memory()
         const exit = yield* Effect.exit(cli(output.layer, "demo", ...args).pipe(Effect.provide(output.layer)))
         expect(Cli.exitCode(exit)).toBe(2)
@@ -97,7 +105,7 @@ describe("sluice demo", () => {
 
 describe("sluice serve", () => {
   it.live("prints the page's link: signed with a token from SLUICE_API_TOKENS, bare with --insecure-local", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const output = yield* lines
       const fiber = yield* Effect.fork(cli(output.layer, "serve", "--port", "0", "--insecure-local"))
       const line = yield* takeUntil(output.queue, (text) => text.startsWith("the turn viewer: "))

@@ -7,8 +7,17 @@ import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { sluice as sluiceIn } from "./support/sluice.js"
 
-const transcript = join(import.meta.dirname, "..", "..", "providers", "test", "fixtures", "recorded", "openai-chat", "text-simple.sse")
-
+const transcript = join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "providers",
+  "test",
+  "fixtures",
+  "recorded",
+  "openai-chat",
+  "text-simple.sse"
+)
 
 const streamB = (stdout: string) => /Stream B: (\S+)/.exec(stdout)?.[1]
 
@@ -16,18 +25,26 @@ const sluice = (env: Record<string, string>, ...args: ReadonlyArray<string>) => 
 
 describe("options from the environment", () => {
   it.effect("flag > environment > default", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const byDefault = yield* sluice({}, "replay", "--provider", "openai-chat", transcript)
       expect(byDefault.code).toBe(0)
       expect(streamB(byDefault.stdout)).toMatch(/^codex:turn:/)
       const fromEnv = yield* sluice({ SLUICE_PREFIX: "from-env" }, "replay", "--provider", "openai-chat", transcript)
       expect(streamB(fromEnv.stdout)).toMatch(/^from-env:turn:/)
-      const fromFlag = yield* sluice({ SLUICE_PREFIX: "from-env" }, "replay", "--provider", "openai-chat", "--prefix", "from-flag", transcript)
+      const fromFlag = yield* sluice(
+        { SLUICE_PREFIX: "from-env" },
+        "replay",
+        "--provider",
+        "openai-chat",
+        "--prefix",
+        "from-flag",
+        transcript
+      )
       expect(streamB(fromFlag.stdout)).toMatch(/^from-flag:turn:/)
     }))
 
   it.effect("a required option (--provider) and the ids can come from the environment", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const turn = "0b4c7a52-9a55-4f1e-8f0a-3a1b2c3d4e5f"
       const result = yield* sluice({ SLUICE_PROVIDER: "openai-chat", SLUICE_TURN: turn }, "replay", transcript)
       expect([result.code, result.stderr]).toStrictEqual([0, ""])
@@ -35,7 +52,7 @@ describe("options from the environment", () => {
     }))
 
   it.effect("a variable that is not of the option's type is bad configuration, named", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const pace = yield* sluice({ SLUICE_PACE: "slow" }, "replay", "--provider", "openai-chat", transcript)
       expect(pace.code).toBe(2)
       expect(pace.stderr).toMatch(/^sluice: .*SLUICE_PACE.*\n$/)

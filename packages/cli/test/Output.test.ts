@@ -12,18 +12,21 @@ import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
 import { Output } from "../src/index.js"
-import { sluice } from "./support/sluice.js"
 import * as Logging from "../src/Logging.js"
+import { sluice } from "./support/sluice.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const bin = join(import.meta.dirname, "..", "src", "bin.ts")
 
-
 /** The real executable, its stdout and stderr pipes (not terminals). */
 const exec = (args: ReadonlyArray<string>, env: Record<string, string | undefined>) =>
   Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(process.execPath, ["--import", "tsx", bin, ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined, ...env } }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", bin, ...args],
+      { cwd: root, env: { ...process.env, REDIS_URL: undefined, ...env } },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
     )
     return Effect.sync(() => void child.kill("SIGKILL"))
   })
@@ -35,14 +38,16 @@ const rateLimited: Reply = {
   body: JSON.stringify({ error: { message: "slow down", code: "rate_limit_exceeded" } })
 }
 const answer: Reply = { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
-const runArgs = (url: string) => ["run", "--provider", "openai-chat", "--model", "m", "--base-url", `${url}/v1`, "--json", "Hi"]
+const runArgs = (
+  url: string
+) => ["run", "--provider", "openai-chat", "--model", "m", "--base-url", `${url}/v1`, "--json", "Hi"]
 
 const esc = "\x1b"
 
 describe("standard output holds the command's output only", () => {
   it.live("run --json after a 429: stdout is the summary, the retry notice one line on stderr, without 'next key' for one key", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const server = yield* serve([rateLimited, answer])
         const result = yield* sluice({ OPENAI_API_KEY: "only" }, runArgs(server.url))
         expect(result.code).toBe(0)
@@ -55,43 +60,57 @@ describe("standard output holds the command's output only", () => {
 
   it.live("with two keys the notice says it rotates", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const server = yield* serve([rateLimited, answer])
         const result = yield* sluice({ OPENAI_API_KEY: "first,second" }, runArgs(server.url))
         expect(result.code).toBe(0)
-        expect(result.stderr.trimEnd().split("\n")).toStrictEqual([expect.stringMatching(/retrying with the next API key$/)])
+        expect(result.stderr.trimEnd().split("\n")).toStrictEqual([
+          expect.stringMatching(/retrying with the next API key$/)
+        ])
       })
     ))
 
   it.live("--log-format json (or SLUICE_LOG_FORMAT=json): every log line is one JSON object", () =>
     Effect.scoped(
-      Effect.gen(function* () {
-        for (const [env, flag] of [[{}, ["--log-format", "json"]], [{ SLUICE_LOG_FORMAT: "json" }, []], [{ SLUICE_LOG_FORMAT: "pretty" }, ["--log-format=json"]]] as const) {
+      Effect.gen(function*() {
+        for (
+          const [env, flag] of [[{}, ["--log-format", "json"]], [{ SLUICE_LOG_FORMAT: "json" }, []], [{
+            SLUICE_LOG_FORMAT: "pretty"
+          }, ["--log-format=json"]]] as const
+        ) {
           const server = yield* serve([rateLimited, answer])
           const result = yield* sluice({ OPENAI_API_KEY: "only", ...env }, [...runArgs(server.url), ...flag])
           expect(result.code).toBe(0)
-          const lines = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as { message: unknown; logLevel: string })
+          const lines = result.stderr.trimEnd().split("\n").map((line) =>
+            JSON.parse(line) as { message: unknown; logLevel: string }
+          )
           expect(lines).toHaveLength(1)
           expect(lines[0]).toMatchObject({ logLevel: "WARN", message: expect.stringMatching(/retrying$/) })
         }
       })
     ))
 
-  it.live("the real executable: stdout parses line by line, the notice once on stderr, no ANSI on pipes", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const server = yield* serve([rateLimited, answer])
-        const pretty = yield* exec(runArgs(server.url), { OPENAI_API_KEY: "only" })
-        expect(pretty.code).toBe(0)
-        for (const line of pretty.stdout.trim().split("\n")) expect(() => JSON.parse(line)).not.toThrow()
-        expect(pretty.stderr.trimEnd().split("\n")).toStrictEqual([expect.stringMatching(/ WARN  openai-chat: attempt 1 failed .*; retrying$/)])
-        expect(pretty.stderr).not.toContain(esc)
-      })
-    ), 120_000)
+  it.live(
+    "the real executable: stdout parses line by line, the notice once on stderr, no ANSI on pipes",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* serve([rateLimited, answer])
+          const pretty = yield* exec(runArgs(server.url), { OPENAI_API_KEY: "only" })
+          expect(pretty.code).toBe(0)
+          for (const line of pretty.stdout.trim().split("\n")) expect(() => JSON.parse(line)).not.toThrow()
+          expect(pretty.stderr.trimEnd().split("\n")).toStrictEqual([
+            expect.stringMatching(/ WARN  openai-chat: attempt 1 failed .*; retrying$/)
+          ])
+          expect(pretty.stderr).not.toContain(esc)
+        })
+      ),
+    120_000
+  )
 
   it.live("the real executable: --log-format json on stderr, one JSON object a line", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const server = yield* serve([rateLimited, answer])
         const json = yield* exec([...runArgs(server.url), "--log-format", "json"], { OPENAI_API_KEY: "only" })
         expect(json.code).toBe(0)
@@ -101,19 +120,23 @@ describe("standard output holds the command's output only", () => {
       })
     ), 120_000)
 
-  it.live("the real executable: help on a pipe with NO_COLOR (FORCE_COLOR notwithstanding) has no ANSI and names the program", () =>
-    Effect.gen(function* () {
-      const help = yield* exec(["replay", "--help"], { NO_COLOR: "1", FORCE_COLOR: "1" })
-      expect(help.code).toBe(0)
-      expect(help.stdout).not.toContain(esc)
-      expect(help.stdout).toContain("$ sluice replay [--provider")
-      expect(help.stderr).toBe("")
-    }), 120_000)
+  it.live(
+    "the real executable: help on a pipe with NO_COLOR (FORCE_COLOR notwithstanding) has no ANSI and names the program",
+    () =>
+      Effect.gen(function*() {
+        const help = yield* exec(["replay", "--help"], { NO_COLOR: "1", FORCE_COLOR: "1" })
+        expect(help.code).toBe(0)
+        expect(help.stdout).not.toContain(esc)
+        expect(help.stdout).toContain("$ sluice replay [--provider")
+        expect(help.stderr).toBe("")
+      }),
+    120_000
+  )
 })
 
 describe("help", () => {
   it.effect("usage says sluice <command>; each option describes itself once, with its default and variable; no boilerplate", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { code, stdout } = yield* sluice({}, ["run", "--help"])
       expect(code).toBe(0)
       expect(stdout).not.toContain(esc)
@@ -123,13 +146,21 @@ describe("help", () => {
       expect(stdout).toContain("(default 300; env SLUICE_TIMEOUT)")
       expect(stdout).toContain("the Redis key prefix (default codex; env SLUICE_PREFIX)")
       expect(stdout).toContain("--log-format pretty | json")
-      for (const boilerplate of ["A user-defined piece of text", "An integer.", "This setting is optional", "can be set from environment variables", "One of the following"]) {
+      for (
+        const boilerplate of [
+          "A user-defined piece of text",
+          "An integer.",
+          "This setting is optional",
+          "can be set from environment variables",
+          "One of the following"
+        ]
+      ) {
         expect(stdout).not.toContain(boilerplate)
       }
     }))
 
   it.effect("the root help lists the commands with sluice's name", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { code, stdout } = yield* sluice({}, ["--help"])
       expect(code).toBe(0)
       expect(stdout).toMatch(/^\$ sluice/m)
@@ -138,13 +169,13 @@ describe("help", () => {
     }))
 
   it.effect("--version prints the version alone", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { code, stdout } = yield* sluice({}, ["--version"])
       expect([code, stdout]).toStrictEqual([0, "0.1.0\n"])
     }))
 
   it.effect("styled only on a terminal", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { stdout } = yield* sluice({}, ["run", "--help"], { isTTY: true })
       expect(stdout).toContain(esc)
     }))
@@ -162,12 +193,15 @@ describe("styles", () => {
 
 describe("the pretty log line", () => {
   it.effect("colours its level only when standard error is styled", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const styled of [false, true]) {
         const output = Output.memory({ stderrStyled: styled })
-        yield* Effect.gen(function* () {
+        yield* Effect.gen(function*() {
           const service = yield* Output.Output
-          yield* Effect.logWarning("careful").pipe(Effect.annotateLogs("turn", "t 1"), Logging.withLogger("pretty", service))
+          yield* Effect.logWarning("careful").pipe(
+            Effect.annotateLogs("turn", "t 1"),
+            Logging.withLogger("pretty", service)
+          )
         }).pipe(Effect.provide(output.layer))
         expect(output.stderr()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} .*WARN .*careful turn="t 1"\n$/)
         expect(output.stderr().includes(esc)).toBe(styled)
@@ -175,13 +209,17 @@ describe("the pretty log line", () => {
     }))
 
   it.effect("debug lines stay out unless the level allows them", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const output = Output.memory()
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const service = yield* Output.Output
         yield* Effect.logDebug("hidden").pipe(Logging.withLogger("json", service))
-        yield* Effect.logDebug("shown").pipe(Logging.withLogger("json", service), Logger.withMinimumLogLevel(LogLevel.Debug))
+        yield* Effect.logDebug("shown").pipe(
+          Logging.withLogger("json", service),
+          Logger.withMinimumLogLevel(LogLevel.Debug)
+        )
       }).pipe(Effect.provide(output.layer))
-      expect(output.stderr().trimEnd().split("\n").map((line) => (JSON.parse(line) as { message: unknown }).message)).toStrictEqual(["shown"])
+      expect(output.stderr().trimEnd().split("\n").map((line) => (JSON.parse(line) as { message: unknown }).message))
+        .toStrictEqual(["shown"])
     }))
 })

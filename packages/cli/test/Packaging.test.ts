@@ -52,16 +52,17 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string): Effect.
         error === null
           ? Effect.succeed({ stdout, stderr })
           : Effect.fail(new Error(`${command} ${args.join(" ")} failed: ${error.message}\n${stdout}\n${stderr}`))
-      )
-    )
+      ))
   })
 
 const promise = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (cause) => new Error(String(cause)) })
 
 /** A directory under the system's temporary directory, removed when the scope closes. */
 const tempDir = (prefix: string) =>
-  Effect.acquireRelease(promise(() => mkdtemp(join(tmpdir(), prefix))), (dir) =>
-    Effect.promise(() => rm(dir, { recursive: true, force: true })))
+  Effect.acquireRelease(
+    promise(() => mkdtemp(join(tmpdir(), prefix))),
+    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  )
 
 /** Every `node_modules/effect` below a directory. */
 const effectCopies = async (dir: string): Promise<ReadonlyArray<string>> => {
@@ -120,86 +121,102 @@ const consumerTsconfig = {
 const versionMismatch = "Executing an Effect versioned"
 
 describe("packaging", () => {
-  it.scoped("the packed packages install and run outside the workspace on another effect minor", () =>
-    Effect.gen(function*() {
-      const workspaceEffect = yield* readManifest(
-        yield* promise(() => readFile(join(root, "node_modules", "effect", "package.json"), "utf8"))
-      )
-      const workspaceMinor = workspaceEffect.version.split(".").slice(0, 2).join(".")
-      expect(consumerVersions.effect.startsWith(`${workspaceMinor}.`)).toBe(false)
-
-      // the build the tarballs carry (incremental: quick when dist/ is current)
-      yield* run("pnpm", ["build"], root)
-
-      const tarballs = yield* tempDir("sluice-tarballs-")
-      const names = (yield* promise(() => readdir(packagesDir, { withFileTypes: true })))
-        .filter((entry) => entry.isDirectory())
-        .map((entry) => entry.name)
-      expect(names.length).toBeGreaterThanOrEqual(11)
-      const packed = yield* Effect.forEach(names, (name) =>
-        Effect.gen(function*() {
-          const { stdout } = yield* run("pnpm", ["pack", "--pack-destination", tarballs], join(packagesDir, name))
-          const tarball = stdout.trim().split("\n").filter((line) => line.endsWith(".tgz")).pop()
-          if (tarball === undefined) return yield* Effect.fail(new Error(`pnpm pack printed no tarball for ${name}:\n${stdout}`))
-          const entries = (yield* run("tar", ["-tzf", tarball], tarballs)).stdout.trim().split("\n")
-          const manifestText = (yield* run("tar", ["-xzOf", tarball, "package/package.json"], tarballs)).stdout
-          return { name, tarball, entries, manifestText, manifest: yield* readManifest(manifestText) }
-        }))
-
-      for (const { entries, manifest, manifestText, name } of packed) {
-        const unwanted = entries.filter((entry) =>
-          /(^|\/)test\/|\.test\.|vitest\.config|tsbuildinfo|tsconfig/.test(entry)
+  it.scoped(
+    "the packed packages install and run outside the workspace on another effect minor",
+    () =>
+      Effect.gen(function*() {
+        const workspaceEffect = yield* readManifest(
+          yield* promise(() => readFile(join(root, "node_modules", "effect", "package.json"), "utf8"))
         )
-        expect(unwanted, `${name}'s tarball`).toEqual([])
-        for (const wanted of ["package/LICENSE", "package/README.md", "package/dist/index.js", "package/dist/index.d.ts"]) {
-          expect(entries, `${name}'s tarball`).toContain(wanted)
+        const workspaceMinor = workspaceEffect.version.split(".").slice(0, 2).join(".")
+        expect(consumerVersions.effect.startsWith(`${workspaceMinor}.`)).toBe(false)
+
+        // the build the tarballs carry (incremental: quick when dist/ is current)
+        yield* run("pnpm", ["build"], root)
+
+        const tarballs = yield* tempDir("sluice-tarballs-")
+        const names = (yield* promise(() => readdir(packagesDir, { withFileTypes: true })))
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => entry.name)
+        expect(names.length).toBeGreaterThanOrEqual(11)
+        const packed = yield* Effect.forEach(names, (name) =>
+          Effect.gen(function*() {
+            const { stdout } = yield* run("pnpm", ["pack", "--pack-destination", tarballs], join(packagesDir, name))
+            const tarball = stdout.trim().split("\n").filter((line) => line.endsWith(".tgz")).pop()
+            if (tarball === undefined) {
+              return yield* Effect.fail(new Error(`pnpm pack printed no tarball for ${name}:\n${stdout}`))
+            }
+            const entries = (yield* run("tar", ["-tzf", tarball], tarballs)).stdout.trim().split("\n")
+            const manifestText = (yield* run("tar", ["-xzOf", tarball, "package/package.json"], tarballs)).stdout
+            return { name, tarball, entries, manifestText, manifest: yield* readManifest(manifestText) }
+          }))
+
+        for (const { entries, manifest, manifestText, name } of packed) {
+          const unwanted = entries.filter((entry) =>
+            /(^|\/)test\/|\.test\.|vitest\.config|tsbuildinfo|tsconfig/.test(entry)
+          )
+          expect(unwanted, `${name}'s tarball`).toEqual([])
+          for (
+            const wanted of ["package/LICENSE", "package/README.md", "package/dist/index.js", "package/dist/index.d.ts"]
+          ) {
+            expect(entries, `${name}'s tarball`).toContain(wanted)
+          }
+          expect(manifestText, `${name}'s published package.json`).not.toContain("workspace:")
+          expect(manifestText, `${name}'s published package.json`).not.toContain("@sluice/source")
+          expect(manifest.dependencies ?? {}, `${name}'s dependencies`).not.toHaveProperty("effect")
+          expect(manifest.peerDependencies ?? {}, `${name}'s peer dependencies`).toHaveProperty("effect")
         }
-        expect(manifestText, `${name}'s published package.json`).not.toContain("workspace:")
-        expect(manifestText, `${name}'s published package.json`).not.toContain("@sluice/source")
-        expect(manifest.dependencies ?? {}, `${name}'s dependencies`).not.toHaveProperty("effect")
-        expect(manifest.peerDependencies ?? {}, `${name}'s peer dependencies`).toHaveProperty("effect")
-      }
 
-      const consumer = yield* tempDir("sluice-consumer-")
-      const dependencies = {
-        // every package but effect-ai, whose peer @effect/ai 0.37 needs effect ^3.22: this app
-        // runs an older minor on purpose
-        ...Object.fromEntries(
-          packed.filter(({ name }) => name !== "effect-ai").map(({ name, tarball }) => [`@sluice/${name}`, `file:${tarball}`])
-        ),
-        ...consumerVersions
-      }
-      yield* promise(() =>
-        writeFile(
-          join(consumer, "package.json"),
-          JSON.stringify({ name: "sluice-consumer", private: true, type: "module", dependencies }, null, 2)
+        const consumer = yield* tempDir("sluice-consumer-")
+        const dependencies = {
+          // every package but effect-ai, whose peer @effect/ai 0.37 needs effect ^3.22: this app
+          // runs an older minor on purpose
+          ...Object.fromEntries(
+            packed.filter(({ name }) => name !== "effect-ai").map((
+              { name, tarball }
+            ) => [`@sluice/${name}`, `file:${tarball}`])
+          ),
+          ...consumerVersions
+        }
+        yield* promise(() =>
+          writeFile(
+            join(consumer, "package.json"),
+            JSON.stringify({ name: "sluice-consumer", private: true, type: "module", dependencies }, null, 2)
+          )
         )
-      )
-      yield* promise(() => writeFile(join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2)))
-      yield* promise(() => writeFile(join(consumer, "consumer.ts"), consumerProgram))
-      yield* run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], consumer)
+        yield* promise(() => writeFile(join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2)))
+        yield* promise(() => writeFile(join(consumer, "consumer.ts"), consumerProgram))
+        yield* run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], consumer)
 
-      // one effect for everything: the packages' peer dependency is the app's own
-      expect(yield* promise(() => effectCopies(join(consumer, "node_modules")))).toEqual([
-        join(consumer, "node_modules", "effect")
-      ])
-      const installedEffect = yield* readManifest(
-        yield* promise(() => readFile(join(consumer, "node_modules", "effect", "package.json"), "utf8"))
-      )
-      expect(installedEffect.version).toBe(consumerVersions.effect)
+        // one effect for everything: the packages' peer dependency is the app's own
+        expect(yield* promise(() => effectCopies(join(consumer, "node_modules")))).toEqual([
+          join(consumer, "node_modules", "effect")
+        ])
+        const installedEffect = yield* readManifest(
+          yield* promise(() => readFile(join(consumer, "node_modules", "effect", "package.json"), "utf8"))
+        )
+        expect(installedEffect.version).toBe(consumerVersions.effect)
 
-      // a plain strict tsconfig, the workspace's compiler, then plain node
-      yield* run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", consumer], consumer)
-      const library = yield* run(process.execPath, [join(consumer, "out", "consumer.js"), transcript], consumer)
-      const cli = yield* run(
-        process.execPath,
-        [join(consumer, "node_modules", "@sluice", "cli", "dist", "bin.js"), "normalize", "--provider", "openai-chat", transcript],
-        consumer
-      )
-      expect(library.stderr).not.toContain(versionMismatch)
-      expect(cli.stderr).not.toContain(versionMismatch)
-      const summary: unknown = JSON.parse(library.stdout)
-      expect(summary).toEqual(JSON.parse(cli.stdout))
-      expect(summary).toMatchObject({ status: "complete", toolCalls: [{}, {}] })
-    }), 900_000) // measured 180-460 s on the busy 2-core machine: a build, eleven packs, an npm install
+        // a plain strict tsconfig, the workspace's compiler, then plain node
+        yield* run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", consumer], consumer)
+        const library = yield* run(process.execPath, [join(consumer, "out", "consumer.js"), transcript], consumer)
+        const cli = yield* run(
+          process.execPath,
+          [
+            join(consumer, "node_modules", "@sluice", "cli", "dist", "bin.js"),
+            "normalize",
+            "--provider",
+            "openai-chat",
+            transcript
+          ],
+          consumer
+        )
+        expect(library.stderr).not.toContain(versionMismatch)
+        expect(cli.stderr).not.toContain(versionMismatch)
+        const summary: unknown = JSON.parse(library.stdout)
+        expect(summary).toEqual(JSON.parse(cli.stdout))
+        expect(summary).toMatchObject({ status: "complete", toolCalls: [{}, {}] })
+      }),
+    900_000
+  ) // measured 180-460 s on the busy 2-core machine: a build, eleven packs, an npm install
 })

@@ -22,7 +22,7 @@ const redisUrl = inject("redisUrl")
 const prefix = `sluice-serve-signals-${randomUUID().slice(0, 8)}`
 
 /** A turn that has started and not ended: the first Stream B message of a replay, in Redis. */
-const startedTurn = Effect.gen(function* () {
+const startedTurn = Effect.gen(function*() {
   const turnId = randomUUID()
   const output = Output.memory()
   yield* Cli.run(["node", "sluice", "replay", "--provider", "anthropic", "--jsonl", "--turn", turnId, sample]).pipe(
@@ -83,7 +83,7 @@ const serveUntilSignalled = (turnId: string, signal: "SIGINT" | "SIGTERM") =>
 describe("sluice serve, signalled while a reader follows a turn", () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     it.live(`${signal}: the open SSE stream is closed and the process exits ${code}`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const turnId = yield* startedTurn
         const result = yield* serveUntilSignalled(turnId, signal)
         expect(result.code).toBe(code)

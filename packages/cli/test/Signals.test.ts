@@ -25,7 +25,23 @@ const replayUntilSignalled = (turnId: string, signal: "SIGINT" | "SIGTERM") =>
   Effect.async<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", bin, "replay", "--provider", "anthropic", "--pace", "realtime", "--delay-ms", "200", "--turn", turnId, "--prefix", prefix, sample],
+      [
+        "--import",
+        "tsx",
+        bin,
+        "replay",
+        "--provider",
+        "anthropic",
+        "--pace",
+        "realtime",
+        "--delay-ms",
+        "200",
+        "--turn",
+        turnId,
+        "--prefix",
+        prefix,
+        sample
+      ],
       { cwd: root, env: { ...process.env, REDIS_URL: redisUrl } }
     )
     let stdout = ""

@@ -18,13 +18,20 @@ const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "prov
 const pairs = readdirSync(fixtures).flatMap((provider) =>
   readdirSync(join(fixtures, provider))
     .filter((file) => file.endsWith(".sse") && existsSync(join(fixtures, provider, file.replace(/\.sse$/, ".json"))))
-    .map((file) => ({ provider, sse: join(fixtures, provider, file), json: join(fixtures, provider, file.replace(/\.sse$/, ".json")) }))
+    .map((file) => ({
+      provider,
+      sse: join(fixtures, provider, file),
+      json: join(fixtures, provider, file.replace(/\.sse$/, ".json"))
+    }))
 )
 
 const run = (...args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const output = Output.memory()
-    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(Effect.provide(Layer.merge(NodeContext.layer, output.layer)), Effect.exit)
+    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
+      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
+      Effect.exit
+    )
     expect(output.stderr()).toBe("")
     expect(Cli.exitCode(exit)).toBe(0)
     return output.stdout()
@@ -34,14 +41,18 @@ const decodeEvent = Schema.decodeUnknownSync(StreamEvent.StreamEvent)
 
 describe("every transcript pair in the repository", () => {
   it("there are pairs for every wire API", () => {
-    expect(new Set(pairs.map((pair) => pair.provider))).toStrictEqual(new Set(["anthropic", "gemini", "openai-chat", "openai-responses"]))
+    expect(new Set(pairs.map((pair) => pair.provider))).toStrictEqual(
+      new Set(["anthropic", "gemini", "openai-chat", "openai-responses"])
+    )
   })
 
   for (const pair of pairs) {
     it.effect(`${pair.provider}/${pair.sse.split("/").at(-1)}: streamed summary = non-streaming summary = fold of --events`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const streamed = JSON.parse(yield* run("normalize", "--provider", pair.provider, pair.sse))
-        const nonStreaming = JSON.parse(yield* run("normalize", "--provider", pair.provider, "--non-streaming", pair.json))
+        const nonStreaming = JSON.parse(
+          yield* run("normalize", "--provider", pair.provider, "--non-streaming", pair.json)
+        )
         const events = (yield* run("normalize", "--provider", pair.provider, "--events", pair.sse))
           .trim()
           .split("\n")

@@ -33,14 +33,25 @@ const request = (url: string, init: RequestInit = {}) =>
 
 describe("--traceparent and --tracestate (run, replay)", () => {
   it.live("reach the trace_context of every Stream A event", () =>
-    Effect.gen(function* () {
-      for (const [args, env] of [
-        [["--traceparent", traceparent, "--tracestate", "vendor=abc"], {}],
-        [[], { SLUICE_TRACEPARENT: traceparent, SLUICE_TRACESTATE: "vendor=abc" }]
-      ] as const) {
+    Effect.gen(function*() {
+      for (
+        const [args, env] of [
+          [["--traceparent", traceparent, "--tracestate", "vendor=abc"], {}],
+          [[], { SLUICE_TRACEPARENT: traceparent, SLUICE_TRACESTATE: "vendor=abc" }]
+        ] as const
+      ) {
         const turnId = randomUUID()
         const result = yield* sluice({ SLUICE_REDIS_URL: redisUrl, ...env }, [
-          "replay", "--provider", "anthropic", "--jsonl", "--prefix", prefix, "--turn", turnId, ...args, sample
+          "replay",
+          "--provider",
+          "anthropic",
+          "--jsonl",
+          "--prefix",
+          prefix,
+          "--turn",
+          turnId,
+          ...args,
+          sample
         ])
         expect(result.code).toBe(0)
         const redis = yield* RedisStreams.RedisStreams
@@ -54,20 +65,32 @@ describe("--traceparent and --tracestate (run, replay)", () => {
     }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url: redisUrl }))))
 
   it.effect("a malformed one is bad usage: exit 2, one line naming it, before anything runs", () =>
-    Effect.gen(function* () {
-      for (const [env, args, message] of [
-        [{}, ["--traceparent", "00-abc"], `sluice: --traceparent "00-abc" is invalid: a traceparent is 00-<32 hex trace id>`],
-        [
-          { SLUICE_TRACEPARENT: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" },
-          [],
-          "sluice: --traceparent \"00-00000000000000000000000000000000-00f067aa0ba902b7-01\" is invalid: the traceparent's trace id is all zeros"
-        ],
-        [{}, ["--traceparent", traceparent, "--tracestate", "caf\u00e9=1"], "sluice: --tracestate is invalid: a tracestate is printable ASCII"]
-      ] as const) {
-        for (const command of [
-          ["replay", "--provider", "anthropic", ...args, sample],
-          ["run", "--provider", "anthropic", "--model", "m", ...args, "hello"]
-        ]) {
+    Effect.gen(function*() {
+      for (
+        const [env, args, message] of [
+          [
+            {},
+            ["--traceparent", "00-abc"],
+            `sluice: --traceparent "00-abc" is invalid: a traceparent is 00-<32 hex trace id>`
+          ],
+          [
+            { SLUICE_TRACEPARENT: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" },
+            [],
+            "sluice: --traceparent \"00-00000000000000000000000000000000-00f067aa0ba902b7-01\" is invalid: the traceparent's trace id is all zeros"
+          ],
+          [
+            {},
+            ["--traceparent", traceparent, "--tracestate", "caf\u00e9=1"],
+            "sluice: --tracestate is invalid: a tracestate is printable ASCII"
+          ]
+        ] as const
+      ) {
+        for (
+          const command of [
+            ["replay", "--provider", "anthropic", ...args, sample],
+            ["run", "--provider", "anthropic", "--model", "m", ...args, "hello"]
+          ]
+        ) {
           const result = yield* sluice({ ANTHROPIC_API_KEY: "k", ...env }, command)
           expect(result.code).toBe(2)
           expect(result.stdout).toBe("")
@@ -99,8 +122,9 @@ const serveProcess = (args: ReadonlyArray<string>) =>
           const check = () => {
             const found = pattern.exec(stderr)?.[1]
             if (found !== undefined) resume(Effect.succeed(found))
-            else if (child.exitCode !== null) resume(Effect.fail(new Error(`sluice serve exited ${child.exitCode}: ${stderr}`)))
-            else return false
+            else if (child.exitCode !== null) {
+              resume(Effect.fail(new Error(`sluice serve exited ${child.exitCode}: ${stderr}`)))
+            } else return false
             child.stderr.off("data", check)
             child.off("exit", check)
             return true
@@ -119,7 +143,7 @@ const serveProcess = (args: ReadonlyArray<string>) =>
 
 describe("sluice serve --metrics-port", () => {
   it.live("answers /healthz and /metrics on that port without a token", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serveProcess(["--insecure-local", "--port", "0", "--metrics-port", "0"])
       const metrics = yield* server.logged(/serving metrics and health on (http:\/\/[0-9.]+:\d+)/)
       const api = yield* server.logged(/serving the turn API on (http:\/\/[0-9.]+:\d+)/)
@@ -142,10 +166,12 @@ const cli = (layer: Layer.Layer<Output.Output>, env: Record<string, string>, ...
 
 /** Serves in process for the length of the scope; the base address of the API. */
 const serving = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const output = yield* lines
     yield* Effect.forkScoped(cli(output.layer, env, "serve", "--port", "0", ...args))
-    const link = new URL((yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length))
+    const link = new URL(
+      (yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length)
+    )
     return `${link.protocol}//${link.host}`
   })
 
@@ -156,11 +182,15 @@ const json = (token?: string): Record<string, string> => ({
 
 describe("Durable Streams from sluice serve", () => {
   it.live("a stream of one's own on the embedded store: created, appended to, read back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const base = yield* serving({}, "--insecure-local")
       const stream = `${base}/v1/stream/chats/${randomUUID()}`
       expect((yield* request(stream, { method: "PUT", headers: json() })).status).toBe(201)
-      const appended = yield* request(stream, { method: "POST", headers: json(), body: JSON.stringify({ role: "user", content: "hi" }) })
+      const appended = yield* request(stream, {
+        method: "POST",
+        headers: json(),
+        body: JSON.stringify({ role: "user", content: "hi" })
+      })
       expect(appended.status).toBe(204)
       expect(appended.headers.get("stream-next-offset")).toMatch(/^\d{16}_\d{16}$/)
       const read = yield* request(`${stream}?offset=-1`)
@@ -169,11 +199,13 @@ describe("Durable Streams from sluice serve", () => {
     }).pipe(Effect.scoped))
 
   it.live("--read-tokens (or SLUICE_READ_TOKENS) read but never write; the API tokens write", () =>
-    Effect.gen(function* () {
-      for (const [env, args] of [
-        [{ SLUICE_API_TOKENS: "writer-token" }, ["--read-tokens", "reader-1, reader-2"]],
-        [{ SLUICE_API_TOKENS: "writer-token", SLUICE_READ_TOKENS: "reader-1,reader-2" }, []]
-      ] as const) {
+    Effect.gen(function*() {
+      for (
+        const [env, args] of [
+          [{ SLUICE_API_TOKENS: "writer-token" }, ["--read-tokens", "reader-1, reader-2"]],
+          [{ SLUICE_API_TOKENS: "writer-token", SLUICE_READ_TOKENS: "reader-1,reader-2" }, []]
+        ] as const
+      ) {
         const base = yield* serving(env, "--host", "127.0.0.1", ...args)
         const stream = `${base}/v1/stream/notes/${randomUUID()}`
         expect((yield* request(stream, { method: "PUT", headers: json("reader-1") })).status).toBe(403)
@@ -184,14 +216,25 @@ describe("Durable Streams from sluice serve", () => {
     }).pipe(Effect.scoped))
 
   it.effect("bad server options are bad usage, each named in one line", () =>
-    Effect.gen(function* () {
-      for (const [args, message] of [
-        [["--read-tokens", "ok,not ok"], "sluice: --read-tokens: token 2 is not visible ASCII without spaces or commas"],
-        [["--ready-timeout-ms", "0"], "sluice: --ready-timeout-ms must be a positive integer, got 0"],
-        [["--metrics-port", "70000"], "sluice: --metrics-port must be from 0 to 65535, got 70000"]
-      ] as const) {
+    Effect.gen(function*() {
+      for (
+        const [args, message] of [
+          [
+            ["--read-tokens", "ok,not ok"],
+            "sluice: --read-tokens: token 2 is not visible ASCII without spaces or commas"
+          ],
+          [["--ready-timeout-ms", "0"], "sluice: --ready-timeout-ms must be a positive integer, got 0"],
+          [["--metrics-port", "70000"], "sluice: --metrics-port must be from 0 to 65535, got 70000"]
+        ] as const
+      ) {
         for (const command of ["serve", "demo"]) {
-          const result = yield* sluice({}, [command, "--port", "0", ...(command === "serve" ? ["--insecure-local"] : []), ...args])
+          const result = yield* sluice({}, [
+            command,
+            "--port",
+            "0",
+            ...(command === "serve" ? ["--insecure-local"] : []),
+            ...args
+          ])
           expect(result.code).toBe(2)
           expect(result.stderr.trimEnd().split("\n")).toStrictEqual([message])
           expect(result.stderr).not.toContain("not ok")

@@ -86,4 +86,7 @@ export const fromResponse = (status: number, body: unknown): ClientError => {
 export const fromThrown = (thrown: unknown): ClientError =>
   thrown instanceof ClientError
     ? thrown
-    : new ClientError("network", `the server cannot be reached: ${thrown instanceof Error ? thrown.message : String(thrown)}`)
+    : new ClientError(
+      "network",
+      `the server cannot be reached: ${thrown instanceof Error ? thrown.message : String(thrown)}`
+    )

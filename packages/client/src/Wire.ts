@@ -68,7 +68,14 @@ export interface Snapshot {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
-const itemTypes: ReadonlySet<unknown> = new Set(["message", "reasoning", "tool_call", "tool_output", "error", "compaction"])
+const itemTypes: ReadonlySet<unknown> = new Set([
+  "message",
+  "reasoning",
+  "tool_call",
+  "tool_output",
+  "error",
+  "compaction"
+])
 const changeTypes: ReadonlySet<unknown> = new Set(["created", "updated", "completed"])
 const statuses: ReadonlySet<unknown> = new Set(["streaming", "complete", "error", "aborted", "cancelled"])
 

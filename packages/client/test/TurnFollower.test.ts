@@ -15,7 +15,8 @@ const upsert = (itemId: string, content: string): Upsert => ({
   changeType: "updated",
   content
 })
-const frame = (id: string, event: string, data: unknown) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+const frame = (id: string, event: string, data: unknown) =>
+  `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 const completed = { type: "turn_completed", turnId, threadId, status: "complete" }
 
 type Reply = Response | Error
@@ -191,7 +192,9 @@ describe("followTurn", () => {
     const aborted = new AbortController()
     aborted.abort()
     const other = scripted([json(snapshot)])
-    expect((await followTurn(base, turnId, { fetch: other.fetch, signal: aborted.signal }).done).connection).toBe("closed")
+    expect((await followTurn(base, turnId, { fetch: other.fetch, signal: aborted.signal }).done).connection).toBe(
+      "closed"
+    )
   })
 })
 
@@ -202,7 +205,13 @@ describe("cancel", () => {
       json({ error: { code: "turn_finished", message: "ended" } }, 409)
     ])
     await cancel(base, turnId, { token: "t", fetch })
-    expect([requests[0]?.method, requests[0]?.url]).toStrictEqual(["POST", `http://sluice.test/v1/turns/${turnId}/cancel`])
-    await expect(cancel(base, turnId, { token: "t", fetch })).rejects.toMatchObject({ code: "turn_finished", status: 409 })
+    expect([requests[0]?.method, requests[0]?.url]).toStrictEqual([
+      "POST",
+      `http://sluice.test/v1/turns/${turnId}/cancel`
+    ])
+    await expect(cancel(base, turnId, { token: "t", fetch })).rejects.toMatchObject({
+      code: "turn_finished",
+      status: 409
+    })
   })
 })

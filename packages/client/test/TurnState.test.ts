@@ -49,7 +49,13 @@ describe("TurnState", () => {
     })
     expect([started.modelId, started.providerId, started.status]).toStrictEqual(["m", "p", "streaming"])
     const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 }
-    const done = TurnState.applyTurnEvent(started, "0-2", { type: "turn_completed", turnId, threadId, status: "complete", usage })
+    const done = TurnState.applyTurnEvent(started, "0-2", {
+      type: "turn_completed",
+      turnId,
+      threadId,
+      status: "complete",
+      usage
+    })
     expect([done.status, done.usage, TurnState.isEnded(done)]).toStrictEqual(["complete", usage, true])
     const failed = TurnState.applyTurnEvent(started, "0-2", {
       type: "turn_error",

@@ -16,13 +16,23 @@ describe("states", () => {
   it.effect("streams each state of the turn, ending with the last", () =>
     Effect.gen(function*() {
       const snapshot = { turnId, status: "streaming", items: [], lastEventId: "0-1" }
-      const upsert = { type: "item_upsert", turnId, threadId, itemId: "a", itemType: "message", changeType: "completed", content: "Hi" }
+      const upsert = {
+        type: "item_upsert",
+        turnId,
+        threadId,
+        itemId: "a",
+        itemType: "message",
+        changeType: "completed",
+        content: "Hi"
+      }
       const done = { type: "turn_completed", turnId, threadId, status: "complete" }
       const fetch = fetchOf([
         () => new Response(JSON.stringify(snapshot)),
         () =>
           new Response(
-            `id: 0-2\nevent: item_upsert\ndata: ${JSON.stringify(upsert)}\n\nid: 0-3\nevent: turn_event\ndata: ${JSON.stringify(done)}\n\n`
+            `id: 0-2\nevent: item_upsert\ndata: ${JSON.stringify(upsert)}\n\nid: 0-3\nevent: turn_event\ndata: ${
+              JSON.stringify(done)
+            }\n\n`
           )
       ])
       const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(states("http://sluice.test", turnId, { fetch })))

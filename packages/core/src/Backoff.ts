@@ -77,8 +77,10 @@ export const delayMs = (attempt: number, baseMs: number, maxMs: number): number 
  * @category schedules
  */
 export const schedule = (policy: RetryPolicy): Schedule.Schedule<number> =>
-  Schedule.addDelay(Schedule.recurs(policy.retryAttempts), (retry) =>
-    Duration.millis(delayMs(retry, policy.retryBaseMs, policy.retryMaxMs)))
+  Schedule.addDelay(
+    Schedule.recurs(policy.retryAttempts),
+    (retry) => Duration.millis(delayMs(retry, policy.retryBaseMs, policy.retryMaxMs))
+  )
 
 /**
  * Lets the input of each recurrence (the failure being retried) name its own delay:
@@ -88,12 +90,13 @@ export const schedule = (policy: RetryPolicy): Schedule.Schedule<number> =>
  * @since 0.1.0
  * @category schedules
  */
-export const honouringRetryAfter = <In>(retryAfterMs: (input: In) => number | undefined) =>
-<Out, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<In, In, R> =>
-  self.pipe(
-    Schedule.passthrough,
-    Schedule.modifyDelay((input, delay) => {
-      const asked = retryAfterMs(input)
-      return asked === undefined ? delay : Duration.millis(asked)
-    })
-  )
+export const honouringRetryAfter =
+  <In>(retryAfterMs: (input: In) => number | undefined) =>
+  <Out, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<In, In, R> =>
+    self.pipe(
+      Schedule.passthrough,
+      Schedule.modifyDelay((input, delay) => {
+        const asked = retryAfterMs(input)
+        return asked === undefined ? delay : Duration.millis(asked)
+      })
+    )

@@ -77,7 +77,14 @@ export type ItemState = typeof ItemState.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Rule = Schema.Literal("NotStarted", "AlreadyStarted", "TurnEnded", "UnknownItem", "DuplicateItem", "ItemEnded")
+export const Rule = Schema.Literal(
+  "NotStarted",
+  "AlreadyStarted",
+  "TurnEnded",
+  "UnknownItem",
+  "DuplicateItem",
+  "ItemEnded"
+)
 
 /**
  * @since 0.1.0
@@ -183,7 +190,9 @@ export const check = (phase: TurnPhase, item: ItemState, event: StreamEvent): Ve
     case "item_start":
       return item === "unknown" ? accepted : refuse(event, "DuplicateItem", item, `the item is already ${item}`)
     case "item_done":
-      return item === "unknown" || item === "open" ? accepted : refuse(event, "ItemEnded", item, `the item is already ${item}`)
+      return item === "unknown" || item === "open"
+        ? accepted
+        : refuse(event, "ItemEnded", item, `the item is already ${item}`)
     case "item_delta":
     case "item_error":
     case "item_cancelled":

@@ -11,9 +11,10 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literal("stop", "length", "tool-calls", "content-filter", "error", "other").annotations({
-  identifier: "FinishReason"
-})
+export const FinishReason = Schema.Literal("stop", "length", "tool-calls", "content-filter", "error", "other")
+  .annotations({
+    identifier: "FinishReason"
+  })
 
 /**
  * @since 0.1.0

@@ -54,7 +54,7 @@ const hex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toSt
  * @since 0.1.0
  * @category constructors
  */
-export const makeSequence = (): (() => string) => {
+export const makeSequence = (): () => string => {
   const random = new Uint8Array(16)
   randomFillSync(random)
   random[6] = (random[6]! & 0x0f) | 0x40 // version 4
@@ -83,4 +83,7 @@ export const makeSequence = (): (() => string) => {
 }
 
 /** The two hex digits of every byte. */
-const lastHexDigits: ReadonlyArray<string> = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
+const lastHexDigits: ReadonlyArray<string> = Array.from(
+  { length: 256 },
+  (_, byte) => byte.toString(16).padStart(2, "0")
+)

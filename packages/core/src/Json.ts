@@ -55,7 +55,12 @@ const withoutNegativeZero = (value: unknown): JsonValue => {
   if (typeof value === "object" && value !== null) {
     const out: Record<string, JsonValue> = {}
     for (const [key, item] of Object.entries(value)) {
-      Object.defineProperty(out, key, { value: withoutNegativeZero(item), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(out, key, {
+        value: withoutNegativeZero(item),
+        enumerable: true,
+        writable: true,
+        configurable: true
+      })
     }
     return out
   }
@@ -90,7 +95,8 @@ export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(isJsonObject
   [PredicateAnnotationId]: isJsonObjectUnknown,
   identifier: "JsonObject",
   description: "a JSON object",
-  arbitrary: () => (fc) => fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
+  arbitrary: () => (fc) =>
+    fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
 })
 
 /**

@@ -126,7 +126,8 @@ const serverPattern = /^(api_error|server_error|internal|internal_error|internal
 export const classify = (signals: ErrorSignals): ProviderError => {
   const status = signals.status !== undefined && Number.isInteger(signals.status) ? signals.status : undefined
   const words = `${signals.code ?? ""} ${signals.type ?? ""}`.toLowerCase()
-  const message = signals.message ?? signals.code ?? signals.type ?? (status === undefined ? "provider error" : `HTTP ${status}`)
+  const message = signals.message ?? signals.code ?? signals.type ??
+    (status === undefined ? "provider error" : `HTTP ${status}`)
   const providerCode = signals.code ?? signals.type ?? (status === undefined ? "error" : String(status))
   // `settled`: the body decided, whatever the transport says about retrying
   const make = (type: ProviderErrorType, retryable: boolean, code: string = providerCode, settled = false) =>

@@ -51,7 +51,8 @@ export const decodeUnknownEither = <A, I>(schema: Schema.Schema<A, I, never>, op
  */
 export const decodeUnknownOption = <A, I>(schema: Schema.Schema<A, I, never>, options?: ParseOptions) => {
   const decode = decodeUnknownEither(schema, options)
-  return (input: unknown, overrideOptions?: ParseOptions): Option.Option<A> => Either.getRight(decode(input, overrideOptions))
+  return (input: unknown, overrideOptions?: ParseOptions): Option.Option<A> =>
+    Either.getRight(decode(input, overrideOptions))
 }
 
 /**

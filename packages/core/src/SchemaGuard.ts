@@ -12,9 +12,14 @@
  *
  * @since 0.1.0
  */
-import type * as Schema from "effect/Schema"
 import * as ParseResult from "effect/ParseResult"
-import { Compiler, hasParseAnnotations, PASS, PredicateAnnotationId as predicateAnnotationId } from "./internal/guardCompiler.js"
+import type * as Schema from "effect/Schema"
+import {
+  Compiler,
+  hasParseAnnotations,
+  PASS,
+  PredicateAnnotationId as predicateAnnotationId
+} from "./internal/guardCompiler.js"
 
 /**
  * An annotation for a declaration without type parameters (`Schema.declare(is)`): the
@@ -34,7 +39,7 @@ export const PredicateAnnotationId: typeof predicateAnnotationId = predicateAnno
  * @since 0.1.0
  * @category guards
  */
-export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): ((u: unknown) => u is A) => {
+export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
   if (hasParseAnnotations(schema.ast)) {
     const is = ParseResult.is(schema)
     return (u): u is A => {
@@ -63,7 +68,7 @@ export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): ((u: unknown) => u 
  * @since 0.1.0
  * @category guards
  */
-export const decodesToItself = <A, I, R>(schema: Schema.Schema<A, I, R>): ((u: unknown) => u is A) => {
+export const decodesToItself = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
   if (hasParseAnnotations(schema.ast)) return (_): _ is A => false
   const check = new Compiler("decode").compile(schema.ast)
   return (u): u is A => check(u) === PASS

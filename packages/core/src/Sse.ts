@@ -79,15 +79,15 @@ export const defaultMaxEventSize = 8 * 1024 * 1024
 const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
   failure._tag === "EventTooLarge"
     ? new SseError({
-        reason: "EventTooLarge",
-        message: `SSE event starting before line ${failure.line} is larger than ${maxEventSize} characters`,
-        line: failure.line
-      })
+      reason: "EventTooLarge",
+      message: `SSE event starting before line ${failure.line} is larger than ${maxEventSize} characters`,
+      line: failure.line
+    })
     : new SseError({
-        reason: "InvalidUtf8",
-        message: `SSE body is not valid UTF-8 (at or after byte ${failure.byteOffset})`,
-        byteOffset: failure.byteOffset
-      })
+      reason: "InvalidUtf8",
+      message: `SSE body is not valid UTF-8 (at or after byte ${failure.byteOffset})`,
+      byteOffset: failure.byteOffset
+    })
 
 /**
  * Frames a byte stream into SSE events. Each input chunk yields the chunk of events it
@@ -140,7 +140,11 @@ const emit = (out: Array<SseEvent>): Channel.Channel<Chunk.Chunk<SseEvent>> =>
  * @category framing
  */
 export const decodeText = (text: string, options?: DecodeOptions): Effect.Effect<ReadonlyArray<SseEvent>, SseError> =>
-  Stream.make(new TextEncoder().encode(text)).pipe(decode(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+  Stream.make(new TextEncoder().encode(text)).pipe(
+    decode(options),
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray)
+  )
 
 /**
  * Encodes one event back into SSE text (`id`, `event`, `retry`, then one `data:` line

@@ -168,7 +168,9 @@ export const ItemCancelled = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ResponseStatus = Schema.Literal("complete", "error", "aborted", "cancelled").annotations({ identifier: "ResponseStatus" })
+export const ResponseStatus = Schema.Literal("complete", "error", "aborted", "cancelled").annotations({
+  identifier: "ResponseStatus"
+})
 
 /**
  * @since 0.1.0
@@ -268,7 +270,9 @@ const typeMatches = (event: typeof Envelope.Type): boolean => event.type === eve
  * @category schemas
  */
 export const StreamEvent = Envelope.pipe(
-  Schema.filter((event) => typeMatches(event) || `type ${event.type} does not match payload type ${event.payload.type}`),
+  Schema.filter((event) =>
+    typeMatches(event) || `type ${event.type} does not match payload type ${event.payload.type}`
+  ),
   Schema.annotations({
     identifier: "StreamEvent",
     arbitrary: () => () => Arbitrary.make(Envelope).map((event) => ({ ...event, type: event.payload.type }))

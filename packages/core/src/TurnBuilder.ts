@@ -222,14 +222,25 @@ export class TurnBuilder {
     this.start(out)
     const id = fields.id ?? `item_${this.itemCount}`
     this.itemCount++
-    const payload: { -readonly [K in keyof StreamEvent.PayloadOf<"item_start">]: StreamEvent.PayloadOf<"item_start">[K] } = {
+    const payload: {
+      -readonly [K in keyof StreamEvent.PayloadOf<"item_start">]: StreamEvent.PayloadOf<"item_start">[K]
+    } = {
       type: "item_start",
       item_id: id,
       item_type: type
     }
     if (fields.name !== undefined) payload.name = fields.name
-    if (fields.initial_content !== undefined && fields.initial_content !== "") payload.initial_content = fields.initial_content
-    const item: OpenItem = { id, key: fields.key ?? id, type, name: fields.name, content: fields.initial_content ?? "", metadata: fields.metadata }
+    if (fields.initial_content !== undefined && fields.initial_content !== "") {
+      payload.initial_content = fields.initial_content
+    }
+    const item: OpenItem = {
+      id,
+      key: fields.key ?? id,
+      type,
+      name: fields.name,
+      content: fields.initial_content ?? "",
+      metadata: fields.metadata
+    }
     this.items.set(item.key, item)
     this.emit(payload, out)
     return item
@@ -260,7 +271,11 @@ export class TurnBuilder {
   error(out: Out, error: ProviderError): void {
     this.start(out)
     this.failed = true
-    this.emit({ type: "response_error", response_id: this.runId, error: StreamEvent.errorObjectFromProviderError(error) }, out)
+    this.emit({
+      type: "response_error",
+      response_id: this.runId,
+      error: StreamEvent.errorObjectFromProviderError(error)
+    }, out)
   }
 
   /**
@@ -272,7 +287,9 @@ export class TurnBuilder {
     if (this.finished) return
     this.start(out)
     this.finished = true
-    const payload: { -readonly [K in keyof StreamEvent.PayloadOf<"response_done">]: StreamEvent.PayloadOf<"response_done">[K] } = {
+    const payload: {
+      -readonly [K in keyof StreamEvent.PayloadOf<"response_done">]: StreamEvent.PayloadOf<"response_done">[K]
+    } = {
       type: "response_done",
       response_id: this.runId,
       status: end.aborted === true ? "aborted" : this.failed ? "error" : "complete",

@@ -97,7 +97,9 @@ export const TurnError = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const UITurnEvent = Schema.Union(TurnStarted, TurnCompleted, TurnError).annotations({ identifier: "UITurnEvent" })
+export const UITurnEvent = Schema.Union(TurnStarted, TurnCompleted, TurnError).annotations({
+  identifier: "UITurnEvent"
+})
 
 /**
  * @since 0.1.0

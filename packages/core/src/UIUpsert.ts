@@ -14,7 +14,14 @@ import { MessageOrigin, Source } from "./OutputItem.js"
  * @since 0.1.0
  * @category schemas
  */
-export const UIUpsertItemType = Schema.Literal("message", "reasoning", "tool_call", "tool_output", "error", "compaction").annotations({
+export const UIUpsertItemType = Schema.Literal(
+  "message",
+  "reasoning",
+  "tool_call",
+  "tool_output",
+  "error",
+  "compaction"
+).annotations({
   identifier: "UIUpsertItemType"
 })
 

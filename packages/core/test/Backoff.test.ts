@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
 import * as FastCheck from "effect/FastCheck"
-import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import { Backoff } from "../src/index.js"
 
 // Runs `attempts + 1` failing tries under the schedule on the TestClock and gives the
@@ -36,9 +36,14 @@ describe("Backoff", () => {
     expect(Backoff.delayMs(-2, 1000, 10_000)).toBe(1000)
   })
 
-  it.prop("delayMs is min(base * 2^n, max)", [FastCheck.nat(40), FastCheck.nat(10_000), FastCheck.nat(1_000_000)], ([n, base, max]) => {
-    expect(Backoff.delayMs(n, base, max)).toBe(base === 0 ? 0 : Math.min(base * 2 ** n, max))
-  }, { fastCheck: { numRuns: 200 }, timeout: 30_000 })
+  it.prop(
+    "delayMs is min(base * 2^n, max)",
+    [FastCheck.nat(40), FastCheck.nat(10_000), FastCheck.nat(1_000_000)],
+    ([n, base, max]) => {
+      expect(Backoff.delayMs(n, base, max)).toBe(base === 0 ? 0 : Math.min(base * 2 ** n, max))
+    },
+    { fastCheck: { numRuns: 200 }, timeout: 30_000 }
+  )
 
   it("decodes docs/upserts.md's options with their defaults, naming a bad field", () => {
     expect(Schema.decodeUnknownSync(Backoff.RetryOptions)({})).toStrictEqual(Backoff.defaultPolicy)

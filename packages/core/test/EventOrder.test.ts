@@ -9,7 +9,15 @@ const event = (payload: StreamEvent.Payload): StreamEvent.StreamEvent =>
   StreamEvent.envelope({ runId }, payload, `00000000-0000-4000-8000-${String(counter++).padStart(12, "0")}`, 0)
 
 const start = () =>
-  event({ type: "response_start", response_id: runId, turn_id: runId, thread_id: runId, model_id: "m", provider_id: "p", created_at: 0 })
+  event({
+    type: "response_start",
+    response_id: runId,
+    turn_id: runId,
+    thread_id: runId,
+    model_id: "m",
+    provider_id: "p",
+    created_at: 0
+  })
 const done = () => event({ type: "response_done", response_id: runId, status: "complete", finish_reason: "stop" })
 const failed = () => event({ type: "response_error", response_id: runId, error: { code: "E", message: "boom" } })
 const itemStart = (id: string) => event({ type: "item_start", item_id: id, item_type: "message" })
@@ -25,7 +33,10 @@ const ruleOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
 }
 
 // The rules again, said another way: from the events accepted so far, not from a state.
-const oracle = (accepted: ReadonlyArray<StreamEvent.StreamEvent>, next: StreamEvent.StreamEvent): EventOrder.Rule | undefined => {
+const oracle = (
+  accepted: ReadonlyArray<StreamEvent.StreamEvent>,
+  next: StreamEvent.StreamEvent
+): EventOrder.Rule | undefined => {
   const types = accepted.map((e) => e.type)
   if (types.includes("response_done")) return "TurnEnded"
   if (next.type === "response_start") return types.includes("response_start") ? "AlreadyStarted" : undefined
@@ -51,12 +62,24 @@ const anyEvent = FastCheck.constantFrom("a", "b").chain((id) =>
     () => itemCancelled(id)
   )
 )
-const sequences = FastCheck.array(anyEvent, { maxLength: 14 }).map((makers) => [start(), ...makers.map((make) => make())])
+const sequences = FastCheck.array(anyEvent, { maxLength: 14 }).map((
+  makers
+) => [start(), ...makers.map((make) => make())])
 
 describe("EventOrder", () => {
   it("accepts a well-formed turn, item_done without item_start, and repeated response_error", () => {
     expect(
-      ruleOf([start(), itemStart("a"), delta("a"), failed(), itemDone("a"), itemDone("u"), failed(), itemStart("b"), done()])
+      ruleOf([
+        start(),
+        itemStart("a"),
+        delta("a"),
+        failed(),
+        itemDone("a"),
+        itemDone("u"),
+        failed(),
+        itemStart("b"),
+        done()
+      ])
     ).toBe("accepted")
   })
 

@@ -38,7 +38,7 @@ describe("SchemaDecode", () => {
   })
 
   it.effect("decodeUnknown: a typed failure, never a defect", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const decode = SchemaDecode.decodeUnknown(Shape, { errors: "all" })
       expect(yield* decode({ type: "square", side: 3 })).toStrictEqual({ type: "square", side: 3 })
       const error = yield* Effect.flip(decode(unprintable))

@@ -19,24 +19,46 @@ const Tree: Schema.Schema<Tree> = Schema.Struct({
 
 const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
-  Schema.Struct({ type: Schema.Literal("json"), partial: Schema.String, index: optional(Schema.Int.pipe(Schema.nonNegative())) }),
+  Schema.Struct({
+    type: Schema.Literal("json"),
+    partial: Schema.String,
+    index: optional(Schema.Int.pipe(Schema.nonNegative()))
+  }),
   Schema.Struct({ type: Schema.Literal("json", "other"), note: Schema.NullOr(Schema.String) }),
   Schema.Struct({ kind: Schema.Literal(1), value: Schema.Number })
 )
 
 // schemas whose type and encoded sides are the same shape, and no filter reads a struct
 const plain: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
-  ["literals and keywords", Schema.Tuple(Schema.Literal("a", 1, true, null), Schema.String, Schema.Number, Schema.Boolean)],
-  ["optional and nullable fields", Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: Schema.optional(Schema.Number), c: Schema.Boolean })],
-  ["refinements", Schema.Struct({ index: Schema.Int.pipe(Schema.nonNegative()), name: Schema.String.pipe(Schema.minLength(2)) })],
+  [
+    "literals and keywords",
+    Schema.Tuple(Schema.Literal("a", 1, true, null), Schema.String, Schema.Number, Schema.Boolean)
+  ],
+  [
+    "optional and nullable fields",
+    Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: Schema.optional(Schema.Number), c: Schema.Boolean })
+  ],
+  [
+    "refinements",
+    Schema.Struct({ index: Schema.Int.pipe(Schema.nonNegative()), name: Schema.String.pipe(Schema.minLength(2)) })
+  ],
   ["a discriminated union", Delta],
-  ["a struct with a record", Schema.Struct({ count: optional(Schema.NullOr(Schema.Number)) }, Schema.Record({ key: Schema.String, value: Json.JsonValue }))],
+  [
+    "a struct with a record",
+    Schema.Struct(
+      { count: optional(Schema.NullOr(Schema.Number)) },
+      Schema.Record({ key: Schema.String, value: Json.JsonValue })
+    )
+  ],
   ["a record", Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Number) })],
   ["tuples", Schema.Tuple([Schema.String, Schema.optionalElement(Schema.Number)], Schema.Boolean)],
   ["a recursive schema", Tree],
   ["declarations", Schema.Struct({ value: Json.JsonValue, object: optional(Json.JsonObject) })],
   ["a declaration read through its decoder", Schema.Struct({ at: Schema.DateFromSelf })],
-  ["enums and template literals", Schema.Struct({ e: Schema.Enums({ A: "a", B: 2 }), t: Schema.TemplateLiteral("item_", Schema.Number) })],
+  [
+    "enums and template literals",
+    Schema.Struct({ e: Schema.Enums({ A: "a", B: 2 }), t: Schema.TemplateLiteral("item_", Schema.Number) })
+  ],
   ["an empty struct", Schema.Struct({})],
   ["unknown fields", Schema.Struct({ anything: Schema.Unknown, maybe: Schema.Union(Schema.Undefined, Schema.String) })],
   ["Usage", Usage.Usage],
@@ -52,11 +74,15 @@ const changing: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
     "a transformation after a plain member",
     Schema.Union(
       Schema.Struct({ type: Schema.Literal("a"), text: Schema.String }),
-      Schema.transform(Schema.Struct({ type: Schema.String }), Schema.Struct({ type: Schema.Literal("x"), name: Schema.String }), {
-        strict: true,
-        decode: ({ type }) => ({ type: "x" as const, name: type }),
-        encode: ({ name }) => ({ type: name })
-      })
+      Schema.transform(
+        Schema.Struct({ type: Schema.String }),
+        Schema.Struct({ type: Schema.Literal("x"), name: Schema.String }),
+        {
+          strict: true,
+          decode: ({ type }) => ({ type: "x" as const, name: type }),
+          encode: ({ name }) => ({ type: name })
+        }
+      )
     )
   ],
   [
@@ -102,10 +128,13 @@ const isProjectionOf = (decoded: unknown, input: unknown): boolean => {
   if (typeof decoded !== "object" || decoded === null) return Object.is(decoded, input)
   if (typeof input !== "object" || input === null) return false
   if (Array.isArray(decoded)) {
-    return Array.isArray(input) && decoded.length === input.length && decoded.every((item, i) => isProjectionOf(item, input[i]))
+    return Array.isArray(input) && decoded.length === input.length &&
+      decoded.every((item, i) => isProjectionOf(item, input[i]))
   }
   return Object.keys(decoded).every(
-    (key) => Object.prototype.hasOwnProperty.call(input, key) && isProjectionOf((decoded as Record<string, unknown>)[key], (input as Record<string, unknown>)[key])
+    (key) =>
+      Object.prototype.hasOwnProperty.call(input, key) &&
+      isProjectionOf((decoded as Record<string, unknown>)[key], (input as Record<string, unknown>)[key])
   )
 }
 
@@ -115,7 +144,12 @@ const inputs = (schema: Schema.Schema.AnyNoContext): FastCheck.Arbitrary<unknown
   const valid = FastCheck.oneof(encoded, typed)
   return FastCheck.oneof(
     valid,
-    FastCheck.tuple(valid, FastCheck.array(FastCheck.nat(), { maxLength: 4 }), FastCheck.nat(), FastCheck.oneof(FastCheck.jsonValue(), FastCheck.anything())).map(
+    FastCheck.tuple(
+      valid,
+      FastCheck.array(FastCheck.nat(), { maxLength: 4 }),
+      FastCheck.nat(),
+      FastCheck.oneof(FastCheck.jsonValue(), FastCheck.anything())
+    ).map(
       ([value, path, action, replacement]) => mutate(value, path, action, replacement)
     ),
     FastCheck.jsonValue(),
@@ -148,7 +182,10 @@ describe("SchemaGuard", () => {
     it(`is agrees with Schema.is: ${name}`, () => {
       const expected = Schema.is(schema)
       const guard = SchemaGuard.is(schema)
-      FastCheck.assert(FastCheck.property(inputs(schema), (u) => [guard(u), undefined].includes(tryIs(expected, u))), runs)
+      FastCheck.assert(
+        FastCheck.property(inputs(schema), (u) => [guard(u), undefined].includes(tryIs(expected, u))),
+        runs
+      )
     }, 60_000)
 
     it(`decodesToItself only passes what decodes to itself: ${name}`, () => {
@@ -192,7 +229,12 @@ describe("SchemaGuard", () => {
       }),
       runs
     )
-    const event = StreamEvent.envelope({ runId: "00000000-0000-4000-8000-000000000000" }, { type: "item_cancelled", item_id: "i" }, "00000000-0000-4000-8000-000000000001", 0)
+    const event = StreamEvent.envelope(
+      { runId: "00000000-0000-4000-8000-000000000000" },
+      { type: "item_cancelled", item_id: "i" },
+      "00000000-0000-4000-8000-000000000001",
+      0
+    )
     expect(StreamEvent.decodesToItself(event)).toBe(true)
     expect(StreamEvent.decodesToItself({ ...event, type: "item_delta" })).toBe(false)
   }, 60_000)
@@ -202,7 +244,10 @@ describe("SchemaGuard", () => {
       for (const mode of ["is", "decode"] as const) {
         const generated = new Compiler(mode, true).compile(schema.ast)
         const closures = new Compiler(mode, false).compile(schema.ast)
-        FastCheck.assert(FastCheck.property(inputs(schema), (u) => outcome(generated, u) === outcome(closures, u)), runs)
+        FastCheck.assert(
+          FastCheck.property(inputs(schema), (u) => outcome(generated, u) === outcome(closures, u)),
+          runs
+        )
       }
     }, 60_000)
   }
@@ -210,7 +255,10 @@ describe("SchemaGuard", () => {
   it("a guard without generated source (a runtime that forbids Function) still agrees with Schema.is", () => {
     const check = new Compiler("is", false).compile(Delta.ast)
     const expected = Schema.is(Delta)
-    FastCheck.assert(FastCheck.property(inputs(Delta), (u) => [check(u) === 1, undefined].includes(tryIs(expected, u))), runs)
+    FastCheck.assert(
+      FastCheck.property(inputs(Delta), (u) => [check(u) === 1, undefined].includes(tryIs(expected, u))),
+      runs
+    )
   }, 60_000)
 
   it("a symbol-named or inherited property is read as the decoder reads it", () => {

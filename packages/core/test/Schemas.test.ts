@@ -2,9 +2,18 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
-import { Json, OutputItem, ProviderError, StreamBMessage, StreamEvent, UITurnEvent, UIUpsert, Usage } from "../src/index.js"
-import { SseEvent } from "../src/Sse.js"
 import { FinishReason } from "../src/FinishReason.js"
+import {
+  Json,
+  OutputItem,
+  ProviderError,
+  StreamBMessage,
+  StreamEvent,
+  UITurnEvent,
+  UIUpsert,
+  Usage
+} from "../src/index.js"
+import { SseEvent } from "../src/Sse.js"
 
 // Every public schema: decode . encode = id, on the value and through JSON text.
 const schemas: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext, boolean]> = [
@@ -70,7 +79,9 @@ describe("schemas", () => {
       reasoning: 4,
       total: 20
     })
-    expect(Usage.make({ input: Number.NaN, output: undefined, cacheRead: null, cacheWrite: -3 })).toStrictEqual(Usage.empty)
+    expect(Usage.make({ input: Number.NaN, output: undefined, cacheRead: null, cacheWrite: -3 })).toStrictEqual(
+      Usage.empty
+    )
   })
 
   it("StreamBMessage.wrap keeps the payload as JSON text that decodes back", () => {

@@ -4,8 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Stream from "effect/Stream"
-import { Sse } from "../src/index.js"
 import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
+import { Sse } from "../src/index.js"
 
 const encoder = new TextEncoder()
 
@@ -33,7 +33,7 @@ const splitAt = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Arr
 
 describe("Sse.decode", () => {
   it.effect("frames data, event and id fields and multi-line data", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* frameText("event: greet\nid: 7\ndata: hello\ndata: world\n\ndata:{\"a\":1}\n\n")
       expect(events).toStrictEqual([
         { event: "greet", data: "hello\nworld", id: "7", line: 1 },
@@ -42,7 +42,7 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("accepts LF, CR and CRLF line ends alike", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lf = yield* frameText("data: a\n\ndata: b\n\n")
       const cr = yield* frameText("data: a\r\rdata: b\r\r")
       const crlf = yield* frameText("data: a\r\n\r\ndata: b\r\n\r\n")
@@ -52,7 +52,7 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("skips comments, strips a BOM, ignores unknown fields and reads retry", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* frameText("\uFEFF: keep-alive\nretry: 3000\nfoo: bar\ndata: x\n\n: ping\n\ndata: y\n\n")
       expect(events).toStrictEqual([
         { event: "message", data: "x", retry: 3000, line: 2 },
@@ -61,25 +61,25 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("strips exactly one space after the colon and allows a field without a colon", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* frameText("data:  two spaces\n\ndata\n\n")
       expect(events.map((e) => e.data)).toStrictEqual([" two spaces", ""])
     }))
 
   it.effect("does not dispatch an event without data", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* frameText("event: lonely\n\nid: 1\n\n")
       expect(events).toStrictEqual([])
     }))
 
   it.effect("dispatches a final event that lacks its blank line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* frameText("data: first\n\ndata: last")
       expect(events.map((e) => e.data)).toStrictEqual(["first", "last"])
     }))
 
   it.effect("joins a multi-byte character split across reads", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bytes = encoder.encode("data: Olá 👋 ✓\n\n")
       const reads = Array.from(bytes, (b) => Uint8Array.of(b))
       const events = yield* frame(reads)
@@ -87,7 +87,7 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("fails with EventTooLarge naming the line instead of growing without bound", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const big = "data: " + "x".repeat(100) + "\n\n"
       const result = yield* Effect.either(frameText("data: ok\n\n" + big, { maxEventSize: 50 }))
       expect(Either.isLeft(result)).toBe(true)
@@ -99,23 +99,29 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("fails with EventTooLarge on an endless line spread over many reads", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const reads = [encoder.encode("data: "), ...Array.from({ length: 100 }, () => encoder.encode("y".repeat(64)))]
       const result = yield* Effect.either(frame(reads, { maxEventSize: 1000 }))
       expect(Either.isLeft(result) && result.left.reason).toBe("EventTooLarge")
     }))
 
   it.effect("fails with InvalidUtf8 on bytes that are not UTF-8", () =>
-    Effect.gen(function* () {
-      const result = yield* Effect.either(frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xff, 0xfe, 0x0a)]))
+    Effect.gen(function*() {
+      const result = yield* Effect.either(
+        frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xff, 0xfe, 0x0a)])
+      )
       expect(Either.isLeft(result) && result.left.reason).toBe("InvalidUtf8")
       expect(Either.isLeft(result) && result.left.byteOffset).toBe(10)
     }))
 
   it.effect("strips a BOM only at the start of the body, even when it is split across reads", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bom = encoder.encode("\uFEFF")
-      const split = yield* frame([bom.subarray(0, 1), bom.subarray(1, 2), Uint8Array.of(bom[2]!, ...encoder.encode("data: a\n\n"))])
+      const split = yield* frame([
+        bom.subarray(0, 1),
+        bom.subarray(1, 2),
+        Uint8Array.of(bom[2]!, ...encoder.encode("data: a\n\n"))
+      ])
       expect(split.map((e) => e.data)).toStrictEqual(["a"])
       // a U+FEFF that starts a later read is data
       const later = yield* frame([encoder.encode("data: "), encoder.encode("\uFEFFb\n\n")])
@@ -123,7 +129,7 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("a body cut inside a character or a line ends with the event it was in, marked unterminated", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cut = yield* frame([encoder.encode("data: ok\n\ndata: {\"a\": \"x"), Uint8Array.of(0xe2, 0x82)])
       expect(cut).toStrictEqual([
         { event: "message", data: "ok", line: 1 },
@@ -134,14 +140,16 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("fails with InvalidUtf8 on a sequence broken across reads", () =>
-    Effect.gen(function* () {
-      const broken = yield* Effect.either(frame([encoder.encode("data: "), Uint8Array.of(0xe2, 0x82), Uint8Array.of(0x41, 0x0a, 0x0a)]))
+    Effect.gen(function*() {
+      const broken = yield* Effect.either(
+        frame([encoder.encode("data: "), Uint8Array.of(0xe2, 0x82), Uint8Array.of(0x41, 0x0a, 0x0a)])
+      )
       expect(Either.isLeft(broken) && broken.left.reason).toBe("InvalidUtf8")
       expect(Either.isLeft(broken) && broken.left.byteOffset).toBe(6)
     }))
 
   it.effect("emits the events before a failure", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const seen: Array<string> = []
       const result = yield* Stream.fromIterable([encoder.encode("data: a\n\ndata: " + "z".repeat(40) + "\n\n")]).pipe(
         Sse.decode({ maxEventSize: 20 }),
@@ -153,7 +161,7 @@ describe("Sse.decode", () => {
     }))
 
   it.effect("passes upstream failures through", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* Stream.fail("boom" as const).pipe(Sse.decode(), Stream.runCollect, Effect.either)
       expect(result).toStrictEqual(Either.left("boom"))
     }))
@@ -167,16 +175,17 @@ describe("Sse.decode", () => {
     ),
     { maxLength: 30 }
   ).chain((lines) =>
-    FastCheck.array(FastCheck.constantFrom("\n", "\r", "\r\n"), { minLength: lines.length, maxLength: lines.length }).map(
-      (ends) => lines.map((line, i) => line + ends[i]).join("")
-    )
+    FastCheck.array(FastCheck.constantFrom("\n", "\r", "\r\n"), { minLength: lines.length, maxLength: lines.length })
+      .map(
+        (ends) => lines.map((line, i) => line + ends[i]).join("")
+      )
   )
 
   it.effect.prop(
     "every split of the same bytes into reads yields the same events",
     [sseText, FastCheck.array(FastCheck.nat(), { maxLength: 20 })],
     ([text, cuts]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bytes = encoder.encode(text)
         const whole = yield* frame([bytes])
         const split = yield* frame(splitAt(bytes, cuts))
@@ -198,11 +207,12 @@ describe("Sse.decode", () => {
       })
     ],
     ([event]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const [decoded] = yield* frameText(Sse.encodeEvent(event))
         expect(decoded?.event).toBe(event.event)
         expect(decoded?.id).toBe(event.id)
         expect(decoded?.data).toBe(event.data.replace(/\r\n|\r/g, "\n"))
-      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+      }),
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })

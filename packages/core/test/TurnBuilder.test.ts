@@ -8,7 +8,12 @@ const builderAt = (extra: Partial<TurnBuilder.Context> = {}) => {
   return new TurnBuilder.TurnBuilder({ providerId: "p", options, now: () => 7, eventId: () => `e${ids++}`, ...extra })
 }
 
-const failure = new ProviderError.ProviderError({ type: "api_error", retryable: true, code: "stream_truncated", message: "cut" })
+const failure = new ProviderError.ProviderError({
+  type: "api_error",
+  retryable: true,
+  code: "stream_truncated",
+  message: "cut"
+})
 
 const payloads = (out: ReadonlyArray<StreamEvent.StreamEvent>) => out.map((event) => event.payload)
 
@@ -26,10 +31,22 @@ describe("TurnBuilder", () => {
     expect(out.map((event) => event.event_id)).toEqual(["e0", "e1", "e2", "e3", "e4"])
     expect(out.every((event) => event.timestamp === 7 && event.run_id === "run")).toBe(true)
     expect(payloads(out)).toEqual([
-      { type: "response_start", response_id: "run", turn_id: "turn", thread_id: "thread", model_id: "model", provider_id: "p", created_at: 7 },
+      {
+        type: "response_start",
+        response_id: "run",
+        turn_id: "turn",
+        thread_id: "thread",
+        model_id: "model",
+        provider_id: "p",
+        created_at: 7
+      },
       { type: "item_start", item_id: "item_0", item_type: "message" },
       { type: "item_delta", item_id: "item_0", delta_content: "hi" },
-      { type: "item_done", item_id: "item_0", final_item: { type: "message", id: "item_0", content: "hi", origin: "agent" } },
+      {
+        type: "item_done",
+        item_id: "item_0",
+        final_item: { type: "message", id: "item_0", content: "hi", origin: "agent" }
+      },
       { type: "response_done", response_id: "run", status: "complete", finish_reason: "stop" }
     ])
     expect(builder.isFinished).toBe(true)
@@ -64,17 +81,33 @@ describe("TurnBuilder", () => {
     const builder = builderAt({ replaceAfterError: "stop" })
     const out: Array<StreamEvent.StreamEvent> = []
     builder.finish(out, { finishReason: null, aborted: true })
-    expect(payloads(out).at(-1)).toEqual({ type: "response_done", response_id: "run", status: "aborted", finish_reason: null })
+    expect(payloads(out).at(-1)).toEqual({
+      type: "response_done",
+      response_id: "run",
+      status: "aborted",
+      finish_reason: null
+    })
   })
 
   it("ends a truncated turn: closes open items, emits the given error, ends with error", () => {
     const builder = builderAt()
     const out: Array<StreamEvent.StreamEvent> = []
     builder.openItem(out, "message", { initial_content: "part" })
-    const close = (item: TurnBuilder.OpenItem): OutputItem.OutputItem => ({ type: "message", id: item.id, content: item.content, origin: "agent" })
+    const close = (item: TurnBuilder.OpenItem): OutputItem.OutputItem => ({
+      type: "message",
+      id: item.id,
+      content: item.content,
+      origin: "agent"
+    })
     builder.endTruncated(out, failure, close)
     builder.endTruncated(out, failure, close)
-    expect(payloads(out).map((payload) => payload.type)).toEqual(["response_start", "item_start", "item_done", "response_error", "response_done"])
+    expect(payloads(out).map((payload) => payload.type)).toEqual([
+      "response_start",
+      "item_start",
+      "item_done",
+      "response_error",
+      "response_done"
+    ])
     expect(payloads(out)[3]).toMatchObject({ error: { code: "stream_truncated", retryable: true } })
     expect(payloads(out)[4]).toMatchObject({ status: "error", finish_reason: "error" })
   })

@@ -1,6 +1,6 @@
+import * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Response from "@effect/ai/Response"
-import * as AiError from "@effect/ai/AiError"
 import { describe, expect, it } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
 import * as Chunk from "effect/Chunk"
@@ -14,7 +14,9 @@ const model = (parts: ReadonlyArray<Response.StreamPartEncoded>, failure?: AiErr
   LanguageModel.make({
     generateText: () => Effect.succeed([]),
     streamText: () =>
-      failure === undefined ? Stream.fromIterable(parts) : Stream.concat(Stream.fromIterable(parts), Stream.fail(failure))
+      failure === undefined
+        ? Stream.fromIterable(parts)
+        : Stream.concat(Stream.fromIterable(parts), Stream.fail(failure))
   })
 
 const run = (parts: ReadonlyArray<Response.StreamPartEncoded>, failure?: AiError.AiError) =>
@@ -62,7 +64,12 @@ describe("EffectAiStream.fromParts", () => {
       expect(payloads[0]).toMatchObject({ model_id: "mock-model", provider_id: "mock" })
       expect(payloads[3]).toMatchObject({ final_item: { type: "reasoning", content: "Hmm." } })
       expect(payloads[7]).toMatchObject({
-        final_item: { type: "message", content: "Hello world", origin: "agent", sources: [{ kind: "url", url: "https://example.com/", title: "Example" }] }
+        final_item: {
+          type: "message",
+          content: "Hello world",
+          origin: "agent",
+          sources: [{ kind: "url", url: "https://example.com/", title: "Example" }]
+        }
       })
       expect(payloads[8]).toMatchObject({ status: "complete", finish_reason: "stop", usage: { input: 10, output: 5 } })
     }))
@@ -75,8 +82,18 @@ describe("EffectAiStream.fromParts", () => {
         Response.makePart("tool-params-delta", { id: "c1", delta: "{\"city\":" }),
         Response.makePart("tool-params-delta", { id: "c1", delta: "\"Paris\"}" }),
         Response.makePart("tool-params-end", { id: "c1" }),
-        Response.makePart("tool-call", { id: "c1", name: "get_weather", params: { city: "Paris" }, providerExecuted: false }),
-        Response.makePart("tool-call", { id: "ws", name: "web_search", params: { query: "q" }, providerExecuted: true }),
+        Response.makePart("tool-call", {
+          id: "c1",
+          name: "get_weather",
+          params: { city: "Paris" },
+          providerExecuted: false
+        }),
+        Response.makePart("tool-call", {
+          id: "ws",
+          name: "web_search",
+          params: { query: "q" },
+          providerExecuted: true
+        }),
         Response.makePart("tool-result", {
           id: "ws",
           name: "web_search",
@@ -92,7 +109,13 @@ describe("EffectAiStream.fromParts", () => {
       const done = payloads.flatMap((payload) => (payload.type === "item_done" ? [payload.final_item] : []))
       expect(done).toMatchObject([
         { type: "function_call", call_id: "c1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" },
-        { type: "function_call", call_id: "ws", name: "web_search", arguments: "{\"query\":\"q\"}", provider_executed: true },
+        {
+          type: "function_call",
+          call_id: "ws",
+          name: "web_search",
+          arguments: "{\"query\":\"q\"}",
+          provider_executed: true
+        },
         { type: "function_call_output", call_id: "ws", output: "{\"hits\":2}", success: true, provider_executed: true }
       ])
       expect(done[0]).not.toHaveProperty("provider_executed")
@@ -113,13 +136,19 @@ describe("EffectAiStream.fromParts", () => {
         "item_done",
         "response_done"
       ])
-      expect(failed[3]).toMatchObject({ error: { code: "UnknownError", message: "Mock.streamText: the connection dropped" } })
+      expect(failed[3]).toMatchObject({
+        error: { code: "UnknownError", message: "Mock.streamText: the connection dropped" }
+      })
       expect(failed.at(-1)).toMatchObject({ status: "error" })
       const truncated = yield* run([{ type: "text-start", id: "1" }])
       expect(truncated.find((payload) => payload.type === "response_error")).toMatchObject({
         error: { code: "stream_truncated", retryable: true }
       })
       const errorPart = yield* run([{ type: "error", error: { message: "overloaded" } }])
-      expect(errorPart.map((payload) => payload.type)).toStrictEqual(["response_start", "response_error", "response_done"])
+      expect(errorPart.map((payload) => payload.type)).toStrictEqual([
+        "response_start",
+        "response_error",
+        "response_done"
+      ])
     }))
 })

@@ -86,7 +86,10 @@ const decode = Schema.decodeUnknown(TraceParent)
  * @category constructors
  */
 export const parse = (text: string): Effect.Effect<TraceParent, InvalidTraceParent> =>
-  Effect.mapError(decode(text), (error) => new InvalidTraceParent({ detail: ParseResult.TreeFormatter.formatErrorSync(error) }))
+  Effect.mapError(
+    decode(text),
+    (error) => new InvalidTraceParent({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+  )
 
 /**
  * The span a `traceparent` names, as the parent of Effect spans (`Effect.withSpan(name,
@@ -110,4 +113,5 @@ export const toExternalSpan = (traceparent: TraceParent): Tracer.ExternalSpan =>
  * @since 0.1.0
  * @category conversions
  */
-export const fromSpan = (span: Tracer.AnySpan): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+export const fromSpan = (span: Tracer.AnySpan): string =>
+  `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`

@@ -12,7 +12,9 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const StopReason = Schema.Literal("aborted", "cancelled", "producer_lost").annotations({ identifier: "StopReason" })
+export const StopReason = Schema.Literal("aborted", "cancelled", "producer_lost").annotations({
+  identifier: "StopReason"
+})
 
 /**
  * @since 0.1.0

@@ -190,7 +190,11 @@ export const make = (options: Options = {}) =>
       return known !== undefined
         ? Effect.succeed(known)
         : Effect.tap(
-          Effect.provideService(TurnPublisher.make({ ...options.publisher, prefix: turnPrefix }), RedisStreams.RedisStreams, redis),
+          Effect.provideService(
+            TurnPublisher.make({ ...options.publisher, prefix: turnPrefix }),
+            RedisStreams.RedisStreams,
+            redis
+          ),
           (made) => Effect.sync(() => publishers.set(turnPrefix, made))
         )
     }
@@ -243,7 +247,10 @@ export const make = (options: Options = {}) =>
               const events: Array<StreamEvent.StreamEvent> = []
               let folded = turn
               for (const payload of payloads) {
-                const event = yield* StreamEvent.make({ runId: turn.runId ?? context.runId, traceContext: context.traceContext }, payload)
+                const event = yield* StreamEvent.make({
+                  runId: turn.runId ?? context.runId,
+                  traceContext: context.traceContext
+                }, payload)
                 folded = Either.getOrElse(Turn.step(folded, event), () => folded)
                 events.push(event)
               }
@@ -268,7 +275,8 @@ export const make = (options: Options = {}) =>
                 Deferred.poll(stop),
                 Option.match({
                   onNone: () => Effect.succeed(closing({ _tag: "Ended" })),
-                  onSome: (reason) => Effect.map(reason, (stopReason) => closing({ _tag: "Stopped", reason: stopReason }))
+                  onSome: (reason) =>
+                    Effect.map(reason, (stopReason) => closing({ _tag: "Stopped", reason: stopReason }))
                 })
               )
             )
@@ -322,7 +330,9 @@ export const make = (options: Options = {}) =>
             const fiber = yield* Effect.forkDaemon(restore(runTurn(context, source, stop, runOptions)))
             const watch = runOptions.stop === undefined
               ? undefined
-              : yield* Effect.forkDaemon(restore(Effect.flatMap(runOptions.stop, (reason) => Deferred.succeed(stop, reason))))
+              : yield* Effect.forkDaemon(
+                restore(Effect.flatMap(runOptions.stop, (reason) => Deferred.succeed(stop, reason)))
+              )
             // interrupted: stop the input and let the turn write its ending, for a while
             const exit = yield* restore(Fiber.await(fiber)).pipe(
               Effect.onInterrupt(() =>
@@ -345,7 +355,11 @@ export const make = (options: Options = {}) =>
         const stop = running.get(turnId)
         return stop !== undefined
           ? Effect.asVoid(Deferred.succeed(stop, "cancelled"))
-          : Effect.provideService(TurnControl.requestCancel(turnPrefix ?? prefix, turnId), RedisStreams.RedisStreams, redis)
+          : Effect.provideService(
+            TurnControl.requestCancel(turnPrefix ?? prefix, turnId),
+            RedisStreams.RedisStreams,
+            redis
+          )
       }
     }
     return service
@@ -375,4 +389,5 @@ export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E
  * @since 0.1.0
  * @category running
  */
-export const cancel = (turnId: string, prefix?: string) => Effect.flatMap(TurnPipeline, (pipeline) => pipeline.cancel(turnId, prefix))
+export const cancel = (turnId: string, prefix?: string) =>
+  Effect.flatMap(TurnPipeline, (pipeline) => pipeline.cancel(turnId, prefix))

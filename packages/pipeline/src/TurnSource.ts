@@ -47,8 +47,12 @@ export const sse = <E, R>(
  * @since 0.1.0
  * @category constructors
  */
-export const response = (provider: ProviderName.ProviderName, body: unknown): TurnSource<WireDecodeError.WireDecodeError, never> => (context) =>
-  Stream.unwrap(Effect.map(Providers.get(provider).normalizeResponse(body, normalizeOptions(context)), Stream.fromIterable))
+export const response =
+  (provider: ProviderName.ProviderName, body: unknown): TurnSource<WireDecodeError.WireDecodeError, never> =>
+  (context) =>
+    Stream.unwrap(
+      Effect.map(Providers.get(provider).normalizeResponse(body, normalizeOptions(context)), Stream.fromIterable)
+    )
 
 /**
  * StreamEvents made elsewhere (a live provider client, the AI SDK adapter), for the
@@ -57,5 +61,6 @@ export const response = (provider: ProviderName.ProviderName, body: unknown): Tu
  * @since 0.1.0
  * @category constructors
  */
-export const events = <E, R>(make: (context: TurnContext) => Stream.Stream<StreamEvent.StreamEvent, E, R>): TurnSource<E, R> =>
-  make
+export const events = <E, R>(
+  make: (context: TurnContext) => Stream.Stream<StreamEvent.StreamEvent, E, R>
+): TurnSource<E, R> => make

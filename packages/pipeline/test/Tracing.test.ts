@@ -70,7 +70,9 @@ describe("Tracing", () => {
       const entries = yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+")
       const events = yield* Effect.forEach(entries, TurnEntry.toStreamEvent)
       expect(events.map((event) => event.trace_context.traceparent)).toStrictEqual(events.map(() => traceparent))
-    }).pipe(Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))))
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
 
   it.effect("a bad traceparent is a typed error naming it", () =>
     Effect.gen(function*() {
@@ -93,7 +95,8 @@ describe("Tracing", () => {
           pairs
             .filter((pair) =>
               pair.metricKey.name === name &&
-              (tag === undefined || pair.metricKey.tags.some((t) => t.key === tag[0] && t.value === tag[1])))
+              (tag === undefined || pair.metricKey.tags.some((t) => t.key === tag[0] && t.value === tag[1]))
+            )
             .reduce((sum, pair) => sum + ("count" in pair.metricState ? Number(pair.metricState.count) : 0), 0)
         return {
           started: value("sluice_turns_started_total"),
@@ -116,50 +119,56 @@ describe("Tracing", () => {
       expect(after.a - before.a).toBe(a)
       expect(after.b - before.b).toBe(result.messages)
       expect(after.latency - before.latency).toBeGreaterThan(0)
-    }).pipe(Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))))
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
 })
 
 describe("Tracing.layerFromEnv", () => {
-  it.scopedLive("exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, nothing when it is unset", () =>
-    Effect.gen(function*() {
-      const received: Array<{ readonly path: string; readonly body: string }> = []
-      const server = yield* Effect.acquireRelease(
-        Effect.async<Server>((resume) => {
-          const made = createServer((request, response) => {
-            let body = ""
-            request.on("data", (chunk: Buffer) => {
-              body += chunk.toString("utf8")
+  it.scopedLive(
+    "exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, nothing when it is unset",
+    () =>
+      Effect.gen(function*() {
+        const received: Array<{ readonly path: string; readonly body: string }> = []
+        const server = yield* Effect.acquireRelease(
+          Effect.async<Server>((resume) => {
+            const made = createServer((request, response) => {
+              let body = ""
+              request.on("data", (chunk: Buffer) => {
+                body += chunk.toString("utf8")
+              })
+              request.on("end", () => {
+                received.push({ path: request.url ?? "", body })
+                response.writeHead(200, { "content-type": "application/json" }).end("{}")
+              })
             })
-            request.on("end", () => {
-              received.push({ path: request.url ?? "", body })
-              response.writeHead(200, { "content-type": "application/json" }).end("{}")
+            made.listen(0, "127.0.0.1", () => {
+              resume(Effect.succeed(made))
             })
-          })
-          made.listen(0, "127.0.0.1", () => {
-            resume(Effect.succeed(made))
-          })
-        }),
-        (made) =>
-          Effect.async<void>((resume) => {
-            made.close(() => resume(Effect.void))
-          })
-      )
-      const address = server.address()
-      if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
-      const endpoint = `http://127.0.0.1:${address.port}/`
-      const traced = (env: ReadonlyArray<readonly [string, string]>) =>
-        Effect.void.pipe(
-          Effect.withSpan("operating.check", { attributes: { "check.id": "exported" } }),
-          Effect.provide(Tracing.layerFromEnv),
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+          }),
+          (made) =>
+            Effect.async<void>((resume) => {
+              made.close(() => resume(Effect.void))
+            })
         )
-      // unset: the layer is empty, nothing is sent
-      yield* traced([])
-      expect(received).toStrictEqual([])
-      // set: the span is flushed to <endpoint>/v1/traces when the layer closes
-      yield* traced([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint], ["OTEL_SERVICE_NAME", "sluice-test"]])
-      expect(received.map((request) => request.path)).toStrictEqual(["/v1/traces"])
-      expect(received[0]!.body).toContain("operating.check")
-      expect(received[0]!.body).toContain("sluice-test")
-    }), 60_000)
+        const address = server.address()
+        if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
+        const endpoint = `http://127.0.0.1:${address.port}/`
+        const traced = (env: ReadonlyArray<readonly [string, string]>) =>
+          Effect.void.pipe(
+            Effect.withSpan("operating.check", { attributes: { "check.id": "exported" } }),
+            Effect.provide(Tracing.layerFromEnv),
+            Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+          )
+        // unset: the layer is empty, nothing is sent
+        yield* traced([])
+        expect(received).toStrictEqual([])
+        // set: the span is flushed to <endpoint>/v1/traces when the layer closes
+        yield* traced([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint], ["OTEL_SERVICE_NAME", "sluice-test"]])
+        expect(received.map((request) => request.path)).toStrictEqual(["/v1/traces"])
+        expect(received[0]!.body).toContain("operating.check")
+        expect(received[0]!.body).toContain("sluice-test")
+      }),
+    60_000
+  )
 })

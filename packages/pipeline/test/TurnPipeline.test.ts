@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
-import { RedisStreams, RedisStreamsMemory, TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/redis"
+import {
+  RedisStreams,
+  RedisStreamsMemory,
+  TurnControl,
+  TurnEntry,
+  TurnKeys,
+  TurnLease,
+  TurnMetrics
+} from "@sluice/redis"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -27,12 +35,19 @@ const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provid
 const streams = (turnId: string) =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const a = yield* Effect.forEach(yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+"), TurnEntry.toStreamEvent)
+    const a = yield* Effect.forEach(
+      yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+"),
+      TurnEntry.toStreamEvent
+    )
     const bEntries = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
     const b = yield* Effect.forEach(bEntries, TurnEntry.toStreamBMessage)
     return {
       a: a.map((event) => event.payload),
-      b: b.map((message): { readonly type: string; readonly status?: string; readonly error?: { readonly code: string } } => JSON.parse(message.payload)),
+      b: b.map((
+        message
+      ): { readonly type: string; readonly status?: string; readonly error?: { readonly code: string } } =>
+        JSON.parse(message.payload)
+      ),
       finalB: bEntries.filter(TurnEntry.isFinal).length,
       // Stream B keeps each item's last upsert; its last id counts every message written
       writtenB: Number(bEntries.at(-1)?.id.slice(2) ?? 0)
@@ -55,9 +70,13 @@ const upTo = (name: string, marker: string, n: number) => {
 const startedMidMessage = Effect.gen(function*() {
   const context = yield* TurnContext.make()
   const started = yield* Deferred.make<void>()
-  const fiber = yield* TurnPipeline.run(context, hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)), {
-    onMessage: () => Deferred.succeed(started, undefined)
-  }).pipe(Effect.fork)
+  const fiber = yield* TurnPipeline.run(
+    context,
+    hanging("anthropic-text.sse", upTo("anthropic-text.sse", "event: content_block_stop", 1)),
+    {
+      onMessage: () => Deferred.succeed(started, undefined)
+    }
+  ).pipe(Effect.fork)
   yield* Deferred.await(started)
   return { context, fiber }
 })
@@ -67,9 +86,13 @@ describe("TurnPipeline", () => {
     Effect.gen(function*() {
       const context = yield* TurnContext.make()
       const seen: Array<string> = []
-      const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(fixture("anthropic-text.sse"))), {
-        onMessage: (message) => Effect.sync(() => seen.push(message.payloadType))
-      })
+      const result = yield* TurnPipeline.run(
+        context,
+        TurnSource.sse("anthropic", Stream.make(fixture("anthropic-text.sse"))),
+        {
+          onMessage: (message) => Effect.sync(() => seen.push(message.payloadType))
+        }
+      )
       expect(result.turn.status).toBe("complete")
       expect(result.turn.turnId).toBe(context.turnId)
       expect(Option.isNone(result.stopped)).toBe(true)
@@ -84,7 +107,9 @@ describe("TurnPipeline", () => {
   it.effect("input that is not the wire format: both streams end with error, and the failure is passed on", () =>
     Effect.gen(function*() {
       const context = yield* TurnContext.make()
-      const body = new TextEncoder().encode("event: message_start\ndata: {\"type\": \"message_start\", \"message\": 12}\n\n")
+      const body = new TextEncoder().encode(
+        "event: message_start\ndata: {\"type\": \"message_start\", \"message\": 12}\n\n"
+      )
       const error = yield* Effect.flip(TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(body))))
       expect(error._tag).toBe("WireDecodeError")
       const { a, b, finalB } = yield* streams(context.turnId)
@@ -99,7 +124,10 @@ describe("TurnPipeline", () => {
     Effect.gen(function*() {
       const context = yield* TurnContext.make()
       const cut = upTo("anthropic-text.sse", "\"text\":\"", 3) + 12
-      const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(fixture("anthropic-text.sse").subarray(0, cut))))
+      const result = yield* TurnPipeline.run(
+        context,
+        TurnSource.sse("anthropic", Stream.make(fixture("anthropic-text.sse").subarray(0, cut)))
+      )
       expect(result.turn.status).toBe("error")
       expect(result.turn.errors.map((error) => error.code)).toStrictEqual(["stream_truncated"])
       expect(result.turn.items[0]?.content).toBe("Hello")
@@ -124,7 +152,10 @@ describe("TurnPipeline", () => {
       const firstUpsert = yield* Deferred.make<void>()
       const source = TurnSource.sse(
         "openai-chat",
-        Stream.concat(Stream.make(fixture("openai-chat-tools.sse").subarray(0, upTo("openai-chat-tools.sse", "arguments", 3))), Stream.never)
+        Stream.concat(
+          Stream.make(fixture("openai-chat-tools.sse").subarray(0, upTo("openai-chat-tools.sse", "arguments", 3))),
+          Stream.never
+        )
       )
       const fiber = yield* TurnPipeline.run(context, source, {
         stop: Deferred.await(stop),
@@ -135,11 +166,17 @@ describe("TurnPipeline", () => {
       const result = yield* Fiber.join(fiber)
       expect(result.stopped).toStrictEqual(Option.some("aborted"))
       expect(result.turn.status).toBe("aborted")
-      expect(result.turn.items.filter((item) => item.type === "function_call").every((item) => item.status === "cancelled")).toBe(true)
+      expect(
+        result.turn.items.filter((item) => item.type === "function_call").every((item) => item.status === "cancelled")
+      ).toBe(true)
       const { a, b } = yield* streams(context.turnId)
       expect(a.at(-1)).toMatchObject({ type: "response_done", status: "aborted" })
       expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "aborted" })
-      expect(b.some((payload) => payload.type === "item_upsert" && (payload as { itemType?: string }).itemType === "tool_call")).toBe(false)
+      expect(
+        b.some((payload) =>
+          payload.type === "item_upsert" && (payload as { itemType?: string }).itemType === "tool_call"
+        )
+      ).toBe(false)
     }).pipe(Effect.provide(pipeline)))
 
   it.effect("interrupting the run (SIGINT in an app) writes the aborted ending before the fiber ends", () =>
@@ -198,9 +235,15 @@ describe("TurnPipeline", () => {
   it.effect("the final turn of a run equals the fold of what Stream A holds", () =>
     Effect.gen(function*() {
       const context = yield* TurnContext.make()
-      const result = yield* TurnPipeline.run(context, TurnSource.sse("openai-chat", Stream.make(fixture("openai-chat-tools.sse"))))
+      const result = yield* TurnPipeline.run(
+        context,
+        TurnSource.sse("openai-chat", Stream.make(fixture("openai-chat-tools.sse")))
+      )
       const redis = yield* RedisStreams.RedisStreams
-      const events = yield* Effect.forEach(yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+"), TurnEntry.toStreamEvent)
+      const events = yield* Effect.forEach(
+        yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+"),
+        TurnEntry.toStreamEvent
+      )
       const folded = yield* Accumulator.runTurn(Stream.fromIterable(events))
       expect(result.turn.status).toBe("complete")
       expect(result.turn.items).toStrictEqual(folded.items)

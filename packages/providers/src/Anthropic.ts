@@ -90,7 +90,15 @@ const CompactionBlock = Schema.Struct(
   Schema.Record({ key: Schema.String, value: Json.JsonValue })
 )
 
-const knownBlockTypes = new Set(["text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "mcp_tool_use", "compaction"])
+const knownBlockTypes = new Set([
+  "text",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+  "server_tool_use",
+  "mcp_tool_use",
+  "compaction"
+])
 
 const ToolResultFields = {
   tool_use_id: Schema.String,
@@ -102,7 +110,9 @@ const ToolResultFields = {
 // decode to one tag that keeps the block's own type
 const ToolResultBlock = Schema.transform(
   Schema.Struct({
-    type: Schema.String.pipe(Schema.filter((type) => type.endsWith("_tool_result"), { message: () => "a *_tool_result block type" })),
+    type: Schema.String.pipe(
+      Schema.filter((type) => type.endsWith("_tool_result"), { message: () => "a *_tool_result block type" })
+    ),
     ...ToolResultFields
   }),
   Schema.Struct({ type: Schema.Literal("tool_result"), block_type: Schema.String, ...ToolResultFields }),
@@ -151,7 +161,14 @@ export const ContentBlock = Schema.Union(
  */
 export type ContentBlock = typeof ContentBlock.Type
 
-const knownDeltaTypes = new Set(["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "citations_delta", "compaction_delta"])
+const knownDeltaTypes = new Set([
+  "text_delta",
+  "thinking_delta",
+  "signature_delta",
+  "input_json_delta",
+  "citations_delta",
+  "compaction_delta"
+])
 
 const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
@@ -159,7 +176,10 @@ const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
   Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String }),
   Schema.Struct({ type: Schema.Literal("citations_delta"), citation: Json.JsonValue }),
-  Schema.Struct({ type: Schema.Literal("compaction_delta"), content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }) }),
+  Schema.Struct({
+    type: Schema.Literal("compaction_delta"),
+    content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  }),
   unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
 )
 
@@ -256,7 +276,9 @@ const errorStatuses: Record<string, number> = {
  * @since 0.1.0
  * @category errors
  */
-export const classifyError = (error: { readonly type: string; readonly message: string }): ProviderError.ProviderError =>
+export const classifyError = (
+  error: { readonly type: string; readonly message: string }
+): ProviderError.ProviderError =>
   ProviderError.classify({ code: error.type, message: error.message, status: errorStatuses[error.type], raw: error })
 
 /**
@@ -309,12 +331,12 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
   raw === undefined
     ? Usage.empty
     : Usage.make({
-        input: billed(raw, "input_tokens"),
-        output: billed(raw, "output_tokens"),
-        cacheRead: billed(raw, "cache_read_input_tokens"),
-        cacheWrite: billed(raw, "cache_creation_input_tokens"),
-        raw
-      })
+      input: billed(raw, "input_tokens"),
+      output: billed(raw, "output_tokens"),
+      cacheRead: billed(raw, "cache_read_input_tokens"),
+      cacheWrite: billed(raw, "cache_creation_input_tokens"),
+      raw
+    })
 
 // ---------------------------------------------------------------------------------
 // the state machine
@@ -326,11 +348,11 @@ type Block =
   | { readonly kind: "message"; readonly itemId: string; citations: Array<Json.JsonValue> | undefined }
   | { readonly kind: "reasoning"; readonly itemId: string; signature: string; readonly data: string | undefined }
   | {
-      readonly kind: "call"
-      readonly itemId: string
-      readonly position: number
-      readonly metadata: Json.JsonObject | undefined
-    }
+    readonly kind: "call"
+    readonly itemId: string
+    readonly position: number
+    readonly metadata: Json.JsonObject | undefined
+  }
   | { readonly kind: "result"; readonly itemId: string; readonly final: OutputItem.FunctionCallOutputItem }
   | { readonly kind: "compaction"; readonly itemId: string; readonly metadata: Json.JsonObject | undefined }
   | { readonly kind: "skipped" }
@@ -348,7 +370,12 @@ const resultSucceeded = (block: typeof ToolResultBlock.Type): boolean => {
 }
 
 const unexpected = (line: number, message: string): WireDecodeError =>
-  new WireDecodeError({ provider: providerId, line, reason: "UnexpectedShape", message: `anthropic event at line ${line}: ${message}` })
+  new WireDecodeError({
+    provider: providerId,
+    line,
+    reason: "UnexpectedShape",
+    message: `anthropic event at line ${line}: ${message}`
+  })
 
 const mismatch = (line: number, deltaType: string, kind: string, index: number): WireDecodeError =>
   unexpected(line, `${deltaType} does not belong in a ${kind} block (block ${index})`)
@@ -396,7 +423,12 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "result":
         return block.final
       case "compaction":
-        return { type: "compaction", id: block.itemId, content, ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata }) }
+        return {
+          type: "compaction",
+          id: block.itemId,
+          content,
+          ...(block.metadata === undefined ? {} : { provider_metadata: block.metadata })
+        }
     }
   }
 
@@ -417,7 +449,11 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
     switch (block.type) {
       case "text": {
         const itemId = builder.openItem(out, "message", { initial_content: block.text })
-        blocks.set(index, { kind: "message", itemId, citations: block.citations === undefined || block.citations === null ? undefined : [...block.citations] })
+        blocks.set(index, {
+          kind: "message",
+          itemId,
+          citations: block.citations === undefined || block.citations === null ? undefined : [...block.citations]
+        })
         return undefined
       }
       case "thinking": {
@@ -433,10 +469,9 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "tool_use":
       case "server_tool_use":
       case "mcp_tool_use": {
-        const metadata =
-          block.type === "tool_use"
-            ? undefined
-            : serverMetadata(block.type, block.server_name === undefined ? {} : { server_name: block.server_name })
+        const metadata = block.type === "tool_use"
+          ? undefined
+          : serverMetadata(block.type, block.server_name === undefined ? {} : { server_name: block.server_name })
         if (calls.anthropicStart(index, block.id, block.name, block.input, metadata) !== "started") {
           // a repeated id is the same call: its block keeps adding to the open item
           const position = calls.position
@@ -459,7 +494,11 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       }
       case "tool_result": {
         const itemId = builder.openItem(out, "function_call_output")
-        const output = block.content === undefined ? "" : typeof block.content === "string" ? block.content : JSON.stringify(block.content)
+        const output = block.content === undefined
+          ? ""
+          : typeof block.content === "string"
+          ? block.content
+          : JSON.stringify(block.content)
         const final: OutputItem.FunctionCallOutputItem = {
           type: "function_call_output",
           id: itemId,
@@ -523,7 +562,9 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
     if (builder.isFinished) return undefined
     switch (chunk.type) {
       case "message_start":
-        if (chunk.message.usage !== undefined && chunk.message.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.message.usage)
+        if (chunk.message.usage !== undefined && chunk.message.usage !== null) {
+          rawUsage = mergeUsage(rawUsage, chunk.message.usage)
+        }
         builder.start(out, chunk.message.model)
         return undefined
       case "content_block_start":
@@ -531,20 +572,31 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "content_block_delta":
         return delta(chunk.index, chunk.delta, line, out)
       case "content_block_stop":
-        if (!blocks.has(chunk.index)) return unexpected(line, `content_block_stop for block ${chunk.index}, which is not open`)
+        if (!blocks.has(chunk.index)) {
+          return unexpected(line, `content_block_stop for block ${chunk.index}, which is not open`)
+        }
         close(chunk.index, out)
         return undefined
       case "message_delta":
-        if (chunk.delta.stop_reason !== undefined && chunk.delta.stop_reason !== null) stopReason = chunk.delta.stop_reason
+        if (chunk.delta.stop_reason !== undefined && chunk.delta.stop_reason !== null) {
+          stopReason = chunk.delta.stop_reason
+        }
         if (chunk.usage !== undefined && chunk.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.usage)
         return undefined
       case "message_stop": {
         if (stopReason === "refusal") {
-          fail(out, ErrorClassification.contentBlocked("refusal", "Anthropic refused to continue (stop_reason refusal)"), "content-filter")
+          fail(
+            out,
+            ErrorClassification.contentBlocked("refusal", "Anthropic refused to continue (stop_reason refusal)"),
+            "content-filter"
+          )
           return undefined
         }
         closeAll(out)
-        builder.finish(out, { finishReason: stopReason === null ? null : finishReason(stopReason), usage: usage(rawUsage) })
+        builder.finish(out, {
+          finishReason: stopReason === null ? null : finishReason(stopReason),
+          usage: usage(rawUsage)
+        })
         return undefined
       }
       case "ping":
@@ -565,18 +617,16 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
 
 const decodeChunk = decodeData(providerId, StreamChunk)
 
-const makeHandler =
-  (options: NormalizeOptions | undefined) =>
-  (now: () => number): Handler => {
-    const machine = makeMachine(options, now)
-    return {
-      onEvent: (event: Sse.SseEvent, out) => {
-        const chunk = decodeChunk(event)
-        return Either.isLeft(chunk) ? chunk.left : machine.onChunk(chunk.right, event.line, out)
-      },
-      onEnd: machine.onEnd
-    }
+const makeHandler = (options: NormalizeOptions | undefined) => (now: () => number): Handler => {
+  const machine = makeMachine(options, now)
+  return {
+    onEvent: (event: Sse.SseEvent, out) => {
+      const chunk = decodeChunk(event)
+      return Either.isLeft(chunk) ? chunk.left : machine.onChunk(chunk.right, event.line, out)
+    },
+    onEnd: machine.onEnd
   }
+}
 
 /**
  * Normalizes an Anthropic Messages SSE stream. In-stream `error` events and a
@@ -611,12 +661,17 @@ export const normalizeResponse: NormalizeResponse = (body, options) =>
       failure = feed(message)
     } else {
       const chunks: Array<StreamChunk> = [
-        { type: "message_start", message: { ...(message.model === undefined ? {} : { model: message.model }), usage: message.usage ?? null } }
+        {
+          type: "message_start",
+          message: { ...(message.model === undefined ? {} : { model: message.model }), usage: message.usage ?? null }
+        }
       ]
       message.content.forEach((block, index) => {
         chunks.push({ type: "content_block_start", index, content_block: block }, { type: "content_block_stop", index })
       })
-      chunks.push({ type: "message_delta", delta: { stop_reason: message.stop_reason ?? null } }, { type: "message_stop" })
+      chunks.push({ type: "message_delta", delta: { stop_reason: message.stop_reason ?? null } }, {
+        type: "message_stop"
+      })
       for (const chunk of chunks) {
         failure = feed(chunk)
         if (failure !== undefined) break

@@ -65,9 +65,16 @@ const assistantBlock = (part: AssistantPart): Json.JsonObject | undefined => {
     case "reasoning":
       if (part.provider !== provider) return undefined
       if (part.redactedData !== undefined) return { type: "redacted_thinking", data: part.redactedData }
-      return part.signature === undefined ? undefined : { type: "thinking", thinking: part.text, signature: part.signature }
+      return part.signature === undefined
+        ? undefined
+        : { type: "thinking", thinking: part.text, signature: part.signature }
     case "tool_call":
-      return { type: "tool_use", id: ToolCallId.fromHistory(part.id), name: part.name, input: JsonValue.parseArguments(part.arguments) }
+      return {
+        type: "tool_use",
+        id: ToolCallId.fromHistory(part.id),
+        name: part.name,
+        input: JsonValue.parseArguments(part.arguments)
+      }
     case "provider_item":
       return part.provider === provider ? part.item : undefined
   }
@@ -125,12 +132,12 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
       ...(request.tools === undefined || request.tools.length === 0
         ? {}
         : {
-            tools: request.tools.map((tool) => ({
-              name: tool.name,
-              ...(tool.description === undefined ? {} : { description: tool.description }),
-              input_schema: tool.parameters
-            }))
-          }),
+          tools: request.tools.map((tool) => ({
+            name: tool.name,
+            ...(tool.description === undefined ? {} : { description: tool.description }),
+            input_schema: tool.parameters
+          }))
+        }),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
       stream: true

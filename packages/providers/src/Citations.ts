@@ -24,7 +24,12 @@ const Text = optional(Schema.NullOr(Schema.String))
  * @category schemas
  */
 export const AnthropicCitation = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("web_search_result_location"), url: Schema.String, title: Text, cited_text: Text }),
+  Schema.Struct({
+    type: Schema.Literal("web_search_result_location"),
+    url: Schema.String,
+    title: Text,
+    cited_text: Text
+  }),
   Schema.Struct({
     type: Schema.Literal("char_location"),
     cited_text: Text,
@@ -72,8 +77,19 @@ export const AnthropicCitation = Schema.Union(
  * @category schemas
  */
 export const OpenAiAnnotation = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("url_citation"), url: Schema.String, title: Text, start_index: optional(Index), end_index: optional(Index) }),
-  Schema.Struct({ type: Schema.Literal("file_citation", "file_path"), file_id: Schema.String, filename: Text, index: optional(Index) }),
+  Schema.Struct({
+    type: Schema.Literal("url_citation"),
+    url: Schema.String,
+    title: Text,
+    start_index: optional(Index),
+    end_index: optional(Index)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("file_citation", "file_path"),
+    file_id: Schema.String,
+    filename: Text,
+    index: optional(Index)
+  }),
   Schema.Struct({
     type: Schema.Literal("container_file_citation"),
     file_id: Schema.String,
@@ -155,12 +171,11 @@ export const fromAnthropic = (citation: Json.JsonValue): OutputItem.Source | und
         case "char_location":
         case "page_location":
         case "content_block_location": {
-          const location: OutputItem.SourceLocation =
-            c.type === "char_location"
-              ? { unit: "char", start: c.start_char_index, end: c.end_char_index }
-              : c.type === "page_location"
-                ? { unit: "page", start: c.start_page_number, end: c.end_page_number }
-                : { unit: "block", start: c.start_block_index, end: c.end_block_index }
+          const location: OutputItem.SourceLocation = c.type === "char_location"
+            ? { unit: "char", start: c.start_char_index, end: c.end_char_index }
+            : c.type === "page_location"
+            ? { unit: "page", start: c.start_page_number, end: c.end_page_number }
+            : { unit: "block", start: c.start_block_index, end: c.end_block_index }
           return source("document", {
             title: c.document_title,
             cited_text: c.cited_text,
@@ -188,9 +203,19 @@ export const fromOpenAi = (annotation: Json.JsonValue): OutputItem.Source | unde
           return source("url", { url: a.url, title: a.title, text_start: a.start_index, text_end: a.end_index })
         case "file_citation":
         case "file_path":
-          return source("document", { file_id: a.file_id, filename: a.filename, text_start: a.index, text_end: a.index })
+          return source("document", {
+            file_id: a.file_id,
+            filename: a.filename,
+            text_start: a.index,
+            text_end: a.index
+          })
         case "container_file_citation":
-          return source("document", { file_id: a.file_id, filename: a.filename, text_start: a.start_index, text_end: a.end_index })
+          return source("document", {
+            file_id: a.file_id,
+            filename: a.filename,
+            text_start: a.start_index,
+            text_end: a.end_index
+          })
       }
     })
   )
@@ -260,4 +285,3 @@ export const fromGeminiGrounding = (grounding: Json.JsonValue): ReadonlyArray<Ou
       return out
     }
   })
-

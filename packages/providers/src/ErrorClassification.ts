@@ -99,7 +99,8 @@ export const make = (
   type: ProviderErrorType,
   code: string,
   message: string,
-  options: { readonly retryable?: boolean | undefined; readonly status?: number | undefined; readonly raw?: unknown } = {}
+  options: { readonly retryable?: boolean | undefined; readonly status?: number | undefined; readonly raw?: unknown } =
+    {}
 ): ProviderError.ProviderError =>
   new ProviderError.ProviderError({
     type,

@@ -33,12 +33,12 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { ArgumentsBuilder } from "./internal/partialArgs.js"
 import { protocolError } from "./internal/wireJson.js"
+import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
 const provider = "gemini"
@@ -70,8 +70,16 @@ const FunctionCall = Schema.Struct({
 })
 
 // code the model ran with the code execution tool, and its result: Gemini ran both
-const ExecutableCode = Schema.Struct({ id: optional(Schema.String), language: optional(Schema.String), code: optional(Schema.String) }, rest)
-const CodeExecutionResult = Schema.Struct({ id: optional(Schema.String), outcome: optional(Schema.String), output: optional(Schema.String) }, rest)
+const ExecutableCode = Schema.Struct({
+  id: optional(Schema.String),
+  language: optional(Schema.String),
+  code: optional(Schema.String)
+}, rest)
+const CodeExecutionResult = Schema.Struct({
+  id: optional(Schema.String),
+  outcome: optional(Schema.String),
+  output: optional(Schema.String)
+}, rest)
 
 /**
  * One part of a candidate's content. Fields Sluice does not read are kept.
@@ -204,7 +212,10 @@ export const mapFinishReason = (
   reason: string,
   hasFunctionCalls: boolean,
   finishMessage?: string
-): { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other"; readonly error?: ProviderError.ProviderError } => {
+): {
+  readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other"
+  readonly error?: ProviderError.ProviderError
+} => {
   if (reason === "STOP") return { finishReason: hasFunctionCalls ? "tool-calls" : "stop" }
   if (reason === "MAX_TOKENS") return { finishReason: "length" }
   if (blockingFinishReasons.has(reason)) {
@@ -238,7 +249,9 @@ export const classifyError = (error: {
   readonly message?: string | undefined
   readonly status?: string | undefined
 }, raw?: unknown): ProviderError.ProviderError => {
-  const status = error.code !== undefined && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined
+  const status = error.code !== undefined && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599
+    ? error.code
+    : undefined
   return ProviderError.classify({
     status,
     code: error.status ?? (error.code === undefined ? undefined : String(error.code)),
@@ -291,7 +304,12 @@ interface StreamingCall {
 
 const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
   if (item.kind === "reasoning") {
-    return { type: "reasoning", id: item.id, content, ...(item.signature === undefined ? {} : { signature: item.signature }) }
+    return {
+      type: "reasoning",
+      id: item.id,
+      content,
+      ...(item.signature === undefined ? {} : { signature: item.signature })
+    }
   }
   const sources = item.grounding === undefined ? [] : Citations.fromGeminiGrounding(item.grounding)
   const metadata = {
@@ -314,7 +332,9 @@ const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
  * web queries: Vertex AI Search, RAG) and the `groundingChunks` it found as the call's
  * output, both `provider_executed`. Nothing when the grounding has neither.
  */
-const groundingSearch = (grounding: Json.JsonObject): { readonly name: string; readonly args: string; readonly output: string } | undefined => {
+const groundingSearch = (
+  grounding: Json.JsonObject
+): { readonly name: string; readonly args: string; readonly output: string } | undefined => {
   const queries = Array.isArray(grounding.webSearchQueries) ? grounding.webSearchQueries : []
   const chunks = Array.isArray(grounding.groundingChunks) ? grounding.groundingChunks : []
   if (queries.length === 0 && chunks.length === 0) return undefined
@@ -325,7 +345,13 @@ const groundingSearch = (grounding: Json.JsonObject): { readonly name: string; r
   }
 }
 
-const callFinal = (id: string, callId: string, name: string, args: string, signature: string | undefined): OutputItem.OutputItem => ({
+const callFinal = (
+  id: string,
+  callId: string,
+  name: string,
+  args: string,
+  signature: string | undefined
+): OutputItem.OutputItem => ({
   type: "function_call",
   id,
   call_id: callId,
@@ -343,7 +369,9 @@ class GeminiTurn {
   private executed: string | undefined
   private functionCalls = 0
   private usage: UsageMetadata | undefined
-  private ended: { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" } | undefined
+  private ended:
+    | { readonly finishReason: "stop" | "length" | "tool-calls" | "content-filter" | "error" | "other" }
+    | undefined
 
   constructor(options: NormalizeOptions | undefined, now: () => number) {
     this.builder = new TurnBuilder.TurnBuilder({ providerId: provider, options, now })
@@ -355,7 +383,11 @@ class GeminiTurn {
     if (chunk.usageMetadata !== undefined) this.usage = chunk.usageMetadata
     if (chunk.error !== undefined) {
       this.closeAll(out)
-      finishWith(this.builder, out, { finishReason: "error", usage: toUsage(this.usage), error: classifyError(chunk.error, chunk.error) })
+      finishWith(this.builder, out, {
+        finishReason: "error",
+        usage: toUsage(this.usage),
+        error: classifyError(chunk.error, chunk.error)
+      })
       return undefined
     }
     const candidate = chunk.candidates?.find((c) => (c.index ?? 0) === 0)
@@ -365,7 +397,9 @@ class GeminiTurn {
     }
     // grounding (Google Search) belongs to the answer: the message open now, the latest wins
     const grounding = candidate?.groundingMetadata
-    if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") this.text.grounding = grounding
+    if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") {
+      this.text.grounding = grounding
+    }
     const blockReason = chunk.promptFeedback?.blockReason
     if (blockReason !== undefined && candidate === undefined) {
       this.closeAll(out)
@@ -379,7 +413,11 @@ class GeminiTurn {
     }
     if (candidate?.finishReason !== undefined) {
       this.closeAll(out)
-      const { error, finishReason } = mapFinishReason(candidate.finishReason, this.functionCalls > 0, candidate.finishMessage)
+      const { error, finishReason } = mapFinishReason(
+        candidate.finishReason,
+        this.functionCalls > 0,
+        candidate.finishMessage
+      )
       if (error !== undefined) this.builder.error(out, error)
       this.ended = { finishReason }
     }
@@ -396,9 +434,10 @@ class GeminiTurn {
       const kind = part.thought === true ? "reasoning" : "message"
       this.closeCall(out)
       const current = this.text
-      const item = current !== undefined && current.kind === kind && !(current.signature !== undefined && signature !== undefined)
-        ? current
-        : this.openText(out, kind)
+      const item =
+        current !== undefined && current.kind === kind && !(current.signature !== undefined && signature !== undefined)
+          ? current
+          : this.openText(out, kind)
       this.builder.delta(out, item.id, part.text)
       if (signature !== undefined) item.signature = signature
       return undefined
@@ -408,7 +447,9 @@ class GeminiTurn {
         this.call.signature = signature
         return undefined
       }
-      const current = this.text !== undefined && this.text.signature === undefined ? this.text : this.openText(out, "message")
+      const current = this.text !== undefined && this.text.signature === undefined
+        ? this.text
+        : this.openText(out, "message")
       current.signature = signature
       return undefined
     }
@@ -416,7 +457,10 @@ class GeminiTurn {
     this.closeCall(out)
     if (part.executableCode !== undefined) {
       const id = this.builder.openItem(out, "function_call", { name: "code_execution" })
-      const args = JSON.stringify({ language: part.executableCode.language ?? "", code: part.executableCode.code ?? "" })
+      const args = JSON.stringify({
+        language: part.executableCode.language ?? "",
+        code: part.executableCode.code ?? ""
+      })
       const callId = part.executableCode.id ?? `call_${id}`
       this.executed = callId
       this.builder.delta(out, id, args)
@@ -508,7 +552,14 @@ class GeminiTurn {
     const id = this.builder.openItem(out, "function_call", { name: search.name })
     const callId = `call_${id}`
     this.builder.delta(out, id, search.args)
-    this.builder.done(out, id, { type: "function_call", id, call_id: callId, name: search.name, arguments: search.args, provider_executed: true })
+    this.builder.done(out, id, {
+      type: "function_call",
+      id,
+      call_id: callId,
+      name: search.name,
+      arguments: search.args,
+      provider_executed: true
+    })
     const resultId = this.builder.openItem(out, "function_call_output")
     this.builder.delta(out, resultId, search.output)
     this.builder.done(out, resultId, {
@@ -545,7 +596,9 @@ class GeminiTurn {
     const call = this.call
     endTruncated(this.builder, out, provider, (id, content) => {
       if (text !== undefined && text.id === id) return textFinal(text, content)
-      if (call !== undefined && call.id === id) return callFinal(id, call.callId, call.name, call.args.toJson(), call.signature)
+      if (call !== undefined && call.id === id) {
+        return callFinal(id, call.callId, call.name, call.args.toJson(), call.signature)
+      }
       return { type: "message", id, content, origin: "agent" }
     }, toUsage(this.usage))
   }
@@ -592,12 +645,13 @@ export const normalizeResponse: NormalizeResponse = (body, options) =>
       if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
       const turn = new GeminiTurn(options, () => clock.unsafeCurrentTimeMillis())
       const out: Out = []
-      const chunks: ReadonlyArray<GenerateContentResponse> = Array.isArray(decoded.right) ? decoded.right : [decoded.right]
+      const chunks: ReadonlyArray<GenerateContentResponse> = Array.isArray(decoded.right)
+        ? decoded.right
+        : [decoded.right]
       for (const chunk of chunks) {
         const failure = turn.chunk(out, chunk, 0)
         if (failure !== undefined) return Effect.fail(failure)
       }
       turn.end(out)
       return Effect.succeed(out)
-    })
-  )
+    }))

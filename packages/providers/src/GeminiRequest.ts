@@ -29,7 +29,9 @@ const provider = "gemini"
  */
 export const defaultBaseUrl = "https://generativelanguage.googleapis.com/v1beta"
 
-const signatureOf = (part: { readonly provider?: string | undefined; readonly providerMetadata?: Json.JsonObject | undefined }) => {
+const signatureOf = (
+  part: { readonly provider?: string | undefined; readonly providerMetadata?: Json.JsonObject | undefined }
+) => {
   const signature = part.provider === provider ? part.providerMetadata?.thoughtSignature : undefined
   return typeof signature === "string" ? { thoughtSignature: signature } : {}
 }
@@ -38,11 +40,17 @@ const modelPart = (part: AssistantPart): Json.JsonObject | undefined => {
   switch (part._tag) {
     case "text": {
       const signature = signatureOf(part)
-      return part.text === "" && signature.thoughtSignature === undefined ? undefined : { text: part.text, ...signature }
+      return part.text === "" && signature.thoughtSignature === undefined
+        ? undefined
+        : { text: part.text, ...signature }
     }
     case "reasoning":
       if (part.provider !== provider) return undefined
-      return { text: part.text, thought: true, ...(part.signature === undefined ? {} : { thoughtSignature: part.signature }) }
+      return {
+        text: part.text,
+        thought: true,
+        ...(part.signature === undefined ? {} : { thoughtSignature: part.signature })
+      }
     case "tool_call":
       return { functionCall: { name: part.name, args: JsonValue.parseArguments(part.arguments) }, ...signatureOf(part) }
     case "provider_item":
@@ -52,8 +60,11 @@ const modelPart = (part: AssistantPart): Json.JsonObject | undefined => {
 
 const responsePart = (result: ToolResult): Json.JsonObject => {
   const parsed = JsonValue.parseOrUndefined(result.output)
-  const response: Json.JsonObject =
-    result.isError === true ? { error: result.output } : JsonValue.isObject(parsed) ? parsed : { result: result.output }
+  const response: Json.JsonObject = result.isError === true
+    ? { error: result.output }
+    : JsonValue.isObject(parsed)
+    ? parsed
+    : { result: result.output }
   return { functionResponse: { name: result.name, response } }
 }
 
@@ -92,12 +103,14 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
     ...(reasoning === undefined
       ? {}
       : {
-          thinkingConfig: {
-            includeThoughts: true,
-            ...(reasoning.budgetTokens === undefined ? {} : { thinkingBudget: reasoning.budgetTokens }),
-            ...(reasoning.effort === undefined || reasoning.budgetTokens !== undefined ? {} : { thinkingLevel: reasoning.effort })
-          }
-        })
+        thinkingConfig: {
+          includeThoughts: true,
+          ...(reasoning.budgetTokens === undefined ? {} : { thinkingBudget: reasoning.budgetTokens }),
+          ...(reasoning.effort === undefined || reasoning.budgetTokens !== undefined
+            ? {}
+            : { thinkingLevel: reasoning.effort })
+        }
+      })
   }
   return {
     url: join(options.baseUrl, `models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
@@ -112,16 +125,16 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
       ...(request.tools === undefined || request.tools.length === 0
         ? {}
         : {
-            tools: [
-              {
-                functionDeclarations: request.tools.map((tool) => ({
-                  name: tool.name,
-                  ...(tool.description === undefined ? {} : { description: tool.description }),
-                  parameters: tool.parameters
-                }))
-              }
-            ]
-          }),
+          tools: [
+            {
+              functionDeclarations: request.tools.map((tool) => ({
+                name: tool.name,
+                ...(tool.description === undefined ? {} : { description: tool.description }),
+                parameters: tool.parameters
+              }))
+            }
+          ]
+        }),
       ...(Object.keys(generationConfig).length === 0 ? {} : { generationConfig })
     }
   }

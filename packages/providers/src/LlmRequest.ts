@@ -25,7 +25,9 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  * @since 0.1.0
  * @category schemas
  */
-export const UserMessage = Schema.TaggedStruct("user", { text: Schema.String }).annotations({ identifier: "UserMessage" })
+export const UserMessage = Schema.TaggedStruct("user", { text: Schema.String }).annotations({
+  identifier: "UserMessage"
+})
 
 /**
  * Text the assistant wrote. `providerMetadata` keeps what came with it

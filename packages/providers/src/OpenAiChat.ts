@@ -26,8 +26,8 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
-import { ToolCalls } from "./internal/toolCalls.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
@@ -215,7 +215,8 @@ export const finishReason = (reason: string): FinishReason.FinishReason => {
  */
 export const usage = (raw: Json.JsonObject | undefined): Usage.Usage => {
   if (raw === undefined) return Usage.empty
-  const cacheRead = countOf(raw, "prompt_tokens_details", "cached_tokens") ?? countOf(raw, "prompt_cache_hit_tokens") ?? 0
+  const cacheRead = countOf(raw, "prompt_tokens_details", "cached_tokens") ?? countOf(raw, "prompt_cache_hit_tokens") ??
+    0
   const cacheWrite = countOf(raw, "prompt_tokens_details", "cache_write_tokens") ?? 0
   const prompt = countOf(raw, "prompt_tokens") ?? 0
   return Usage.make({
@@ -238,7 +239,9 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage => {
  */
 export const classifyError = (error: typeof WireError.Type): ProviderError.ProviderError =>
   ProviderError.classify({
-    status: typeof error.code === "number" && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599 ? error.code : undefined,
+    status: typeof error.code === "number" && Number.isInteger(error.code) && error.code >= 100 && error.code <= 599
+      ? error.code
+      : undefined,
     code: typeof error.code === "string" ? error.code : typeof error.code === "number" ? String(error.code) : undefined,
     type: error.type ?? undefined,
     message: error.message ?? undefined,
@@ -385,15 +388,22 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   const finish = (out: Out): void => {
     const refused = refusal === undefined ? undefined : builder.content(refusal)
     closeAll(out)
-    if (refused !== undefined) block(out, ErrorClassification.contentBlocked("refusal", refused === "" ? "the model refused" : refused))
-    if (reason === "content_filter") block(out, ErrorClassification.contentBlocked("content_filter", "the provider's content filter stopped the response"))
+    if (refused !== undefined) {
+      block(out, ErrorClassification.contentBlocked("refusal", refused === "" ? "the model refused" : refused))
+    }
+    if (reason === "content_filter") {
+      block(
+        out,
+        ErrorClassification.contentBlocked("content_filter", "the provider's content filter stopped the response")
+      )
+    }
     const ending: FinishReason.FinishReason | null = blocked
       ? "content-filter"
       : builder.hasFailed
-        ? "error"
-        : reason === null
-          ? null
-          : finishReason(reason)
+      ? "error"
+      : reason === null
+      ? null
+      : finishReason(reason)
     builder.finish(out, { finishReason: ending, usage: usage(rawUsage) })
   }
 
@@ -426,26 +436,24 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   return { onChunk, finish, onEnd, isFinished: () => builder.isFinished }
 }
 
-const makeHandler =
-  (providerId: string, options: NormalizeOptions | undefined) =>
-  (now: () => number): Handler => {
-    const machine = makeMachine(providerId, options, now)
-    const decode = parseData(providerId, StreamChunk)
-    return {
-      onEvent: (event: Sse.SseEvent, out) => {
-        if (machine.isFinished()) return undefined
-        if (event.data === "[DONE]") {
-          machine.finish(out)
-          return undefined
-        }
-        const chunk = decode(event)
-        if (chunk instanceof WireDecodeError) return chunk
-        machine.onChunk(chunk, out)
+const makeHandler = (providerId: string, options: NormalizeOptions | undefined) => (now: () => number): Handler => {
+  const machine = makeMachine(providerId, options, now)
+  const decode = parseData(providerId, StreamChunk)
+  return {
+    onEvent: (event: Sse.SseEvent, out) => {
+      if (machine.isFinished()) return undefined
+      if (event.data === "[DONE]") {
+        machine.finish(out)
         return undefined
-      },
-      onEnd: machine.onEnd
-    }
+      }
+      const chunk = decode(event)
+      if (chunk instanceof WireDecodeError) return chunk
+      machine.onChunk(chunk, out)
+      return undefined
+    },
+    onEnd: machine.onEnd
   }
+}
 
 const toChunk = (response: Extract<Response, { readonly choices: unknown }>): StreamChunk => ({
   model: response.model ?? null,

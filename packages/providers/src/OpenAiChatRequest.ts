@@ -46,7 +46,11 @@ const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject
         if (variant === "openai-compatible" && part.provider === variant) reasoning += part.text
         break
       case "tool_call":
-        calls.push({ id: ToolCallId.fromHistory(part.id), type: "function", function: { name: part.name, arguments: part.arguments } })
+        calls.push({
+          id: ToolCallId.fromHistory(part.id),
+          type: "function",
+          function: { name: part.name, arguments: part.arguments }
+        })
         break
       case "provider_item":
         break
@@ -110,21 +114,21 @@ export const encode = (request: LlmRequest, options: EncodeOptions, variant: Var
     ...(request.tools === undefined || request.tools.length === 0
       ? {}
       : {
-          tools: request.tools.map((tool) => ({
-            type: "function",
-            function: {
-              name: tool.name,
-              ...(tool.description === undefined ? {} : { description: tool.description }),
-              parameters: tool.parameters
-            }
-          }))
-        }),
+        tools: request.tools.map((tool) => ({
+          type: "function",
+          function: {
+            name: tool.name,
+            ...(tool.description === undefined ? {} : { description: tool.description }),
+            parameters: tool.parameters
+          }
+        }))
+      }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined
       ? {}
       : variant === "openai-chat"
-        ? { max_completion_tokens: request.maxTokens }
-        : { max_tokens: request.maxTokens }),
+      ? { max_completion_tokens: request.maxTokens }
+      : { max_tokens: request.maxTokens }),
     ...(request.reasoning?.effort === undefined ? {} : { reasoning_effort: request.reasoning.effort }),
     stream: true,
     stream_options: { include_usage: true }

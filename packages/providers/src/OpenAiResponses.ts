@@ -23,11 +23,11 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
-import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import * as HostedTools from "./internal/hostedTools.js"
+import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
+import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
 const provider = "openai-responses"
@@ -425,23 +425,35 @@ class ResponsesTurn {
       const opened = this.open(out, raw)
       const final = finalItem(raw, opened, this.builder.content(opened), line)
       if (Either.isLeft(final)) return final.left
-      this.builder.delta(out, opened, OutputItem.streamedContent(final.right.item).slice(this.builder.content(opened).length))
+      this.builder.delta(
+        out,
+        opened,
+        OutputItem.streamedContent(final.right.item).slice(this.builder.content(opened).length)
+      )
       const failure = this.done(out, raw, line, opened)
       if (failure !== undefined) return failure
     }
     this.closeOpen(out)
     const usage = this.usage
-    const status = response.status ?? (response.error ? "failed" : response.incomplete_details ? "incomplete" : "completed")
+    const status = response.status ??
+      (response.error ? "failed" : response.incomplete_details ? "incomplete" : "completed")
     if (status === "failed" || (response.error !== undefined && response.error !== null)) {
       const details = response.error
       const code = details?.code ?? details?.type ?? "response_failed"
       const error = classifyError(code, details?.message ?? "the response failed", details ?? undefined)
-      finishWith(this.builder, out, { finishReason: error.type === "content_blocked" ? "content-filter" : "error", usage, error })
+      finishWith(this.builder, out, {
+        finishReason: error.type === "content_blocked" ? "content-filter" : "error",
+        usage,
+        error
+      })
     } else if (status === "incomplete") {
       const reason = response.incomplete_details?.reason ?? "unknown"
       if (reason === "max_output_tokens") finishWith(this.builder, out, { finishReason: "length", usage })
       else if (reason === "content_filter") {
-        const error = ErrorClassification.contentBlocked("content_filter", "the response was stopped by the content filter")
+        const error = ErrorClassification.contentBlocked(
+          "content_filter",
+          "the response was stopped by the content filter"
+        )
         finishWith(this.builder, out, { finishReason: "content-filter", usage, error })
       } else finishWith(this.builder, out, { finishReason: "other", usage })
     } else if (status === "completed") {
@@ -450,9 +462,14 @@ class ResponsesTurn {
         finishWith(this.builder, out, { finishReason: "content-filter", usage, error })
       } else finishWith(this.builder, out, { finishReason: this.clientCalls ? "tool-calls" : "stop", usage })
     } else {
-      const error = ErrorClassification.make("api_error", `response_${status}`, `the response ended with status ${status}`, {
-        retryable: status !== "cancelled"
-      })
+      const error = ErrorClassification.make(
+        "api_error",
+        `response_${status}`,
+        `the response ended with status ${status}`,
+        {
+          retryable: status !== "cancelled"
+        }
+      )
       finishWith(this.builder, out, { finishReason: "error", usage, error })
     }
     return undefined
@@ -466,10 +483,15 @@ class ResponsesTurn {
 
   /** The input ended without a terminal event. */
   truncate(out: Out): void {
-    endTruncated(this.builder, out, provider, (id, content) => partialItem(this.items.get(id)?.added, id, content), this.usage)
+    endTruncated(
+      this.builder,
+      out,
+      provider,
+      (id, content) => partialItem(this.items.get(id)?.added, id, content),
+      this.usage
+    )
   }
 }
-
 
 const deltaFallback: Record<string, string> = {
   "response.output_text.delta": "message",
@@ -507,7 +529,11 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
         case "response.failed": {
           const decoded = decodeLifecycle(json.right, event.line, what)
           if (Either.isLeft(decoded)) return decoded.left
-          const status = type === "response.completed" ? "completed" : type === "response.incomplete" ? "incomplete" : "failed"
+          const status = type === "response.completed"
+            ? "completed"
+            : type === "response.incomplete"
+            ? "incomplete"
+            : "failed"
           return turn.end(out, { ...decoded.right.response, status }, event.line)
         }
         case "response.output_item.added":
@@ -577,5 +603,4 @@ export const normalizeResponse: NormalizeResponse = (body, options) =>
       turn.start(out, response.right)
       const failure = turn.end(out, response.right, 0)
       return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
-    })
-  )
+    }))

@@ -39,7 +39,12 @@ const assistantItem = (part: AssistantPart): Json.JsonObject | undefined => {
         ...(part.encryptedContent === undefined ? {} : { encrypted_content: part.encryptedContent })
       }
     case "tool_call":
-      return { type: "function_call", call_id: ToolCallId.fromHistory(part.id), name: part.name, arguments: part.arguments }
+      return {
+        type: "function_call",
+        call_id: ToolCallId.fromHistory(part.id),
+        name: part.name,
+        arguments: part.arguments
+      }
     case "provider_item":
       return part.provider === provider ? part.item : undefined
   }
@@ -66,7 +71,11 @@ export const input = (request: LlmRequest): Array<Json.JsonObject> => {
         break
       case "tool":
         for (const result of message.results) {
-          out.push({ type: "function_call_output", call_id: ToolCallId.fromHistory(result.callId), output: result.output })
+          out.push({
+            type: "function_call_output",
+            call_id: ToolCallId.fromHistory(result.callId),
+            output: result.output
+          })
         }
         break
     }
@@ -96,23 +105,23 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
       ...(request.tools === undefined || request.tools.length === 0
         ? {}
         : {
-            tools: request.tools.map((tool) => ({
-              type: "function",
-              name: tool.name,
-              ...(tool.description === undefined ? {} : { description: tool.description }),
-              parameters: tool.parameters
-            }))
-          }),
+          tools: request.tools.map((tool) => ({
+            type: "function",
+            name: tool.name,
+            ...(tool.description === undefined ? {} : { description: tool.description }),
+            parameters: tool.parameters
+          }))
+        }),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(request.maxTokens === undefined ? {} : { max_output_tokens: request.maxTokens }),
       ...(reasoning === undefined
         ? {}
         : {
-            reasoning: {
-              ...(reasoning.effort === undefined ? {} : { effort: reasoning.effort }),
-              summary: reasoning.summary ?? "auto"
-            }
-          }),
+          reasoning: {
+            ...(reasoning.effort === undefined ? {} : { effort: reasoning.effort }),
+            summary: reasoning.summary ?? "auto"
+          }
+        }),
       include: ["reasoning.encrypted_content"],
       store: false,
       stream: true

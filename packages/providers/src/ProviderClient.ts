@@ -51,8 +51,8 @@ import * as ErrorClassification from "./ErrorClassification.js"
 import * as LiveRetry from "./LiveRetry.js"
 import type { LlmRequest } from "./LlmRequest.js"
 import type { NormalizeOptions } from "./Normalizer.js"
-import * as ProviderRequest from "./ProviderRequest.js"
 import type { ProviderName } from "./ProviderName.js"
+import * as ProviderRequest from "./ProviderRequest.js"
 import * as Providers from "./Providers.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
@@ -112,7 +112,10 @@ export interface Client {
    * The events of one streamed turn. `options` name the turn (as for `normalize`);
    * the model id defaults to the request's model.
    */
-  readonly stream: (request: LlmRequest, options?: NormalizeOptions) => Stream.Stream<StreamEvent.StreamEvent, StreamError>
+  readonly stream: (
+    request: LlmRequest,
+    options?: NormalizeOptions
+  ) => Stream.Stream<StreamEvent.StreamEvent, StreamError>
 }
 
 /**
@@ -145,10 +148,10 @@ const failureOf = (events: ReadonlyArray<StreamEvent.StreamEvent>): StreamEvent.
 /** How one attempt went. */
 type Attempt =
   | {
-      readonly _tag: "Started"
-      readonly head: ReadonlyArray<StreamEvent.StreamEvent>
-      readonly rest: Stream.Stream<StreamEvent.StreamEvent, StreamError>
-    }
+    readonly _tag: "Started"
+    readonly head: ReadonlyArray<StreamEvent.StreamEvent>
+    readonly rest: Stream.Stream<StreamEvent.StreamEvent, StreamError>
+  }
   | { readonly _tag: "Ended"; readonly events: ReadonlyArray<StreamEvent.StreamEvent> }
 
 /** The truncation a stalled body caused, reported as the stall it was. */
@@ -166,7 +169,7 @@ const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<stri
  * @category constructors
  */
 export const make = (settings: Settings): Effect.Effect<Client, never, HttpClient.HttpClient> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withScope)
     const provider = settings.provider
     const baseUrl = settings.baseUrl ?? ProviderRequest.defaultBaseUrl(provider)
@@ -177,7 +180,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     const responseTimeout = Duration.decode(settings.responseTimeout ?? defaultTimeout)
     const idleTimeout = Duration.decode(settings.idleTimeout ?? defaultTimeout)
     const quiet = (code: "response_timeout" | "stream_idle_timeout", what: string, after: Duration.Duration) =>
-      ErrorClassification.make("timeout", code, `${provider}: ${what} for ${Duration.format(after)}`, { retryable: true })
+      ErrorClassification.make("timeout", code, `${provider}: ${what} for ${Duration.format(after)}`, {
+        retryable: true
+      })
 
     /** A turn that ended before the provider answered: start, the error, the end. */
     const failed = (error: ProviderError.ProviderError, options: NormalizeOptions) =>
@@ -191,7 +196,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       })
 
     const rejected = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const text = yield* Effect.orElseSucceed(response.text, () => "")
         const now = yield* Clock.currentTimeMillis
         const error = ErrorClassification.fromHttpStatus(response.status, {
@@ -205,22 +210,30 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
 
     const unreachable = (error: HttpClientError.HttpClientError, options: NormalizeOptions) =>
       failed(
-        ErrorClassification.make("api_error", "connection_error", `${provider}: ${error.message}`, { retryable: true, raw: error }),
+        ErrorClassification.make("api_error", "connection_error", `${provider}: ${error.message}`, {
+          retryable: true,
+          raw: error
+        }),
         options
       )
 
     /** Reads events until the first output, or to the end of a turn without output. */
     const started = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // set when the body went quiet: the truncation the normalizer then reports says so
         let stalled: ProviderError.ProviderError | undefined
         const pull = yield* response.stream.pipe(
-          Stream.timeoutFail(() => quiet("stream_idle_timeout", "no byte of the response body", idleTimeout), idleTimeout),
+          Stream.timeoutFail(
+            () => quiet("stream_idle_timeout", "no byte of the response body", idleTimeout),
+            idleTimeout
+          ),
           // a connection dropped (or stalled) mid-body ends the body: the normalizer then
           // keeps what arrived and reports a retryable `stream_truncated`
           Stream.catchAll((error) => {
             if (error._tag === "ProviderError") stalled = error
-            return Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(Stream.drain)
+            return Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(
+              Stream.drain
+            )
           }),
           Sse.decode(),
           normalize(options),
@@ -243,7 +256,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       })
 
     const attempt = (request: LlmRequest, options: NormalizeOptions, scope: Scope.Scope) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const index = yield* Ref.get(keyIndex)
         const key = keys[index % keys.length]!
         const wire = ProviderRequest.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
@@ -251,19 +264,29 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           HttpClientRequest.setHeaders(wire.headers),
           HttpClientRequest.bodyUnsafeJson(wire.body),
           http.execute,
-          Effect.timeoutFail({ duration: responseTimeout, onTimeout: () => quiet("response_timeout", "no response", responseTimeout) }),
+          Effect.timeoutFail({
+            duration: responseTimeout,
+            onTimeout: () => quiet("response_timeout", "no response", responseTimeout)
+          }),
           Effect.matchEffect({
-            onFailure: (error) => (error._tag === "ProviderError" ? failed(error, options) : unreachable(error, options)),
-            onSuccess: (response) => (response.status >= 200 && response.status < 300 ? started(response, options) : rejected(response, options))
+            onFailure: (
+              error
+            ) => (error._tag === "ProviderError" ? failed(error, options) : unreachable(error, options)),
+            onSuccess: (response) => (response.status >= 200 && response.status < 300
+              ? started(response, options)
+              : rejected(response, options))
           }),
           Scope.extend(scope)
         )
         return outcome
       })
 
-    const stream = (request: LlmRequest, given?: NormalizeOptions): Stream.Stream<StreamEvent.StreamEvent, StreamError> =>
+    const stream = (
+      request: LlmRequest,
+      given?: NormalizeOptions
+    ): Stream.Stream<StreamEvent.StreamEvent, StreamError> =>
       Stream.unwrapScoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const options: NormalizeOptions = {
             ...given,
             runId: given?.runId ?? Ids.generateEventId(),
@@ -273,18 +296,26 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           }
           const parent = yield* Effect.scope
           const driver = yield* Schedule.driver(LiveRetry.schedule(retry))
-          for (let tries = 1; ; tries++) {
+          for (let tries = 1;; tries++) {
             const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
-            const outcome = yield* Effect.onError(attempt(request, options, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
-            if (outcome._tag === "Started") return Stream.concat(Stream.fromIterable(outcome.head), outcome.rest)
+            const outcome = yield* Effect.onError(attempt(request, options, scope), (cause) =>
+              Scope.close(scope, Exit.failCause(cause)))
+            if (outcome._tag === "Started") {
+              return Stream.concat(Stream.fromIterable(outcome.head), outcome.rest)
+            }
             yield* Scope.close(scope, Exit.void)
             const error = failureOf(outcome.events)
-            if (error === undefined || error.retryable !== true) return Stream.fromIterable(outcome.events)
-            yield* Ref.update(keyIndex, (index) => (index + 1) % keys.length)
+            if (error === undefined || error.retryable !== true) {
+              return Stream.fromIterable(outcome.events)
+            }
+            yield* Ref.update(keyIndex, (index) =>
+              (index + 1) % keys.length)
             const next = yield* Effect.either(driver.next(error))
             if (Either.isLeft(next)) return Stream.fromIterable(outcome.events)
             yield* Effect.logWarning(
-              `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); ${keys.length > 1 ? "retrying with the next API key" : "retrying"}`
+              `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); ${
+                keys.length > 1 ? "retrying with the next API key" : "retrying"
+              }`
             )
           }
         })

@@ -23,7 +23,11 @@ export interface Provider {
 }
 
 const providers: { readonly [K in ProviderName]: Provider } = {
-  "openai-chat": { name: "openai-chat", normalize: OpenAiChat.normalize, normalizeResponse: OpenAiChat.normalizeResponse },
+  "openai-chat": {
+    name: "openai-chat",
+    normalize: OpenAiChat.normalize,
+    normalizeResponse: OpenAiChat.normalizeResponse
+  },
   "openai-compatible": {
     name: "openai-compatible",
     normalize: OpenAiChat.normalizeCompatible,

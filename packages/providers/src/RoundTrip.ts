@@ -75,7 +75,9 @@ const stringOf = (metadata: Json.JsonObject | undefined, key: string): string | 
 const restoredFields = (items: ReadonlyArray<OutputItem.OutputItem>): ReadonlyMap<string, Json.JsonObject> => {
   const fields = new Map<string, Json.JsonObject>()
   for (const item of items) {
-    const restores = item.type === "function_call_output" && item.provider_executed === true ? item.provider_metadata?.restores : undefined
+    const restores = item.type === "function_call_output" && item.provider_executed === true
+      ? item.provider_metadata?.restores
+      : undefined
     if (item.type !== "function_call_output" || !Array.isArray(restores)) continue
     const output = Json.parseOrUndefined(item.output)
     if (!Json.isObject(output)) continue
@@ -95,7 +97,12 @@ const part = (
     case "message": {
       const raw = metadata?.part
       if (Json.isObject(raw) && item.content === "") return { _tag: "provider_item", provider, item: raw }
-      return { _tag: "text", text: item.content, provider, ...(metadata === undefined ? {} : { providerMetadata: metadata }) }
+      return {
+        _tag: "text",
+        text: item.content,
+        provider,
+        ...(metadata === undefined ? {} : { providerMetadata: metadata })
+      }
     }
     case "reasoning": {
       const issuer = item.provider_id ?? provider
@@ -111,7 +118,9 @@ const part = (
     }
     case "function_call": {
       const hosted = metadata?.item ?? metadata?.part
-      if (Json.isObject(hosted)) return { _tag: "provider_item", provider, item: { ...hosted, ...restored.get(item.call_id) } }
+      if (Json.isObject(hosted)) {
+        return { _tag: "provider_item", provider, item: { ...hosted, ...restored.get(item.call_id) } }
+      }
       if (metadata?.server_tool === true) {
         const serverName = stringOf(metadata, "server_name")
         return {
@@ -182,14 +191,23 @@ export const toolResults = (
   outputs: ReadonlyArray<ToolOutput>
 ): Either.Either<ReadonlyArray<ToolResult>, RoundTripError> => {
   const names = new Map<string, string>()
-  for (const item of turn.items) if (OutputItem.isClientToolCall(item)) names.set(ToolCallId.fromHistory(item.call_id), item.name)
+  for (const item of turn.items) {
+    if (OutputItem.isClientToolCall(item)) names.set(ToolCallId.fromHistory(item.call_id), item.name)
+  }
   const results: Array<ToolResult> = []
   for (const output of outputs) {
     const name = names.get(ToolCallId.fromHistory(output.callId))
     if (name === undefined) {
-      return Either.left(new RoundTripError({ callId: output.callId, message: `the turn made no tool call ${output.callId}` }))
+      return Either.left(
+        new RoundTripError({ callId: output.callId, message: `the turn made no tool call ${output.callId}` })
+      )
     }
-    results.push({ callId: output.callId, name, output: output.output, ...(output.isError === true ? { isError: true } : {}) })
+    results.push({
+      callId: output.callId,
+      name,
+      output: output.output,
+      ...(output.isError === true ? { isError: true } : {})
+    })
   }
   return Either.right(results)
 }
@@ -205,8 +223,10 @@ export const messages = (
   turn: FinishedTurn,
   outputs: ReadonlyArray<ToolOutput> = []
 ): Either.Either<ReadonlyArray<Message>, RoundTripError> =>
-  Either.map(toolResults(turn, outputs), (results): ReadonlyArray<Message> =>
-    results.length === 0 ? [assistantMessage(turn)] : [assistantMessage(turn), { _tag: "tool", results }]
+  Either.map(
+    toolResults(turn, outputs),
+    (results): ReadonlyArray<Message> =>
+      results.length === 0 ? [assistantMessage(turn)] : [assistantMessage(turn), { _tag: "tool", results }]
   )
 
 /**

@@ -173,7 +173,8 @@ export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
  * @since 0.1.0
  * @category combinators
  */
-export const feed = (self: ToolCallAccumulator, fragment: Fragment): ToolCallAccumulator => step(self, fragment).accumulator
+export const feed = (self: ToolCallAccumulator, fragment: Fragment): ToolCallAccumulator =>
+  step(self, fragment).accumulator
 
 /**
  * The number of calls seen so far.

@@ -45,7 +45,9 @@ export const label = (format: TranscriptFormat): string => labels[format]
  * @since 0.2.0
  * @category formats
  */
-export const ofProvider = (provider: ProviderName): TranscriptFormat => (provider === "openai-compatible" ? "openai-chat" : provider)
+export const ofProvider = (
+  provider: ProviderName
+): TranscriptFormat => (provider === "openai-compatible" ? "openai-chat" : provider)
 
 const anthropicTypes = new Set([
   "message_start",
@@ -57,17 +59,25 @@ const anthropicTypes = new Set([
 ])
 
 // The AI SDK's stream part types: text, reasoning and tool-input deltas, steps, tool outcomes.
-const aiSdkType = /^(?:(?:text|reasoning|tool-input)-(?:start|delta|end)|(?:start|finish)-step|tool-(?:call|result|error|input-available|output-available)|response-metadata)$/
+const aiSdkType =
+  /^(?:(?:text|reasoning|tool-input)-(?:start|delta|end)|(?:start|finish)-step|tool-(?:call|result|error|input-available|output-available)|response-metadata)$/
 
 /** The format of one event name or JSON payload, when it names one. */
 const ofType = (type: string): TranscriptFormat | undefined =>
-  anthropicTypes.has(type) ? "anthropic" : type.startsWith("response.") ? "openai-responses" : aiSdkType.test(type) ? "ai-sdk" : undefined
+  anthropicTypes.has(type)
+    ? "anthropic"
+    : type.startsWith("response.")
+    ? "openai-responses"
+    : aiSdkType.test(type)
+    ? "ai-sdk"
+    : undefined
 
 const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 // Gemini's error body: `{"error": {"code": 503, "status": "UNAVAILABLE", ...}}`.
-const isGeminiError = (error: unknown): boolean => isObject(error) && typeof error["code"] === "number" && typeof error["status"] === "string"
+const isGeminiError = (error: unknown): boolean =>
+  isObject(error) && typeof error["code"] === "number" && typeof error["status"] === "string"
 
 const ofPayload = (value: unknown): TranscriptFormat | undefined => {
   // a non-streaming Gemini body may be the array of its chunks
@@ -76,9 +86,13 @@ const ofPayload = (value: unknown): TranscriptFormat | undefined => {
   const fields = value
   const type = fields["type"]
   const object = fields["object"]
-  if (object === "chat.completion.chunk" || object === "chat.completion" || Array.isArray(fields["choices"])) return "openai-chat"
+  if (object === "chat.completion.chunk" || object === "chat.completion" || Array.isArray(fields["choices"])) {
+    return "openai-chat"
+  }
   if (object === "response") return "openai-responses"
-  if (["candidates", "usageMetadata", "promptFeedback"].some((key) => isObject(fields[key]) || Array.isArray(fields[key]))) return "gemini"
+  if (
+    ["candidates", "usageMetadata", "promptFeedback"].some((key) => isObject(fields[key]) || Array.isArray(fields[key]))
+  ) return "gemini"
   if (isGeminiError(fields["error"])) return "gemini"
   if (type === "message" && Array.isArray(fields["content"])) return "anthropic"
   return typeof type === "string" ? ofType(type) : undefined

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
+import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
-import { SchemaDecode } from "@sluice/core"
 import { Anthropic, WireDecodeError } from "../src/index.js"
-import { done, errors, finals, ofType, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const normalize = Anthropic.normalize
@@ -13,7 +13,14 @@ const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.str
 
 const start = event("message_start", {
   type: "message_start",
-  message: { id: "msg_x", type: "message", role: "assistant", model: "claude-x", content: [], usage: { input_tokens: 5, output_tokens: 1 } }
+  message: {
+    id: "msg_x",
+    type: "message",
+    role: "assistant",
+    model: "claude-x",
+    content: [],
+    usage: { input_tokens: 5, output_tokens: 1 }
+  }
 })
 const stop = (reason: string) =>
   event("message_delta", { type: "message_delta", delta: { stop_reason: reason }, usage: { output_tokens: 2 } }) +
@@ -25,12 +32,17 @@ const textBlock = (index: number, text: string) =>
 
 describe("Anthropic.normalize", () => {
   it.effect("reads recorded thinking with its signature, then a tool call with split arguments", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "thinking-then-tool.sse"))
       const [reasoning, call] = finals(events)
       expect(reasoning).toMatchObject({ type: "reasoning", provider_id: "anthropic" })
-      expect(reasoning?.type === "reasoning" && reasoning.signature?.startsWith("EtYDCkYICxgCKkAVHEWRYo6RgSMs4ZZDX4gW16kdfp2EIXft")).toBe(true)
-      expect(reasoning?.type === "reasoning" && reasoning.content.startsWith("The user is asking for weather information")).toBe(true)
+      expect(
+        reasoning?.type === "reasoning" &&
+          reasoning.signature?.startsWith("EtYDCkYICxgCKkAVHEWRYo6RgSMs4ZZDX4gW16kdfp2EIXft")
+      ).toBe(true)
+      expect(
+        reasoning?.type === "reasoning" && reasoning.content.startsWith("The user is asking for weather information")
+      ).toBe(true)
       expect(call).toStrictEqual({
         type: "function_call",
         id: "item_1",
@@ -41,11 +53,18 @@ describe("Anthropic.normalize", () => {
       const end = done(events)
       expect(end?.status).toBe("complete")
       expect(end?.finish_reason).toBe("tool-calls")
-      expect(end?.usage).toMatchObject({ input: 424, output: 119, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 543 })
+      expect(end?.usage).toMatchObject({
+        input: 424,
+        output: 119,
+        cacheRead: 0,
+        cacheWrite: 0,
+        reasoning: 0,
+        total: 543
+      })
     }))
 
   it.effect("keeps recorded redacted thinking data", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "redacted-thinking.sse"))
       const items = finals(events)
       expect(items.map((item) => item.type)).toStrictEqual(["reasoning", "reasoning", "message"])
@@ -53,24 +72,38 @@ describe("Anthropic.normalize", () => {
       expect(first?.type === "reasoning" && first.redacted).toBe(true)
       expect(first?.type === "reasoning" && first.data?.startsWith("EqkECkYIBxgCKkA8AZ4noDfV5VcOJe")).toBe(true)
       expect(first?.type === "reasoning" && first.data?.endsWith("ewJ/hgB")).toBe(true)
-      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop", usage: { input: 92, output: 189, total: 281 } })
+      expect(done(events)).toMatchObject({
+        status: "complete",
+        finish_reason: "stop",
+        usage: { input: 92, output: 189, total: 281 }
+      })
     }))
 
   it.effect("reads recorded parallel tool calls", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "tool-parallel.sse"))
-      expect(finals(events).map((item) => (item.type === "function_call" ? [item.name, item.arguments] : item.type))).toStrictEqual([
-        "message",
-        ["add", "{\"a\": 2, \"b\": 3}"],
-        ["multiply", "{\"a\": 2, \"b\": 3}"]
-      ])
+      expect(finals(events).map((item) => (item.type === "function_call" ? [item.name, item.arguments] : item.type)))
+        .toStrictEqual([
+          "message",
+          ["add", "{\"a\": 2, \"b\": 3}"],
+          ["multiply", "{\"a\": 2, \"b\": 3}"]
+        ])
     }))
 
   it.effect("maps text deltas and usage with cache reads and writes (input excludes them)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "text-cache.sse"))
-      expect(ofType(events, "item_delta").map((delta) => delta.delta_content)).toStrictEqual(["Hello", ", wörld", " ☂."])
-      expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Hello, wörld ☂.", origin: "agent" }])
+      expect(ofType(events, "item_delta").map((delta) => delta.delta_content)).toStrictEqual([
+        "Hello",
+        ", wörld",
+        " ☂."
+      ])
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "Hello, wörld ☂.",
+        origin: "agent"
+      }])
       const usage = done(events)?.usage
       expect(usage).toMatchObject({ input: 12, cacheRead: 100, cacheWrite: 50, output: 9, reasoning: 0, total: 171 })
       // message_delta restated only output_tokens: the counts of message_start survive
@@ -78,7 +111,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("keeps a signature split over deltas, redacted thinking, and tool calls without arguments", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "thinking-tools.sse"))
       expect(finals(events)).toStrictEqual([
         {
@@ -88,9 +121,22 @@ describe("Anthropic.normalize", () => {
           provider_id: "anthropic",
           signature: "EqQBCkgIARABGAIiQL2sig=="
         },
-        { type: "reasoning", id: "item_1", content: "", provider_id: "anthropic", redacted: true, data: "RWRhY3RlZCBibG9i" },
+        {
+          type: "reasoning",
+          id: "item_1",
+          content: "",
+          provider_id: "anthropic",
+          redacted: true,
+          data: "RWRhY3RlZCBibG9i"
+        },
         { type: "message", id: "item_2", content: "Checking both.", origin: "agent" },
-        { type: "function_call", id: "item_3", call_id: "toolu_weather", name: "weather", arguments: "{\"city\":\"Florence\"}" },
+        {
+          type: "function_call",
+          id: "item_3",
+          call_id: "toolu_weather",
+          name: "weather",
+          arguments: "{\"city\":\"Florence\"}"
+        },
         {
           type: "function_call",
           id: "item_4",
@@ -105,7 +151,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("maps server tool use and its result block, and keeps citations", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "server-tool.sse"))
       const [use, result, text] = finals(events)
       expect(use).toStrictEqual({
@@ -124,13 +170,15 @@ describe("Anthropic.normalize", () => {
         provider_executed: true,
         provider_metadata: { server_tool: true, block_type: "web_search_tool_result" }
       })
-      expect(result?.type === "function_call_output" && JSON.parse(result.output)[0].url).toBe("https://example.com/sluice")
+      expect(result?.type === "function_call_output" && JSON.parse(result.output)[0].url).toBe(
+        "https://example.com/sluice"
+      )
       expect(text?.type === "message" && text.provider_metadata?.citations).toHaveLength(1)
       expect(done(events)?.usage).toMatchObject({ input: 2100, output: 41 })
     }))
 
   it.effect("marks a server tool result that carries an error as unsuccessful", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(
         start +
           event("content_block_start", {
@@ -149,7 +197,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("turns event: error overloaded_error into a retryable provider_overloaded error, keeping the text", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "overloaded.sse"))
       expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Partial ans", origin: "agent" }])
       expect(errors(events)).toStrictEqual([
@@ -159,7 +207,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("turns a refusal into a content_blocked error and finish reason content-filter", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "refusal.sse"))
       expect(finals(events)[0]).toMatchObject({ type: "message", content: "I can't help with that." })
       expect(errors(events)).toMatchObject([{ type: "content_blocked", retryable: false, code: "refusal" }])
@@ -167,7 +215,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("ends a truncated stream with a retryable error, keeping what arrived", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(own("anthropic", "truncated.sse"))
       expect(finals(events)).toStrictEqual([
         { type: "message", id: "item_0", content: "Reading the file", origin: "agent" },
@@ -178,7 +226,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("finalizes tool arguments at the block's stop, not when a prefix parses", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(
         start +
           event("content_block_start", {
@@ -186,8 +234,16 @@ describe("Anthropic.normalize", () => {
             index: 0,
             content_block: { type: "tool_use", id: "toolu_p", name: "f", input: {} }
           }) +
-          event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"a\":1}" } }) +
-          event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"b\":2}" } }) +
+          event("content_block_delta", {
+            type: "content_block_delta",
+            index: 0,
+            delta: { type: "input_json_delta", partial_json: "{\"a\":1}" }
+          }) +
+          event("content_block_delta", {
+            type: "content_block_delta",
+            index: 0,
+            delta: { type: "input_json_delta", partial_json: "{\"b\":2}" }
+          }) +
           event("content_block_stop", { type: "content_block_stop", index: 0 }) +
           stop("tool_use")
       )
@@ -197,7 +253,7 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("maps every stop reason", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const reasons: Array<[string, string]> = [
         ["end_turn", "stop"],
         ["stop_sequence", "stop"],
@@ -233,9 +289,12 @@ describe("Anthropic.normalize", () => {
   })
 
   it.effect("ignores events after message_stop and block types it does not read", () =>
-    Effect.gen(function* () {
-      const unknownBlock =
-        event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "container_upload", file_id: "f" } }) +
+    Effect.gen(function*() {
+      const unknownBlock = event("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "container_upload", file_id: "f" }
+      }) +
         event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "future_delta", x: 1 } }) +
         event("content_block_stop", { type: "content_block_stop", index: 0 })
       const events = yield* run(start + unknownBlock + textBlock(1, "hi") + stop("end_turn") + textBlock(2, "late"))
@@ -244,26 +303,41 @@ describe("Anthropic.normalize", () => {
     }))
 
   it.effect("fails with WireDecodeError naming the line for data that is not JSON", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* Effect.flip(run(start + "event: content_block_start\ndata: {not json\n\n"))
       expect(error).toBeInstanceOf(WireDecodeError.WireDecodeError)
       expect(error).toMatchObject({ _tag: "WireDecodeError", provider: "anthropic", line: 4, reason: "InvalidJson" })
     }))
 
   it.effect("fails with WireDecodeError for an unknown event type or a delta of a block that is not open", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const unknown = yield* Effect.flip(run(start + event("surprise", { type: "surprise" })))
       expect(unknown).toMatchObject({ _tag: "WireDecodeError", reason: "UnexpectedShape", line: 4 })
       const orphan = yield* Effect.flip(
-        run(start + event("content_block_delta", { type: "content_block_delta", index: 7, delta: { type: "text_delta", text: "x" } }))
+        run(
+          start +
+            event("content_block_delta", {
+              type: "content_block_delta",
+              index: 7,
+              delta: { type: "text_delta", text: "x" }
+            })
+        )
       )
       expect(orphan).toMatchObject({ _tag: "WireDecodeError", reason: "UnexpectedShape", line: 4 })
       expect(orphan.message).toContain("block 7")
       const mismatch = yield* Effect.flip(
         run(
           start +
-            event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
-            event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{" } })
+            event("content_block_start", {
+              type: "content_block_start",
+              index: 0,
+              content_block: { type: "text", text: "" }
+            }) +
+            event("content_block_delta", {
+              type: "content_block_delta",
+              index: 0,
+              delta: { type: "input_json_delta", partial_json: "{" }
+            })
         )
       )
       expect(mismatch.message).toContain("input_json_delta does not belong in a message block")
@@ -278,13 +352,22 @@ describe("Anthropic.normalize", () => {
       FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 3 })
     ],
     ([deltaType, value, index, extra]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const field = deltaType === "text_delta" ? "text" : deltaType === "thinking_delta" ? "thinking" : "partial_json"
         const blockType = deltaType === "text_delta" ? "text" : deltaType === "thinking_delta" ? "thinking" : "tool_use"
-        const block = blockType === "tool_use" ? { type: blockType, id: "tu", name: "f" } : { type: blockType, [blockType]: "" }
-        const data = { ...extra, type: "content_block_delta", index, delta: { ...extra, type: deltaType, [field]: value } }
+        const block = blockType === "tool_use"
+          ? { type: blockType, id: "tu", name: "f" }
+          : { type: blockType, [blockType]: "" }
+        const data = {
+          ...extra,
+          type: "content_block_delta",
+          index,
+          delta: { ...extra, type: deltaType, [field]: value }
+        }
         const body = start +
-          (Number.isInteger(index) && index >= 0 ? event("content_block_start", { type: "content_block_start", index, content_block: block }) : "") +
+          (Number.isInteger(index) && index >= 0
+            ? event("content_block_start", { type: "content_block_start", index, content_block: block })
+            : "") +
           event("content_block_delta", data)
         const bySchema = SchemaDecode.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
         const exit = yield* Effect.either(run(body))
@@ -292,12 +375,17 @@ describe("Anthropic.normalize", () => {
           expect(exit._tag).toBe("Left")
         } else {
           const chunk = bySchema.right
-          const expected = chunk.type === "content_block_delta" && "text" in chunk.delta ? chunk.delta.text
-            : chunk.type === "content_block_delta" && "thinking" in chunk.delta ? chunk.delta.thinking
-            : chunk.type === "content_block_delta" && "partial_json" in chunk.delta ? chunk.delta.partial_json
+          const expected = chunk.type === "content_block_delta" && "text" in chunk.delta ?
+            chunk.delta.text
+            : chunk.type === "content_block_delta" && "thinking" in chunk.delta ?
+            chunk.delta.thinking
+            : chunk.type === "content_block_delta" && "partial_json" in chunk.delta ?
+            chunk.delta.partial_json
             : undefined
           expect(exit._tag).toBe("Right")
-          if (exit._tag === "Right") expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(expected)
+          if (exit._tag === "Right") {
+            expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(expected)
+          }
         }
       }),
     { fastCheck: { numRuns: 150 }, timeout: 120_000 }
@@ -323,18 +411,25 @@ describe("Anthropic.normalize", () => {
 
 describe("Anthropic compaction", () => {
   it.effect("keeps a compaction block as its own item and bills usage summed over iterations (recorded)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "compaction.sse"))
       const items = finals(events)
       expect(items.map((item) => item.type)).toStrictEqual(["compaction", "message"])
       const compaction = items[0]!
-      expect(compaction.type === "compaction" && compaction.content.startsWith("## Summary of Conversation\n\n### Task Context")).toBe(true)
+      expect(
+        compaction.type === "compaction" &&
+          compaction.content.startsWith("## Summary of Conversation\n\n### Task Context")
+      ).toBe(true)
       // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; the top level says only 612 / 2819
-      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop", usage: { input: 60997, output: 3341, total: 64338 } })
+      expect(done(events)).toMatchObject({
+        status: "complete",
+        finish_reason: "stop",
+        usage: { input: 60997, output: 3341, total: 64338 }
+      })
     }))
 
   it.effect("streamed and non-streaming compaction give the same items and the same summed usage", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const streamed = yield* run(own("anthropic", "compaction.sse"))
       const whole = yield* Anthropic.normalizeResponse(ownJson("anthropic", "compaction.json"))
       expect(finals(whole)).toStrictEqual(finals(streamed))
@@ -343,35 +438,57 @@ describe("Anthropic compaction", () => {
         content: "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
       })
       for (const events of [streamed, whole]) {
-        expect(done(events)).toMatchObject({ usage: { input: 281, output: 91, cacheRead: 0, cacheWrite: 0, total: 372 } })
+        expect(done(events)).toMatchObject({
+          usage: { input: 281, output: 91, cacheRead: 0, cacheWrite: 0, total: 372 }
+        })
       }
     }))
 
   it("usage without iterations keeps the top-level counts", () => {
     expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7 })).toMatchObject({ input: 5, output: 7, total: 12 })
-    expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7, iterations: [] })).toMatchObject({ input: 5, output: 7 })
+    expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7, iterations: [] })).toMatchObject({
+      input: 5,
+      output: 7
+    })
   })
 })
 
 describe("Anthropic.normalizeResponse", () => {
   it.effect("decodes a Messages response into the same final items", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* Anthropic.normalizeResponse(ownJson("anthropic", "thinking-tools.json"))
       const streamed = yield* run(own("anthropic", "thinking-tools.sse"))
       expect(finals(events)).toStrictEqual(finals(streamed))
-      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "tool-calls", usage: { input: 300, output: 87 } })
+      expect(done(events)).toMatchObject({
+        status: "complete",
+        finish_reason: "tool-calls",
+        usage: { input: 300, output: 87 }
+      })
     }))
 
   it.effect("turns an error body into a classified response_error", () =>
-    Effect.gen(function* () {
-      const events = yield* Anthropic.normalizeResponse({ type: "error", error: { type: "rate_limit_error", message: "slow down" } })
-      expect(errors(events)).toMatchObject([{ type: "rate_limit", retryable: true, code: "rate_limit_error", message: "slow down" }])
+    Effect.gen(function*() {
+      const events = yield* Anthropic.normalizeResponse({
+        type: "error",
+        error: { type: "rate_limit_error", message: "slow down" }
+      })
+      expect(errors(events)).toMatchObject([{
+        type: "rate_limit",
+        retryable: true,
+        code: "rate_limit_error",
+        message: "slow down"
+      }])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
     }))
 
   it.effect("fails with WireDecodeError for a body of the wrong shape", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* Effect.flip(Anthropic.normalizeResponse({ type: "message", content: "nope" }))
-      expect(error).toMatchObject({ _tag: "WireDecodeError", provider: "anthropic", line: 0, reason: "UnexpectedShape" })
+      expect(error).toMatchObject({
+        _tag: "WireDecodeError",
+        provider: "anthropic",
+        line: 0,
+        reason: "UnexpectedShape"
+      })
     }))
 })

@@ -3,9 +3,9 @@
  * streamed turn equals the non-streaming turn: the same final items, usage (without
  * the provider's raw object), finish reason, status and errors.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { Json, type StreamEvent } from "@sluice/core"
-import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { Anthropic, OpenAiChat } from "../src/index.js"
@@ -22,7 +22,9 @@ const view = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
   const { raw: _raw, ...usage } = turn.usage
   return {
     items: turn.items.map((item) =>
-      item.final?.type === "function_call" ? { ...item.final, arguments: Json.parseArguments(item.final.arguments) } : item.final
+      item.final?.type === "function_call"
+        ? { ...item.final, arguments: Json.parseArguments(item.final.arguments) }
+        : item.final
     ),
     usage,
     finishReason: turn.finishReason,
@@ -36,7 +38,8 @@ const pairs: ReadonlyArray<readonly [string, Normalize, NormalizeResponse, strin
     (name) => [`anthropic ${name}`, Anthropic.normalize, Anthropic.normalizeResponse, `anthropic/${name}`] as const
   ),
   ...["text-usage", "tools-interleaved", "content-filter", "refusal"].map(
-    (name) => [`openai-chat ${name}`, OpenAiChat.normalize, OpenAiChat.normalizeResponse, `openai-chat/${name}`] as const
+    (name) =>
+      [`openai-chat ${name}`, OpenAiChat.normalize, OpenAiChat.normalizeResponse, `openai-chat/${name}`] as const
   ),
   [
     "openai-compatible reasoning-details",
@@ -50,7 +53,7 @@ describe("streamed turn equals the non-streaming turn of the same content", () =
   for (const [name, normalize, normalizeResponse, path] of pairs) {
     const [provider, file] = path.split("/") as [string, string]
     it.effect(name, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const streamed = view(yield* runText(normalize, own(provider, `${file}.sse`)))
         const whole = view(yield* normalizeResponse(ownJson(provider, `${file}.json`), options))
         expect(whole).toStrictEqual(streamed)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Gemini from "../src/Gemini.js"
 import { ArgumentsBuilder, parsePath } from "../src/internal/partialArgs.js"
-import { done, errors, finals, ofType, options, own, ownJson, runText, recorded } from "./support/normalizerHarness.js"
+import { done, errors, finals, ofType, options, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 
 const run = (text: string) => runText(Gemini.normalize, text)
 const fixture = (name: string) => own("gemini", name)
@@ -10,12 +10,16 @@ const fixture = (name: string) => own("gemini", name)
 /** One SSE chunk as the Gemini API frames it (CRLF line ends). */
 const chunk = (data: unknown): string => `data: ${JSON.stringify(data)}\r\n\r\n`
 const parts = (list: ReadonlyArray<unknown>, finishReason?: string) => ({
-  candidates: [{ content: { role: "model", parts: list }, index: 0, ...(finishReason === undefined ? {} : { finishReason }) }]
+  candidates: [{
+    content: { role: "model", parts: list },
+    index: 0,
+    ...(finishReason === undefined ? {} : { finishReason })
+  }]
 })
 
 describe("Gemini.normalize", () => {
   it.effect("joins consecutive text parts across chunks into one message, with the model version", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("text-cached-usage.sse"))
       expect(ofType(events, "response_start")[0]?.model_id).toBe("gemini-2.5-flash")
       expect(ofType(events, "item_start").map((s) => [s.item_id, s.item_type])).toStrictEqual([["item_0", "message"]])
@@ -25,33 +29,51 @@ describe("Gemini.normalize", () => {
         "of Rayleigh scattering."
       ])
       expect(finals(events)).toStrictEqual([
-        { type: "message", id: "item_0", content: "The sky looks blue because of Rayleigh scattering.", origin: "agent" }
+        {
+          type: "message",
+          id: "item_0",
+          content: "The sky looks blue because of Rayleigh scattering.",
+          origin: "agent"
+        }
       ])
       expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop" })
     }))
 
   it.effect("keeps the last usageMetadata: cache apart from input, thoughts inside output, tool-use prompt in input", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("text-cached-usage.sse"))
       // prompt 120 (100 cached) + tool-use prompt 4; candidates 9 + thoughts 21.
-      expect(done(events)?.usage).toMatchObject({ input: 24, cacheRead: 100, cacheWrite: 0, output: 30, reasoning: 21, total: 154 })
+      expect(done(events)?.usage).toMatchObject({
+        input: 24,
+        cacheRead: 100,
+        cacheWrite: 0,
+        output: 30,
+        reasoning: 21,
+        total: 154
+      })
       expect(done(events)?.usage?.raw).toMatchObject({ totalTokenCount: 154, toolUsePromptTokenCount: 4 })
     }))
 
   it.effect("maps recorded thoughts and a function call whose thoughtSignature is kept", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("gemini", "thought-then-tool.sse"))
       const [thought, call] = finals(events)
       expect(thought?.type).toBe("reasoning")
       expect(thought?.type === "reasoning" && thought.content.startsWith("**Mapping the Inquiry**")).toBe(true)
-      expect(call).toMatchObject({ type: "function_call", id: "item_1", call_id: "call_item_1", name: "weather", arguments: "{\"location\":\"Florence, Italy\"}" })
+      expect(call).toMatchObject({
+        type: "function_call",
+        id: "item_1",
+        call_id: "call_item_1",
+        name: "weather",
+        arguments: "{\"location\":\"Florence, Italy\"}"
+      })
       expect(call?.type === "function_call" && call.provider_metadata?.thoughtSignature).toMatch(/^CiIBvj72\+9zt1F5h/)
       expect(done(events)).toMatchObject({ status: "complete", finish_reason: "tool-calls" })
       expect(done(events)?.usage).toMatchObject({ input: 54, output: 78, reasoning: 64, total: 132 })
     }))
 
   it.effect("maps recorded parallel calls from one chunk, the signature only on the first", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("gemini", "tool-parallel.sse"))
       const calls = finals(events)
       expect(calls.map((c) => c.type === "function_call" && [c.name, c.arguments])).toStrictEqual([
@@ -64,7 +86,7 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("maps a recorded prompt block with no candidates to a content block", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(recorded("gemini", "prompt-blocked-safety.sse"))
       expect(finals(events)).toStrictEqual([])
       expect(errors(events)).toStrictEqual([
@@ -74,11 +96,17 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("keeps thought signatures on text as provider metadata and on thoughts as the signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("thought-signature-text.sse"))
       expect(finals(events)).toStrictEqual([
         { type: "reasoning", id: "item_0", content: "**Weighing options**\n\nThe user wants a short answer." },
-        { type: "message", id: "item_1", content: "Use a hash map.", origin: "agent", provider_metadata: { thoughtSignature: "EsQBCsEBAdHtim9" } }
+        {
+          type: "message",
+          id: "item_1",
+          content: "Use a hash map.",
+          origin: "agent",
+          provider_metadata: { thoughtSignature: "EsQBCsEBAdHtim9" }
+        }
       ])
       const thoughtSigned = yield* run(
         chunk(parts([{ text: "plan", thought: true }])) +
@@ -93,15 +121,21 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("attaches a part that carries only a signature to the open item", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(chunk(parts([{ text: "hi" }, { thoughtSignature: "sig-only" }], "STOP")))
       expect(finals(events)).toStrictEqual([
-        { type: "message", id: "item_0", content: "hi", origin: "agent", provider_metadata: { thoughtSignature: "sig-only" } }
+        {
+          type: "message",
+          id: "item_0",
+          content: "hi",
+          origin: "agent",
+          provider_metadata: { thoughtSignature: "sig-only" }
+        }
       ])
     }))
 
   it.effect("assembles Vertex AI streamed function-call arguments and finalizes them at the call's last part", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("vertex-streamed-args.sse"))
       expect(ofType(events, "response_start")[0]?.model_id).toBe("gemini-3-pro-preview")
       expect(ofType(events, "item_start").map((s) => s.name)).toStrictEqual(["get_weather", "set_lights"])
@@ -126,28 +160,41 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("uses the function call's own id when it has one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(chunk(parts([{ functionCall: { id: "fc-7", name: "ping", args: {} } }], "STOP")))
       expect(finals(events)[0]).toMatchObject({ call_id: "fc-7", name: "ping", arguments: "{}" })
     }))
 
   it.effect("fails with a WireDecodeError for a streamed-args continuation that continues nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const failure = yield* Effect.flip(
-        run(chunk(parts([{ functionCall: { partialArgs: [{ jsonPath: "$.a", stringValue: "x" }], willContinue: true } }])))
+        run(
+          chunk(parts([{ functionCall: { partialArgs: [{ jsonPath: "$.a", stringValue: "x" }], willContinue: true } }]))
+        )
       )
       expect(failure).toMatchObject({ _tag: "WireDecodeError", provider: "gemini", line: 1, reason: "UnexpectedShape" })
       expect(failure.message).toContain("continues no streamed call")
       const badPath = yield* Effect.flip(
-        run(chunk(parts([{ functionCall: { name: "f", willContinue: true, partialArgs: [{ jsonPath: "a.b", stringValue: "x" }] } }])))
+        run(
+          chunk(
+            parts([{
+              functionCall: { name: "f", willContinue: true, partialArgs: [{ jsonPath: "a.b", stringValue: "x" }] }
+            }])
+          )
+        )
       )
       expect(badPath.message).toContain("does not start with $")
     }))
 
   it.effect("ends the turn at an in-stream error object, keeping the text that arrived", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("error-overloaded.sse"))
-      expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Partial answer", origin: "agent" }])
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "Partial answer",
+        origin: "agent"
+      }])
       expect(errors(events)).toStrictEqual([
         {
           code: "UNAVAILABLE",
@@ -161,16 +208,20 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("maps a SAFETY finish to a content block, keeping the text that arrived", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("safety-finish.sse"))
       expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Here is how", origin: "agent" }])
-      expect(errors(events).map((e) => [e.code, e.type, e.retryable])).toStrictEqual([["SAFETY", "content_blocked", false]])
+      expect(errors(events).map((e) => [e.code, e.type, e.retryable])).toStrictEqual([[
+        "SAFETY",
+        "content_blocked",
+        false
+      ]])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "content-filter" })
       expect(done(events)?.usage).toMatchObject({ input: 12, output: 3, total: 15 })
     }))
 
   it.effect("ends a stream without a finishReason as truncated, keeping what arrived and the usage so far", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* run(fixture("truncated.sse"))
       expect(finals(events)).toStrictEqual([
         { type: "reasoning", id: "item_0", content: "Thinking about it" },
@@ -178,7 +229,17 @@ describe("Gemini.normalize", () => {
       ])
       expect(errors(events).map((e) => [e.code, e.retryable])).toStrictEqual([["stream_truncated", true]])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error", usage: { input: 8 } })
-      const midCall = yield* run(chunk(parts([{ functionCall: { name: "f", willContinue: true, partialArgs: [{ jsonPath: "$.q", stringValue: "half", willContinue: true }] } }])))
+      const midCall = yield* run(
+        chunk(
+          parts([{
+            functionCall: {
+              name: "f",
+              willContinue: true,
+              partialArgs: [{ jsonPath: "$.q", stringValue: "half", willContinue: true }]
+            }
+          }])
+        )
+      )
       expect(finals(midCall)).toStrictEqual([
         { type: "function_call", id: "item_0", call_id: "call_item_0", name: "f", arguments: "{\"q\":\"half\"}" }
       ])
@@ -186,7 +247,7 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("keeps parts it has no item for in a message's provider metadata", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const image = { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }
       const events = yield* run(chunk(parts([{ text: "Here:" }, image], "STOP")))
       expect(finals(events)).toStrictEqual([
@@ -196,7 +257,7 @@ describe("Gemini.normalize", () => {
     }))
 
   it.effect("fails with a WireDecodeError naming the line for bad chunks", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const notJson = yield* Effect.flip(run(chunk(parts([{ text: "a" }])) + "data: {\"candidates\": [\r\n\r\n"))
       expect(notJson).toMatchObject({ _tag: "WireDecodeError", provider: "gemini", line: 3, reason: "InvalidJson" })
       const badShape = yield* Effect.flip(run(chunk({ candidates: [{ content: { parts: [{ text: 5 }] } }] })))
@@ -240,22 +301,29 @@ describe("Gemini.classifyError", () => {
 
 describe("Gemini.normalizeResponse", () => {
   it.effect("decodes a whole GenerateContentResponse", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* Gemini.normalizeResponse(ownJson("gemini", "thought-signature-text.json"), options)
       expect(finals(events).map((item) => item.type)).toStrictEqual(["reasoning", "message"])
-      expect(done(events)).toMatchObject({ status: "complete", finish_reason: "stop", usage: { output: 52, reasoning: 40 } })
+      expect(done(events)).toMatchObject({
+        status: "complete",
+        finish_reason: "stop",
+        usage: { output: 52, reasoning: 40 }
+      })
     }))
 
   it.effect("decodes Vertex AI's array of chunks and an error body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* Gemini.normalizeResponse(ownJson("gemini", "vertex-streamed-args.json"), options)
-      expect(finals(events).map((item) => item.type === "function_call" && item.name)).toStrictEqual(["get_weather", "set_lights"])
+      expect(finals(events).map((item) => item.type === "function_call" && item.name)).toStrictEqual([
+        "get_weather",
+        "set_lights"
+      ])
       const failed = yield* Gemini.normalizeResponse(ownJson("gemini", "error-body-overloaded.json"), options)
       expect(errors(failed).map((e) => e.type)).toStrictEqual(["provider_overloaded"])
     }))
 
   it.effect("fails with a WireDecodeError at line 0 for a body of the wrong shape", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const failure = yield* Effect.flip(Gemini.normalizeResponse("text", options))
       expect(failure).toMatchObject({ _tag: "WireDecodeError", provider: "gemini", line: 0, reason: "UnexpectedShape" })
     }))

@@ -16,7 +16,7 @@ const failure = (retryAfterMs?: number): StreamEvent.ErrorObject => ({
 
 /** The delays the schedule asks for, fed these errors in turn, until it is done. */
 const delaysOf = (errors: ReadonlyArray<StreamEvent.ErrorObject>, options?: LiveRetry.Options) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const schedule = LiveRetry.schedule(options)
     let state = schedule.initial
     let now = 0
@@ -35,18 +35,32 @@ const delaysOf = (errors: ReadonlyArray<StreamEvent.ErrorObject>, options?: Live
 describe("LiveRetry", () => {
   it.effect.prop(
     "waits retry_after_ms when given, else min(initial * 2^n, max), for at most maxRetries",
-    [FastCheck.array(FastCheck.option(FastCheck.integer({ min: 0, max: 60_000 }), { nil: undefined }), { maxLength: 8 }), FastCheck.integer({ min: 0, max: 6 })],
+    [
+      FastCheck.array(FastCheck.option(FastCheck.integer({ min: 0, max: 60_000 }), { nil: undefined }), {
+        maxLength: 8
+      }),
+      FastCheck.integer({ min: 0, max: 6 })
+    ],
     ([retryAfters, maxRetries]) =>
-      Effect.gen(function* () {
-        const delays = yield* delaysOf(retryAfters.map(failure), { maxRetries, initialDelay: "100 millis", maxDelay: "1 second" })
-        const expected = retryAfters.slice(0, maxRetries).map((retryAfter, n) => retryAfter ?? Math.min(100 * 2 ** n, 1000))
+      Effect.gen(function*() {
+        const delays = yield* delaysOf(retryAfters.map(failure), {
+          maxRetries,
+          initialDelay: "100 millis",
+          maxDelay: "1 second"
+        })
+        const expected = retryAfters.slice(0, maxRetries).map((retryAfter, n) =>
+          retryAfter ?? Math.min(100 * 2 ** n, 1000)
+        )
         expect(delays).toStrictEqual(expected)
-      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+      }),
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 
   it.effect("stops at the first failure that is not retryable, or that asks to wait longer than maxRetryAfter", () =>
-    Effect.gen(function* () {
-      expect(yield* delaysOf([failure(), { code: "400", message: "bad", retryable: false }, failure()])).toStrictEqual([500])
+    Effect.gen(function*() {
+      expect(yield* delaysOf([failure(), { code: "400", message: "bad", retryable: false }, failure()])).toStrictEqual([
+        500
+      ])
       expect(yield* delaysOf([failure(10), failure(120_000)])).toStrictEqual([10])
       expect(yield* delaysOf([failure(120_000)], { maxRetryAfter: "5 minutes" })).toStrictEqual([120_000])
     }))

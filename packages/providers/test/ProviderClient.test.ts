@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, pause, serve, recorded } from "./support/loopback.js"
+import { drive, fixture, pause, recorded, serve } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]
@@ -24,11 +24,12 @@ const client = (provider: ProviderName, baseUrl: string, apiKeys: ProviderClient
 
 const request = LlmRequest.prompt("test-model", "Hello")
 
-const summaryOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
+const summaryOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+  Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
 
 /** Streams the request to completion, moving the TestClock over every backoff. */
 const collect = (live: ProviderClient.Client, body: LlmRequest.LlmRequest = request) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { delays, exit } = yield* drive(Stream.runCollect(live.stream(body)))
     const events = Chunk.toReadonlyArray(yield* exit)
     return { events, delays, summary: summaryOf(events) }
@@ -39,7 +40,7 @@ const overloadedBody = JSON.stringify({ type: "error", error: { type: "overloade
 
 describe("ProviderClient", () => {
   it.scoped("streams a provider's answer into the events of one complete turn", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: anthropicText }])
       const { events, summary } = yield* collect(yield* client("anthropic", server.url))
       expect(summary.status).toBe("complete")
@@ -50,13 +51,15 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("429 with Retry-After: waits exactly as asked, rotates the key, keeps only the retried answer", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
         {
           _tag: "status",
           status: 429,
           headers: { "retry-after": "3" },
-          body: JSON.stringify({ error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } })
+          body: JSON.stringify({
+            error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }
+          })
         },
         { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
       ])
@@ -70,8 +73,15 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("429 insufficient_quota is read from the body: not retried, no key rotated, the turn ends with the quota error", () =>
-    Effect.gen(function* () {
-      const quota = { error: { message: "You exceeded your current quota.", type: "insufficient_quota", param: null, code: "insufficient_quota" } }
+    Effect.gen(function*() {
+      const quota = {
+        error: {
+          message: "You exceeded your current quota.",
+          type: "insufficient_quota",
+          param: null,
+          code: "insufficient_quota"
+        }
+      }
       const server = yield* serve([
         { _tag: "status", status: 429, body: JSON.stringify(quota) },
         { _tag: "sse", body: recorded("openai-chat/text-simple.sse") }
@@ -81,23 +91,40 @@ describe("ProviderClient", () => {
       expect(server.requests()).toHaveLength(1)
       expect(summary.status).toBe("error")
       expect(summary.errors).toStrictEqual([
-        { type: "rate_limit", code: "insufficient_quota", message: "You exceeded your current quota.", retryable: false }
+        {
+          type: "rate_limit",
+          code: "insufficient_quota",
+          message: "You exceeded your current quota.",
+          retryable: false
+        }
       ])
     }))
 
   it.scoped("400 content_policy_violation is content_blocked and not retried", () =>
-    Effect.gen(function* () {
-      const policy = { error: { message: "Rejected by the safety system.", type: "invalid_request_error", param: null, code: "content_policy_violation" } }
+    Effect.gen(function*() {
+      const policy = {
+        error: {
+          message: "Rejected by the safety system.",
+          type: "invalid_request_error",
+          param: null,
+          code: "content_policy_violation"
+        }
+      }
       const server = yield* serve([{ _tag: "status", status: 400, body: JSON.stringify(policy) }])
       const { summary } = yield* collect(yield* client("openai-chat", server.url))
       expect(server.requests()).toHaveLength(1)
       expect(summary.errors).toStrictEqual([
-        { type: "content_blocked", code: "content_policy_violation", message: "Rejected by the safety system.", retryable: false }
+        {
+          type: "content_blocked",
+          code: "content_policy_violation",
+          message: "Rejected by the safety system.",
+          retryable: false
+        }
       ])
     }))
 
   it.scoped("retry-after-ms is read before Retry-After", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 429, headers: { "retry-after-ms": "250", "retry-after": "9" }, body: "{}" },
         { _tag: "sse", body: anthropicText }
@@ -108,9 +135,13 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("500 and 529 are retried with capped exponential backoff, rotating through the keys in order", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
-        { _tag: "status", status: 500, body: JSON.stringify({ type: "error", error: { type: "api_error", message: "Internal" } }) },
+        {
+          _tag: "status",
+          status: 500,
+          body: JSON.stringify({ type: "error", error: { type: "api_error", message: "Internal" } })
+        },
         { _tag: "status", status: 529, body: overloadedBody },
         { _tag: "status", status: 529, body: overloadedBody },
         { _tag: "sse", body: anthropicText }
@@ -123,7 +154,7 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("the backoff is capped at maxDelay", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 503, body: "" },
         { _tag: "status", status: 503, body: "" },
@@ -141,24 +172,34 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("when the retries run out, the last failure is a response_error and the turn ends with status error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 529, body: overloadedBody },
         { _tag: "status", status: 529, body: overloadedBody }
       ])
-      const live = yield* ProviderClient.make({ provider: "anthropic", apiKeys: keys("a"), baseUrl: server.url, retry: { maxRetries: 1 } }).pipe(
+      const live = yield* ProviderClient.make({
+        provider: "anthropic",
+        apiKeys: keys("a"),
+        baseUrl: server.url,
+        retry: { maxRetries: 1 }
+      }).pipe(
         Effect.provide(FetchHttpClient.layer)
       )
       const { delays, events, summary } = yield* collect(live)
       expect(delays).toStrictEqual([500])
       expect(server.requests()).toHaveLength(2)
       expect(summary.status).toBe("error")
-      expect(summary.errors).toStrictEqual([{ type: "provider_overloaded", code: "overloaded_error", message: "Overloaded", retryable: true }])
+      expect(summary.errors).toStrictEqual([{
+        type: "provider_overloaded",
+        code: "overloaded_error",
+        message: "Overloaded",
+        retryable: true
+      }])
       expect(events.map((event) => event.type)).toStrictEqual(["response_start", "response_error", "response_done"])
     }))
 
   it.scoped("a failure that is not retryable is reported at once, with the provider's code and message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([
         {
           _tag: "status",
@@ -176,14 +217,19 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("an error body that is not JSON keeps its text as the message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "status", status: 404, body: "<html>Not Found</html>" }])
       const { summary } = yield* collect(yield* client("openai-responses", server.url))
-      expect(summary.errors).toStrictEqual([{ type: "api_error", code: "404", message: "<html>Not Found</html>", retryable: false }])
+      expect(summary.errors).toStrictEqual([{
+        type: "api_error",
+        code: "404",
+        message: "<html>Not Found</html>",
+        retryable: false
+      }])
     }))
 
   it.scoped("a Retry-After longer than maxRetryAfter is not waited for", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "status", status: 429, headers: { "retry-after": "3600" }, body: "{}" }])
       const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
       expect(delays).toStrictEqual([])
@@ -192,7 +238,7 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("a connection dropped before the first byte is retried with the next key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "drop" }, { _tag: "sse", body: recorded("gemini/tool-parallel.sse") }])
       const { delays, summary } = yield* collect(yield* client("gemini", server.url, keys("a", "b")))
       expect(delays).toStrictEqual([500])
@@ -201,8 +247,11 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("a stream cut off before its first item is retried", () =>
-    Effect.gen(function* () {
-      const server = yield* serve([{ _tag: "cut", body: anthropicText, events: 1 }, { _tag: "sse", body: anthropicText }])
+    Effect.gen(function*() {
+      const server = yield* serve([{ _tag: "cut", body: anthropicText, events: 1 }, {
+        _tag: "sse",
+        body: anthropicText
+      }])
       const { delays, events, summary } = yield* collect(yield* client("anthropic", server.url))
       expect(delays).toStrictEqual([500])
       expect(summary.status).toBe("complete")
@@ -210,8 +259,10 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("an in-stream retryable error before any output (Anthropic overloaded_error in a 200) is retried", () =>
-    Effect.gen(function* () {
-      const overloaded = fixture("anthropic/overloaded.sse").split("\n\n").filter((event) => !event.includes("content_block")).join("\n\n")
+    Effect.gen(function*() {
+      const overloaded = fixture("anthropic/overloaded.sse").split("\n\n").filter((event) =>
+        !event.includes("content_block")
+      ).join("\n\n")
       const server = yield* serve([{ _tag: "sse", body: overloaded }, { _tag: "sse", body: anthropicText }])
       const { delays, summary } = yield* collect(yield* client("anthropic", server.url, keys("a", "b")))
       expect(delays).toStrictEqual([500])
@@ -220,8 +271,11 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("an in-stream error after output has started is an error event: the turn keeps its text and is not retried", () =>
-    Effect.gen(function* () {
-      const server = yield* serve([{ _tag: "sse", body: fixture("gemini/error-overloaded.sse") }, { _tag: "sse", body: anthropicText }])
+    Effect.gen(function*() {
+      const server = yield* serve([{ _tag: "sse", body: fixture("gemini/error-overloaded.sse") }, {
+        _tag: "sse",
+        body: anthropicText
+      }])
       const { delays, summary } = yield* collect(yield* client("gemini", server.url))
       expect(delays).toStrictEqual([])
       expect(server.requests()).toHaveLength(1)
@@ -231,7 +285,7 @@ describe("ProviderClient", () => {
     }))
 
   it.scoped("a connection dropped after the first output ends the turn with status error, keeping what arrived, without a retry", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const body = recorded("openai-chat/text-simple.sse")
       const server = yield* serve([{ _tag: "cut", body, events: 3 }, { _tag: "sse", body }])
       const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
@@ -240,16 +294,23 @@ describe("ProviderClient", () => {
       expect(summary.status).toBe("error")
       expect(summary.text.length).toBeGreaterThan(0)
       expect(summary.errors).toStrictEqual([
-        { type: "api_error", code: "stream_truncated", message: "openai-chat stream ended without its terminal event", retryable: true }
+        {
+          type: "api_error",
+          code: "stream_truncated",
+          message: "openai-chat stream ended without its terminal event",
+          retryable: true
+        }
       ])
     }))
 
   it.scoped("interrupting the stream aborts the HTTP request: the server sees the connection close", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 4 }])
       const live = yield* client("anthropic", server.url)
       const seen: Array<StreamEvent.StreamEvent> = []
-      const fiber = yield* Effect.fork(Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))))
+      const fiber = yield* Effect.fork(
+        Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event)))
+      )
       yield* server.hungWritten
       const exit = yield* Fiber.interrupt(fiber)
       yield* server.hungClosed
@@ -258,11 +319,10 @@ describe("ProviderClient", () => {
     }))
 
   describe("a provider that goes quiet", () => {
-
     /** Real I/O goes on until `ready` holds; the test's clock then jumps past the idle timeout. */
     const whenQuiet = (ready: () => boolean | Effect.Effect<boolean>) =>
-      Effect.gen(function* () {
-        for (let polls = 0; ; polls++) {
+      Effect.gen(function*() {
+        for (let polls = 0;; polls++) {
           const now = ready()
           if (typeof now === "boolean" ? now : yield* now) break
           if (polls > 10_000) return yield* Effect.dieMessage("the client never went quiet")
@@ -272,9 +332,14 @@ describe("ProviderClient", () => {
       })
 
     it.scoped("no response headers within the idle timeout: the request is aborted and retried with the next key", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const server = yield* serve([{ _tag: "silent" }, { _tag: "sse", body: anthropicText }])
-        const live = yield* ProviderClient.make({ provider: "anthropic", apiKeys: keys("a", "b"), baseUrl: server.url, responseTimeout: "60 seconds" }).pipe(
+        const live = yield* ProviderClient.make({
+          provider: "anthropic",
+          apiKeys: keys("a", "b"),
+          baseUrl: server.url,
+          responseTimeout: "60 seconds"
+        }).pipe(
           Effect.provide(FetchHttpClient.layer)
         )
         const fiber = yield* Effect.fork(drive(Stream.runCollect(live.stream(request))))
@@ -288,7 +353,7 @@ describe("ProviderClient", () => {
       }))
 
     it.scoped("a body that stalls before any output is a retryable timeout error naming the wait (here with no retry left)", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 1 }])
         const live = yield* ProviderClient.make({
           provider: "anthropic",
@@ -303,7 +368,7 @@ describe("ProviderClient", () => {
         // a sleep due in 60 s is the body's idle timeout, armed once the headers arrived
         // (the wait for them has its own, 10 minutes)
         yield* whenQuiet(() =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
             return Chunk.some(yield* TestClock.sleeps(), (at) => at === now + 60_000)
           })
@@ -312,19 +377,31 @@ describe("ProviderClient", () => {
         yield* server.hungClosed
         expect(summary.status).toBe("error")
         expect(summary.errors).toStrictEqual([
-          { type: "timeout", code: "stream_idle_timeout", message: "anthropic: no byte of the response body for 1m", retryable: true }
+          {
+            type: "timeout",
+            code: "stream_idle_timeout",
+            message: "anthropic: no byte of the response body for 1m",
+            retryable: true
+          }
         ])
       }))
 
     it.scoped("a body that stalls after output ends the turn with a timeout error, keeping what arrived, without a retry", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const body = recorded("openai-chat/text-simple.sse")
         const server = yield* serve([{ _tag: "hang", body, events: 3 }, { _tag: "sse", body }])
-        const live = yield* ProviderClient.make({ provider: "openai-chat", apiKeys: keys("a"), baseUrl: server.url, idleTimeout: "60 seconds" }).pipe(
+        const live = yield* ProviderClient.make({
+          provider: "openai-chat",
+          apiKeys: keys("a"),
+          baseUrl: server.url,
+          idleTimeout: "60 seconds"
+        }).pipe(
           Effect.provide(FetchHttpClient.layer)
         )
         const seen: Array<StreamEvent.StreamEvent> = []
-        const fiber = yield* Effect.fork(Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))))
+        const fiber = yield* Effect.fork(
+          Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event)))
+        )
         yield* server.hungWritten
         yield* whenQuiet(() => seen.some((event) => event.type === "item_delta"))
         yield* Fiber.join(fiber)
@@ -333,13 +410,18 @@ describe("ProviderClient", () => {
         expect(summary.status).toBe("error")
         expect(summary.text.length).toBeGreaterThan(0)
         expect(summary.errors).toStrictEqual([
-          { type: "timeout", code: "stream_idle_timeout", message: "openai-chat: no byte of the response body for 1m", retryable: true }
+          {
+            type: "timeout",
+            code: "stream_idle_timeout",
+            message: "openai-chat: no byte of the response body for 1m",
+            retryable: true
+          }
         ])
       }))
   })
 
   it.scoped("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: "data: {\"nope\": 1}\n\n" }])
       const live = yield* client("anthropic", server.url)
       const exit = yield* Effect.exit(Stream.runDrain(live.stream(request)))
@@ -349,25 +431,29 @@ describe("ProviderClient", () => {
 
 describe("ProviderClient.config", () => {
   const read = (provider: ProviderName, env: Record<string, string>, baseUrl?: string) =>
-    ProviderClient.config(provider, { baseUrl }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+    ProviderClient.config(provider, { baseUrl }).pipe(
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    )
 
   it.effect("reads a comma-separated key list, trimmed, in order", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const settings = yield* read("anthropic", { ANTHROPIC_API_KEY: " k1, k2 ,,k3 " })
       expect(settings.apiKeys.map(Redacted.value)).toStrictEqual(["k1", "k2", "k3"])
       expect(settings.baseUrl).toBeUndefined()
     }))
 
   it.effect("the base URL comes from the option, else the provider's variable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://proxy/v1" }
       expect((yield* read("openai-compatible", env)).baseUrl).toBe("http://proxy/v1")
       expect((yield* read("openai-responses", env, "http://other/v1")).baseUrl).toBe("http://other/v1")
-      expect((yield* read("gemini", { GEMINI_API_KEY: "g", GEMINI_BASE_URL: "http://g/v1beta" })).baseUrl).toBe("http://g/v1beta")
+      expect((yield* read("gemini", { GEMINI_API_KEY: "g", GEMINI_BASE_URL: "http://g/v1beta" })).baseUrl).toBe(
+        "http://g/v1beta"
+      )
     }))
 
   it.effect("a missing or empty key variable fails naming it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const missing = yield* Effect.flip(read("gemini", {}))
       expect(String(missing)).toContain("GEMINI_API_KEY")
       const empty = yield* Effect.flip(read("openai-chat", { OPENAI_API_KEY: " , " }))

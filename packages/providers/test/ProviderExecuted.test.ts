@@ -15,12 +15,19 @@ const turnOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Either.getOrT
 const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArray<string>]> = [
   ["anthropic", "recorded web-search", recorded("anthropic", "web-search.sse"), ["web_search"]],
   ["anthropic", "recorded web-fetch", recorded("anthropic", "web-fetch.sse"), ["web_fetch"]],
-  ["anthropic", "recorded code-execution", recorded("anthropic", "code-execution.sse"), ["text_editor_code_execution", "bash_code_execution"]],
+  ["anthropic", "recorded code-execution", recorded("anthropic", "code-execution.sse"), [
+    "text_editor_code_execution",
+    "bash_code_execution"
+  ]],
   ["anthropic", "server-tool", own("anthropic", "server-tool.sse"), ["web_search"]],
   ["openai-responses", "recorded web-search", recorded("openai-responses", "web-search.sse"), ["web_search_call"]],
   ["openai-responses", "recorded file-search", recorded("openai-responses", "file-search.sse"), ["file_search_call"]],
-  ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), ["code_interpreter_call"]],
-  ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), ["image_generation_call"]],
+  ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), [
+    "code_interpreter_call"
+  ]],
+  ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), [
+    "image_generation_call"
+  ]],
   ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
   [
     "openai-responses",
@@ -35,7 +42,7 @@ const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArra
 describe("provider-executed tool calls", () => {
   for (const [provider, name, text, tools] of hosted) {
     it.effect(`${provider} ${name}: marked provider_executed, listed apart from the calls to run, not a tool-calls finish`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* runText(Providers.get(provider).normalize, text)
         const items = finals(events)
         const calls = items.filter((item) => item.type === "function_call")
@@ -52,23 +59,34 @@ describe("provider-executed tool calls", () => {
 
   for (const [provider, name, text] of hosted) {
     it.effect(`${provider} ${name}: the patch view has no tool_call blocks, and lists the provider's calls with their results`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* runText(Providers.get(provider).normalize, text)
-        const message = yield* Stream.fromIterable(events).pipe(StreamEventPatches.fromStreamEvents, MessageAccumulator.run())
+        const message = yield* Stream.fromIterable(events).pipe(
+          StreamEventPatches.fromStreamEvents,
+          MessageAccumulator.run()
+        )
         expect(AssistantMessage.toolCalls(message)).toStrictEqual([])
         expect(message.content.some((block) => block.type === "tool_result")).toBe(false)
         const calls = finals(events).filter(OutputItem.isProviderToolCall)
         expect(message.provider_tool_calls?.map((call) => call.id)).toStrictEqual(calls.map((call) => call.call_id))
-        const answered = new Set(finals(events).flatMap((item) => (item.type === "function_call_output" ? [item.call_id] : [])))
-        for (const call of message.provider_tool_calls ?? []) expect(call.result !== undefined).toBe(answered.has(call.id))
+        const answered = new Set(
+          finals(events).flatMap((item) => (item.type === "function_call_output" ? [item.call_id] : []))
+        )
+        for (const call of message.provider_tool_calls ?? []) {
+          expect(call.result !== undefined).toBe(answered.has(call.id))
+        }
       }))
   }
 
   it.effect("Anthropic code execution: each server_tool_use is answered by its *_code_execution_tool_result", () =>
-    Effect.gen(function* () {
-      const items = finals(yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse")))
+    Effect.gen(function*() {
+      const items = finals(
+        yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse"))
+      )
       const calls = items.filter(OutputItem.isProviderToolCall).map((call) => call.call_id)
-      const results = items.flatMap((item) => (item.type === "function_call_output" ? [[item.call_id, item.provider_metadata?.block_type]] : []))
+      const results = items.flatMap((
+        item
+      ) => (item.type === "function_call_output" ? [[item.call_id, item.provider_metadata?.block_type]] : []))
       expect(results.map(([callId]) => callId)).toStrictEqual(calls)
       expect(new Set(results.map(([, type]) => type))).toStrictEqual(
         new Set(["text_editor_code_execution_tool_result", "bash_code_execution_tool_result"])
@@ -76,10 +94,15 @@ describe("provider-executed tool calls", () => {
     }))
 
   it.effect("Gemini code execution: executableCode is a code_execution call, codeExecutionResult its output, both sent back as they came", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* runText(Providers.get("gemini").normalize, own("gemini", "code-execution.sse"))
       const items = finals(events)
-      expect(items.map((item) => item.type)).toStrictEqual(["message", "function_call", "function_call_output", "message"])
+      expect(items.map((item) => item.type)).toStrictEqual([
+        "message",
+        "function_call",
+        "function_call_output",
+        "message"
+      ])
       const [, call, result] = items
       expect(call).toMatchObject({
         type: "function_call",
@@ -87,17 +110,29 @@ describe("provider-executed tool calls", () => {
         arguments: JSON.stringify({ language: "PYTHON", code: "print(sum(range(1, 101)))\n" }),
         provider_executed: true
       })
-      expect(result).toMatchObject({ type: "function_call_output", output: "5050\n", success: true, provider_executed: true })
-      expect(call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id).toBe(true)
+      expect(result).toMatchObject({
+        type: "function_call_output",
+        output: "5050\n",
+        success: true,
+        provider_executed: true
+      })
+      expect(
+        call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id
+      ).toBe(true)
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) }))
+      const next = Either.getOrThrow(
+        RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
+      )
       expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
         { role: "user", parts: [{ text: "go" }] },
         {
           role: "model",
           parts: [
             { text: "I'll compute it with code." },
-            { executableCode: { language: "PYTHON", code: "print(sum(range(1, 101)))\n" }, thoughtSignature: "c2lnLWNvZGU=" },
+            {
+              executableCode: { language: "PYTHON", code: "print(sum(range(1, 101)))\n" },
+              thoughtSignature: "c2lnLWNvZGU="
+            },
             { codeExecutionResult: { outcome: "OUTCOME_OK", output: "5050\n" } },
             { text: "The sum of 1 to 100 is 5050." }
           ]
@@ -106,12 +141,14 @@ describe("provider-executed tool calls", () => {
     }))
 
   const responsesHosted = [
-    ...["code-interpreter", "image-generation", "file-search", "web-search"].map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
+    ...["code-interpreter", "image-generation", "file-search", "web-search"].map((name) =>
+      [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const
+    ),
     ["hosted-tools", own("openai-responses", "hosted-tools.sse")] as const
   ]
   for (const [name, text] of responsesHosted) {
     it.effect(`OpenAI Responses ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* runText(Providers.get("openai-responses").normalize, text)
         const hostedItems = text
           .split("\n")
@@ -122,9 +159,10 @@ describe("provider-executed tool calls", () => {
         const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
         const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
         const next = Either.getOrThrow(RoundTrip.continueWith(first, turn))
-        const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body.input as ReadonlyArray<{
-          readonly type: string
-        }>
+        const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
+          .input as ReadonlyArray<{
+            readonly type: string
+          }>
         expect(input.filter((item) => item.type !== "message" && item.type !== "reasoning")).toStrictEqual(hostedItems)
         expect(input.some((item) => item.type === "function_call_output" || item.type === "function_call")).toBe(false)
         // the results are the provider's: no tool result may be sent for them
@@ -134,19 +172,31 @@ describe("provider-executed tool calls", () => {
   }
 
   it.effect("Gemini grounding: the message keeps its sources, the search follows as a google_search call and its chunks, and neither goes back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* runText(Providers.get("gemini").normalize, own("gemini", "grounding.sse"))
       const items = finals(events)
       expect(items.map((item) => item.type)).toStrictEqual(["message", "function_call", "function_call_output"])
       const [message, call, result] = items
       expect(message?.type === "message" && message.sources?.length).toBe(4)
-      expect(call).toMatchObject({ name: "google_search", arguments: JSON.stringify({ queries: ["who won euro 2024"] }), provider_executed: true })
+      expect(call).toMatchObject({
+        name: "google_search",
+        arguments: JSON.stringify({ queries: ["who won euro 2024"] }),
+        provider_executed: true
+      })
       expect(result).toMatchObject({ provider_executed: true, success: true })
-      expect(call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id).toBe(true)
+      expect(
+        call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id
+      ).toBe(true)
       const chunks = JSON.parse(result?.type === "function_call_output" ? result.output : "[]")
-      expect(chunks.map((chunk: { readonly web: { readonly title: string } }) => chunk.web.title)).toStrictEqual(["uefa.com", "wikipedia.org", "bbc.co.uk"])
+      expect(chunks.map((chunk: { readonly web: { readonly title: string } }) => chunk.web.title)).toStrictEqual([
+        "uefa.com",
+        "wikipedia.org",
+        "bbc.co.uk"
+      ])
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) }))
+      const next = Either.getOrThrow(
+        RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
+      )
       expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
         { role: "user", parts: [{ text: "go" }] },
         { role: "model", parts: [{ text: "Spain won Euro 2024, beating England 2-1 in the final." }] }
@@ -154,17 +204,28 @@ describe("provider-executed tool calls", () => {
     }))
 
   it.effect("Gemini grounding without web queries is a retrieval call; grounding with no queries and no chunks adds no call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const body = (groundingMetadata: Record<string, unknown>) => ({
-        candidates: [{ index: 0, finishReason: "STOP", groundingMetadata, content: { role: "model", parts: [{ text: "From the manual." }] } }]
+        candidates: [{
+          index: 0,
+          finishReason: "STOP",
+          groundingMetadata,
+          content: { role: "model", parts: [{ text: "From the manual." }] }
+        }]
       })
       const gemini = Providers.get("gemini")
-      const retrieval = finals(yield* gemini.normalizeResponse(body({ groundingChunks: [{ retrievedContext: { uri: "gs://b/manual.pdf", title: "manual" } }] })))
-      expect(retrieval.map((item) => [item.type, item.type === "function_call" ? item.name : undefined])).toStrictEqual([
-        ["message", undefined],
-        ["function_call", "retrieval"],
-        ["function_call_output", undefined]
-      ])
+      const retrieval = finals(
+        yield* gemini.normalizeResponse(
+          body({ groundingChunks: [{ retrievedContext: { uri: "gs://b/manual.pdf", title: "manual" } }] })
+        )
+      )
+      expect(retrieval.map((item) => [item.type, item.type === "function_call" ? item.name : undefined])).toStrictEqual(
+        [
+          ["message", undefined],
+          ["function_call", "retrieval"],
+          ["function_call_output", undefined]
+        ]
+      )
       expect(retrieval[1]).toMatchObject({ arguments: "{\"queries\":[]}", provider_executed: true })
       const empty = finals(yield* gemini.normalizeResponse(body({ searchEntryPoint: { renderedContent: "<div/>" } })))
       expect(empty.map((item) => item.type)).toStrictEqual(["message"])
@@ -174,24 +235,45 @@ describe("provider-executed tool calls", () => {
     const turn: RoundTrip.FinishedTurn = {
       provider: "ai-sdk",
       items: [
-        { type: "function_call", id: "i0", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_executed: true },
-        { type: "function_call_output", id: "i1", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true },
+        {
+          type: "function_call",
+          id: "i0",
+          call_id: "srvtoolu_1",
+          name: "web_search",
+          arguments: "{}",
+          provider_executed: true
+        },
+        {
+          type: "function_call_output",
+          id: "i1",
+          call_id: "srvtoolu_1",
+          output: "[]",
+          success: true,
+          provider_executed: true
+        },
         { type: "message", id: "i2", content: "Found it.", origin: "agent" }
       ]
     }
-    expect(RoundTrip.assistantMessage(turn).parts).toStrictEqual([{ _tag: "text", text: "Found it.", provider: "ai-sdk" }])
+    expect(RoundTrip.assistantMessage(turn).parts).toStrictEqual([{
+      _tag: "text",
+      text: "Found it.",
+      provider: "ai-sdk"
+    }])
     const refused = RoundTrip.toolResults(turn, [{ callId: "srvtoolu_1", output: "x" }])
     expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RoundTripError", callId: "srvtoolu_1" })
   })
 
   it.effect("Anthropic code execution goes back as server_tool_use and result blocks, and asks for no tool results", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse"))
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(RoundTrip.continueWith(first, { provider: "anthropic", items: Turn.finalItems(turnOf(events)) }))
+      const next = Either.getOrThrow(
+        RoundTrip.continueWith(first, { provider: "anthropic", items: Turn.finalItems(turnOf(events)) })
+      )
       expect(next.messages).toHaveLength(2)
       const body = ProviderRequest.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
-      const blocks = (body.messages as ReadonlyArray<{ readonly content: ReadonlyArray<{ readonly type: string }> }>)[1]!.content
+      const blocks =
+        (body.messages as ReadonlyArray<{ readonly content: ReadonlyArray<{ readonly type: string }> }>)[1]!.content
       expect(blocks.map((block) => block.type).filter((type) => type !== "text")).toStrictEqual([
         "server_tool_use",
         "text_editor_code_execution_tool_result",

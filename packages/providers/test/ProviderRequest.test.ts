@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderClient, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { fixture, type Loopback, serve, recorded } from "./support/loopback.js"
+import { fixture, type Loopback, recorded, serve } from "./support/loopback.js"
 
 const weatherSchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
 
@@ -47,7 +47,7 @@ const baseFor = (provider: ProviderName, url: string): string =>
 
 /** Sends the request through the live client; returns the finished turn and what the server received. */
 const send = (provider: ProviderName, server: Loopback, request: LlmRequest.LlmRequest) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const client = yield* ProviderClient.make({
       provider,
       apiKeys: [Redacted.make("secret-key")],
@@ -60,14 +60,14 @@ const send = (provider: ProviderName, server: Loopback, request: LlmRequest.LlmR
   })
 
 const ask = (provider: ProviderName, request: LlmRequest.LlmRequest) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const server = yield* serve([{ _tag: "sse", body: replies[provider] }])
     return (yield* send(provider, server, request)).received
   })
 
 describe("streaming requests, as the providers document them", () => {
   it.scoped("OpenAI Chat: POST /v1/chat/completions, Bearer key, stream with include_usage", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const received = yield* ask("openai-chat", { ...conversation, reasoning: { effort: "low" } })
       expect(received.method).toBe("POST")
       expect(received.url).toBe("/v1/chat/completions")
@@ -81,11 +81,18 @@ describe("streaming requests, as the providers document them", () => {
           {
             role: "assistant",
             content: "Checking.",
-            tool_calls: [{ id: "call_abc", type: "function", function: { name: "weather", arguments: "{\"city\":\"Paris\"}" } }]
+            tool_calls: [{
+              id: "call_abc",
+              type: "function",
+              function: { name: "weather", arguments: "{\"city\":\"Paris\"}" }
+            }]
           },
           { role: "tool", tool_call_id: "call_abc", content: "{\"temp\":21}" }
         ],
-        tools: [{ type: "function", function: { name: "weather", description: "Current weather", parameters: weatherSchema } }],
+        tools: [{
+          type: "function",
+          function: { name: "weather", description: "Current weather", parameters: weatherSchema }
+        }],
         temperature: 0.2,
         max_completion_tokens: 256,
         reasoning_effort: "low",
@@ -95,7 +102,7 @@ describe("streaming requests, as the providers document them", () => {
     }))
 
   it.scoped("OpenAI-compatible: the same request at the configured base URL, with max_tokens", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const received = yield* ask("openai-compatible", conversation)
       expect(received.url).toBe("/v1/chat/completions")
       expect(received.body).toMatchObject({ max_tokens: 256, stream: true, stream_options: { include_usage: true } })
@@ -103,7 +110,7 @@ describe("streaming requests, as the providers document them", () => {
     }))
 
   it.scoped("OpenAI Responses: POST /v1/responses, instructions, input items, stateless with encrypted reasoning", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const received = yield* ask("openai-responses", { ...conversation, reasoning: { effort: "high" } })
       expect(received.url).toBe("/v1/responses")
       expect(received.headers.authorization).toBe("Bearer secret-key")
@@ -127,7 +134,7 @@ describe("streaming requests, as the providers document them", () => {
     }))
 
   it.scoped("Anthropic: POST /v1/messages, x-api-key and anthropic-version, content blocks, thinking budget", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { maxTokens: _, ...withoutMaxTokens } = conversation
       const received = yield* ask("anthropic", { ...withoutMaxTokens, reasoning: { budgetTokens: 2048 } })
       expect(received.url).toBe("/v1/messages")
@@ -157,19 +164,32 @@ describe("streaming requests, as the providers document them", () => {
     }))
 
   it.scoped("Gemini: POST /v1beta/models/{model}:streamGenerateContent?alt=sse, x-goog-api-key, contents and functionResponse", () =>
-    Effect.gen(function* () {
-      const received = yield* ask("gemini", { ...conversation, model: "models/test-model", reasoning: { budgetTokens: 1024 } })
+    Effect.gen(function*() {
+      const received = yield* ask("gemini", {
+        ...conversation,
+        model: "models/test-model",
+        reasoning: { budgetTokens: 1024 }
+      })
       expect(received.url).toBe("/v1beta/models/test-model:streamGenerateContent?alt=sse")
       expect(received.headers["x-goog-api-key"]).toBe("secret-key")
       expect(received.body).toStrictEqual({
         contents: [
           { role: "user", parts: [{ text: "Weather in Paris?" }] },
-          { role: "model", parts: [{ text: "Checking." }, { functionCall: { name: "weather", args: { city: "Paris" } } }] },
+          {
+            role: "model",
+            parts: [{ text: "Checking." }, { functionCall: { name: "weather", args: { city: "Paris" } } }]
+          },
           { role: "user", parts: [{ functionResponse: { name: "weather", response: { temp: 21 } } }] }
         ],
         systemInstruction: { parts: [{ text: "Be brief." }] },
-        tools: [{ functionDeclarations: [{ name: "weather", description: "Current weather", parameters: weatherSchema }] }],
-        generationConfig: { temperature: 0.2, maxOutputTokens: 256, thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } }
+        tools: [{
+          functionDeclarations: [{ name: "weather", description: "Current weather", parameters: weatherSchema }]
+        }],
+        generationConfig: {
+          temperature: 0.2,
+          maxOutputTokens: 256,
+          thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 }
+        }
       })
     }))
 
@@ -180,7 +200,10 @@ describe("streaming requests, as the providers document them", () => {
     expect(ProviderRequest.apiKeyVariable("openai-compatible")).toBe("OPENAI_API_KEY")
     expect(ProviderRequest.baseUrlVariable("openai-responses")).toBe("OPENAI_BASE_URL")
     expect(ProviderRequest.baseUrlVariable("gemini")).toBe("GEMINI_BASE_URL")
-    const wire = ProviderRequest.encode("anthropic", LlmRequestOf("hi"), { apiKey: "k", baseUrl: "https://proxy.example/anthropic/" })
+    const wire = ProviderRequest.encode("anthropic", LlmRequestOf("hi"), {
+      apiKey: "k",
+      baseUrl: "https://proxy.example/anthropic/"
+    })
     expect(wire.url).toBe("https://proxy.example/anthropic/v1/messages")
     expect(wire.body).toMatchObject({ max_tokens: 4096 })
   })
@@ -192,10 +215,16 @@ describe("streaming requests, as the providers document them", () => {
     }
     const anthropic = ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" })
     expect(anthropic.body.messages).toStrictEqual([
-      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "f", input: { _invalid_arguments: "{\"a\":" } }] }
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "toolu_1", name: "f", input: { _invalid_arguments: "{\"a\":" } }]
+      }
     ])
     const gemini = ProviderRequest.encode("gemini", request, { apiKey: "k", baseUrl: "http://x" })
-    expect(gemini.body.contents).toStrictEqual([{ role: "model", parts: [{ functionCall: { name: "f", args: { _invalid_arguments: "{\"a\":" } } }] }])
+    expect(gemini.body.contents).toStrictEqual([{
+      role: "model",
+      parts: [{ functionCall: { name: "f", args: { _invalid_arguments: "{\"a\":" } } }]
+    }])
   })
 })
 
@@ -208,27 +237,38 @@ const roundTrip = (
   results: (turn: Turn.Turn) => ReadonlyArray<RoundTrip.ToolOutput>,
   next: ProviderName = provider
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const server = yield* serve([{ _tag: "sse", body: transcript }, { _tag: "sse", body: replies[next] }])
     const first = LlmRequestOf("go")
     const { turn } = yield* send(provider, server, first)
     expect(turn.status).toBe("complete")
     const request = Either.getOrThrow(
-      RoundTrip.continueWith(first, { provider: turn.providerId ?? provider, items: Turn.finalItems(turn) }, results(turn))
+      RoundTrip.continueWith(
+        first,
+        { provider: turn.providerId ?? provider, items: Turn.finalItems(turn) },
+        results(turn)
+      )
     )
     const { received } = yield* send(next, server, request)
     return { turn, body: received.body as Record<string, ReadonlyArray<unknown>> }
   })
 
 const callIds = (turn: Turn.Turn) =>
-  Turn.finalItems(turn).flatMap((item) => (item.type === "function_call" ? [{ callId: item.call_id, name: item.name }] : []))
+  Turn.finalItems(turn).flatMap((
+    item
+  ) => (item.type === "function_call" ? [{ callId: item.call_id, name: item.name }] : []))
 
 describe("round trips keep what the provider demands back", () => {
   it.scoped("Anthropic: thinking with its signature and redacted_thinking with its data, in order, then tool_use and tool_result", () =>
-    Effect.gen(function* () {
-      const { body, turn } = yield* roundTrip("anthropic", fixture("anthropic/thinking-tools.sse"), (turn) =>
-        callIds(turn).map(({ callId }) => ({ callId, output: `result of ${callId}` })))
-      const [user, assistant, results] = body.messages as ReadonlyArray<{ role: string; content: ReadonlyArray<Record<string, unknown>> }>
+    Effect.gen(function*() {
+      const { body, turn } = yield* roundTrip(
+        "anthropic",
+        fixture("anthropic/thinking-tools.sse"),
+        (turn) => callIds(turn).map(({ callId }) => ({ callId, output: `result of ${callId}` }))
+      )
+      const [user, assistant, results] = body.messages as ReadonlyArray<
+        { role: string; content: ReadonlyArray<Record<string, unknown>> }
+      >
       expect(user?.role).toBe("user")
       expect(assistant?.content.slice(0, 2)).toStrictEqual([
         { type: "thinking", thinking: "Two lookups, both at once.", signature: "EqQBCkgIARABGAIiQL2sig==" },
@@ -245,7 +285,7 @@ describe("round trips keep what the provider demands back", () => {
     }))
 
   it.scoped("Anthropic: a real redacted_thinking block goes back byte for byte", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const transcript = recorded("anthropic/redacted-thinking.sse")
       const data = /"redacted_thinking","data":"([^"]+)"/.exec(transcript)?.[1]
       const { body } = yield* roundTrip("anthropic", transcript, () => [])
@@ -255,11 +295,17 @@ describe("round trips keep what the provider demands back", () => {
     }))
 
   it.scoped("Gemini: thoughtSignature on the functionCall part it came on, functionResponse by name", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const transcript = recorded("gemini/thought-then-tool.sse")
       const signature = /"thoughtSignature": "([^"]+)"/.exec(transcript)?.[1]
-      const { body } = yield* roundTrip("gemini", transcript, (turn) => callIds(turn).map(({ callId }) => ({ callId, output: "{\"temp\":18}" })))
-      const [, model, response] = body.contents as ReadonlyArray<{ role: string; parts: ReadonlyArray<Record<string, unknown>> }>
+      const { body } = yield* roundTrip(
+        "gemini",
+        transcript,
+        (turn) => callIds(turn).map(({ callId }) => ({ callId, output: "{\"temp\":18}" }))
+      )
+      const [, model, response] = body.contents as ReadonlyArray<
+        { role: string; parts: ReadonlyArray<Record<string, unknown>> }
+      >
       expect(signature).toBeDefined()
       expect(model?.role).toBe("model")
       expect(model?.parts[0]).toMatchObject({ thought: true })
@@ -267,11 +313,14 @@ describe("round trips keep what the provider demands back", () => {
         functionCall: { name: "weather", args: { location: "Florence, Italy" } },
         thoughtSignature: signature
       })
-      expect(response).toStrictEqual({ role: "user", parts: [{ functionResponse: { name: "weather", response: { temp: 18 } } }] })
+      expect(response).toStrictEqual({
+        role: "user",
+        parts: [{ functionResponse: { name: "weather", response: { temp: 18 } } }]
+      })
     }))
 
   it.scoped("Gemini: thoughtSignature on a text part stays on that text part", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { body } = yield* roundTrip("gemini", fixture("gemini/thought-signature-text.sse"), () => [])
       const model = (body.contents as ReadonlyArray<{ parts: ReadonlyArray<unknown> }>)[1]
       expect(model?.parts).toStrictEqual([
@@ -281,14 +330,21 @@ describe("round trips keep what the provider demands back", () => {
     }))
 
   it.scoped("OpenAI Responses: the reasoning item with its id and encrypted_content, before the message", () =>
-    Effect.gen(function* () {
-      const { body } = yield* roundTrip("openai-responses", fixture("openai-responses/reasoning-encrypted.sse"), () => [])
+    Effect.gen(function*() {
+      const { body } = yield* roundTrip(
+        "openai-responses",
+        fixture("openai-responses/reasoning-encrypted.sse"),
+        () => []
+      )
       expect(body.include).toStrictEqual(["reasoning.encrypted_content"])
       expect(body.input?.slice(1)).toStrictEqual([
         {
           type: "reasoning",
           id: "rs_1",
-          summary: [{ type: "summary_text", text: "**Planning**\n\nCompare the two options.\n\n**Answer**\n\nOption B is cheaper." }],
+          summary: [{
+            type: "summary_text",
+            text: "**Planning**\n\nCompare the two options.\n\n**Answer**\n\nOption B is cheaper."
+          }],
           encrypted_content: "gAAAAABo_encrypted_reasoning_blob=="
         },
         { type: "message", role: "assistant", content: "Option B costs less over five years." }
@@ -296,20 +352,25 @@ describe("round trips keep what the provider demands back", () => {
     }))
 
   it.scoped("OpenAI Responses: function calls and their outputs by call_id", () =>
-    Effect.gen(function* () {
-      const { body, turn } = yield* roundTrip("openai-responses", fixture("openai-responses/parallel-tools.sse"), (turn) =>
-        callIds(turn).map(({ callId }) => ({ callId, output: "ok" })))
+    Effect.gen(function*() {
+      const { body, turn } = yield* roundTrip(
+        "openai-responses",
+        fixture("openai-responses/parallel-tools.sse"),
+        (turn) => callIds(turn).map(({ callId }) => ({ callId, output: "ok" }))
+      )
       const calls = callIds(turn)
       expect(calls.length).toBeGreaterThan(1)
       const input = body.input as ReadonlyArray<Record<string, unknown>>
-      expect(input.filter((item) => item.type === "function_call").map((item) => item.call_id)).toStrictEqual(calls.map((c) => c.callId))
+      expect(input.filter((item) => item.type === "function_call").map((item) => item.call_id)).toStrictEqual(
+        calls.map((c) => c.callId)
+      )
       expect(input.filter((item) => item.type === "function_call_output")).toStrictEqual(
         calls.map(({ callId }) => ({ type: "function_call_output", call_id: callId, output: "ok" }))
       )
     }))
 
   it.scoped("another provider's reasoning and signatures are left out; text and tool calls carry over", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { body } = yield* roundTrip(
         "anthropic",
         fixture("anthropic/thinking-tools.sse"),
@@ -319,17 +380,30 @@ describe("round trips keep what the provider demands back", () => {
       const messages = body.messages as ReadonlyArray<Record<string, unknown>>
       expect(JSON.stringify(messages)).not.toContain("EqQBCkgIARABGAIiQL2sig==")
       expect(JSON.stringify(messages)).not.toContain("RWRhY3RlZCBibG9i")
-      expect(messages[1]).toMatchObject({ role: "assistant", tool_calls: [{ id: "toolu_weather" }, { id: "toolu_time" }, { id: "toolu_ping" }] })
-      expect(messages.slice(2).map((message) => message.tool_call_id)).toStrictEqual(["toolu_weather", "toolu_time", "toolu_ping"])
+      expect(messages[1]).toMatchObject({
+        role: "assistant",
+        tool_calls: [{ id: "toolu_weather" }, { id: "toolu_time" }, { id: "toolu_ping" }]
+      })
+      expect(messages.slice(2).map((message) => message.tool_call_id)).toStrictEqual([
+        "toolu_weather",
+        "toolu_time",
+        "toolu_ping"
+      ])
     }))
 
   it.effect("hosted tool items go back to their provider as they came: Anthropic server_tool_use and its result, Responses web_search_call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const next = (provider: ProviderName, transcript: string) =>
-        Effect.gen(function* () {
-          const events = yield* Stream.make(new TextEncoder().encode(transcript)).pipe(Sse.decode(), Providers.get(provider).normalize(), Stream.runCollect)
+        Effect.gen(function*() {
+          const events = yield* Stream.make(new TextEncoder().encode(transcript)).pipe(
+            Sse.decode(),
+            Providers.get(provider).normalize(),
+            Stream.runCollect
+          )
           const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
-          const request = Either.getOrThrow(RoundTrip.continueWith(LlmRequestOf("go"), { provider, items: Turn.finalItems(turn) }))
+          const request = Either.getOrThrow(
+            RoundTrip.continueWith(LlmRequestOf("go"), { provider, items: Turn.finalItems(turn) })
+          )
           return ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
         })
       const anthropic = yield* next("anthropic", fixture("anthropic/server-tool.sse"))
@@ -342,7 +416,13 @@ describe("round trips keep what the provider demands back", () => {
             {
               type: "web_search_tool_result",
               tool_use_id: "srvtoolu_1",
-              content: [{ type: "web_search_result", title: "Sluice", url: "https://example.com/sluice", encrypted_content: "ZW5j", page_age: null }]
+              content: [{
+                type: "web_search_result",
+                title: "Sluice",
+                url: "https://example.com/sluice",
+                encrypted_content: "ZW5j",
+                page_age: null
+              }]
             },
             { type: "text", text: "A sluice is a water channel." }
           ]
@@ -359,7 +439,14 @@ describe("round trips keep what the provider demands back", () => {
         Either.getOrThrow(
           RoundTrip.continueWith(LlmRequestOf("go"), {
             provider: "anthropic",
-            items: [{ type: "function_call", id: "i", call_id: "srvtoolu_1", name: "web_search", arguments: "{}", provider_metadata: { server_tool: true, block_type: "server_tool_use" } }]
+            items: [{
+              type: "function_call",
+              id: "i",
+              call_id: "srvtoolu_1",
+              name: "web_search",
+              arguments: "{}",
+              provider_metadata: { server_tool: true, block_type: "server_tool_use" }
+            }]
           })
         ),
         { apiKey: "k", baseUrl: "http://x" }
@@ -368,25 +455,28 @@ describe("round trips keep what the provider demands back", () => {
     }))
 
   it.effect("Anthropic compaction goes back as its compaction block, before the text, and nowhere else", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* Stream.make(new TextEncoder().encode(fixture("anthropic/compaction.sse"))).pipe(
         Sse.decode(),
         Providers.get("anthropic").normalize(),
         Stream.runCollect
       )
       const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
-      const request = Either.getOrThrow(RoundTrip.continueWith(LlmRequestOf("go"), { provider: "anthropic", items: Turn.finalItems(turn) }))
+      const request = Either.getOrThrow(
+        RoundTrip.continueWith(LlmRequestOf("go"), { provider: "anthropic", items: Turn.finalItems(turn) })
+      )
       const summary = "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
-      expect(ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" }).body.messages).toStrictEqual([
-        { role: "user", content: [{ type: "text", text: "go" }] },
-        {
-          role: "assistant",
-          content: [
-            { type: "compaction", content: summary },
-            { type: "text", text: "Lima has about 10 million people." }
-          ]
-        }
-      ])
+      expect(ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" }).body.messages)
+        .toStrictEqual([
+          { role: "user", content: [{ type: "text", text: "go" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "compaction", content: summary },
+              { type: "text", text: "Lima has about 10 million people." }
+            ]
+          }
+        ])
       // another provider cannot read Anthropic's block: it is left out, as hosted tool items are
       const openai = ProviderRequest.encode("openai-chat", request, { apiKey: "k", baseUrl: "http://x" }).body.messages
       expect(JSON.stringify(openai)).not.toContain("compaction")

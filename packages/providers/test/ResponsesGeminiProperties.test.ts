@@ -3,9 +3,9 @@
  * split of the bytes gives the same events, corruption gives typed errors or error
  * events, and a streamed turn equals the non-streaming turn of the same content.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
-import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -16,7 +16,17 @@ import * as Schema from "effect/Schema"
 import * as Gemini from "../src/Gemini.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
-import { bytes, options, own, ownJson, payloads, runReads, runText, recorded, splitAt } from "./support/normalizerHarness.js"
+import {
+  bytes,
+  options,
+  own,
+  ownJson,
+  payloads,
+  recorded,
+  runReads,
+  runText,
+  splitAt
+} from "./support/normalizerHarness.js"
 
 interface Provider {
   readonly name: string
@@ -37,7 +47,17 @@ const providers: ReadonlyArray<Provider> = [
       ["recorded text-simple", recorded("openai-responses", "text-simple.sse")],
       ["recorded reasoning-summary-tool", recorded("openai-responses", "reasoning-summary-tool.sse")],
       ...hostedTools.map((name) => [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const),
-      ...["reasoning-encrypted", "parallel-tools", "refusal", "error-overloaded", "failed-rate-limit", "incomplete-length", "truncated", "web-search-citation", "hosted-tools"]
+      ...[
+        "reasoning-encrypted",
+        "parallel-tools",
+        "refusal",
+        "error-overloaded",
+        "failed-rate-limit",
+        "incomplete-length",
+        "truncated",
+        "web-search-citation",
+        "hosted-tools"
+      ]
         .map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
     ]
   },
@@ -49,7 +69,16 @@ const providers: ReadonlyArray<Provider> = [
       ["recorded thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
       ["recorded tool-parallel", recorded("gemini", "tool-parallel.sse")],
       ["recorded prompt-blocked-safety", recorded("gemini", "prompt-blocked-safety.sse")],
-      ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "error-overloaded", "safety-finish", "truncated", "code-execution", "grounding"]
+      ...[
+        "text-cached-usage",
+        "thought-signature-text",
+        "vertex-streamed-args",
+        "error-overloaded",
+        "safety-finish",
+        "truncated",
+        "code-execution",
+        "grounding"
+      ]
         .map((name) => [name, own("gemini", `${name}.sse`)] as const)
     ]
   }
@@ -63,7 +92,10 @@ const Mutation = FastCheck.record({
   byte: FastCheck.integer({ min: 0, max: 255 })
 })
 
-const corrupt = (body: Uint8Array, mutations: ReadonlyArray<typeof Mutation extends FastCheck.Arbitrary<infer A> ? A : never>) => {
+const corrupt = (
+  body: Uint8Array,
+  mutations: ReadonlyArray<typeof Mutation extends FastCheck.Arbitrary<infer A> ? A : never>
+) => {
   let out = Array.from(body)
   for (const { at, byte, op } of mutations) {
     const i = at % (out.length + 1)
@@ -84,18 +116,23 @@ for (const provider of providers) {
     for (const [name, text] of provider.transcripts) {
       const body = bytes(text)
 
-      it.effect.prop(`${name}: any split of the bytes gives the same events`, [cuts], ([points]) =>
-        Effect.gen(function* () {
-          const whole = yield* runText(provider.normalize, text)
-          const split = yield* runReads(provider.normalize, splitAt(body, points))
-          expect(payloads(split)).toStrictEqual(payloads(whole))
-        }), { fastCheck: { numRuns: 40 }, timeout: 300_000 })
+      it.effect.prop(
+        `${name}: any split of the bytes gives the same events`,
+        [cuts],
+        ([points]) =>
+          Effect.gen(function*() {
+            const whole = yield* runText(provider.normalize, text)
+            const split = yield* runReads(provider.normalize, splitAt(body, points))
+            expect(payloads(split)).toStrictEqual(payloads(whole))
+          }),
+        { fastCheck: { numRuns: 40 }, timeout: 300_000 }
+      )
 
       it.effect.prop(
         `${name}: corruption gives typed errors or error events, never a defect`,
         [FastCheck.array(Mutation, { minLength: 1, maxLength: 6 })],
         ([mutations]) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const exit = yield* Effect.exit(runReads(provider.normalize, [corrupt(body, mutations)]))
             if (Exit.isSuccess(exit)) {
               const events = exit.value
@@ -105,7 +142,8 @@ for (const provider of providers) {
               expect(Cause.isDie(exit.cause)).toBe(false)
               const failure = Cause.failureOption(exit.cause)
               expect(Option.map(failure, (error) => error._tag)).toSatisfy(
-                (tag: Option.Option<string>) => Option.isSome(tag) && (tag.value === "SseError" || tag.value === "WireDecodeError")
+                (tag: Option.Option<string>) =>
+                  Option.isSome(tag) && (tag.value === "SseError" || tag.value === "WireDecodeError")
               )
             }
           }),
@@ -140,18 +178,55 @@ const completedResponse = (text: string): unknown => {
 }
 
 const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
-  ["recorded text-simple", providers[0]!, recorded("openai-responses", "text-simple.sse"), completedResponse(recorded("openai-responses", "text-simple.sse"))],
+  [
+    "recorded text-simple",
+    providers[0]!,
+    recorded("openai-responses", "text-simple.sse"),
+    completedResponse(recorded("openai-responses", "text-simple.sse"))
+  ],
   ...hostedTools.map(
     (name) =>
-      [`recorded ${name}`, providers[0]!, recorded("openai-responses", `${name}.sse`), completedResponse(recorded("openai-responses", `${name}.sse`))] as const
+      [
+        `recorded ${name}`,
+        providers[0]!,
+        recorded("openai-responses", `${name}.sse`),
+        completedResponse(recorded("openai-responses", `${name}.sse`))
+      ] as const
   ),
-  ...["reasoning-encrypted", "parallel-tools", "refusal", "failed-rate-limit", "incomplete-length", "web-search-citation", "hosted-tools"].map(
-    (name) => [name, providers[0]!, own("openai-responses", `${name}.sse`), ownJson("openai-responses", `${name}.json`)] as const
+  ...[
+    "reasoning-encrypted",
+    "parallel-tools",
+    "refusal",
+    "failed-rate-limit",
+    "incomplete-length",
+    "web-search-citation",
+    "hosted-tools"
+  ].map(
+    (name) =>
+      [
+        name,
+        providers[0]!,
+        own("openai-responses", `${name}.sse`),
+        ownJson("openai-responses", `${name}.json`)
+      ] as const
   ),
   ...["thought-then-tool", "tool-parallel", "prompt-blocked-safety"].map(
-    (name) => [`recorded ${name}`, providers[1]!, recorded("gemini", `${name}.sse`), chunksOf(recorded("gemini", `${name}.sse`))] as const
+    (name) =>
+      [
+        `recorded ${name}`,
+        providers[1]!,
+        recorded("gemini", `${name}.sse`),
+        chunksOf(recorded("gemini", `${name}.sse`))
+      ] as const
   ),
-  ...["text-cached-usage", "thought-signature-text", "vertex-streamed-args", "safety-finish", "code-execution", "grounding"].map(
+  ...[
+    "text-cached-usage",
+    "thought-signature-text",
+    "vertex-streamed-args",
+    "safety-finish",
+    "code-execution",
+    "grounding"
+  ].map(
     (name) => [name, providers[1]!, own("gemini", `${name}.sse`), ownJson("gemini", `${name}.json`)] as const
   )
 ]
@@ -159,7 +234,7 @@ const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
 describe("streamed turn equals the non-streaming turn of the same content", () => {
   for (const [name, provider, text, body] of pairs) {
     it.effect(`${provider.name} ${name}`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const streamed = yield* runText(provider.normalize, text)
         const whole = yield* provider.normalizeResponse(body, options)
         expect(view(whole)).toStrictEqual(view(streamed))
@@ -168,7 +243,7 @@ describe("streamed turn equals the non-streaming turn of the same content", () =
   }
 
   it.effect("openai-responses recorded reasoning-summary-tool, whose recording re-encrypts the reasoning in response.completed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const text = recorded("openai-responses", "reasoning-summary-tool.sse")
       const streamed = view(yield* runText(OpenAiResponses.normalize, text))
       const whole = view(yield* OpenAiResponses.normalizeResponse(completedResponse(text), options))
@@ -177,7 +252,8 @@ describe("streamed turn equals the non-streaming turn of the same content", () =
         items: turn.items.map((item) => (item?.type === "reasoning" ? { ...item, encrypted_content: "" } : item))
       })
       expect(withoutEncrypted(whole)).toStrictEqual(withoutEncrypted(streamed))
-      const encrypted = (turn: typeof streamed) => turn.items.map((item) => (item?.type === "reasoning" ? item.encrypted_content : undefined))[0]
+      const encrypted = (turn: typeof streamed) =>
+        turn.items.map((item) => (item?.type === "reasoning" ? item.encrypted_content : undefined))[0]
       expect(encrypted(streamed)?.startsWith("gAAAAABqPBJWAIvE")).toBe(true)
       expect(encrypted(whole)?.startsWith("gAAAAABqPBJWmFz9")).toBe(true)
     }))

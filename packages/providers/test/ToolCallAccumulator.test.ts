@@ -8,7 +8,11 @@ const feedAll = (fragments: ReadonlyArray<ToolCallAccumulator.Fragment>) =>
   fragments.reduce(ToolCallAccumulator.feed, ToolCallAccumulator.empty)
 
 const calls = (fragments: ReadonlyArray<ToolCallAccumulator.Fragment>) =>
-  ToolCallAccumulator.finalize(feedAll(fragments)).map(({ arguments: args, id, name }) => ({ id, name, arguments: args }))
+  ToolCallAccumulator.finalize(feedAll(fragments)).map(({ arguments: args, id, name }) => ({
+    id,
+    name,
+    arguments: args
+  }))
 
 /** Cuts text at the given points (taken modulo its length). */
 const cut = (text: string, points: ReadonlyArray<number>): Array<string> => {
@@ -70,9 +74,10 @@ describe("ToolCallAccumulator", () => {
   })
 
   it("tags malformed arguments with the raw text instead of throwing", () => {
-    expect(calls([Fragment.OpenAi({ index: 0, id: "c", name: "f", arguments: "{\"a\": tru" })])[0]?.arguments).toStrictEqual({
-      _invalid_arguments: "{\"a\": tru"
-    })
+    expect(calls([Fragment.OpenAi({ index: 0, id: "c", name: "f", arguments: "{\"a\": tru" })])[0]?.arguments)
+      .toStrictEqual({
+        _invalid_arguments: "{\"a\": tru"
+      })
     expect(ToolCallAccumulator.parseArguments("[1,2]")).toStrictEqual({ _invalid_arguments: "[1,2]" })
     expect(ToolCallAccumulator.parseArguments("  ")).toStrictEqual({})
     expect(ToolCallAccumulator.parseArguments("{\"a\":1}")).toStrictEqual({ a: 1 })
@@ -127,7 +132,10 @@ describe("ToolCallAccumulator", () => {
       ])
     ).toStrictEqual([{ id: "tu_a", name: "a", arguments: { x: 1 } }])
     expect(
-      calls([Fragment.Gemini({ id: "g", name: "a", args: { x: 1 } }), Fragment.Gemini({ id: "g", name: "a", args: { x: 1 } })])
+      calls([
+        Fragment.Gemini({ id: "g", name: "a", args: { x: 1 } }),
+        Fragment.Gemini({ id: "g", name: "a", args: { x: 1 } })
+      ])
     ).toStrictEqual([{ id: "g", name: "a", arguments: { x: 1 } }])
   })
 
@@ -140,19 +148,33 @@ describe("ToolCallAccumulator", () => {
   })
 
   it("does not finalize a call because a prefix of its arguments parses", () => {
-    const first = ToolCallAccumulator.step(ToolCallAccumulator.empty, Fragment.AnthropicStart({ index: 0, id: "tu", name: "f" }))
-    const parsable = ToolCallAccumulator.step(first.accumulator, Fragment.AnthropicPartial({ index: 0, partialJson: "{\"a\":1}" }))
+    const first = ToolCallAccumulator.step(
+      ToolCallAccumulator.empty,
+      Fragment.AnthropicStart({ index: 0, id: "tu", name: "f" })
+    )
+    const parsable = ToolCallAccumulator.step(
+      first.accumulator,
+      Fragment.AnthropicPartial({ index: 0, partialJson: "{\"a\":1}" })
+    )
     expect(parsable.kind).toBe("appended")
-    const more = ToolCallAccumulator.step(parsable.accumulator, Fragment.AnthropicPartial({ index: 0, partialJson: "{\"b\":2}" }))
+    const more = ToolCallAccumulator.step(
+      parsable.accumulator,
+      Fragment.AnthropicPartial({ index: 0, partialJson: "{\"b\":2}" })
+    )
     expect(more.kind).toBe("appended")
     const stop = ToolCallAccumulator.step(more.accumulator, Fragment.AnthropicStop({ index: 0 }))
     expect(stop.kind).toBe("closed")
-    expect(ToolCallAccumulator.finalize(stop.accumulator)[0]?.arguments).toStrictEqual({ _invalid_arguments: "{\"a\":1}{\"b\":2}" })
+    expect(ToolCallAccumulator.finalize(stop.accumulator)[0]?.arguments).toStrictEqual({
+      _invalid_arguments: "{\"a\":1}{\"b\":2}"
+    })
   })
 
   it("uses an Anthropic block's start input when no partial JSON follows", () => {
     const result = ToolCallAccumulator.finalize(
-      feedAll([Fragment.AnthropicStart({ index: 0, id: "tu", name: "ping", input: {} }), Fragment.AnthropicStop({ index: 0 })])
+      feedAll([
+        Fragment.AnthropicStart({ index: 0, id: "tu", name: "ping", input: {} }),
+        Fragment.AnthropicStop({ index: 0 })
+      ])
     )
     expect(result.map((call) => [call.rawArguments, call.arguments])).toStrictEqual([["{}", {}]])
   })
@@ -166,7 +188,10 @@ describe("ToolCallAccumulator", () => {
   })
 
   it("is a value: feeding does not change the accumulator fed", () => {
-    const one = ToolCallAccumulator.feed(ToolCallAccumulator.empty, Fragment.OpenAi({ index: 0, id: "c", name: "f", arguments: "{\"a\"" }))
+    const one = ToolCallAccumulator.feed(
+      ToolCallAccumulator.empty,
+      Fragment.OpenAi({ index: 0, id: "c", name: "f", arguments: "{\"a\"" })
+    )
     const two = ToolCallAccumulator.feed(one, Fragment.OpenAi({ index: 0, arguments: ":1}" }))
     expect(ToolCallAccumulator.finalize(one)[0]?.rawArguments).toBe("{\"a\"")
     expect(ToolCallAccumulator.finalize(two)[0]?.rawArguments).toBe("{\"a\":1}")
@@ -207,7 +232,10 @@ describe("ToolCallAccumulator", () => {
         { id: "call_b", name: "b", arguments: JSON.parse(textB) }
       ]
       expect(calls(openAi)).toStrictEqual(expected)
-      expect(ToolCallAccumulator.finalize(feedAll(openAi)).map((call) => call.rawArguments)).toStrictEqual([textA, textB])
+      expect(ToolCallAccumulator.finalize(feedAll(openAi)).map((call) => call.rawArguments)).toStrictEqual([
+        textA,
+        textB
+      ])
       // Anthropic: the same pieces as partial JSON of two blocks
       const anthropic: Array<ToolCallAccumulator.Fragment> = [
         Fragment.AnthropicStart({ index: 0, id: "call_a", name: "a", input: {} }),
@@ -218,6 +246,7 @@ describe("ToolCallAccumulator", () => {
         Fragment.AnthropicStop({ index: 1 })
       ]
       expect(calls(anthropic)).toStrictEqual(expected)
-    }, { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+    },
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })

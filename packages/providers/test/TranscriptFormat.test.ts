@@ -15,7 +15,11 @@ const transcripts = [fixtures, join(fixtures, "recorded")].flatMap((base) =>
     .flatMap((dir) =>
       readdirSync(join(base, dir))
         .filter((file) => (file.endsWith(".sse") || file.endsWith(".json")) && !file.endsWith(".source.json"))
-        .map((file) => ({ path: join(base, dir, file), name: `${dir}/${file}`, provider: dir as ProviderName.ProviderName }))
+        .map((file) => ({
+          path: join(base, dir, file),
+          name: `${dir}/${file}`,
+          provider: dir as ProviderName.ProviderName
+        }))
     )
 )
 
@@ -24,21 +28,31 @@ describe("TranscriptFormat.detect", () => {
     expect(transcripts.length).toBeGreaterThan(20)
     const wrong = transcripts.flatMap((transcript) => {
       const detected = TranscriptFormat.detect(readFileSync(transcript.path, "utf8"))
-      return Option.contains(detected, TranscriptFormat.ofProvider(transcript.provider)) ? [] : [[transcript.name, detected]]
+      return Option.contains(detected, TranscriptFormat.ofProvider(transcript.provider))
+        ? []
+        : [[transcript.name, detected]]
     })
     expect(wrong).toStrictEqual([])
   })
 
   it("reads AI SDK stream parts, JSON lines and single payloads", () => {
-    const parts = ['data: {"type":"start"}', 'data: {"type":"start-step"}', 'data: {"type":"text-delta","id":"t","delta":"Hi"}'].join("\n\n")
+    const parts = [
+      "data: {\"type\":\"start\"}",
+      "data: {\"type\":\"start-step\"}",
+      "data: {\"type\":\"text-delta\",\"id\":\"t\",\"delta\":\"Hi\"}"
+    ].join("\n\n")
     expect(TranscriptFormat.detect(parts)).toStrictEqual(Option.some("ai-sdk"))
-    expect(TranscriptFormat.detect('{"type":"response.created"}\n{"type":"response.completed"}')).toStrictEqual(Option.some("openai-responses"))
-    expect(TranscriptFormat.detect('{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}]}')).toStrictEqual(Option.some("gemini"))
+    expect(TranscriptFormat.detect("{\"type\":\"response.created\"}\n{\"type\":\"response.completed\"}")).toStrictEqual(
+      Option.some("openai-responses")
+    )
+    expect(TranscriptFormat.detect("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]}}]}")).toStrictEqual(
+      Option.some("gemini")
+    )
     expect(TranscriptFormat.detect("event: message_start\n\n")).toStrictEqual(Option.some("anthropic"))
   })
 
   it("names nothing for text that is none of them", () => {
-    for (const text of ["", "hello", "data: [DONE]\n\n", 'data: {"type":"ping"}\n\n', "{nope"]) {
+    for (const text of ["", "hello", "data: [DONE]\n\n", "data: {\"type\":\"ping\"}\n\n", "{nope"]) {
       expect(TranscriptFormat.detect(text)).toStrictEqual(Option.none())
     }
   })

@@ -61,25 +61,41 @@ describe("wire schema guards", () => {
       const guard = SchemaGuard.is(schema)
       const passes = SchemaGuard.decodesToItself(schema)
       FastCheck.assert(
-        FastCheck.property(inputs(schema), (u) => guard(u) === oracle.is(u) && (!passes(u) || (oracle.is(u) && oracle.decodes(u)))),
+        FastCheck.property(
+          inputs(schema),
+          (u) => guard(u) === oracle.is(u) && (!passes(u) || (oracle.is(u) && oracle.decodes(u)))
+        ),
         { numRuns: 300 }
       )
     }, 60_000)
 
     it(`says no to a discriminant that cannot be printed: ${name}`, () => {
       const poisoned = { type: unprintable, object: unprintable, candidates: unprintable }
-      expect([SchemaGuard.is(schema)(poisoned), SchemaGuard.decodesToItself(schema)(poisoned)]).toStrictEqual([false, false])
+      expect([SchemaGuard.is(schema)(poisoned), SchemaGuard.decodesToItself(schema)(poisoned)]).toStrictEqual([
+        false,
+        false
+      ])
     })
   }
 
   it.effect("every provider fails with a WireDecodeError, not a defect, on an event whose type cannot be printed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const provider of Providers.all) {
         const unprintable = `{"toString": false}`
-        const data = `{"type": ${unprintable}, "object": ${unprintable}, "candidates": [{"content": {"parts": [{"text": ${unprintable}}]}}]}`
+        const data =
+          `{"type": ${unprintable}, "object": ${unprintable}, "candidates": [{"content": {"parts": [{"text": ${unprintable}}]}}]}`
         const body = `event: message_start\ndata: ${data}\n\n`
-        const error = yield* Stream.make(new TextEncoder().encode(body)).pipe(Sse.decode(), provider.normalize(), Stream.runDrain, Effect.flip)
-        expect([provider.name, error._tag, error._tag === "WireDecodeError" && error.reason]).toStrictEqual([provider.name, "WireDecodeError", "UnexpectedShape"])
+        const error = yield* Stream.make(new TextEncoder().encode(body)).pipe(
+          Sse.decode(),
+          provider.normalize(),
+          Stream.runDrain,
+          Effect.flip
+        )
+        expect([provider.name, error._tag, error._tag === "WireDecodeError" && error.reason]).toStrictEqual([
+          provider.name,
+          "WireDecodeError",
+          "UnexpectedShape"
+        ])
       }
     }))
 })

@@ -55,7 +55,9 @@ const expiryArgs = (expiry: Expiry): [string, string] =>
     : ["at", String(Math.max(1, Math.floor(expiry.epochMs)))]
 
 const CommitReply = Schema.Tuple([Schema.Number], Schema.String)
-const BufferEntries = Schema.Array(Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf)))
+const BufferEntries = Schema.Array(
+  Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf))
+)
 const asCommit = decodeReply(Schema.Union(Schema.Tuple(Schema.Literal(0)), CommitReply))
 const asStrings = decodeReply(Schema.Array(Schema.String))
 const asNumber = decodeReply(Schema.Number)
@@ -82,12 +84,19 @@ export const make = (
       send: (client: Redis) => Promise<unknown>
     ): Effect.Effect<A, RedisError> => {
       const target = key(options.prefix, name, "meta")
-      return Effect.tryPromise({ try: () => send(client), catch: (cause) => toRedisError(command, target, cause) }).pipe(
-        Effect.flatMap(decode(command, target))
-      )
+      return Effect.tryPromise({ try: () => send(client), catch: (cause) => toRedisError(command, target, cause) })
+        .pipe(
+          Effect.flatMap(decode(command, target))
+        )
     }
     const script = (source: string, name: string, args: ReadonlyArray<string | Uint8Array>) => (redis: Redis) =>
-      redis.call("EVAL", source, 3, ...keys(name), ...args.map((arg) => typeof arg === "string" ? arg : Buffer.from(arg)))
+      redis.call(
+        "EVAL",
+        source,
+        3,
+        ...keys(name),
+        ...args.map((arg) => typeof arg === "string" ? arg : Buffer.from(arg))
+      )
 
     const commitArgs = (change: Commit): Array<string | Uint8Array> => [
       String(change.expect),
@@ -115,17 +124,27 @@ export const make = (
         ),
       read: (name, after, count) =>
         Effect.map(
-          run(asEntries, "XRANGE", name, (redis) =>
-            redis.callBuffer("XRANGE", keys(name)[1], `(${after}`, "+", "COUNT", Math.max(1, count))),
+          run(
+            asEntries,
+            "XRANGE",
+            name,
+            (redis) => redis.callBuffer("XRANGE", keys(name)[1], `(${after}`, "+", "COUNT", Math.max(1, count))
+          ),
           (entries) => entries.map(([id, [, data]]) => ({ id: Buffer.from(id).toString("latin1"), data }))
         ),
-      touch: (name, expiry) => Effect.asVoid(run(asNumber, "EVAL", name, script(touchScript, name, expiryArgs(expiry)))),
-      remove: (name) => Effect.map(run(asNumber, "EVAL", name, script(removeScript, name, [])), (existed) => existed === 1),
+      touch: (name, expiry) =>
+        Effect.asVoid(run(asNumber, "EVAL", name, script(touchScript, name, expiryArgs(expiry)))),
+      remove: (name) =>
+        Effect.map(run(asNumber, "EVAL", name, script(removeScript, name, [])), (existed) => existed === 1),
       awaitChange: (name, signal, timeoutMs) =>
         Effect.scoped(Effect.gen(function*() {
           const waiter = yield* connect(options.url, "sluice-durable-wait")
-          const reply = yield* run(asRead, "XREAD", name, () =>
-            waiter.call("XREAD", "BLOCK", Math.max(1, Math.ceil(timeoutMs)), "STREAMS", keys(name)[2], signal))
+          const reply = yield* run(
+            asRead,
+            "XREAD",
+            name,
+            () => waiter.call("XREAD", "BLOCK", Math.max(1, Math.ceil(timeoutMs)), "STREAMS", keys(name)[2], signal)
+          )
           return reply !== null
         }))
     }

@@ -120,7 +120,11 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
             ? Effect.succeed(true)
             : Deferred.await(waiting).pipe(
               Effect.as(true),
-              Effect.timeoutTo({ duration: Math.max(0, timeoutMs), onTimeout: () => false, onSuccess: (changed) => changed })
+              Effect.timeoutTo({
+                duration: Math.max(0, timeoutMs),
+                onTimeout: () => false,
+                onSuccess: (changed) => changed
+              })
             )
       )
   }

@@ -61,8 +61,10 @@ const parsePart = (text: string): Option.Option<bigint> => {
 export const parse = (text: string): Option.Option<EntryId> => {
   const dash = text.indexOf("-")
   if (dash < 0) return Option.none()
-  return Option.flatMap(parsePart(text.slice(0, dash)), (ms) =>
-    Option.map(parsePart(text.slice(dash + 1)), (seq) => ({ ms, seq })))
+  return Option.flatMap(
+    parsePart(text.slice(0, dash)),
+    (ms) => Option.map(parsePart(text.slice(dash + 1)), (seq) => ({ ms, seq }))
+  )
 }
 
 /**

@@ -18,9 +18,10 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const PublishErrorReason = Schema.Literal("RetriesExhausted", "Conflict", "Rejected", "InvalidInput").annotations({
-  identifier: "PublishErrorReason"
-})
+export const PublishErrorReason = Schema.Literal("RetriesExhausted", "Conflict", "Rejected", "InvalidInput")
+  .annotations({
+    identifier: "PublishErrorReason"
+  })
 
 /**
  * @since 0.1.0

@@ -102,8 +102,10 @@ export const layerOf = (target: Target): Layer.Layer<RedisStreams, RedisError> =
  * @since 0.2.0
  * @category layers
  */
-export const layerFromEnv: Effect.Effect<Option.Option<Layer.Layer<RedisStreams, RedisError>>, ConfigError.ConfigError> =
-  Effect.map(target, Option.map(layerOf))
+export const layerFromEnv: Effect.Effect<
+  Option.Option<Layer.Layer<RedisStreams, RedisError>>,
+  ConfigError.ConfigError
+> = Effect.map(target, Option.map(layerOf))
 
 /**
  * Where a setup points, for messages: never a password.

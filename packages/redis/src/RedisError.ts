@@ -59,8 +59,7 @@ export class RedisError extends Schema.TaggedError<RedisError>()("RedisError", {
  * @since 0.1.0
  * @category guards
  */
-export const isRetryable = (error: unknown): boolean =>
-  error instanceof RedisError && error.reason === "Unavailable"
+export const isRetryable = (error: unknown): boolean => error instanceof RedisError && error.reason === "Unavailable"
 
 const idTooSmallPattern = /equal or smaller than the target stream top item|must be greater than 0-0/i
 const transientPattern = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY)\b/

@@ -95,7 +95,9 @@ const nodeUrl = (options: ClusterOptions, node: string): string => {
   const auth = options.password === undefined
     ? ""
     : `${encodeURIComponent(options.username ?? "")}:${encodeURIComponent(Redacted.value(options.password))}@`
-  return `${options.tls === undefined ? "redis" : "rediss"}://${auth}${host.includes(":") ? `[${host}]` : host}${node.slice(at)}`
+  return `${options.tls === undefined ? "redis" : "rediss"}://${auth}${host.includes(":") ? `[${host}]` : host}${
+    node.slice(at)
+  }`
 }
 
 const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError, Scope.Scope> => {
@@ -143,7 +145,11 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
         Effect.timeoutFail({
           duration: connectTimeoutMs,
           onTimeout: () =>
-            new RedisError({ reason: "Unavailable", command: "CONNECT", detail: `no cluster within ${connectTimeoutMs} ms` })
+            new RedisError({
+              reason: "Unavailable",
+              command: "CONNECT",
+              detail: `no cluster within ${connectTimeoutMs} ms`
+            })
         }),
         Effect.tapError(() => Effect.sync(() => cluster.disconnect())),
         Effect.as(cluster)
@@ -181,7 +187,12 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
         if (node !== undefined) return Effect.succeed(node)
         refresh()
         return Effect.fail(
-          new RedisError({ reason: "Unavailable", command, key, detail: `no master known for slot ${calculateSlot(key)}` })
+          new RedisError({
+            reason: "Unavailable",
+            command,
+            key,
+            detail: `no master known for slot ${calculateSlot(key)}`
+          })
         )
       })
 
@@ -195,7 +206,9 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
           BatchConnection.make({ url: nodeUrl(options, node), ...timeouts, tls: options.tls }),
           scope
         ).pipe(
-          Effect.mapError((error) => new RedisError({ reason: error.reason, command: "CONNECT", detail: error.detail })),
+          Effect.mapError((error) =>
+            new RedisError({ reason: error.reason, command: "CONNECT", detail: error.detail })
+          ),
           Effect.map((made) => {
             const raced = batchesByNode.get(node)
             if (raced !== undefined) return raced
@@ -227,7 +240,11 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
     const openTail = (key: string) =>
       Effect.gen(function*() {
         const node = yield* masterOf("XREAD", key)
-        const reader = yield* RedisStreamsLive.openClient({ url: nodeUrl(options, node), ...timeouts, tls: options.tls }, "tail")
+        const reader = yield* RedisStreamsLive.openClient({
+          url: nodeUrl(options, node),
+          ...timeouts,
+          tls: options.tls
+        }, "tail")
         const call = (command: string, ...args: Array<string | number>): Promise<unknown> =>
           reader.call(command, ...args).catch((error: unknown) => {
             if (error instanceof Error && redirection.test(error.message)) {

@@ -27,6 +27,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
 import * as BatchConnection from "./internal/batchConnection.js"
+import { pipelineXaddAll } from "./internal/pipelineXadd.js"
 import {
   decodeReply,
   FlatReply,
@@ -38,13 +39,12 @@ import {
   toRedisError,
   unexpectedReply
 } from "./internal/replies.js"
-import { pipelineXaddAll } from "./internal/pipelineXadd.js"
 import { ErrorReply, xadds } from "./internal/resp.js"
-import { reasonOfReply, RedisError } from "./RedisError.js"
 import * as ReadBudget from "./ReadBudget.js"
+import { reasonOfReply, RedisError } from "./RedisError.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
-import { type TlsOptions, toConnectionOptions } from "./RedisTls.js"
 import { RedisStreams, tailDefaults } from "./RedisStreams.js"
+import { type TlsOptions, toConnectionOptions } from "./RedisTls.js"
 import { fieldsToFlat } from "./StreamEntry.js"
 
 /**
@@ -155,11 +155,18 @@ export const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redi
         return client
       },
       catch: (cause) => toRedisError("CONNECT", undefined, cause)
-    }).pipe(Effect.interruptible, Effect.timeoutFail({
-      duration: options.connectTimeoutMs ?? 5000,
-      onTimeout: () =>
-        new RedisError({ reason: "Unavailable", command: "CONNECT", detail: `no connection within ${options.connectTimeoutMs ?? 5000} ms` })
-    })),
+    }).pipe(
+      Effect.interruptible,
+      Effect.timeoutFail({
+        duration: options.connectTimeoutMs ?? 5000,
+        onTimeout: () =>
+          new RedisError({
+            reason: "Unavailable",
+            command: "CONNECT",
+            detail: `no connection within ${options.connectTimeoutMs ?? 5000} ms`
+          })
+      })
+    ),
     (client) => Effect.sync(() => client.disconnect())
   )
 
@@ -191,8 +198,7 @@ const xaddResults = (
   return results
 }
 
-const scoreBound = (score: number): string =>
-  score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
+const scoreBound = (score: number): string => score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
 
 const asString = decodeReply(StringReply)
 const asOptionalString = decodeReply(Schema.NullOr(StringReply))
@@ -234,16 +240,16 @@ export interface Caller {
  * @since 0.2.0
  * @category constructors
  */
-export const batchXaddAll = (batches: BatchConnection.BatchConnection): RedisStreamsService["xaddAll"] =>
-(key, entries, xaddOptions) => {
-  // Only the count is kept while Redis answers, not the entries.
-  const count = entries.length
-  if (count === 0) return Effect.succeed([])
-  return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
-    onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
-    onSuccess: (settled) => xaddResults(key, count, settled)
-  })
-}
+export const batchXaddAll =
+  (batches: BatchConnection.BatchConnection): RedisStreamsService["xaddAll"] => (key, entries, xaddOptions) => {
+    // Only the count is kept while Redis answers, not the entries.
+    const count = entries.length
+    if (count === 0) return Effect.succeed([])
+    return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
+      onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
+      onSuccess: (settled) => xaddResults(key, count, settled)
+    })
+  }
 
 /**
  * Connects to Redis and builds the service; the connection closes with the scope.
@@ -280,43 +286,45 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
  * @category constructors
  */
 export const fromConnections = (connections: Connections): RedisStreamsService => {
-    const { client } = connections
-    const callOn = (on: Caller) =>
-    <A>(
-      decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
-      command: string,
-      key: string,
-      args: ReadonlyArray<string | number>
-    ): Effect.Effect<A, RedisError> =>
-      Effect.tryPromise({
-        try: () => on.call(command, ...args),
-        catch: (cause) => toRedisError(command, key, cause)
-      }).pipe(Effect.flatMap(decode(command, key)))
-    const call = callOn(client)
-    const read = callOn(connections.reader ?? client)
+  const { client } = connections
+  const callOn = (on: Caller) =>
+  <A>(
+    decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
+    command: string,
+    key: string,
+    args: ReadonlyArray<string | number>
+  ): Effect.Effect<A, RedisError> =>
+    Effect.tryPromise({
+      try: () => on.call(command, ...args),
+      catch: (cause) => toRedisError(command, key, cause)
+    }).pipe(Effect.flatMap(decode(command, key)))
+  const call = callOn(client)
+  const read = callOn(connections.reader ?? client)
 
-    const tail: RedisStreamsService["tail"] = (key, tailOptions) => {
-      const pages = ReadBudget.pager({
-        maxCount: tailOptions?.count ?? tailDefaults.count,
-        maxBytes: tailOptions?.maxBytes ?? tailDefaults.maxBytes
-      })
-      const blockMs = Math.max(1, tailOptions?.blockMs ?? tailDefaults.blockMs)
-      const until = tailOptions?.until
-      const decodeRead = asRead("XREAD", key)
-      return Stream.unwrapScoped(
-        Effect.map(connections.openTail(key), (blocking) => {
-          const readOnce = (after: string) =>
-            Effect.tryPromise({
-              try: () => blocking.call("XREAD", "COUNT", pages.count(), "BLOCK", blockMs, "STREAMS", key, after),
-              catch: (cause) => toRedisError("XREAD", key, cause)
-            }).pipe(Effect.flatMap(decodeRead))
-          // Blocks until entries arrive after `after`, repeating timed-out reads.
-          const readNext = (after: string): Effect.Effect<ReadonlyArray<typeof RangeReply.Type[number]>, RedisError> =>
-            Effect.flatMap(readOnce(after), (reply) => {
-              const entries = reply?.[0]?.[1] ?? []
-              return entries.length > 0 ? Effect.succeed(entries) : readNext(after)
-            })
-          return Stream.unfoldChunkEffect({ after: tailOptions?.after ?? tailDefaults.after, done: false }, (state) =>
+  const tail: RedisStreamsService["tail"] = (key, tailOptions) => {
+    const pages = ReadBudget.pager({
+      maxCount: tailOptions?.count ?? tailDefaults.count,
+      maxBytes: tailOptions?.maxBytes ?? tailDefaults.maxBytes
+    })
+    const blockMs = Math.max(1, tailOptions?.blockMs ?? tailDefaults.blockMs)
+    const until = tailOptions?.until
+    const decodeRead = asRead("XREAD", key)
+    return Stream.unwrapScoped(
+      Effect.map(connections.openTail(key), (blocking) => {
+        const readOnce = (after: string) =>
+          Effect.tryPromise({
+            try: () => blocking.call("XREAD", "COUNT", pages.count(), "BLOCK", blockMs, "STREAMS", key, after),
+            catch: (cause) => toRedisError("XREAD", key, cause)
+          }).pipe(Effect.flatMap(decodeRead))
+        // Blocks until entries arrive after `after`, repeating timed-out reads.
+        const readNext = (after: string): Effect.Effect<ReadonlyArray<typeof RangeReply.Type[number]>, RedisError> =>
+          Effect.flatMap(readOnce(after), (reply) => {
+            const entries = reply?.[0]?.[1] ?? []
+            return entries.length > 0 ? Effect.succeed(entries) : readNext(after)
+          })
+        return Stream.unfoldChunkEffect(
+          { after: tailOptions?.after ?? tailDefaults.after, done: false },
+          (state) =>
             state.done
               ? Effect.succeed(Option.none())
               : Effect.map(readNext(state.after), (replies) => {
@@ -324,56 +332,62 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
                 pages.seen(entries)
                 const stop = until === undefined ? -1 : entries.findIndex(until)
                 const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
-                return Option.some([
-                  Chunk.unsafeFromArray(taken),
-                  { after: taken[taken.length - 1]!.id, done: stop >= 0 }
-                ] as const)
-              }))
-        })
-      )
-    }
-
-    const service: RedisStreamsService = {
-      xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
-      xaddAll: connections.xaddAll,
-      xrange: (key, start, end, count) =>
-        Effect.map(
-          read(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
-          (entries) => entries.map(toEntry)
-        ),
-      xdel: (key, ids) => ids.length === 0 ? Effect.succeed(0) : call(asInteger, "XDEL", key, [key, ...ids]),
-      xlen: (key) => call(asInteger, "XLEN", key, [key]),
-      xlast: (key) =>
-        Effect.map(read(asRange, "XREVRANGE", key, [key, "+", "-", "COUNT", 1]), (entries) =>
-          entries.length === 0 ? Option.none() : Option.some(toEntry(entries[0]!))),
-      setPx: (key, value, ms) => Effect.asVoid(call(asString, "SET", key, [key, value, "PX", ms])),
-      get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullable),
-      tail,
-      pexpire: (key, ms) => Effect.map(call(asInteger, "PEXPIRE", key, [key, ms]), (reply) => reply === 1),
-      pttl: (key) => call(asInteger, "PTTL", key, [key]),
-      zadd: (key, score, member, zaddOptions) =>
-        Effect.map(
-          call(asInteger, "ZADD", key, zaddOptions?.onlyNew === true ? [key, "NX", score, member] : [key, score, member]),
-          (added) => added === 1
-        ),
-      zrangeByScore: (key, min, max, rangeOptions) => {
-        const reverse = rangeOptions?.reverse === true
-        const bounds = reverse ? [scoreBound(max), scoreBound(min)] : [scoreBound(min), scoreBound(max)]
-        const limit = rangeOptions?.offset === undefined && rangeOptions?.count === undefined
-          ? []
-          : ["LIMIT", rangeOptions?.offset ?? 0, rangeOptions?.count ?? -1]
-        return Effect.map(
-          call(asFlat, "ZRANGE", key, [key, ...bounds, "BYSCORE", ...(reverse ? ["REV"] : []), ...limit, "WITHSCORES"]),
-          (flat) => {
-            const members: Array<{ member: string; score: number }> = []
-            for (let i = 0; i + 1 < flat.length; i += 2) members.push({ member: flat[i]!, score: Number(flat[i + 1]) })
-            return members
-          }
+                return Option.some(
+                  [
+                    Chunk.unsafeFromArray(taken),
+                    { after: taken[taken.length - 1]!.id, done: stop >= 0 }
+                  ] as const
+                )
+              })
         )
-      },
-      zremRangeByScore: (key, min, max) => call(asInteger, "ZREMRANGEBYSCORE", key, [key, scoreBound(min), scoreBound(max)])
-    }
-    return service
+      })
+    )
+  }
+
+  const service: RedisStreamsService = {
+    xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
+    xaddAll: connections.xaddAll,
+    xrange: (key, start, end, count) =>
+      Effect.map(
+        read(asRange, "XRANGE", key, count === undefined ? [key, start, end] : [key, start, end, "COUNT", count]),
+        (entries) => entries.map(toEntry)
+      ),
+    xdel: (key, ids) => ids.length === 0 ? Effect.succeed(0) : call(asInteger, "XDEL", key, [key, ...ids]),
+    xlen: (key) => call(asInteger, "XLEN", key, [key]),
+    xlast: (key) =>
+      Effect.map(
+        read(asRange, "XREVRANGE", key, [key, "+", "-", "COUNT", 1]),
+        (entries) => entries.length === 0 ? Option.none() : Option.some(toEntry(entries[0]!))
+      ),
+    setPx: (key, value, ms) => Effect.asVoid(call(asString, "SET", key, [key, value, "PX", ms])),
+    get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullable),
+    tail,
+    pexpire: (key, ms) => Effect.map(call(asInteger, "PEXPIRE", key, [key, ms]), (reply) => reply === 1),
+    pttl: (key) => call(asInteger, "PTTL", key, [key]),
+    zadd: (key, score, member, zaddOptions) =>
+      Effect.map(
+        call(asInteger, "ZADD", key, zaddOptions?.onlyNew === true ? [key, "NX", score, member] : [key, score, member]),
+        (added) => added === 1
+      ),
+    zrangeByScore: (key, min, max, rangeOptions) => {
+      const reverse = rangeOptions?.reverse === true
+      const bounds = reverse ? [scoreBound(max), scoreBound(min)] : [scoreBound(min), scoreBound(max)]
+      const limit = rangeOptions?.offset === undefined && rangeOptions?.count === undefined
+        ? []
+        : ["LIMIT", rangeOptions?.offset ?? 0, rangeOptions?.count ?? -1]
+      return Effect.map(
+        call(asFlat, "ZRANGE", key, [key, ...bounds, "BYSCORE", ...(reverse ? ["REV"] : []), ...limit, "WITHSCORES"]),
+        (flat) => {
+          const members: Array<{ member: string; score: number }> = []
+          for (let i = 0; i + 1 < flat.length; i += 2) members.push({ member: flat[i]!, score: Number(flat[i + 1]) })
+          return members
+        }
+      )
+    },
+    zremRangeByScore: (key, min, max) =>
+      call(asInteger, "ZREMRANGEBYSCORE", key, [key, scoreBound(min), scoreBound(max)])
+  }
+  return service
 }
 
 /**

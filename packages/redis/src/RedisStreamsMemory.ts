@@ -101,7 +101,12 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     }
   }
 
-  const nextId = (key: string, requested: string, last: EntryId.EntryId, now: number): Either.Either<EntryId.EntryId, RedisError> => {
+  const nextId = (
+    key: string,
+    requested: string,
+    last: EntryId.EntryId,
+    now: number
+  ): Either.Either<EntryId.EntryId, RedisError> => {
     const tooSmall = (detail: string) => Either.left(reject("XADD", key, detail, "IdTooSmall"))
     const equalOrSmaller = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
     if (requested === "*") {
@@ -113,7 +118,9 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       const ms = EntryId.parse(`${requested.slice(0, -2)}-0`)
       if (Option.isNone(ms)) return Either.left(reject("XADD", key, invalidId))
       if (ms.value.ms > last.ms) return Either.right(ms.value)
-      if (ms.value.ms === last.ms && last.seq < EntryId.maxPart) return Either.right({ ms: last.ms, seq: last.seq + 1n })
+      if (ms.value.ms === last.ms && last.seq < EntryId.maxPart) {
+        return Either.right({ ms: last.ms, seq: last.seq + 1n })
+      }
       return tooSmall(equalOrSmaller)
     }
     const id = EntryId.parse(requested.includes("-") ? requested : `${requested}-0`)
@@ -124,7 +131,12 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     return EntryId.order(id.value, last) > 0 ? Either.right(id.value) : tooSmall(equalOrSmaller)
   }
 
-  const append = (key: string, entry: XAddEntry, options: XAddOptions | undefined, now: number): Either.Either<string, RedisError> => {
+  const append = (
+    key: string,
+    entry: XAddEntry,
+    options: XAddOptions | undefined,
+    now: number
+  ): Either.Either<string, RedisError> => {
     if (entry.fields.length === 0) {
       return Either.left(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
     }
@@ -132,17 +144,23 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     if (maxLen !== undefined && !(Number.isSafeInteger(maxLen) && maxLen >= 0)) {
       return Either.left(reject("XADD", key, "ERR The MAXLEN argument must be >= 0."))
     }
-    return Either.flatMap(streamOf("XADD", key, now), (existing) =>
-      Either.map(nextId(key, entry.id, existing?.lastId ?? EntryId.zero, now), (id) => {
-        const stream: StreamValue = existing ?? { type: "stream", entries: [], head: 0, lastId: EntryId.zero }
-        if (existing === undefined) slots.set(key, { value: stream, expiresAt: undefined })
-        const formatted = EntryId.format(id)
-        stream.entries.push({ key: id, entry: { id: formatted, fields: entry.fields.map(([f, v]) => [f, v] as const) } })
-        stream.lastId = id
-        if (maxLen !== undefined) trim(stream, maxLen)
-        wake(key)
-        return formatted
-      }))
+    return Either.flatMap(
+      streamOf("XADD", key, now),
+      (existing) =>
+        Either.map(nextId(key, entry.id, existing?.lastId ?? EntryId.zero, now), (id) => {
+          const stream: StreamValue = existing ?? { type: "stream", entries: [], head: 0, lastId: EntryId.zero }
+          if (existing === undefined) slots.set(key, { value: stream, expiresAt: undefined })
+          const formatted = EntryId.format(id)
+          stream.entries.push({
+            key: id,
+            entry: { id: formatted, fields: entry.fields.map(([f, v]) => [f, v] as const) }
+          })
+          stream.lastId = id
+          if (maxLen !== undefined) trim(stream, maxLen)
+          wake(key)
+          return formatted
+        })
+    )
   }
 
   const trim = (stream: StreamValue, maxLen: number): void => {
@@ -166,7 +184,12 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     return low
   }
 
-  const read = (stream: StreamValue | undefined, from: EntryId.EntryId, to: EntryId.EntryId, count: number): Array<StreamEntry> => {
+  const read = (
+    stream: StreamValue | undefined,
+    from: EntryId.EntryId,
+    to: EntryId.EntryId,
+    count: number
+  ): Array<StreamEntry> => {
     const out: Array<StreamEntry> = []
     if (stream === undefined || EntryId.order(from, to) > 0) return out
     for (let i = lowerBound(stream, from); i < stream.entries.length && out.length < count; i++) {
@@ -188,7 +211,9 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       Either.gen(function*() {
         const from = yield* bound(key, start, "start")
         const to = yield* bound(key, end, "end")
-        if (count !== undefined && !Number.isSafeInteger(count)) return yield* Either.left(reject("XRANGE", key, notInteger))
+        if (count !== undefined && !Number.isSafeInteger(count)) {
+          return yield* Either.left(reject("XRANGE", key, notInteger))
+        }
         const stream = yield* streamOf("XRANGE", key, now)
         if (Option.isNone(from) || Option.isNone(to)) return []
         return read(stream, from.value, to.value, count === undefined ? Number.MAX_SAFE_INTEGER : Math.max(count, 0))
@@ -255,10 +280,12 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
           const stop = until === undefined ? -1 : entries.findIndex(until)
           const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
           const last = EntryId.parse(taken[taken.length - 1]!.id)
-          return Option.some([
-            Chunk.unsafeFromArray(taken),
-            { from: Option.getOrElse(last, () => state.from), done: stop >= 0 }
-          ] as const)
+          return Option.some(
+            [
+              Chunk.unsafeFromArray(taken),
+              { from: Option.getOrElse(last, () => state.from), done: stop >= 0 }
+            ] as const
+          )
         }))
   }
 
@@ -281,17 +308,27 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     xrange,
     xdel,
     xlen: (key) =>
-      withNow((now) => Either.map(streamOf("XLEN", key, now), (stream) => stream === undefined ? 0 : stream.entries.length - stream.head)),
+      withNow((now) =>
+        Either.map(
+          streamOf("XLEN", key, now),
+          (stream) => stream === undefined ? 0 : stream.entries.length - stream.head
+        )
+      ),
     xlast: (key) =>
       withNow((now) =>
-        Either.map(streamOf("XREVRANGE", key, now), (stream) =>
-          stream === undefined || stream.entries.length === stream.head
-            ? Option.none()
-            : Option.some(stream.entries[stream.entries.length - 1]!.entry))
+        Either.map(
+          streamOf("XREVRANGE", key, now),
+          (stream) =>
+            stream === undefined || stream.entries.length === stream.head
+              ? Option.none()
+              : Option.some(stream.entries[stream.entries.length - 1]!.entry)
+        )
       ),
     setPx: (key, value, ms) =>
       withNow((now) => {
-        if (!Number.isSafeInteger(ms) || ms <= 0) return Either.left(reject("SET", key, "ERR invalid expire time in 'set' command"))
+        if (!Number.isSafeInteger(ms) || ms <= 0) {
+          return Either.left(reject("SET", key, "ERR invalid expire time in 'set' command"))
+        }
         slots.set(key, { value: { type: "string", value }, expiresAt: now + ms })
         return Either.void
       }),
@@ -299,7 +336,9 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       withNow((now) => {
         const slot = live(key, now)
         if (slot === undefined) return Either.right(Option.none())
-        return slot.value.type === "string" ? Either.right(Option.some(slot.value.value)) : Either.left(reject("GET", key, wrongType))
+        return slot.value.type === "string"
+          ? Either.right(Option.some(slot.value.value))
+          : Either.left(reject("GET", key, wrongType))
       }),
     tail,
     pexpire: (key, ms) =>

@@ -58,8 +58,14 @@ const toRequest = (entry: StreamEntry): Option.Option<CancelRequest> =>
  * @category requests
  */
 export const position = (prefix: string): Effect.Effect<string, RedisError, RedisStreams> =>
-  Effect.flatMap(RedisStreams, (redis) =>
-    Effect.map(redis.xlast(TurnKeys.controlKey(prefix)), Option.match({ onNone: () => "0-0", onSome: (entry) => entry.id })))
+  Effect.flatMap(
+    RedisStreams,
+    (redis) =>
+      Effect.map(
+        redis.xlast(TurnKeys.controlKey(prefix)),
+        Option.match({ onNone: () => "0-0", onSome: (entry) => entry.id })
+      )
+  )
 
 /**
  * The requests appended after `after` (by default: from now on), for as long as the

@@ -64,7 +64,10 @@ const idAfter = (entry: StreamEntry): string =>
  * Appends the entries after the stream's last entry, unless that entry is terminal;
  * retries when another writer took the id first.
  */
-const append = (key: string, entries: readonly [Fields, ...Array<Fields>]): Effect.Effect<Outcome, RedisError, RedisStreams> =>
+const append = (
+  key: string,
+  entries: readonly [Fields, ...Array<Fields>]
+): Effect.Effect<Outcome, RedisError, RedisStreams> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams
     for (let attempt = 0; attempt < attempts; attempt++) {
@@ -101,7 +104,10 @@ const startOf = (prefix: string, turnId: string) =>
     const [first] = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+", 1)
     if (first === undefined) return Option.none()
     const event = yield* Effect.option(TurnEntry.toStreamEvent(first))
-    return Option.flatMap(event, (e) => (e.payload.type === "response_start" ? Option.some({ event: e, start: e.payload }) : Option.none()))
+    return Option.flatMap(
+      event,
+      (e) => (e.payload.type === "response_start" ? Option.some({ event: e, start: e.payload }) : Option.none())
+    )
   })
 
 /**
@@ -121,7 +127,9 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
       const context = { runId: event.run_id, traceContext: event.trace_context }
       const fields = (payloadOf: StreamEvent.Payload) =>
         Option.getOrThrow(
-          Option.getRight(TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now)))
+          Option.getRight(
+            TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now))
+          )
         )
       yield* append(TurnKeys.eventsKey(prefix, turnId), [
         fields({ type: "response_error", response_id: payload.response_id, error }),
@@ -133,7 +141,12 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
     return yield* append(TurnKeys.upsertsKey(prefix, turnId), [
       TurnEntry.fromStreamBMessage(
         StreamBMessage.wrap(
-          { type: "turn_error", turnId, threadId: threadId.value, error: { code: ending.code, message: ending.message } },
+          {
+            type: "turn_error",
+            turnId,
+            threadId: threadId.value,
+            error: { code: ending.code, message: ending.message }
+          },
           Ids.generateEventId(),
           now
         )

@@ -116,7 +116,9 @@ const decodeMessage = SchemaDecode.decodeUnknown(StreamBMessage.StreamBMessage)
  * @since 0.1.0
  * @category decoding
  */
-export const toStreamBMessage = (entry: StreamEntry): Effect.Effect<StreamBMessage.StreamBMessage, ParseResult.ParseError> =>
+export const toStreamBMessage = (
+  entry: StreamEntry
+): Effect.Effect<StreamBMessage.StreamBMessage, ParseResult.ParseError> =>
   Effect.flatMap(decode(entry), (fields) =>
     decodeMessage({
       eventId: fields.eventId,

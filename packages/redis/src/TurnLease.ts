@@ -75,11 +75,16 @@ export const hold = (
     // true while the lease is alive; a Redis error is logged and tried again next tick
     const renew = Effect.flatMap(redis.pexpire(lease, leaseMs), (alive) =>
       alive ? Effect.succeed(true) : Effect.as(Deferred.succeed(lost, undefined), false)).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning(`renewing the lease of turn ${turnId}: ${error.message}`), true))
+        Effect.catchAll((error) =>
+          Effect.as(Effect.logWarning(`renewing the lease of turn ${turnId}: ${error.message}`), true)
+        )
       )
     yield* renew.pipe(
       Effect.delay(Duration.millis(renewEveryMs)),
-      Effect.repeat({ while: (alive) => alive }),
+      Effect.repeat({
+        while: (alive) =>
+          alive
+      }),
       Effect.forkScoped
     )
     yield* Effect.addFinalizer(() => Effect.ignore(redis.pexpire(lease, 0)))

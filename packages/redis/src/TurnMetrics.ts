@@ -52,7 +52,8 @@ export const turnsActive = Metric.gauge("sluice_turns_active", { description: "T
 export const turnsEnded: (status: string) => Counter = perTag((status: string) =>
   Metric.counter("sluice_turns_ended_total", { description: "Turns ended, by status" }).pipe(
     Metric.tagged("status", status)
-  ))
+  )
+)
 
 /**
  * StreamEvents the pipeline handled, by payload `type`.
@@ -63,7 +64,8 @@ export const turnsEnded: (status: string) => Counter = perTag((status: string) =
 export const events: (type: string) => Counter = perTag((type: string) =>
   Metric.counter("sluice_events_total", { description: "StreamEvents of turns, by payload type" }).pipe(
     Metric.tagged("type", type)
-  ))
+  )
+)
 
 /**
  * Entries Redis confirmed, by `stream` (`events` = Stream A, `upserts` = Stream B).
@@ -74,7 +76,8 @@ export const events: (type: string) => Counter = perTag((type: string) =>
 export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_stream_entries_total", { description: "Entries written to a turn's stream" }).pipe(
     Metric.tagged("stream", stream)
-  ))
+  )
+)
 
 /**
  * Seconds from sending a batch of entries to Redis confirming it, by `stream`.
@@ -82,12 +85,15 @@ export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream:
  * @since 0.2.0
  * @category metrics
  */
-export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Histogram<number> = perTag((stream: TurnKeys.TurnStream) =>
+export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Histogram<number> = perTag((
+  stream: TurnKeys.TurnStream
+) =>
   Metric.histogram(
     "sluice_publish_latency_seconds",
     MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 14 }),
     "Seconds for Redis to confirm a batch of entries"
-  ).pipe(Metric.tagged("stream", stream)))
+  ).pipe(Metric.tagged("stream", stream))
+)
 
 /**
  * Writes that found Redis unavailable (each is retried while the retry policy allows),
@@ -99,7 +105,8 @@ export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Hist
 export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_publish_retries_total", { description: "Writes that found Redis unavailable" }).pipe(
     Metric.tagged("stream", stream)
-  ))
+  )
+)
 
 /**
  * Producer leases found lapsed: by the producer itself (`side="producer"`, its turn
@@ -111,4 +118,5 @@ export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((
 export const leaseExpiries: (side: "producer" | "reader") => Counter = perTag((side: "producer" | "reader") =>
   Metric.counter("sluice_lease_expiries_total", { description: "Producer leases found lapsed" }).pipe(
     Metric.tagged("side", side)
-  ))
+  )
+)

@@ -100,14 +100,18 @@ export interface TurnPublisherService {
    */
   readonly events: (
     turnId: string
-  ) => <E, R>(self: Stream.Stream<StreamEvent.StreamEvent, E, R>) => Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R>
+  ) => <E, R>(
+    self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+  ) => Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R>
   /**
    * Publishes a turn's StreamBMessages to its Stream B, passing each on once written.
    * A message of another turn fails the stream with `InvalidInput`.
    */
   readonly upserts: (
     turnId: string
-  ) => <E, R>(self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>) => Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R>
+  ) => <E, R>(
+    self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>
+  ) => Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R>
 }
 
 /**
@@ -132,9 +136,14 @@ const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream): Redi
           Effect.tap((results) =>
             Effect.flatMap(Clock.currentTimeNanos, (end) => {
               const confirmed = results.filter(Either.isRight).length
-              const unavailable = results.some((result) => Either.isLeft(result) && result.left.reason === "Unavailable")
+              const unavailable = results.some((result) =>
+                Either.isLeft(result) && result.left.reason === "Unavailable"
+              )
               return Effect.zipRight(
-                Effect.zipRight(Metric.update(latency, Number(end - start) / 1e9), Metric.incrementBy(entries, confirmed)),
+                Effect.zipRight(
+                  Metric.update(latency, Number(end - start) / 1e9),
+                  Metric.incrementBy(entries, confirmed)
+                ),
                 unavailable ? Metric.increment(retries) : Effect.void
               )
             })
@@ -157,7 +166,9 @@ const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors:
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<TurnPublisherService, InvalidPublisherOptions, RedisStreams> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<TurnPublisherService, InvalidPublisherOptions, RedisStreams> =>
   Effect.gen(function*() {
     const resolved = yield* Effect.mapError(
       decodeOptions(options),
@@ -180,7 +191,11 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
       maxLen: resolved.maxLen,
       maxInFlight: resolved.maxInFlight,
       indexTurns: resolved.indexTurns,
-      retry: { retryAttempts: resolved.retryAttempts, retryBaseMs: resolved.retryBaseMs, retryMaxMs: resolved.retryMaxMs }
+      retry: {
+        retryAttempts: resolved.retryAttempts,
+        retryBaseMs: resolved.retryBaseMs,
+        retryMaxMs: resolved.retryMaxMs
+      }
     }
     const checked = <A, E, R>(
       turnId: string,
@@ -195,23 +210,38 @@ export const make = (options: Options = {}): Effect.Effect<TurnPublisherService,
     const service: TurnPublisherService = {
       options: resolved,
       events: (turnId) => (self) =>
-        checked(turnId, "events", writer(redisFor.events, writerOptions, {
+        checked(
           turnId,
-          stream: "events",
-          toFields: (event: StreamEvent.StreamEvent) =>
-            Either.mapLeft(TurnEntry.fromStreamEvent(turnId, event), (error) =>
-              invalid(turnId, "events", `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`, error))
-        }))(self),
+          "events",
+          writer(redisFor.events, writerOptions, {
+            turnId,
+            stream: "events",
+            toFields: (event: StreamEvent.StreamEvent) =>
+              Either.mapLeft(TurnEntry.fromStreamEvent(turnId, event), (error) =>
+                invalid(
+                  turnId,
+                  "events",
+                  `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+                  error
+                ))
+          })
+        )(self),
       upserts: (turnId) => (self) =>
-        checked(turnId, "upserts", writer(redisFor.upserts, writerOptions, {
+        checked(
           turnId,
-          stream: "upserts",
-          toFields: (message: StreamBMessage.StreamBMessage) =>
-            message.turnId === turnId
-              ? Either.right(TurnEntry.fromStreamBMessage(message))
-              : Either.left(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
-          slotOf: resolved.keepSuperseded ? undefined : upsertItem
-        }))(self)
+          "upserts",
+          writer(redisFor.upserts, writerOptions, {
+            turnId,
+            stream: "upserts",
+            toFields: (message: StreamBMessage.StreamBMessage) =>
+              message.turnId === turnId
+                ? Either.right(TurnEntry.fromStreamBMessage(message))
+                : Either.left(
+                  invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)
+                ),
+            slotOf: resolved.keepSuperseded ? undefined : upsertItem
+          })
+        )(self)
     }
     return service
   })
@@ -233,7 +263,9 @@ export const layer = (options: Options = {}): Layer.Layer<TurnPublisher, Invalid
  * @category transformers
  */
 export const publishEvents = (turnId: string) =>
-<E, R>(self: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R | TurnPublisher> =>
+<E, R>(
+  self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R | TurnPublisher> =>
   Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.events(turnId)(self)))
 
 /**
@@ -244,5 +276,7 @@ export const publishEvents = (turnId: string) =>
  * @category transformers
  */
 export const publishUpserts = (turnId: string) =>
-<E, R>(self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>): Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R | TurnPublisher> =>
+<E, R>(
+  self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>
+): Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R | TurnPublisher> =>
   Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.upserts(turnId)(self)))

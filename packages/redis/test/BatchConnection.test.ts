@@ -54,7 +54,8 @@ describe("BatchConnection", () => {
       const key = `sluice-test:batch:${randomUUID()}`
       const results = yield* Effect.forEach(
         Array.from({ length: 40 }, (_, i) => i),
-        (i) => send(link, ...Array.from({ length: 5 }, (_, j) => ["XADD", `${key}:${i}`, `0-${j + 1}`, "n", String(j)])),
+        (i) =>
+          send(link, ...Array.from({ length: 5 }, (_, j) => ["XADD", `${key}:${i}`, `0-${j + 1}`, "n", String(j)])),
         { concurrency: "unbounded" }
       )
       for (const settled of results) {

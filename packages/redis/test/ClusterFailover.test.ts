@@ -21,8 +21,8 @@ import * as RedisStreamsCluster from "../src/RedisStreamsCluster.js"
 import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { type RedisCluster, scopedRedisCluster } from "./support/redisCluster.js"
 import { lazySource, storedUpserts } from "./support/published.js"
+import { type RedisCluster, scopedRedisCluster } from "./support/redisCluster.js"
 import { kept, upsertMessages } from "./support/turns.js"
 
 const prefix = "sluice-cluster"
@@ -46,7 +46,10 @@ const watched = (failed: Deferred.Deferred<void>, reasons: Array<RedisErrorReaso
           Effect.tap((results) =>
             Effect.forEach(results, (result) =>
               result._tag === "Left"
-                ? Effect.zipRight(Effect.sync(() => reasons.push(result.left.reason)), Deferred.succeed(failed, undefined))
+                ? Effect.zipRight(
+                  Effect.sync(() => reasons.push(result.left.reason)),
+                  Deferred.succeed(failed, undefined)
+                )
                 : Effect.void)
           ),
           Effect.tapError((error) =>
@@ -57,72 +60,88 @@ const watched = (failed: Deferred.Deferred<void>, reasons: Array<RedisErrorReaso
   )
 
 describe("RedisStreamsCluster with a failing cluster", () => {
-  it.live("the master of a turn's slot killed mid-turn and restarted: the turn lands exactly once, in order", () =>
-    Effect.gen(function*() {
-      const cluster = yield* scopedRedisCluster
-      const turnId = randomUUID()
-      const master = yield* Effect.promise(() => cluster.nodeOf(TurnKeys.upsertsKey(prefix, turnId)))
-      const messages = upsertMessages(turnId, 300)
-      const failed = yield* Deferred.make<void>()
-      const reasons: Array<RedisErrorReason> = []
-      const restarter = yield* Deferred.await(failed).pipe(
-        Effect.zipRight(Effect.promise(() => master.restart())),
-        Effect.fork
-      )
-      const passed = yield* lazySource(messages, (i) => (i === 120 ? Effect.promise(() => master.kill()) : Effect.void)).pipe(
-        TurnPublisher.publishUpserts(turnId),
-        Stream.runCollect,
-        Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 200, retryBaseMs: 10, retryMaxMs: 300 })),
-        Effect.provide(watched(failed, reasons).pipe(Layer.provide(clusterLayer(cluster))))
-      )
-      yield* Fiber.join(restarter)
-      expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
-      // While the slot had no master its writes failed as Unavailable; a write
-      // repeated after its reply was lost is refused as IdTooSmall; nothing else.
-      expect(reasons).toContain("Unavailable")
-      expect(reasons.filter((reason) => reason !== "Unavailable" && reason !== "IdTooSmall")).toStrictEqual([])
-      const landed = yield* storedUpserts(prefix, turnId).pipe(Effect.provide(clusterLayer(cluster)))
-      // Stream B keeps each item's last upsert, under the id it was written with
-      expect(landed).toStrictEqual(kept(messages))
-    }).pipe(Effect.scoped), { timeout: 180_000 })
-
-  it.live("two producers with clients of their own publish turns that one reader follows to their ends", () =>
-    Effect.gen(function*() {
-      const cluster = yield* scopedRedisCluster
-      // The reader: a client of its own, open for the whole test.
-      const reader = yield* Layer.memoize(clusterLayer(cluster))
-      const producers = [0, 1].map(() =>
-        ManagedRuntime.make(TurnPublisher.layer({ prefix, maxInFlight: 8 }).pipe(Layer.provideMerge(clusterLayer(cluster))))
-      )
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(producers.map((runtime) => runtime.dispose()))))
-      // Six turns, three from each producer, on more than one shard.
-      let turnIds: Array<string> = []
-      let shards = 0
-      while (shards < 2) {
-        turnIds = Array.from({ length: 6 }, () => randomUUID())
-        const masters = yield* Effect.promise(() =>
-          Promise.all(turnIds.map((turnId) => cluster.nodeOf(TurnKeys.upsertsKey(prefix, turnId))))
-        )
-        shards = new Set(masters.map((node) => node.port)).size
-      }
-      const turns = turnIds.map((turnId) => ({ turnId, messages: upsertMessages(turnId, 120) }))
-      const redis = yield* Effect.provide(RedisStreams, reader)
-      const followers = yield* Effect.forEach(turns, ({ turnId }) =>
-        redis.tail(TurnKeys.upsertsKey(prefix, turnId), { until: TurnEntry.isFinal }).pipe(
-          Stream.mapEffect(TurnEntry.toStreamBMessage),
-          Stream.runCollect,
-          Effect.map(Chunk.toReadonlyArray),
+  it.live(
+    "the master of a turn's slot killed mid-turn and restarted: the turn lands exactly once, in order",
+    () =>
+      Effect.gen(function*() {
+        const cluster = yield* scopedRedisCluster
+        const turnId = randomUUID()
+        const master = yield* Effect.promise(() => cluster.nodeOf(TurnKeys.upsertsKey(prefix, turnId)))
+        const messages = upsertMessages(turnId, 300)
+        const failed = yield* Deferred.make<void>()
+        const reasons: Array<RedisErrorReason> = []
+        const restarter = yield* Deferred.await(failed).pipe(
+          Effect.zipRight(Effect.promise(() => master.restart())),
           Effect.fork
-        ))
-      yield* Effect.forEach(turns, ({ messages, turnId }, i) =>
-        Effect.promise(() =>
-          producers[i % 2]!.runPromise(
-            Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runDrain)
+        )
+        const passed = yield* lazySource(messages, (i) => (i === 120
+          ? Effect.promise(() => master.kill())
+          : Effect.void)).pipe(
+            TurnPublisher.publishUpserts(turnId),
+            Stream.runCollect,
+            Effect.provide(
+              TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 200, retryBaseMs: 10, retryMaxMs: 300 })
+            ),
+            Effect.provide(watched(failed, reasons).pipe(Layer.provide(clusterLayer(cluster))))
           )
-        ), { concurrency: "unbounded" })
-      const followed = yield* Effect.forEach(followers, Fiber.join)
-      expect(followed).toStrictEqual(turns.map(({ messages }) => messages))
-      const indexed = yield* redis.zrangeByScore(TurnKeys.turnsKey(prefix), -Infinity, Infinity)
-      expect(new Set(indexed.map((turn) => turn.member))).toStrictEqual(new Set(turns.map(({ turnId }) => turnId)))
-    }).pipe(Effect.scoped), { timeout: 180_000 })
+        yield* Fiber.join(restarter)
+        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        // While the slot had no master its writes failed as Unavailable; a write
+        // repeated after its reply was lost is refused as IdTooSmall; nothing else.
+        expect(reasons).toContain("Unavailable")
+        expect(reasons.filter((reason) => reason !== "Unavailable" && reason !== "IdTooSmall")).toStrictEqual([])
+        const landed = yield* storedUpserts(prefix, turnId).pipe(Effect.provide(clusterLayer(cluster)))
+        // Stream B keeps each item's last upsert, under the id it was written with
+        expect(landed).toStrictEqual(kept(messages))
+      }).pipe(Effect.scoped),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "two producers with clients of their own publish turns that one reader follows to their ends",
+    () =>
+      Effect.gen(function*() {
+        const cluster = yield* scopedRedisCluster
+        // The reader: a client of its own, open for the whole test.
+        const reader = yield* Layer.memoize(clusterLayer(cluster))
+        const producers = [0, 1].map(() =>
+          ManagedRuntime.make(
+            TurnPublisher.layer({ prefix, maxInFlight: 8 }).pipe(Layer.provideMerge(clusterLayer(cluster)))
+          )
+        )
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(() => Promise.all(producers.map((runtime) => runtime.dispose())))
+        )
+        // Six turns, three from each producer, on more than one shard.
+        let turnIds: Array<string> = []
+        let shards = 0
+        while (shards < 2) {
+          turnIds = Array.from({ length: 6 }, () => randomUUID())
+          const masters = yield* Effect.promise(() =>
+            Promise.all(turnIds.map((turnId) => cluster.nodeOf(TurnKeys.upsertsKey(prefix, turnId))))
+          )
+          shards = new Set(masters.map((node) => node.port)).size
+        }
+        const turns = turnIds.map((turnId) => ({ turnId, messages: upsertMessages(turnId, 120) }))
+        const redis = yield* Effect.provide(RedisStreams, reader)
+        const followers = yield* Effect.forEach(turns, ({ turnId }) =>
+          redis.tail(TurnKeys.upsertsKey(prefix, turnId), { until: TurnEntry.isFinal }).pipe(
+            Stream.mapEffect(TurnEntry.toStreamBMessage),
+            Stream.runCollect,
+            Effect.map(Chunk.toReadonlyArray),
+            Effect.fork
+          ))
+        yield* Effect.forEach(turns, ({ messages, turnId }, i) =>
+          Effect.promise(() =>
+            producers[i % 2]!.runPromise(
+              Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runDrain)
+            )
+          ), { concurrency: "unbounded" })
+        const followed = yield* Effect.forEach(followers, Fiber.join)
+        expect(followed).toStrictEqual(turns.map(({ messages }) => messages))
+        const indexed = yield* redis.zrangeByScore(TurnKeys.turnsKey(prefix), -Infinity, Infinity)
+        expect(new Set(indexed.map((turn) => turn.member))).toStrictEqual(new Set(turns.map(({ turnId }) => turnId)))
+      }).pipe(Effect.scoped),
+    { timeout: 180_000 }
+  )
 })

@@ -10,7 +10,10 @@ import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import { durableSuite } from "./support/durableSuite.js"
 
 durableSuite("DurableStoreMemory", DurableStoreMemory.layer)
-durableSuite("DurableStoreLive on redis-server", DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-test-${process.pid}` }))
+durableSuite(
+  "DurableStoreLive on redis-server",
+  DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-test-${process.pid}` })
+)
 
 describe("DurableStoreMemory on Effect's Clock", () => {
   it.effect("a stream expires when the clock passes its TTL; a wait times out", () =>

@@ -18,27 +18,36 @@ describe("RedisConfig", () => {
   it.effect("nothing set: no Redis, the caller keeps its own store", () =>
     Effect.gen(function*() {
       expect(yield* targetOf({})).toStrictEqual(Option.none())
-      expect(Option.isNone(yield* RedisConfig.layerFromEnv.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))).toBe(true)
+      expect(
+        Option.isNone(
+          yield* RedisConfig.layerFromEnv.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+        )
+      ).toBe(true)
     }))
 
   it.effect("REDIS_URL: one server", () =>
     Effect.gen(function*() {
       const target = Option.getOrThrow(yield* targetOf({ REDIS_URL: "redis://:secret@10.0.0.1:6380/2" }))
       expect(target._tag).toBe("Single")
-      expect(target.options).toMatchObject({ url: "redis://:secret@10.0.0.1:6380/2", tls: { rejectUnauthorized: true } })
+      expect(target.options).toMatchObject({
+        url: "redis://:secret@10.0.0.1:6380/2",
+        tls: { rejectUnauthorized: true }
+      })
       expect(RedisConfig.describe(target)).toBe("Redis at redis://:***@10.0.0.1:6380/2")
     }))
 
   it.effect("REDIS_CLUSTER_NODES: a cluster, with credentials and TLS from their own variables", () =>
     Effect.gen(function*() {
-      const target = Option.getOrThrow(yield* targetOf({
-        REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001,[::1]:7002",
-        REDIS_USERNAME: "sluice",
-        REDIS_PASSWORD: "secret",
-        REDIS_TLS: "true",
-        REDIS_TLS_SERVERNAME: "redis.internal",
-        REDIS_TLS_REJECT_UNAUTHORIZED: "false"
-      }))
+      const target = Option.getOrThrow(
+        yield* targetOf({
+          REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001,[::1]:7002",
+          REDIS_USERNAME: "sluice",
+          REDIS_PASSWORD: "secret",
+          REDIS_TLS: "true",
+          REDIS_TLS_SERVERNAME: "redis.internal",
+          REDIS_TLS_REJECT_UNAUTHORIZED: "false"
+        })
+      )
       if (target._tag !== "Cluster") return expect.fail(`a cluster, not ${target._tag}`)
       expect(target.options.nodes).toStrictEqual([
         { host: "10.0.0.1", port: 7000 },
@@ -47,7 +56,11 @@ describe("RedisConfig", () => {
       ])
       expect(target.options.username).toBe("sluice")
       expect(target.options.password === undefined ? undefined : Redacted.value(target.options.password)).toBe("secret")
-      expect(target.options.tls).toStrictEqual({ ca: undefined, servername: "redis.internal", rejectUnauthorized: false })
+      expect(target.options.tls).toStrictEqual({
+        ca: undefined,
+        servername: "redis.internal",
+        rejectUnauthorized: false
+      })
       expect(RedisConfig.describe(target)).toBe("the Redis Cluster at 10.0.0.1:7000,10.0.0.2:7001,::1:7002")
       expect(RedisConfig.describe(target)).not.toContain("secret")
       // Without REDIS_TLS the nodes are reached in plain text.
@@ -57,14 +70,19 @@ describe("RedisConfig", () => {
 
   it.effect("REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master Sentinel names", () =>
     Effect.gen(function*() {
-      const target = Option.getOrThrow(yield* targetOf({
-        REDIS_SENTINELS: "10.0.0.1:26379,10.0.0.2:26379",
-        REDIS_SENTINEL_NAME: "sluice-master",
-        REDIS_SENTINEL_PASSWORD: "sentinel-secret",
-        REDIS_PASSWORD: "p@ss/word"
-      }))
+      const target = Option.getOrThrow(
+        yield* targetOf({
+          REDIS_SENTINELS: "10.0.0.1:26379,10.0.0.2:26379",
+          REDIS_SENTINEL_NAME: "sluice-master",
+          REDIS_SENTINEL_PASSWORD: "sentinel-secret",
+          REDIS_PASSWORD: "p@ss/word"
+        })
+      )
       if (target._tag !== "Sentinel") return expect.fail(`Sentinel, not ${target._tag}`)
-      expect(target.options.sentinel?.sentinels).toStrictEqual([{ host: "10.0.0.1", port: 26379 }, { host: "10.0.0.2", port: 26379 }])
+      expect(target.options.sentinel?.sentinels).toStrictEqual([{ host: "10.0.0.1", port: 26379 }, {
+        host: "10.0.0.2",
+        port: 26379
+      }])
       expect(target.options.sentinel?.name).toBe("sluice-master")
       const password = target.options.sentinel?.password
       expect(password === undefined ? undefined : Redacted.value(password)).toBe("sentinel-secret")
@@ -79,7 +97,9 @@ describe("RedisConfig", () => {
       const badNode = yield* failureOf({ REDIS_CLUSTER_NODES: "10.0.0.1:7000,redis-a" })
       expect(badNode).toContain("REDIS_CLUSTER_NODES")
       expect(badNode).toContain("\"redis-a\" is not host:port")
-      expect(yield* failureOf({ REDIS_CLUSTER_NODES: "10.0.0.1:70000" })).toContain("\"10.0.0.1:70000\" is not host:port")
+      expect(yield* failureOf({ REDIS_CLUSTER_NODES: "10.0.0.1:70000" })).toContain(
+        "\"10.0.0.1:70000\" is not host:port"
+      )
       expect(yield* failureOf({ REDIS_CLUSTER_NODES: " , " })).toContain("REDIS_CLUSTER_NODES")
       expect(yield* failureOf({ REDIS_SENTINELS: "10.0.0.1:26379" })).toContain("REDIS_SENTINEL_NAME")
       const both = yield* failureOf({ REDIS_CLUSTER_NODES: "10.0.0.1:7000", REDIS_URL: "redis://10.0.0.1" })

@@ -26,10 +26,11 @@ const scopedSentinel = (masterPort: number) =>
       const child = await launchRedis([config, "--sentinel"], "+monitor master sluice")
       return { port, child, dir }
     }),
-    ({ child, dir }) => Effect.promise(async () => {
-      await stop(child, "SIGTERM")
-      await rm(dir, { recursive: true, force: true })
-    })
+    ({ child, dir }) =>
+      Effect.promise(async () => {
+        await stop(child, "SIGTERM")
+        await rm(dir, { recursive: true, force: true })
+      })
   )
 
 const layerFor = (env: Record<string, string>) =>
@@ -39,20 +40,28 @@ const layerFor = (env: Record<string, string>) =>
   )
 
 describe("Redis through Sentinel", () => {
-  it.live("REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master the Sentinel names carries a turn", () =>
-    Effect.gen(function*() {
-      const master = yield* scopedRedisServer()
-      const sentinel = yield* scopedSentinel(master.port)
-      const layer = yield* layerFor({ REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: "sluice" })
-      yield* roundTrip.pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped), { timeout: 120_000 })
+  it.live(
+    "REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master the Sentinel names carries a turn",
+    () =>
+      Effect.gen(function*() {
+        const master = yield* scopedRedisServer()
+        const sentinel = yield* scopedSentinel(master.port)
+        const layer = yield* layerFor({ REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: "sluice" })
+        yield* roundTrip.pipe(Effect.provide(layer))
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
 
-  it.live("a master name the Sentinel does not know fails the layer with an Unavailable RedisError", () =>
-    Effect.gen(function*() {
-      const master = yield* scopedRedisServer()
-      const sentinel = yield* scopedSentinel(master.port)
-      const layer = yield* layerFor({ REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: "nobody" })
-      const error = yield* Effect.flip(Effect.provide(RedisStreams, layer))
-      expect(error).toMatchObject({ _tag: "RedisError", reason: "Unavailable", command: "CONNECT" })
-    }).pipe(Effect.scoped), { timeout: 120_000 })
+  it.live(
+    "a master name the Sentinel does not know fails the layer with an Unavailable RedisError",
+    () =>
+      Effect.gen(function*() {
+        const master = yield* scopedRedisServer()
+        const sentinel = yield* scopedSentinel(master.port)
+        const layer = yield* layerFor({ REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: "nobody" })
+        const error = yield* Effect.flip(Effect.provide(RedisStreams, layer))
+        expect(error).toMatchObject({ _tag: "RedisError", reason: "Unavailable", command: "CONNECT" })
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
 })

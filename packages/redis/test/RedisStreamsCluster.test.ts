@@ -20,10 +20,10 @@ import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { lifecycleSuite } from "./support/lifecycleSuite.js"
-import { publisherSuite } from "./support/publisherSuite.js"
-import { freePort } from "./support/RedisServer.js"
-import { startRedisCluster } from "./support/redisCluster.js"
 import { lazySource } from "./support/published.js"
+import { publisherSuite } from "./support/publisherSuite.js"
+import { startRedisCluster } from "./support/redisCluster.js"
+import { freePort } from "./support/RedisServer.js"
 import { streamsSuite } from "./support/streamsSuite.js"
 import { kept, upsertMessages } from "./support/turns.js"
 
@@ -70,45 +70,56 @@ describe("RedisStreamsCluster connecting", () => {
 describe("RedisStreamsCluster when a slot moves", () => {
   const prefix = "sluice-moved"
 
-  it.live("a turn's slot moved to another master mid-turn: writes and reads follow it, exactly once, in order", () =>
-    Effect.gen(function*() {
-      const redis = yield* RedisStreams
-      const turnId = randomUUID()
-      const key = TurnKeys.upsertsKey(prefix, turnId)
-      const messages = upsertMessages(turnId, 120)
-      const moved = lazySource(messages, (i) =>
-        i === 60
-          ? Effect.promise(async () => {
-            const from = await cluster.nodeOf(key)
-            await cluster.moveSlotOf(key, cluster.nodes.find((node) => node !== from)!)
-          })
-          : Effect.void)
-      const passed = yield* moved.pipe(
-        TurnPublisher.publishUpserts(turnId),
-        Stream.runCollect,
-        Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 8, retryBaseMs: 10, retryMaxMs: 100, retryAttempts: 20 }))
-      )
-      expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
-      const entries = yield* redis.xrange(key, "-", "+")
-      expect(entries.map((entry) => entry.id)).toStrictEqual(kept(messages).map((entry) => entry.id))
-      // A tail opened now reads from the slot's new master (a reader opened while the
-      // map was old fails with Unavailable and is opened again, as readers resume).
-      const followed = yield* redis.tail(key, { until: TurnEntry.isFinal }).pipe(
-        Stream.mapEffect(TurnEntry.toStreamBMessage),
-        Stream.runCollect,
-        Effect.retry({ while: isRetryable, schedule: Schedule.spaced("100 millis"), times: 20 })
-      )
-      expect(Chunk.toReadonlyArray(followed)).toStrictEqual(kept(messages).map((entry) => entry.message))
-    }).pipe(Effect.provide(RedisStreamsCluster.layerFrom({ nodes }))), { timeout: 120_000 })
+  it.live(
+    "a turn's slot moved to another master mid-turn: writes and reads follow it, exactly once, in order",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* RedisStreams
+        const turnId = randomUUID()
+        const key = TurnKeys.upsertsKey(prefix, turnId)
+        const messages = upsertMessages(turnId, 120)
+        const moved = lazySource(messages, (i) =>
+          i === 60
+            ? Effect.promise(async () => {
+              const from = await cluster.nodeOf(key)
+              await cluster.moveSlotOf(key, cluster.nodes.find((node) => node !== from)!)
+            })
+            : Effect.void)
+        const passed = yield* moved.pipe(
+          TurnPublisher.publishUpserts(turnId),
+          Stream.runCollect,
+          Effect.provide(
+            TurnPublisher.layer({ prefix, maxInFlight: 8, retryBaseMs: 10, retryMaxMs: 100, retryAttempts: 20 })
+          )
+        )
+        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        const entries = yield* redis.xrange(key, "-", "+")
+        expect(entries.map((entry) => entry.id)).toStrictEqual(kept(messages).map((entry) => entry.id))
+        // A tail opened now reads from the slot's new master (a reader opened while the
+        // map was old fails with Unavailable and is opened again, as readers resume).
+        const followed = yield* redis.tail(key, { until: TurnEntry.isFinal }).pipe(
+          Stream.mapEffect(TurnEntry.toStreamBMessage),
+          Stream.runCollect,
+          Effect.retry({ while: isRetryable, schedule: Schedule.spaced("100 millis"), times: 20 })
+        )
+        expect(Chunk.toReadonlyArray(followed)).toStrictEqual(kept(messages).map((entry) => entry.message))
+      }).pipe(Effect.provide(RedisStreamsCluster.layerFrom({ nodes }))),
+    { timeout: 120_000 }
+  )
 })
 
 describe("RedisStreamsCluster from the environment", () => {
   it.effect("REDIS_CLUSTER_NODES selects the cluster layer, through RedisConfig and RedisStreamsCluster.layer", () =>
     Effect.gen(function*() {
       const provider = ConfigProvider.fromMap(new Map([["REDIS_CLUSTER_NODES", cluster.nodeList]]))
-      const fromEnv = yield* RedisConfig.layerFromEnv.pipe(Effect.withConfigProvider(provider), Effect.map(Option.getOrThrow))
+      const fromEnv = yield* RedisConfig.layerFromEnv.pipe(
+        Effect.withConfigProvider(provider),
+        Effect.map(Option.getOrThrow)
+      )
       const key = `sluice-test:env:{${randomUUID()}}`
-      yield* Effect.flatMap(RedisStreams, (redis) => redis.xadd(key, { id: "0-1", fields: [["n", "1"]] })).pipe(Effect.provide(fromEnv))
+      yield* Effect.flatMap(RedisStreams, (redis) => redis.xadd(key, { id: "0-1", fields: [["n", "1"]] })).pipe(
+        Effect.provide(fromEnv)
+      )
       const direct = RedisStreamsCluster.layer.pipe(Layer.provide(Layer.setConfigProvider(provider)))
       expect(yield* Effect.flatMap(RedisStreams, (redis) => redis.xlen(key)).pipe(Effect.provide(direct))).toBe(1)
     }))

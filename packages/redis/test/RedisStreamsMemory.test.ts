@@ -46,7 +46,9 @@ describe("RedisStreamsMemory on Effect's Clock", () => {
       yield* Effect.flatMap(RedisStreams, (redis) => redis.xadd("k", { id: "0-1", fields: [["a", "1"]] })).pipe(
         Effect.provide(RedisStreamsMemory.layer)
       )
-      const length = yield* Effect.flatMap(RedisStreams, (redis) => redis.xlen("k")).pipe(Effect.provide(RedisStreamsMemory.layer))
+      const length = yield* Effect.flatMap(RedisStreams, (redis) => redis.xlen("k")).pipe(
+        Effect.provide(RedisStreamsMemory.layer)
+      )
       expect(length).toBe(0)
     }))
 })

@@ -46,7 +46,8 @@ describe("RESP", () => {
         Effect.sync(() => {
           const bytes = Buffer.from(replies.map(encodeReply).join(""))
           expect(readAll(bytes, cuts)).toStrictEqual(replies)
-        }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+        }),
+      { fastCheck: { numRuns: 100 }, timeout: 60_000 }
     )
 
     it.effect("reads simple strings, negative integers, null arrays and the replies Redis gives XADD", () =>
@@ -115,7 +116,8 @@ describe("RESP", () => {
             ...entry.fields.flat()
           ])
           expect(readAll(Buffer.from(xadds(key, entries, maxLen)))).toStrictEqual(expected)
-        }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+        }),
+      { fastCheck: { numRuns: 100 }, timeout: 60_000 }
     )
   })
 })

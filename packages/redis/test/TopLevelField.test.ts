@@ -27,7 +27,10 @@ describe("topLevelString", () => {
 
   it.prop(
     "agrees with JSON.parse on any object",
-    [FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue()), FastCheck.option(FastCheck.string(), { nil: undefined })],
+    [
+      FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue()),
+      FastCheck.option(FastCheck.string(), { nil: undefined })
+    ],
     ([object, itemId]) => {
       const record: Record<string, unknown> = { ...object }
       delete record["itemId"]

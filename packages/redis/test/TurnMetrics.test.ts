@@ -16,7 +16,8 @@ import { faulty } from "./support/faulty.js"
 import { streamEvents, upsertMessages } from "./support/turns.js"
 
 const count = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
-const samples = (metric: ReturnType<typeof TurnMetrics.publishLatency>) => Effect.map(Metric.value(metric), (state) => state.count)
+const samples = (metric: ReturnType<typeof TurnMetrics.publishLatency>) =>
+  Effect.map(Metric.value(metric), (state) => state.count)
 
 describe("TurnMetrics", () => {
   it.effect("a write that found Redis unavailable is a retry; confirmed entries are counted per stream", () => {

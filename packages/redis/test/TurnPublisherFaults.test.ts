@@ -21,8 +21,8 @@ import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { startCuttingProxy } from "./support/CuttingProxy.js"
-import { scopedRedisServer } from "./support/RedisServer.js"
 import { lazySource } from "./support/published.js"
+import { scopedRedisServer } from "./support/RedisServer.js"
 import { kept, upsertMessages } from "./support/turns.js"
 
 const prefix = "sluice-faults"
@@ -34,7 +34,11 @@ const observed = (failed: Deferred.Deferred<void>, repeats = { count: 0 }) =>
     RedisStreams,
     Effect.map(RedisStreams, (inner) => ({
       ...inner,
-      xaddAll: (key: string, entries: Parameters<typeof inner.xaddAll>[1], options: Parameters<typeof inner.xaddAll>[2]) =>
+      xaddAll: (
+        key: string,
+        entries: Parameters<typeof inner.xaddAll>[1],
+        options: Parameters<typeof inner.xaddAll>[2]
+      ) =>
         inner.xaddAll(key, entries, options).pipe(
           Effect.tap((results) => {
             repeats.count += results.filter((r) => r._tag === "Left" && r.left.reason === "IdTooSmall").length
@@ -53,61 +57,82 @@ const stored = (url: string, turnId: string) =>
       Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
   }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url })))
 
-const liveOptions = (url: string) => ({ url, reconnectMaxDelayMs: 100, commandTimeoutMs: 2_000, connectTimeoutMs: 1_000 })
+const liveOptions = (url: string) => ({
+  url,
+  reconnectMaxDelayMs: 100,
+  commandTimeoutMs: 2_000,
+  connectTimeoutMs: 1_000
+})
 
 describe("TurnPublisher with Redis failing", () => {
-  it.live("Redis killed mid-turn and restarted within the retry budget: every entry lands exactly once, in order", () =>
-    Effect.gen(function*() {
-      const server = yield* scopedRedisServer({ persistent: true })
-      const failed = yield* Deferred.make<void>()
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 300)
-      const restarter = yield* Deferred.await(failed).pipe(
-        Effect.zipRight(Effect.promise(() => server.restart())),
-        Effect.fork
-      )
-      const passed = yield* lazySource(messages, (i) => (i === 120 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
-        TurnPublisher.publishUpserts(turnId),
-        Stream.runCollect,
-        Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 40, retryBaseMs: 10, retryMaxMs: 200 })),
-        Effect.provide(observed(failed).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(server.url)))))
-      )
-      yield* Fiber.join(restarter)
-      expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
-      const landed = yield* stored(server.url, turnId)
-      expect(landed).toStrictEqual(kept(messages))
-    }).pipe(Effect.scoped), { timeout: 60_000 })
+  it.live(
+    "Redis killed mid-turn and restarted within the retry budget: every entry lands exactly once, in order",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* scopedRedisServer({ persistent: true })
+        const failed = yield* Deferred.make<void>()
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 300)
+        const restarter = yield* Deferred.await(failed).pipe(
+          Effect.zipRight(Effect.promise(() => server.restart())),
+          Effect.fork
+        )
+        const passed = yield* lazySource(messages, (i) => (i === 120
+          ? Effect.promise(() => server.kill())
+          : Effect.void)).pipe(
+            TurnPublisher.publishUpserts(turnId),
+            Stream.runCollect,
+            Effect.provide(
+              TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 40, retryBaseMs: 10, retryMaxMs: 200 })
+            ),
+            Effect.provide(observed(failed).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(server.url)))))
+          )
+        yield* Fiber.join(restarter)
+        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        const landed = yield* stored(server.url, turnId)
+        expect(landed).toStrictEqual(kept(messages))
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
 
-  it.live("Redis down past the budget: a typed error, and nothing reported written that was not", () =>
-    Effect.gen(function*() {
-      const server = yield* scopedRedisServer({ persistent: true })
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 300)
-      const passed: Array<StreamBMessage.StreamBMessage> = []
-      const error = yield* lazySource(messages, (i) => (i === 150 ? Effect.promise(() => server.kill()) : Effect.void)).pipe(
-        TurnPublisher.publishUpserts(turnId),
-        Stream.runForEach((message) => Effect.sync(() => passed.push(message))),
-        Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 3, retryBaseMs: 5, retryMaxMs: 20 })),
-        Effect.provide(RedisStreamsLive.layerFrom(liveOptions(server.url))),
-        Effect.flip,
-        Effect.filterOrDieMessage((e): e is PublishError => e instanceof PublishError, "expected a PublishError")
-      )
-      expect(error).toBeInstanceOf(PublishError)
-      expect(error.reason).toBe("RetriesExhausted")
-      expect(error.attempts).toBe(4)
-      expect(error.written).toBe(passed.length)
-      expect(error.entryId).toBe(`0-${passed.length + 1}`)
-      expect(passed).toStrictEqual(messages.slice(0, passed.length))
-      yield* Effect.promise(() => server.restart())
-      const landed = yield* stored(server.url, turnId)
-      // Every message passed on is in Redis or superseded by a later upsert of its item
-      // there; Redis may hold a few more whose replies were lost, never one out of order
-      // or twice, and each entry under its own id.
-      const positions = landed.map((entry) => Number(entry.id.slice(2)))
-      expect(landed[0]!.id).toBe("0-1")
-      expect(positions.at(-1)!).toBeGreaterThanOrEqual(passed.length)
-      expect(landed.map((entry) => entry.message)).toStrictEqual(positions.map((n) => messages[n - 1]))
-    }).pipe(Effect.scoped), { timeout: 60_000 })
+  it.live(
+    "Redis down past the budget: a typed error, and nothing reported written that was not",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* scopedRedisServer({ persistent: true })
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 300)
+        const passed: Array<StreamBMessage.StreamBMessage> = []
+        const error = yield* lazySource(messages, (i) => (i === 150
+          ? Effect.promise(() => server.kill())
+          : Effect.void)).pipe(
+            TurnPublisher.publishUpserts(turnId),
+            Stream.runForEach((message) => Effect.sync(() => passed.push(message))),
+            Effect.provide(
+              TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 3, retryBaseMs: 5, retryMaxMs: 20 })
+            ),
+            Effect.provide(RedisStreamsLive.layerFrom(liveOptions(server.url))),
+            Effect.flip,
+            Effect.filterOrDieMessage((e): e is PublishError => e instanceof PublishError, "expected a PublishError")
+          )
+        expect(error).toBeInstanceOf(PublishError)
+        expect(error.reason).toBe("RetriesExhausted")
+        expect(error.attempts).toBe(4)
+        expect(error.written).toBe(passed.length)
+        expect(error.entryId).toBe(`0-${passed.length + 1}`)
+        expect(passed).toStrictEqual(messages.slice(0, passed.length))
+        yield* Effect.promise(() => server.restart())
+        const landed = yield* stored(server.url, turnId)
+        // Every message passed on is in Redis or superseded by a later upsert of its item
+        // there; Redis may hold a few more whose replies were lost, never one out of order
+        // or twice, and each entry under its own id.
+        const positions = landed.map((entry) => Number(entry.id.slice(2)))
+        expect(landed[0]!.id).toBe("0-1")
+        expect(positions.at(-1)!).toBeGreaterThanOrEqual(passed.length)
+        expect(landed.map((entry) => entry.message)).toStrictEqual(positions.map((n) => messages[n - 1]))
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
 
   it.live("connections cut mid-write by a proxy: no loss, no duplicate", () =>
     Effect.gen(function*() {
@@ -126,8 +151,12 @@ describe("TurnPublisher with Redis failing", () => {
           Stream.runCollect,
           Effect.map(Chunk.toReadonlyArray)
         ), { concurrency: "unbounded" }).pipe(
-          Effect.provide(TurnPublisher.layer({ prefix, maxInFlight: 8, retryAttempts: 50, retryBaseMs: 5, retryMaxMs: 50 })),
-          Effect.provide(observed(failed, repeats).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(proxy.url)))))
+          Effect.provide(
+            TurnPublisher.layer({ prefix, maxInFlight: 8, retryAttempts: 50, retryBaseMs: 5, retryMaxMs: 50 })
+          ),
+          Effect.provide(
+            observed(failed, repeats).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(proxy.url))))
+          )
         )
       // Connections were cut, and writes whose replies were lost were recognised.
       expect(proxy.cuts()).toBeGreaterThan(0)

@@ -80,11 +80,16 @@ export const isDurablePath = (url: string): boolean => url.startsWith(basePath)
  * @since 0.3.0
  * @category handlers
  */
-export const preflight: HttpServerResponse.HttpServerResponse = HttpServerResponse.empty({ status: 204, headers: common })
+export const preflight: HttpServerResponse.HttpServerResponse = HttpServerResponse.empty({
+  status: 204,
+  headers: common
+})
 
 const readBody = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.mapError(Effect.map(request.arrayBuffer, (buffer) => new Uint8Array(buffer)), () =>
-    new Read.Refusal(400, "the request body could not be read"))
+  Effect.mapError(
+    Effect.map(request.arrayBuffer, (buffer) => new Uint8Array(buffer)),
+    () => new Read.Refusal(400, "the request body could not be read")
+  )
 
 /**
  * Answers a request under `/v1/stream/` for an authenticated caller: reads need the
@@ -112,11 +117,15 @@ export const handle = (
     if (!reading && !credentials.mayWrite) return yield* Read.refuse(403, "this token may not write durable streams")
     let source: Source
     if (turn !== null || rawName.startsWith("turns/")) {
-      if (!reading) return yield* Read.refuse(405, "a turn's streams are written by its pipeline only", { allow: "GET, HEAD" })
+      if (!reading) {
+        return yield* Read.refuse(405, "a turn's streams are written by its pipeline only", { allow: "GET, HEAD" })
+      }
       if (turn === null || !Ids.isUuid(turn[1]!)) return yield* Effect.fail(Read.notFound)
       source = turnSource(context.redis, context.prefix, turn[1]!, turn[2] === "events" ? "events" : "upserts")
     } else {
-      if (Option.isNone(context.store)) return yield* Read.refuse(501, "this server keeps no durable streams of its own")
+      if (Option.isNone(context.store)) {
+        return yield* Read.refuse(501, "this server keeps no durable streams of its own")
+      }
       const store = context.store.value
       source = storeSource(store, rawName)
       if (method === "PUT") {
@@ -133,7 +142,11 @@ export const handle = (
         )
       }
       if (method === "DELETE") return yield* Write.remove(store, rawName)
-      if (!reading) return yield* Read.refuse(405, `${method} is not a Durable Streams method`, { allow: "GET, HEAD, PUT, POST, DELETE" })
+      if (!reading) {
+        return yield* Read.refuse(405, `${method} is not a Durable Streams method`, {
+          allow: "GET, HEAD, PUT, POST, DELETE"
+        })
+      }
     }
     const loaded = yield* source.load
     if (Option.isNone(loaded)) return yield* Effect.fail(Read.notFound)
@@ -158,4 +171,3 @@ export const handle = (
     Effect.map((response) => HttpServerResponse.setHeaders(response, common))
   )
 }
-

@@ -43,7 +43,9 @@ const formatNumber = (value: number | bigint): string =>
 type Labels = ReadonlyArray<readonly [string, string]>
 
 const labelText = (labels: Labels): string =>
-  labels.length === 0 ? "" : `{${labels.map(([key, value]) => `${sanitizeName(key)}="${escapeLabel(value)}"`).join(",")}}`
+  labels.length === 0
+    ? ""
+    : `{${labels.map(([key, value]) => `${sanitizeName(key)}="${escapeLabel(value)}"`).join(",")}}`
 
 const sample = (name: string, labels: Labels, value: number | bigint): string =>
   `${name}${labelText(labels)} ${formatNumber(value)}`
@@ -95,7 +97,9 @@ export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): str
     } else if (MetricState.isSummaryState(state)) {
       const lines = family(name, "summary", help).lines
       for (const [quantile, value] of state.quantiles) {
-        if (Option.isSome(value)) lines.push(sample(name, [...labels, ["quantile", formatNumber(quantile)]], value.value))
+        if (Option.isSome(value)) {
+          lines.push(sample(name, [...labels, ["quantile", formatNumber(quantile)]], value.value))
+        }
       }
       lines.push(sample(`${name}_sum`, labels, state.sum), sample(`${name}_count`, labels, state.count))
     }

@@ -8,7 +8,16 @@
  * @since 0.1.0
  */
 import { Backoff, SchemaDecode, Sse } from "@sluice/core"
-import { EntryId, RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnEnding, TurnLease, TurnMetrics } from "@sluice/redis"
+import {
+  EntryId,
+  RedisError,
+  RedisStreams,
+  type StreamEntry,
+  TurnEnding,
+  TurnEntry,
+  TurnLease,
+  TurnMetrics
+} from "@sluice/redis"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -82,7 +91,11 @@ export interface SseOptions {
 export const resumeSchedule = (
   options: Pick<FollowOptions, "resumeAttempts" | "resumeBaseMs" | "resumeMaxMs">
 ): Schedule.Schedule<unknown, RedisError.RedisError> =>
-  Backoff.schedule({ retryAttempts: options.resumeAttempts, retryBaseMs: options.resumeBaseMs, retryMaxMs: options.resumeMaxMs })
+  Backoff.schedule({
+    retryAttempts: options.resumeAttempts,
+    retryBaseMs: options.resumeBaseMs,
+    retryMaxMs: options.resumeMaxMs
+  })
     .pipe(Schedule.whileInput(RedisError.isRetryable))
 
 /**
@@ -144,29 +157,45 @@ export const follow = (
     const start = resumeStart(options.after, yield* redis.xlast(key))
     if (start._tag === "ended") return Stream.empty
     const last = yield* Ref.make(start.from)
-    const tail = Stream.unwrap(Effect.map(Ref.get(last), (after) =>
-      redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs }))).pipe(
-        Stream.mapChunksEffect((chunk) =>
-          Option.match(Chunk.last(chunk), {
-            onNone: () => Effect.succeed(chunk),
-            onSome: (entry) => Effect.as(Ref.set(last, entry.id), chunk)
-          })
-        ),
-        Stream.tapError((error) =>
-          Effect.flatMap(Ref.get(last), (after) =>
-            Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)))
+    const tail = Stream.unwrap(
+      Effect.map(
+        Ref.get(last),
+        (after) => redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs })
       )
+    ).pipe(
+      Stream.mapChunksEffect((chunk) =>
+        Option.match(Chunk.last(chunk), {
+          onNone: () => Effect.succeed(chunk),
+          onSome: (entry) => Effect.as(Ref.set(last, entry.id), chunk)
+        })
+      ),
+      Stream.tapError((error) =>
+        Effect.flatMap(
+          Ref.get(last),
+          (after) => Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)
+        )
+      )
+    )
     const resumed = Stream.retry(tail, resumeSchedule(options))
     const entries = Option.match(start.skipThrough, {
       onNone: () => resumed,
       onSome: (through) =>
-        Stream.filter(resumed, (entry) =>
-          Option.match(EntryId.parse(entry.id), { onNone: () => true, onSome: (id) => EntryId.order(id, through) > 0 }))
+        Stream.filter(
+          resumed,
+          (entry) =>
+            Option.match(EntryId.parse(entry.id), {
+              onNone: () => true,
+              onSome: (id) => EntryId.order(id, through) > 0
+            })
+        )
     })
     const watch = options.producer
     return watch === undefined
       ? entries
-      : Stream.drainFork(entries, Stream.fromEffect(Effect.provideService(watchProducer(watch), RedisStreams.RedisStreams, redis)))
+      : Stream.drainFork(
+        entries,
+        Stream.fromEffect(Effect.provideService(watchProducer(watch), RedisStreams.RedisStreams, redis))
+      )
   }))
 
 /**
@@ -179,7 +208,10 @@ export const follow = (
  * @since 0.2.0
  * @category producers
  */
-export const endIfProducerLost = (prefix: string, turnId: string): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
+export const endIfProducerLost = (
+  prefix: string,
+  turnId: string
+): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
   Effect.gen(function*() {
     if ((yield* TurnLease.state(prefix, turnId)) !== "lapsed") return false
     const outcome = yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
@@ -222,8 +254,10 @@ export const frame = (entry: StreamEntry.StreamEntry): Either.Either<string, Par
   for (const [name, value] of entry.fields) {
     if (fieldNames.has(name) && !(name in record)) record[name] = value
   }
-  return Either.map(decodeFields(record), (fields) =>
-    Sse.encodeEvent({ id: entry.id, event: fields.payloadType, data: fields.payload }))
+  return Either.map(
+    decodeFields(record),
+    (fields) => Sse.encodeEvent({ id: entry.id, event: fields.payloadType, data: fields.payload })
+  )
 }
 
 /**
@@ -255,7 +289,10 @@ export const errorFrame = (error: ApiErrorBody["error"]): string =>
 
 const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError): ApiErrorBody["error"] =>
   ParseResult.isParseError(error)
-    ? { code: "invalid_entry", message: `an entry is not a turn entry: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }
+    ? {
+      code: "invalid_entry",
+      message: `an entry is not a turn entry: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+    }
     : error.reason === "Unavailable"
     ? { code: "redis_unavailable", message: `Redis is unavailable: ${error.message}` }
     : { code: "internal", message: `Redis refused a read: ${error.message}` }
@@ -266,7 +303,9 @@ const frameChunk = (chunk: Chunk.Chunk<StreamEntry.StreamEntry>): Stream.Stream<
   let text = ""
   for (const entry of chunk) {
     const framed = frame(entry)
-    if (Either.isLeft(framed)) return Stream.concat(text === "" ? Stream.empty : Stream.make(text), Stream.fail(framed.left))
+    if (Either.isLeft(framed)) {
+      return Stream.concat(text === "" ? Stream.empty : Stream.make(text), Stream.fail(framed.left))
+    }
     text += framed.right
   }
   return text === "" ? Stream.empty : Stream.make(text)
@@ -280,18 +319,20 @@ const frameChunk = (chunk: Chunk.Chunk<StreamEntry.StreamEntry>): Stream.Stream<
  * @since 0.1.0
  * @category streams
  */
-export const sse = (options: SseOptions) =>
-<R>(entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>): Stream.Stream<string, never, R> => {
-  const frames = entries.pipe(
-    Stream.chunks,
-    Stream.flatMap(frameChunk),
-    Stream.timeout(Duration.millis(options.idleTimeoutMs)),
-    Stream.catchAll((error) =>
-      Stream.unwrap(Effect.as(
-        Effect.logWarning(`closing a turn stream: ${error.message}`),
-        Stream.make(errorFrame(describeFailure(error)))
-      )))
-  )
-  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(ping))
-  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(opening)))
-}
+export const sse =
+  (options: SseOptions) =>
+  <R>(entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>): Stream.Stream<string, never, R> => {
+    const frames = entries.pipe(
+      Stream.chunks,
+      Stream.flatMap(frameChunk),
+      Stream.timeout(Duration.millis(options.idleTimeoutMs)),
+      Stream.catchAll((error) =>
+        Stream.unwrap(Effect.as(
+          Effect.logWarning(`closing a turn stream: ${error.message}`),
+          Stream.make(errorFrame(describeFailure(error)))
+        ))
+      )
+    )
+    const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(ping))
+    return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(opening)))
+  }

@@ -21,6 +21,7 @@
  *
  * @since 0.1.0
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -28,7 +29,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
@@ -41,7 +41,14 @@ import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import * as DurableStreams from "./DurableStreams.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
-import { cancelTurn, CurrentCaller, recentTurns, turnSnapshot, turnStream, uiMessageStream } from "./internal/handlers.js"
+import {
+  cancelTurn,
+  CurrentCaller,
+  recentTurns,
+  turnSnapshot,
+  turnStream,
+  uiMessageStream
+} from "./internal/handlers.js"
 import { healthz, metrics, readyz } from "./internal/health.js"
 import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
@@ -124,7 +131,8 @@ export const makeApp = (
       )
     }).pipe(
       Effect.provideService(RedisStreams.RedisStreams, redis),
-      Effect.catchIf((error): error is ApiError => error instanceof ApiError, (error) => Effect.succeed(toResponse(error))),
+      Effect.catchIf((error): error is ApiError => error instanceof ApiError, (error) =>
+        Effect.succeed(toResponse(error))),
       Effect.catchAllCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, never> =>
         Cause.isInterruptedOnly(cause)
           ? Effect.failCause(cause).pipe(Effect.orDie)
@@ -169,7 +177,9 @@ export const makeMetricsApp = (
       if ((request.method === "GET" || request.method === "HEAD") && request.url.split("?")[0] === "/metrics") {
         return yield* metrics
       }
-      return toResponse(new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` }))
+      return toResponse(
+        new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
+      )
     }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
     return observed(app)
   })

@@ -6,13 +6,13 @@
  *
  * @since 0.1.0
  */
+import { SchemaDecode } from "@sluice/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { SchemaDecode } from "@sluice/core"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
@@ -136,8 +136,10 @@ export class InvalidServerOptions extends Schema.TaggedError<InvalidServerOption
  * @category config
  */
 export const tokensConfig: Config.Config<Option.Option<ReadonlyArray<string>>> = Config.option(
-  Config.map(Config.string("SLUICE_API_TOKENS"), (text) =>
-    text.split(",").map((token) => token.trim()).filter((token) => token.length > 0))
+  Config.map(
+    Config.string("SLUICE_API_TOKENS"),
+    (text) => text.split(",").map((token) => token.trim()).filter((token) => token.length > 0)
+  )
 )
 
 const loopbackPattern = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
@@ -173,13 +175,19 @@ export const resolve = (
       (error) => invalid("InvalidOptions", ParseResult.TreeFormatter.formatErrorSync(error))
     )
     if (decoded.listLimit > decoded.maxListLimit) {
-      return yield* invalid("InvalidOptions", `listLimit (${decoded.listLimit}) is above maxListLimit (${decoded.maxListLimit})`)
+      return yield* invalid(
+        "InvalidOptions",
+        `listLimit (${decoded.listLimit}) is above maxListLimit (${decoded.maxListLimit})`
+      )
     }
     if (decoded.metricsPort !== undefined && decoded.metricsPort !== 0 && decoded.metricsPort === decoded.port) {
       return yield* invalid("InvalidOptions", `metricsPort (${decoded.metricsPort}) is the API port`)
     }
     if (decoded.resumeBaseMs > decoded.resumeMaxMs) {
-      return yield* invalid("InvalidOptions", `resumeBaseMs (${decoded.resumeBaseMs}) is above resumeMaxMs (${decoded.resumeMaxMs})`)
+      return yield* invalid(
+        "InvalidOptions",
+        `resumeBaseMs (${decoded.resumeBaseMs}) is above resumeMaxMs (${decoded.resumeMaxMs})`
+      )
     }
     const configured = decoded.tokens === undefined ? yield* tokensConfig : Option.some(decoded.tokens)
     const tokens = yield* Effect.mapError(

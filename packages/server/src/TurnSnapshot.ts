@@ -193,7 +193,11 @@ const fold = <I>(
     entry: StreamEntry.StreamEntry
   ) => Effect.Effect<readonly [StreamBMessage.UIPayload, string], InvalidEntry>,
   keep: (upsert: UIUpsert.UIUpsert, text: string) => I
-): Effect.Effect<Option.Option<SnapshotFold.Folded<I>>, RedisError.RedisError | InvalidEntry, RedisStreams.RedisStreams> =>
+): Effect.Effect<
+  Option.Option<SnapshotFold.Folded<I>>,
+  RedisError.RedisError | InvalidEntry,
+  RedisStreams.RedisStreams
+> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
     const key = TurnKeys.upsertsKey(prefix, turnId)

@@ -49,7 +49,11 @@ export const UiMessageChunk = Schema.Union(
   chunk("reasoning-start", { id: Schema.String }),
   chunk("reasoning-delta", { id: Schema.String, delta: Schema.String }),
   chunk("reasoning-end", { id: Schema.String }),
-  chunk("tool-input-start", { toolCallId: Schema.String, toolName: Schema.String, providerExecuted: optional(Schema.Boolean) }),
+  chunk("tool-input-start", {
+    toolCallId: Schema.String,
+    toolName: Schema.String,
+    providerExecuted: optional(Schema.Boolean)
+  }),
   chunk("tool-input-delta", { toolCallId: Schema.String, inputTextDelta: Schema.String }),
   chunk("tool-input-available", {
     toolCallId: Schema.String,
@@ -57,12 +61,22 @@ export const UiMessageChunk = Schema.Union(
     input: Json.JsonValue,
     providerExecuted: optional(Schema.Boolean)
   }),
-  chunk("tool-output-available", { toolCallId: Schema.String, output: Json.JsonValue, providerExecuted: optional(Schema.Boolean) }),
-  chunk("tool-output-error", { toolCallId: Schema.String, errorText: Schema.String, providerExecuted: optional(Schema.Boolean) }),
+  chunk("tool-output-available", {
+    toolCallId: Schema.String,
+    output: Json.JsonValue,
+    providerExecuted: optional(Schema.Boolean)
+  }),
+  chunk("tool-output-error", {
+    toolCallId: Schema.String,
+    errorText: Schema.String,
+    providerExecuted: optional(Schema.Boolean)
+  }),
   chunk("source-url", { sourceId: Schema.String, url: Schema.String, title: optional(Schema.String) }),
   chunk("error", { errorText: Schema.String }),
   chunk("finish-step", {}),
-  chunk("finish", { finishReason: optional(Schema.Literal("stop", "length", "content-filter", "tool-calls", "error", "other")) }),
+  chunk("finish", {
+    finishReason: optional(Schema.Literal("stop", "length", "content-filter", "tool-calls", "error", "other"))
+  }),
   chunk("abort", { reason: optional(Schema.String) })
 ).annotations({ identifier: "UiMessageChunk" })
 
@@ -137,11 +151,15 @@ const closing = (id: string, open: Open): ReadonlyArray<UiMessageChunk> =>
     ? [{ type: "reasoning-end", id }]
     : []
 
-const closeAll = (state: State): ReadonlyArray<UiMessageChunk> => [...state.open].flatMap(([id, open]) => closing(id, open))
+const closeAll = (state: State): ReadonlyArray<UiMessageChunk> =>
+  [...state.open].flatMap(([id, open]) => closing(id, open))
 
 const errorText = (error: { readonly code: string; readonly message: string }) => `${error.code}: ${error.message}`
 
-const itemStart = (state: State, start: StreamEvent.PayloadOf<"item_start">): readonly [State, ReadonlyArray<UiMessageChunk>] => {
+const itemStart = (
+  state: State,
+  start: StreamEvent.PayloadOf<"item_start">
+): readonly [State, ReadonlyArray<UiMessageChunk>] => {
   const id = start.item_id
   const initial = start.initial_content ?? ""
   switch (start.item_type) {
@@ -185,7 +203,10 @@ const itemDelta = (state: State, delta: StreamEvent.PayloadOf<"item_delta">): Re
 
 const providerExecuted = (flag: boolean | undefined) => (flag === undefined ? {} : { providerExecuted: flag })
 
-const itemDone = (state: State, done: StreamEvent.PayloadOf<"item_done">): readonly [State, ReadonlyArray<UiMessageChunk>] => {
+const itemDone = (
+  state: State,
+  done: StreamEvent.PayloadOf<"item_done">
+): readonly [State, ReadonlyArray<UiMessageChunk>] => {
   const item = done.final_item
   const id = done.item_id
   const open = state.open.get(id)
@@ -195,11 +216,19 @@ const itemDone = (state: State, done: StreamEvent.PayloadOf<"item_done">): reado
       if (item.origin !== "agent") return [closed, []]
       // an item that never started streaming arrives whole
       const opening: ReadonlyArray<UiMessageChunk> = open === undefined
-        ? [{ type: "text-start", id }, ...(item.content === "" ? [] : [{ type: "text-delta" as const, id, delta: item.content }])]
+        ? [
+          { type: "text-start", id },
+          ...(item.content === "" ? [] : [{ type: "text-delta" as const, id, delta: item.content }])
+        ]
         : []
       const sources = (item.sources ?? []).flatMap((source, i): ReadonlyArray<UiMessageChunk> =>
         source.kind === "url" && source.url !== undefined
-          ? [{ type: "source-url", sourceId: `${id}:${i}`, url: source.url, ...(source.title === undefined ? {} : { title: source.title }) }]
+          ? [{
+            type: "source-url",
+            sourceId: `${id}:${i}`,
+            url: source.url,
+            ...(source.title === undefined ? {} : { title: source.title })
+          }]
           : []
       )
       return [closed, [...opening, ...sources, { type: "text-end", id }]]
@@ -207,7 +236,10 @@ const itemDone = (state: State, done: StreamEvent.PayloadOf<"item_done">): reado
     case "reasoning":
       return [closed, [
         ...(open === undefined
-          ? [{ type: "reasoning-start" as const, id }, ...(item.content === "" ? [] : [{ type: "reasoning-delta" as const, id, delta: item.content }])]
+          ? [
+            { type: "reasoning-start" as const, id },
+            ...(item.content === "" ? [] : [{ type: "reasoning-delta" as const, id, delta: item.content }])
+          ]
           : []),
         { type: "reasoning-end", id }
       ]]
@@ -228,8 +260,18 @@ const itemDone = (state: State, done: StreamEvent.PayloadOf<"item_done">): reado
       const toolCallId = state.calls.get(item.call_id) ?? item.call_id
       return [closed, [
         item.success
-          ? { type: "tool-output-available", toolCallId, output: Json.parseOrString(item.output), ...providerExecuted(item.provider_executed) }
-          : { type: "tool-output-error", toolCallId, errorText: item.output, ...providerExecuted(item.provider_executed) }
+          ? {
+            type: "tool-output-available",
+            toolCallId,
+            output: Json.parseOrString(item.output),
+            ...providerExecuted(item.provider_executed)
+          }
+          : {
+            type: "tool-output-error",
+            toolCallId,
+            errorText: item.output,
+            ...providerExecuted(item.provider_executed)
+          }
       ]]
     }
     case "error":
@@ -289,7 +331,9 @@ export const step = (state: State, event: StreamEvent.StreamEvent): readonly [St
  * @since 0.3.0
  * @category mapping
  */
-export const chunks = <E, R>(events: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<UiMessageChunk, E, R> =>
+export const chunks = <E, R>(
+  events: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<UiMessageChunk, E, R> =>
   events.pipe(
     Stream.mapAccum(initial, step),
     Stream.flattenIterables
@@ -325,8 +369,11 @@ export const uiMessageSse = <R>(
       Stream.unwrap(Effect.as(
         Effect.logWarning(`closing a UI message stream: ${error.message}`),
         Stream.make(encode({ type: "error", errorText: failureText(error) }))
-      )))
+      ))
+    )
   )
-  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(TurnFeed.ping))
+  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(
+    Stream.as(TurnFeed.ping)
+  )
   return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(TurnFeed.opening)))
 }

@@ -14,7 +14,16 @@ import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
+import {
+  prefix,
+  producer,
+  publishEvents,
+  publishUpserts,
+  serve,
+  serveWith,
+  tokens,
+  unrenewedLease
+} from "./support/harness.js"
 
 const key = ViewerToken.deriveKey(tokens)
 const auth = bearer(tokens[0])
@@ -22,9 +31,14 @@ const auth = bearer(tokens[0])
 const post = (url: string, headers: Record<string, string> = {}) => request(url, headers, "POST")
 
 // The turns whose cancel was requested, in order.
-const requested = Effect.flatMap(RedisStreams.RedisStreams, (redis) =>
-  Effect.map(redis.xrange(TurnKeys.controlKey(prefix), "-", "+"), (entries) =>
-    entries.map((entry) => Object.fromEntries(entry.fields))))
+const requested = Effect.flatMap(
+  RedisStreams.RedisStreams,
+  (redis) =>
+    Effect.map(
+      redis.xrange(TurnKeys.controlKey(prefix), "-", "+"),
+      (entries) => entries.map((entry) => Object.fromEntries(entry.fields))
+    )
+)
 
 // A turn in progress: Stream A's first events and Stream B's first messages.
 const runningTurn = Effect.gen(function*() {

@@ -19,11 +19,11 @@ import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
+import { streamEvents } from "../../redis/test/support/turns.js"
 import type * as TurnServerOptions from "../src/TurnServerOptions.js"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
 import { browserLayer, newPage, proxy, run, unavailable } from "./support/browser.js"
 import { bearer, request } from "./support/client.js"
-import { streamEvents } from "../../redis/test/support/turns.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 import { replayedSample } from "./support/viewerTurns.js"
 
@@ -93,12 +93,23 @@ const clientPage = (origin: string) =>
     return { page, errors }
   })
 
-const follow = (page: Page, turnId: string) => run(() => page.evaluate(`window.follow(${JSON.stringify(turnId)}, ${JSON.stringify(tokens[0])})`))
+const follow = (page: Page, turnId: string) =>
+  run(() => page.evaluate(`window.follow(${JSON.stringify(turnId)}, ${JSON.stringify(tokens[0])})`))
 const settled = (page: Page) => run(() => page.evaluate<Followed>("window.settled()"))
 const connection = (page: Page, state: string) =>
-  run(() => page.waitForFunction(`window.turn?.handle.getSnapshot().connection === ${JSON.stringify(state)}`, undefined, { timeout: 30_000, polling: 50 }))
+  run(() =>
+    page.waitForFunction(`window.turn?.handle.getSnapshot().connection === ${JSON.stringify(state)}`, undefined, {
+      timeout: 30_000,
+      polling: 50
+    })
+  )
 const appliedThrough = (page: Page, entryId: string) =>
-  run(() => page.waitForFunction(`window.turn?.handle.getSnapshot().lastEventId === ${JSON.stringify(entryId)}`, undefined, { timeout: 30_000, polling: 50 }))
+  run(() =>
+    page.waitForFunction(`window.turn?.handle.getSnapshot().lastEventId === ${JSON.stringify(entryId)}`, undefined, {
+      timeout: 30_000,
+      polling: 50
+    })
+  )
 
 // Entry ids `0-<from>` through `0-<to>`.
 const entries = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `0-${from + i}`)
@@ -137,65 +148,77 @@ if (unavailable !== undefined) {
   })
 } else {
   suite("@sluice/client in headless Chromium", (it) => {
-    it.scoped("follows a running turn; a cut connection resumes by Last-Event-ID: every entry applied once, the final state is the snapshot", () =>
-      Effect.gen(function*() {
-        const turnId = randomUUID()
-        const { base, relay, messages, produce, page, errors } = yield* runningTurn(turnId, 3)
-        yield* follow(page, turnId)
-        yield* connection(page, "live")
-        const before = 9
-        yield* produce.release(before - 3)
-        yield* appliedThrough(page, `0-${before}`)
-        expect(yield* relay.cut).toBeGreaterThan(0)
-        // the rest of the turn is published while the page is away
-        yield* produce.release(messages.length - before)
-        const followed = yield* settled(page)
-        const snapshot = yield* snapshotOf(base, turnId)
-        expectState(followed.state, snapshot)
-        // the snapshot at 0-3, then each entry after it once, in order
-        expect(followed.applied).toStrictEqual(entries(3, messages.length))
-        expect(followed.connections).toContain("reconnecting")
-        const feeds = relay.requests().filter((head) => head.startsWith(`GET /v1/turns/${turnId}/upserts`))
-        expect(feeds.length).toBe(2)
-        expect(feeds[0]).toMatch(/\r\nlast-event-id: 0-3\r\n/i)
-        expect(feeds[1]).toMatch(new RegExp(`\\r\\nlast-event-id: 0-${before}\\r\\n`, "i"))
-        expect(errors).toStrictEqual([])
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+    it.scoped(
+      "follows a running turn; a cut connection resumes by Last-Event-ID: every entry applied once, the final state is the snapshot",
+      () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const { base, relay, messages, produce, page, errors } = yield* runningTurn(turnId, 3)
+          yield* follow(page, turnId)
+          yield* connection(page, "live")
+          const before = 9
+          yield* produce.release(before - 3)
+          yield* appliedThrough(page, `0-${before}`)
+          expect(yield* relay.cut).toBeGreaterThan(0)
+          // the rest of the turn is published while the page is away
+          yield* produce.release(messages.length - before)
+          const followed = yield* settled(page)
+          const snapshot = yield* snapshotOf(base, turnId)
+          expectState(followed.state, snapshot)
+          // the snapshot at 0-3, then each entry after it once, in order
+          expect(followed.applied).toStrictEqual(entries(3, messages.length))
+          expect(followed.connections).toContain("reconnecting")
+          const feeds = relay.requests().filter((head) => head.startsWith(`GET /v1/turns/${turnId}/upserts`))
+          expect(feeds.length).toBe(2)
+          expect(feeds[0]).toMatch(/\r\nlast-event-id: 0-3\r\n/i)
+          expect(feeds[1]).toMatch(new RegExp(`\\r\\nlast-event-id: 0-${before}\\r\\n`, "i"))
+          expect(errors).toStrictEqual([])
+        }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+      120_000
+    )
 
-    it.scoped("a page reloaded mid-turn starts over from the snapshot and ends with the turn", () =>
-      Effect.gen(function*() {
-        const turnId = randomUUID()
-        const { base, messages, produce, page, errors } = yield* runningTurn(turnId, 4)
-        yield* follow(page, turnId)
-        yield* connection(page, "live")
-        yield* produce.release(4)
-        yield* appliedThrough(page, "0-8")
-        yield* run(() => page.reload())
-        yield* follow(page, turnId)
-        yield* connection(page, "live")
-        yield* produce.release(messages.length - 8)
-        const followed = yield* settled(page)
-        expectState(followed.state, yield* snapshotOf(base, turnId))
-        expect(followed.applied).toStrictEqual(entries(8, messages.length))
-        expect(errors).toStrictEqual([])
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+    it.scoped(
+      "a page reloaded mid-turn starts over from the snapshot and ends with the turn",
+      () =>
+        Effect.gen(function*() {
+          const turnId = randomUUID()
+          const { base, messages, produce, page, errors } = yield* runningTurn(turnId, 4)
+          yield* follow(page, turnId)
+          yield* connection(page, "live")
+          yield* produce.release(4)
+          yield* appliedThrough(page, "0-8")
+          yield* run(() => page.reload())
+          yield* follow(page, turnId)
+          yield* connection(page, "live")
+          yield* produce.release(messages.length - 8)
+          const followed = yield* settled(page)
+          expectState(followed.state, yield* snapshotOf(base, turnId))
+          expect(followed.applied).toStrictEqual(entries(8, messages.length))
+          expect(errors).toStrictEqual([])
+        }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+      120_000
+    )
 
-    it.scoped("a turn whose producer died ends with producer_lost, and the client shows it", () =>
-      Effect.gen(function*() {
-        const redis = yield* RedisStreams.RedisStreams
-        const turnId = randomUUID()
-        // a lease as a producer takes it, renewed by nobody from now on
-        yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000)
-        yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 1_000)
-        // Stream A's opening (the ending is written to both streams) and Stream B's
-        yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 5))
-        const { base, page, errors } = yield* runningTurn(turnId, 5, { leaseCheckMs: 100 })
-        yield* follow(page, turnId)
-        const followed = yield* settled(page)
-        expect(followed.state.status).toBe("error")
-        expect(followed.state.error?.code).toBe("producer_lost")
-        expectState(followed.state, yield* snapshotOf(base, turnId))
-        expect(errors).toStrictEqual([])
-      }).pipe(Effect.provide(RedisStreamsMemory.layer)), 120_000)
+    it.scoped(
+      "a turn whose producer died ends with producer_lost, and the client shows it",
+      () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams.RedisStreams
+          const turnId = randomUUID()
+          // a lease as a producer takes it, renewed by nobody from now on
+          yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000)
+          yield* redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", 1_000)
+          // Stream A's opening (the ending is written to both streams) and Stream B's
+          yield* publishEvents(turnId, streamEvents(turnId, 20).slice(0, 5))
+          const { base, page, errors } = yield* runningTurn(turnId, 5, { leaseCheckMs: 100 })
+          yield* follow(page, turnId)
+          const followed = yield* settled(page)
+          expect(followed.state.status).toBe("error")
+          expect(followed.state.error?.code).toBe("producer_lost")
+          expectState(followed.state, yield* snapshotOf(base, turnId))
+          expect(errors).toStrictEqual([])
+        }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+      120_000
+    )
   })
 }

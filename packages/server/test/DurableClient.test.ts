@@ -42,48 +42,56 @@ const follow = (url: string, offset: string, stop: (items: ReadonlyArray<Upsert>
   })
 
 describe("Durable Streams client", () => {
-  it.live("follows a running turn, is cut mid-turn and resumes: every upsert exactly once", () =>
-    Effect.gen(function*() {
-      const base = yield* serveWith({ insecureLocal: true })
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 20)
-      const produce = yield* producer(turnId, messages)
-      const url = `${base}/v1/stream/turns/${turnId}/upserts`
-      yield* produce.release(6)
-      const first = yield* follow(url, "-1", (items) => items.length >= 6)
-      yield* produce.release(14)
-      const rest = yield* follow(url, first.resume, (_, closed) => closed)
-      const seen = [...first.items, ...rest.items].map((item) => item.eventId)
-      expect(seen).toEqual(messages.map((message) => message.eventId))
-      const head = yield* Effect.promise(() => fetch(url, { method: "HEAD" }))
-      expect(head.headers.get("stream-closed")).toBe("true")
-    }).pipe(Effect.scoped, Effect.provide(stores)), { timeout: 60_000 })
+  it.live(
+    "follows a running turn, is cut mid-turn and resumes: every upsert exactly once",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveWith({ insecureLocal: true })
+        const turnId = randomUUID()
+        const messages = upsertMessages(turnId, 20)
+        const produce = yield* producer(turnId, messages)
+        const url = `${base}/v1/stream/turns/${turnId}/upserts`
+        yield* produce.release(6)
+        const first = yield* follow(url, "-1", (items) => items.length >= 6)
+        yield* produce.release(14)
+        const rest = yield* follow(url, first.resume, (_, closed) => closed)
+        const seen = [...first.items, ...rest.items].map((item) => item.eventId)
+        expect(seen).toEqual(messages.map((message) => message.eventId))
+        const head = yield* Effect.promise(() => fetch(url, { method: "HEAD" }))
+        expect(head.headers.get("stream-closed")).toBe("true")
+      }).pipe(Effect.scoped, Effect.provide(stores)),
+    { timeout: 60_000 }
+  )
 
-  it.live("a producer writes a chat run with DurableStream; a reader gets it back after a reconnect", () =>
-    Effect.gen(function*() {
-      const base = yield* serveWith({ insecureLocal: true })
-      const url = `${base}/v1/stream/chats/${randomUUID()}`
-      const run = [
-        { role: "user", content: "What is the weather in Paris?" },
-        { role: "assistant", content: "Let me look." },
-        { role: "tool", content: "{\"temperature\":18}" },
-        { role: "assistant", content: "18 degrees and sunny." }
-      ]
-      yield* Effect.promise(async () => {
-        const writer = await DurableStream.create({ url, contentType: "application/json" })
-        for (const message of run.slice(0, 2)) await writer.append(JSON.stringify(message))
-      })
-      const first = yield* follow(url, "-1", (items) => items.length >= 2)
-      yield* Effect.promise(async () => {
-        const writer = new DurableStream({ url, contentType: "application/json" })
-        for (const message of run.slice(2)) await writer.append(JSON.stringify(message))
-        await writer.close()
-      })
-      const rest = yield* follow(url, first.resume, (_, closed) => closed)
-      expect([...first.items, ...rest.items]).toEqual(run)
-      const again = yield* Effect.promise(async () => (await stream({ url, offset: "-1", live: false })).json())
-      expect(again).toEqual(run)
-    }).pipe(Effect.scoped, Effect.provide(stores)), { timeout: 60_000 })
+  it.live(
+    "a producer writes a chat run with DurableStream; a reader gets it back after a reconnect",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveWith({ insecureLocal: true })
+        const url = `${base}/v1/stream/chats/${randomUUID()}`
+        const run = [
+          { role: "user", content: "What is the weather in Paris?" },
+          { role: "assistant", content: "Let me look." },
+          { role: "tool", content: "{\"temperature\":18}" },
+          { role: "assistant", content: "18 degrees and sunny." }
+        ]
+        yield* Effect.promise(async () => {
+          const writer = await DurableStream.create({ url, contentType: "application/json" })
+          for (const message of run.slice(0, 2)) await writer.append(JSON.stringify(message))
+        })
+        const first = yield* follow(url, "-1", (items) => items.length >= 2)
+        yield* Effect.promise(async () => {
+          const writer = new DurableStream({ url, contentType: "application/json" })
+          for (const message of run.slice(2)) await writer.append(JSON.stringify(message))
+          await writer.close()
+        })
+        const rest = yield* follow(url, first.resume, (_, closed) => closed)
+        expect([...first.items, ...rest.items]).toEqual(run)
+        const again = yield* Effect.promise(async () => (await stream({ url, offset: "-1", live: false })).json())
+        expect(again).toEqual(run)
+      }).pipe(Effect.scoped, Effect.provide(stores)),
+    { timeout: 60_000 }
+  )
 
   it.live("a turn's streams refuse writes; a read-only token reads but may not write", () =>
     Effect.gen(function*() {
@@ -93,7 +101,9 @@ describe("Durable Streams client", () => {
       const produce = yield* producer(turnId, upsertMessages(turnId, 4))
       yield* produce.release(4)
       const call = (path: string, token: string, init: RequestInit = {}) =>
-        Effect.promise(() => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } }))
+        Effect.promise(() =>
+          fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } })
+        )
       const turnWrite = yield* call(`/v1/stream/turns/${turnId}/upserts`, tokens[0], {
         method: "POST",
         headers: { "content-type": "application/json" },

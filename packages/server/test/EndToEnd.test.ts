@@ -37,7 +37,9 @@ const tailConnections = Effect.map(clients(url), (all) => all.filter((c) => c.na
 // after the client makes it).
 const untilTails = (n: number) =>
   Effect.retry(
-    Effect.filterOrFail(tailConnections, (found) => found.length === n, (found) => `${found.length} tail connections, not ${n}`),
+    Effect.filterOrFail(tailConnections, (found) =>
+      found.length === n, (found) =>
+      `${found.length} tail connections, not ${n}`),
     Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
   )
 
@@ -57,12 +59,20 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
           Chunk.toReadonlyArray(stage).map((payload) => JSON.parse(JSON.stringify(payload)))
         )
         const streamA = yield* readAll(`${base}/v1/turns/${turnId}/events`, auth)
-        expect(streamA.map((frame) => [frame.id, frame.event])).toStrictEqual(events.map((event, i) => [`0-${i + 1}`, event.type]))
-        expect(streamA.map((frame) => JSON.parse(frame.data))).toStrictEqual(events.map((event) => JSON.parse(JSON.stringify(event))))
+        expect(streamA.map((frame) => [frame.id, frame.event])).toStrictEqual(
+          events.map((event, i) => [`0-${i + 1}`, event.type])
+        )
+        expect(streamA.map((frame) => JSON.parse(frame.data))).toStrictEqual(
+          events.map((event) => JSON.parse(JSON.stringify(event)))
+        )
         // The snapshot agrees with the stream.
         const snapshot = (yield* request(`${base}/v1/turns/${turnId}`, auth)).body as TurnSnapshot.TurnSnapshot
         const lastUpsert = emitted.filter((message) => message.payloadType === "item_upsert").at(-1)!
-        expect(snapshot).toMatchObject({ status: "complete", lastEventId: `0-${emitted.length}`, entries: emitted.length })
+        expect(snapshot).toMatchObject({
+          status: "complete",
+          lastEventId: `0-${emitted.length}`,
+          entries: emitted.length
+        })
         expect(snapshot.items).toStrictEqual([JSON.parse(lastUpsert.payload)])
         yield* untilTails(0)
       }))
@@ -101,7 +111,11 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
           yield* admin(url, ["CLIENT", "KILL", "ID", tail!.id])
           // A new tail connection takes over once the old one is gone.
           yield* Effect.retry(
-            Effect.filterOrFail(tailConnections, (found) => found.length === 1 && found[0]!.id !== tail!.id, () => "not yet"),
+            Effect.filterOrFail(
+              tailConnections,
+              (found) => found.length === 1 && found[0]!.id !== tail!.id,
+              () => "not yet"
+            ),
             Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(250)))
           )
           yield* produce.release(20)
@@ -113,4 +127,3 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("end to end on redis
       }))
   })
 })
-

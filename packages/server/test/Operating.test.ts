@@ -21,17 +21,19 @@ import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
+import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import { redactUrl, routeOf } from "../src/internal/observe.js"
 import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, request } from "./support/client.js"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
 
 const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
 const auth = bearer(tokens[0])
-const pipelineOnMemory = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
+const pipelineOnMemory = TurnPipeline.layer({ publisher: { prefix } }).pipe(
+  Layer.provideMerge(RedisStreamsMemory.layer)
+)
 
 /** Parses Prometheus text: `name{labels}` -> value; checks every line is a comment or a sample. */
 const parseMetrics = (text: string): Map<string, number> => {
@@ -93,77 +95,87 @@ describe("Prometheus text", () => {
 })
 
 describe("the operator's routes", () => {
-  it.scoped("after a replayed turn, /metrics counts its events, entries, and the turn ended by status", () =>
-    Effect.gen(function*() {
-      const metricsPort = yield* Effect.promise(freePort)
-      const url = yield* serve({ metricsPort })
-      const before = yield* scrape(url)
+  it.scoped(
+    "after a replayed turn, /metrics counts its events, entries, and the turn ended by status",
+    () =>
+      Effect.gen(function*() {
+        const metricsPort = yield* Effect.promise(freePort)
+        const url = yield* serve({ metricsPort })
+        const before = yield* scrape(url)
 
-      const context = yield* TurnContext.make({ prefix })
-      const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(transcript)))
-      expect(result.turn.status).toBe("complete")
-      const redis = yield* RedisStreams.RedisStreams
-      const a = yield* redis.xlen(TurnKeys.eventsKey(prefix, context.turnId))
-      // Stream B keeps each item's last upsert: entries written are counted by id (0-1, 0-2, ...)
-      const storedB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, context.turnId), "-", "+")
-      const b = storedB.length
-      const writtenB = Number(storedB.at(-1)?.id.split("-")[1] ?? "0")
+        const context = yield* TurnContext.make({ prefix })
+        const result = yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+        expect(result.turn.status).toBe("complete")
+        const redis = yield* RedisStreams.RedisStreams
+        const a = yield* redis.xlen(TurnKeys.eventsKey(prefix, context.turnId))
+        // Stream B keeps each item's last upsert: entries written are counted by id (0-1, 0-2, ...)
+        const storedB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, context.turnId), "-", "+")
+        const b = storedB.length
+        const writtenB = Number(storedB.at(-1)?.id.split("-")[1] ?? "0")
 
-      // a reader: the snapshot, and the whole Stream B as SSE
-      expect((yield* request(`${url}/v1/turns/${context.turnId}`, auth)).status).toBe(200)
-      const opened = yield* open(`${url}/v1/turns/${context.turnId}/upserts`, auth)
-      const frames = yield* Stream.runCount(opened.events)
-      expect(frames).toBe(b)
+        // a reader: the snapshot, and the whole Stream B as SSE
+        expect((yield* request(`${url}/v1/turns/${context.turnId}`, auth)).status).toBe(200)
+        const opened = yield* open(`${url}/v1/turns/${context.turnId}/upserts`, auth)
+        const frames = yield* Stream.runCount(opened.events)
+        expect(frames).toBe(b)
 
-      const after = yield* scrape(url)
-      const delta = (name: string, labels = "") => total(after, name, labels) - total(before, name, labels)
-      expect(delta("sluice_turns_started_total")).toBe(1)
-      expect(delta("sluice_turns_ended_total", `status="complete"`)).toBe(1)
-      expect(delta("sluice_events_total")).toBe(a)
-      expect(delta("sluice_events_total", `type="response_done"`)).toBe(1)
-      expect(delta("sluice_stream_entries_total", `stream="events"`)).toBe(a)
-      expect(delta("sluice_stream_entries_total", `stream="upserts"`)).toBe(writtenB)
-      expect(delta("sluice_publish_latency_seconds_count", `stream="events"`)).toBeGreaterThan(0)
-      expect(delta("sluice_snapshot_bytes_count")).toBe(1)
-      expect(total(after, "sluice_turns_active")).toBe(0)
-      expect(total(after, "sluice_sse_readers")).toBe(0)
-      expect(after.get(`sluice_publish_latency_seconds_bucket{stream="events",le="+Inf"}`)).toBe(
-        after.get(`sluice_publish_latency_seconds_count{stream="events"}`)
-      )
-      expect(delta("sluice_http_requests_total", `route="/v1/turns/:turnId"`)).toBe(1)
+        const after = yield* scrape(url)
+        const delta = (name: string, labels = "") => total(after, name, labels) - total(before, name, labels)
+        expect(delta("sluice_turns_started_total")).toBe(1)
+        expect(delta("sluice_turns_ended_total", `status="complete"`)).toBe(1)
+        expect(delta("sluice_events_total")).toBe(a)
+        expect(delta("sluice_events_total", `type="response_done"`)).toBe(1)
+        expect(delta("sluice_stream_entries_total", `stream="events"`)).toBe(a)
+        expect(delta("sluice_stream_entries_total", `stream="upserts"`)).toBe(writtenB)
+        expect(delta("sluice_publish_latency_seconds_count", `stream="events"`)).toBeGreaterThan(0)
+        expect(delta("sluice_snapshot_bytes_count")).toBe(1)
+        expect(total(after, "sluice_turns_active")).toBe(0)
+        expect(total(after, "sluice_sse_readers")).toBe(0)
+        expect(after.get(`sluice_publish_latency_seconds_bucket{stream="events",le="+Inf"}`)).toBe(
+          after.get(`sluice_publish_latency_seconds_count{stream="events"}`)
+        )
+        expect(delta("sluice_http_requests_total", `route="/v1/turns/:turnId"`)).toBe(1)
 
-      // the API port wants a token; the metrics port does not, and serves nothing else
-      expect((yield* request(`${url}/metrics`)).status).toBe(401)
-      const onPort = yield* scrape(`http://127.0.0.1:${metricsPort}`, {})
-      expect(total(onPort, "sluice_turns_started_total")).toBe(total(after, "sluice_turns_started_total"))
-      expect((yield* request(`http://127.0.0.1:${metricsPort}/healthz`)).body).toStrictEqual({ status: "ok" })
-      expect((yield* request(`http://127.0.0.1:${metricsPort}/v1/turns`)).status).toBe(404)
-    }).pipe(Effect.provide(pipelineOnMemory)), 120_000)
+        // the API port wants a token; the metrics port does not, and serves nothing else
+        expect((yield* request(`${url}/metrics`)).status).toBe(401)
+        const onPort = yield* scrape(`http://127.0.0.1:${metricsPort}`, {})
+        expect(total(onPort, "sluice_turns_started_total")).toBe(total(after, "sluice_turns_started_total"))
+        expect((yield* request(`http://127.0.0.1:${metricsPort}/healthz`)).body).toStrictEqual({ status: "ok" })
+        expect((yield* request(`http://127.0.0.1:${metricsPort}/v1/turns`)).status).toBe(404)
+      }).pipe(Effect.provide(pipelineOnMemory)),
+    120_000
+  )
 
-  it.scoped("/healthz is 200 while the process lives; /readyz follows Redis, with no token and no turn data", () =>
-    Effect.gen(function*() {
-      const server = yield* scopedRedisServer()
-      const redis = yield* Layer.build(RedisStreamsLive.layerFrom({ url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 }))
-      const url = yield* serve({ readyTimeoutMs: 2_000 }).pipe(Effect.provide(redis))
-      expect(yield* request(`${url}/healthz`)).toMatchObject({ status: 200, body: { status: "ok" } })
-      expect(yield* request(`${url}/readyz`)).toMatchObject({ status: 200, body: { status: "ready" } })
+  it.scoped(
+    "/healthz is 200 while the process lives; /readyz follows Redis, with no token and no turn data",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* scopedRedisServer()
+        const redis = yield* Layer.build(
+          RedisStreamsLive.layerFrom({ url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 })
+        )
+        const url = yield* serve({ readyTimeoutMs: 2_000 }).pipe(Effect.provide(redis))
+        expect(yield* request(`${url}/healthz`)).toMatchObject({ status: 200, body: { status: "ok" } })
+        expect(yield* request(`${url}/readyz`)).toMatchObject({ status: 200, body: { status: "ready" } })
 
-      yield* Effect.promise(() => server.kill())
-      const down = yield* request(`${url}/readyz`)
-      expect(down.status).toBe(503)
-      expect(down.body).toMatchObject({ status: "unavailable" })
-      expect(Object.keys(down.body as object).sort()).toStrictEqual(["reason", "status"])
-      expect(yield* request(`${url}/healthz`)).toMatchObject({ status: 200, body: { status: "ok" } })
+        yield* Effect.promise(() => server.kill())
+        const down = yield* request(`${url}/readyz`)
+        expect(down.status).toBe(503)
+        expect(down.body).toMatchObject({ status: "unavailable" })
+        expect(Object.keys(down.body as object).sort()).toStrictEqual(["reason", "status"])
+        expect(yield* request(`${url}/healthz`)).toMatchObject({ status: 200, body: { status: "ok" } })
 
-      yield* Effect.promise(() => server.restart())
-      // the client reconnects on its own; readiness comes back
-      let ready = 0
-      for (let i = 0; i < 200 && ready !== 200; i++) {
-        ready = (yield* request(`${url}/readyz`)).status
-        if (ready !== 200) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
-      expect(ready).toBe(200)
-    }), 120_000)
+        yield* Effect.promise(() => server.restart())
+        // the client reconnects on its own; readiness comes back
+        let ready = 0
+        for (let i = 0; i < 200 && ready !== 200; i++) {
+          ready = (yield* request(`${url}/readyz`)).status
+          if (ready !== 200) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        }
+        expect(ready).toBe(200)
+      }),
+    120_000
+  )
 
   it.scoped("/readyz is 503 when Redis does not answer within the deadline", () =>
     Effect.gen(function*() {
@@ -179,7 +191,10 @@ describe("the operator's routes", () => {
         yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
       }
       const reply = yield* Fiber.join(pending)
-      expect(reply).toMatchObject({ status: 503, body: { status: "unavailable", reason: "Redis did not answer within 200 ms" } })
+      expect(reply).toMatchObject({
+        status: 503,
+        body: { status: "unavailable", reason: "Redis did not answer within 200 ms" }
+      })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 60_000)
 
   it.scoped("one access log line and one span per request, and no token in either", () =>
@@ -206,7 +221,9 @@ describe("the operator's routes", () => {
         yield* TurnPipeline.run(context, TurnSource.sse("anthropic", Stream.make(transcript)))
         expect((yield* request(`${url}/v1/turns?limit=5`, auth)).status).toBe(200)
         expect((yield* request(`${url}/v1/turns/${context.turnId}?access_token=${pageToken}`)).status).toBe(200)
-        const opened = yield* open(`${url}/v1/turns/${context.turnId}/upserts?access_token=${encodeURIComponent(pageToken)}&after=0-0`)
+        const opened = yield* open(
+          `${url}/v1/turns/${context.turnId}/upserts?access_token=${encodeURIComponent(pageToken)}&after=0-0`
+        )
         yield* Stream.runDrain(opened.events)
         expect((yield* request(`${url}/v1/turns?access_token=${tokens[1]}`)).status).toBe(401)
         expect((yield* request(`${url}/healthz`)).status).toBe(200)

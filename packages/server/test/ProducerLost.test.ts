@@ -15,8 +15,8 @@ import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { untilSleeping } from "./support/clock.js"
 import { bearer, open, type Received, received, request } from "./support/client.js"
+import { untilSleeping } from "./support/clock.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
@@ -42,7 +42,6 @@ const deadProducerTurn = (n: number, options: { readonly lease: boolean }) =>
 const payloadOf = (entry: StreamEntry.StreamEntry) => entry.fields.find(([name]) => name === "payload")?.[1] ?? ""
 const typeOf = (entry: StreamEntry.StreamEntry) => entry.fields.find(([name]) => name === "payloadType")?.[1]
 
-
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }
 
 describe("TurnFeed.follow watching the producer", () => {
@@ -50,7 +49,11 @@ describe("TurnFeed.follow watching the producer", () => {
     Effect.gen(function*() {
       const { turnId } = yield* deadProducerTurn(4, { lease: true })
       const key = TurnKeys.upsertsKey(prefix, turnId)
-      const fiber = yield* TurnFeed.follow(key, { ...follow, after: "0-0", producer: { prefix, turnId, everyMs: 3_000 } }).pipe(
+      const fiber = yield* TurnFeed.follow(key, {
+        ...follow,
+        after: "0-0",
+        producer: { prefix, turnId, everyMs: 3_000 }
+      }).pipe(
         Stream.runCollect,
         Effect.fork
       )
@@ -64,7 +67,11 @@ describe("TurnFeed.follow watching the producer", () => {
       const entries = Array.from(yield* Fiber.join(fiber))
       expect(entries.map((entry) => entry.id)).toStrictEqual(["0-1", "0-2", "0-3", "0-4", "0-5"])
       expect(typeOf(entries[4]!)).toBe("turn_event")
-      expect(JSON.parse(payloadOf(entries[4]!))).toMatchObject({ type: "turn_error", turnId, error: { code: "producer_lost" } })
+      expect(JSON.parse(payloadOf(entries[4]!))).toMatchObject({
+        type: "turn_error",
+        turnId,
+        error: { code: "producer_lost" }
+      })
       const redis = yield* RedisStreams.RedisStreams
       const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
       expect(streamA.slice(-2).map(typeOf)).toStrictEqual(["response_error", "response_done"])
@@ -77,7 +84,11 @@ describe("TurnFeed.follow watching the producer", () => {
     Effect.gen(function*() {
       const { turnId, messages, produce } = yield* deadProducerTurn(4, { lease: false })
       const key = TurnKeys.upsertsKey(prefix, turnId)
-      const fiber = yield* TurnFeed.follow(key, { ...follow, after: "0-0", producer: { prefix, turnId, everyMs: 3_000 } }).pipe(
+      const fiber = yield* TurnFeed.follow(key, {
+        ...follow,
+        after: "0-0",
+        producer: { prefix, turnId, everyMs: 3_000 }
+      }).pipe(
         Stream.runCollect,
         Effect.fork
       )
@@ -108,7 +119,9 @@ describe("producer_lost over HTTP", () => {
       yield* TestClock.adjust(3_000)
       yield* untilSleeping(3)
       yield* TestClock.adjust(3_000)
-      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+      const end = yield* Effect.flip(
+        Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
+      )
       expect(end).toStrictEqual(Option.none())
       expect(seen.length).toBe(4)
       expect(seen[3]).toMatchObject({ id: "0-4", event: "turn_event" })

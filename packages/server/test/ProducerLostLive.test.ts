@@ -23,36 +23,41 @@ const url = (() => {
 })()
 const auth = bearer(tokens[0])
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })("a producer killed mid-turn", (it) => {
-  describe("SIGKILL", () => {
-    it.scoped("a reader gets turn_error producer_lost and a clean close within 15 s", () =>
-      Effect.gen(function*() {
-        const base = yield* serve()
-        const turnId = randomUUID()
-        const producer = yield* spawnScript("slowProducer.ts", [url, prefix, turnId, "100"], "running\n")
-        const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-        expect(opened.status).toBe(200)
-        const pull = yield* Stream.toPull(opened.events)
-        const seen: Array<Received> = yield* takeEvents(pull, 3)
-        yield* producer.kill("SIGKILL")
-        expect(yield* producer.exited).toBe("SIGKILL")
-        const killedAt = Date.now()
-        const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
-        const closedAfter = Date.now() - killedAt
-        expect(end).toStrictEqual(Option.none())
-        expect(closedAfter).toBeLessThan(15_000)
-        const last = seen.at(-1)!
-        expect(last.event).toBe("turn_event")
-        expect(JSON.parse(last.data)).toMatchObject({ type: "turn_error", turnId, error: { code: "producer_lost" } })
-        // Nothing after the ending, in either stream, and both streams end.
-        const redis = yield* RedisStreams.RedisStreams
-        const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
-        expect(streamB.at(-1)!.id).toBe(last.id)
-        expect(streamB.filter(TurnEntry.isFinal).length).toBe(1)
-        const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
-        expect(TurnEntry.isFinal(streamA.at(-1)!)).toBe(true)
-        const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
-        expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
-      }), 120_000)
-  })
-})
+layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })(
+  "a producer killed mid-turn",
+  (it) => {
+    describe("SIGKILL", () => {
+      it.scoped("a reader gets turn_error producer_lost and a clean close within 15 s", () =>
+        Effect.gen(function*() {
+          const base = yield* serve()
+          const turnId = randomUUID()
+          const producer = yield* spawnScript("slowProducer.ts", [url, prefix, turnId, "100"], "running\n")
+          const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+          expect(opened.status).toBe(200)
+          const pull = yield* Stream.toPull(opened.events)
+          const seen: Array<Received> = yield* takeEvents(pull, 3)
+          yield* producer.kill("SIGKILL")
+          expect(yield* producer.exited).toBe("SIGKILL")
+          const killedAt = Date.now()
+          const end = yield* Effect.flip(
+            Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
+          )
+          const closedAfter = Date.now() - killedAt
+          expect(end).toStrictEqual(Option.none())
+          expect(closedAfter).toBeLessThan(15_000)
+          const last = seen.at(-1)!
+          expect(last.event).toBe("turn_event")
+          expect(JSON.parse(last.data)).toMatchObject({ type: "turn_error", turnId, error: { code: "producer_lost" } })
+          // Nothing after the ending, in either stream, and both streams end.
+          const redis = yield* RedisStreams.RedisStreams
+          const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
+          expect(streamB.at(-1)!.id).toBe(last.id)
+          expect(streamB.filter(TurnEntry.isFinal).length).toBe(1)
+          const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
+          expect(TurnEntry.isFinal(streamA.at(-1)!)).toBe(true)
+          const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
+          expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
+        }), 120_000)
+    })
+  }
+)

@@ -36,7 +36,9 @@ const withTurn = (options: Parameters<typeof serve>[0] = {}) =>
     return { base, turnId }
   })
 
-const routes = (turnId: string) => ["/v1/turns", `/v1/turns/${turnId}`, `/v1/turns/${turnId}/upserts`, `/v1/turns/${turnId}/events`]
+const routes = (
+  turnId: string
+) => ["/v1/turns", `/v1/turns/${turnId}`, `/v1/turns/${turnId}/upserts`, `/v1/turns/${turnId}/events`]
 
 describe("bearer tokens", () => {
   it.scoped("no token, a wrong token, another scheme: 401 on every route, unknown ones included", () =>
@@ -72,7 +74,9 @@ describe("bearer tokens", () => {
   it.scoped("tokens from SLUICE_API_TOKENS", () =>
     Effect.gen(function*() {
       const base = yield* serveWith({}).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SLUICE_API_TOKENS", " env-token-1 , env-token-2,"]])))
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(new Map([["SLUICE_API_TOKENS", " env-token-1 , env-token-2,"]]))
+        )
       )
       expect((yield* request(`${base}/v1/turns`, bearer("env-token-2"))).status).toBe(200)
       expectError(yield* request(`${base}/v1/turns`, auth), 401, "unauthorized")
@@ -125,7 +129,26 @@ describe("turn ids", () => {
 })
 
 describe("resume points", () => {
-  const garbage = ["abc", "1", "1-", "-1", "-1-0", "1-2-3", "0x1-0", "1 -0", "1.5-0", "18446744073709551616-0", "1-18446744073709551616", "0-1, 0-2", "*", "$", "+", "-", "(0-1", ""]
+  const garbage = [
+    "abc",
+    "1",
+    "1-",
+    "-1",
+    "-1-0",
+    "1-2-3",
+    "0x1-0",
+    "1 -0",
+    "1.5-0",
+    "18446744073709551616-0",
+    "1-18446744073709551616",
+    "0-1, 0-2",
+    "*",
+    "$",
+    "+",
+    "-",
+    "(0-1",
+    ""
+  ]
 
   it.scoped("a Last-Event-ID or ?after= that is not an entry id is 400 invalid_last_event_id", () =>
     Effect.gen(function*() {
@@ -166,7 +189,9 @@ describe("routes and queries", () => {
   it.scoped("unknown routes and methods are 404 not_found", () =>
     Effect.gen(function*() {
       const { base, turnId } = yield* withTurn()
-      for (const path of ["/index.html", "/v1", "/v2/turns", `/v1/turns/${turnId}/other`, `/v1/turns/${turnId}/upserts/x`]) {
+      for (
+        const path of ["/index.html", "/v1", "/v2/turns", `/v1/turns/${turnId}/other`, `/v1/turns/${turnId}/upserts/x`]
+      ) {
         expectError(yield* request(`${base}${path}`, auth), 404, "not_found")
       }
       for (const method of ["POST", "DELETE", "PUT"]) {
@@ -222,7 +247,8 @@ describe("Redis down", () => {
 
 // A RedisStreams whose every command fails as Unavailable.
 function unavailable(): RedisStreams.RedisStreamsService {
-  const fail = (command: string) => new RedisError.RedisError({ reason: "Unavailable", command, detail: "connection refused" })
+  const fail = (command: string) =>
+    new RedisError.RedisError({ reason: "Unavailable", command, detail: "connection refused" })
   return {
     xadd: () => Effect.fail(fail("XADD")),
     xaddAll: () => Effect.fail(fail("XADD")),

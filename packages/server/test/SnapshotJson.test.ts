@@ -13,8 +13,8 @@ import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import { render } from "../src/internal/snapshotJson.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { messageUpsert } from "./support/upserts.js"
 import { prefix } from "./support/harness.js"
+import { messageUpsert } from "./support/upserts.js"
 
 const threadId = randomUUID()
 
@@ -29,7 +29,10 @@ const write = (turnId: string, payloads: ReadonlyArray<StreamBMessage.UIPayload 
       const message = typeof payload === "string"
         ? { ...StreamBMessage.wrap(upsert(turnId, "x", ""), randomUUID(), 1_700_000_000_000 + i), payload }
         : StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i)
-      yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), { id: `0-${i + 1}`, fields: TurnEntry.fromStreamBMessage(message) })
+      yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), {
+        id: `0-${i + 1}`,
+        fields: TurnEntry.fromStreamBMessage(message)
+      })
     }
   })
 
@@ -56,7 +59,10 @@ describe("SnapshotJson.render", () => {
     ([items, modelId, entries]) => {
       const header = { turnId: "t", modelId, status: "streaming", lastEventId: `0-${entries}`, entries }
       const json = render(header, items.map((item) => JSON.stringify(item)))
-      expect(JSON.parse(json)).toStrictEqual({ ...header, items: items.map((item) => JSON.parse(JSON.stringify(item))) })
+      expect(JSON.parse(json)).toStrictEqual({
+        ...header,
+        items: items.map((item) => JSON.parse(JSON.stringify(item)))
+      })
     }
   )
 

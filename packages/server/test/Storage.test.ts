@@ -7,15 +7,23 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
-import { ReadBudget, RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
+import {
+  ReadBudget,
+  RedisStreams,
+  RedisStreamsLive,
+  RedisStreamsMemory,
+  TurnEntry,
+  TurnKeys,
+  TurnPublisher
+} from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { kept, upsertMessages } from "../../redis/test/support/turns.js"
+import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { messageText, messageTurn } from "./support/bigTurn.js"
 import { bearer, readAll, request } from "./support/client.js"
 import { prefix, serve, tokens, trimmingPublisher } from "./support/harness.js"
@@ -40,8 +48,15 @@ const storedB = (turnId: string) =>
     const entries = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
     const bytes = entries.reduce((sum, entry) => sum + ReadBudget.entryBytes(entry), 0)
     const payloads = yield* Effect.forEach(entries, (entry) =>
-      Effect.flatMap(TurnEntry.toStreamBMessage(entry), (message) => StreamBMessage.decodePayload(message.payload)))
-    return { bytes, payloads, ids: entries.map((entry) => entry.id) }
+      Effect.flatMap(TurnEntry.toStreamBMessage(entry), (message) =>
+        StreamBMessage.decodePayload(message.payload)))
+    return {
+      bytes,
+      payloads,
+      ids: entries.map((entry) =>
+        entry.id
+      )
+    }
   })
 
 /** Stream B of the turn holds at most 3x the message's bytes, its last upsert the whole message. */
@@ -55,34 +70,42 @@ const checkStorage = (turnId: string, upserts: number) =>
     expect(items).toHaveLength(1)
     expect(items[0]!.changeType).toBe("completed")
     expect(items[0]!.content === text).toBe(true)
-    expect(stored.payloads.map((payload) => payload.type)).toStrictEqual(["turn_started", "item_upsert", "turn_completed"])
+    expect(stored.payloads.map((payload) => payload.type)).toStrictEqual([
+      "turn_started",
+      "item_upsert",
+      "turn_completed"
+    ])
     expect(stored.ids.at(-1)).toBe(`0-${upserts}`)
   })
 
 describe("a 4 MB message", () => {
   // One turn for both checks: publishing it through the upsert stage writes about 1 GB
   // of upserts to Redis, the cost the storage bound is about.
-  it.live("on Redis: Stream B at most 3x its bytes; a server answers ten snapshots at once and a list meanwhile", () =>
-    Effect.gen(function*() {
-      const turnId = randomUUID()
-      yield* checkStorage(turnId, yield* publishMessage(turnId))
-      const base = yield* serve()
-      const snapshot = request(`${base}/v1/turns/${turnId}`, auth)
-      const list = request(`${base}/v1/turns?limit=5`, auth).pipe(Effect.timeout("60 seconds"))
-      const [snapshots, listed] = yield* Effect.all(
-        [Effect.all(Array.from({ length: 10 }, () => snapshot), { concurrency: "unbounded" }), list],
-        { concurrency: "unbounded" }
-      )
-      expect(listed.status).toBe(200)
-      expect(JSON.stringify(listed.body)).toContain(turnId)
-      for (const reply of snapshots) {
-        expect(reply.status).toBe(200)
-        const body = yield* Schema.decodeUnknown(TurnSnapshot.TurnSnapshot)(reply.body)
-        expect(body.status).toBe("complete")
-        expect(body.items).toHaveLength(1)
-        expect(body.items[0]!.content === text).toBe(true)
-      }
-    }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))), { timeout: 600_000 })
+  it.live(
+    "on Redis: Stream B at most 3x its bytes; a server answers ten snapshots at once and a list meanwhile",
+    () =>
+      Effect.gen(function*() {
+        const turnId = randomUUID()
+        yield* checkStorage(turnId, yield* publishMessage(turnId))
+        const base = yield* serve()
+        const snapshot = request(`${base}/v1/turns/${turnId}`, auth)
+        const list = request(`${base}/v1/turns?limit=5`, auth).pipe(Effect.timeout("60 seconds"))
+        const [snapshots, listed] = yield* Effect.all(
+          [Effect.all(Array.from({ length: 10 }, () => snapshot), { concurrency: "unbounded" }), list],
+          { concurrency: "unbounded" }
+        )
+        expect(listed.status).toBe(200)
+        expect(JSON.stringify(listed.body)).toContain(turnId)
+        for (const reply of snapshots) {
+          expect(reply.status).toBe(200)
+          const body = yield* Schema.decodeUnknown(TurnSnapshot.TurnSnapshot)(reply.body)
+          expect(body.status).toBe("complete")
+          expect(body.items).toHaveLength(1)
+          expect(body.items[0]!.content === text).toBe(true)
+        }
+      }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))),
+    { timeout: 600_000 }
+  )
 
   it.scoped("in memory: the store mirrors the trimming", () =>
     Effect.gen(function*() {
@@ -96,7 +119,11 @@ describe("a finished turn's Stream B over SSE", () => {
     Effect.gen(function*() {
       const turnId = randomUUID()
       const messages = upsertMessages(turnId, 12)
-      yield* Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runDrain, Effect.provide(trimmingPublisher))
+      yield* Stream.fromIterable(messages).pipe(
+        TurnPublisher.publishUpserts(turnId),
+        Stream.runDrain,
+        Effect.provide(trimmingPublisher)
+      )
       const base = yield* serve()
       const url = `${base}/v1/turns/${turnId}/upserts`
       const frames = (from: ReadonlyArray<{ readonly id: string; readonly message: StreamBMessage.StreamBMessage }>) =>

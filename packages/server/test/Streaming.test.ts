@@ -4,8 +4,8 @@
  * (What readers see is in Readers.test.ts.)
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreamsMemory } from "@sluice/redis"
 import { Sse } from "@sluice/core"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -15,13 +15,12 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
-import { untilSleeping } from "./support/clock.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
-import { pass, watchedTails } from "./support/tails.js"
+import { untilSleeping } from "./support/clock.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
+import { pass, watchedTails } from "./support/tails.js"
 
 const auth = bearer(tokens[0])
-
 
 /**
  * A turn of `total` messages, `before` of them published, resumed with `lastEventId`;
@@ -38,7 +37,9 @@ const resumeRunningTurn = (total: number, before: number, lastEventId: string) =
     const pull = yield* Stream.toPull(opened.events)
     yield* produce.release(total - before)
     const seen: Array<Received> = []
-    const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received)))))
+    const end = yield* Effect.flip(
+      Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
+    )
     expect(end).toStrictEqual(Option.none())
     return { messages, seen }
   })
@@ -115,7 +116,9 @@ describe("SSE connections", () => {
       let text = ""
       const readUntil = (predicate: (text: string) => boolean) =>
         Effect.gen(function*() {
-          while (!predicate(text)) text += Array.from(yield* pull, (bytes) => decoder.decode(bytes, { stream: true })).join("")
+          while (!predicate(text)) {
+            text += Array.from(yield* pull, (bytes) => decoder.decode(bytes, { stream: true })).join("")
+          }
         })
       yield* readUntil((t) => t.includes("id: 0-2\n"))
       expect(text.startsWith(": connected\n\n")).toBe(true)
@@ -195,4 +198,3 @@ const readFirst = (url: string, headers: Record<string, string>) =>
     opened.status === 200
       ? Effect.as(Stream.runDrain(Stream.take(opened.events, 1)), opened.status)
       : Effect.succeed(opened.status)))
-

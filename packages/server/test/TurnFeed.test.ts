@@ -28,7 +28,9 @@ describe("TurnFeed.follow", () => {
     return Effect.gen(function*() {
       const turnId = randomUUID()
       yield* publishUpserts(turnId, upsertMessages(turnId, 30))
-      const entries = yield* Stream.runCollect(TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-2" }))
+      const entries = yield* Stream.runCollect(
+        TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-2" })
+      )
       expect(ids(entries)).toStrictEqual(range(3, 30))
       expect(watched.log.starts).toStrictEqual(["0-2", "0-9", "0-16", "0-23"])
       expect(watched.log.open).toBe(0)
@@ -41,14 +43,21 @@ describe("TurnFeed.follow", () => {
     return Effect.gen(function*() {
       const turnId = randomUUID()
       yield* publishUpserts(turnId, upsertMessages(turnId, 10))
-      const entries = yield* Stream.runCollect(TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-0" }))
+      const entries = yield* Stream.runCollect(
+        TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-0" })
+      )
       expect(ids(entries)).toStrictEqual(range(1, 10))
       expect(watched.log.starts.length).toBe(9)
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
   it.effect("gives up after resumeAttempts failures in a row with the RedisError, after passing on what it read", () => {
-    const watched = watchedTails((call) => (call === 0 ? { fail: true, after: 4, reason: "Unavailable" } : { fail: true, after: 0, reason: "Unavailable" }))
+    const watched = watchedTails((
+      call
+    ) => (call === 0
+      ? { fail: true, after: 4, reason: "Unavailable" }
+      : { fail: true, after: 0, reason: "Unavailable" })
+    )
     return Effect.gen(function*() {
       const turnId = randomUUID()
       yield* publishUpserts(turnId, upsertMessages(turnId, 10))
@@ -78,7 +87,8 @@ describe("TurnFeed.follow", () => {
         resumeBaseMs: 100,
         resumeMaxMs: 300
       }).pipe(Stream.runDrain, Effect.fork)
-      const startsAfter = (ms: number) => Effect.zipRight(TestClock.adjust(ms), Effect.sync(() => watched.log.starts.length))
+      const startsAfter = (ms: number) =>
+        Effect.zipRight(TestClock.adjust(ms), Effect.sync(() => watched.log.starts.length))
       yield* TestClock.adjust(0)
       expect(watched.log.starts.length).toBe(1)
       expect(yield* startsAfter(99)).toBe(1)
@@ -97,7 +107,9 @@ describe("TurnFeed.follow", () => {
     return Effect.gen(function*() {
       const turnId = randomUUID()
       yield* publishUpserts(turnId, upsertMessages(turnId, 10))
-      const error = yield* Effect.flip(Stream.runDrain(TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-0" })))
+      const error = yield* Effect.flip(
+        Stream.runDrain(TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), { ...follow, after: "0-0" }))
+      )
       expect(error.reason).toBe("Rejected")
       expect(watched.log.starts).toStrictEqual(["0-0"])
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
@@ -128,7 +140,8 @@ describe("TurnFeed.follow", () => {
     }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)))
 })
 
-const decodeAll = (text: string) => Effect.map(Sse.decodeText(text), (events) => events.map((e) => ({ id: e.id, event: e.event, data: e.data })))
+const decodeAll = (text: string) =>
+  Effect.map(Sse.decodeText(text), (events) => events.map((e) => ({ id: e.id, event: e.event, data: e.data })))
 
 describe("TurnFeed.sse", () => {
   const entry = (n: number, payloadType = "item_upsert"): StreamEntry.StreamEntry => ({
@@ -175,9 +188,16 @@ describe("TurnFeed.sse", () => {
 
   it.effect("a failure after the response began ends the stream with a stream_error event", () =>
     Effect.gen(function*() {
-      const unavailable = new RedisError.RedisError({ reason: "Unavailable", command: "XREAD", key: "k", detail: "connection closed" })
+      const unavailable = new RedisError.RedisError({
+        reason: "Unavailable",
+        command: "XREAD",
+        key: "k",
+        detail: "connection closed"
+      })
       const text = (yield* Stream.runCollect(
-        Stream.concat(Stream.make(entry(1)), Stream.fail(unavailable)).pipe(TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 5000 }))
+        Stream.concat(Stream.make(entry(1)), Stream.fail(unavailable)).pipe(
+          TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 5000 })
+        )
       )).pipe(Chunk.join(""))
       const events = yield* decodeAll(text)
       expect(events.length).toBe(2)

@@ -9,13 +9,15 @@ import * as Layer from "effect/Layer"
 import * as TurnServer from "../src/TurnServer.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
 
-const env = (entries: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
+const env = (entries: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
 const noEnv = env({})
 
 const refusal = (options: TurnServerOptions.Options, environment: Record<string, string> = {}) =>
   Effect.flip(TurnServerOptions.resolve(options).pipe(env(environment))).pipe(
     Effect.filterOrDieMessage(
-      (error): error is TurnServerOptions.InvalidServerOptions => error instanceof TurnServerOptions.InvalidServerOptions,
+      (error): error is TurnServerOptions.InvalidServerOptions =>
+        error instanceof TurnServerOptions.InvalidServerOptions,
       "expected InvalidServerOptions"
     )
   )
@@ -60,7 +62,9 @@ describe("TurnServerOptions.resolve", () => {
 
   it.effect("no token and no insecureLocal: MissingTokens", () =>
     Effect.gen(function*() {
-      for (const [options, environment] of [[{}, {}], [{}, { SLUICE_API_TOKENS: " , ," }], [{ tokens: [] }, {}]] as const) {
+      for (
+        const [options, environment] of [[{}, {}], [{}, { SLUICE_API_TOKENS: " , ," }], [{ tokens: [] }, {}]] as const
+      ) {
         const error = yield* refusal(options, environment)
         expect(error.reason).toBe("MissingTokens")
         expect(error.message).toMatch(/SLUICE_API_TOKENS/)
@@ -82,7 +86,13 @@ describe("TurnServerOptions.resolve", () => {
 
   it.effect("malformed fields are named, all at once", () =>
     Effect.gen(function*() {
-      const error = yield* refusal({ tokens: ["t"], port: 70_000, heartbeatMs: 0, prefix: "a b", maxStreamsPerToken: 1.5 })
+      const error = yield* refusal({
+        tokens: ["t"],
+        port: 70_000,
+        heartbeatMs: 0,
+        prefix: "a b",
+        maxStreamsPerToken: 1.5
+      })
       expect(error.reason).toBe("InvalidOptions")
       for (const field of ["port", "heartbeatMs", "prefix", "maxStreamsPerToken"]) expect(error.detail).toContain(field)
       const unknown = yield* refusal({ tokens: ["t"], colour: "blue" } as TurnServerOptions.Options)
@@ -123,7 +133,13 @@ describe("TurnServer.layer", () => {
 
 describe("TurnServerOptions.isLoopback", () => {
   it("knows loopback addresses", () => {
-    expect(["127.0.0.1", "127.1.2.3", "::1", "localhost", "LOCALHOST", "::ffff:127.0.0.1"].every(TurnServerOptions.isLoopback)).toBe(true)
-    expect(["0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "localhost.evil", ""].some(TurnServerOptions.isLoopback)).toBe(false)
+    expect(
+      ["127.0.0.1", "127.1.2.3", "::1", "localhost", "LOCALHOST", "::ffff:127.0.0.1"].every(
+        TurnServerOptions.isLoopback
+      )
+    ).toBe(true)
+    expect(["0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "localhost.evil", ""].some(TurnServerOptions.isLoopback)).toBe(
+      false
+    )
   })
 })

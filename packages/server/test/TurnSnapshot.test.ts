@@ -12,8 +12,8 @@ import { randomUUID } from "node:crypto"
 import { streamEvents } from "../../redis/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, request } from "./support/client.js"
-import { messageUpsert } from "./support/upserts.js"
 import { prefix, producer, publishTurn, publishUpserts, serve, tokens } from "./support/harness.js"
+import { messageUpsert } from "./support/upserts.js"
 
 const auth = bearer(tokens[0])
 const threadId = randomUUID()
@@ -27,7 +27,9 @@ const wrap = (payloads: ReadonlyArray<StreamBMessage.UIPayload>) =>
 describe("TurnSnapshot.fromPayloads", () => {
   it.prop(
     "items are the last upsert of each item, in the order items first appeared",
-    [FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c", "d", "e"), FastCheck.string()), { maxLength: 40 })],
+    [FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c", "d", "e"), FastCheck.string()), {
+      maxLength: 40
+    })],
     ([steps]) => {
       const turnId = randomUUID()
       const payloads = steps.map(([itemId, content]) => upsert(turnId, itemId, content))
@@ -40,15 +42,27 @@ describe("TurnSnapshot.fromPayloads", () => {
       expect(snapshot.entries).toBe(steps.length)
       expect(snapshot.lastEventId).toBe(steps.length === 0 ? "0-0" : `0-${steps.length}`)
       expect(snapshot.status).toBe("streaming")
-    }, { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+    },
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 
   it("takes status, usage, error, model and provider from the turn events", () => {
     const turnId = randomUUID()
-    const started: UITurnEvent.UITurnEvent = { type: "turn_started", turnId, threadId, modelId: "m-1", providerId: "p-1" }
+    const started: UITurnEvent.UITurnEvent = {
+      type: "turn_started",
+      turnId,
+      threadId,
+      modelId: "m-1",
+      providerId: "p-1"
+    }
     const usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 }
     const completed: UITurnEvent.UITurnEvent = { type: "turn_completed", turnId, threadId, status: "aborted", usage }
-    const failed: UITurnEvent.UITurnEvent = { type: "turn_error", turnId, threadId, error: { code: "rate_limit", message: "slow down" } }
+    const failed: UITurnEvent.UITurnEvent = {
+      type: "turn_error",
+      turnId,
+      threadId,
+      error: { code: "rate_limit", message: "slow down" }
+    }
     const at = (payloads: ReadonlyArray<StreamBMessage.UIPayload>) =>
       TurnSnapshot.fromPayloads(turnId, payloads.map((p, i) => [`0-${i + 1}`, p] as const))
     expect(at([started, upsert(turnId, "x", "hi")])).toStrictEqual({
@@ -79,7 +93,9 @@ describe("GET /v1/turns/:turnId", () => {
       expect(reply.status).toBe(200)
       expect(reply.headers.get("cache-control")).toBe("no-store")
       const snapshot = reply.body as TurnSnapshot.TurnSnapshot
-      const deltas = events.flatMap((event) => (event.payload.type === "item_delta" ? [event.payload.delta_content] : []))
+      const deltas = events.flatMap((
+        event
+      ) => (event.payload.type === "item_delta" ? [event.payload.delta_content] : []))
       const responseStart = events[0]!.payload
       expect(snapshot).toMatchObject({
         turnId,
@@ -129,7 +145,9 @@ describe("GET /v1/turns/:turnId", () => {
       expect(snapshot.lastEventId).toBe(`0-${n}`)
       expect(snapshot.items.length).toBe(700)
       expect(snapshot.items[0]).toMatchObject({ itemId: "item-0", content: `v${n - 1 - ((n - 1) % 700)}` })
-      expect(snapshot.items.map((item) => item.itemId)).toStrictEqual(Array.from({ length: 700 }, (_, i) => `item-${i}`))
+      expect(snapshot.items.map((item) => item.itemId)).toStrictEqual(
+        Array.from({ length: 700 }, (_, i) => `item-${i}`)
+      )
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it.scoped("an entry that is not a valid StreamBMessage is 500 invalid_entry, naming it", () =>
@@ -140,7 +158,10 @@ describe("GET /v1/turns/:turnId", () => {
       const redis = yield* RedisStreams.RedisStreams
       yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), {
         id: "0-2",
-        fields: [["eventId", randomUUID()], ["timestamp", "1"], ["turnId", turnId], ["payloadType", "item_upsert"], ["payload", "{\"type\":\"nope\"}"]]
+        fields: [["eventId", randomUUID()], ["timestamp", "1"], ["turnId", turnId], ["payloadType", "item_upsert"], [
+          "payload",
+          "{\"type\":\"nope\"}"
+        ]]
       })
       const reply = yield* request(`${base}/v1/turns/${turnId}`, auth)
       expect(reply.status).toBe(500)
@@ -161,11 +182,18 @@ describe("GET /v1/turns", () => {
       const newest = [...turnIds].reverse()
       const all = (yield* request(`${base}/v1/turns?limit=10`, auth)).body
       expect(all).toStrictEqual({
-        turns: newest.map((turnId, i) => ({ turnId, startedAt: 1_000_000 + (4 - i) * 1000, status: "streaming", firstOutputMs: 0 }))
+        turns: newest.map((turnId, i) => ({
+          turnId,
+          startedAt: 1_000_000 + (4 - i) * 1000,
+          status: "streaming",
+          firstOutputMs: 0
+        }))
       })
       const byDefault = (yield* request(`${base}/v1/turns`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
       expect(byDefault.turns.map((turn) => turn.turnId)).toStrictEqual(newest.slice(0, 3))
-      const two = (yield* request(`${base}/v1/turns?limit=2`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
+      const two = (yield* request(`${base}/v1/turns?limit=2`, auth)).body as {
+        turns: ReadonlyArray<{ turnId: string }>
+      }
       expect(two.turns.map((turn) => turn.turnId)).toStrictEqual(newest.slice(0, 2))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
@@ -184,16 +212,22 @@ describe("GET /v1/turns", () => {
       const gone = randomUUID()
       const broken = randomUUID()
       yield* TestClock.setTime(1_000_000)
-      yield* publishUpserts(done, wrap([
-        { type: "turn_started", turnId: done, threadId, providerId: "anthropic", modelId: "claude-sonnet-4-5" },
-        upsert(done, "a", "Hello", "completed"),
-        { type: "turn_completed", turnId: done, threadId, status: "complete" }
-      ]))
+      yield* publishUpserts(
+        done,
+        wrap([
+          { type: "turn_started", turnId: done, threadId, providerId: "anthropic", modelId: "claude-sonnet-4-5" },
+          upsert(done, "a", "Hello", "completed"),
+          { type: "turn_completed", turnId: done, threadId, status: "complete" }
+        ])
+      )
       yield* TestClock.setTime(1_001_000)
-      yield* publishUpserts(failed, wrap([
-        { type: "turn_started", turnId: failed, threadId, providerId: "openai" },
-        { type: "turn_error", turnId: failed, threadId, error: { code: "overloaded_error", message: "Overloaded" } }
-      ]))
+      yield* publishUpserts(
+        failed,
+        wrap([
+          { type: "turn_started", turnId: failed, threadId, providerId: "openai" },
+          { type: "turn_error", turnId: failed, threadId, error: { code: "overloaded_error", message: "Overloaded" } }
+        ])
+      )
       // A turn in the index whose stream expired, and one whose first entry is not a message.
       yield* redis.zadd(TurnKeys.turnsKey(prefix), 1_002_000, gone)
       yield* redis.zadd(TurnKeys.turnsKey(prefix), 1_003_000, broken)
@@ -204,7 +238,14 @@ describe("GET /v1/turns", () => {
         turns: [
           { turnId: broken, startedAt: 1_003_000 },
           { turnId: gone, startedAt: 1_002_000 },
-          { turnId: failed, startedAt: 1_001_000, providerId: "openai", status: "error", endedAt: 1_700_000_000_001, durationMs: 1 },
+          {
+            turnId: failed,
+            startedAt: 1_001_000,
+            providerId: "openai",
+            status: "error",
+            endedAt: 1_700_000_000_001,
+            durationMs: 1
+          },
           {
             turnId: done,
             startedAt: 1_000_000,

@@ -6,9 +6,15 @@
  * when the reader comes back (resume replays the turn from its start).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
-import { parseJsonEventStream, readUIMessageStream, type UIMessage, type UIMessageChunk, uiMessageChunkSchema } from "ai"
 import { StreamEvent } from "@sluice/core"
+import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
+import {
+  parseJsonEventStream,
+  readUIMessageStream,
+  type UIMessage,
+  type UIMessageChunk,
+  uiMessageChunkSchema
+} from "ai"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -18,7 +24,7 @@ import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import * as UiMessageStream from "../src/UiMessageStream.js"
 import { bearer, request } from "./support/client.js"
-import { publishEvents, publisher, serve, tokens } from "./support/harness.js"
+import { publisher, publishEvents, serve, tokens } from "./support/harness.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 
 const live = RedisStreamsLive.layerFrom({ url: inject("redisUrl") })
@@ -120,9 +126,21 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       expect(read.errors.join("\n")).toContain("producer_lost: the producer stopped")
       expect(parts(read)).toStrictEqual(expectedParts)
       const cancelled = randomUUID()
-      yield* publishEvents(cancelled, uiTurn(cancelled, { type: "response_done", response_id: randomUUID(), status: "cancelled", finish_reason: null }))
-      const text = yield* Effect.promise(() => fetch(endpoint(base, cancelled), { headers: auth }).then((r) => r.text()))
-      expect(text.endsWith(`data: {"type":"finish-step"}\n\ndata: {"type":"abort","reason":"cancelled"}\n\ndata: [DONE]\n\n`)).toBe(true)
+      yield* publishEvents(
+        cancelled,
+        uiTurn(cancelled, {
+          type: "response_done",
+          response_id: randomUUID(),
+          status: "cancelled",
+          finish_reason: null
+        })
+      )
+      const text = yield* Effect.promise(() =>
+        fetch(endpoint(base, cancelled), { headers: auth }).then((r) => r.text())
+      )
+      expect(
+        text.endsWith(`data: {"type":"finish-step"}\n\ndata: {"type":"abort","reason":"cancelled"}\n\ndata: [DONE]\n\n`)
+      ).toBe(true)
     }))
 
   it.scoped("bad requests: no token 401, a bad turn id 400, an unknown turn 404", () =>
@@ -130,9 +148,14 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       const base = yield* serve()
       expect((yield* request(endpoint(base, randomUUID()))).status).toBe(401)
       const bad = yield* request(endpoint(base, "not-a-uuid"), auth)
-      expect([bad.status, bad.body]).toStrictEqual([400, { error: { code: "invalid_turn_id", message: "turn id \"not-a-uuid\" is not a UUID" } }])
+      expect([bad.status, bad.body]).toStrictEqual([400, {
+        error: { code: "invalid_turn_id", message: "turn id \"not-a-uuid\" is not a UUID" }
+      }])
       const unknown = yield* request(endpoint(base, randomUUID()), auth)
-      expect([unknown.status, (unknown.body as { error: { code: string } }).error.code]).toStrictEqual([404, "turn_not_found"])
+      expect([unknown.status, (unknown.body as { error: { code: string } }).error.code]).toStrictEqual([
+        404,
+        "turn_not_found"
+      ])
     }))
 })
 

@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import { readFileSync } from "node:fs"
 import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as Wire from "../viewer/wire.js"
 import { assetsModule, assetsModulePath } from "./support/viewerBuild.js"
@@ -38,7 +38,11 @@ describe("the viewer's build", () => {
         expect(payload.type === "item_upsert" ? Wire.isUpsert(parsed) : Wire.isTurnEvent(parsed)).toBe(true)
         if (payload.type === "item_upsert") expect(asWireUpsert(payload).itemId).toBe(payload.itemId)
       }
-      expect([Wire.isSnapshot({ ...snapshot, items: [{ type: "item_upsert" }] }), Wire.isUpsert(null), Wire.isTurnList({ turns: [{}] })])
+      expect([
+        Wire.isSnapshot({ ...snapshot, items: [{ type: "item_upsert" }] }),
+        Wire.isUpsert(null),
+        Wire.isTurnList({ turns: [{}] })
+      ])
         .toStrictEqual([false, false, false])
     }))
 })

@@ -54,7 +54,18 @@ describe("ViewerToken", () => {
     Effect.gen(function*() {
       const token = ViewerToken.sign(key, { expiresAt: 60_000, scope: "read" })
       const mac = token.split(".")[3]!
-      for (const text of ["", "v1", "v1.60000.read", `v2.60000.read.${mac}`, `v1.-1.read.${mac}`, `v1.60000.read.${mac}=`, ` ${token}`, `${token}.x`]) {
+      for (
+        const text of [
+          "",
+          "v1",
+          "v1.60000.read",
+          `v2.60000.read.${mac}`,
+          `v1.-1.read.${mac}`,
+          `v1.60000.read.${mac}=`,
+          ` ${token}`,
+          `${token}.x`
+        ]
+      ) {
         expect(yield* refusal(text)).toBe("Malformed")
       }
       expect(yield* refusal(`v1.600000.read.${mac}`)).toBe("BadSignature")
@@ -67,19 +78,26 @@ describe("ViewerToken", () => {
 
   it.effect.prop(
     "any single character of the signature changed is refused (the unused bits of the last one too)",
-    [FastCheck.nat({ max: 42 }), FastCheck.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")],
+    [
+      FastCheck.nat({ max: 42 }),
+      FastCheck.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    ],
     ([at, by]) =>
       Effect.gen(function*() {
         const token = ViewerToken.sign(key, { expiresAt: 60_000, scope: "read" })
         const start = token.lastIndexOf(".") + 1
         if (token[start + at] === by) return
         expect(yield* refusal(altered(token, start + at, by))).toBe("BadSignature")
-      }), { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+      }),
+    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
 })
 
 const expectUnauthorized = (reply: Reply, message: RegExp) => {
-  expect({ status: reply.status, body: reply.body }).toMatchObject({ status: 401, body: { error: { code: "unauthorized" } } })
+  expect({ status: reply.status, body: reply.body }).toMatchObject({
+    status: 401,
+    body: { error: { code: "unauthorized" } }
+  })
   expect(JSON.stringify(reply.body)).toMatch(message)
 }
 
@@ -94,7 +112,9 @@ const withTurn = Effect.gen(function*() {
   return { base, turnId }
 })
 
-const readRoutes = (turnId: string) => ["/v1/turns", `/v1/turns/${turnId}`, `/v1/turns/${turnId}/upserts`, `/v1/turns/${turnId}/events`]
+const readRoutes = (
+  turnId: string
+) => ["/v1/turns", `/v1/turns/${turnId}`, `/v1/turns/${turnId}/upserts`, `/v1/turns/${turnId}/events`]
 
 describe("page tokens over HTTP", () => {
   it.scoped("a signed token in ?access_token= opens every read route, SSE included; bearer tokens still work", () =>
@@ -120,10 +140,16 @@ describe("page tokens over HTTP", () => {
       const { base, turnId } = yield* withTurn
       const token = yield* ViewerToken.issue(key, 60_000)
       const [version, expiry, scope, mac] = token.split(".")
-      const foreign = ViewerToken.sign(ViewerToken.deriveKey(["another-server-token"]), { expiresAt: 1_700_000_060_000, scope: "read" })
+      const foreign = ViewerToken.sign(ViewerToken.deriveKey(["another-server-token"]), {
+        expiresAt: 1_700_000_060_000,
+        scope: "read"
+      })
       const cases: ReadonlyArray<readonly [string, RegExp]> = [
         [`access_token=${version}.${Number(expiry) + 3_600_000}.${scope}.${mac}`, /signature does not match/],
-        [`access_token=${altered(token, token.length - 1, token.endsWith("A") ? "B" : "A")}`, /signature does not match/],
+        [
+          `access_token=${altered(token, token.length - 1, token.endsWith("A") ? "B" : "A")}`,
+          /signature does not match/
+        ],
         [`access_token=${foreign}`, /signature does not match/],
         [`access_token=${tokens[0]}`, /not a page token/],
         [`access_token=${token}&access_token=${token}`, /given 2 times/],
@@ -131,7 +157,9 @@ describe("page tokens over HTTP", () => {
       ]
       for (const path of [...readRoutes(turnId), "/nowhere"]) {
         const joiner = path.includes("?") ? "&" : "?"
-        for (const [query, message] of cases) expectUnauthorized(yield* request(`${base}${path}${joiner}${query}`), message)
+        for (const [query, message] of cases) {
+          expectUnauthorized(yield* request(`${base}${path}${joiner}${query}`), message)
+        }
         expectUnauthorized(yield* request(`${base}${path}`, bearer(token)), /invalid bearer token/)
       }
       yield* TestClock.adjust(60_000)

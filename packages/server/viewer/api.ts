@@ -30,7 +30,8 @@ export const takeAccessToken = (): string | undefined => {
  * needs no token (`insecure-local`). The server decides in the end: a refused request
  * is 403.
  */
-export const mayCancel = (token: string | undefined): boolean => token === undefined || token.split(".")[2] === "control"
+export const mayCancel = (token: string | undefined): boolean =>
+  token === undefined || token.split(".")[2] === "control"
 
 /** A failed request: its status and the API's error code, when it sent one. */
 export class ApiFailure extends Error {
@@ -61,7 +62,9 @@ const getJson = async <A>(url: string, check: (body: unknown) => body is A, what
   const response = await fetch(url, { cache: "no-store", credentials: "omit" })
   const body: unknown = await response.json().catch(() => undefined)
   if (!response.ok) throw errorOf(response.status, body)
-  if (!check(body)) throw new ApiFailure(response.status, "unexpected_body", `the server sent something that is not ${what}`)
+  if (!check(body)) {
+    throw new ApiFailure(response.status, "unexpected_body", `the server sent something that is not ${what}`)
+  }
   return body
 }
 

@@ -84,7 +84,11 @@ async function stop(turn: Viewed) {
       return
     }
     setHead(turn)
-    showNotice(error instanceof ApiFailure && error.status === 403 ? "This link may only read: it cannot stop turns." : describe(error))
+    showNotice(
+      error instanceof ApiFailure && error.status === 403
+        ? "This link may only read: it cannot stop turns."
+        : describe(error)
+    )
   }
 }
 
@@ -176,7 +180,14 @@ const follow = (turn: Viewed, after: string) => {
 
 const openTurn = async (turnId: string) => {
   current?.source?.close()
-  const turn: Viewed = { turnId, head: { turnId, status: "streaming" }, items: new Map(), calls: new Map(), source: undefined, stopping: false }
+  const turn: Viewed = {
+    turnId,
+    head: { turnId, status: "streaming" },
+    items: new Map(),
+    calls: new Map(),
+    source: undefined,
+    stopping: false
+  }
   current = turn
   items.replaceChildren()
   setHead(turn)

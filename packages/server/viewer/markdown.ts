@@ -20,7 +20,20 @@ purifier.addHook("afterSanitizeAttributes", (node) => {
 
 const options: Config & { RETURN_DOM_FRAGMENT: true } = {
   USE_PROFILES: { html: true },
-  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math", "img"],
+  FORBID_TAGS: [
+    "style",
+    "form",
+    "input",
+    "button",
+    "textarea",
+    "select",
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "math",
+    "img"
+  ],
   FORBID_ATTR: ["style", "class", "id"],
   ALLOWED_URI_REGEXP: /^https?:\/\//i,
   RETURN_DOM_FRAGMENT: true

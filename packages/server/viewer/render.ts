@@ -19,7 +19,9 @@ export const h = (tag: string, className: string, ...children: ReadonlyArray<Chi
 }
 
 /** A value as the page shows it: a string as it is, anything else as indented JSON. */
-export const formatJson = (value: JsonValue): string => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
+export const formatJson = (
+  value: JsonValue
+): string => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
 
 const roles = { user: "User", agent: "Assistant", system: "System" } as const
 
@@ -43,14 +45,23 @@ const markdown = (text: string, previous: HTMLElement | undefined): HTMLElement 
 const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<Node> => {
   switch (upsert.itemType) {
     case "message":
-      return [label(roles[upsert.origin ?? "agent"], stateBadge(upsert)), markdown(upsert.content, previous), sources(upsert.sources)].filter(
+      return [
+        label(roles[upsert.origin ?? "agent"], stateBadge(upsert)),
+        markdown(upsert.content, previous),
+        sources(upsert.sources)
+      ].filter(
         (node): node is HTMLElement => node !== undefined
       )
     case "reasoning": {
       const details = h(
         "details",
         "",
-        h("summary", "label", `Reasoning${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
+        h(
+          "summary",
+          "label",
+          `Reasoning${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`,
+          stateBadge(upsert)
+        ),
         h("div", "content", upsert.content)
       )
       // Collapsed until the reader opens it; an upsert keeps it as the reader left it.
@@ -62,7 +73,13 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
       // the call keeps them.
       const results = previous?.querySelector(":scope > .results") ?? h("div", "results")
       return [
-        label("Tool call ", h("code", "tool-name", upsert.toolName ?? "(unnamed)"), providerBadge(upsert), stateBadge(upsert), callId(upsert)),
+        label(
+          "Tool call ",
+          h("code", "tool-name", upsert.toolName ?? "(unnamed)"),
+          providerBadge(upsert),
+          stateBadge(upsert),
+          callId(upsert)
+        ),
         h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content)),
         results
       ]
@@ -86,7 +103,12 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
         h(
           "details",
           "",
-          h("summary", "label", `Conversation summary${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`, stateBadge(upsert)),
+          h(
+            "summary",
+            "label",
+            `Conversation summary${upsert.providerId === undefined ? "" : ` · ${upsert.providerId}`}`,
+            stateBadge(upsert)
+          ),
           markdown(upsert.content, previous)
         )
       ]
@@ -103,7 +125,8 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
 const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url)
 
 const sourceEntry = (source: Source): HTMLElement => {
-  const name = source.title ?? source.filename ?? source.url ?? source.file_id ?? `document ${source.document_index ?? ""}`.trim()
+  const name = source.title ?? source.filename ?? source.url ?? source.file_id ??
+    `document ${source.document_index ?? ""}`.trim()
   let head: HTMLElement
   if (source.url !== undefined && isWebUrl(source.url)) {
     const link = h("a", "source-link", name)
@@ -114,15 +137,25 @@ const sourceEntry = (source: Source): HTMLElement => {
   } else {
     head = h("span", "source-name", name)
   }
-  const where = source.location === undefined ? undefined : h("span", "source-where", ` ${source.location.unit} ${source.location.start}-${source.location.end}`)
-  return h("li", "source", head, where, source.cited_text === undefined ? undefined : h("q", "cited-text", source.cited_text))
+  const where = source.location === undefined
+    ? undefined
+    : h("span", "source-where", ` ${source.location.unit} ${source.location.start}-${source.location.end}`)
+  return h(
+    "li",
+    "source",
+    head,
+    where,
+    source.cited_text === undefined ? undefined : h("q", "cited-text", source.cited_text)
+  )
 }
 
 /** The sources a message cites, under its text. */
 const sources = (list: ReadonlyArray<Source> | undefined): HTMLElement | undefined =>
   list === undefined || list.length === 0 ? undefined : h("ol", "sources", ...list.map(sourceEntry))
 
-const callId = (upsert: Upsert): Child => (upsert.callId === undefined ? undefined : h("span", "call-id", upsert.callId))
+const callId = (
+  upsert: Upsert
+): Child => (upsert.callId === undefined ? undefined : h("span", "call-id", upsert.callId))
 
 /** A tool the provider ran itself: shown as such, so nobody mistakes it for one to run. */
 const providerBadge = (upsert: Upsert): Child =>
@@ -133,7 +166,9 @@ const providerBadge = (upsert: Upsert): Child =>
  * it replaces (only the reader's own state, such as an opened reasoning, is kept).
  */
 export const renderItem = (upsert: Upsert, previous: HTMLElement | undefined): HTMLElement => {
-  const kind = upsert.itemType === "message" ? `message origin-${upsert.origin ?? "agent"}` : upsert.itemType.replace("_", "-")
+  const kind = upsert.itemType === "message"
+    ? `message origin-${upsert.origin ?? "agent"}`
+    : upsert.itemType.replace("_", "-")
   const element = h("article", `item ${kind}`, ...body(upsert, previous))
   element.dataset["itemId"] = upsert.itemId
   element.dataset["itemType"] = upsert.itemType
@@ -176,7 +211,11 @@ export const usageText = (usage: Usage): string => {
 
 /** A span of milliseconds as people read it: `850 ms`, `3.4 s`, `2 min 5 s`. */
 export const durationText = (ms: number): string =>
-  ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+  ms < 1000
+    ? `${Math.round(ms)} ms`
+    : ms < 60_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
 
 /**
  * The stop button of a running turn: `stop` is called on a click; `stopping` shows a
@@ -212,7 +251,9 @@ export const renderHead = (head: TurnHead, control?: StopControl): HTMLElement =
       status,
       meta === "" ? undefined : h("span", "provider", meta),
       head.usage === undefined ? undefined : h("span", "usage", usageText(head.usage)),
-      head.firstOutputMs === undefined ? undefined : h("span", "first-output", `first output after ${durationText(head.firstOutputMs)}`),
+      head.firstOutputMs === undefined
+        ? undefined
+        : h("span", "first-output", `first output after ${durationText(head.firstOutputMs)}`),
       head.durationMs === undefined ? undefined : h("span", "duration", `took ${durationText(head.durationMs)}`),
       control === undefined || head.status !== "streaming" ? undefined : stopButton(control)
     ),

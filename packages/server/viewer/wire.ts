@@ -4,7 +4,9 @@
  * `TurnSnapshot`'s schema types, so they cannot drift apart.
  */
 
-export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue }
+export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | {
+  readonly [key: string]: JsonValue
+}
 
 /** A source a message cites (`OutputItem.Source`). */
 export interface Source {
@@ -54,7 +56,11 @@ export interface Usage {
 /** A turn event (`UITurnEvent`). */
 export type TurnEvent =
   | { readonly type: "turn_started"; readonly modelId?: string; readonly providerId?: string }
-  | { readonly type: "turn_completed"; readonly status: "complete" | "error" | "aborted" | "cancelled"; readonly usage?: Usage }
+  | {
+    readonly type: "turn_completed"
+    readonly status: "complete" | "error" | "aborted" | "cancelled"
+    readonly usage?: Usage
+  }
   | { readonly type: "turn_error"; readonly error: { readonly code: string; readonly message: string } }
 
 /** `GET /v1/turns/:turnId` (`TurnSnapshot`). */
@@ -106,4 +112,6 @@ export const isSnapshot = (value: unknown): value is Snapshot =>
 /** Whether a parsed list body looks like the list of turns. */
 export const isTurnList = (value: unknown): value is TurnList =>
   isObject(value) && Array.isArray(value["turns"]) &&
-  value["turns"].every((turn) => isObject(turn) && typeof turn["turnId"] === "string" && typeof turn["startedAt"] === "number")
+  value["turns"].every((turn) =>
+    isObject(turn) && typeof turn["turnId"] === "string" && typeof turn["startedAt"] === "number"
+  )

@@ -29,7 +29,23 @@ export interface Gradient {
  * @category constants
  */
 export const defaultSteps: Arr.NonEmptyReadonlyArray<number> = [
-  10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000
+  10,
+  10,
+  20,
+  20,
+  50,
+  50,
+  50,
+  50,
+  100,
+  100,
+  200,
+  200,
+  500,
+  500,
+  1000,
+  1000,
+  2000
 ]
 
 /**

@@ -94,7 +94,11 @@ export interface BufferInfo {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (itemId: string, itemType: UIUpsert.UIUpsertItemType, options: ItemBufferOptions = {}): ItemBuffer => {
+export const make = (
+  itemId: string,
+  itemType: UIUpsert.UIUpsertItemType,
+  options: ItemBufferOptions = {}
+): ItemBuffer => {
   const buffer: { -readonly [K in keyof ItemBuffer]: ItemBuffer[K] } = {
     itemId,
     itemType,
@@ -121,7 +125,10 @@ export const make = (itemId: string, itemType: UIUpsert.UIUpsertItemType, option
 export const appendContent: {
   (delta: string): (self: ItemBuffer) => ItemBuffer
   (self: ItemBuffer, delta: string): ItemBuffer
-} = dual(2, (self: ItemBuffer, delta: string): ItemBuffer => (delta === "" ? self : { ...self, content: self.content + delta }))
+} = dual(
+  2,
+  (self: ItemBuffer, delta: string): ItemBuffer => (delta === "" ? self : { ...self, content: self.content + delta })
+)
 
 /**
  * The content so far.
@@ -196,8 +203,11 @@ export const advancePastReached: {
 export const reachedThreshold: {
   (gradient: Gradient.Gradient): (self: ItemBuffer) => boolean
   (self: ItemBuffer, gradient: Gradient.Gradient): boolean
-} = dual(2, (self: ItemBuffer, gradient: Gradient.Gradient): boolean =>
-  getTokenCount(self) >= Gradient.thresholdAt(gradient, self.batchIndex))
+} = dual(
+  2,
+  (self: ItemBuffer, gradient: Gradient.Gradient): boolean =>
+    getTokenCount(self) >= Gradient.thresholdAt(gradient, self.batchIndex)
+)
 
 /**
  * The current gradient level.

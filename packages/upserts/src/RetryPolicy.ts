@@ -52,8 +52,9 @@ export const defaultPolicy: RetryPolicy = Backoff.defaultPolicy
  * @since 0.1.0
  * @category constructors
  */
-export const make: (input: RetryOptionsInput | undefined) => Either.Either<RetryPolicy, InvalidUpsertOptions> = (input) =>
-  decodeOptions(RetryOptions)(input ?? {})
+export const make: (input: RetryOptionsInput | undefined) => Either.Either<RetryPolicy, InvalidUpsertOptions> = (
+  input
+) => decodeOptions(RetryOptions)(input ?? {})
 
 /**
  * The delay before retry `attempt` (0-based): `baseMs * 2^attempt`, capped at `maxMs`

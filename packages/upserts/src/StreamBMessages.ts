@@ -39,6 +39,9 @@ export const fromPayload = (payload: StreamBMessage.UIPayload): Effect.Effect<St
 export const wrap = <E, R>(
   self: Stream.Stream<StreamBMessage.UIPayload, E, R>
 ): Stream.Stream<StreamBMessage.StreamBMessage, E, R> =>
-  Stream.mapChunksEffect(self, (chunk) =>
-    Effect.map(Clock.currentTimeMillis, (now) =>
-      Chunk.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now))))
+  Stream.mapChunksEffect(
+    self,
+    (chunk) =>
+      Effect.map(Clock.currentTimeMillis, (now) =>
+        Chunk.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now)))
+  )

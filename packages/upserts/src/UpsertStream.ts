@@ -57,21 +57,20 @@ export const outputCapacity = 256
  * @since 0.1.0
  * @category transformers
  */
-export const upserts =
-  (options?: UpsertOptions.UpsertOptionsInput) =>
-  <E, R>(
-    self: Stream.Stream<StreamEvent.StreamEvent, E, R>
-  ): Stream.Stream<StreamBMessage.UIPayload, E | UnexpectedEvent | InvalidUpsertOptions, R> =>
-    Stream.unwrapScoped(
-      Effect.gen(function*() {
-        const resolved = yield* UpsertOptions.make(options)
-        const output = yield* Mailbox.make<StreamBMessage.UIPayload, E | UnexpectedEvent>({ capacity: outputCapacity })
-        const core = yield* StageCore.make(resolved, (payloads) => output.offerAll(payloads))
-        yield* Stream.runForEachChunk(self, core.process).pipe(
-          Effect.exit,
-          Effect.flatMap((exit) => Effect.zipRight(core.abort, output.done(exit))),
-          Effect.forkScoped
-        )
-        return Mailbox.toStream(output)
-      })
-    )
+export const upserts = (options?: UpsertOptions.UpsertOptionsInput) =>
+<E, R>(
+  self: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<StreamBMessage.UIPayload, E | UnexpectedEvent | InvalidUpsertOptions, R> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const resolved = yield* UpsertOptions.make(options)
+      const output = yield* Mailbox.make<StreamBMessage.UIPayload, E | UnexpectedEvent>({ capacity: outputCapacity })
+      const core = yield* StageCore.make(resolved, (payloads) => output.offerAll(payloads))
+      yield* Stream.runForEachChunk(self, core.process).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => Effect.zipRight(core.abort, output.done(exit))),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(output)
+    })
+  )

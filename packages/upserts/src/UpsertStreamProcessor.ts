@@ -15,8 +15,8 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
-import * as ItemBuffer from "./ItemBuffer.js"
 import * as StageCore from "./internal/stageCore.js"
+import * as ItemBuffer from "./ItemBuffer.js"
 import * as RetryPolicy from "./RetryPolicy.js"
 import * as StreamBMessages from "./StreamBMessages.js"
 import { EmitFailed, InvalidUpsertOptions, type OptionIssue, ProcessorDestroyed } from "./UpsertErrors.js"
@@ -58,7 +58,9 @@ const validate = (
     ...(Either.isLeft(stage) ? stage.left.issues : []),
     ...(Either.isLeft(retry) ? retry.left.issues : [])
   ]
-  if (Either.isRight(stage) && Either.isRight(retry) && issues.length === 0) return Either.right([stage.right, retry.right])
+  if (Either.isRight(stage) && Either.isRight(retry) && issues.length === 0) {
+    return Either.right([stage.right, retry.right])
+  }
   const text = issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ")
   return Either.left(new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` }))
 }
@@ -110,7 +112,9 @@ export class UpsertStreamProcessor {
             attempts: policy.retryAttempts + 1,
             payloadType: message.payloadType,
             cause,
-            message: `onEmit failed ${policy.retryAttempts + 1} times for a ${message.payloadType} message: ${describe(cause)}`
+            message: `onEmit failed ${policy.retryAttempts + 1} times for a ${message.payloadType} message: ${
+              describe(cause)
+            }`
           })
         )
       )
@@ -118,8 +122,13 @@ export class UpsertStreamProcessor {
     this.#scope = Runtime.runSync(this.#runtime)(Scope.make())
     this.#core = Runtime.runSync(this.#runtime)(
       Scope.extend(
-        StageCore.make(stage, (payloads) =>
-          Effect.forEach(payloads, (payload) => Effect.flatMap(StreamBMessages.fromPayload(payload), emit), { discard: true })),
+        StageCore.make(
+          stage,
+          (payloads) =>
+            Effect.forEach(payloads, (payload) => Effect.flatMap(StreamBMessages.fromPayload(payload), emit), {
+              discard: true
+            })
+        ),
         this.#scope
       )
     )

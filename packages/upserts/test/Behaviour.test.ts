@@ -10,8 +10,7 @@ import * as F from "./fixtures.js"
 
 const agent = { origin: "agent" } as const
 
-const stamped = (received: ReadonlyArray<F.Received>) =>
-  received.map((r) => [r.at, F.contents([r])[0]] as const)
+const stamped = (received: ReadonlyArray<F.Received>) => received.map((r) => [r.at, F.contents([r])[0]] as const)
 
 describe("UpsertStream.upserts: timers", () => {
   it.effect("each item's timer is its own and restarts with every delta", () =>
@@ -59,7 +58,12 @@ describe("UpsertStream.upserts: timers", () => {
   it.effect("item_cancelled drops the item and its timer without emitting", () =>
     Effect.gen(function*() {
       const stage = yield* F.startStage({ batchTimeoutMs: 100 })
-      yield* stage.send(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hel"), F.delta("msg-1", "lo"))
+      yield* stage.send(
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.delta("msg-1", "Hel"),
+        F.delta("msg-1", "lo")
+      )
       yield* stage.send(F.cancelled("msg-1"))
       yield* TestClock.adjust(1000)
       yield* stage.send(F.responseDone())
@@ -87,7 +91,11 @@ describe("UpsertStream.upserts: items and turns", () => {
       expect(out).toStrictEqual([
         F.turnStarted("openai"),
         F.upsert("msg-1", "message", "created", "Sure", agent),
-        F.upsert("fc-1", "tool_call", "completed", "{\"q\": oops", { toolName: "search", toolArguments: "{\"q\": oops", callId: "call-9" }),
+        F.upsert("fc-1", "tool_call", "completed", "{\"q\": oops", {
+          toolName: "search",
+          toolArguments: "{\"q\": oops",
+          callId: "call-9"
+        }),
         F.upsert("script-1", "tool_call", "completed", "print(1)", {
           toolName: "script_execution",
           toolArguments: { code: "print(1)" },
@@ -95,7 +103,18 @@ describe("UpsertStream.upserts: items and turns", () => {
         }),
         F.upsert("err-1", "error", "completed", "broken", { errorCode: "E1", errorMessage: "broken" }),
         F.upsert("msg-1", "message", "completed", "Sure", agent),
-        { ...F.turnCompleted(), usage: { promptTokens: 15, completionTokens: 7, totalTokens: 22, inputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 0, reasoningTokens: 2 } }
+        {
+          ...F.turnCompleted(),
+          usage: {
+            promptTokens: 15,
+            completionTokens: 7,
+            totalTokens: 22,
+            inputTokens: 10,
+            cacheReadTokens: 5,
+            cacheWriteTokens: 0,
+            reasoningTokens: 2
+          }
+        }
       ])
     }))
 
@@ -166,7 +185,12 @@ describe("UpsertStream.upserts: items and turns", () => {
         F.done("c", { type: "compaction", id: "c", content: "## Summary" }),
         F.responseDone()
       ])
-      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemType, payload.changeType, payload.content, payload.providerId]] : []))
+      const upserts = out.flatMap((
+        payload
+      ) => (payload.type === "item_upsert"
+        ? [[payload.itemType, payload.changeType, payload.content, payload.providerId]]
+        : [])
+      )
       expect(upserts).toStrictEqual([
         ["compaction", "created", "## Summary", upserts[0]![3]],
         ["compaction", "completed", "## Summary", upserts[0]![3]]
@@ -179,14 +203,30 @@ describe("UpsertStream.upserts: items and turns", () => {
       const out = yield* F.runStage([
         F.responseStart(),
         F.itemStart("s", "function_call", { name: "web_search" }),
-        F.done("s", { type: "function_call", id: "s", call_id: "srvtoolu_1", name: "web_search", arguments: "{\"query\":\"x\"}", provider_executed: true }),
+        F.done("s", {
+          type: "function_call",
+          id: "s",
+          call_id: "srvtoolu_1",
+          name: "web_search",
+          arguments: "{\"query\":\"x\"}",
+          provider_executed: true
+        }),
         F.itemStart("r", "function_call_output"),
-        F.done("r", { type: "function_call_output", id: "r", call_id: "srvtoolu_1", output: "[]", success: true, provider_executed: true }),
+        F.done("r", {
+          type: "function_call_output",
+          id: "r",
+          call_id: "srvtoolu_1",
+          output: "[]",
+          success: true,
+          provider_executed: true
+        }),
         F.itemStart("c", "function_call", { name: "lookup" }),
         F.done("c", { type: "function_call", id: "c", call_id: "call_1", name: "lookup", arguments: "{}" }),
         F.responseDone()
       ])
-      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.itemId, payload.itemType, payload.providerExecuted]] : []))
+      const upserts = out.flatMap((
+        payload
+      ) => (payload.type === "item_upsert" ? [[payload.itemId, payload.itemType, payload.providerExecuted]] : []))
       expect(upserts).toStrictEqual([
         ["s", "tool_call", true],
         ["r", "tool_output", true],
@@ -203,7 +243,9 @@ describe("UpsertStream.upserts: items and turns", () => {
         F.done("m", { type: "message", id: "m", content: "Hi", origin: "agent", sources }),
         F.responseDone()
       ])
-      const upserts = out.flatMap((payload) => (payload.type === "item_upsert" ? [[payload.changeType, payload.sources]] : []))
+      const upserts = out.flatMap((
+        payload
+      ) => (payload.type === "item_upsert" ? [[payload.changeType, payload.sources]] : []))
       expect(upserts).toStrictEqual([["created", undefined], ["completed", sources]])
     }))
 
@@ -222,13 +264,48 @@ describe("UpsertStream.upserts: faults", () => {
     )
 
   const cases = [
-    ["an item event before response_start", [F.delta("m", "x")], "NotStarted", "item_delta for item \"m\": no response_start before it"],
-    ["a second response_start", [F.responseStart(), F.responseStart()], "AlreadyStarted", "response_start: the turn has already started"],
-    ["a delta for an unknown item", [F.responseStart(), F.delta("m", "x")], "UnknownItem", "item_delta for item \"m\": no open item with this id"],
-    ["a duplicate item_start", [F.responseStart(), F.itemStart("m", "message"), F.itemStart("m", "message")], "DuplicateItem", "item_start for item \"m\": the item is already open"],
-    ["an event after response_done", [F.responseStart(), F.responseDone(), F.itemStart("m", "message")], "TurnEnded", "item_start for item \"m\": the turn already ended with response_done"],
-    ["a second item_done", [F.responseStart(), F.itemStart("m", "message"), F.messageDone("m", "x"), F.messageDone("m", "x")], "ItemEnded", "item_done for item \"m\": the item is already done"],
-    ["an item_start for an item that ended", [F.responseStart(), F.itemStart("m", "message"), F.cancelled("m"), F.itemStart("m", "message")], "DuplicateItem", "item_start for item \"m\": the item is already cancelled"]
+    [
+      "an item event before response_start",
+      [F.delta("m", "x")],
+      "NotStarted",
+      "item_delta for item \"m\": no response_start before it"
+    ],
+    [
+      "a second response_start",
+      [F.responseStart(), F.responseStart()],
+      "AlreadyStarted",
+      "response_start: the turn has already started"
+    ],
+    [
+      "a delta for an unknown item",
+      [F.responseStart(), F.delta("m", "x")],
+      "UnknownItem",
+      "item_delta for item \"m\": no open item with this id"
+    ],
+    [
+      "a duplicate item_start",
+      [F.responseStart(), F.itemStart("m", "message"), F.itemStart("m", "message")],
+      "DuplicateItem",
+      "item_start for item \"m\": the item is already open"
+    ],
+    [
+      "an event after response_done",
+      [F.responseStart(), F.responseDone(), F.itemStart("m", "message")],
+      "TurnEnded",
+      "item_start for item \"m\": the turn already ended with response_done"
+    ],
+    [
+      "a second item_done",
+      [F.responseStart(), F.itemStart("m", "message"), F.messageDone("m", "x"), F.messageDone("m", "x")],
+      "ItemEnded",
+      "item_done for item \"m\": the item is already done"
+    ],
+    [
+      "an item_start for an item that ended",
+      [F.responseStart(), F.itemStart("m", "message"), F.cancelled("m"), F.itemStart("m", "message")],
+      "DuplicateItem",
+      "item_start for item \"m\": the item is already cancelled"
+    ]
   ] as const
 
   for (const [name, events, reason, message] of cases) {
@@ -264,12 +341,13 @@ describe("UpsertStream.upserts: faults", () => {
   it.effect("an upstream failure flushes, aborts the turn, then passes the failure on", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const error = yield* Stream.fromIterable([F.responseStart(), F.itemStart("m", "message"), F.delta("m", "x")]).pipe(
-        Stream.concat(Stream.fail("connection reset" as const)),
-        UpsertStream.upserts(),
-        Stream.runForEach((p) => Effect.sync(() => seen.push(F.contents([{ at: 0, payload: p }])[0]!))),
-        Effect.flip
-      )
+      const error = yield* Stream.fromIterable([F.responseStart(), F.itemStart("m", "message"), F.delta("m", "x")])
+        .pipe(
+          Stream.concat(Stream.fail("connection reset" as const)),
+          UpsertStream.upserts(),
+          Stream.runForEach((p) => Effect.sync(() => seen.push(F.contents([{ at: 0, payload: p }])[0]!))),
+          Effect.flip
+        )
       expect(error).toBe("connection reset")
       expect(seen).toStrictEqual(["turn_started", "created:x", "turn_completed"])
     }))

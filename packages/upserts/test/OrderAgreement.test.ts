@@ -3,9 +3,9 @@
  * sequence of events, valid or not, both accept it or both refuse the same event for
  * the same rule, and that is what core's `EventOrder` decides.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { EventOrder, type StreamEvent } from "@sluice/core"
-import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
@@ -28,30 +28,45 @@ const anyEvent: FastCheck.Arbitrary<() => StreamEvent.StreamEvent> = FastCheck.c
     () => F.responseError("E", "boom"),
     () => F.itemStart(id, id === "fc-1" ? "function_call" : "message", id === "fc-1" ? { name: "search" } : {}),
     () => F.delta(id, "x"),
-    () => (id === "fc-1" ? F.callDone(id, "search", "{}", "call-1") : F.messageDone(id, "x", id === "user-1" ? "user" : "agent")),
+    () => (id === "fc-1"
+      ? F.callDone(id, "search", "{}", "call-1")
+      : F.messageDone(id, "x", id === "user-1" ? "user" : "agent")),
     () => F.itemError(id, "E", "bad"),
     () => F.cancelled(id)
   )
 )
 
 // A well-formed turn: its items started, streamed and ended in some interleaving.
-const wellFormed: FastCheck.Arbitrary<Array<() => StreamEvent.StreamEvent>> = FastCheck.shuffledSubarray([...ids]).chain((chosen) =>
-  FastCheck.tuple(
-    ...chosen.map((id) =>
-      FastCheck.tuple(FastCheck.nat({ max: 3 }), FastCheck.constantFrom("done", "error", "cancelled")).map(([deltas, end]) => [
-        () => F.itemStart(id, "message"),
-        ...Array.from({ length: deltas }, () => () => F.delta(id, "x")),
-        end === "done" ? () => F.messageDone(id, "x".repeat(deltas)) : end === "error" ? () => F.itemError(id, "E", "bad") : () => F.cancelled(id)
-      ])
-    )
-  ).map((items) => [() => F.responseStart(), ...items.flat(), () => F.responseDone()])
-)
+const wellFormed: FastCheck.Arbitrary<Array<() => StreamEvent.StreamEvent>> = FastCheck.shuffledSubarray([...ids])
+  .chain((chosen) =>
+    FastCheck.tuple(
+      ...chosen.map((id) =>
+        FastCheck.tuple(FastCheck.nat({ max: 3 }), FastCheck.constantFrom("done", "error", "cancelled")).map((
+          [deltas, end]
+        ) => [
+          () => F.itemStart(id, "message"),
+          ...Array.from({ length: deltas }, () => () => F.delta(id, "x")),
+          end === "done"
+            ? () => F.messageDone(id, "x".repeat(deltas))
+            : end === "error"
+            ? () => F.itemError(id, "E", "bad")
+            : () => F.cancelled(id)
+        ])
+      )
+    ).map((items) => [() => F.responseStart(), ...items.flat(), () => F.responseDone()])
+  )
 
 // A well-formed turn with a few events moved, repeated or dropped, or just random
 // events: invalid orders of every kind, and valid ones.
 const sequences: FastCheck.Arbitrary<Array<StreamEvent.StreamEvent>> = FastCheck.oneof(
   wellFormed,
-  FastCheck.tuple(wellFormed, FastCheck.array(FastCheck.tuple(FastCheck.nat(), FastCheck.nat(), FastCheck.constantFrom("move", "repeat", "drop")), { minLength: 1, maxLength: 3 }))
+  FastCheck.tuple(
+    wellFormed,
+    FastCheck.array(
+      FastCheck.tuple(FastCheck.nat(), FastCheck.nat(), FastCheck.constantFrom("move", "repeat", "drop")),
+      { minLength: 1, maxLength: 3 }
+    )
+  )
     .map(([makers, edits]) => {
       const out = [...makers]
       for (const [from, to, edit] of edits) {
@@ -93,18 +108,28 @@ const ofUpserts = (events: ReadonlyArray<StreamEvent.StreamEvent>): Effect.Effec
   )
 
 describe("the order rules of the accumulator and the upsert stage", () => {
-  it.effect.prop("accept and refuse exactly the same event sequences, as core's EventOrder does", [sequences], ([events]) =>
-    Effect.gen(function*() {
-      const core = ofCore(events)
-      const upserts = yield* ofUpserts(events)
-      const accumulator = ofAccumulator(events)
-      expect(upserts).toStrictEqual(core)
-      expect(accumulator).toStrictEqual(core === "accepted" ? core : { ...core, rule: accumulatorReason(core.rule) })
-    }), { fastCheck: { numRuns: 300 }, timeout: 120_000 })
+  it.effect.prop(
+    "accept and refuse exactly the same event sequences, as core's EventOrder does",
+    [sequences],
+    ([events]) =>
+      Effect.gen(function*() {
+        const core = ofCore(events)
+        const upserts = yield* ofUpserts(events)
+        const accumulator = ofAccumulator(events)
+        expect(upserts).toStrictEqual(core)
+        expect(accumulator).toStrictEqual(core === "accepted" ? core : { ...core, rule: accumulatorReason(core.rule) })
+      }),
+    { fastCheck: { numRuns: 300 }, timeout: 120_000 }
+  )
 
   it.effect("refuse an event for an item that already ended, in both folds", () =>
     Effect.gen(function*() {
-      const events = [F.responseStart(), F.itemStart("msg-1", "message"), F.messageDone("msg-1", "x"), F.delta("msg-1", "y")]
+      const events = [
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.messageDone("msg-1", "x"),
+        F.delta("msg-1", "y")
+      ]
       expect(yield* ofUpserts(events)).toStrictEqual({ rule: "ItemEnded", eventType: "item_delta", itemId: "msg-1" })
       expect(ofAccumulator(events)).toStrictEqual({ rule: "ItemAlreadyDone", eventType: "item_delta", itemId: "msg-1" })
     }))

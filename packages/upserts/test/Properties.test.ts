@@ -40,7 +40,9 @@ const itemArb = (index: number): FastCheck.Arbitrary<ItemPlan> =>
 const itemEvents = (item: ItemPlan): Array<StreamEvent.StreamEvent> => [
   F.itemStart(item.id, item.type),
   ...item.deltas.map((d) => F.delta(item.id, d)),
-  item.type === "message" ? F.messageDone(item.id, item.deltas.join("")) : F.reasoningDone(item.id, item.deltas.join(""))
+  item.type === "message"
+    ? F.messageDone(item.id, item.deltas.join(""))
+    : F.reasoningDone(item.id, item.deltas.join(""))
 ]
 
 /** A turn of 1-4 streamed items whose events interleave arbitrarily. */
@@ -66,32 +68,42 @@ const upsertsOf = (out: ReadonlyArray<StreamBMessage.UIPayload>, itemId: string)
   out.filter((p): p is UIUpsert.UIUpsert => p.type === "item_upsert" && p.itemId === itemId)
 
 describe("UpsertStream.upserts: properties (clock not advancing)", () => {
-  it.effect.prop("the last upsert of each item is completed, with the concatenated deltas", { turn: turnArb }, ({ turn }) =>
-    Effect.gen(function*() {
-      const out = yield* F.runStage(turn.events, { batchGradient: turn.gradient })
-      for (const item of turn.items) {
-        const upserts = upsertsOf(out, item.id)
-        const last = upserts[upserts.length - 1]
-        expect(last?.changeType).toBe("completed")
-        expect(last?.content).toBe(item.deltas.join(""))
-        expect(upserts.filter((u) => u.changeType === "completed").length).toBe(1)
-      }
-      expect(out[0]?.type).toBe("turn_started")
-      expect(out[out.length - 1]?.type).toBe("turn_completed")
-    }), { fastCheck: { numRuns: 150 }, timeout: 120_000 })
-
-  it.effect.prop("each upsert's content is a prefix of the next, and only completed repeats content", { turn: turnArb }, ({ turn }) =>
-    Effect.gen(function*() {
-      const out = yield* F.runStage(turn.events, { batchGradient: turn.gradient })
-      for (const item of turn.items) {
-        const upserts = upsertsOf(out, item.id)
-        for (let i = 1; i < upserts.length; i++) {
-          expect(upserts[i]!.content.startsWith(upserts[i - 1]!.content)).toBe(true)
-          if (upserts[i]!.changeType !== "completed") expect(upserts[i]!.content).not.toBe(upserts[i - 1]!.content)
+  it.effect.prop(
+    "the last upsert of each item is completed, with the concatenated deltas",
+    { turn: turnArb },
+    ({ turn }) =>
+      Effect.gen(function*() {
+        const out = yield* F.runStage(turn.events, { batchGradient: turn.gradient })
+        for (const item of turn.items) {
+          const upserts = upsertsOf(out, item.id)
+          const last = upserts[upserts.length - 1]
+          expect(last?.changeType).toBe("completed")
+          expect(last?.content).toBe(item.deltas.join(""))
+          expect(upserts.filter((u) => u.changeType === "completed").length).toBe(1)
         }
-        if (upserts.length > 1) expect(upserts[0]!.changeType).toBe("created")
-      }
-    }), { fastCheck: { numRuns: 150 }, timeout: 120_000 })
+        expect(out[0]?.type).toBe("turn_started")
+        expect(out[out.length - 1]?.type).toBe("turn_completed")
+      }),
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
+  )
+
+  it.effect.prop(
+    "each upsert's content is a prefix of the next, and only completed repeats content",
+    { turn: turnArb },
+    ({ turn }) =>
+      Effect.gen(function*() {
+        const out = yield* F.runStage(turn.events, { batchGradient: turn.gradient })
+        for (const item of turn.items) {
+          const upserts = upsertsOf(out, item.id)
+          for (let i = 1; i < upserts.length; i++) {
+            expect(upserts[i]!.content.startsWith(upserts[i - 1]!.content)).toBe(true)
+            if (upserts[i]!.changeType !== "completed") expect(upserts[i]!.content).not.toBe(upserts[i - 1]!.content)
+          }
+          if (upserts.length > 1) expect(upserts[0]!.changeType).toBe("created")
+        }
+      }),
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
+  )
 
   it.effect.prop(
     "at most one upsert per cumulative threshold crossed, plus created and completed",

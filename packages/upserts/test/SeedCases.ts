@@ -88,8 +88,12 @@ export const seedCases: ReadonlyArray<SeedCase> = [
     expected: [
       F.turnStarted("anthropic"),
       F.upsert("think-1", "reasoning", "created", "Let me think", { providerId: "anthropic" }),
-      F.upsert("think-1", "reasoning", "updated", "Let me think about the question carefully.", { providerId: "anthropic" }),
-      F.upsert("think-1", "reasoning", "completed", "Let me think about the question carefully. Done.", { providerId: "anthropic" }),
+      F.upsert("think-1", "reasoning", "updated", "Let me think about the question carefully.", {
+        providerId: "anthropic"
+      }),
+      F.upsert("think-1", "reasoning", "completed", "Let me think about the question carefully. Done.", {
+        providerId: "anthropic"
+      }),
       F.upsert("msg-1", "message", "created", "Here it is.", agent),
       F.upsert("msg-1", "message", "completed", "Here it is.", agent),
       F.turnCompleted()
@@ -195,7 +199,13 @@ export const seedCases: ReadonlyArray<SeedCase> = [
   },
   {
     name: "TC-10: Batch Gradient Progression",
-    events: [F.responseStart(), F.itemStart("msg-1", "message"), ...tc10Deltas, F.messageDone("msg-1", tc10Content(500)), F.responseDone()],
+    events: [
+      F.responseStart(),
+      F.itemStart("msg-1", "message"),
+      ...tc10Deltas,
+      F.messageDone("msg-1", tc10Content(500)),
+      F.responseDone()
+    ],
     expected: [
       F.turnStarted(),
       F.upsert("msg-1", "message", "created", tc10Content(1), agent),

@@ -20,7 +20,26 @@ describe("Gradient", () => {
   it("has docs/upserts.md's cumulative thresholds, the last step repeating", () => {
     const first = Array.from({ length: 20 }, (_, i) => Gradient.thresholdAt(g, i))
     expect(first).toStrictEqual([
-      10, 20, 40, 60, 110, 160, 210, 260, 360, 460, 660, 860, 1360, 1860, 2860, 3860, 5860, 7860, 9860, 11860
+      10,
+      20,
+      40,
+      60,
+      110,
+      160,
+      210,
+      260,
+      360,
+      460,
+      660,
+      860,
+      1360,
+      1860,
+      2860,
+      3860,
+      5860,
+      7860,
+      9860,
+      11860
     ])
   })
 
@@ -59,7 +78,12 @@ describe("Gradient", () => {
 describe("RetryPolicy", () => {
   it("calculateRetryDelay doubles from the base and stops at the cap", () => {
     expect([0, 1, 2, 3, 4, 5].map((n) => RetryPolicy.calculateRetryDelay(n, 1000, 10000))).toStrictEqual([
-      1000, 2000, 4000, 8000, 10000, 10000
+      1000,
+      2000,
+      4000,
+      8000,
+      10000,
+      10000
     ])
     expect(RetryPolicy.calculateRetryDelay(5000, 1000, 10000)).toBe(10000)
     expect(RetryPolicy.calculateRetryDelay(5000, 0, 10000)).toBe(0)
@@ -86,7 +110,9 @@ describe("RetryPolicy", () => {
     const defaults = RetryPolicy.make(undefined)
     expect(defaults._tag === "Right" && defaults.right).toStrictEqual(RetryPolicy.defaultPolicy)
     const invalid = RetryPolicy.make({ retryBaseMs: -1 })
-    expect(invalid._tag === "Left" && invalid.left.message).toBe("invalid options: retryBaseMs: must be a non-negative integer")
+    expect(invalid._tag === "Left" && invalid.left.message).toBe(
+      "invalid options: retryBaseMs: must be a non-negative integer"
+    )
   })
 })
 

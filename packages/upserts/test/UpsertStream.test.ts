@@ -41,9 +41,16 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
         payload: F.upsert("msg-1", "message", "updated", "0123456789abcdefghij", agent)
       })
       // The next delta is merged into the completed upsert.
-      yield* stage.send(F.delta("msg-1", "KLMNOPQRST"), F.messageDone("msg-1", "0123456789abcdefghijKLMNOPQRST"), F.responseDone())
+      yield* stage.send(
+        F.delta("msg-1", "KLMNOPQRST"),
+        F.messageDone("msg-1", "0123456789abcdefghijKLMNOPQRST"),
+        F.responseDone()
+      )
       yield* stage.end
-      expect(F.contents(yield* stage.drain)).toStrictEqual(["completed:0123456789abcdefghijKLMNOPQRST", "turn_completed"])
+      expect(F.contents(yield* stage.drain)).toStrictEqual([
+        "completed:0123456789abcdefghijKLMNOPQRST",
+        "turn_completed"
+      ])
     }))
 
   it.effect("TC-12: Flush on Destroy (the input is interrupted mid-item)", () =>
@@ -56,7 +63,12 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
         Stream.runCollect,
         Effect.fork
       )
-      yield* input.offerAll([F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hello"), F.delta("msg-1", " world")])
+      yield* input.offerAll([
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.delta("msg-1", "Hello"),
+        F.delta("msg-1", " world")
+      ])
       yield* Effect.repeatN(Effect.yieldNow(), 20)
       yield* Deferred.succeed(stop, undefined)
       const out = Chunk.toArray(yield* Fiber.join(fiber))
@@ -81,9 +93,14 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
       Stream.runForEach((message: StreamBMessage.StreamBMessage) =>
         Clock.currentTimeMillis.pipe(
           Effect.flatMap((now) =>
-            Ref.updateAndGet(attempts, (all) => [...all, [now, (JSON.parse(message.payload) as { type: string }).type] as const])
+            Ref.updateAndGet(
+              attempts,
+              (all) => [...all, [now, (JSON.parse(message.payload) as { type: string }).type] as const]
+            )
           ),
-          Effect.flatMap((all) => (all.length <= failures ? Effect.fail(`redis down (${message.payloadType})`) : Effect.void)),
+          Effect.flatMap((
+            all
+          ) => (all.length <= failures ? Effect.fail(`redis down (${message.payloadType})`) : Effect.void)),
           Effect.retry(RetryPolicy.schedule(RetryPolicy.defaultPolicy))
         )
       )
@@ -98,7 +115,10 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
       expect(yield* Ref.get(attempts)).toStrictEqual([[0, "turn_started"]])
       yield* TestClock.adjust(1)
       yield* Fiber.join(fiber)
-      expect(yield* Ref.get(attempts)).toStrictEqual([[0, "turn_started"], [1000, "turn_started"], [1000, "turn_completed"]])
+      expect(yield* Ref.get(attempts)).toStrictEqual([[0, "turn_started"], [1000, "turn_started"], [
+        1000,
+        "turn_completed"
+      ]])
     }))
 
   it.effect("TC-14: Redis Emit Retry Exhausted", () =>

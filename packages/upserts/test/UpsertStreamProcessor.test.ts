@@ -86,7 +86,12 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
     Effect.gen(function*() {
       const supervisor = yield* Supervisor.track
       const p = yield* Effect.supervised(makeProcessor(), supervisor)
-      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hello"), F.delta("msg-1", " world"))
+      yield* p.process(
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.delta("msg-1", "Hello"),
+        F.delta("msg-1", " world")
+      )
       expect(p.processor.getBufferState().get("msg-1")).toStrictEqual({
         itemId: "msg-1",
         itemType: "message",
@@ -177,14 +182,24 @@ describe("UpsertStreamProcessor", () => {
       yield* Fiber.join(retrying)
       yield* Fiber.join(quiet)
       expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-1", "msg-2"])
-      yield* p.process(F.delta("msg-2", "Yo"), F.messageDone("msg-1", "Hi"), F.messageDone("msg-2", "Yo"), F.responseDone())
+      yield* p.process(
+        F.delta("msg-2", "Yo"),
+        F.messageDone("msg-1", "Hi"),
+        F.messageDone("msg-2", "Yo"),
+        F.responseDone()
+      )
       expect(p.attemptsAt.length).toBe(p.payloads().length + 1)
     }))
 
   it.effect("flush() emits buffered content mid-turn; the item still completes", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor()
-      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "Hi"), F.delta("msg-1", " you"))
+      yield* p.process(
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.delta("msg-1", "Hi"),
+        F.delta("msg-1", " you")
+      )
       yield* p.run(() => p.processor.flush())
       yield* p.run(() => p.processor.flush())
       yield* p.process(F.messageDone("msg-1", "Hi you"), F.responseDone())

@@ -10,9 +10,9 @@ import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import * as UpsertStream from "../src/UpsertStream.js"
-import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
 import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
+import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
+import * as UpsertStream from "../src/UpsertStream.js"
 
 export const runId = "0b6f1c1e-6a57-4a43-9d3c-6a2f8d1f5b01"
 export const turnId = "5a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -44,7 +44,8 @@ export const itemStart = (
   } = {}
 ) => event({ type: "item_start", item_id: itemId, item_type: itemType, ...extra })
 
-export const delta = (itemId: string, text: string) => event({ type: "item_delta", item_id: itemId, delta_content: text })
+export const delta = (itemId: string, text: string) =>
+  event({ type: "item_delta", item_id: itemId, delta_content: text })
 
 export const done = (itemId: string, finalItem: OutputItem.OutputItem) =>
   event({ type: "item_done", item_id: itemId, final_item: finalItem })
@@ -52,7 +53,8 @@ export const done = (itemId: string, finalItem: OutputItem.OutputItem) =>
 export const messageDone = (itemId: string, content: string, origin: OutputItem.MessageOrigin = "agent") =>
   done(itemId, { type: "message", id: itemId, content, origin })
 
-export const reasoningDone = (itemId: string, content: string) => done(itemId, { type: "reasoning", id: itemId, content })
+export const reasoningDone = (itemId: string, content: string) =>
+  done(itemId, { type: "reasoning", id: itemId, content })
 
 export const callDone = (itemId: string, name: string, args: string, callId: string) =>
   done(itemId, { type: "function_call", id: itemId, call_id: callId, name, arguments: args })
@@ -119,7 +121,9 @@ export const startStage = (options?: UpsertOptionsInput) =>
   })
 
 export const contents = (received: ReadonlyArray<Received>) =>
-  received.map(({ payload }) => (payload.type === "item_upsert" ? `${payload.changeType}:${payload.content}` : payload.type))
+  received.map((
+    { payload }
+  ) => (payload.type === "item_upsert" ? `${payload.changeType}:${payload.content}` : payload.type))
 
 /** An expected upsert of the test turn. */
 export const upsert = (

@@ -34,16 +34,18 @@ export const chunkedFold =
                 for (const input of inputs) {
                   const next = step(current, input, now)
                   if (Either.isLeft(next)) return [[Chunk.unsafeFromArray(out), next.left], current]
-                  for (const b of next.right[0]) out.push(b)
+                  for (const b of next.right[0]) {
+                    out.push(b)
+                  }
                   current = next.right[1]
                 }
                 return [[Chunk.unsafeFromArray(out), undefined], current]
-              })
-            )
+              }))
           ),
           Stream.flatMap(([outputs, error]) =>
-            error === undefined ? Stream.fromChunk(outputs) : Stream.concat(Stream.fromChunk(outputs), Stream.fail(error))
+            error === undefined
+              ? Stream.fromChunk(outputs)
+              : Stream.concat(Stream.fromChunk(outputs), Stream.fail(error))
           )
-        )
-      )
+        ))
     )

@@ -61,7 +61,8 @@ const keptMetadata = (metadata: Json.JsonObject | undefined): Json.JsonObject | 
 
 const finishReasonOf = (reason: string | { readonly unified: string }): FinishReason.FinishReason => {
   const value = typeof reason === "string" ? reason : reason.unified
-  return value === "stop" || value === "length" || value === "tool-calls" || value === "content-filter" || value === "error"
+  return value === "stop" || value === "length" || value === "tool-calls" || value === "content-filter" ||
+      value === "error"
     ? value
     : "other"
 }
@@ -79,12 +80,14 @@ export const usageOf = (value: unknown): Usage.Usage | undefined => {
   const nestedIn = typeof inputTokens === "object" && inputTokens !== null ? inputTokens : undefined
   const nestedOut = typeof outputTokens === "object" && outputTokens !== null ? outputTokens : undefined
   const totalIn = typeof inputTokens === "number" ? inputTokens : count(nestedIn?.total)
-  const cacheRead = count(nestedIn?.cacheRead) ?? count(usage.inputTokenDetails?.cacheReadTokens) ?? count(usage.cachedInputTokens)
+  const cacheRead = count(nestedIn?.cacheRead) ?? count(usage.inputTokenDetails?.cacheReadTokens) ??
+    count(usage.cachedInputTokens)
   const cacheWrite = count(nestedIn?.cacheWrite) ?? count(usage.inputTokenDetails?.cacheWriteTokens)
   const noCache = count(nestedIn?.noCache) ?? count(usage.inputTokenDetails?.noCacheTokens)
   const input = noCache ?? (totalIn === undefined ? undefined : totalIn - (cacheRead ?? 0) - (cacheWrite ?? 0))
   const output = typeof outputTokens === "number" ? outputTokens : count(nestedOut?.total)
-  const reasoning = count(nestedOut?.reasoning) ?? count(usage.outputTokenDetails?.reasoningTokens) ?? count(usage.reasoningTokens)
+  const reasoning = count(nestedOut?.reasoning) ?? count(usage.outputTokenDetails?.reasoningTokens) ??
+    count(usage.reasoningTokens)
   const raw = toJson(value)
   return Usage.make({ input, output, cacheRead, cacheWrite, reasoning, ...(raw === undefined ? {} : { raw }) })
 }
@@ -116,7 +119,10 @@ export const providerErrorOf = (error: unknown): ProviderError.ProviderError => 
   return ProviderError.classify({
     ...body,
     status: status ?? body?.status,
-    code: body?.code ?? (status === undefined && body?.type === undefined && body?.status === undefined ? (fields.name ?? "ai_sdk_error") : undefined),
+    code: body?.code ??
+      (status === undefined && body?.type === undefined && body?.status === undefined
+        ? (fields.name ?? "ai_sdk_error")
+        : undefined),
     message,
     retryable: fields.isRetryable,
     raw: error
@@ -135,7 +141,9 @@ const sourceOf = (part: typeof Parts.SourcePart.Type): OutputItem.Source | undef
   return undefined
 }
 
-const textOfOutput = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(toJson(value) ?? null))
+const textOfOutput = (
+  value: unknown
+): string => (typeof value === "string" ? value : JSON.stringify(toJson(value) ?? null))
 
 /**
  * Turns AI SDK stream parts into StreamEvents with the shared `TurnBuilder`: items
@@ -167,8 +175,18 @@ export class PartConverter {
     })
   }
 
-  private openItem(out: Out, key: string, type: "message" | "reasoning" | "function_call", name: string, metadata: unknown): OpenItem {
-    const item = this.builder.open(out, type, { key, name: type === "function_call" ? name : undefined, metadata: mergeMetadata(undefined, metadata) })
+  private openItem(
+    out: Out,
+    key: string,
+    type: "message" | "reasoning" | "function_call",
+    name: string,
+    metadata: unknown
+  ): OpenItem {
+    const item = this.builder.open(out, type, {
+      key,
+      name: type === "function_call" ? name : undefined,
+      metadata: mergeMetadata(undefined, metadata)
+    })
     if (type === "message" && this.pendingSources.length > 0) {
       this.sources.set(item.id, this.pendingSources)
       this.pendingSources = []
@@ -235,7 +253,9 @@ export class PartConverter {
   push(input: unknown, now: number, out: Out): AiSdkPartError | undefined {
     this.time = now
     const partIndex = this.partIndex++
-    const type = typeof input === "object" && input !== null && "type" in input && typeof input.type === "string" ? input.type : undefined
+    const type = typeof input === "object" && input !== null && "type" in input && typeof input.type === "string"
+      ? input.type
+      : undefined
     if (type === undefined || !Parts.readTypes.has(type)) return undefined
     const decoded = decodePart(input)
     if (Either.isLeft(decoded)) {
@@ -249,7 +269,12 @@ export class PartConverter {
     const part = decoded.right
     if (this.builder.isFinished) {
       if (part.type === "finish" || part.type === "abort" || part.type === "response-metadata") return undefined
-      return new AiSdkPartError({ reason: "PartAfterFinish", partType: type, partIndex, message: `part ${partIndex} (${type}) came after the turn ended` })
+      return new AiSdkPartError({
+        reason: "PartAfterFinish",
+        partType: type,
+        partIndex,
+        message: `part ${partIndex} (${type}) came after the turn ended`
+      })
     }
     switch (part.type) {
       case "response-metadata":
@@ -268,7 +293,8 @@ export class PartConverter {
       case "reasoning-delta": {
         const kind = part.type === "text-delta" ? "text" : "reasoning"
         const key = `${kind}:${part.id}`
-        const item = this.builder.item(key) ?? this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
+        const item = this.builder.item(key) ??
+          this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
         this.builder.delta(out, item.key, part.text ?? part.delta ?? "")
         return undefined
@@ -277,7 +303,8 @@ export class PartConverter {
       case "reasoning-end": {
         const kind = part.type === "text-end" ? "text" : "reasoning"
         const key = `${kind}:${part.id}`
-        const item = this.builder.item(key) ?? this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
+        const item = this.builder.item(key) ??
+          this.openItem(out, key, kind === "text" ? "message" : "reasoning", "", undefined)
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
         this.close(out, item)
         return undefined
@@ -293,7 +320,12 @@ export class PartConverter {
       case "tool-input-delta": {
         const item = this.builder.item(`tool:${part.id}`)
         if (item === undefined) {
-          return new AiSdkPartError({ reason: "InvalidPart", partType: type, partIndex, message: `part ${partIndex} (${type}): no tool input ${part.id} has started` })
+          return new AiSdkPartError({
+            reason: "InvalidPart",
+            partType: type,
+            partIndex,
+            message: `part ${partIndex} (${type}): no tool input ${part.id} has started`
+          })
         }
         this.builder.delta(out, item.key, part.delta)
         return undefined
@@ -306,7 +338,11 @@ export class PartConverter {
         item.metadata = mergeMetadata(item.metadata, part.providerMetadata)
         if (part.providerExecuted === true) this.providerExecuted.add(item.id)
         if (item.content === "" && part.input !== undefined) {
-          this.builder.delta(out, item.key, typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {}))
+          this.builder.delta(
+            out,
+            item.key,
+            typeof part.input === "string" ? part.input : JSON.stringify(toJson(part.input) ?? {})
+          )
         }
         this.close(out, item, part.toolCallId)
         return undefined
@@ -315,8 +351,9 @@ export class PartConverter {
       case "tool-error": {
         if (part.type === "tool-result" && part.preliminary === true) return undefined
         const success = part.type === "tool-result" && part.isError !== true
-        const output =
-          part.type === "tool-result" ? textOfOutput(part.output !== undefined ? part.output : part.result) : providerErrorOf(part.error).message
+        const output = part.type === "tool-result"
+          ? textOfOutput(part.output !== undefined ? part.output : part.result)
+          : providerErrorOf(part.error).message
         const id = this.builder.openItem(out, "function_call_output")
         this.builder.done(out, id, {
           type: "function_call_output",
@@ -348,7 +385,12 @@ export class PartConverter {
         if (reason === "content-filter") {
           this.builder.error(
             out,
-            new ProviderError.ProviderError({ type: "content_blocked", retryable: false, code: "content-filter", message: "the provider filtered the content" })
+            new ProviderError.ProviderError({
+              type: "content_blocked",
+              retryable: false,
+              code: "content-filter",
+              message: "the provider filtered the content"
+            })
           )
         }
         this.finish(out, { finishReason: reason, usage: usageOf(part.totalUsage ?? part.usage) })
@@ -368,7 +410,12 @@ export class PartConverter {
     if (!this.builder.hasFailed) {
       this.builder.error(
         out,
-        new ProviderError.ProviderError({ type: "api_error", retryable: true, code: "stream_truncated", message: "the AI SDK stream ended without a finish part" })
+        new ProviderError.ProviderError({
+          type: "api_error",
+          retryable: true,
+          code: "stream_truncated",
+          message: "the AI SDK stream ended without a finish part"
+        })
       )
     }
     this.finish(out, { finishReason: "error" })

@@ -4,7 +4,11 @@ const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optional(sch
 const metadata = { providerMetadata: optional(Schema.Unknown) }
 
 /** @internal */
-export const BlockStart = Schema.Struct({ type: Schema.Literal("text-start", "reasoning-start"), id: Schema.String, ...metadata })
+export const BlockStart = Schema.Struct({
+  type: Schema.Literal("text-start", "reasoning-start"),
+  id: Schema.String,
+  ...metadata
+})
 
 /** `text` in `streamText`'s stream, `delta` in a model's `doStream` stream. @internal */
 export const BlockDelta = Schema.Struct({
@@ -16,7 +20,11 @@ export const BlockDelta = Schema.Struct({
 })
 
 /** @internal */
-export const BlockEnd = Schema.Struct({ type: Schema.Literal("text-end", "reasoning-end"), id: Schema.String, ...metadata })
+export const BlockEnd = Schema.Struct({
+  type: Schema.Literal("text-end", "reasoning-end"),
+  id: Schema.String,
+  ...metadata
+})
 
 /** @internal */
 export const ToolInputStart = Schema.Struct({
@@ -28,7 +36,11 @@ export const ToolInputStart = Schema.Struct({
 })
 
 /** @internal */
-export const ToolInputDelta = Schema.Struct({ type: Schema.Literal("tool-input-delta"), id: Schema.String, delta: Schema.String })
+export const ToolInputDelta = Schema.Struct({
+  type: Schema.Literal("tool-input-delta"),
+  id: Schema.String,
+  delta: Schema.String
+})
 
 /** @internal */
 export const ToolInputEnd = Schema.Struct({ type: Schema.Literal("tool-input-end"), id: Schema.String })
@@ -157,7 +169,9 @@ export const AnyUsage = Schema.Struct({
       Schema.Struct({ total: Count, noCache: Count, cacheRead: Count, cacheWrite: Count })
     )
   ),
-  outputTokens: optional(Schema.Union(Schema.Number, Schema.Null, Schema.Struct({ total: Count, text: Count, reasoning: Count }))),
+  outputTokens: optional(
+    Schema.Union(Schema.Number, Schema.Null, Schema.Struct({ total: Count, text: Count, reasoning: Count }))
+  ),
   inputTokenDetails: optional(Schema.Struct({ noCacheTokens: Count, cacheReadTokens: Count, cacheWriteTokens: Count })),
   outputTokenDetails: optional(Schema.Struct({ textTokens: Count, reasoningTokens: Count })),
   reasoningTokens: Count,

@@ -39,9 +39,22 @@ const options = {
     "the mean delay between provider events, in milliseconds (each is drawn from 2/3 to 4/3 of it)"
   ),
   parallel: EnvOptions.integer("parallel", "SLUICE_PARALLEL", 2, "how many turns stream at once"),
-  pauseMs: EnvOptions.integer("pause-ms", "SLUICE_PAUSE_MS", 2000, "the pause between two turns of one lane, in milliseconds"),
-  rounds: EnvOptions.optionalInteger("rounds", "SLUICE_ROUNDS", "how many rounds of the samples to play (default: until stopped)"),
-  exitAfter: EnvOptions.optionalInteger("exit-after", "SLUICE_EXIT_AFTER", "stop after this many seconds (for scripts and tests)"),
+  pauseMs: EnvOptions.integer(
+    "pause-ms",
+    "SLUICE_PAUSE_MS",
+    2000,
+    "the pause between two turns of one lane, in milliseconds"
+  ),
+  rounds: EnvOptions.optionalInteger(
+    "rounds",
+    "SLUICE_ROUNDS",
+    "how many rounds of the samples to play (default: until stopped)"
+  ),
+  exitAfter: EnvOptions.optionalInteger(
+    "exit-after",
+    "SLUICE_EXIT_AFTER",
+    "stop after this many seconds (for scripts and tests)"
+  ),
   ...CommandOptions.server
 }
 
@@ -59,6 +72,12 @@ export type Args = Command.Command.ParseConfig<typeof options>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("demo", options, (args) =>
-  Effect.flatMap(Effect.promise(() => import("../internal/demo.js")), (run) => run.demo(args))
-).pipe(Command.withDescription("serve the turn viewer and replay the sample transcripts into the store (Redis at --redis-url, or the embedded store)"))
+export const command = Command.make(
+  "demo",
+  options,
+  (args) => Effect.flatMap(Effect.promise(() => import("../internal/demo.js")), (run) => run.demo(args))
+).pipe(
+  Command.withDescription(
+    "serve the turn viewer and replay the sample transcripts into the store (Redis at --redis-url, or the embedded store)"
+  )
+)

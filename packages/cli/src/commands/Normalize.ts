@@ -32,6 +32,8 @@ export type Args = Command.Command.ParseConfig<typeof options>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("normalize", options, (args) =>
-  Effect.flatMap(Effect.promise(() => import("../internal/normalize.js")), (run) => run.normalize(args))
+export const command = Command.make(
+  "normalize",
+  options,
+  (args) => Effect.flatMap(Effect.promise(() => import("../internal/normalize.js")), (run) => run.normalize(args))
 ).pipe(Command.withDescription("normalize a recorded provider response into the turn summary or StreamEvents"))

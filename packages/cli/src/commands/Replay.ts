@@ -24,8 +24,15 @@ const options = {
     "fast",
     "realtime: one provider event every --delay-ms; fast: as fast as the pipeline goes"
   ),
-  delayMs: EnvOptions.integer("delay-ms", "SLUICE_DELAY_MS", 25, "the delay between provider events at realtime pace, in milliseconds"),
-  jsonl: Options.boolean("jsonl").pipe(Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")),
+  delayMs: EnvOptions.integer(
+    "delay-ms",
+    "SLUICE_DELAY_MS",
+    25,
+    "the delay between provider events at realtime pace, in milliseconds"
+  ),
+  jsonl: Options.boolean("jsonl").pipe(
+    Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")
+  ),
   prefix: CommandOptions.prefix,
   redisUrl: EnvOptions.redisUrl
 }
@@ -44,6 +51,8 @@ export type Args = Command.Command.ParseConfig<typeof options>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("replay", options, (args) =>
-  Effect.flatMap(Effect.promise(() => import("../internal/replay.js")), (run) => run.replay(args))
+export const command = Command.make(
+  "replay",
+  options,
+  (args) => Effect.flatMap(Effect.promise(() => import("../internal/replay.js")), (run) => run.replay(args))
 ).pipe(Command.withDescription("replay a recorded transcript through normalize, upserts and Redis Streams A and B"))

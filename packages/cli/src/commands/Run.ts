@@ -28,7 +28,9 @@ const options = {
   model: EnvOptions.requiredText("model", "SLUICE_MODEL", "the model id"),
   system: EnvOptions.optionalText("system", "SLUICE_SYSTEM", "the system prompt"),
   baseUrl: Options.text("base-url").pipe(
-    Options.withDescription("the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"),
+    Options.withDescription(
+      "the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"
+    ),
     Options.optional
   ),
   timeout: EnvOptions.integer(
@@ -61,6 +63,12 @@ export type Args = Command.Command.ParseConfig<typeof options>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("run", options, (args) =>
-  Effect.flatMap(Effect.promise(() => import("../internal/run.js")), (run) => run.run(args))
-).pipe(Command.withDescription("call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"))
+export const command = Command.make(
+  "run",
+  options,
+  (args) => Effect.flatMap(Effect.promise(() => import("../internal/run.js")), (run) => run.run(args))
+).pipe(
+  Command.withDescription(
+    "call a provider with a prompt: print the answer as it streams, publish the turn, end with its summary"
+  )
+)

@@ -14,7 +14,11 @@ import * as EnvOptions from "../EnvOptions.js"
 
 const options = {
   port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on"),
-  host: EnvOptions.optionalText("host", "SLUICE_HOST", "the address to bind: all addresses by default, loopback with --insecure-local"),
+  host: EnvOptions.optionalText(
+    "host",
+    "SLUICE_HOST",
+    "the address to bind: all addresses by default, loopback with --insecure-local"
+  ),
   insecureLocal: Options.boolean("insecure-local").pipe(
     Options.withDescription("serve without tokens, on loopback only (for local development)")
   ),
@@ -36,6 +40,12 @@ export type Args = Command.Command.ParseConfig<typeof options>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("serve", options, (args) =>
-  Effect.flatMap(Effect.promise(() => import("../internal/serve.js")), (run) => run.serve(args))
-).pipe(Command.withDescription("serve the turn API (SSE per turn with resume, snapshots, Durable Streams) and the turn viewer page"))
+export const command = Command.make(
+  "serve",
+  options,
+  (args) => Effect.flatMap(Effect.promise(() => import("../internal/serve.js")), (run) => run.serve(args))
+).pipe(
+  Command.withDescription(
+    "serve the turn API (SSE per turn with resume, snapshots, Durable Streams) and the turn viewer page"
+  )
+)

@@ -39,7 +39,10 @@ export const optionsOf = (usage: Usage, into: Map<string, boolean> = new Map(bui
  * The first option of `args` that `options` does not know, if any; values of options
  * that take one are skipped, and nothing after `--` is an option.
  */
-export const unknownOption = (args: ReadonlyArray<string>, options: ReadonlyMap<string, boolean>): string | undefined => {
+export const unknownOption = (
+  args: ReadonlyArray<string>,
+  options: ReadonlyMap<string, boolean>
+): string | undefined => {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === "--") return undefined
@@ -75,7 +78,6 @@ export const takeOption = (
   return { value, rest }
 }
 
-// eslint-disable-next-line no-control-regex
 const ansi = /\x1b\[[0-9;]*m/g
 
 /** Text without its ANSI styles. */

@@ -40,13 +40,15 @@ export interface DemoPace {
 
 // One sample as a fresh turn, published to Stream A and Stream B as it streams.
 const playSample = (sample: (typeof Demo.samples)[number], eventDelay: Duration.Duration) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const context = yield* Publishing.contextOf(Option.none(), Option.none())
     const turnId = context.turnId
     yield* Output.line(`  turn ${turnId}  ${sample.file}: streaming`)
     const events = TurnSource.sse(sample.provider, Input.bytes(`${samplesDir}${sample.file}`))
     const paced = (turn: TurnContext.TurnContext) =>
-      events(turn).pipe(Stream.schedule(Schedule.spaced(eventDelay).pipe(Schedule.jitteredWith({ min: 2 / 3, max: 4 / 3 }))))
+      events(turn).pipe(
+        Stream.schedule(Schedule.spaced(eventDelay).pipe(Schedule.jitteredWith({ min: 2 / 3, max: 4 / 3 })))
+      )
     const turn = yield* Publishing.publish(context, paced)
     yield* Output.line(`  turn ${turnId}  ${sample.file}: ${turn.status}`)
   })
@@ -61,12 +63,15 @@ export const play = (
   Effect.forEach(
     Array.from({ length: pace.parallel }, (_, lane) => Demo.samples.filter((_, i) => i % pace.parallel === lane)),
     (lane) => {
-      const round = Effect.forEach(lane, (sample) => Effect.zipRight(playSample(sample, pace.eventDelay), Effect.sleep(pace.pause)), {
+      const round = Effect.forEach(lane, (sample) =>
+        Effect.zipRight(playSample(sample, pace.eventDelay), Effect.sleep(pace.pause)), {
         discard: true
       })
       return Option.match(pace.rounds, {
-        onNone: () => Effect.forever(round),
-        onSome: (rounds) => Effect.repeatN(round, rounds - 1)
+        onNone: () =>
+          Effect.forever(round),
+        onSome: (rounds) =>
+          Effect.repeatN(round, rounds - 1)
       })
     },
     { concurrency: "unbounded", discard: true }
@@ -77,7 +82,7 @@ const positive = (name: string, value: number): Effect.Effect<number, CliFailure
 
 /** Runs `sluice demo` until interrupted, or for `--exit-after` seconds. */
 export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSystem.FileSystem | Output.Output> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
     if (args.pauseMs < 0) return yield* Effect.fail(badUsage("--pause-ms must not be negative"))
     const parallel = yield* positive("parallel", args.parallel)
@@ -108,7 +113,12 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
         Option.match(exitAfter, { onNone: () => "Ctrl-C stops it.", onSome: (s) => `Stops after ${s} s.` })
       ].join("\n")
     )
-    const replay = play({ eventDelay: Duration.millis(args.delayMs), parallel, pause: Duration.millis(args.pauseMs), rounds }).pipe(
+    const replay = play({
+      eventDelay: Duration.millis(args.delayMs),
+      parallel,
+      pause: Duration.millis(args.pauseMs),
+      rounds
+    }).pipe(
       Effect.zipRight(Output.line("demo: every round played; still serving"))
     )
     const serving = Effect.zipRight(replay, Effect.never)
@@ -124,7 +134,10 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
     Effect.provide(
       Layer.provideMerge(
         Publishing.pipelineLayer(TurnKeys.defaultPrefix),
-        Layer.merge(Publishing.storeLayer(args.redisUrl), Publishing.durableStoreLayer(args.redisUrl, TurnKeys.defaultPrefix))
+        Layer.merge(
+          Publishing.storeLayer(args.redisUrl),
+          Publishing.durableStoreLayer(args.redisUrl, TurnKeys.defaultPrefix)
+        )
       )
     )
   )

@@ -21,23 +21,28 @@ import * as Output from "../Output.js"
  * Fails, exit code 1, when the file (not standard input, which is read once) looks
  * like another format than `--provider` reads, naming the format it looks like.
  */
-export const checkFormat = (name: ProviderName.ProviderName, file: string): Effect.Effect<void, CliFailure, FileSystem.FileSystem> =>
+export const checkFormat = (
+  name: ProviderName.ProviderName,
+  file: string
+): Effect.Effect<void, CliFailure, FileSystem.FileSystem> =>
   file === "-"
     ? Effect.void
     : Input.bytes(file).pipe(
-        Stream.decodeText(),
-        Stream.runHead,
-        Effect.flatMap((head) => {
-          const detected = Option.flatMap(head, TranscriptFormat.detect)
-          if (Option.isNone(detected) || detected.value === TranscriptFormat.ofProvider(name)) return Effect.void
-          const looks = `${file} looks like ${TranscriptFormat.label(detected.value)}, not ${name}`
-          return Effect.fail(
-            invalidInput(
-              detected.value === "ai-sdk" ? `${looks}: sluice reads the providers' wire formats` : `${looks}: pass --provider ${detected.value}`
-            )
+      Stream.decodeText(),
+      Stream.runHead,
+      Effect.flatMap((head) => {
+        const detected = Option.flatMap(head, TranscriptFormat.detect)
+        if (Option.isNone(detected) || detected.value === TranscriptFormat.ofProvider(name)) return Effect.void
+        const looks = `${file} looks like ${TranscriptFormat.label(detected.value)}, not ${name}`
+        return Effect.fail(
+          invalidInput(
+            detected.value === "ai-sdk"
+              ? `${looks}: sluice reads the providers' wire formats`
+              : `${looks}: pass --provider ${detected.value}`
           )
-        })
-      )
+        )
+      })
+    )
 
 /**
  * The events of a recorded response: SSE framed and normalized, or a non-streaming JSON
@@ -53,12 +58,14 @@ export const events = (
   const wire = Providers.get(name)
   if (nonStreaming) {
     return Stream.unwrap(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* checkFormat(name, file)
         const text = yield* Input.text(file)
         const body = Json.parseOrUndefined(text)
         if (body === undefined) return yield* Effect.fail(invalidInput(`${file} is not a JSON document`))
-        const decoded = yield* wire.normalizeResponse(body, options).pipe(Effect.mapError((error) => invalidInput(error.message)))
+        const decoded = yield* wire.normalizeResponse(body, options).pipe(
+          Effect.mapError((error) => invalidInput(error.message))
+        )
         return Stream.fromIterable(decoded)
       })
     )
@@ -75,7 +82,9 @@ export const events = (
  * Runs `sluice normalize`: the summary of the recorded turn, or its events with
  * `--events`, one JSON object a line.
  */
-export const normalize = (args: Normalize.Args): Effect.Effect<void, CliFailure, FileSystem.FileSystem | Output.Output> => {
+export const normalize = (
+  args: Normalize.Args
+): Effect.Effect<void, CliFailure, FileSystem.FileSystem | Output.Output> => {
   const stream = events(args.provider, args.file, args.nonStreaming)
   if (args.events) return Stream.runForEach(stream, (event) => Output.line(JSON.stringify(event)))
   return Accumulator.runTurn(stream).pipe(

@@ -7,8 +7,8 @@
 import type { FileSystem } from "@effect/platform"
 import type { Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
-import type { ProviderName } from "@sluice/providers"
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
+import type { ProviderName } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -61,13 +61,17 @@ const describe = (message: StreamBMessage.StreamBMessage): string => {
   }
   const content = String(fields["content"] ?? "")
   const shown = content.length > 72 ? `${content.slice(0, 69)}...` : content
-  const tool = fields["toolName"] === undefined ? "" : ` ${String(fields["toolName"])}(${JSON.stringify(fields["toolArguments"] ?? {})})`
-  return `upsert ${String(fields["itemType"])}/${String(fields["changeType"])} ${String(fields["itemId"])}${tool} ${JSON.stringify(shown)}`
+  const tool = fields["toolName"] === undefined
+    ? ""
+    : ` ${String(fields["toolName"])}(${JSON.stringify(fields["toolArguments"] ?? {})})`
+  return `upsert ${String(fields["itemType"])}/${String(fields["changeType"])} ${String(fields["itemId"])}${tool} ${
+    JSON.stringify(shown)
+  }`
 }
 
 /** Runs `sluice replay`. */
 export const replay = (args: Replay.Args): Effect.Effect<void, CliFailure, FileSystem.FileSystem | Output.Output> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (args.delayMs < 0) return yield* Effect.fail(badUsage("--delay-ms must not be negative"))
     const context = yield* Publishing.contextOf(args.turn, args.thread, args)
     yield* checkFormat(args.provider, args.file)
@@ -83,7 +87,14 @@ export const replay = (args: Replay.Args): Effect.Effect<void, CliFailure, FileS
       }
     }).pipe(Effect.provide(Publishing.pipelineLayer(args.prefix)))
     if (!args.jsonl) {
-      yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
+      yield* Publishing.report({
+        turnId: context.turnId,
+        threadId: context.threadId,
+        prefix: args.prefix,
+        messages,
+        redisUrl: args.redisUrl,
+        turn
+      })
     }
     yield* Publishing.failIfFailed(turn)
   }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)))

@@ -8,7 +8,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnSource } from "@sluice/pipeline"
-import { LlmRequest, ProviderClient, ProviderRequest, type ProviderName } from "@sluice/providers"
+import { LlmRequest, ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -50,7 +50,9 @@ export const makeRenderer = (styled: boolean) => {
       case "item_done": {
         const item = payload.final_item
         const by = "provider_executed" in item && item.provider_executed === true ? " (run by the provider)" : ""
-        if (item.type === "function_call") return line(`-> tool call ${item.name}(${item.arguments}) [${item.call_id}]${by}`)
+        if (item.type === "function_call") {
+          return line(`-> tool call ${item.name}(${item.arguments}) [${item.call_id}]${by}`)
+        }
         if (item.type === "function_call_output") return line(`<- tool result [${item.call_id}]${by} ${item.output}`)
         return ""
       }
@@ -93,16 +95,25 @@ const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undef
 
 /** Runs `sluice run`. */
 export const run = (args: Run.Args): Effect.Effect<void, CliFailure, Output.Output> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const context = yield* Publishing.contextOf(args.turn, args.thread, args)
     const settings = yield* settingsOf(args.provider, yield* baseUrlOf(args.baseUrl))
     const timeout = yield* timeoutOf(args.timeout)
     const client = yield* ProviderClient.make({ ...settings, responseTimeout: timeout, idleTimeout: timeout })
-    const request = LlmRequest.prompt(args.model, args.prompt, Option.match(args.system, { onNone: () => ({}), onSome: (system) => ({ system }) }))
+    const request = LlmRequest.prompt(
+      args.model,
+      args.prompt,
+      Option.match(args.system, { onNone: () => ({}), onSome: (system) => ({ system }) })
+    )
     const output = yield* Output.Output
     const render = makeRenderer(output.isTTY)
     const source = TurnSource.events((turn) => {
-      const events = client.stream(request, { runId: turn.runId, turnId: turn.turnId, threadId: turn.threadId, traceContext: turn.traceContext })
+      const events = client.stream(request, {
+        runId: turn.runId,
+        turnId: turn.turnId,
+        threadId: turn.threadId,
+        traceContext: turn.traceContext
+      })
       return args.json ? events : Stream.tap(events, (event) => Output.text(render(event)))
     })
     let messages = 0
@@ -110,6 +121,13 @@ export const run = (args: Run.Args): Effect.Effect<void, CliFailure, Output.Outp
       Effect.provide(Publishing.pipelineLayer(args.prefix))
     )
     if (args.json) yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
-    else yield* Publishing.report({ turnId: context.turnId, threadId: context.threadId, prefix: args.prefix, messages, redisUrl: args.redisUrl, turn })
+    else {yield* Publishing.report({
+        turnId: context.turnId,
+        threadId: context.threadId,
+        prefix: args.prefix,
+        messages,
+        redisUrl: args.redisUrl,
+        turn
+      })}
     yield* Publishing.failIfFailed(turn)
   }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(NodeHttpClient.layerUndici))

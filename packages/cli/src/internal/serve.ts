@@ -15,7 +15,7 @@ import * as Serving from "../Serving.js"
 
 /** Runs `sluice serve` until interrupted. */
 export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output.Output> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
     const running = yield* Serving.start({
       port: args.port,
@@ -33,5 +33,7 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
-    Effect.provide(Layer.merge(Publishing.storeLayer(args.redisUrl), Publishing.durableStoreLayer(args.redisUrl, args.prefix)))
+    Effect.provide(
+      Layer.merge(Publishing.storeLayer(args.redisUrl), Publishing.durableStoreLayer(args.redisUrl, args.prefix))
+    )
   )

@@ -13,11 +13,14 @@ import * as Option from "effect/Option"
 
 /** Spans to OTLP when configured; pending spans are flushed when the layer closes. */
 export const layerFromEnv: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.flatMap(Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")), (endpoint) =>
-    Option.isNone(endpoint)
-      ? Effect.succeed(Layer.empty)
-      : Effect.map(
+  Effect.flatMap(
+    Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    (endpoint) =>
+      Option.isNone(endpoint)
+        ? Effect.succeed(Layer.empty)
+        : Effect.map(
           Effect.promise(() => import("@sluice/pipeline/Tracing")),
           (Tracing) => Tracing.layerFromEnv
-        ))
+        )
+  )
 )

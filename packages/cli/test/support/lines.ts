@@ -8,7 +8,7 @@ import * as Queue from "effect/Queue"
 import { Output } from "../../src/index.js"
 
 /** A queue of the lines written to standard output, and the `Output` layer writing them. */
-export const lines = Effect.gen(function* () {
+export const lines = Effect.gen(function*() {
   const queue = yield* Queue.unbounded<string>()
   let pending = ""
   const layer = Layer.succeed(Output.Output, {
@@ -28,7 +28,7 @@ export const lines = Effect.gen(function* () {
 
 /** Takes lines until one is `found`, and returns it. */
 export const takeUntil = (queue: Queue.Queue<string>, found: (line: string) => boolean) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     while (true) {
       const line = yield* Queue.take(queue)
       if (found(line)) return line

@@ -14,7 +14,7 @@ export const sluice = (
   args: ReadonlyArray<string>,
   options: { readonly isTTY?: boolean; readonly stderrStyled?: boolean } = {}
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const output = Output.memory(options)
     const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
       Effect.provide(Layer.merge(NodeContext.layer, output.layer)),

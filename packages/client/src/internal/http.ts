@@ -62,7 +62,11 @@ export const send = async (
  *
  * @internal
  */
-export const readJson = async <A>(response: Response, check: (body: unknown) => body is A, what: string): Promise<A> => {
+export const readJson = async <A>(
+  response: Response,
+  check: (body: unknown) => body is A,
+  what: string
+): Promise<A> => {
   let body: unknown
   try {
     body = await response.json()
@@ -71,7 +75,9 @@ export const readJson = async <A>(response: Response, check: (body: unknown) => 
       ? fromThrown(thrown)
       : new ClientError("unexpected_body", `the server's answer is not JSON (expected ${what})`, response.status)
   }
-  if (!check(body)) throw new ClientError("unexpected_body", `the server sent something that is not ${what}`, response.status)
+  if (!check(body)) {
+    throw new ClientError("unexpected_body", `the server sent something that is not ${what}`, response.status)
+  }
   return body
 }
 

@@ -131,8 +131,10 @@ class Generator {
   }
 
   private typeLiteral(ast: AST.TypeLiteral): string {
-    if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return "return u !== null && u !== undefined ? 1 : 0;"
-    const lines = ['if (typeof u !== "object" || u === null || Array.isArray(u)) return 0;', "let r = 1, v, w;"]
+    if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
+      return "return u !== null && u !== undefined ? 1 : 0;"
+    }
+    const lines = ["if (typeof u !== \"object\" || u === null || Array.isArray(u)) return 0;", "let r = 1, v, w;"]
     for (const ps of ast.propertySignatures) {
       const key = typeof ps.name === "string" ? JSON.stringify(ps.name) : this.external(ps.name)
       // `in` is cached per shape and rules out most missing keys before the own-key test
@@ -149,7 +151,11 @@ class Generator {
   private tuple(ast: AST.TupleType): string {
     const count = ast.elements.length
     const required = ast.elements.filter((e) => !e.isOptional).length
-    const lines = ["if (!Array.isArray(u)) return 0;", "const length = u.length;", `if (length < ${required}) return 0;`]
+    const lines = [
+      "if (!Array.isArray(u)) return 0;",
+      "const length = u.length;",
+      `if (length < ${required}) return 0;`
+    ]
     if (ast.rest.length === 0) lines.push(`if (length > ${count}) return 0;`)
     lines.push("let r = 1, v, w;")
     ast.elements.forEach((element, i) => {
@@ -175,7 +181,9 @@ class Generator {
 
   private refinement(ast: AST.Refinement): string {
     const leaf = leafSource(ast.from, "u")
-    const from = leaf !== undefined ? `if (!(${leaf})) return 0;` : `const v = ${this.name(ast.from)}(u); if (v !== 1) return v;`
+    const from = leaf !== undefined
+      ? `if (!(${leaf})) return 0;`
+      : `const v = ${this.name(ast.from)}(u); if (v !== 1) return v;`
     return `${from}\nreturn ${this.external(this.host.filter(ast))}(u) ? 1 : 0;`
   }
 
@@ -194,6 +202,9 @@ class Generator {
 export const generate = (ast: AST.AST, host: Host): Check => {
   const generator = new Generator(host)
   const root = generator.name(ast)
-  const make = new Function("hasOwn", "x", generator.source(root)) as (hasOwn: unknown, x: ReadonlyArray<unknown>) => Check
+  const make = new Function("hasOwn", "x", generator.source(root)) as (
+    hasOwn: unknown,
+    x: ReadonlyArray<unknown>
+  ) => Check
   return make(Object.prototype.hasOwnProperty, generator.externals)
 }

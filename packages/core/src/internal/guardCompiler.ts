@@ -34,7 +34,9 @@ export const PredicateAnnotationId: unique symbol = Symbol.for("@sluice/core/Sch
 
 const predicateOf = (ast: AST.Declaration): ((u: unknown) => boolean) | undefined => {
   const predicate = ast.annotations[PredicateAnnotationId]
-  return ast.typeParameters.length === 0 && typeof predicate === "function" ? (predicate as (u: unknown) => boolean) : undefined
+  return ast.typeParameters.length === 0 && typeof predicate === "function"
+    ? (predicate as (u: unknown) => boolean)
+    : undefined
 }
 
 const hasOwn = Object.prototype.hasOwnProperty
@@ -113,12 +115,15 @@ export const hasParseAnnotations = (root: AST.AST): boolean => {
   const visit = (ast: AST.AST): boolean => {
     if (seen.has(ast)) return false
     seen.add(ast)
-    if (Option.isSome(AST.getParseOptionsAnnotation(ast)) || Option.isSome(AST.getDecodingFallbackAnnotation(ast))) return true
+    if (Option.isSome(AST.getParseOptionsAnnotation(ast)) || Option.isSome(AST.getDecodingFallbackAnnotation(ast))) {
+      return true
+    }
     switch (ast._tag) {
       case "Declaration":
         return ast.typeParameters.some(visit)
       case "TypeLiteral":
-        return ast.propertySignatures.some((ps) => visit(ps.type)) || ast.indexSignatures.some((is) => visit(is.parameter) || visit(is.type))
+        return ast.propertySignatures.some((ps) => visit(ps.type)) ||
+          ast.indexSignatures.some((is) => visit(is.parameter) || visit(is.type))
       case "TupleType":
         return ast.elements.some((e) => visit(e.type)) || ast.rest.some((r) => visit(r.type))
       case "Union":
@@ -378,7 +383,9 @@ export class Compiler {
     return (u) => {
       let result: Verdict = PASS
       for (const index of indexes) {
-        const keys: ReadonlyArray<PropertyKey> = index.symbols ? Object.getOwnPropertySymbols(u) : Object.keys(u as object)
+        const keys: ReadonlyArray<PropertyKey> = index.symbols
+          ? Object.getOwnPropertySymbols(u)
+          : Object.keys(u as object)
         for (const key of keys) {
           const keyVerdict = index.parameter(key)
           if (keyVerdict === UNKNOWN) return UNKNOWN
@@ -463,7 +470,9 @@ export class Compiler {
     }
     // the decoder reads the literal properties in its own key order: index-like keys
     // ascending, then names as they were met, then symbols
-    discriminants.sort((a, b) => keyRank(a.key) - keyRank(b.key) || (isIndexKey(a.key) && isIndexKey(b.key) ? Number(a.key) - Number(b.key) : 0))
+    discriminants.sort((a, b) =>
+      keyRank(a.key) - keyRank(b.key) || (isIndexKey(a.key) && isIndexKey(b.key) ? Number(a.key) - Number(b.key) : 0)
+    )
     return (u) => {
       if (discriminants.length > 0 && typeof u === "object" && u !== null) {
         for (const { buckets, key } of discriminants) {
@@ -488,10 +497,10 @@ export class Compiler {
   }
 }
 
-const isIndexKey = (key: PropertyKey): boolean => typeof key === "string" && /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < 4294967295
+const isIndexKey = (key: PropertyKey): boolean =>
+  typeof key === "string" && /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < 4294967295
 
 const keyRank = (key: PropertyKey): number => (typeof key === "symbol" ? 2 : isIndexKey(key) ? 0 : 1)
 
 const keyKind = (parameter: AST.AST): "string" | "symbol" =>
   parameter._tag === "SymbolKeyword" ? "symbol" : parameter._tag === "Refinement" ? keyKind(parameter.from) : "string"
-

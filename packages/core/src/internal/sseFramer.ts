@@ -192,7 +192,9 @@ export const makeFramer = (options: FramerOptions): Framer => {
   }
 
   const checkPartial = (): FramerFailure | undefined =>
-    eventSize + partialLength > max ? { _tag: "EventTooLarge", line: line + 1, size: eventSize + partialLength } : undefined
+    eventSize + partialLength > max
+      ? { _tag: "EventTooLarge", line: line + 1, size: eventSize + partialLength }
+      : undefined
 
   const takePartial = (text: string): string => {
     const joined = partial.length === 0 ? text : partial.join("") + text

@@ -15,10 +15,14 @@ type Out = Array<StreamEvent.StreamEvent>
  *
  * @internal
  */
-export type AnyStreamPart = Response.StreamPart<Record<string, never>> | Response.ToolCallPart<string, unknown> | Response.ToolResultPart<string, unknown, unknown>
+export type AnyStreamPart =
+  | Response.StreamPart<Record<string, never>>
+  | Response.ToolCallPart<string, unknown>
+  | Response.ToolResultPart<string, unknown, unknown>
 
 const finishReasonOf = (reason: Response.FinishReason): FinishReason.FinishReason =>
-  reason === "stop" || reason === "length" || reason === "tool-calls" || reason === "content-filter" || reason === "error"
+  reason === "stop" || reason === "length" || reason === "tool-calls" || reason === "content-filter" ||
+    reason === "error"
     ? reason
     : "other"
 
@@ -48,7 +52,9 @@ const textOf = (value: unknown): string => {
  * @internal
  */
 export const providerErrorOf = (error: unknown): ProviderError.ProviderError => {
-  const tagged = typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
+  const tagged = typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : undefined
   const message = error instanceof Error ? error.message : typeof error === "string" ? error : "@effect/ai stream error"
   return ProviderError.classify({ code: tagged ?? "effect_ai_error", message, raw: error })
 }
@@ -73,7 +79,12 @@ export class PartConverter {
     })
   }
 
-  private open(out: Out, key: string, type: "message" | "reasoning" | "function_call", name?: string): TurnBuilder.OpenItem {
+  private open(
+    out: Out,
+    key: string,
+    type: "message" | "reasoning" | "function_call",
+    name?: string
+  ): TurnBuilder.OpenItem {
     const item = this.builder.open(out, type, { key, name })
     if (type === "message" && this.pendingSources.length > 0) {
       this.sources.set(item.id, this.pendingSources)
@@ -100,7 +111,13 @@ export class PartConverter {
         break
       default: {
         const sources = this.sources.get(item.id)
-        final = { type: "message", id: item.id, content: item.content, origin: "agent", ...(sources === undefined ? {} : { sources }) }
+        final = {
+          type: "message",
+          id: item.id,
+          content: item.content,
+          origin: "agent",
+          ...(sources === undefined ? {} : { sources })
+        }
       }
     }
     this.builder.done(out, item.key, final)
@@ -131,7 +148,8 @@ export class PartConverter {
       case "text-delta":
       case "reasoning-delta": {
         const kind = part.type === "text-delta" ? "text" : "reasoning"
-        const item = this.builder.item(`${kind}:${part.id}`) ?? this.open(out, `${kind}:${part.id}`, kind === "text" ? "message" : "reasoning")
+        const item = this.builder.item(`${kind}:${part.id}`) ??
+          this.open(out, `${kind}:${part.id}`, kind === "text" ? "message" : "reasoning")
         this.builder.delta(out, item.key, part.delta)
         return
       }

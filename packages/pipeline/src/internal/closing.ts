@@ -37,7 +37,12 @@ const leaseLapsed = "this producer's lease lapsed (it was paused or cut off) bef
  *
  * @internal
  */
-export const closingPayloads = (turn: Turn.Turn, ending: Ending, context: TurnContext, now: number): Array<StreamEvent.Payload> => {
+export const closingPayloads = (
+  turn: Turn.Turn,
+  ending: Ending,
+  context: TurnContext,
+  now: number
+): Array<StreamEvent.Payload> => {
   if (ended(turn.status)) return []
   const responseId = turn.runId ?? context.runId
   const out: Array<StreamEvent.Payload> = []

@@ -45,7 +45,9 @@ export const countEvents = <E, R>(
       }
       return Effect.as(
         Effect.zipRight(
-          Effect.forEach(byType, ([type, count]) => Metric.incrementBy(TurnMetrics.events(type), count), { discard: true }),
+          Effect.forEach(byType, ([type, count]) => Metric.incrementBy(TurnMetrics.events(type), count), {
+            discard: true
+          }),
           Effect.forEach(ended, (status) => Metric.increment(TurnMetrics.turnsEnded(status)), { discard: true })
         ),
         chunk

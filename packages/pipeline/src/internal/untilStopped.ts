@@ -15,7 +15,10 @@ const capacity = 64
  *
  * @internal
  */
-export const untilStopped = <A, E, R, S>(self: Stream.Stream<A, E, R>, stop: Deferred.Deferred<S>): Stream.Stream<A, E, R> =>
+export const untilStopped = <A, E, R, S>(
+  self: Stream.Stream<A, E, R>,
+  stop: Deferred.Deferred<S>
+): Stream.Stream<A, E, R> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<A, E>({ capacity })

@@ -48,7 +48,9 @@ const escapeAscii = (text: string): string =>
 const codeArguments = (item: RawItem): string => {
   const code = typeof item.code === "string" ? item.code : ""
   const container = item.container_id
-  return `{"code":"${escapeAscii(code)}"${typeof container === "string" ? `,"container_id":${JSON.stringify(container)}` : ""}}`
+  return `{"code":"${escapeAscii(code)}"${
+    typeof container === "string" ? `,"container_id":${JSON.stringify(container)}` : ""
+  }}`
 }
 
 /** Fields that say which item this is and how it went, never what it did. */
@@ -82,7 +84,8 @@ export const isHosted = (type: string): boolean => Object.hasOwn(tools, type)
  *
  * @internal
  */
-export const codeDelta = (streamed: string, delta: string): string => (streamed === "" ? "{\"code\":\"" : "") + escapeAscii(delta)
+export const codeDelta = (streamed: string, delta: string): string =>
+  (streamed === "" ? "{\"code\":\"" : "") + escapeAscii(delta)
 
 /**
  * The JSON text of a hosted tool's arguments.

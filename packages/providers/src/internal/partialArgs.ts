@@ -118,8 +118,11 @@ export class ArgumentsBuilder {
     const last = segments[segments.length - 1]!
     const existing = child(container, last)
     let value: unknown
-    if (arg.stringValue !== undefined) value = typeof existing === "string" ? existing + arg.stringValue : arg.stringValue
-    else if (arg.numberValue !== undefined) value = arg.numberValue
+    if (arg.stringValue !== undefined) {
+      value = typeof existing === "string"
+        ? existing + arg.stringValue
+        : arg.stringValue
+    } else if (arg.numberValue !== undefined) value = arg.numberValue
     else if (arg.boolValue !== undefined) value = arg.boolValue
     else if (arg.nullValue !== undefined) value = null
     else if (existing !== undefined) return undefined

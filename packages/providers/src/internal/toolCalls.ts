@@ -32,7 +32,9 @@ export interface CallState {
 /** What one fragment did; see `ToolCallAccumulator.Step`. */
 export type StepKind = "started" | "appended" | "closed" | "ignored"
 
-const nonEmpty = (text: string | undefined): string | undefined => (text === undefined || text === "" ? undefined : text)
+const nonEmpty = (
+  text: string | undefined
+): string | undefined => (text === undefined || text === "" ? undefined : text)
 
 const familyRank: Record<Family, number> = { openai: 0, anthropic: 1, gemini: 2 }
 
@@ -89,7 +91,12 @@ export class ToolCalls {
   }
 
   /** A `tool_calls[]` entry of an OpenAI chat completion delta. */
-  openAi(index: number | undefined, rawId: string | undefined, name: string | undefined, args: string | undefined): StepKind {
+  openAi(
+    index: number | undefined,
+    rawId: string | undefined,
+    name: string | undefined,
+    args: string | undefined
+  ): StepKind {
     const text = args ?? ""
     const id = nonEmpty(rawId)
     let position = this.byId(id)
@@ -101,7 +108,9 @@ export class ToolCalls {
     if (position === -1 && index === undefined && id === undefined && this.lastOpenAi !== -1) position = this.lastOpenAi
     if (position === -1) {
       let next = 0
-      if (index === undefined) for (const call of this.calls) if (call.family === "openai") next = Math.max(next, call.index + 1)
+      if (index === undefined) {
+        for (const call of this.calls) if (call.family === "openai") next = Math.max(next, call.index + 1)
+      }
       const callIndex = index ?? next
       const call: CallState = {
         family: "openai",
@@ -205,7 +214,12 @@ export class ToolCalls {
   }
 
   /** A whole Gemini `functionCall`. */
-  gemini(rawId: string | undefined, name: string, args: Json.JsonObject, metadata: Json.JsonObject | undefined): StepKind {
+  gemini(
+    rawId: string | undefined,
+    name: string,
+    args: Json.JsonObject,
+    metadata: Json.JsonObject | undefined
+  ): StepKind {
     const id = nonEmpty(rawId)
     const known = this.byId(id)
     if (known !== -1) {
@@ -224,7 +238,13 @@ export class ToolCalls {
     const call = this.calls[position]
     if (call === undefined) return undefined
     const rawArguments = call.text === "" && call.initial !== undefined ? call.initial : call.text
-    return { id: call.id, name: call.name ?? "", arguments: Json.parseArguments(rawArguments), rawArguments, metadata: call.metadata }
+    return {
+      id: call.id,
+      name: call.name ?? "",
+      arguments: Json.parseArguments(rawArguments),
+      rawArguments,
+      metadata: call.metadata
+    }
   }
 
   /** Every call, finalized, OpenAI by index, then Anthropic by block index, then Gemini in arrival order. */
@@ -233,7 +253,8 @@ export class ToolCalls {
       .map((call, position) => ({ call, position }))
       .sort(
         (a, b) =>
-          familyRank[a.call.family] - familyRank[b.call.family] || a.call.index - b.call.index || a.position - b.position
+          familyRank[a.call.family] - familyRank[b.call.family] || a.call.index - b.call.index ||
+          a.position - b.position
       )
       .map(({ position }) => this.finalizeCall(position)!)
   }

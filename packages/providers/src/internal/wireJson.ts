@@ -42,7 +42,9 @@ export const decodeValue = <A, I>(provider: string, schema: Schema.Schema<A, I>)
           provider,
           line,
           reason: "UnexpectedShape",
-          message: `${provider} ${what} ${line === 0 ? "in the response" : `at line ${line}`} has an unexpected shape: ${issue}`
+          message: `${provider} ${what} ${
+            line === 0 ? "in the response" : `at line ${line}`
+          } has an unexpected shape: ${issue}`
         })
     )
 }

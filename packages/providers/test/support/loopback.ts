@@ -6,8 +6,8 @@
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
@@ -29,7 +29,12 @@ export type Reply =
   /** 200 with the transcript, one SSE event per write, paced. */
   | { readonly _tag: "sse"; readonly body: string }
   /** The status with a body. */
-  | { readonly _tag: "status"; readonly status: number; readonly headers?: Record<string, string>; readonly body: string }
+  | {
+    readonly _tag: "status"
+    readonly status: number
+    readonly headers?: Record<string, string>
+    readonly body: string
+  }
   /** The connection is destroyed before any byte of the response. */
   | { readonly _tag: "drop" }
   /** 200, the first `events` events of the transcript, then the connection is destroyed. */
@@ -89,9 +94,12 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
           }
           requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body })
           const reply = replies[requests.length - 1]
-          const sse = () => response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+          const sse = () =>
+            response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
           if (reply === undefined) {
-            response.writeHead(418, { "content-type": "application/json" }).end('{"error":{"message":"no reply scripted"}}')
+            response.writeHead(418, { "content-type": "application/json" }).end(
+              "{\"error\":{\"message\":\"no reply scripted\"}}"
+            )
             return
           }
           switch (reply._tag) {
@@ -107,7 +115,9 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
               return
             case "cut":
               sse()
-              void writeEvents(response, eventsOf(reply.body).slice(0, reply.events)).then(() => response.socket?.destroy())
+              void writeEvents(response, eventsOf(reply.body).slice(0, reply.events)).then(() =>
+                response.socket?.destroy()
+              )
               return
             case "silent":
               response.on("close", () => resolveClosed())
@@ -153,7 +163,7 @@ export const drive = <A, E>(
   effect: Effect.Effect<A, E>,
   ceiling = 30_000
 ): Effect.Effect<{ readonly exit: Exit.Exit<A, E>; readonly delays: ReadonlyArray<number> }> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fiber = yield* Effect.fork(effect)
     const delays: Array<number> = []
     for (let polls = 0; polls < 20_000; polls++) {

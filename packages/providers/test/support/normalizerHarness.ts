@@ -20,7 +20,8 @@ export const recorded = (provider: string, name: string): string =>
   readFileSync(join(here, "..", "fixtures", "recorded", provider, name), "utf8")
 
 /** One of the package's own transcripts, `test/fixtures/<provider>/<name>`. */
-export const own = (provider: string, name: string): string => readFileSync(join(here, "..", "fixtures", provider, name), "utf8")
+export const own = (provider: string, name: string): string =>
+  readFileSync(join(here, "..", "fixtures", provider, name), "utf8")
 
 /** A parsed JSON fixture of the package's own. */
 export const ownJson = (provider: string, name: string): unknown => JSON.parse(own(provider, name))
@@ -57,7 +58,12 @@ export const splitAt = (body: Uint8Array, cuts: ReadonlyArray<number>): Array<Ui
 export const runReads = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>) =>
   Effect.zipRight(
     yieldToEventLoop,
-    Stream.fromIterable(reads).pipe(Sse.decode(), normalize(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+    Stream.fromIterable(reads).pipe(
+      Sse.decode(),
+      normalize(options),
+      Stream.runCollect,
+      Effect.map(Chunk.toReadonlyArray)
+    )
   )
 
 /** Runs SSE framing and a normalizer over a whole body. */
@@ -75,7 +81,8 @@ export const ofType = <T extends StreamEvent.PayloadType>(events: ReadonlyArray<
   events.flatMap((event) => (event.payload.type === type ? [event.payload as StreamEvent.PayloadOf<T>] : []))
 
 /** The final items of the `item_done` events, in order. */
-export const finals = (events: ReadonlyArray<StreamEvent.StreamEvent>) => ofType(events, "item_done").map((done) => done.final_item)
+export const finals = (events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+  ofType(events, "item_done").map((done) => done.final_item)
 
 /** The `response_done` payload (the last event). */
 export const done = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
@@ -84,7 +91,8 @@ export const done = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
 }
 
 /** The `response_error` payloads' error objects. */
-export const errors = (events: ReadonlyArray<StreamEvent.StreamEvent>) => ofType(events, "response_error").map((e) => e.error)
+export const errors = (events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+  ofType(events, "response_error").map((e) => e.error)
 
 /** One random edit of a body: flip a byte, delete a byte, or insert a byte. */
 export type Edit = readonly ["flip" | "delete" | "insert", number, number]

@@ -13,23 +13,31 @@ import type { Normalize } from "../../src/Normalizer.js"
 import * as Arbitraries from "./arbitraries.js"
 import { bytes, corrupt, payloads, runReads, splitAt } from "./normalizerHarness.js"
 
-export const transcriptProperties = (normalize: Normalize, transcripts: ReadonlyArray<readonly [string, string]>): void => {
+export const transcriptProperties = (
+  normalize: Normalize,
+  transcripts: ReadonlyArray<readonly [string, string]>
+): void => {
   const bodies = transcripts.map(([name, text]) => [name, bytes(text)] as const)
   const pick = FastCheck.integer({ min: 0, max: bodies.length - 1 })
 
-  it.effect.prop("any split of a transcript's bytes into reads gives the same events", [pick, Arbitraries.cuts], ([which, cuts]) =>
-    Effect.gen(function* () {
-      const [, body] = bodies[which]!
-      const whole = yield* runReads(normalize, [body])
-      const split = yield* runReads(normalize, splitAt(body, cuts))
-      expect(payloads(split)).toStrictEqual(payloads(whole))
-    }), { fastCheck: { numRuns: 60 }, timeout: 120_000 })
+  it.effect.prop(
+    "any split of a transcript's bytes into reads gives the same events",
+    [pick, Arbitraries.cuts],
+    ([which, cuts]) =>
+      Effect.gen(function*() {
+        const [, body] = bodies[which]!
+        const whole = yield* runReads(normalize, [body])
+        const split = yield* runReads(normalize, splitAt(body, cuts))
+        expect(payloads(split)).toStrictEqual(payloads(whole))
+      }),
+    { fastCheck: { numRuns: 60 }, timeout: 120_000 }
+  )
 
   it.effect.prop(
     "corrupted bytes give a typed error or a turn that ends, never a defect",
     [pick, Arbitraries.edits, Arbitraries.cuts],
     ([which, edits, cuts]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const [, body] = bodies[which]!
         const exit = yield* Effect.exit(runReads(normalize, splitAt(corrupt(body, edits), cuts)))
         if (Exit.isFailure(exit)) {

@@ -12,7 +12,8 @@ import * as Predicate from "effect/Predicate"
 
 const hasOwn = (value: object, key: string): boolean => Object.prototype.hasOwnProperty.call(value, key)
 
-const isTimestamp = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+const isTimestamp = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0
 
 // The JSON of a trace context's known fields, or undefined when one is malformed.
 const traceContextJson = (context: unknown): string | undefined => {

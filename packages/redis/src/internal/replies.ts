@@ -4,13 +4,13 @@
  *
  * @internal
  */
+import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { reasonOfReply, RedisError } from "../RedisError.js"
 import type { StreamEntry } from "../StreamEntry.js"
 import { fieldsFromFlat } from "../StreamEntry.js"
-import { SchemaDecode } from "@sluice/core"
 
 /** @internal */
 export const EntryReply = Schema.Tuple(Schema.String, Schema.Array(Schema.String))

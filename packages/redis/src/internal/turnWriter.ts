@@ -76,239 +76,261 @@ const isUnavailable = (error: RedisError | PublishError): boolean =>
   error instanceof RedisError && error.reason === "Unavailable"
 
 /** @internal */
-export const writer = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>) =>
-<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
-  Stream.suspend(() => {
-    const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
-    const schedule = Backoff.schedule(options.retry)
-    let assigned = 0
-    let written = 0
-    let started = false
-    const slotOf = target.slotOf
-    // The id of each slot's latest confirmed entry, and the superseded ids not yet
-    // deleted.
-    const latest = new Map<string, string>()
-    let superseded: Array<string> = []
+export const writer =
+  <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>) =>
+  <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
+    Stream.suspend(() => {
+      const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
+      const schedule = Backoff.schedule(options.retry)
+      let assigned = 0
+      let written = 0
+      let started = false
+      const slotOf = target.slotOf
+      // The id of each slot's latest confirmed entry, and the superseded ids not yet
+      // deleted.
+      const latest = new Map<string, string>()
+      let superseded: Array<string> = []
 
-    const failure = (reason: PublishError["reason"], detail: string, extra: {
-      readonly entryId?: string
-      readonly attempts?: number
-      readonly cause?: unknown
-    } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
+      const failure = (reason: PublishError["reason"], detail: string, extra: {
+        readonly entryId?: string
+        readonly attempts?: number
+        readonly cause?: unknown
+      } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
 
-    // Sets the retention, and on the first batch records the turn in the index.
-    const keep = (first: boolean): Effect.Effect<void, RedisError> =>
-      Effect.gen(function*() {
-        yield* redis.pexpire(key, options.retentionMs)
-        if (!(first && options.indexTurns)) return
-        const index = TurnKeys.turnsKey(options.prefix)
-        const now = yield* Clock.currentTimeMillis
-        yield* redis.zadd(index, now, target.turnId, { onlyNew: true })
-        yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
-        yield* redis.pexpire(index, options.retentionMs)
-      })
-
-    // The entry of the batch's `i`-th value. Its fields were computed once already, so
-    // they are again (an entry without fields would be refused by Redis as `Rejected`).
-    const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
-      const fields = target.toFields(batch.values[i]!)
-      return { id: entryIdAt(batch.first + i), fields: Either.isRight(fields) ? fields.right : [] }
-    }
-
-    // Whether the entry Redis refused as too small is ours, written on an earlier try.
-    // An absent entry that fills a slot was superseded and deleted (by this writer, or
-    // by an earlier publication of the same turn).
-    const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
-      Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
-        const held = found[0]
-        if (held !== undefined) {
-          return sameFields(held.fields, entry.fields)
-            ? Effect.void
-            : Effect.fail(failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id }))
-        }
-        if (slotOf?.(value) !== undefined) return Effect.void
-        // Absent: trimmed by MAXLEN after it landed, or never written under this id.
-        return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
-          const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
-          const mine = EntryId.parse(entry.id)
-          return first !== undefined && first._tag === "Some" && mine._tag === "Some" &&
-              EntryId.order(first.value, mine.value) > 0
-            ? Effect.void
-            : Effect.fail(failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, { entryId: entry.id }))
+      // Sets the retention, and on the first batch records the turn in the index.
+      const keep = (first: boolean): Effect.Effect<void, RedisError> =>
+        Effect.gen(function*() {
+          yield* redis.pexpire(key, options.retentionMs)
+          if (!(first && options.indexTurns)) return
+          const index = TurnKeys.turnsKey(options.prefix)
+          const now = yield* Clock.currentTimeMillis
+          yield* redis.zadd(index, now, target.turnId, { onlyNew: true })
+          yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
+          yield* redis.pexpire(index, options.retentionMs)
         })
-      })
 
-    // Writes one batch, retrying it from its first unconfirmed entry while Redis is
-    // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
-    const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> => {
-      const size = batch.values.length
-      let fresh: ReadonlyArray<XAddEntry> | undefined = entries
-      let confirmed = 0
-      let attempts = 0
-      // Walks the replies in order: confirmed entries count, an entry refused as too
-      // small is checked, anything else stops the walk.
-      const settle = (
-        results: ReadonlyArray<Either.Either<string, RedisError>>,
-        offset: number,
-        from: number
-      ): Effect.Effect<void, RedisError | PublishError> => {
-        for (let i = from; i < results.length; i++) {
-          const result = results[i]!
-          if (Either.isRight(result)) {
-            confirmed++
-            continue
+      // The entry of the batch's `i`-th value. Its fields were computed once already, so
+      // they are again (an entry without fields would be refused by Redis as `Rejected`).
+      const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
+        const fields = target.toFields(batch.values[i]!)
+        return { id: entryIdAt(batch.first + i), fields: Either.isRight(fields) ? fields.right : [] }
+      }
+
+      // Whether the entry Redis refused as too small is ours, written on an earlier try.
+      // An absent entry that fills a slot was superseded and deleted (by this writer, or
+      // by an earlier publication of the same turn).
+      const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
+        Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
+          const held = found[0]
+          if (held !== undefined) {
+            return sameFields(held.fields, entry.fields)
+              ? Effect.void
+              : Effect.fail(
+                failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
+              )
           }
-          const error = result.left
-          if (error.reason === "IdTooSmall") {
-            return Effect.zipRight(
-              Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
-              Effect.suspend(() => {
-                confirmed++
-                return settle(results, offset, i + 1)
-              })
+          if (slotOf?.(value) !== undefined) return Effect.void
+          // Absent: trimmed by MAXLEN after it landed, or never written under this id.
+          return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
+            const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
+            const mine = EntryId.parse(entry.id)
+            return first !== undefined && first._tag === "Some" && mine._tag === "Some" &&
+                EntryId.order(first.value, mine.value) > 0
+              ? Effect.void
+              : Effect.fail(
+                failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, {
+                  entryId: entry.id
+                })
+              )
+          })
+        })
+
+      // Writes one batch, retrying it from its first unconfirmed entry while Redis is
+      // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
+      const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> => {
+        const size = batch.values.length
+        let fresh: ReadonlyArray<XAddEntry> | undefined = entries
+        let confirmed = 0
+        let attempts = 0
+        // Walks the replies in order: confirmed entries count, an entry refused as too
+        // small is checked, anything else stops the walk.
+        const settle = (
+          results: ReadonlyArray<Either.Either<string, RedisError>>,
+          offset: number,
+          from: number
+        ): Effect.Effect<void, RedisError | PublishError> => {
+          for (let i = from; i < results.length; i++) {
+            const result = results[i]!
+            if (Either.isRight(result)) {
+              confirmed++
+              continue
+            }
+            const error = result.left
+            if (error.reason === "IdTooSmall") {
+              return Effect.zipRight(
+                Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
+                Effect.suspend(() => {
+                  confirmed++
+                  return settle(results, offset, i + 1)
+                })
+              )
+            }
+            return Effect.fail(
+              error.reason === "Unavailable"
+                ? error
+                : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
             )
           }
-          return Effect.fail(
-            error.reason === "Unavailable"
-              ? error
-              : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
-          )
+          return Effect.void
         }
-        return Effect.void
-      }
-      const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
-        const offset = confirmed
-        const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
-        fresh = undefined
-        attempts++
-        return Effect.flatMap(redis.xaddAll(key, sent, { maxLen: options.maxLen }), (results) => settle(results, offset, 0))
-      }).pipe(
-        Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
-        Effect.tap(() => {
-          started = true
-        })
-      )
-      // The retry schedule is only started once an attempt failed (starting it costs
-      // more than a batch that goes through): it is handed that failure first, so it
-      // waits and counts exactly as if it had run the first attempt itself.
-      const retried = (failed: RedisError | PublishError) => {
-        let replay = true
-        const again = Effect.suspend(() => {
-          if (!replay) return attempt
-          replay = false
-          return Effect.fail(failed)
-        })
-        return Effect.retry(again, { schedule, while: isUnavailable })
-      }
-      const outcome = Effect.either(Effect.catchIf(attempt, isUnavailable, retried))
-      return Effect.map(outcome, (result): Outcome<A> => {
-        const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
-        written += confirmed
-        if (Either.isRight(result)) return { passed, error: undefined }
-        const error = result.left
-        const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
-        const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
-        return {
-          passed,
-          error: error instanceof PublishError
-            ? failure(error.reason, error.detail, { ...context, cause: error.cause })
-            : error.reason === "Unavailable"
-            ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
-            : failure("Rejected", error.message, context)
-        }
-      })
-    }
-
-    // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
-    // value that cannot be encoded ends the stream after the values before it are
-    // written.
-    const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
-      const entries: Array<XAddEntry> = []
-      const first = assigned + 1
-      let invalid: PublishError | undefined
-      for (let i = from; i < to; i++) {
-        const fields = target.toFields(values[i]!)
-        if (Either.isLeft(fields)) {
-          invalid = fields.left
-          break
-        }
-        entries.push({ id: entryIdAt(++assigned), fields: fields.right })
-      }
-      const rejected = (bad: PublishError) =>
-        failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
-      if (entries.length === 0) {
-        return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
-      }
-      const batch: Batch<A> = {
-        values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
-        first
-      }
-      const write = slotOf === undefined ? writeBatch(batch, entries) : trimming(writeBatch(batch, entries), batch.first)
-      return invalid === undefined
-        ? write
-        : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
-    }
-
-    // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
-    const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend(() => {
-      if (superseded.length === 0) return Effect.void
-      const ids = superseded
-      superseded = []
-      return Effect.tapError(redis.xdel(key, ids), () =>
-        Effect.sync(() => {
-          superseded = ids.concat(superseded)
-        }))
-    })
-
-    // A batch written while the entries superseded so far are deleted; then the slots
-    // of its confirmed values are recorded.
-    const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
-      Effect.map(
-        Effect.suspend(() =>
-          superseded.length === 0 ? write : Effect.zipLeft(write, Effect.ignore(deleteSuperseded), { concurrent: true })
-        ),
-        (out) => {
-          out.passed.forEach((value, i) => {
-            const slot = slotOf!(value)
-            if (slot === undefined) return
-            const previous = latest.get(slot)
-            if (previous !== undefined) superseded.push(previous)
-            latest.set(slot, entryIdAt(first + i))
+        const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
+          const offset = confirmed
+          const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
+          fresh = undefined
+          attempts++
+          return Effect.flatMap(redis.xaddAll(key, sent, { maxLen: options.maxLen }), (results) =>
+            settle(results, offset, 0))
+        }).pipe(
+          Effect.zipRight(Effect.suspend(() =>
+            started ? Effect.void : keep(true)
+          )),
+          Effect.tap(() => {
+            started = true
           })
-          return out
+        )
+        // The retry schedule is only started once an attempt failed (starting it costs
+        // more than a batch that goes through): it is handed that failure first, so it
+        // waits and counts exactly as if it had run the first attempt itself.
+        const retried = (failed: RedisError | PublishError) => {
+          let replay = true
+          const again = Effect.suspend(() => {
+            if (!replay) return attempt
+            replay = false
+            return Effect.fail(failed)
+          })
+          return Effect.retry(again, { schedule, while: isUnavailable })
         }
-      )
-
-    const finish = Effect.suspend(() => started ? Effect.zipRight(deleteSuperseded, keep(false)) : Effect.void).pipe(
-      Effect.retry({ schedule, while: isUnavailable }),
-      Effect.mapError((error) =>
-        failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, { cause: error })
-      )
-    )
-
-    // Passes on what a piece confirmed, then goes on with `next` or fails.
-    const emit = <E>(out: Outcome<A>, next: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown>) => {
-      const rest = out.error === undefined ? next : Channel.fail(out.error)
-      return out.passed.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out.passed)), rest)
-    }
-
-    // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a time.
-    const loop = <E>(): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> => {
-      const pieces = (values: ReadonlyArray<A>, from: number): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> =>
-        from >= values.length
-          ? reading
-          : Channel.unwrap(Effect.map(
-            writePiece(values, from, Math.min(from + options.maxInFlight, values.length)),
-            (out) => emit(out, Channel.suspend(() => pieces(values, from + options.maxInFlight)))
-          ))
-      const reading: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> = Channel
-        .readWithCause({
-          onInput: (chunk: Chunk.Chunk<A>) => pieces(Chunk.toReadonlyArray(chunk), 0),
-          onFailure: Channel.failCause,
-          onDone: () => Channel.fromEffect(finish)
+        const outcome = Effect.either(Effect.catchIf(attempt, isUnavailable, retried))
+        return Effect.map(outcome, (result): Outcome<A> => {
+          const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
+          written += confirmed
+          if (Either.isRight(result)) return { passed, error: undefined }
+          const error = result.left
+          const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
+          const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
+          return {
+            passed,
+            error: error instanceof PublishError
+              ? failure(error.reason, error.detail, { ...context, cause: error.cause })
+              : error.reason === "Unavailable"
+              ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
+              : failure("Rejected", error.message, context)
+          }
         })
-      return reading
-    }
+      }
 
-    return Stream.pipeThroughChannelOrFail(self, loop<E>())
-  })
+      // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
+      // value that cannot be encoded ends the stream after the values before it are
+      // written.
+      const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
+        const entries: Array<XAddEntry> = []
+        const first = assigned + 1
+        let invalid: PublishError | undefined
+        for (let i = from; i < to; i++) {
+          const fields = target.toFields(values[i]!)
+          if (Either.isLeft(fields)) {
+            invalid = fields.left
+            break
+          }
+          entries.push({ id: entryIdAt(++assigned), fields: fields.right })
+        }
+        const rejected = (bad: PublishError) =>
+          failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
+        if (entries.length === 0) {
+          return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
+        }
+        const batch: Batch<A> = {
+          values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
+          first
+        }
+        const write = slotOf === undefined
+          ? writeBatch(batch, entries)
+          : trimming(writeBatch(batch, entries), batch.first)
+        return invalid === undefined
+          ? write
+          : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
+      }
+
+      // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
+      const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend(() => {
+        if (superseded.length === 0) return Effect.void
+        const ids = superseded
+        superseded = []
+        return Effect.tapError(redis.xdel(key, ids), () =>
+          Effect.sync(() => {
+            superseded = ids.concat(superseded)
+          }))
+      })
+
+      // A batch written while the entries superseded so far are deleted; then the slots
+      // of its confirmed values are recorded.
+      const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
+        Effect.map(
+          Effect.suspend(() =>
+            superseded.length === 0
+              ? write
+              : Effect.zipLeft(write, Effect.ignore(deleteSuperseded), { concurrent: true })
+          ),
+          (out) => {
+            out.passed.forEach((value, i) => {
+              const slot = slotOf!(value)
+              if (slot === undefined) return
+              const previous = latest.get(slot)
+              if (previous !== undefined) superseded.push(previous)
+              latest.set(slot, entryIdAt(first + i))
+            })
+            return out
+          }
+        )
+
+      const finish = Effect.suspend(() => started ? Effect.zipRight(deleteSuperseded, keep(false)) : Effect.void).pipe(
+        Effect.retry({ schedule, while: isUnavailable }),
+        Effect.mapError((error) =>
+          failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
+            cause: error
+          })
+        )
+      )
+
+      // Passes on what a piece confirmed, then goes on with `next` or fails.
+      const emit = <E>(
+        out: Outcome<A>,
+        next: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown>
+      ) => {
+        const rest = out.error === undefined ? next : Channel.fail(out.error)
+        return out.passed.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out.passed)), rest)
+      }
+
+      // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a time.
+      const loop = <E>(): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> => {
+        const pieces = (
+          values: ReadonlyArray<A>,
+          from: number
+        ): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> =>
+          from >= values.length
+            ? reading
+            : Channel.unwrap(Effect.map(
+              writePiece(values, from, Math.min(from + options.maxInFlight, values.length)),
+              (out) => emit(out, Channel.suspend(() => pieces(values, from + options.maxInFlight)))
+            ))
+        const reading: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> = Channel
+          .readWithCause({
+            onInput: (chunk: Chunk.Chunk<A>) => pieces(Chunk.toReadonlyArray(chunk), 0),
+            onFailure: Channel.failCause,
+            onDone: () => Channel.fromEffect(finish)
+          })
+        return reading
+      }
+
+      return Stream.pipeThroughChannelOrFail(self, loop<E>())
+    })

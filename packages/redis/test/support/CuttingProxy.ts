@@ -5,7 +5,7 @@
  * reply lost); on even cuts only part of it does (a command torn in half). After
  * `maxCuts` cuts it forwards everything.
  */
-import { createServer, type Server, type Socket, connect } from "node:net"
+import { connect, createServer, type Server, type Socket } from "node:net"
 
 export interface CuttingProxy {
   readonly url: string

@@ -3,13 +3,13 @@
  * directory, no persistence unless asked (the fault tests ask for an append-only file
  * so that a killed server comes back with what it acknowledged).
  */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 
 export interface RedisServer {
   readonly port: number
@@ -37,12 +37,24 @@ export const freePort = (): Promise<number> =>
 
 const launch = (port: number, dir: string, persistent: boolean): Promise<ChildProcess> =>
   launchRedis([
-    "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--protected-mode",
+    "yes",
     ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
   ])
 
 /** Starts `redis-server` with `args` and waits until it prints `ready` (by default, that it accepts connections). */
-export const launchRedis = (args: ReadonlyArray<string>, ready = "Ready to accept connections"): Promise<ChildProcess> =>
+export const launchRedis = (
+  args: ReadonlyArray<string>,
+  ready = "Ready to accept connections"
+): Promise<ChildProcess> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.env.REDIS_SERVER_BIN ?? "redis-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
@@ -55,7 +67,8 @@ export const launchRedis = (args: ReadonlyArray<string>, ready = "Ready to accep
         resolve(child)
       }
     }
-    const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`))
+    const onExit = (code: number | null) =>
+      reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`))
     child.stdout?.on("data", onData)
     child.stderr?.on("data", (data: Buffer) => (output += data.toString()))
     child.once("error", reject)
@@ -100,5 +113,10 @@ export const startRedisServer = async (options: { readonly persistent?: boolean 
 }
 
 /** A server for the length of a scope. */
-export const scopedRedisServer = (options: { readonly persistent?: boolean } = {}): Effect.Effect<RedisServer, never, Scope.Scope> =>
-  Effect.acquireRelease(Effect.promise(() => startRedisServer(options)), (server) => Effect.promise(() => server.close()))
+export const scopedRedisServer = (
+  options: { readonly persistent?: boolean } = {}
+): Effect.Effect<RedisServer, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => startRedisServer(options)),
+    (server) => Effect.promise(() => server.close())
+  )

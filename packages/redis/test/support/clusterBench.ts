@@ -45,14 +45,23 @@ const writes = (run: string) =>
       yield* Effect.forEach(Array.from({ length: keys }, (_, k) => k), (k) =>
         redis.xaddAll(
           `bench-${run}:turn:{${k}}:events`,
-          Array.from({ length: batch }, (_, i) => ({ id: `0-${round * batch + i + 1}`, fields: fields(k, round * batch + i) })),
+          Array.from(
+            { length: batch },
+            (_, i) => ({ id: `0-${round * batch + i + 1}`, fields: fields(k, round * batch + i) })
+          ),
           { maxLen: 100_000 }
-        ).pipe(Effect.tap((results) => results.some((r) => r._tag === "Left") ? Effect.die(String(results.find((r) => r._tag === "Left")?.left)) : Effect.void)),
-        { concurrency: "unbounded", discard: true })
+        ).pipe(Effect.tap((results) =>
+          results.some((r) => r._tag === "Left")
+            ? Effect.die(String(results.find((r) => r._tag === "Left")?.left))
+            : Effect.void
+        )), { concurrency: "unbounded", discard: true })
     }
     const cpu = process.cpuUsage(started)
     const entries = keys * rounds * batch
-    return { cpuUsPerXadd: (cpu.user + cpu.system) / entries, entriesPerS: entries / ((performance.now() - wall) / 1000) }
+    return {
+      cpuUsPerXadd: (cpu.user + cpu.system) / entries,
+      entriesPerS: entries / ((performance.now() - wall) / 1000)
+    }
   })
 
 const connections = async (nodes: ReadonlyArray<{ host: string; port: number }>, n: number) => {
@@ -91,16 +100,22 @@ const main = async () => {
     }
     for (let trial = 0; trial < 4; trial++) {
       for (const [name, layer] of Object.entries(layers)) {
-        const result = await Effect.runPromise(writes(`${trial}-${name.length}`).pipe(Effect.provide(Layer.fresh(layer))))
+        const result = await Effect.runPromise(
+          writes(`${trial}-${name.length}`).pipe(Effect.provide(Layer.fresh(layer)))
+        )
         process.stdout.write(
-          `${name}: ${result.cpuUsPerXadd.toFixed(1)} µs Node CPU per XADD, ${Math.round(result.entriesPerS)} entries/s\n`
+          `${name}: ${result.cpuUsPerXadd.toFixed(1)} µs Node CPU per XADD, ${
+            Math.round(result.entriesPerS)
+          } entries/s\n`
         )
       }
     }
     const opened = await connections(nodes, 30)
     process.stdout.write(
       `tail connection: plain ${opened.plain.msEach.toFixed(1)} ms (${opened.plain.cpuMsEach.toFixed(2)} ms CPU), ` +
-        `cluster duplicate() ${opened.duplicated.msEach.toFixed(1)} ms (${opened.duplicated.cpuMsEach.toFixed(2)} ms CPU)\n`
+        `cluster duplicate() ${opened.duplicated.msEach.toFixed(1)} ms (${
+          opened.duplicated.cpuMsEach.toFixed(2)
+        } ms CPU)\n`
     )
   } finally {
     await cluster.close()

@@ -21,16 +21,27 @@ export const durableSuite = (name: string, layer: Layer.Layer<DurableStore, Redi
         const stream = randomUUID()
         expect(yield* store.load(stream)).toEqual(Option.none())
         const every = Uint8Array.from({ length: 256 }, (_, i) => i)
-        const created = yield* store.commit(stream, { expect: 0, set: { ct: "application/octet-stream" }, append: [every], expiry: persist })
+        const created = yield* store.commit(stream, {
+          expect: 0,
+          set: { ct: "application/octet-stream" },
+          append: [every],
+          expiry: persist
+        })
         expect(created).toEqual(Option.some(["0-1"]))
         expect(yield* store.commit(stream, { expect: 0, set: {}, append: [], expiry: persist })).toEqual(Option.none())
         const state = Option.getOrThrow(yield* store.load(stream))
         expect(state.meta).toEqual({ ct: "application/octet-stream" })
         expect(state.tail).toBe("0-1")
-        const appended = yield* store.commit(stream, { expect: state.version, set: { closed: "1" }, append: [bytes("a"), bytes("b")], expiry: persist })
+        const appended = yield* store.commit(stream, {
+          expect: state.version,
+          set: { closed: "1" },
+          append: [bytes("a"), bytes("b")],
+          expiry: persist
+        })
         expect(appended).toEqual(Option.some(["0-2", "0-3"]))
         // A writer that read the older version is refused.
-        expect(yield* store.commit(stream, { expect: state.version, set: {}, append: [bytes("c")], expiry: persist })).toEqual(Option.none())
+        expect(yield* store.commit(stream, { expect: state.version, set: {}, append: [bytes("c")], expiry: persist }))
+          .toEqual(Option.none())
         const all = yield* store.read(stream, "0-0", 10)
         expect(all.map((entry) => entry.id)).toEqual(["0-1", "0-2", "0-3"])
         expect(Array.from(all[0]!.data)).toEqual(Array.from(every))

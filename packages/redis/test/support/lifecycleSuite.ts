@@ -30,7 +30,9 @@ const publishPartial = (turnId: string) =>
   Effect.gen(function*() {
     const events = streamEvents(turnId, 8).slice(0, -1)
     yield* Stream.runDrain(TurnPublisher.publishEvents(turnId)(Stream.fromIterable(events)))
-    yield* Stream.runDrain(TurnPublisher.publishUpserts(turnId)(Stream.fromIterable(upsertMessages(turnId, 6).slice(0, 3))))
+    yield* Stream.runDrain(
+      TurnPublisher.publishUpserts(turnId)(Stream.fromIterable(upsertMessages(turnId, 6).slice(0, 3)))
+    )
     return events
   })
 
@@ -53,10 +55,18 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           ])
           const b = yield* entries(TurnKeys.upsertsKey(prefix, turnId))
           const last = yield* TurnEntry.toStreamBMessage(b.at(-1)!)
-          expect([b.at(-1)!.id, JSON.parse(last.payload)]).toMatchObject(["0-4", { type: "turn_error", turnId, error: { code: "producer_lost" } }])
+          expect([b.at(-1)!.id, JSON.parse(last.payload)]).toMatchObject(["0-4", {
+            type: "turn_error",
+            turnId,
+            error: { code: "producer_lost" }
+          }])
           // a second server that noticed the same turn finds it ended (0-2 was superseded by 0-3)
           expect(yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)).toBe("already_ended")
-          expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual(["0-1", "0-3", "0-4"])
+          expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual([
+            "0-1",
+            "0-3",
+            "0-4"
+          ])
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
       it.effect("two servers at once: exactly one terminal entry in each stream", () =>
@@ -96,7 +106,11 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           yield* Stream.runDrain(TurnPublisher.publishEvents(turnId)(Stream.fromIterable(streamEvents(turnId, 5))))
           yield* Stream.runDrain(TurnPublisher.publishUpserts(turnId)(Stream.fromIterable(upsertMessages(turnId, 4))))
           expect(yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)).toBe("already_ended")
-          expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual(["0-1", "0-3", "0-4"])
+          expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual([
+            "0-1",
+            "0-3",
+            "0-4"
+          ])
           expect(yield* TurnEnding.end(prefix, randomUUID(), TurnEnding.producerLost)).toBe("empty")
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
     })
@@ -111,9 +125,16 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           yield* TurnControl.requestCancel(controlPrefix, first)
           yield* TurnControl.requestCancel(controlPrefix, second)
           const seen = yield* TurnControl.requests(controlPrefix, at).pipe(Stream.take(2), Stream.runCollect)
-          expect(Chunk.toReadonlyArray(seen)).toStrictEqual([{ type: "cancel", turnId: first }, { type: "cancel", turnId: second }])
+          expect(Chunk.toReadonlyArray(seen)).toStrictEqual([{ type: "cancel", turnId: first }, {
+            type: "cancel",
+            turnId: second
+          }])
           // a follower that starts now waits for the next request
-          const follower = yield* TurnControl.requests(controlPrefix).pipe(Stream.take(1), Stream.runCollect, Effect.fork)
+          const follower = yield* TurnControl.requests(controlPrefix).pipe(
+            Stream.take(1),
+            Stream.runCollect,
+            Effect.fork
+          )
           const third = randomUUID()
           // ask until the follower, whenever it has found where the stream ends, sees it
           let exit = yield* Fiber.poll(follower)
@@ -122,7 +143,10 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             yield* Effect.yieldNow()
             exit = yield* Fiber.poll(follower)
           }
-          expect(Exit.isSuccess(exit.value) && Chunk.toReadonlyArray(exit.value.value)).toStrictEqual([{ type: "cancel", turnId: third }])
+          expect(Exit.isSuccess(exit.value) && Chunk.toReadonlyArray(exit.value.value)).toStrictEqual([{
+            type: "cancel",
+            turnId: third
+          }])
         }))
     })
   })

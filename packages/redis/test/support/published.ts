@@ -15,7 +15,10 @@ import * as TurnKeys from "../../src/TurnKeys.js"
 export const entryIds = (n: number): Array<string> => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
 
 /** A lazy source that runs `at(i)` before it hands out message `i`. */
-export const lazySource = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, at: (i: number) => Effect.Effect<void>) =>
+export const lazySource = (
+  messages: ReadonlyArray<StreamBMessage.StreamBMessage>,
+  at: (i: number) => Effect.Effect<void>
+) =>
   Stream.unfoldEffect(0, (i) =>
     i >= messages.length
       ? Effect.succeed(Option.none())
@@ -24,5 +27,7 @@ export const lazySource = (messages: ReadonlyArray<StreamBMessage.StreamBMessage
 /** A turn's Stream B entries, decoded, with their ids. */
 export const storedUpserts = (prefix: string, turnId: string) =>
   Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
-    Effect.flatMap(Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message }))))
+    Effect.flatMap(
+      Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
+    )
   )

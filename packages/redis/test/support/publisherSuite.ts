@@ -26,11 +26,17 @@ const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
 const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }
 
 const publishB = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
-  Stream.fromIterable(messages).pipe(TurnPublisher.publishUpserts(turnId), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+  Stream.fromIterable(messages).pipe(
+    TurnPublisher.publishUpserts(turnId),
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray)
+  )
 
 const storedB = (turnId: string) =>
   Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
-    Effect.flatMap(Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message }))))
+    Effect.flatMap(
+      Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
+    )
   )
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `0-${i + 1}`)
@@ -103,7 +109,16 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const turnId = randomUUID()
           const threadId = randomUUID()
           const payload = (itemId: string, content: string, changeType: "created" | "updated" | "completed") =>
-            ({ type: "item_upsert", turnId, threadId, itemId, itemType: "message", changeType, content, origin: "agent" }) as const
+            ({
+              type: "item_upsert",
+              turnId,
+              threadId,
+              itemId,
+              itemType: "message",
+              changeType,
+              content,
+              origin: "agent"
+            }) as const
           const payloads: Array<StreamBMessage.UIPayload> = [{ type: "turn_started", turnId, threadId }]
           let a = ""
           let b = ""
@@ -168,7 +183,10 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const arbitrary = FastCheck.array(Arbitrary.make(StreamEvent.StreamEvent), { minLength: 1, maxLength: 30 })
           for (const events of FastCheck.sample(arbitrary, { numRuns: 15, seed: 6 })) {
             const turnId = randomUUID()
-            const passed = yield* Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId), Stream.runCollect)
+            const passed = yield* Stream.fromIterable(events).pipe(
+              TurnPublisher.publishEvents(turnId),
+              Stream.runCollect
+            )
             expect(Chunk.toReadonlyArray(passed)).toStrictEqual(events)
             const redis = yield* RedisStreams
             const raw = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")

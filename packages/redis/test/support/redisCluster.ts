@@ -4,13 +4,13 @@
  * `nodes-<port>.conf`, joined with `redis-cli --cluster create`. A killed master
  * restarts on the same port and configuration, so it rejoins holding its slots.
  */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { type ChildProcess, execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import { freePort, launchRedis, stop } from "./RedisServer.js"
 
 const run = promisify(execFile)
@@ -39,9 +39,26 @@ export interface RedisCluster {
 
 const launch = (port: number, dir: string): Promise<ChildProcess> =>
   launchRedis([
-    "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--protected-mode", "yes",
-    "--appendonly", "yes", "--appendfsync", "always",
-    "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "2000"
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--protected-mode",
+    "yes",
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    `nodes-${port}.conf`,
+    "--cluster-node-timeout",
+    "2000"
   ])
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

@@ -18,7 +18,8 @@ import { field, type Fields, type StreamEntry } from "../../src/StreamEntry.js"
 
 const key = (name: string) => `sluice-test:${name}:${randomUUID()}`
 const fields = (n: number): Fields => [["n", String(n)], ["payload", JSON.stringify({ n })]]
-const numbers = (entries: ReadonlyArray<StreamEntry>) => entries.map((entry) => Number(Option.getOrThrow(field(entry, "n"))))
+const numbers = (entries: ReadonlyArray<StreamEntry>) =>
+  entries.map((entry) => Number(Option.getOrThrow(field(entry, "n"))))
 const reasonOf = <A>(effect: Effect.Effect<A, RedisError>) =>
   Effect.map(Effect.flip(effect), (error) => {
     expect(error).toBeInstanceOf(RedisError)
@@ -163,10 +164,11 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const redis = yield* RedisStreams
           const k = key("tail")
           for (let n = 1; n <= 3; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
-          const follower = yield* redis.tail(k, { until: (entry) => Option.contains(field(entry, "n"), "8"), count: 2 }).pipe(
-            Stream.runCollect,
-            Effect.fork
-          )
+          const follower = yield* redis.tail(k, { until: (entry) => Option.contains(field(entry, "n"), "8"), count: 2 })
+            .pipe(
+              Stream.runCollect,
+              Effect.fork
+            )
           for (let n = 4; n <= 8; n++) {
             yield* Effect.yieldNow()
             yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
@@ -224,7 +226,9 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           expect(yield* reasonOf(redis.xadd(k, { id: "0-4", fields: fields(4) }))).toBe("IdTooSmall")
           // a reader that saw a deleted id goes on with the entries after it
           expect(numbers(yield* redis.xrange(k, "(0-2", "+"))).toStrictEqual([3, 5])
-          const tailed = yield* redis.tail(k, { after: "0-4", until: (entry) => entry.id === "0-5" }).pipe(Stream.runCollect)
+          const tailed = yield* redis.tail(k, { after: "0-4", until: (entry) => entry.id === "0-5" }).pipe(
+            Stream.runCollect
+          )
           expect(numbers(Chunk.toReadonlyArray(tailed))).toStrictEqual([5])
           expect(yield* reasonOf(redis.xdel(k, ["nope"]))).toBe("Rejected")
         }))
@@ -236,7 +240,9 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const redis = yield* RedisStreams
           const k = key("budget")
           const big = "x".repeat(10_000)
-          for (let n = 1; n <= 40; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: [["n", String(n)], ["payload", big]] })
+          for (let n = 1; n <= 40; n++) {
+            yield* redis.xadd(k, { id: `0-${n}`, fields: [["n", String(n)], ["payload", big]] })
+          }
           const chunks = yield* redis.tail(k, { maxBytes: 25_000, until: (entry) => entry.id === "0-40" }).pipe(
             Stream.chunks,
             Stream.runCollect
@@ -281,9 +287,15 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           expect(yield* redis.zadd(k, 99, "a", { onlyNew: true })).toBe(false)
           expect(yield* redis.zadd(k, 25, "b")).toBe(false)
           const all = yield* redis.zrangeByScore(k, -Infinity, Infinity)
-          expect(all).toStrictEqual([{ member: "a", score: 10 }, { member: "b", score: 25 }, { member: "c", score: 30 }])
-          expect((yield* redis.zrangeByScore(k, 0, 100, { reverse: true, count: 2 })).map((m) => m.member)).toStrictEqual(["c", "b"])
-          expect((yield* redis.zrangeByScore(k, 0, 100, { offset: 1, count: 1 })).map((m) => m.member)).toStrictEqual(["b"])
+          expect(all).toStrictEqual([{ member: "a", score: 10 }, { member: "b", score: 25 }, {
+            member: "c",
+            score: 30
+          }])
+          expect((yield* redis.zrangeByScore(k, 0, 100, { reverse: true, count: 2 })).map((m) => m.member))
+            .toStrictEqual(["c", "b"])
+          expect((yield* redis.zrangeByScore(k, 0, 100, { offset: 1, count: 1 })).map((m) => m.member)).toStrictEqual([
+            "b"
+          ])
           expect((yield* redis.zrangeByScore(k, 20, 26)).map((m) => m.member)).toStrictEqual(["b"])
           expect(yield* redis.zremRangeByScore(k, -Infinity, 25)).toBe(2)
           expect((yield* redis.zrangeByScore(k, -Infinity, Infinity)).map((m) => m.member)).toStrictEqual(["c"])

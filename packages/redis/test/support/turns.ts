@@ -35,26 +35,43 @@ export const streamEvents = (turnId: string, n: number): Array<StreamEvent.Strea
   const context = { runId: randomUUID() }
   const at = (i: number) => 1_700_000_000_000 + i
   const out: Array<StreamEvent.StreamEvent> = [
-    StreamEvent.envelope(context, {
-      type: "response_start",
-      response_id: context.runId,
-      turn_id: turnId,
-      thread_id: randomUUID(),
-      model_id: "model",
-      provider_id: "test",
-      created_at: at(0)
-    }, randomUUID(), at(0)),
+    StreamEvent.envelope(
+      context,
+      {
+        type: "response_start",
+        response_id: context.runId,
+        turn_id: turnId,
+        thread_id: randomUUID(),
+        model_id: "model",
+        provider_id: "test",
+        created_at: at(0)
+      },
+      randomUUID(),
+      at(0)
+    ),
     StreamEvent.envelope(context, { type: "item_start", item_id: "item-1", item_type: "message" }, randomUUID(), at(1))
   ]
   for (let i = 2; i < n - 1; i++) {
-    out.push(StreamEvent.envelope(context, { type: "item_delta", item_id: "item-1", delta_content: `d${i} ` }, randomUUID(), at(i)))
+    out.push(
+      StreamEvent.envelope(
+        context,
+        { type: "item_delta", item_id: "item-1", delta_content: `d${i} ` },
+        randomUUID(),
+        at(i)
+      )
+    )
   }
-  out.push(StreamEvent.envelope(context, {
-    type: "response_done",
-    response_id: context.runId,
-    status: "complete",
-    finish_reason: "stop"
-  }, randomUUID(), at(n)))
+  out.push(StreamEvent.envelope(
+    context,
+    {
+      type: "response_done",
+      response_id: context.runId,
+      status: "complete",
+      finish_reason: "stop"
+    },
+    randomUUID(),
+    at(n)
+  ))
   return out
 }
 
@@ -67,7 +84,8 @@ export const kept = (
 ): Array<{ readonly id: string; readonly message: StreamBMessage.StreamBMessage }> => {
   const itemOf = (message: StreamBMessage.StreamBMessage): string | undefined => {
     const payload: unknown = JSON.parse(message.payload)
-    return typeof payload === "object" && payload !== null && "itemId" in payload && typeof payload.itemId === "string" &&
+    return typeof payload === "object" && payload !== null && "itemId" in payload &&
+        typeof payload.itemId === "string" &&
         message.payloadType === "item_upsert"
       ? payload.itemId
       : undefined

@@ -64,7 +64,9 @@ export const authenticator = (tokens: ReadonlyArray<string>, readTokens: Readonl
       if (accessTokens.length === 0) {
         return Effect.fail(unauthorized("missing bearer token (Authorization: Bearer <token>) or ?access_token="))
       }
-      if (accessTokens.length > 1) return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
+      if (accessTokens.length > 1) {
+        return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
+      }
       return ViewerToken.verify(key, accessTokens[0]!).pipe(
         Effect.map((claims): Credentials => ({
           caller: "page",
@@ -106,12 +108,17 @@ export const streamLimiter = (max: number) =>
     }
     const take = (caller: Caller): Effect.Effect<void, ApiError> =>
       Effect.flatMap(
-        Ref.modify(open, (counts) =>
-          (counts.get(caller) ?? 0) >= max ? [false, counts] as const : [true, update(caller, 1)(counts)] as const),
+        Ref.modify(
+          open,
+          (counts) =>
+            (counts.get(caller) ?? 0) >= max ? [false, counts] as const : [true, update(caller, 1)(counts)] as const
+        ),
         (taken) =>
           taken
             ? Effect.void
-            : Effect.fail(new ApiError({ code: "too_many_streams", message: `at most ${max} concurrent streams per token` }))
+            : Effect.fail(
+              new ApiError({ code: "too_many_streams", message: `at most ${max} concurrent streams per token` })
+            )
       )
     return {
       acquire: (caller: Caller): Effect.Effect<void, ApiError, Scope.Scope> =>

@@ -66,7 +66,10 @@ export const readRequest = (
   if (offsets.length > 1) return refuse(400, "offset is given more than once")
   const offset = offsets[0]
   if (offset !== undefined && offset !== "-1" && offset !== "now" && Option.isNone(Wire.entryIdOf(offset))) {
-    return refuse(400, `invalid offset ${JSON.stringify(offset.slice(0, 64))}: expected -1, now or an offset this stream returned`)
+    return refuse(
+      400,
+      `invalid offset ${JSON.stringify(offset.slice(0, 64))}: expected -1, now or an offset this stream returned`
+    )
   }
   const liveParam = search.get("live")
   if (liveParam !== null && liveParam !== "long-poll" && liveParam !== "sse") {
@@ -233,7 +236,9 @@ export const sse = (
   closing: Effect.Effect<void>
 ): HttpServerResponse.HttpServerResponse => {
   type State = { readonly view: View; readonly after: string; readonly done: boolean; readonly announced: boolean }
-  const step = (state: State): Effect.Effect<Option.Option<readonly [Array<Uint8Array>, State]>, RedisError.RedisError> =>
+  const step = (
+    state: State
+  ): Effect.Effect<Option.Option<readonly [Array<Uint8Array>, State]>, RedisError.RedisError> =>
     Effect.gen(function*() {
       if (state.done) return Option.none()
       const view = state.view
@@ -272,9 +277,14 @@ export const sse = (
       }
       return Option.some([events, { ...state, view: next.value }] as const)
     })
-  const body = Stream.unfoldEffect({ view: first, after: afterOf(request, first), done: false, announced: false } as State, step).pipe(
+  const body = Stream.unfoldEffect(
+    { view: first, after: afterOf(request, first), done: false, announced: false } as State,
+    step
+  ).pipe(
     Stream.flatMap((events) => Stream.fromIterable(events)),
-    Stream.catchAll((error) => Stream.fromEffect(Effect.as(Effect.logError(`durable stream read failed: ${error.message}`), new Uint8Array(0)))),
+    Stream.catchAll((error) =>
+      Stream.fromEffect(Effect.as(Effect.logError(`durable stream read failed: ${error.message}`), new Uint8Array(0)))
+    ),
     Stream.interruptWhen(closing)
   )
   const headers: Record<string, string> = { "cache-control": "no-cache", connection: "keep-alive" }

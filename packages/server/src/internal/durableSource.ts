@@ -30,7 +30,10 @@ export interface View {
 /** @internal */
 export interface Source {
   readonly load: Effect.Effect<Option.Option<View>, RedisError.RedisError>
-  readonly read: (after: string, count: number) => Effect.Effect<ReadonlyArray<DurableStore.DurableEntry>, RedisError.RedisError>
+  readonly read: (
+    after: string,
+    count: number
+  ) => Effect.Effect<ReadonlyArray<DurableStore.DurableEntry>, RedisError.RedisError>
   /** Waits for a change after `view`, at most `timeoutMs`. */
   readonly awaitChange: (view: View, timeoutMs: number) => Effect.Effect<void, RedisError.RedisError>
   /** Renews a sliding TTL after a read. */
@@ -56,13 +59,16 @@ export const expiryOf = (meta: Readonly<Record<string, string>>): DurableStore.E
  * @internal
  */
 export const storeSource = (store: DurableStore.DurableStoreService, name: string): Source => ({
-  load: Effect.map(store.load(name), Option.map((state) => ({
-    contentType: state.meta.ct ?? "application/octet-stream",
-    tail: state.tail,
-    closed: state.meta.closed === "1",
-    meta: state.meta,
-    signal: state.signal
-  }))),
+  load: Effect.map(
+    store.load(name),
+    Option.map((state) => ({
+      contentType: state.meta.ct ?? "application/octet-stream",
+      tail: state.tail,
+      closed: state.meta.closed === "1",
+      meta: state.meta,
+      signal: state.signal
+    }))
+  ),
   read: (after, count) => store.read(name, after, count),
   awaitChange: (view, timeoutMs) => Effect.asVoid(store.awaitChange(name, view.signal, timeoutMs)),
   touched: (view) => view.meta.ttl === undefined ? Effect.void : store.touch(name, expiryOf(view.meta))
@@ -108,16 +114,22 @@ export const turnSource = (
 ): Source => {
   const key = TurnKeys.streamKey(prefix, turnId, stream)
   return {
-    load: Effect.map(redis.xlast(key), Option.map((last) => ({
-      contentType: "application/json",
-      tail: last.id,
-      closed: TurnEntry.isFinal(last),
-      meta: {},
-      signal: last.id
-    }))),
+    load: Effect.map(
+      redis.xlast(key),
+      Option.map((last) => ({
+        contentType: "application/json",
+        tail: last.id,
+        closed: TurnEntry.isFinal(last),
+        meta: {},
+        signal: last.id
+      }))
+    ),
     read: (after, count) =>
-      Effect.map(redis.xrange(key, `(${after}`, "+", count), (entries) =>
-        entries.map((entry) => ({ id: entry.id, data: encoder.encode(`${JSON.stringify(turnValue(entry))},`) }))),
+      Effect.map(
+        redis.xrange(key, `(${after}`, "+", count),
+        (entries) =>
+          entries.map((entry) => ({ id: entry.id, data: encoder.encode(`${JSON.stringify(turnValue(entry))},`) }))
+      ),
     awaitChange: (view, timeoutMs) =>
       redis.tail(key, { after: view.tail }).pipe(
         Stream.take(1),
@@ -126,7 +138,9 @@ export const turnSource = (
         Effect.flatMap((changed) =>
           changed
             ? Effect.void
-            : Effect.asVoid(Effect.provideService(TurnFeed.endIfProducerLost(prefix, turnId), RedisStreams.RedisStreams, redis))
+            : Effect.asVoid(
+              Effect.provideService(TurnFeed.endIfProducerLost(prefix, turnId), RedisStreams.RedisStreams, redis)
+            )
         )
       ),
     touched: () => Effect.void

@@ -89,7 +89,10 @@ export type JsonRefusal = "invalid" | "empty_array"
  *
  * @internal
  */
-export const jsonEntry = (body: Uint8Array, creating: boolean): { readonly stored?: Uint8Array; readonly refused?: JsonRefusal } => {
+export const jsonEntry = (
+  body: Uint8Array,
+  creating: boolean
+): { readonly stored?: Uint8Array; readonly refused?: JsonRefusal } => {
   let parsed: unknown
   try {
     parsed = JSON.parse(decoder.decode(body))
@@ -108,7 +111,9 @@ export const jsonEntry = (body: Uint8Array, creating: boolean): { readonly store
  *
  * @internal
  */
-export const jsonValues = (entries: ReadonlyArray<{ readonly offset: string; readonly data: Uint8Array }>): Array<string> =>
+export const jsonValues = (
+  entries: ReadonlyArray<{ readonly offset: string; readonly data: Uint8Array }>
+): Array<string> =>
   entries.flatMap(({ data, offset }) => {
     const text = decoder.decode(data).trimEnd()
     const values: Array<unknown> = JSON.parse(`[${text.endsWith(",") ? text.slice(0, -1) : text}]`)
@@ -121,7 +126,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const withOffset = (value: unknown, offset: string): string => {
   if (!isRecord(value) || !isRecord(value.headers)) return JSON.stringify(value)
   const { headers: valueHeaders } = value
-  if (typeof valueHeaders.operation !== "string" && typeof valueHeaders.control !== "string") return JSON.stringify(value)
+  if (typeof valueHeaders.operation !== "string" && typeof valueHeaders.control !== "string") {
+    return JSON.stringify(value)
+  }
   return JSON.stringify({ ...value, headers: { ...valueHeaders, offset } })
 }
 

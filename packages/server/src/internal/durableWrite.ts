@@ -76,7 +76,9 @@ export const createRequest = (
   location: string
 ): Effect.Effect<CreateRequest, Refusal> => {
   const given = header("content-type")
-  const contentType = given !== undefined && /^[\w-]+\/[\w.+-]+/.test(given.trim()) ? given.trim() : "application/octet-stream"
+  const contentType = given !== undefined && /^[\w-]+\/[\w.+-]+/.test(given.trim())
+    ? given.trim()
+    : "application/octet-stream"
   const ttl = header(Wire.headers.ttl)
   const expiresAt = header(Wire.headers.expiresAt)
   if (ttl !== undefined && expiresAt !== undefined) return refuse(400, "Stream-TTL and Stream-Expires-At are exclusive")
@@ -90,13 +92,21 @@ export const createRequest = (
 }
 
 const jsonRefusal = (refused: Wire.JsonRefusal) =>
-  refused === "invalid" ? new Refusal(400, "the body is not valid JSON") : new Refusal(400, "an empty JSON array appends nothing")
+  refused === "invalid"
+    ? new Refusal(400, "the body is not valid JSON")
+    : new Refusal(400, "an empty JSON array appends nothing")
 
-const storedBody = (contentType: string, body: Uint8Array, creating: boolean): Effect.Effect<ReadonlyArray<Uint8Array>, Refusal> => {
+const storedBody = (
+  contentType: string,
+  body: Uint8Array,
+  creating: boolean
+): Effect.Effect<ReadonlyArray<Uint8Array>, Refusal> => {
   if (body.length === 0) return Effect.succeed([])
   if (!Wire.isJson(contentType)) return Effect.succeed([body])
   const { refused, stored } = Wire.jsonEntry(body, creating)
-  return refused !== undefined ? Effect.fail(jsonRefusal(refused)) : Effect.succeed(stored === undefined ? [] : [stored])
+  return refused !== undefined
+    ? Effect.fail(jsonRefusal(refused))
+    : Effect.succeed(stored === undefined ? [] : [stored])
 }
 
 /**
@@ -137,7 +147,12 @@ export const create = (store: DurableStore.DurableStoreService, name: string, re
       if (request.closed) set.closed = "1"
       return {
         _tag: "Commit",
-        commit: { expect: 0, set, append: yield* storedBody(request.contentType, request.body, true), expiry: expiryOf(set) },
+        commit: {
+          expect: 0,
+          set,
+          append: yield* storedBody(request.contentType, request.body, true),
+          expiry: expiryOf(set)
+        },
         respond: (tail) => respond(201, tail, request.closed)
       } satisfies Outcome
     }))
@@ -187,7 +202,10 @@ export const appendRequest = (
   if (id !== undefined && epoch !== undefined && seq !== undefined) {
     if (id === "") return refuse(400, "Producer-Id is empty")
     if (!strictInteger.test(epoch) || !Number.isSafeInteger(Number(epoch))) {
-      return refuse(400, `invalid Producer-Epoch ${JSON.stringify(epoch.slice(0, 32))}: expected a non-negative integer`)
+      return refuse(
+        400,
+        `invalid Producer-Epoch ${JSON.stringify(epoch.slice(0, 32))}: expected a non-negative integer`
+      )
     }
     if (!strictInteger.test(seq) || !Number.isSafeInteger(Number(seq))) {
       return refuse(400, `invalid Producer-Seq ${JSON.stringify(seq.slice(0, 32))}: expected a non-negative integer`)
@@ -215,7 +233,10 @@ const producerField = (id: string) => `p:${id}`
 // write already happened) and a skipped one is a gap (409).
 const checkProducer = (meta: Readonly<Record<string, string>>, producer: Producer, now: number): ProducerCheck => {
   const stored = meta[producerField(producer.id)]
-  const accepted = (): ProducerCheck => ({ _tag: "Accepted", state: JSON.stringify([producer.epoch, producer.seq, now]) })
+  const accepted = (): ProducerCheck => ({
+    _tag: "Accepted",
+    state: JSON.stringify([producer.epoch, producer.seq, now])
+  })
   const gap = (expected: number): ProducerCheck => ({
     _tag: "Refused",
     refusal: new Refusal(409, `producer sequence gap: expected ${expected}, got ${producer.seq}`, {
@@ -245,7 +266,10 @@ const checkProducer = (meta: Readonly<Record<string, string>>, producer: Produce
 const closedBy = (producer: Producer) => JSON.stringify([producer.id, producer.epoch, producer.seq])
 
 const closedConflict = (tail: string) =>
-  new Refusal(409, "the stream is closed", { [Wire.headers.closed]: "true", [Wire.headers.nextOffset]: Wire.offsetOf(tail) })
+  new Refusal(409, "the stream is closed", {
+    [Wire.headers.closed]: "true",
+    [Wire.headers.nextOffset]: Wire.offsetOf(tail)
+  })
 
 /**
  * `POST`: appends the body (204, or 200 with the producer headers for an idempotent
@@ -262,7 +286,9 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
     if (!closeOnly && request.contentType === undefined) return yield* refuse(400, "an append needs a Content-Type")
     const producer = request.producer
     const producerHeaders = (seq: number): Record<string, string> =>
-      producer === undefined ? {} : { [Wire.headers.producerEpoch]: String(producer.epoch), [Wire.headers.producerSeq]: String(seq) }
+      producer === undefined
+        ? {}
+        : { [Wire.headers.producerEpoch]: String(producer.epoch), [Wire.headers.producerSeq]: String(seq) }
     return yield* decideAndCommit(store, name, (loaded) =>
       Effect.gen(function*() {
         if (Option.isNone(loaded)) return yield* Effect.fail(notFound)
@@ -271,7 +297,9 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
         const closedHeaders = { [Wire.headers.closed]: "true", [Wire.headers.nextOffset]: Wire.offsetOf(state.tail) }
         if (meta.closed === "1") {
           if (producer !== undefined && meta.closedBy === closedBy(producer)) {
-            return done(Response.empty({ status: 204, headers: { ...closedHeaders, ...producerHeaders(producer.seq) } }))
+            return done(
+              Response.empty({ status: 204, headers: { ...closedHeaders, ...producerHeaders(producer.seq) } })
+            )
           }
           if (producer !== undefined && closeOnly) {
             const check = checkProducer(meta, producer, now)
@@ -294,7 +322,10 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
         }
         if (request.seq !== undefined) {
           if (meta.seq !== undefined && request.seq <= meta.seq) {
-            return yield* refuse(409, `Stream-Seq ${JSON.stringify(request.seq.slice(0, 64))} is not after ${JSON.stringify(meta.seq)}`)
+            return yield* refuse(
+              409,
+              `Stream-Seq ${JSON.stringify(request.seq.slice(0, 64))} is not after ${JSON.stringify(meta.seq)}`
+            )
           }
           set.seq = request.seq
         }
@@ -325,4 +356,7 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
  * @internal
  */
 export const remove = (store: DurableStore.DurableStoreService, name: string) =>
-  Effect.flatMap(store.remove(name), (existed) => existed ? Effect.succeed(Response.empty({ status: 204 })) : Effect.fail(notFound))
+  Effect.flatMap(
+    store.remove(name),
+    (existed) => existed ? Effect.succeed(Response.empty({ status: 204 })) : Effect.fail(notFound)
+  )

@@ -64,7 +64,12 @@ const turnIdParam: Effect.Effect<string, ApiError, HttpRouter.RouteContext> = Ef
     const turnId = params.turnId ?? ""
     return Ids.isUuid(turnId)
       ? Effect.succeed(turnId)
-      : Effect.fail(new ApiError({ code: "invalid_turn_id", message: `turn id ${JSON.stringify(turnId.slice(0, 64))} is not a UUID` }))
+      : Effect.fail(
+        new ApiError({
+          code: "invalid_turn_id",
+          message: `turn id ${JSON.stringify(turnId.slice(0, 64))} is not a UUID`
+        })
+      )
   }
 )
 
@@ -190,7 +195,8 @@ export const turnSnapshot = (options: ResolvedOptions) => {
     const snapshot = yield* load.pipe(
       Effect.flatMap((loaded) =>
         Option.isSome(loaded) && loaded.value.status === "streaming"
-          ? Effect.flatMap(TurnFeed.endIfProducerLost(options.prefix, turnId), (ended) => ended ? load : Effect.succeed(loaded))
+          ? Effect.flatMap(TurnFeed.endIfProducerLost(options.prefix, turnId), (ended) =>
+            ended ? load : Effect.succeed(loaded))
           : Effect.succeed(loaded)
       ),
       Effect.catchTags({
@@ -203,7 +209,8 @@ export const turnSnapshot = (options: ResolvedOptions) => {
       })
     )
     return yield* Option.match(snapshot, {
-      onNone: () => Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
+      onNone: () =>
+        Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
       // the JSON text as it is: Node encodes it once as it writes it
       onSome: (found) =>
         Effect.succeed(HttpServerResponse.raw(found.json, {
@@ -239,11 +246,17 @@ export const cancelTurn = (options: ResolvedOptions) =>
       const lastA = yield* redis.xlast(TurnKeys.eventsKey(options.prefix, turnId))
       if (Option.isNone(lastA) && Option.isNone(lastB)) return "unknown" as const
       const ended = Option.exists(lastB, TurnEntry.isFinal)
-      return ended || (yield* TurnFeed.endIfProducerLost(options.prefix, turnId)) ? "finished" as const : "running" as const
+      return ended || (yield* TurnFeed.endIfProducerLost(options.prefix, turnId))
+        ? "finished" as const
+        : "running" as const
     })
     const found = yield* Effect.catchAll(state, fromRedisError)
-    if (found === "unknown") return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no streams` })
-    if (found === "finished") return yield* new ApiError({ code: "turn_finished", message: `turn ${turnId} has ended` })
+    if (found === "unknown") {
+      return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no streams` })
+    }
+    if (found === "finished") {
+      return yield* new ApiError({ code: "turn_finished", message: `turn ${turnId} has ended` })
+    }
     yield* Effect.catchAll(TurnControl.requestCancel(options.prefix, turnId), fromRedisError)
     return HttpServerResponse.unsafeJson({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
   })

@@ -43,7 +43,10 @@ export const readyz = (prefix: string, timeoutMs: number) =>
     )
     if (answered._tag === "Right") return HttpServerResponse.unsafeJson({ status: "ready" }, { headers: noStore })
     yield* Effect.logWarning(`not ready: ${answered.left}`)
-    return HttpServerResponse.unsafeJson({ status: "unavailable", reason: answered.left }, { status: 503, headers: noStore })
+    return HttpServerResponse.unsafeJson({ status: "unavailable", reason: answered.left }, {
+      status: 503,
+      headers: noStore
+    })
   })
 
 /**

@@ -8,8 +8,8 @@
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -98,7 +98,12 @@ export const observed = <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServe
       ),
       Effect.withSpan(`http ${request.method} ${route}`, {
         kind: "server",
-        attributes: { "http.request.method": request.method, "http.route": route, "url.path": path, "url.target": target },
+        attributes: {
+          "http.request.method": request.method,
+          "http.route": route,
+          "url.path": path,
+          "url.target": target
+        },
         ...(Option.isSome(parent) ? { parent: parent.value } : {})
       })
     )

@@ -32,7 +32,9 @@ const assets = new Map<string, HttpServerResponse.HttpServerResponse>([
  *
  * @internal
  */
-export const pageAsset = (request: HttpServerRequest.HttpServerRequest): Option.Option<HttpServerResponse.HttpServerResponse> =>
+export const pageAsset = (
+  request: HttpServerRequest.HttpServerRequest
+): Option.Option<HttpServerResponse.HttpServerResponse> =>
   request.method === "GET" || request.method === "HEAD"
     ? Option.fromNullable(assets.get(request.url.split("?")[0]!))
     : Option.none()

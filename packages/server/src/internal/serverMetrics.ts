@@ -28,8 +28,12 @@ export const httpDuration = (route: string): Metric.Metric.Histogram<number> =>
   ).pipe(Metric.tagged("route", route))
 
 const sseReaders = {
-  events: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(Metric.tagged("stream", "events")),
-  upserts: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(Metric.tagged("stream", "upserts"))
+  events: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(
+    Metric.tagged("stream", "events")
+  ),
+  upserts: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(
+    Metric.tagged("stream", "upserts")
+  )
 } as const
 
 /** @internal */
@@ -45,11 +49,16 @@ export const snapshotBytes = Metric.histogram(
  *
  * @internal
  */
-export const observeFeed = (stream: TurnKeys.TurnStream, turnId: string) =>
-<A, E, R>(body: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(
-    Effect.as(
-      Effect.acquireRelease(Metric.increment(sseReaders[stream]), () => Metric.incrementBy(sseReaders[stream], -1)),
-      body
+export const observeFeed =
+  (stream: TurnKeys.TurnStream, turnId: string) => <A, E, R>(body: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
+    Stream.unwrapScoped(
+      Effect.as(
+        Effect.acquireRelease(Metric.increment(sseReaders[stream]), () => Metric.incrementBy(sseReaders[stream], -1)),
+        body
+      )
+    ).pipe(
+      Stream.withSpan("sluice.sse", {
+        kind: "server",
+        attributes: { "sluice.turn_id": turnId, "sluice.stream": stream }
+      })
     )
-  ).pipe(Stream.withSpan("sluice.sse", { kind: "server", attributes: { "sluice.turn_id": turnId, "sluice.stream": stream } }))

@@ -66,7 +66,10 @@ const payloadOf = (entry: Option.Option<StreamEntry.StreamEntry>): Effect.Effect
     ? Effect.succeedNone
     : TurnEntry.toStreamBMessage(entry.value).pipe(
       Effect.flatMap((message) =>
-        Effect.map(StreamBMessage.decodePayload(message.payload), (payload) => ({ payload, timestamp: message.timestamp }))
+        Effect.map(
+          StreamBMessage.decodePayload(message.payload),
+          (payload) => ({ payload, timestamp: message.timestamp })
+        )
       ),
       Effect.option
     )
@@ -91,9 +94,10 @@ export const summarize = (
     const output = decoded.flatMap((entry) => (Option.isSome(entry) && isOutput(entry.value) ? [entry.value] : []))[0]
     const end = yield* payloadOf(last)
     const started = start.value.payload.type === "turn_started" ? start.value.payload : undefined
-    const ending = Option.isSome(end) && end.value.payload.type !== "item_upsert" && end.value.payload.type !== "turn_started"
-      ? end.value
-      : undefined
+    const ending =
+      Option.isSome(end) && end.value.payload.type !== "item_upsert" && end.value.payload.type !== "turn_started"
+        ? end.value
+        : undefined
     const status: TurnStatus = ending === undefined
       ? "streaming"
       : ending.payload.type === "turn_completed"

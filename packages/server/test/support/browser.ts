@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { existsSync } from "node:fs"
 import { mkdir, mkdtemp, rm } from "node:fs/promises"
-import { createServer, connect, type AddressInfo, type Socket } from "node:net"
+import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -65,17 +65,20 @@ export const browserLayer: Layer.Layer<Browser, Error> = Layer.scoped(
 )
 
 /** A fresh page that records the page's uncaught errors; closed with the scope. */
-export const newPage: Effect.Effect<{ readonly page: Page; readonly errors: Array<string> }, never, Browser | Scope.Scope> =
-  Effect.flatMap(Browser, (context) =>
-    Effect.acquireRelease(
-      Effect.promise(async () => {
-        const page = await context.newPage()
-        const errors: Array<string> = []
-        page.on("pageerror", (error) => errors.push(error.message))
-        return { page, errors }
-      }),
-      ({ page }) => Effect.promise(() => page.close())
-    ))
+export const newPage: Effect.Effect<
+  { readonly page: Page; readonly errors: Array<string> },
+  never,
+  Browser | Scope.Scope
+> = Effect.flatMap(Browser, (context) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      page.on("pageerror", (error) => errors.push(error.message))
+      return { page, errors }
+    }),
+    ({ page }) => Effect.promise(() => page.close())
+  ))
 
 /** Runs a browser action as an Effect. */
 export const run = <A>(action: () => Promise<A>): Effect.Effect<A, Error> =>
@@ -211,7 +214,8 @@ const readTurn = `(() => {
 })()`
 
 /** What the page shows now. */
-export const rendered = (page: Page): Effect.Effect<RenderedTurn, Error> => run(() => page.evaluate<RenderedTurn>(readTurn))
+export const rendered = (page: Page): Effect.Effect<RenderedTurn, Error> =>
+  run(() => page.evaluate<RenderedTurn>(readTurn))
 
 const formatted = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value, null, 2))
 
@@ -235,7 +239,8 @@ export const expectedItem = (upsert: UIUpsert.UIUpsert, parentCall: string | nul
   sources: upsert.sources === undefined || upsert.sources.length === 0
     ? null
     : upsert.sources.map((source) => ({
-      name: source.title ?? source.filename ?? source.url ?? source.file_id ?? `document ${source.document_index ?? ""}`.trim(),
+      name: source.title ?? source.filename ?? source.url ?? source.file_id ??
+        `document ${source.document_index ?? ""}`.trim(),
       href: source.url !== undefined && /^https?:\/\//i.test(source.url) ? source.url : null,
       cited: source.cited_text ?? null
     }))
@@ -246,7 +251,11 @@ export const expectedUsage = (usage: NonNullable<TurnSnapshot["usage"]>): string
   [
     ...(usage.inputTokens === undefined
       ? [`${usage.promptTokens} prompt`]
-      : [`${usage.inputTokens} input`, `${usage.cacheReadTokens ?? 0} cache read`, `${usage.cacheWriteTokens ?? 0} cache write`]),
+      : [
+        `${usage.inputTokens} input`,
+        `${usage.cacheReadTokens ?? 0} cache read`,
+        `${usage.cacheWriteTokens ?? 0} cache write`
+      ]),
     usage.reasoningTokens === undefined
       ? `${usage.completionTokens} output`
       : `${usage.completionTokens} output (${usage.reasoningTokens} reasoning)`,
@@ -313,7 +322,10 @@ export const contentIs = (page: Page, itemId: string, content: string): Effect.E
     observer.observe(document.body, { subtree: true, childList: true, characterData: true })
   })`
   return run(() => page.evaluate(expression)).pipe(
-    Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`${itemId} never showed ${JSON.stringify(content)}`) }),
+    Effect.timeoutFail({
+      duration: "30 seconds",
+      onTimeout: () => new Error(`${itemId} never showed ${JSON.stringify(content)}`)
+    }),
     Effect.asVoid
   )
 }

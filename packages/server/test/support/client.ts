@@ -25,7 +25,11 @@ export const bearer = (token: string): Record<string, string> => ({ authorizatio
 const toClientError = (cause: unknown) => new ClientError(cause instanceof Error ? cause.message : String(cause))
 
 /** A request whose whole body is read; JSON bodies are parsed. */
-export const request = (url: string, headers: Record<string, string> = {}, method = "GET"): Effect.Effect<Reply, ClientError> =>
+export const request = (
+  url: string,
+  headers: Record<string, string> = {},
+  method = "GET"
+): Effect.Effect<Reply, ClientError> =>
   Effect.tryPromise({
     try: async () => {
       const response = await fetch(url, { method, headers })
@@ -48,7 +52,10 @@ export interface Opened {
 }
 
 /** Opens a request and hands out its body as a stream; the scope's end aborts it. */
-export const open = (url: string, headers: Record<string, string> = {}): Effect.Effect<Opened, ClientError, Scope.Scope> =>
+export const open = (
+  url: string,
+  headers: Record<string, string> = {}
+): Effect.Effect<Opened, ClientError, Scope.Scope> =>
   Effect.gen(function*() {
     const controller = yield* Effect.acquireRelease(
       Effect.sync(() => new AbortController()),
@@ -90,5 +97,7 @@ export const takeEvents = <E>(pull: Effect.Effect<Chunk.Chunk<Sse.SseEvent>, Opt
 
 /** Reads a whole SSE stream (until the server closes it). */
 export const readAll = (url: string, headers: Record<string, string> = {}) =>
-  Effect.scoped(Effect.flatMap(open(url, headers), (opened) =>
-    Effect.map(Stream.runCollect(opened.events), (events) => Array.from(events, received))))
+  Effect.scoped(
+    Effect.flatMap(open(url, headers), (opened) =>
+      Effect.map(Stream.runCollect(opened.events), (events) => Array.from(events, received)))
+  )

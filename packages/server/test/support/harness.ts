@@ -58,16 +58,22 @@ export const publishEvents = (turnId: string, events: ReadonlyArray<StreamEvent.
  * Stream B. The Stream B messages the stage emitted (and the publisher wrote).
  */
 export const publishTurn = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>) =>
-  published(Stream.fromIterable(events).pipe(
-    TurnPublisher.publishEvents(turnId),
-    UpsertStream.upserts(),
-    StreamBMessages.wrap,
-    TurnPublisher.publishUpserts(turnId)
-  ))
+  published(
+    Stream.fromIterable(events).pipe(
+      TurnPublisher.publishEvents(turnId),
+      UpsertStream.upserts(),
+      StreamBMessages.wrap,
+      TurnPublisher.publishUpserts(turnId)
+    )
+  )
 
 /** What the SSE endpoint should send for published Stream B messages, from entry `0-<from+1>`. */
 export const expectedFrames = (messages: ReadonlyArray<StreamBMessage.StreamBMessage>, from = 0) =>
-  messages.slice(from).map((message, i) => ({ id: `0-${from + i + 1}`, event: message.payloadType, data: message.payload }))
+  messages.slice(from).map((message, i) => ({
+    id: `0-${from + i + 1}`,
+    event: message.payloadType,
+    data: message.payload
+  }))
 
 export interface Producer {
   /** Lets `n` more messages through the publisher and waits until Redis has them. */

@@ -42,7 +42,9 @@ export const readerSuite = (name: string, streams: Layer.Layer<RedisStreams.Redi
           const url = `${base}/v1/turns/${turnId}/upserts`
           expect(yield* readAll(`${url}?after=0-10`, auth)).toStrictEqual(expectedFrames(messages, 10))
           expect(yield* readAll(url, { ...auth, "last-event-id": "0-25" })).toStrictEqual(expectedFrames(messages, 25))
-          expect(yield* readAll(`${url}?after=0-3`, { ...auth, "last-event-id": "0-20" })).toStrictEqual(expectedFrames(messages, 20))
+          expect(yield* readAll(`${url}?after=0-3`, { ...auth, "last-event-id": "0-20" })).toStrictEqual(
+            expectedFrames(messages, 20)
+          )
           expect(yield* readAll(`${url}?after=0-0`, auth)).toStrictEqual(expectedFrames(messages))
         }))
 
@@ -51,7 +53,8 @@ export const readerSuite = (name: string, streams: Layer.Layer<RedisStreams.Redi
           const base = yield* serve()
           const turnId = randomUUID()
           yield* publishUpserts(turnId, upsertMessages(turnId, 12))
-          expect(yield* readAll(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-12" })).toStrictEqual([])
+          expect(yield* readAll(`${base}/v1/turns/${turnId}/upserts`, { ...auth, "last-event-id": "0-12" }))
+            .toStrictEqual([])
         }))
 
       it.scoped("follows a running turn live: each entry arrives after it is appended, and the stream ends with the turn", () =>
@@ -83,8 +86,14 @@ export const readerSuite = (name: string, streams: Layer.Layer<RedisStreams.Redi
           const produce = yield* producer(turnId, messages)
           yield* produce.release(50)
           const urlB = `${base}/v1/turns/${turnId}/upserts`
-          const first = yield* Effect.scoped(Effect.flatMap(open(urlB, auth), (opened) =>
-            opened.events.pipe(Stream.take(33), Stream.runCollect, Effect.map((events) => Array.from(events, received)))))
+          const first = yield* Effect.scoped(
+            Effect.flatMap(open(urlB, auth), (opened) =>
+              opened.events.pipe(
+                Stream.take(33),
+                Stream.runCollect,
+                Effect.map((events) => Array.from(events, received))
+              ))
+          )
           // The producer carries on while the reader is away.
           yield* produce.release(40)
           const again = yield* open(urlB, { ...auth, "last-event-id": first.at(-1)!.id! })
@@ -92,7 +101,10 @@ export const readerSuite = (name: string, streams: Layer.Layer<RedisStreams.Redi
           const second = yield* takeEvents(pull, 57)
           yield* produce.release(30)
           const rest: Array<Received> = []
-          yield* Stream.runForEach(Stream.repeatEffectChunkOption(pull), (event) => Effect.sync(() => rest.push(received(event))))
+          yield* Stream.runForEach(
+            Stream.repeatEffectChunkOption(pull),
+            (event) => Effect.sync(() => rest.push(received(event)))
+          )
           expect([...first, ...second, ...rest]).toStrictEqual(expectedFrames(messages))
         }))
     })
@@ -107,7 +119,9 @@ export const readerSuite = (name: string, streams: Layer.Layer<RedisStreams.Redi
           const frames = yield* readAll(`${base}/v1/turns/${turnId}/events`, auth)
           expect(frames.map((frame) => frame.id)).toStrictEqual(events.map((_, i) => `0-${i + 1}`))
           expect(frames.map((frame) => frame.event)).toStrictEqual(events.map((event) => event.type))
-          expect(frames.map((frame) => JSON.parse(frame.data))).toStrictEqual(events.map((event) => JSON.parse(JSON.stringify(event))))
+          expect(frames.map((frame) => JSON.parse(frame.data))).toStrictEqual(
+            events.map((event) => JSON.parse(JSON.stringify(event)))
+          )
         }))
     })
   })

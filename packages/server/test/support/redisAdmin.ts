@@ -35,7 +35,13 @@ export const admin = (url: string, ...commands: ReadonlyArray<ReadonlyArray<stri
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
       const target = new URL(url)
-      const auth = target.password === "" ? [] : [["AUTH", ...(target.username === "" ? [] : [decodeURIComponent(target.username)]), decodeURIComponent(target.password)]]
+      const auth = target.password === ""
+        ? []
+        : [[
+          "AUTH",
+          ...(target.username === "" ? [] : [decodeURIComponent(target.username)]),
+          decodeURIComponent(target.password)
+        ]]
       const all = [...auth, ...commands]
       const socket = connect(Number(target.port || 6379), target.hostname)
       let buffer = Buffer.alloc(0)
@@ -72,11 +78,21 @@ export interface ClientInfo {
 
 /** The connections Redis holds, from `CLIENT LIST`. */
 export const clients = (url: string): Effect.Effect<ReadonlyArray<ClientInfo>> =>
-  Effect.map(admin(url, ["CLIENT", "LIST"]), (text) =>
-    text.split("\n").filter((line) => line.trim() !== "").map((line) => {
-      const fields = new Map(line.trim().split(" ").map((pair) => {
-        const at = pair.indexOf("=")
-        return [pair.slice(0, at), pair.slice(at + 1)] as const
-      }))
-      return { id: fields.get("id") ?? "", name: fields.get("name") ?? "", db: fields.get("db") ?? "", cmd: fields.get("cmd") ?? "" }
-    }))
+  Effect.map(
+    admin(url, ["CLIENT", "LIST"]),
+    (text) =>
+      text.split("\n").filter((line) => line.trim() !== "").map((line) => {
+        const fields = new Map(
+          line.trim().split(" ").map((pair) => {
+            const at = pair.indexOf("=")
+            return [pair.slice(0, at), pair.slice(at + 1)] as const
+          })
+        )
+        return {
+          id: fields.get("id") ?? "",
+          name: fields.get("name") ?? "",
+          db: fields.get("db") ?? "",
+          cmd: fields.get("cmd") ?? ""
+        }
+      })
+  )

@@ -29,7 +29,9 @@ const source = TurnSource.events((context) => {
     Stream.schedule(Schedule.spaced(`${everyMs} millis`)),
     Stream.map((n): StreamEvent.Payload => ({ type: "item_delta", item_id: "msg-1", delta_content: `word ${n} ` }))
   )
-  return Stream.concat(Stream.fromIterable(openingPayloads(context)), deltas).pipe(Stream.mapEffect((payload) => StreamEvent.make(eventContext, payload)))
+  return Stream.concat(Stream.fromIterable(openingPayloads(context)), deltas).pipe(
+    Stream.mapEffect((payload) => StreamEvent.make(eventContext, payload))
+  )
 })
 
 let announced = false
@@ -47,7 +49,9 @@ const program = Effect.gen(function*() {
 
 Effect.runPromise(
   program.pipe(
-    Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provide(RedisStreamsLive.layerFrom({ url }))))
+    Effect.provide(
+      TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provide(RedisStreamsLive.layerFrom({ url })))
+    )
   )
 ).then(
   () => process.exit(0),

@@ -61,7 +61,12 @@ export const watchedTails = (plan: (call: number) => TailPlan = () => pass) => {
         ).pipe(Stream.flatMap((step) => {
           const entries = inner.tail(key, options)
           if (!step.fail) return entries
-          const error = new RedisError.RedisError({ reason: step.reason, command: "XREAD", key, detail: "injected failure" })
+          const error = new RedisError.RedisError({
+            reason: step.reason,
+            command: "XREAD",
+            key,
+            detail: "injected failure"
+          })
           return Stream.concat(Stream.take(entries, step.after), Stream.fail(error))
         }))
     }))

@@ -25,21 +25,35 @@ export const uiTurn = (
       created_at: 1_700_000_000_000
     },
     { type: "item_start", item_id: "u1", item_type: "message", origin: "user", initial_content: "Weather in Paris?" },
-    { type: "item_done", item_id: "u1", final_item: { type: "message", id: "u1", content: "Weather in Paris?", origin: "user" } },
+    {
+      type: "item_done",
+      item_id: "u1",
+      final_item: { type: "message", id: "u1", content: "Weather in Paris?", origin: "user" }
+    },
     { type: "item_start", item_id: "r1", item_type: "reasoning" },
     { type: "item_delta", item_id: "r1", delta_content: "Let me " },
     { type: "item_delta", item_id: "r1", delta_content: "think." },
     { type: "item_done", item_id: "r1", final_item: { type: "reasoning", id: "r1", content: "Let me think." } },
     { type: "item_start", item_id: "m1", item_type: "message", origin: "agent" },
     { type: "item_delta", item_id: "m1", delta_content: "Checking" },
-    { type: "item_done", item_id: "m1", final_item: { type: "message", id: "m1", content: "Checking", origin: "agent" } },
+    {
+      type: "item_done",
+      item_id: "m1",
+      final_item: { type: "message", id: "m1", content: "Checking", origin: "agent" }
+    },
     { type: "item_start", item_id: "fc1", item_type: "function_call", name: "get_weather" },
     { type: "item_delta", item_id: "fc1", delta_content: "{\"city\":" },
     { type: "item_delta", item_id: "fc1", delta_content: "\"Paris\"}" },
     {
       type: "item_done",
       item_id: "fc1",
-      final_item: { type: "function_call", id: "fc1", call_id: "call_1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }
+      final_item: {
+        type: "function_call",
+        id: "fc1",
+        call_id: "call_1",
+        name: "get_weather",
+        arguments: "{\"city\":\"Paris\"}"
+      }
     },
     { type: "item_start", item_id: "fo1", item_type: "function_call_output" },
     {
@@ -63,7 +77,14 @@ export const uiTurn = (
     {
       type: "item_done",
       item_id: "wo1",
-      final_item: { type: "function_call_output", id: "wo1", call_id: "ws_call", output: "{\"results\":2}", success: true, provider_executed: true }
+      final_item: {
+        type: "function_call_output",
+        id: "wo1",
+        call_id: "ws_call",
+        output: "{\"results\":2}",
+        success: true,
+        provider_executed: true
+      }
     },
     { type: "item_start", item_id: "m2", item_type: "message", origin: "agent" },
     { type: "item_delta", item_id: "m2", delta_content: "It is 21°C " },
@@ -76,7 +97,10 @@ export const uiTurn = (
         id: "m2",
         content: "It is 21°C in <b>Paris</b>.",
         origin: "agent",
-        sources: [{ kind: "url", url: "https://example.com/paris", title: "Paris weather" }, { kind: "document", title: "notes" }]
+        sources: [{ kind: "url", url: "https://example.com/paris", title: "Paris weather" }, {
+          kind: "document",
+          title: "notes"
+        }]
       }
     },
     ending ?? { type: "response_done", response_id: responseId, status: "complete", finish_reason: "stop" }

@@ -41,18 +41,117 @@ export const everyKind = (turnId: string): ReadonlyArray<StreamBMessage.StreamBM
   ]
   const payloads: ReadonlyArray<StreamBMessage.UIPayload> = [
     { type: "turn_started", turnId, threadId, modelId: "claude-sonnet-4-5", providerId: "anthropic" },
-    { ...base, itemId: "run-1-user-prompt", itemType: "message", changeType: "completed", origin: "user", content: "Can I hike the ridge tomorrow? <img src=x onerror=\"document.title='owned'\">" },
-    { ...base, itemId: "rs-1", itemType: "reasoning", changeType: "created", providerId: "anthropic", content: "The user asks about" },
-    { ...base, itemId: "rs-1", itemType: "reasoning", changeType: "completed", providerId: "anthropic", content: "The user asks about tomorrow's weather on the ridge: check the forecast and the trail status." },
-    { ...base, itemId: "call-1", itemType: "tool_call", changeType: "completed", toolName: "get_forecast", callId: "toolu_01", toolArguments: { location: "Ridge <north>", days: 1 }, content: "{\"location\":\"Ridge <north>\",\"days\":1}" },
-    { ...base, itemId: "out-1", itemType: "tool_output", changeType: "completed", callId: "toolu_01", success: true, toolOutput: { summary: "dry, 14 °C", wind: "12 km/h" }, content: "{\"summary\":\"dry, 14 °C\",\"wind\":\"12 km/h\"}" },
-    { ...base, itemId: "call-2", itemType: "tool_call", changeType: "completed", toolName: "trail_status", callId: "toolu_02", toolArguments: "ridge", content: "ridge" },
-    { ...base, itemId: "out-2", itemType: "tool_output", changeType: "completed", callId: "toolu_02", success: false, toolOutput: "503 from the park service", content: "503 from the park service" },
-    { ...base, itemId: "cmp-1", itemType: "compaction", changeType: "completed", providerId: "anthropic", content: "## Summary\nEarlier: the user planned a <b>hike</b>." },
-    { ...base, itemId: "srv-1", itemType: "tool_call", changeType: "completed", toolName: "web_search", callId: "srvtoolu_01", toolArguments: { query: "ridge trail status" }, providerExecuted: true, content: "{\"query\":\"ridge trail status\"}" },
-    { ...base, itemId: "srv-out-1", itemType: "tool_output", changeType: "completed", callId: "srvtoolu_01", success: true, providerExecuted: true, toolOutput: [{ url: "https://parks.example/ridge", title: "Ridge trail" }], content: "[{\"url\":\"https://parks.example/ridge\",\"title\":\"Ridge trail\"}]" },
-    { ...base, itemId: "err-1", itemType: "error", changeType: "completed", errorCode: "tool_timeout", errorMessage: "trail_status did not answer <in time>", content: "partial" },
-    ...answer.map((content, i): StreamBMessage.UIPayload => ({ ...base, itemId: "msg-1", itemType: "message", changeType: i === 0 ? "created" : "updated", origin: "agent", content })),
+    {
+      ...base,
+      itemId: "run-1-user-prompt",
+      itemType: "message",
+      changeType: "completed",
+      origin: "user",
+      content: "Can I hike the ridge tomorrow? <img src=x onerror=\"document.title='owned'\">"
+    },
+    {
+      ...base,
+      itemId: "rs-1",
+      itemType: "reasoning",
+      changeType: "created",
+      providerId: "anthropic",
+      content: "The user asks about"
+    },
+    {
+      ...base,
+      itemId: "rs-1",
+      itemType: "reasoning",
+      changeType: "completed",
+      providerId: "anthropic",
+      content: "The user asks about tomorrow's weather on the ridge: check the forecast and the trail status."
+    },
+    {
+      ...base,
+      itemId: "call-1",
+      itemType: "tool_call",
+      changeType: "completed",
+      toolName: "get_forecast",
+      callId: "toolu_01",
+      toolArguments: { location: "Ridge <north>", days: 1 },
+      content: "{\"location\":\"Ridge <north>\",\"days\":1}"
+    },
+    {
+      ...base,
+      itemId: "out-1",
+      itemType: "tool_output",
+      changeType: "completed",
+      callId: "toolu_01",
+      success: true,
+      toolOutput: { summary: "dry, 14 °C", wind: "12 km/h" },
+      content: "{\"summary\":\"dry, 14 °C\",\"wind\":\"12 km/h\"}"
+    },
+    {
+      ...base,
+      itemId: "call-2",
+      itemType: "tool_call",
+      changeType: "completed",
+      toolName: "trail_status",
+      callId: "toolu_02",
+      toolArguments: "ridge",
+      content: "ridge"
+    },
+    {
+      ...base,
+      itemId: "out-2",
+      itemType: "tool_output",
+      changeType: "completed",
+      callId: "toolu_02",
+      success: false,
+      toolOutput: "503 from the park service",
+      content: "503 from the park service"
+    },
+    {
+      ...base,
+      itemId: "cmp-1",
+      itemType: "compaction",
+      changeType: "completed",
+      providerId: "anthropic",
+      content: "## Summary\nEarlier: the user planned a <b>hike</b>."
+    },
+    {
+      ...base,
+      itemId: "srv-1",
+      itemType: "tool_call",
+      changeType: "completed",
+      toolName: "web_search",
+      callId: "srvtoolu_01",
+      toolArguments: { query: "ridge trail status" },
+      providerExecuted: true,
+      content: "{\"query\":\"ridge trail status\"}"
+    },
+    {
+      ...base,
+      itemId: "srv-out-1",
+      itemType: "tool_output",
+      changeType: "completed",
+      callId: "srvtoolu_01",
+      success: true,
+      providerExecuted: true,
+      toolOutput: [{ url: "https://parks.example/ridge", title: "Ridge trail" }],
+      content: "[{\"url\":\"https://parks.example/ridge\",\"title\":\"Ridge trail\"}]"
+    },
+    {
+      ...base,
+      itemId: "err-1",
+      itemType: "error",
+      changeType: "completed",
+      errorCode: "tool_timeout",
+      errorMessage: "trail_status did not answer <in time>",
+      content: "partial"
+    },
+    ...answer.map((content, i): StreamBMessage.UIPayload => ({
+      ...base,
+      itemId: "msg-1",
+      itemType: "message",
+      changeType: i === 0 ? "created" : "updated",
+      origin: "agent",
+      content
+    })),
     {
       ...base,
       itemId: "msg-1",
@@ -61,12 +160,28 @@ export const everyKind = (turnId: string): ReadonlyArray<StreamBMessage.StreamBM
       origin: "agent",
       content: answer[answer.length - 1]!,
       sources: [
-        { kind: "url", url: "https://parks.example/ridge", title: "Ridge trail <status>", cited_text: "open until <b>18:00</b>" },
+        {
+          kind: "url",
+          url: "https://parks.example/ridge",
+          title: "Ridge trail <status>",
+          cited_text: "open until <b>18:00</b>"
+        },
         { kind: "url", url: "javascript:alert(1)", title: "not a link" },
-        { kind: "document", document_index: 0, location: { unit: "page", start: 2, end: 3 }, cited_text: "Bring water." }
+        {
+          kind: "document",
+          document_index: 0,
+          location: { unit: "page", start: 2, end: 3 },
+          cited_text: "Bring water."
+        }
       ]
     },
-    { type: "turn_completed", turnId, threadId, status: "complete", usage: { promptTokens: 1436, completionTokens: 389, totalTokens: 1825 } }
+    {
+      type: "turn_completed",
+      turnId,
+      threadId,
+      status: "complete",
+      usage: { promptTokens: 1436, completionTokens: 389, totalTokens: 1825 }
+    }
   ]
   return payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i))
 }
@@ -97,14 +212,40 @@ export const markdownTurn = (turnId: string): ReadonlyArray<StreamBMessage.Strea
   const threadId = randomUUID()
   const payloads: ReadonlyArray<StreamBMessage.UIPayload> = [
     { type: "turn_started", turnId, threadId, modelId: "gpt-4.1", providerId: "openai" },
-    { type: "item_upsert", turnId, threadId, itemId: "msg-1", itemType: "message", changeType: "completed", origin: "agent", content: hostileMarkdown },
-    { type: "item_upsert", turnId, threadId, itemId: "run-1-user-prompt", itemType: "message", changeType: "completed", origin: "user", content: "What do I take for the *ridge*?" },
+    {
+      type: "item_upsert",
+      turnId,
+      threadId,
+      itemId: "msg-1",
+      itemType: "message",
+      changeType: "completed",
+      origin: "agent",
+      content: hostileMarkdown
+    },
+    {
+      type: "item_upsert",
+      turnId,
+      threadId,
+      itemId: "run-1-user-prompt",
+      itemType: "message",
+      changeType: "completed",
+      origin: "user",
+      content: "What do I take for the *ridge*?"
+    },
     {
       type: "turn_completed",
       turnId,
       threadId,
       status: "complete",
-      usage: { promptTokens: 1200, completionTokens: 300, totalTokens: 1500, inputTokens: 200, cacheReadTokens: 900, cacheWriteTokens: 100, reasoningTokens: 120 }
+      usage: {
+        promptTokens: 1200,
+        completionTokens: 300,
+        totalTokens: 1500,
+        inputTokens: 200,
+        cacheReadTokens: 900,
+        cacheWriteTokens: 100,
+        reasoningTokens: 120
+      }
     }
   ]
   return payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i * 1500))

@@ -1,8 +1,8 @@
+import { SchemaDecode } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidUpsertOptions, type OptionIssue } from "../UpsertErrors.js"
-import { SchemaDecode } from "@sluice/core"
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -36,13 +36,16 @@ export const NonNegativeInt = Schema.Number.pipe(
  * @internal
  */
 export const decodeOptions =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (input: unknown): Either.Either<A, InvalidUpsertOptions> =>
-    Either.mapLeft(SchemaDecode.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input), (error) => {
-      const issues: Array<OptionIssue> = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-        path: formatPath(issue.path),
-        message: issue.message
-      }))
-      const text = issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ")
-      return new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` })
-    })
+  <A, I>(schema: Schema.Schema<A, I>) => (input: unknown): Either.Either<A, InvalidUpsertOptions> =>
+    Either.mapLeft(
+      SchemaDecode.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input),
+      (error) => {
+        const issues: Array<OptionIssue> = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+          path: formatPath(issue.path),
+          message: issue.message
+        }))
+        const text = issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
+          .join("; ")
+        return new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` })
+      }
+    )

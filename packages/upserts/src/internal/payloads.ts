@@ -58,7 +58,11 @@ const base = (
  *
  * @internal
  */
-export const fromBuffer = (meta: TurnMeta, buffer: ItemBuffer, changeType: UIUpsert.UIUpsertChangeType): UIUpsert.UIUpsert => {
+export const fromBuffer = (
+  meta: TurnMeta,
+  buffer: ItemBuffer,
+  changeType: UIUpsert.UIUpsertChangeType
+): UIUpsert.UIUpsert => {
   const upsert = base(meta, buffer.itemId, buffer.itemType, changeType, buffer.content)
   switch (buffer.itemType) {
     case "message":
@@ -122,9 +126,16 @@ export const fromFinalItem = (
         ...(item.provider_executed === true ? { providerExecuted: true } : {})
       }
     case "error":
-      return { ...base(meta, itemId, "error", "completed", item.message), errorCode: item.code, errorMessage: item.message }
+      return {
+        ...base(meta, itemId, "error", "completed", item.message),
+        errorCode: item.code,
+        errorMessage: item.message
+      }
     case "compaction":
-      return { ...base(meta, itemId, "compaction", "completed", item.content), providerId: buffer?.providerId ?? meta.providerId }
+      return {
+        ...base(meta, itemId, "compaction", "completed", item.content),
+        providerId: buffer?.providerId ?? meta.providerId
+      }
     case "script_execution": {
       const upsert = base(meta, itemId, "tool_call", "completed", item.code)
       upsert.toolName = "script_execution"

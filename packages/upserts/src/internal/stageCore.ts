@@ -66,7 +66,11 @@ export const make = <E>(
     const timers = yield* FiberMap.make<string>()
 
     const transact = <A, X>(
-      f: (before: TurnState.TurnState, now: number, fx: TurnState.Effects) => readonly [TurnState.TurnState, Either.Either<A, X>]
+      f: (
+        before: TurnState.TurnState,
+        now: number,
+        fx: TurnState.Effects
+      ) => readonly [TurnState.TurnState, Either.Either<A, X>]
     ): Effect.Effect<A, E | X> =>
       Effect.suspend(() => {
         inFlight++

@@ -72,7 +72,9 @@ const unexpected = (violation: EventOrder.OrderViolation): UnexpectedEvent =>
     eventType: violation.eventType,
     ...(violation.itemId === undefined ? {} : { itemId: violation.itemId }),
     reason: violation.rule,
-    message: `${violation.eventType}${violation.itemId === undefined ? "" : ` for item "${violation.itemId}"`}: ${violation.detail}`
+    message: `${violation.eventType}${
+      violation.itemId === undefined ? "" : ` for item "${violation.itemId}"`
+    }: ${violation.detail}`
   })
 
 const phaseOf = (phase: TurnState["phase"]): EventOrder.TurnPhase =>
@@ -95,7 +97,9 @@ const isUserMessage = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
   payload.origin === "user" || userMessageId.test(payload.item_id)
 
 const heldAtStart = (payload: StreamEvent.PayloadOf<"item_start">): boolean =>
-  payload.item_type === "message" ? isUserMessage(payload) : payload.item_type !== "reasoning" && payload.item_type !== "compaction"
+  payload.item_type === "message"
+    ? isUserMessage(payload)
+    : payload.item_type !== "reasoning" && payload.item_type !== "compaction"
 
 const initialContent = (payload: StreamEvent.PayloadOf<"item_start">): string => {
   switch (payload.item_type) {
@@ -150,7 +154,9 @@ const end = (
 ): TurnState => {
   const flushed = flush(state, options, fx)
   for (const [itemId, slot] of flushed.slots) if (slot.armed) fx.disarm.push(itemId)
-  if (flushed.meta !== undefined && status !== undefined) fx.out.push(Payloads.turnCompleted(flushed.meta, status, usage))
+  if (flushed.meta !== undefined && status !== undefined) {
+    fx.out.push(Payloads.turnCompleted(flushed.meta, status, usage))
+  }
   return { ...flushed, phase: "ended", slots: HashMap.empty() }
 }
 
@@ -210,12 +216,18 @@ export const step = (
         initialContent: initialContent(payload),
         isHeld: held,
         origin: payload.item_type === "message" ? (held ? "user" : (payload.origin ?? "agent")) : undefined,
-        providerId: payload.item_type === "reasoning" || payload.item_type === "compaction" ? meta.providerId : undefined,
+        providerId: payload.item_type === "reasoning" || payload.item_type === "compaction"
+          ? meta.providerId
+          : undefined,
         toolName: payload.item_type === "script_execution" ? "script_execution" : payload.name
       })
       if (!held && ItemBuffer.hasUnemittedContent(buffer)) buffer = emit(meta, buffer, options, fx)
       const slot: Slot = { buffer, seq: state.nextSeq, deadline: now + options.batchTimeoutMs, armed: false }
-      return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, slot), nextSeq: state.nextSeq + 1 })
+      return Either.right({
+        ...state,
+        slots: HashMap.set(state.slots, payload.item_id, slot),
+        nextSeq: state.nextSeq + 1
+      })
     }
     case "item_delta": {
       if (found._tag === "None") return Either.right(state)
@@ -283,7 +295,10 @@ export const tick = (state: TurnState, itemId: string, now: number, options: Res
   const buffer = ItemBuffer.hasUnemittedContent(slot.buffer) && !slot.buffer.held
     ? emit(meta, slot.buffer, options, fx)
     : slot.buffer
-  return { state: { ...state, slots: HashMap.set(state.slots, itemId, { ...slot, buffer, armed: false }) }, remaining: 0 }
+  return {
+    state: { ...state, slots: HashMap.set(state.slots, itemId, { ...slot, buffer, armed: false }) },
+    remaining: 0
+  }
 }
 
 /**
@@ -304,4 +319,5 @@ export const disarmed = (state: TurnState, itemId: string): TurnState => {
  *
  * @internal
  */
-export const buffers = (state: TurnState): Array<ItemBuffer.ItemBuffer> => slotsInOrder(state).map(([, slot]) => slot.buffer)
+export const buffers = (state: TurnState): Array<ItemBuffer.ItemBuffer> =>
+  slotsInOrder(state).map(([, slot]) => slot.buffer)
