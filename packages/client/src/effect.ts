@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { type FollowOptions, followTurn } from "./TurnFollower.js"
 import type * as TurnState from "./TurnState.js"
@@ -12,7 +14,9 @@ import type * as TurnState from "./TurnState.js"
 /**
  * The states of the turn `turnId` as `followTurn` makes them, from the first to the
  * last (`connection` `finished`, `failed` or `closed`), then the end of the stream.
- * Interrupting the stream stops following.
+ * Interrupting the stream stops following. The waits between reconnects run on
+ * Effect's `Clock` and their jitter on its `Random` (so `TestClock` drives them),
+ * unless `options` give their own.
  *
  * @since 0.1.0
  * @category streams
@@ -24,13 +28,19 @@ export const states = (
 ): Stream.Stream<TurnState.TurnState> =>
   Stream.asyncPush<TurnState.TurnState>((emit) =>
     Effect.acquireRelease(
-      Effect.sync(() => {
-        const handle = followTurn(baseUrl, turnId, options)
-        emit.single(handle.getSnapshot())
-        const unsubscribe = handle.subscribe(() => emit.single(handle.getSnapshot()))
-        void handle.done.then(() => emit.end())
-        return { handle, unsubscribe }
-      }),
+      Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+        Effect.sync(() => {
+          const handle = followTurn(baseUrl, turnId, {
+            ...options,
+            sleep: options.sleep ??
+              ((ms, signal) => Runtime.runPromise(runtime)(Effect.sleep(ms), { signal }).catch(() => undefined)),
+            random: options.random ?? (() => Runtime.runSync(runtime)(Random.next))
+          })
+          emit.single(handle.getSnapshot())
+          const unsubscribe = handle.subscribe(() => emit.single(handle.getSnapshot()))
+          void handle.done.then(() => emit.end())
+          return { handle, unsubscribe }
+        })),
       ({ handle, unsubscribe }) =>
         Effect.sync(() => {
           unsubscribe()
