@@ -22,18 +22,23 @@
  */
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
-import * as Clock from "effect/Clock"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
+import type * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { topLevelString } from "./internal/topLevelField.js"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
+import type { RedisError } from "./RedisError.js"
 import { RedisStreams, type RedisStreamsService } from "./RedisStreams.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
@@ -123,33 +128,44 @@ export interface TurnPublisherService {
 export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
 
 // The Redis service with its batch writes measured: the entries confirmed, the time
-// to confirm a batch, and the writes that found Redis unavailable.
-const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream): RedisStreamsService => {
+// to confirm a batch, and the writes that found Redis unavailable. Recorded in one step
+// once the write is over (a batch of one entry is common at live pace, so the
+// bookkeeping stays a few operations).
+const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream, clock: Clock.Clock): RedisStreamsService => {
   const entries = TurnMetrics.entries(stream)
   const latency = TurnMetrics.publishLatency(stream)
   const retries = TurnMetrics.publishRetries(stream)
+  const record = (
+    exit: Exit.Exit<ReadonlyArray<Either.Either<string, RedisError>>, RedisError>,
+    start: bigint,
+    tags: ReadonlyArray<MetricLabel.MetricLabel>
+  ): void => {
+    if (Exit.isFailure(exit)) {
+      const error = Cause.failureOption(exit.cause)
+      if (Option.isSome(error) && error.value.reason === "Unavailable") retries.unsafeUpdate(1, tags)
+      return
+    }
+    let confirmed = 0
+    let unavailable = false
+    for (const result of exit.value) {
+      if (Either.isRight(result)) confirmed++
+      else if (result.left.reason === "Unavailable") unavailable = true
+    }
+    latency.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, tags)
+    entries.unsafeUpdate(confirmed, tags)
+    if (unavailable) retries.unsafeUpdate(1, tags)
+  }
   return {
     ...redis,
     xaddAll: (key, batch, options) =>
-      Effect.flatMap(Clock.currentTimeNanos, (start) =>
-        redis.xaddAll(key, batch, options).pipe(
-          Effect.tap((results) =>
-            Effect.flatMap(Clock.currentTimeNanos, (end) => {
-              const confirmed = results.filter(Either.isRight).length
-              const unavailable = results.some((result) =>
-                Either.isLeft(result) && result.left.reason === "Unavailable"
-              )
-              return Effect.zipRight(
-                Effect.zipRight(
-                  Metric.update(latency, Number(end - start) / 1e9),
-                  Metric.incrementBy(entries, confirmed)
-                ),
-                unavailable ? Metric.increment(retries) : Effect.void
-              )
-            })
-          ),
-          Effect.tapError((error) => error.reason === "Unavailable" ? Metric.increment(retries) : Effect.void)
-        ))
+      Effect.suspend(() => {
+        const start = clock.unsafeCurrentTimeNanos()
+        return Effect.onExit(
+          redis.xaddAll(key, batch, options),
+          (exit) =>
+            FiberRef.getWith(FiberRef.currentMetricLabels, (tags) => Effect.sync(() => record(exit, start, tags)))
+        )
+      })
   }
 }
 
@@ -175,7 +191,8 @@ export const make = (
       (error) => new InvalidPublisherOptions({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
     )
     const redis = yield* RedisStreams
-    const redisFor = { events: measured(redis, "events"), upserts: measured(redis, "upserts") }
+    const clock = yield* Effect.clock
+    const redisFor = { events: measured(redis, "events", clock), upserts: measured(redis, "upserts", clock) }
     const invalid = (turnId: string, stream: TurnKeys.TurnStream, detail: string, cause?: unknown) =>
       new PublishError({
         reason: "InvalidInput",

@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
@@ -37,6 +38,20 @@ import * as UpsertOptions from "./UpsertOptions.js"
  * @category constants
  */
 export const outputCapacity = 256
+
+// Most deltas only grow their item's buffer: those are applied synchronously, and only
+// from the first event that emits, arms a timer or is out of order on does the rest of
+// the chunk go through a transition.
+const quietly = <E>(
+  core: StageCore.StageCore<E>,
+  events: Chunk.Chunk<StreamEvent.StreamEvent>
+): Effect.Effect<void, E | UnexpectedEvent> => {
+  const all = Chunk.toReadonlyArray(events)
+  for (let i = 0; i < all.length; i++) {
+    if (!core.processQuiet(all[i]!)) return core.process(i === 0 ? all : all.slice(i))
+  }
+  return Effect.void
+}
 
 /**
  * The stage. Fails with `InvalidUpsertOptions` before reading anything when the
@@ -66,7 +81,7 @@ export const upserts = (options?: UpsertOptions.UpsertOptionsInput) =>
       const resolved = yield* UpsertOptions.make(options)
       const output = yield* Mailbox.make<StreamBMessage.UIPayload, E | UnexpectedEvent>({ capacity: outputCapacity })
       const core = yield* StageCore.make(resolved, (payloads) => output.offerAll(payloads))
-      yield* Stream.runForEachChunk(self, core.process).pipe(
+      yield* Stream.runForEachChunk(self, (events) => quietly(core, events)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => Effect.zipRight(core.abort, output.done(exit))),
         Effect.forkScoped

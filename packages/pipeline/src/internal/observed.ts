@@ -7,7 +7,7 @@
 import type { StreamEvent } from "@sluice/core"
 import { TurnMetrics } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
+import * as FiberRef from "effect/FiberRef"
 import * as Stream from "effect/Stream"
 
 /**
@@ -36,20 +36,12 @@ export const countEvents = <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
   Stream.mapChunksEffect(self, (chunk) =>
-    Effect.suspend(() => {
-      const byType = new Map<string, number>()
-      const ended: Array<string> = []
-      for (const event of chunk) {
-        byType.set(event.type, (byType.get(event.type) ?? 0) + 1)
-        if (event.payload.type === "response_done") ended.push(event.payload.status)
-      }
-      return Effect.as(
-        Effect.zipRight(
-          Effect.forEach(byType, ([type, count]) => Metric.incrementBy(TurnMetrics.events(type), count), {
-            discard: true
-          }),
-          Effect.forEach(ended, (status) => Metric.increment(TurnMetrics.turnsEnded(status)), { discard: true })
-        ),
-        chunk
-      )
-    }))
+    // one step per chunk, whatever its events (the labels of `Effect.labelMetrics` included)
+    FiberRef.getWith(FiberRef.currentMetricLabels, (tags) =>
+      Effect.sync(() => {
+        for (const event of chunk) {
+          TurnMetrics.events(event.type).unsafeUpdate(1, tags)
+          if (event.payload.type === "response_done") TurnMetrics.turnsEnded(event.payload.status).unsafeUpdate(1, tags)
+        }
+        return chunk
+      })))

@@ -72,6 +72,12 @@ interface Outcome<A> {
 /** @internal */
 export const entryIdAt = (position: number): string => `0-${position}`
 
+const allConfirmed = (results: ReadonlyArray<Either.Either<string, RedisError>>, count: number): boolean => {
+  if (results.length !== count) return false
+  for (const result of results) if (Either.isLeft(result)) return false
+  return true
+}
+
 const isUnavailable = (error: RedisError | PublishError): boolean =>
   error instanceof RedisError && error.reason === "Unavailable"
 
@@ -82,6 +88,7 @@ export const writer =
     Stream.suspend(() => {
       const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
       const schedule = Backoff.schedule(options.retry)
+      const xaddOptions = { maxLen: options.maxLen }
       let assigned = 0
       let written = 0
       let started = false
@@ -147,9 +154,28 @@ export const writer =
 
       // Writes one batch, retrying it from its first unconfirmed entry while Redis is
       // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
-      const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> => {
+      const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> =>
+        // Once the stream is set up, a batch that Redis confirms whole (nearly every one)
+        // is done in one round trip and a few operations; anything else takes the full
+        // path, which goes on from this first attempt's outcome.
+        started
+          ? Effect.flatMap(Effect.either(redis.xaddAll(key, entries, xaddOptions)), (first) => {
+            if (Either.isRight(first) && allConfirmed(first.right, entries.length)) {
+              written += entries.length
+              return Effect.succeed<Outcome<A>>({ passed: batch.values, error: undefined })
+            }
+            return writeBatchFully(batch, entries, first)
+          })
+          : writeBatchFully(batch, entries, undefined)
+
+      const writeBatchFully = (
+        batch: Batch<A>,
+        entries: ReadonlyArray<XAddEntry>,
+        firstAttempt: Either.Either<ReadonlyArray<Either.Either<string, RedisError>>, RedisError> | undefined
+      ): Effect.Effect<Outcome<A>> => {
         const size = batch.values.length
         let fresh: ReadonlyArray<XAddEntry> | undefined = entries
+        let made = firstAttempt
         let confirmed = 0
         let attempts = 0
         // Walks the replies in order: confirmed entries count, an entry refused as too
@@ -188,8 +214,14 @@ export const writer =
           const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
           fresh = undefined
           attempts++
-          return Effect.flatMap(redis.xaddAll(key, sent, { maxLen: options.maxLen }), (results) =>
-            settle(results, offset, 0))
+          const done = made
+          made = undefined
+          const call = done === undefined
+            ? redis.xaddAll(key, sent, xaddOptions)
+            : Either.isRight(done)
+            ? Effect.succeed(done.right)
+            : Effect.fail(done.left)
+          return Effect.flatMap(call, (results) => settle(results, offset, 0))
         }).pipe(
           Effect.zipRight(Effect.suspend(() =>
             started ? Effect.void : keep(true)
