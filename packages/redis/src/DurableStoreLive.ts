@@ -235,7 +235,10 @@ export const make = (
     })
 
     const removed = (outcome: string | undefined, name: string, source: string | undefined, link: string | undefined) =>
-      Effect.as(release(source ?? "", name, link ?? "", ""), outcome === "removed" ? "Removed" as const : "Missing" as const)
+      Effect.as(
+        release(source ?? "", name, link ?? "", ""),
+        outcome === "removed" ? "Removed" as const : "Missing" as const
+      )
 
     const service: DurableStoreService = {
       load: (name) =>

@@ -148,7 +148,11 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     links += 1
     const link = String(links)
     source.forks.set(`${name} ${link}`, now)
-    const stored: Stored = { ...fresh(), start: startOf(request.at), fork: { ...request, link } }
+    const stored: Stored = {
+      ...fresh(),
+      start: startOf(request.at),
+      fork: { source: request.source, at: request.at, link }
+    }
     return { _tag: "Forked", ids: apply(name, stored, request, now) }
   }
 
@@ -187,8 +191,10 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     commit: (name, change) => withNow((now) => commit(name, change, now)),
     fork: (name, request) => withNow((now) => fork(name, request, now)),
     read: (name, after, count) =>
-      Effect.flatMap(withNow((now) => live(name, now)), (stored) =>
-        stored === undefined ? Effect.succeed([]) : read(name, after, count)),
+      Effect.flatMap(
+        withNow((now) => live(name, now)),
+        (stored) => stored === undefined ? Effect.succeed([]) : read(name, after, count)
+      ),
     touch: (name, expiry) =>
       withNow((now) => {
         const stored = live(name, now)

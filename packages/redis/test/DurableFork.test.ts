@@ -22,25 +22,41 @@ const decoder = new TextDecoder()
 const persist = { _tag: "Persist" } as const
 
 const create = (name: string, ...texts: Array<string>) =>
-  Effect.flatMap(DurableStore, (store) =>
-    store.commit(name, { expect: 0, set: { ct: "text/plain" }, append: texts.map((t) => encoder.encode(t)), expiry: persist }))
+  Effect.flatMap(
+    DurableStore,
+    (store) =>
+      store.commit(name, {
+        expect: 0,
+        set: { ct: "text/plain" },
+        append: texts.map((t) => encoder.encode(t)),
+        expiry: persist
+      })
+  )
 
 const append = (name: string, text: string) =>
   Effect.gen(function*() {
     const store = yield* DurableStore
     const state = Option.getOrThrow(yield* store.load(name))
-    return yield* store.commit(name, { expect: state.version, set: {}, append: [encoder.encode(text)], expiry: persist })
+    return yield* store.commit(name, {
+      expect: state.version,
+      set: {},
+      append: [encoder.encode(text)],
+      expiry: persist
+    })
   })
 
 const fork = (name: string, source: string, at: string, ...texts: Array<string>) =>
   Effect.flatMap(DurableStore, (store) =>
-    store.fork(name, {
-      source,
-      at,
-      set: { ct: "text/plain" },
-      append: texts.map((t) => encoder.encode(t)),
-      expiry: persist
-    } satisfies ForkCommit))
+    store.fork(
+      name,
+      {
+        source,
+        at,
+        set: { ct: "text/plain" },
+        append: texts.map((t) => encoder.encode(t)),
+        expiry: persist
+      } satisfies ForkCommit
+    ))
 
 const readAll = (name: string, after = "0-0") =>
   Effect.map(
@@ -165,7 +181,12 @@ describe("DurableStoreMemory forks on Effect's Clock", () => {
   it.effect("a source whose TTL runs out while a fork reads it is gone, and removed with the fork's expiry", () =>
     Effect.gen(function*() {
       const store = yield* DurableStore
-      yield* store.commit("s", { expect: 0, set: {}, append: [encoder.encode("a")], expiry: { _tag: "After", ms: 1_000 } })
+      yield* store.commit("s", {
+        expect: 0,
+        set: {},
+        append: [encoder.encode("a")],
+        expiry: { _tag: "After", ms: 1_000 }
+      })
       yield* store.fork("f", { source: "s", at: "0-1", set: {}, append: [], expiry: { _tag: "After", ms: 5_000 } })
       yield* TestClock.adjust(2_000)
       expect(Option.getOrThrow(yield* store.load("s")).gone).toBe(true)

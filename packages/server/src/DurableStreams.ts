@@ -70,7 +70,10 @@ const forkSource = (given: string): Effect.Effect<string, Read.Refusal> => {
   const path = /^https?:\/\//i.test(given) && URL.canParse(given) ? new URL(given).pathname : given
   const name = path.startsWith(basePath) ? path.slice(basePath.length) : undefined
   if (name === undefined || !namePattern.test(name)) {
-    return Read.refuse(400, `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`)
+    return Read.refuse(
+      400,
+      `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`
+    )
   }
   return name.startsWith("turns/") ? Read.refuse(400, "a turn's streams cannot be forked") : Effect.succeed(name)
 }

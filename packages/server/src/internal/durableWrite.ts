@@ -202,7 +202,8 @@ export const create = (store: DurableStore.DurableStoreService, name: string, re
       if (Option.isSome(state)) {
         if (state.value.gone) return yield* Effect.fail(goneConflict)
         const meta = state.value.meta
-        const same = Option.isNone(state.value.forkOf) && Wire.mediaType(meta.ct) === Wire.mediaType(request.contentType) &&
+        const same = Option.isNone(state.value.forkOf) &&
+          Wire.mediaType(meta.ct) === Wire.mediaType(request.contentType) &&
           meta.ttl === request.ttl && meta.exp === request.expiresAt && (meta.closed === "1") === request.closed
         if (!same) return yield* refuse(409, "the stream exists with other settings")
         return done(Response.empty({
