@@ -10,7 +10,6 @@
  *
  * @since 0.3.0
  */
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -82,8 +81,18 @@ const asNumber = decodeReply(Schema.Number)
 const asEntries = decodeReply(BufferEntries)
 const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
 
-// A link without its fork is pruned only after this long: the fork may be on its way.
-const pruneAfterMs = 60_000
+/**
+ * The options of the live store: the Redis connection, the key prefix, and how long a
+ * source's link to a fork that does not exist is kept before it is pruned (the fork
+ * may be on its way: its link is made first; 60 s by default).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface DurableLiveOptions extends LiveOptions {
+  readonly prefix: string
+  readonly pruneAfterMs?: number
+}
 
 /**
  * Connects to Redis and builds the store; the connection closes with the scope.
@@ -92,9 +101,10 @@ const pruneAfterMs = 60_000
  * @category constructors
  */
 export const make = (
-  options: LiveOptions & { readonly prefix: string }
+  options: DurableLiveOptions
 ): Effect.Effect<DurableStoreService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
+    const pruneAfterMs = options.pruneAfterMs ?? 60_000
     const client = yield* connect(options.url, "sluice-durable")
     const keys = (name: string) =>
       [
@@ -154,10 +164,11 @@ export const make = (
     const coverSources = (name: string, expiry: Expiry) =>
       Effect.flatMap(metaField(name, "src"), (source) => cover(source, expiry))
 
-    // Unlinks the fork `name` (link token `link`) from `source`, and goes on up the
-    // chain while a source gone with no fork left is removed in turn.
-    const release = (source: string, name: string, link: string, expected: string) =>
-      Effect.iterate({ source, name, link, expected, steps: 0 }, {
+    // Unlinks the fork `name` (link token `link`) from `source` (if the link still has
+    // the value `expected` and is at least `minAgeMs` old), and goes on up the chain while
+    // a source gone with no fork left is removed in turn.
+    const release = (source: string, name: string, link: string, expected = "", minAgeMs = 0) =>
+      Effect.iterate({ source, name, link, condition: [expected, String(minAgeMs)], steps: 0 }, {
         while: (at) => at.source !== "" && at.steps < maxChain,
         body: (at) =>
           Effect.map(
@@ -165,29 +176,27 @@ export const make = (
               asStrings,
               "EVAL",
               at.source,
-              script(unlinkScript, at.source, [`${at.name} ${at.link}`, at.expected])
+              script(unlinkScript, at.source, [`${at.name} ${at.link}`, ...at.condition])
             ),
             ([outcome, up, upLink]) =>
               outcome === "removed"
-                ? { source: up ?? "", name: at.source, link: upLink ?? "", expected: "", steps: at.steps + 1 }
+                ? { source: up ?? "", name: at.source, link: upLink ?? "", condition: ["", "0"], steps: at.steps + 1 }
                 : { ...at, source: "" }
           )
       })
 
-    // Unlinks the forks of `name` that no longer exist (after a grace period).
+    // Unlinks the forks of `name` that no longer exist (expired, or never created after
+    // a crash), once their links are older than `pruneAfterMs`.
     const prune = (name: string) =>
       Effect.gen(function*() {
         const flat = yield* run(asStrings, "HGETALL", name, (redis) => redis.call("HGETALL", keys(name)[3]))
-        const now = yield* Clock.currentTimeMillis
         for (let i = 0; i + 1 < flat.length; i += 2) {
           const field = flat[i]!
-          const linkedAt = flat[i + 1]!
           const space = field.lastIndexOf(" ")
           const fork = field.slice(0, space)
           const link = field.slice(space + 1)
-          if (now - Number(linkedAt) <= pruneAfterMs) continue
           if ((yield* metaField(fork, "lnk")) === link) continue
-          yield* release(name, fork, link, linkedAt)
+          yield* release(name, fork, link, flat[i + 1]!, pruneAfterMs)
         }
       })
 
@@ -236,7 +245,7 @@ export const make = (
 
     const removed = (outcome: string | undefined, name: string, source: string | undefined, link: string | undefined) =>
       Effect.as(
-        release(source ?? "", name, link ?? "", ""),
+        release(source ?? "", name, link ?? ""),
         outcome === "removed" ? "Removed" as const : "Missing" as const
       )
 
@@ -280,7 +289,7 @@ export const make = (
             )
           )
           if (Option.isSome(created)) return { _tag: "Forked", ids: created.value } as const
-          yield* release(fork.source, name, link, "")
+          yield* release(fork.source, name, link)
           return { _tag: "Exists" } as const
         }),
       read,
@@ -327,5 +336,5 @@ export const layer = (prefix: string) =>
  * @since 0.3.0
  * @category layers
  */
-export const layerFrom = (options: LiveOptions & { readonly prefix: string }): Layer.Layer<DurableStore, RedisError> =>
+export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> =>
   Layer.scoped(DurableStore, make(options))

@@ -90,16 +90,21 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     if (source.forks.size === 0 && over(source, now)) drop(fork.source, now)
   }
 
-  // The stream as it stands: a stream over is dropped unless forks still read it (then
-  // it is kept, gone); links to forks that no longer exist are dropped first.
-  const live = (name: string, now: number): Stored | undefined => {
-    const stored = streams.get(name)
-    if (stored === undefined || !over(stored, now)) return stored
+  // Drops the links to forks that no longer exist.
+  const prune = (stored: Stored, now: number): void => {
     for (const field of [...stored.forks.keys()]) {
       const space = field.lastIndexOf(" ")
       const fork = live(field.slice(0, space), now)
       if (fork?.fork?.link !== field.slice(space + 1)) stored.forks.delete(field)
     }
+  }
+
+  // The stream as it stands: a stream over is dropped unless forks still read it (then
+  // it is kept, gone); links to forks that no longer exist are dropped first.
+  const live = (name: string, now: number): Stored | undefined => {
+    const stored = streams.get(name)
+    if (stored === undefined || !over(stored, now)) return stored
+    prune(stored, now)
     if (stored.forks.size > 0) return stored
     drop(name, now)
     return undefined
@@ -175,6 +180,7 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     const stored = live(name, now)
     if (stored === undefined) return "Missing"
     if (over(stored, now)) return "Gone"
+    prune(stored, now)
     if (stored.forks.size > 0) {
       stored.deleted = true
       stored.version += 1

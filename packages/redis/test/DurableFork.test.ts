@@ -1,8 +1,9 @@
 /**
  * Forks in both `DurableStore` layers (the live one on the global setup's
  * redis-server): reading through the chain, ids that continue after the fork point,
- * the refusals of a fork's creation, and a source deleted or expired while forks read
- * it (kept, gone, until the last fork goes).
+ * the refusals of a fork's creation, a source deleted or expired while forks read it
+ * (kept, gone, until the last fork goes), and links to forks that are gone pruned (at
+ * once here: the live layer is built without its grace period).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -118,6 +119,19 @@ const forkSuite = (layerName: string, layer: Layer.Layer<DurableStore, RedisErro
         expect(yield* load(source)).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
 
+    it.effect("two creations of the same fork at once: one forks, the other finds it, one link is left", () =>
+      Effect.gen(function*() {
+        const [source, forked] = [randomUUID(), randomUUID()]
+        yield* create(source, "a")
+        const outcomes = yield* Effect.all([fork(forked, source, "0-1", "x"), fork(forked, source, "0-1", "y")], {
+          concurrency: 2
+        })
+        expect(outcomes.map((outcome) => outcome._tag).sort()).toEqual(["Exists", "Forked"])
+        expect(Option.getOrThrow(yield* load(source)).forks).toBe(1)
+        expect(yield* remove(forked)).toBe("Removed")
+        expect(Option.getOrThrow(yield* load(source)).forks).toBe(0)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("a deleted source with living forks is kept, gone, until its last fork goes", () =>
       Effect.gen(function*() {
         const store = yield* DurableStore
@@ -157,6 +171,17 @@ const forkSuite = (layerName: string, layer: Layer.Layer<DurableStore, RedisErro
         expect(yield* load(l0)).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
 
+    it.effect("a link to a fork that no longer exists is pruned: deleting the source then removes it", () =>
+      Effect.gen(function*() {
+        const store = yield* DurableStore
+        const [source, expired] = [randomUUID(), randomUUID()]
+        yield* create(source, "a")
+        yield* store.fork(expired, { source, at: "0-1", set: {}, append: [], expiry: { _tag: "At", epochMs: 0 } })
+        expect(yield* load(expired)).toEqual(Option.none())
+        expect(yield* remove(source)).toBe("Removed")
+        expect(yield* load(source)).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
     it.effect("a source past its expiry time with a living fork is gone but still read by the fork", () =>
       Effect.gen(function*() {
         const store = yield* DurableStore
@@ -174,7 +199,7 @@ const forkSuite = (layerName: string, layer: Layer.Layer<DurableStore, RedisErro
 forkSuite("DurableStoreMemory", DurableStoreMemory.layer)
 forkSuite(
   "DurableStoreLive on redis-server",
-  DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-fork-test-${process.pid}` })
+  DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-fork-test-${process.pid}`, pruneAfterMs: 0 })
 )
 
 describe("DurableStoreMemory forks on Effect's Clock", () => {

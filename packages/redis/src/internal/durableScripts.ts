@@ -152,12 +152,15 @@ expire(ARGV[3], ARGV[4], true)
 return {'linked'}
 `
 
-// ARGV: a fork's link field, and the value it must still have ('': any). Unlinks the
-// fork; a stream over with no fork left is removed, else it expires on its own again.
-// Replies {'removed', source, link} (source '' when it was no fork) or {'kept'}.
+// ARGV: a fork's link field, the value it must still have ('': any) and how old (ms) it
+// must be at least. Unlinks the fork; a stream over with no fork left is removed, else
+// it expires on its own again. Replies {'removed', source, link} (source '' when it was
+// no fork) or {'kept'}.
 /** @internal */
 export const unlinkScript = `${prelude}
-if ARGV[2] ~= '' and redis.call('HGET', KEYS[4], ARGV[1]) ~= ARGV[2] then return {'kept'} end
+local linked = redis.call('HGET', KEYS[4], ARGV[1])
+if ARGV[2] ~= '' and linked ~= ARGV[2] then return {'kept'} end
+if linked and now_ms() - tonumber(linked) < tonumber(ARGV[3]) then return {'kept'} end
 redis.call('HDEL', KEYS[4], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HLEN', KEYS[4]) > 0 then return {'kept'} end
 if over(KEYS[1]) then
