@@ -157,12 +157,13 @@ export interface DurableStoreService {
   readonly commit: (name: string, commit: Commit) => Effect.Effect<Option.Option<ReadonlyArray<string>>, RedisError>
   /**
    * Creates the fork `name` of a stream. Three steps, each atomic on the slot it
-   * touches: the expiry of the source's own sources is extended to cover the fork's; the
-   * source links the fork (checking that it exists, is not gone and holds the fork
-   * point, and extending its expiry); the fork is created (its name must be free). When
-   * the name is taken the link is undone. A crash between the steps leaves a link
-   * without a fork, which keeps the source's data until it is pruned (a minute later,
-   * when the source is next deleted or read gone), never a fork without its source.
+   * touches: the source links the fork (checking that it exists, is not gone and holds
+   * the fork point, and extending its expiry to cover the fork's); the expiry of the
+   * source's own sources is extended the same way; the fork is created (its name must
+   * be free; when it is taken the link is undone). A crash between the steps leaves a
+   * link without a fork (and sources that expire later than they need), which keeps the
+   * source's data until the link is pruned (once it is old enough, when the source is
+   * next deleted or read gone), never a fork without its source.
    */
   readonly fork: (name: string, fork: ForkCommit) => Effect.Effect<ForkOutcome, RedisError>
   /**

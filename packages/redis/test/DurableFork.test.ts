@@ -10,10 +10,11 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import type { ForkCommit } from "../src/DurableStore.js"
-import { DurableStore } from "../src/DurableStore.js"
+import { DurableStore, key } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
 import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import type { RedisError } from "../src/RedisError.js"
@@ -220,4 +221,42 @@ describe("DurableStoreMemory forks on Effect's Clock", () => {
       expect(yield* store.load("f")).toEqual(Option.none())
       expect(yield* store.load("s")).toEqual(Option.none())
     }).pipe(Effect.provide(DurableStoreMemory.layer)))
+})
+
+describe("DurableStoreLive forks and the expiry of their sources' keys", () => {
+  const prefix = `durable-fork-expiry-${process.pid}`
+  const ttlOf = (name: string) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => new Redis(inject("redisUrl"))),
+      (redis) =>
+        Effect.promise(() =>
+          Promise.all(["meta", "data", "forks"].map((part) => redis.pttl(key(prefix, name, part as "meta"))))
+        ),
+      (redis) => Effect.sync(() => redis.disconnect())
+    )
+
+  it.effect("a source's keys never expire before a fork's: extended or made to persist, back to its own once the fork goes", () =>
+    Effect.gen(function*() {
+      const store = yield* DurableStore
+      const [source, lasting, forever] = [randomUUID(), randomUUID(), randomUUID()]
+      yield* store.commit(source, {
+        expect: 0,
+        set: {},
+        append: [encoder.encode("a")],
+        expiry: { _tag: "After", ms: 20_000 }
+      })
+      yield* store.fork(lasting, { source, at: "0-1", set: {}, append: [], expiry: { _tag: "After", ms: 600_000 } })
+      for (const left of yield* ttlOf(source)) expect(left).toBeGreaterThan(300_000)
+      yield* store.fork(forever, { source, at: "0-1", set: {}, append: [], expiry: persist })
+      expect(yield* ttlOf(source)).toEqual([-1, -1, -1])
+      // The source's own deadline still holds: it is live until then.
+      expect(Option.getOrThrow(yield* store.load(source)).gone).toBe(false)
+      expect(yield* store.remove(forever)).toBe("Removed")
+      expect(yield* store.remove(lasting)).toBe("Removed")
+      // Its forks hash is empty, so gone: the meta and data keys expire on its own deadline.
+      for (const left of (yield* ttlOf(source)).slice(0, 2)) {
+        expect(left).toBeGreaterThan(0)
+        expect(left).toBeLessThanOrEqual(20_000)
+      }
+    }).pipe(Effect.provide(DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix }))))
 })

@@ -29,9 +29,9 @@ local function expire(mode, value, keep)
   if mode == 'after' then target = now_ms() + tonumber(value)
   elseif mode == 'at' then target = tonumber(value) end
   if keep then
-    local current = redis.call('PEXPIRETIME', KEYS[1])
-    if current == -1 then target = nil
-    elseif target ~= nil and current > target then target = current end
+    local left = redis.call('PTTL', KEYS[1])
+    if left == -1 then target = nil
+    elseif target ~= nil and left >= 0 and now_ms() + left > target then target = now_ms() + left end
   end
   for _, key in ipairs(KEYS) do
     if target == nil then redis.call('PERSIST', key) else redis.call('PEXPIREAT', key, target) end
