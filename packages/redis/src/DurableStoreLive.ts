@@ -1,12 +1,14 @@
 /**
- * `DurableStore` on Redis through ioredis: a load, a commit, a touch and a delete are
- * each one Lua script (atomic on the server, on the keys of one stream), a read is
- * `XRANGE` on the data stream (bytes kept as they are; for a fork, one `XRANGE` per
+ * `DurableStore` on Redis through ioredis: a load, a commit, a touch, a delete and a
+ * read are each one Lua script (atomic on the server, on the keys of one stream; a read
+ * is `XRANGE` on the data stream, bytes kept as they are, with the stream's fork point,
+ * and a fork read before its fork point reads its source the same way, one script per
  * level of its chain), and a wait is `XREAD BLOCK` on the stream's signal key over a
  * connection of its own, closed when the wait ends. The steps of a fork's creation
  * and of a delete that reaches a fork's sources are separate scripts, one per stream,
- * so that they work when the streams live on different Redis Cluster slots. Commands are never queued while
- * the connection is down: they fail at once with an `Unavailable` `RedisError`.
+ * so that they work when the streams live on different Redis Cluster slots. Commands
+ * are never queued while the connection is down: they fail at once with an
+ * `Unavailable` `RedisError`.
  *
  * @since 0.3.0
  */
@@ -26,6 +28,7 @@ import {
   extendScript,
   linkScript,
   loadScript,
+  readScript,
   removeScript,
   touchScript,
   unlinkScript
@@ -75,10 +78,10 @@ const BufferEntries = Schema.Array(
 const CommitOutcome = Schema.Union(Schema.Tuple(Schema.Literal(0)), CommitReply)
 const asCommit = decodeReply(CommitOutcome)
 const asStrings = decodeReply(Schema.Array(Schema.String))
-const asFields = decodeReply(Schema.Array(Schema.NullOr(Schema.String)))
 const asText = decodeReply(Schema.NullOr(Schema.String))
 const asNumber = decodeReply(Schema.Number)
-const asEntries = decodeReply(BufferEntries)
+const asOwnEntries = decodeReply(Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf, BufferEntries))
+const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("latin1")
 const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
 
 /**
@@ -222,26 +225,22 @@ export const make = (
         })
       })
 
-    const read = readThrough<RedisError>({
-      forkOf: (name) =>
-        Effect.map(
-          run(asFields, "HMGET", name, (redis) => redis.call("HMGET", keys(name)[0], "src", "at")),
-          ([source, at]) =>
-            source === null || source === undefined
-              ? Option.none()
-              : Option.some({ source, at: at ?? "0-0" })
+    const read = readThrough<RedisError>((name, after, count) =>
+      Effect.map(
+        run(
+          asOwnEntries,
+          "EVAL",
+          name,
+          (redis) => redis.callBuffer("EVAL", readScript, 4, ...keys(name), after, String(Math.max(1, count)))
         ),
-      readOwn: (name, after, count) =>
-        Effect.map(
-          run(
-            asEntries,
-            "XRANGE",
-            name,
-            (redis) => redis.callBuffer("XRANGE", keys(name)[1], `(${after}`, "+", "COUNT", Math.max(1, count))
-          ),
-          (entries) => entries.map(([id, [, data]]) => ({ id: Buffer.from(id).toString("latin1"), data }))
-        )
-    })
+        ([source, at, entries]) => ({
+          forkOf: source.length === 0
+            ? Option.none()
+            : Option.some({ source: Buffer.from(source).toString("utf8"), at: at.length === 0 ? "0-0" : latin1(at) }),
+          entries: entries.map(([id, [, data]]) => ({ id: latin1(id), data }))
+        })
+      )
+    )
 
     const removed = (outcome: string | undefined, name: string, source: string | undefined, link: string | undefined) =>
       Effect.as(

@@ -161,20 +161,17 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     return { _tag: "Forked", ids: apply(name, stored, request, now) }
   }
 
-  const read = readThrough<never>({
-    forkOf: (name) =>
-      Effect.sync(() => {
-        const forked = streams.get(name)?.fork
-        return forked === undefined ? Option.none() : Option.some({ source: forked.source, at: forked.at })
-      }),
-    readOwn: (name, after, count) =>
-      Effect.sync(() => {
-        const stored = streams.get(name)
-        if (stored === undefined) return []
-        const from = stored.entries.findIndex((entry) => isAfter(entry.id, after))
-        return from < 0 ? [] : stored.entries.slice(from, from + Math.max(0, count))
-      })
-  })
+  const read = readThrough<never>((name, after, count) =>
+    Effect.sync(() => {
+      const stored = streams.get(name)
+      const forked = stored?.fork
+      const from = stored === undefined ? -1 : stored.entries.findIndex((entry) => isAfter(entry.id, after))
+      return {
+        forkOf: forked === undefined ? Option.none() : Option.some({ source: forked.source, at: forked.at }),
+        entries: stored === undefined || from < 0 ? [] : stored.entries.slice(from, from + Math.max(0, count))
+      }
+    })
+  )
 
   const remove = (name: string, now: number): RemoveOutcome => {
     const stored = live(name, now)

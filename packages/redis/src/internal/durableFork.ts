@@ -35,35 +35,35 @@ export const startOf = (at: string): number => Number(parsed(at).seq)
 export const maxChain = 10_000
 
 /**
- * The reads of a store layer that `readThrough` builds on: a stream's fork point, and
- * its own entries after an id.
+ * The read of a store layer that `readThrough` builds on: a stream's own entries after
+ * an id, with its fork point when it is a fork.
  *
  * @internal
  */
-export interface Layers<E> {
-  readonly forkOf: (name: string) => Effect.Effect<Option.Option<ForkPoint>, E>
-  readonly readOwn: (name: string, after: string, count: number) => Effect.Effect<ReadonlyArray<DurableEntry>, E>
-}
+export type ReadOwn<E> = (
+  name: string,
+  after: string,
+  count: number
+) => Effect.Effect<{ readonly forkOf: Option.Option<ForkPoint>; readonly entries: ReadonlyArray<DurableEntry> }, E>
 
 /**
  * Up to `count` entries of `name` after `after`: for a fork read before its fork point,
- * the source's entries up to the point (recursively), then the fork's own. Inherited
- * entries never change, so reading each level apart is consistent.
+ * the source's entries up to the point (recursively), then the fork's own (all after
+ * the point). Inherited entries never change, so reading each level apart is
+ * consistent.
  *
  * @internal
  */
-export const readThrough = <E>(layers: Layers<E>) => {
+export const readThrough = <E>(readOwn: ReadOwn<E>) => {
   const read = (name: string, after: string, count: number): Effect.Effect<ReadonlyArray<DurableEntry>, E> =>
     Effect.gen(function*() {
-      const fork = yield* layers.forkOf(name)
-      if (Option.isNone(fork) || !isAfter(fork.value.at, after)) return yield* layers.readOwn(name, after, count)
-      const { at, source } = fork.value
-      const fromSource = yield* read(source, after, count)
-      const inherited = fromSource.filter((entry) => !isAfter(entry.id, at))
+      const own = yield* readOwn(name, after, count)
+      if (Option.isNone(own.forkOf) || !isAfter(own.forkOf.value.at, after)) return own.entries
+      const { at, source } = own.forkOf.value
+      const inherited = (yield* read(source, after, count)).filter((entry) => !isAfter(entry.id, at))
       // A full page of inherited entries may have more behind it.
       if (inherited.length === count) return inherited
-      const own = yield* layers.readOwn(name, at, count - inherited.length)
-      return [...inherited, ...own]
+      return [...inherited, ...own.entries.slice(0, count - inherited.length)]
     })
   return read
 }

@@ -57,6 +57,17 @@ for _, item in ipairs(all) do reply[#reply + 1] = item end
 return reply
 `
 
+// ARGV: an entry id and a count. Replies {source, fork point, entries}: the stream's
+// own entries after the id (XRANGE), with its fork point ('' '' for no fork).
+/** @internal */
+export const readScript = `
+return {
+  redis.call('HGET', KEYS[1], 'src') or '',
+  redis.call('HGET', KEYS[1], 'at') or '',
+  redis.call('XRANGE', KEYS[2], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
+}
+`
+
 // ARGV: expected version, expiry mode (persist|after|at) and value, then for a fork's
 // creation its source, fork point, link token and first entry number ('' otherwise),
 // the number of settings, field and value of each, the number of appends, the bytes of
