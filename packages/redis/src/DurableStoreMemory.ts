@@ -25,6 +25,7 @@ import type {
   RemoveOutcome
 } from "./DurableStore.js"
 import { DurableStore } from "./DurableStore.js"
+import * as EntryId from "./EntryId.js"
 import { isAfter, readThrough, startOf } from "./internal/durableFork.js"
 
 interface Stored {
@@ -42,6 +43,13 @@ interface Stored {
 
 const expiresAt = (expiry: Expiry, now: number): number | undefined =>
   expiry._tag === "Persist" ? undefined : expiry._tag === "After" ? now + expiry.ms : expiry.epochMs
+
+// The entry number of an id (every id of this store is `0-<n>`; any later id is past them all).
+const positionOf = (id: string): number =>
+  Option.match(EntryId.parse(id), {
+    onNone: () => 0,
+    onSome: (parsed) => parsed.ms > 0n ? Number.MAX_SAFE_INTEGER : Number(parsed.seq)
+  })
 
 const over = (stored: Stored, now: number): boolean =>
   stored.deleted || (stored.expiresAt !== undefined && stored.expiresAt <= now)
@@ -165,10 +173,11 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     Effect.sync(() => {
       const stored = streams.get(name)
       const forked = stored?.fork
-      const from = stored === undefined ? -1 : stored.entries.findIndex((entry) => isAfter(entry.id, after))
+      // Own entries are numbered on from `start` without gaps: the index follows from the id.
+      const from = stored === undefined ? 0 : Math.max(0, positionOf(after) - stored.start)
       return {
         forkOf: forked === undefined ? Option.none() : Option.some({ source: forked.source, at: forked.at }),
-        entries: stored === undefined || from < 0 ? [] : stored.entries.slice(from, from + Math.max(0, count))
+        entries: stored === undefined ? [] : stored.entries.slice(from, from + Math.max(0, count))
       }
     })
   )
