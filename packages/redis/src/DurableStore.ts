@@ -1,7 +1,7 @@
 /**
  * The storage of durable streams (append-only, offset-addressed byte streams that
  * clients create, append to, close and read over HTTP), as a service on Redis
- * structures. Each stream `name` has three keys sharing the hash tag `{name}`:
+ * structures. Each stream `name` has four keys sharing the hash tag `{name}`:
  *
  * - `<prefix>:ds:{<name>}:meta`, a hash: the stream's settings (content type, TTL or
  *   expiry time, closed flag, the producers' epochs and sequence numbers, ...), its
@@ -25,7 +25,10 @@
  * Every change is one conditional commit: it applies only if the stream's version is
  * still the one the caller read (optimistic concurrency; a Lua script on Redis), so
  * the protocol's rules are decided once, by the caller, over a consistent state. An
- * expiry (a sliding TTL or a fixed time) is the keys' own `PEXPIRE`/`PEXPIREAT`.
+ * expiry (a sliding TTL or a fixed time) is the keys' own `PEXPIRE`/`PEXPIREAT`, with
+ * the deadline also kept in the hash (`dl`); while forks read a stream its keys never
+ * expire sooner than theirs (a fork extends its sources' expiry first), and past its
+ * deadline it is gone.
  *
  * Two layers implement it: `DurableStoreLive` on ioredis and `DurableStoreMemory` in
  * process, with the same semantics.
