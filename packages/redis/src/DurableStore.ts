@@ -1,7 +1,7 @@
 /**
  * The storage of durable streams (append-only, offset-addressed byte streams that
  * clients create, append to, close and read over HTTP), as a service on Redis
- * structures. Each stream `name` has three keys sharing the hash tag `{name}`:
+ * structures. Each stream `name` has four keys sharing the hash tag `{name}`:
  *
  * - `<prefix>:ds:{<name>}:meta`, a hash: the stream's settings (content type, TTL or
  *   expiry time, closed flag, the producers' epochs and sequence numbers, ...), its
@@ -10,12 +10,25 @@
  * - `<prefix>:ds:{<name>}:data`, a stream: one entry per append, ids `0-1`, `0-2`, ...,
  *   the bytes in field `d`;
  * - `<prefix>:ds:{<name>}:sig`, a stream of one entry, replaced by every commit, that
- *   waiting readers block on.
+ *   waiting readers block on;
+ * - `<prefix>:ds:{<name>}:forks`, a hash: the forks that read this stream's data (one
+ *   field `<fork name> <link token>` per fork, valued with the time it was linked).
+ *
+ * A fork is a stream created from a source at a fork point (an entry id of the
+ * source): it reads the source's entries up to that point, then its own, whose ids
+ * continue after the fork point. Its metadata hash links it to its source (`src`, `at`,
+ * `lnk`); the source's `forks` hash links back. A source deleted (or expired) while
+ * forks still read it is gone for its own readers and writers but keeps its data until
+ * the last fork goes (see `fork` and `remove` for the order of the steps across Redis
+ * Cluster slots).
  *
  * Every change is one conditional commit: it applies only if the stream's version is
  * still the one the caller read (optimistic concurrency; a Lua script on Redis), so
  * the protocol's rules are decided once, by the caller, over a consistent state. An
- * expiry (a sliding TTL or a fixed time) is the keys' own `PEXPIRE`/`PEXPIREAT`.
+ * expiry (a sliding TTL or a fixed time) is the keys' own `PEXPIRE`/`PEXPIREAT`, with
+ * the deadline also kept in the hash (`dl`); while forks read a stream its keys never
+ * expire sooner than theirs (a fork extends its sources' expiry first), and past its
+ * deadline it is gone.
  *
  * Two layers implement it: `DurableStoreLive` on ioredis and `DurableStoreMemory` in
  * process, with the same semantics.
@@ -50,7 +63,62 @@ export interface DurableState {
   readonly version: number
   readonly tail: string
   readonly signal: string
+  /** The source and fork point of a fork. */
+  readonly forkOf: Option.Option<ForkPoint>
+  /** How many forks read this stream's data. */
+  readonly forks: number
+  /** Deleted or expired, kept only for the forks that read its data. */
+  readonly gone: boolean
 }
+
+/**
+ * Where a fork branches off: its source's name and the last entry id of the source it
+ * reads (`0-0`: none).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ForkPoint {
+  readonly source: string
+  readonly at: string
+}
+
+/**
+ * The creation of a fork: the fork point, the fork's settings, its first entries (ids
+ * after the fork point) and its expiry.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ForkCommit extends ForkPoint {
+  readonly set: Readonly<Record<string, string>>
+  readonly append: ReadonlyArray<Uint8Array>
+  readonly expiry: Expiry
+}
+
+/**
+ * How a fork's creation ended: created (the ids of its first entries), or not, because
+ * the name is taken, the source does not exist, the source is gone (deleted or expired,
+ * kept for its forks) or the fork point is after the source's last entry.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type ForkOutcome =
+  | { readonly _tag: "Forked"; readonly ids: ReadonlyArray<string> }
+  | { readonly _tag: "Exists" }
+  | { readonly _tag: "SourceMissing" }
+  | { readonly _tag: "SourceGone" }
+  | { readonly _tag: "BeyondTail"; readonly tail: string }
+
+/**
+ * How a delete ended: the stream is removed; or deleted but kept, gone, for the forks
+ * that read it (`SoftDeleted`); or there was none (`Missing`); or it was already gone.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type RemoveOutcome = "Removed" | "SoftDeleted" | "Missing" | "Gone"
 
 /**
  * How a commit leaves the stream's expiry: none (`Persist`), `ms` milliseconds from
@@ -90,12 +158,31 @@ export interface DurableStoreService {
   readonly load: (name: string) => Effect.Effect<Option.Option<DurableState>, RedisError>
   /** Applies a commit; the ids of the appended entries, or none on a version conflict. */
   readonly commit: (name: string, commit: Commit) => Effect.Effect<Option.Option<ReadonlyArray<string>>, RedisError>
-  /** Up to `count` entries after the entry id `after` (exclusive). */
+  /**
+   * Creates the fork `name` of a stream. Three steps, each atomic on the slot it
+   * touches: the source links the fork (checking that it exists, is not gone and holds
+   * the fork point, and extending its expiry to cover the fork's); the expiry of the
+   * source's own sources is extended the same way; the fork is created (its name must
+   * be free; when it is taken the link is undone). A crash between the steps leaves a
+   * link without a fork (and sources that expire later than they need), which keeps the
+   * source's data until the link is pruned (once it is old enough, when the source is
+   * next deleted or read gone), never a fork without its source.
+   */
+  readonly fork: (name: string, fork: ForkCommit) => Effect.Effect<ForkOutcome, RedisError>
+  /**
+   * Up to `count` entries after the entry id `after` (exclusive); for a fork, its
+   * source's entries up to the fork point (one read per level), then its own.
+   */
   readonly read: (name: string, after: string, count: number) => Effect.Effect<ReadonlyArray<DurableEntry>, RedisError>
   /** Sets the expiry of an existing stream (a read renews a sliding TTL). */
   readonly touch: (name: string, expiry: Expiry) => Effect.Effect<void, RedisError>
-  /** Deletes the stream: whether it existed. Waiting readers wake. */
-  readonly remove: (name: string) => Effect.Effect<boolean, RedisError>
+  /**
+   * Deletes the stream; waiting readers wake. A stream that forks still read is only
+   * marked deleted (gone). Removing a fork unlinks it from its source, and a source
+   * gone with no fork left is removed in turn, up the chain (one step per slot: a crash
+   * in between leaves a gone source until its links are pruned).
+   */
+  readonly remove: (name: string) => Effect.Effect<RemoveOutcome, RedisError>
   /**
    * Waits until the stream changes after the state whose `signal` is given, for at
    * most `timeoutMs`: whether it changed (or was deleted) before the time ran out.
@@ -117,7 +204,7 @@ export class DurableStore extends Context.Tag("@sluice/redis/DurableStore")<Dura
  * @since 0.3.0
  * @category constants
  */
-export const bookkeeping: ReadonlySet<string> = new Set(["v", "n", "tail", "s"])
+export const bookkeeping: ReadonlySet<string> = new Set(["v", "n", "tail", "s", "src", "at", "lnk", "del", "dl"])
 
 /**
  * `<prefix>:ds:{<name>}:<part>`: a key of a durable stream. The `ds` segment keeps
@@ -127,5 +214,5 @@ export const bookkeeping: ReadonlySet<string> = new Set(["v", "n", "tail", "s"])
  * @since 0.3.0
  * @category keys
  */
-export const key = (prefix: string, name: string, part: "meta" | "data" | "sig"): string =>
+export const key = (prefix: string, name: string, part: "meta" | "data" | "sig" | "forks"): string =>
   `${prefix}:ds:{${name}}:${part}`

@@ -1,9 +1,14 @@
 /**
- * `DurableStore` on Redis through ioredis: a commit, a touch and a delete are each one
- * Lua script (atomic on the server), a read is `XRANGE` on the data stream (bytes kept
- * as they are), and a wait is `XREAD BLOCK` on the stream's signal key over a
- * connection of its own, closed when the wait ends. Commands are never queued while
- * the connection is down: they fail at once with an `Unavailable` `RedisError`.
+ * `DurableStore` on Redis through ioredis: a load, a commit, a touch, a delete and a
+ * read are each one Lua script (atomic on the server, on the keys of one stream; a read
+ * is `XRANGE` on the data stream, bytes kept as they are, with the stream's fork point,
+ * and a fork read before its fork point reads its source the same way, one script per
+ * level of its chain), and a wait is `XREAD BLOCK` on the stream's signal key over a
+ * connection of its own, closed when the wait ends. The steps of a fork's creation
+ * and of a delete that reaches a fork's sources are separate scripts, one per stream,
+ * so that they work when the streams live on different Redis Cluster slots. Commands
+ * are never queued while the connection is down: they fail at once with an
+ * `Unavailable` `RedisError`.
  *
  * @since 0.3.0
  */
@@ -13,9 +18,21 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
-import type { Commit, DurableStoreService, Expiry } from "./DurableStore.js"
+import { randomUUID } from "node:crypto"
+import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
 import { bookkeeping, DurableStore, key } from "./DurableStore.js"
-import { commitScript, removeScript, touchScript } from "./internal/durableScripts.js"
+import * as EntryId from "./EntryId.js"
+import { maxChain, readThrough, startOf } from "./internal/durableFork.js"
+import {
+  commitScript,
+  extendScript,
+  linkScript,
+  loadScript,
+  readScript,
+  removeScript,
+  touchScript,
+  unlinkScript
+} from "./internal/durableScripts.js"
 import { decodeReply, toRedisError } from "./internal/replies.js"
 import type { RedisError } from "./RedisError.js"
 import type { LiveOptions } from "./RedisStreamsLive.js"
@@ -58,11 +75,27 @@ const CommitReply = Schema.Tuple([Schema.Number], Schema.String)
 const BufferEntries = Schema.Array(
   Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf))
 )
-const asCommit = decodeReply(Schema.Union(Schema.Tuple(Schema.Literal(0)), CommitReply))
+const CommitOutcome = Schema.Union(Schema.Tuple(Schema.Literal(0)), CommitReply)
+const asCommit = decodeReply(CommitOutcome)
 const asStrings = decodeReply(Schema.Array(Schema.String))
+const asText = decodeReply(Schema.NullOr(Schema.String))
 const asNumber = decodeReply(Schema.Number)
-const asEntries = decodeReply(BufferEntries)
+const asOwnEntries = decodeReply(Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf, BufferEntries))
+const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("latin1")
 const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
+
+/**
+ * The options of the live store: the Redis connection, the key prefix, and how long a
+ * source's link to a fork that does not exist is kept before it is pruned (the fork
+ * may be on its way: its link is made first; 60 s by default).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface DurableLiveOptions extends LiveOptions {
+  readonly prefix: string
+  readonly pruneAfterMs?: number
+}
 
 /**
  * Connects to Redis and builds the store; the connection closes with the scope.
@@ -71,12 +104,18 @@ const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
  * @category constructors
  */
 export const make = (
-  options: LiveOptions & { readonly prefix: string }
+  options: DurableLiveOptions
 ): Effect.Effect<DurableStoreService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
+    const pruneAfterMs = options.pruneAfterMs ?? 60_000
     const client = yield* connect(options.url, "sluice-durable")
     const keys = (name: string) =>
-      [key(options.prefix, name, "meta"), key(options.prefix, name, "data"), key(options.prefix, name, "sig")] as const
+      [
+        key(options.prefix, name, "meta"),
+        key(options.prefix, name, "data"),
+        key(options.prefix, name, "sig"),
+        key(options.prefix, name, "forks")
+      ] as const
     const run = <A>(
       decode: (command: string, key: string) => (reply: unknown) => Effect.Effect<A, RedisError>,
       command: string,
@@ -93,49 +132,179 @@ export const make = (
       redis.call(
         "EVAL",
         source,
-        3,
+        4,
         ...keys(name),
         ...args.map((arg) => typeof arg === "string" ? arg : Buffer.from(arg))
       )
+    const metaField = (name: string, field: string) =>
+      run(asText, "HGET", name, (redis) => redis.call("HGET", keys(name)[0], field))
 
-    const commitArgs = (change: Commit): Array<string | Uint8Array> => [
+    const commitArgs = (
+      change: Pick<Commit, "expect" | "set" | "append" | "expiry">,
+      fork: ReadonlyArray<string>
+    ): Array<string | Uint8Array> => [
       String(change.expect),
+      ...expiryArgs(change.expiry),
+      ...(fork.length === 4 ? fork : ["", "", "", ""]),
       String(Object.keys(change.set).length),
       ...Object.entries(change.set).flat(),
       String(change.append.length),
-      ...change.append,
-      ...expiryArgs(change.expiry)
+      ...change.append
     ]
+    const commitReply = (reply: typeof CommitOutcome.Type) =>
+      reply[0] === 0 ? Option.none() : Option.some(reply.slice(1).map(String))
+
+    // Extends the expiry of every source up the chain from `source` to cover a fork's.
+    const cover = (source: string | null, expiry: Expiry) =>
+      Effect.iterate({ next: source, steps: 0 }, {
+        while: ({ next, steps }) => next !== null && next !== "" && steps < maxChain,
+        body: ({ next, steps }) =>
+          Effect.map(
+            run(asText, "EVAL", next!, script(extendScript, next!, expiryArgs(expiry))),
+            (up) => ({ next: up, steps: steps + 1 })
+          )
+      })
+    const coverSources = (name: string, expiry: Expiry) =>
+      Effect.flatMap(metaField(name, "src"), (source) => cover(source, expiry))
+
+    // Unlinks the fork `name` (link token `link`) from `source` (if the link still has
+    // the value `expected` and is at least `minAgeMs` old), and goes on up the chain while
+    // a source gone with no fork left is removed in turn.
+    const release = (source: string, name: string, link: string, expected = "", minAgeMs = 0) =>
+      Effect.iterate({ source, name, link, condition: [expected, String(minAgeMs)], steps: 0 }, {
+        while: (at) => at.source !== "" && at.steps < maxChain,
+        body: (at) =>
+          Effect.map(
+            run(
+              asStrings,
+              "EVAL",
+              at.source,
+              script(unlinkScript, at.source, [`${at.name} ${at.link}`, ...at.condition])
+            ),
+            ([outcome, up, upLink]) =>
+              outcome === "removed"
+                ? { source: up ?? "", name: at.source, link: upLink ?? "", condition: ["", "0"], steps: at.steps + 1 }
+                : { ...at, source: "" }
+          )
+      })
+
+    // Unlinks the forks of `name` that no longer exist (expired, or never created after
+    // a crash), once their links are older than `pruneAfterMs`.
+    const prune = (name: string) =>
+      Effect.gen(function*() {
+        const flat = yield* run(asStrings, "HGETALL", name, (redis) => redis.call("HGETALL", keys(name)[3]))
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const field = flat[i]!
+          const space = field.lastIndexOf(" ")
+          const fork = field.slice(0, space)
+          const link = field.slice(space + 1)
+          if ((yield* metaField(fork, "lnk")) === link) continue
+          yield* release(name, fork, link, flat[i + 1]!, pruneAfterMs)
+        }
+      })
+
+    const loadOnce = (name: string): Effect.Effect<Option.Option<DurableState>, RedisError> =>
+      Effect.map(run(asStrings, "EVAL", name, script(loadScript, name, [])), (reply) => {
+        if (reply.length < 2) return Option.none()
+        const now = Number(reply[0])
+        const forks = Number(reply[1])
+        const all: Record<string, string> = {}
+        for (let i = 2; i + 1 < reply.length; i += 2) all[reply[i]!] = reply[i + 1]!
+        const gone = all.del === "1" || (all.dl !== undefined && Number(all.dl) <= now)
+        if (gone && forks === 0) return Option.none()
+        const meta: Record<string, string> = {}
+        for (const [field, value] of Object.entries(all)) if (!bookkeeping.has(field)) meta[field] = value
+        return Option.some({
+          meta,
+          version: Number(all.v ?? 0),
+          tail: all.tail ?? "0-0",
+          signal: all.s ?? "0-0",
+          forkOf: all.src === undefined ? Option.none() : Option.some({ source: all.src, at: all.at ?? "0-0" }),
+          forks,
+          gone
+        })
+      })
+
+    const read = readThrough<RedisError>((name, after, count) =>
+      Effect.map(
+        run(
+          asOwnEntries,
+          "EVAL",
+          name,
+          (redis) => redis.callBuffer("EVAL", readScript, 4, ...keys(name), after, String(Math.max(1, count)))
+        ),
+        ([source, at, entries]) => ({
+          forkOf: source.length === 0
+            ? Option.none()
+            : Option.some({ source: Buffer.from(source).toString("utf8"), at: at.length === 0 ? "0-0" : latin1(at) }),
+          entries: entries.map(([id, [, data]]) => ({ id: latin1(id), data }))
+        })
+      )
+    )
+
+    const removed = (outcome: string | undefined, name: string, source: string | undefined, link: string | undefined) =>
+      Effect.as(
+        release(source ?? "", name, link ?? ""),
+        outcome === "removed" ? "Removed" as const : "Missing" as const
+      )
 
     const service: DurableStoreService = {
       load: (name) =>
-        Effect.map(run(asStrings, "HGETALL", name, (redis) => redis.call("HGETALL", keys(name)[0])), (flat) => {
-          if (flat.length === 0) return Option.none()
-          const all: Record<string, string> = {}
-          for (let i = 0; i + 1 < flat.length; i += 2) all[flat[i]!] = flat[i + 1]!
-          const meta: Record<string, string> = {}
-          for (const [field, value] of Object.entries(all)) if (!bookkeeping.has(field)) meta[field] = value
-          return Option.some({ meta, version: Number(all.v ?? 0), tail: all.tail ?? "0-0", signal: all.s ?? "0-0" })
-        }),
+        Effect.flatMap(loadOnce(name), (state) =>
+          Option.isSome(state) && state.value.gone
+            ? Effect.zipRight(prune(name), loadOnce(name))
+            : Effect.succeed(state)),
       commit: (name, change) =>
-        Effect.map(
-          run(asCommit, "EVAL", name, script(commitScript, name, commitArgs(change))),
-          (reply) => reply[0] === 0 ? Option.none() : Option.some(reply.slice(1).map(String))
+        Effect.zipRight(
+          change.expiry._tag === "After" ? coverSources(name, change.expiry) : Effect.void,
+          Effect.map(run(asCommit, "EVAL", name, script(commitScript, name, commitArgs(change, []))), commitReply)
         ),
-      read: (name, after, count) =>
-        Effect.map(
-          run(
-            asEntries,
-            "XRANGE",
-            name,
-            (redis) => redis.callBuffer("XRANGE", keys(name)[1], `(${after}`, "+", "COUNT", Math.max(1, count))
-          ),
-          (entries) => entries.map(([id, [, data]]) => ({ id: Buffer.from(id).toString("latin1"), data }))
-        ),
+      fork: (name, fork) =>
+        Effect.gen(function*() {
+          const link = randomUUID()
+          const field = `${name} ${link}`
+          const at = EntryId.parse(fork.at)
+          const atNumber = Option.isSome(at) && at.value.ms === 0n ? String(at.value.seq) : "-1"
+          const [linked, tail] = yield* run(
+            asStrings,
+            "EVAL",
+            fork.source,
+            script(linkScript, fork.source, [field, atNumber, ...expiryArgs(fork.expiry)])
+          )
+          if (linked === "missing") return { _tag: "SourceMissing" } as const
+          if (linked === "gone") return { _tag: "SourceGone" } as const
+          if (linked === "beyond") return { _tag: "BeyondTail", tail: tail ?? "0-0" } as const
+          yield* coverSources(fork.source, fork.expiry)
+          const created = commitReply(
+            yield* run(
+              asCommit,
+              "EVAL",
+              name,
+              script(
+                commitScript,
+                name,
+                commitArgs({ ...fork, expect: 0 }, [fork.source, fork.at, link, String(startOf(fork.at))])
+              )
+            )
+          )
+          if (Option.isSome(created)) return { _tag: "Forked", ids: created.value } as const
+          yield* release(fork.source, name, link)
+          return { _tag: "Exists" } as const
+        }),
+      read,
       touch: (name, expiry) =>
-        Effect.asVoid(run(asNumber, "EVAL", name, script(touchScript, name, expiryArgs(expiry)))),
+        Effect.zipRight(
+          expiry._tag === "After" ? coverSources(name, expiry) : Effect.void,
+          Effect.asVoid(run(asNumber, "EVAL", name, script(touchScript, name, expiryArgs(expiry))))
+        ),
       remove: (name) =>
-        Effect.map(run(asNumber, "EVAL", name, script(removeScript, name, [])), (existed) => existed === 1),
+        Effect.gen(function*() {
+          yield* prune(name)
+          const [outcome, source, link] = yield* run(asStrings, "EVAL", name, script(removeScript, name, []))
+          if (outcome === "soft") return "SoftDeleted" as const
+          if (outcome === "gone") return "Gone" as const
+          return yield* removed(outcome, name, source, link)
+        }),
       awaitChange: (name, signal, timeoutMs) =>
         Effect.scoped(Effect.gen(function*() {
           const waiter = yield* connect(options.url, "sluice-durable-wait")
@@ -166,5 +335,5 @@ export const layer = (prefix: string) =>
  * @since 0.3.0
  * @category layers
  */
-export const layerFrom = (options: LiveOptions & { readonly prefix: string }): Layer.Layer<DurableStore, RedisError> =>
+export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> =>
   Layer.scoped(DurableStore, make(options))

@@ -1,6 +1,7 @@
 /**
  * `DurableStore` in process memory, with the semantics of the live layer: versioned
- * conditional commits, entry ids `0-1`, `0-2`, ..., expiry on Effect's `Clock` (so
+ * conditional commits, entry ids `0-1`, `0-2`, ..., forks linked to their sources (a
+ * source over is kept, gone, while forks read it), expiry on Effect's `Clock` (so
  * `TestClock` drives it) and waits woken by every change. For unit tests and the
  * command line's embedded default; nothing survives the process.
  *
@@ -12,20 +13,57 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { Commit, DurableEntry, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
+import type {
+  Commit,
+  DurableEntry,
+  DurableState,
+  DurableStoreService,
+  Expiry,
+  ForkCommit,
+  ForkOutcome,
+  ForkPoint,
+  RemoveOutcome
+} from "./DurableStore.js"
 import { DurableStore } from "./DurableStore.js"
+import * as EntryId from "./EntryId.js"
+import { isAfter, readThrough, startOf } from "./internal/durableFork.js"
 
 interface Stored {
   meta: Record<string, string>
   version: number
+  /** The entry number the stream's own entries count on from (a fork's fork point). */
+  start: number
   entries: Array<DurableEntry>
   expiresAt: number | undefined
+  deleted: boolean
+  fork: (ForkPoint & { readonly link: string }) | undefined
+  /** The forks that read this stream: link field to the time it was linked. */
+  forks: Map<string, number>
 }
 
 const expiresAt = (expiry: Expiry, now: number): number | undefined =>
   expiry._tag === "Persist" ? undefined : expiry._tag === "After" ? now + expiry.ms : expiry.epochMs
 
-const entryNumber = (id: string): number => Number(id.slice(id.indexOf("-") + 1))
+// The entry number of an id (every id of this store is `0-<n>`; any later id is past them all).
+const positionOf = (id: string): number =>
+  Option.match(EntryId.parse(id), {
+    onNone: () => 0,
+    onSome: (parsed) => parsed.ms > 0n ? Number.MAX_SAFE_INTEGER : Number(parsed.seq)
+  })
+
+const over = (stored: Stored, now: number): boolean =>
+  stored.deleted || (stored.expiresAt !== undefined && stored.expiresAt <= now)
+
+const fresh = (): Stored => ({
+  meta: {},
+  version: 0,
+  start: 0,
+  entries: [],
+  expiresAt: undefined,
+  deleted: false,
+  fork: undefined,
+  forks: new Map()
+})
 
 /**
  * A fresh, empty in-memory store.
@@ -36,15 +74,7 @@ const entryNumber = (id: string): number => Number(id.slice(id.indexOf("-") + 1)
 export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
   const streams = new Map<string, Stored>()
   const signals = new Map<string, Deferred.Deferred<void>>()
-
-  const live = (name: string, now: number): Stored | undefined => {
-    const stored = streams.get(name)
-    if (stored !== undefined && stored.expiresAt !== undefined && stored.expiresAt <= now) {
-      streams.delete(name)
-      return undefined
-    }
-    return stored
-  }
+  let links = 0
 
   const wake = (name: string): void => {
     const signal = signals.get(name)
@@ -54,23 +84,57 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     }
   }
 
-  const stateOf = (stored: Stored): DurableState => ({
+  // Drops a stream, unlinks it from its source, and drops the source in turn when it
+  // is over with no fork left.
+  const drop = (name: string, now: number): void => {
+    const stored = streams.get(name)
+    streams.delete(name)
+    wake(name)
+    const fork = stored?.fork
+    if (fork === undefined) return
+    const source = streams.get(fork.source)
+    if (source === undefined) return
+    source.forks.delete(`${name} ${fork.link}`)
+    if (source.forks.size === 0 && over(source, now)) drop(fork.source, now)
+  }
+
+  // Drops the links to forks that no longer exist.
+  const prune = (stored: Stored, now: number): void => {
+    for (const field of [...stored.forks.keys()]) {
+      const space = field.lastIndexOf(" ")
+      const fork = live(field.slice(0, space), now)
+      if (fork?.fork?.link !== field.slice(space + 1)) stored.forks.delete(field)
+    }
+  }
+
+  // The stream as it stands: a stream over is dropped unless forks still read it (then
+  // it is kept, gone); links to forks that no longer exist are dropped first.
+  const live = (name: string, now: number): Stored | undefined => {
+    const stored = streams.get(name)
+    if (stored === undefined || !over(stored, now)) return stored
+    prune(stored, now)
+    if (stored.forks.size > 0) return stored
+    drop(name, now)
+    return undefined
+  }
+
+  const stateOf = (stored: Stored, now: number): DurableState => ({
     meta: { ...stored.meta },
     version: stored.version,
-    tail: stored.entries.length === 0 ? "0-0" : stored.entries[stored.entries.length - 1]!.id,
-    signal: String(stored.version)
+    tail: stored.entries.length === 0 ? `0-${stored.start}` : stored.entries[stored.entries.length - 1]!.id,
+    signal: String(stored.version),
+    forkOf: stored.fork === undefined ? Option.none() : Option.some({ source: stored.fork.source, at: stored.fork.at }),
+    forks: stored.forks.size,
+    gone: over(stored, now)
   })
 
   const withNow = <A>(f: (now: number) => A): Effect.Effect<A> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => f(now)))
 
-  const commit = (name: string, change: Commit, now: number): Option.Option<ReadonlyArray<string>> => {
-    const existing = live(name, now)
-    if ((existing?.version ?? 0) !== change.expect) return Option.none()
-    const stored: Stored = existing ?? { meta: {}, version: 0, entries: [], expiresAt: undefined }
+  const apply = (name: string, stored: Stored, change: Omit<Commit, "expect">, now: number): Array<string> => {
     Object.assign(stored.meta, change.set)
     const ids = change.append.map((data) => {
-      const id = `0-${stored.entries.length + 1}`
+      const id = `0-${stored.start + stored.entries.length + 1}`
       stored.entries.push({ id, data: Uint8Array.from(data) })
       return id
     })
@@ -78,31 +142,77 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     stored.expiresAt = expiresAt(change.expiry, now)
     streams.set(name, stored)
     wake(name)
-    return Option.some(ids)
+    return ids
+  }
+
+  const commit = (name: string, change: Commit, now: number): Option.Option<ReadonlyArray<string>> => {
+    const existing = live(name, now)
+    if ((existing?.version ?? 0) !== change.expect) return Option.none()
+    return Option.some(apply(name, existing ?? fresh(), change, now))
+  }
+
+  const fork = (name: string, request: ForkCommit, now: number): ForkOutcome => {
+    const source = live(request.source, now)
+    if (source === undefined) return { _tag: "SourceMissing" }
+    if (over(source, now)) return { _tag: "SourceGone" }
+    const tail = stateOf(source, now).tail
+    if (isAfter(request.at, tail)) return { _tag: "BeyondTail", tail }
+    if (live(name, now) !== undefined) return { _tag: "Exists" }
+    links += 1
+    const link = String(links)
+    source.forks.set(`${name} ${link}`, now)
+    const stored: Stored = {
+      ...fresh(),
+      start: startOf(request.at),
+      fork: { source: request.source, at: request.at, link }
+    }
+    return { _tag: "Forked", ids: apply(name, stored, request, now) }
+  }
+
+  const read = readThrough<never>((name, after, count) =>
+    Effect.sync(() => {
+      const stored = streams.get(name)
+      const forked = stored?.fork
+      // Own entries are numbered on from `start` without gaps: the index follows from the id.
+      const from = stored === undefined ? 0 : Math.max(0, positionOf(after) - stored.start)
+      return {
+        forkOf: forked === undefined ? Option.none() : Option.some({ source: forked.source, at: forked.at }),
+        entries: stored === undefined ? [] : stored.entries.slice(from, from + Math.max(0, count))
+      }
+    })
+  )
+
+  const remove = (name: string, now: number): RemoveOutcome => {
+    const stored = live(name, now)
+    if (stored === undefined) return "Missing"
+    if (over(stored, now)) return "Gone"
+    prune(stored, now)
+    if (stored.forks.size > 0) {
+      stored.deleted = true
+      stored.version += 1
+      wake(name)
+      return "SoftDeleted"
+    }
+    drop(name, now)
+    return "Removed"
   }
 
   const service: DurableStoreService = {
-    load: (name) => withNow((now) => Option.map(Option.fromNullable(live(name, now)), stateOf)),
+    load: (name) =>
+      withNow((now) => Option.map(Option.fromNullable(live(name, now)), (stored) => stateOf(stored, now))),
     commit: (name, change) => withNow((now) => commit(name, change, now)),
+    fork: (name, request) => withNow((now) => fork(name, request, now)),
     read: (name, after, count) =>
-      withNow((now) => {
-        const stored = live(name, now)
-        if (stored === undefined) return []
-        const from = entryNumber(after)
-        return stored.entries.slice(from, from + Math.max(0, count))
-      }),
+      Effect.flatMap(
+        withNow((now) => live(name, now)),
+        (stored) => stored === undefined ? Effect.succeed([]) : read(name, after, count)
+      ),
     touch: (name, expiry) =>
       withNow((now) => {
         const stored = live(name, now)
         if (stored !== undefined) stored.expiresAt = expiresAt(expiry, now)
       }),
-    remove: (name) =>
-      withNow((now) => {
-        const existed = live(name, now) !== undefined
-        streams.delete(name)
-        wake(name)
-        return existed
-      }),
+    remove: (name) => withNow((now) => remove(name, now)),
     awaitChange: (name, signal, timeoutMs) =>
       Effect.flatMap(
         withNow((now) => {

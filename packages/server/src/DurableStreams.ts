@@ -1,9 +1,10 @@
 /**
  * The Durable Streams protocol under `/v1/stream/`: streams that clients create
- * (`PUT`), append to and close (`POST`), read (`GET`: catch-up, `live=long-poll`,
- * `live=sse`), inspect (`HEAD`) and delete (`DELETE`), addressed by opaque offsets,
- * with JSON mode, TTL and expiry times, idempotent producers and closure, kept in the
- * `DurableStore`; and every Sluice turn as two read-only JSON streams,
+ * (`PUT`, or fork from another stream with `Stream-Forked-From`), append to and close
+ * (`POST`), read (`GET`: catch-up, `live=long-poll`, `live=sse`), inspect (`HEAD`) and
+ * delete (`DELETE`; a stream that forks read is kept for them, gone: 410), addressed
+ * by opaque offsets, with JSON mode, TTL and expiry times, idempotent producers and
+ * closure, kept in the `DurableStore`; and every Sluice turn as two read-only JSON streams,
  * `/v1/stream/turns/<turnId>/events` (Stream A) and `/v1/stream/turns/<turnId>/upserts`
  * (Stream B), closed once the turn has ended.
  *
@@ -20,6 +21,7 @@ import type { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Credentials } from "./internal/access.js"
+import * as Fork from "./internal/durableFork.js"
 import * as Read from "./internal/durableRead.js"
 import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
 import * as Write from "./internal/durableWrite.js"
@@ -53,7 +55,7 @@ const common: Record<string, string> = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, POST, PUT, DELETE, HEAD, OPTIONS",
   "access-control-allow-headers":
-    "content-type, authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, If-None-Match",
+    "content-type, authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, If-None-Match, Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset",
   "access-control-expose-headers":
     "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, location",
   "x-content-type-options": "nosniff",
@@ -62,6 +64,19 @@ const common: Record<string, string> = {
 
 const turnPath = /^turns\/([^/]+)\/(events|upserts)$/
 const namePattern = /^[^\s{}\u0000-\u001f]{1,512}$/
+
+// The stream a `Stream-Forked-From` path names: a client stream under the base path.
+const forkSource = (given: string): Effect.Effect<string, Read.Refusal> => {
+  const path = /^https?:\/\//i.test(given) && URL.canParse(given) ? new URL(given).pathname : given
+  const name = path.startsWith(basePath) ? path.slice(basePath.length) : undefined
+  if (name === undefined || !namePattern.test(name)) {
+    return Read.refuse(
+      400,
+      `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`
+    )
+  }
+  return name.startsWith("turns/") ? Read.refuse(400, "a turn's streams cannot be forked") : Effect.succeed(name)
+}
 
 const text = (refusal: Read.Refusal) =>
   HttpServerResponse.text(refusal.message, { status: refusal.status, headers: refusal.headers })
@@ -96,7 +111,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest) =>
  * read scope (every caller has it), writes the write scope; a turn's streams refuse
  * writes (405). Every refusal is a plain-text body naming what was wrong, with the
  * protocol's status: 400 malformed, 403 a fenced-off producer or a caller without the
- * write scope, 404 no such stream, 409 a conflict, 503 Redis unavailable.
+ * write scope, 404 no such stream, 409 a conflict, 410 a stream deleted or expired but
+ * kept for its forks, 503 Redis unavailable.
  *
  * @since 0.3.0
  * @category handlers
@@ -131,8 +147,11 @@ export const handle = (
       if (method === "PUT") {
         const location = `http://${header("host") ?? "localhost"}${url.pathname}`
         return yield* Effect.flatMap(
-          Effect.flatMap(readBody(request), (body) => Write.createRequest(header, body, location)),
-          (create) => Write.create(store, rawName, create)
+          Effect.flatMap(readBody(request), (body) => Write.createRequest(header, body, location, forkSource)),
+          (create) =>
+            create.fork === undefined
+              ? Write.create(store, rawName, create)
+              : Fork.create(store, rawName, create, create.fork)
         )
       }
       if (method === "POST") {
@@ -150,6 +169,7 @@ export const handle = (
     }
     const loaded = yield* source.load
     if (Option.isNone(loaded)) return yield* Effect.fail(Read.notFound)
+    if (loaded.value.gone) return yield* Effect.fail(Read.gone)
     if (method === "HEAD") return Read.head(loaded.value, Buffer.from(rawName).toString("base64"))
     const read = yield* Read.readRequest(url.searchParams, header("if-none-match"), rawName)
     return read.live === "sse"

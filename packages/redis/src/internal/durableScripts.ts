@@ -1,23 +1,101 @@
 /**
- * The Lua scripts of the live durable store: each runs as one atomic step on Redis.
+ * The Lua scripts of the live durable store: each runs as one atomic step on Redis,
+ * on the keys of one stream (one hash slot). Every script takes the stream's keys in
+ * the order meta, data, sig, forks.
  *
  * @internal
  */
 
-// KEYS: meta, data, sig. ARGV: expected version, the number of settings, field and
-// value of each, the number of appends, the bytes of each, the expiry mode
-// (persist|after|at) and its value. Replies {0} on a version conflict, else {1, ids...}.
+// Shared by the scripts: the server's time, whether a stream is over (deleted, or past
+// its deadline `dl`), its deadline as the expiry sets it, the expiry of its keys (a
+// stream that forks read never expires sooner than it would: `keep`), and its removal.
+const prelude = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function over(meta)
+  if redis.call('HGET', meta, 'del') == '1' then return true end
+  local dl = redis.call('HGET', meta, 'dl')
+  return dl ~= false and tonumber(dl) <= now_ms()
+end
+local function deadline(meta, mode, value)
+  if mode == 'persist' then redis.call('HDEL', meta, 'dl')
+  elseif mode == 'after' then redis.call('HSET', meta, 'dl', tostring(now_ms() + tonumber(value)))
+  else redis.call('HSET', meta, 'dl', value) end
+end
+local function expire(mode, value, keep)
+  local target = nil
+  if mode == 'after' then target = now_ms() + tonumber(value)
+  elseif mode == 'at' then target = tonumber(value) end
+  if keep then
+    local left = redis.call('PTTL', KEYS[1])
+    if left == -1 then target = nil
+    elseif target ~= nil and left >= 0 and now_ms() + left > target then target = now_ms() + left end
+  end
+  for _, key in ipairs(KEYS) do
+    if target == nil then redis.call('PERSIST', key) else redis.call('PEXPIREAT', key, target) end
+  end
+end
+local function wipe()
+  local src = redis.call('HGET', KEYS[1], 'src') or ''
+  local lnk = redis.call('HGET', KEYS[1], 'lnk') or ''
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '1', '*', 'v', 'deleted')
+  redis.call('PEXPIRE', KEYS[3], 60000)
+  return {src, lnk}
+end
+`
+
+// No ARGV. Replies {} for no stream, else {now, number of forks, field, value, ...}.
 /** @internal */
-export const commitScript = `
-local meta, data, sig = KEYS[1], KEYS[2], KEYS[3]
+export const loadScript = `${prelude}
+local all = redis.call('HGETALL', KEYS[1])
+if #all == 0 then return {} end
+local reply = {tostring(now_ms()), tostring(redis.call('HLEN', KEYS[4]))}
+for _, item in ipairs(all) do reply[#reply + 1] = item end
+return reply
+`
+
+// ARGV: an entry id and a count. Replies {source, fork point, entries}: the stream's
+// own entries after the id (XRANGE), with its fork point ('' '' for no fork).
+/** @internal */
+export const readScript = `
+return {
+  redis.call('HGET', KEYS[1], 'src') or '',
+  redis.call('HGET', KEYS[1], 'at') or '',
+  redis.call('XRANGE', KEYS[2], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
+}
+`
+
+// ARGV: expected version, expiry mode (persist|after|at) and value, then for a fork's
+// creation its source, fork point, link token and first entry number ('' otherwise),
+// the number of settings, field and value of each, the number of appends, the bytes of
+// each. A stream that is over and that no fork reads counts as absent. Replies {0} on a
+// version conflict, else {1, ids...}.
+/** @internal */
+export const commitScript = `${prelude}
+local meta, data, sig, forks = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local expect = tonumber(ARGV[1])
 local current = tonumber(redis.call('HGET', meta, 'v') or '0')
+local linked = redis.call('HLEN', forks) > 0
+if current ~= 0 and not linked and over(meta) then
+  redis.call('DEL', meta, data, sig, forks)
+  current = 0
+end
 if current ~= expect then return {0} end
-if expect == 0 then redis.call('DEL', data, sig) end
 local n = tonumber(redis.call('HGET', meta, 'n') or '0')
 local fields = {}
-local i = 3
-for _ = 1, tonumber(ARGV[2]) do
+if expect == 0 then
+  linked = false
+  redis.call('DEL', data, sig, forks)
+  if ARGV[4] ~= '' then
+    n = tonumber(ARGV[7])
+    fields = {'src', ARGV[4], 'at', ARGV[5], 'lnk', ARGV[6]}
+  end
+end
+local i = 9
+for _ = 1, tonumber(ARGV[8]) do
   fields[#fields + 1] = ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
   i = i + 2
@@ -42,35 +120,89 @@ fields[#fields + 1] = '0-' .. n
 fields[#fields + 1] = 's'
 fields[#fields + 1] = signal
 redis.call('HSET', meta, unpack(fields))
-local mode, value = ARGV[i], ARGV[i + 1]
-for _, key in ipairs(KEYS) do
-  if mode == 'persist' then redis.call('PERSIST', key)
-  elseif mode == 'after' then redis.call('PEXPIRE', key, value)
-  else redis.call('PEXPIREAT', key, value) end
-end
+deadline(meta, ARGV[2], ARGV[3])
+expire(ARGV[2], ARGV[3], linked)
 return result
 `
 
-// KEYS: meta, data, sig. ARGV: the expiry mode and value. Sets the expiry of a stream
-// that exists.
+// ARGV: the expiry mode and value. Sets the expiry of a stream that exists.
 /** @internal */
-export const touchScript = `
+export const touchScript = `${prelude}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for _, key in ipairs(KEYS) do
-  if ARGV[1] == 'persist' then redis.call('PERSIST', key)
-  elseif ARGV[1] == 'after' then redis.call('PEXPIRE', key, ARGV[2])
-  else redis.call('PEXPIREAT', key, ARGV[2]) end
-end
+deadline(KEYS[1], ARGV[1], ARGV[2])
+expire(ARGV[1], ARGV[2], redis.call('HLEN', KEYS[4]) > 0)
 return 1
 `
 
-// KEYS: meta, data, sig. Deletes the stream and leaves a short-lived signal that wakes
-// its waiting readers. Replies whether it existed.
+// ARGV: the expiry mode and value of a fork that reads this stream. Extends the
+// stream's expiry to cover it (never shortens it). Replies this stream's own source
+// ('' for none) so that the caller goes on up the chain.
 /** @internal */
-export const removeScript = `
-local existed = redis.call('EXISTS', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('XADD', KEYS[3], 'MAXLEN', '1', '*', 'v', 'deleted')
-redis.call('PEXPIRE', KEYS[3], 60000)
-return existed
+export const extendScript = `${prelude}
+if redis.call('EXISTS', KEYS[1]) == 0 then return '' end
+expire(ARGV[1], ARGV[2], true)
+return redis.call('HGET', KEYS[1], 'src') or ''
+`
+
+// ARGV: the fork's link field, the fork point's entry number (-1: past every entry),
+// the fork's expiry mode and value. Links a fork to this stream if it exists, is not
+// over and holds the fork point, and extends its expiry to cover the fork's. Replies
+// {'linked'}, {'missing'}, {'gone'} or {'beyond', tail}.
+/** @internal */
+export const linkScript = `${prelude}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+if over(KEYS[1]) then
+  if redis.call('HLEN', KEYS[4]) > 0 then return {'gone'} end
+  return {'missing'}
+end
+local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+local at = tonumber(ARGV[2])
+if at < 0 or at > n then return {'beyond', '0-' .. n} end
+redis.call('HSET', KEYS[4], ARGV[1], tostring(now_ms()))
+expire(ARGV[3], ARGV[4], true)
+return {'linked'}
+`
+
+// ARGV: a fork's link field, the value it must still have ('': any) and how old (ms) it
+// must be at least. Unlinks the fork; a stream over with no fork left is removed, else
+// it expires on its own again. Replies {'removed', source, link} (source '' when it was
+// no fork) or {'kept'}.
+/** @internal */
+export const unlinkScript = `${prelude}
+local linked = redis.call('HGET', KEYS[4], ARGV[1])
+if ARGV[2] ~= '' and linked ~= ARGV[2] then return {'kept'} end
+if linked and now_ms() - tonumber(linked) < tonumber(ARGV[3]) then return {'kept'} end
+redis.call('HDEL', KEYS[4], ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HLEN', KEYS[4]) > 0 then return {'kept'} end
+if over(KEYS[1]) then
+  local gone = wipe()
+  return {'removed', gone[1], gone[2]}
+end
+local dl = redis.call('HGET', KEYS[1], 'dl')
+if dl then
+  for _, key in ipairs(KEYS) do redis.call('PEXPIREAT', key, dl) end
+end
+return {'kept'}
+`
+
+// No ARGV. Deletes the stream: only marks it deleted while forks read it (its readers
+// wake). Replies {'removed', source, link}, {'soft'}, {'gone'} or {'missing', source,
+// link} (what was left of a stream already over).
+/** @internal */
+export const removeScript = `${prelude}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
+local linked = redis.call('HLEN', KEYS[4]) > 0
+if over(KEYS[1]) then
+  if linked then return {'gone'} end
+  local gone = wipe()
+  return {'missing', gone[1], gone[2]}
+end
+if linked then
+  local v = tostring(tonumber(redis.call('HGET', KEYS[1], 'v') or '0') + 1)
+  local signal = redis.call('XADD', KEYS[3], 'MAXLEN', '1', '*', 'v', v)
+  redis.call('HSET', KEYS[1], 'del', '1', 'v', v, 's', signal)
+  return {'soft'}
+end
+local gone = wipe()
+return {'removed', gone[1], gone[2]}
 `

@@ -35,6 +35,12 @@ export const refuse = (status: number, message: string, headers: Readonly<Record
 /** @internal */
 export const notFound = new Refusal(404, "stream not found")
 
+/** @internal */
+export const gone = new Refusal(
+  410,
+  "the stream was deleted or has expired; its data is kept only for the forks that read it"
+)
+
 /** The most entries one response carries. @internal */
 export const pageSize = 1000
 
@@ -88,7 +94,8 @@ export const readRequest = (
 
 const entryNumber = (id: string): bigint => BigInt(id.slice(id.indexOf("-") + 1))
 const entryMs = (id: string): bigint => BigInt(id.slice(0, id.indexOf("-")))
-const notAfter = (id: string, tail: string): boolean =>
+/** Whether the entry id `id` is not after `tail`. @internal */
+export const notAfter = (id: string, tail: string): boolean =>
   entryMs(id) < entryMs(tail) || (entryMs(id) === entryMs(tail) && entryNumber(id) <= entryNumber(tail))
 
 // The entries after `after` that the view holds (a later append waits for the next read).
@@ -180,6 +187,7 @@ export const get = (
         yield* source.awaitChange(view, left)
         const next = yield* source.load
         if (Option.isNone(next)) return yield* Effect.fail(notFound)
+        if (next.value.gone) return yield* Effect.fail(gone)
         view = next.value
         entries = yield* entriesOf(source, view, after)
       }
@@ -271,7 +279,7 @@ export const sse = (
       }
       yield* source.awaitChange(view, longPollMs)
       const next = yield* source.load
-      if (Option.isNone(next)) return Option.some([[], { ...state, done: true }] as const)
+      if (Option.isNone(next) || next.value.gone) return Option.some([[], { ...state, done: true }] as const)
       if (next.value.tail === view.tail && next.value.closed === view.closed) {
         events.push(control({ streamNextOffset: offset, streamCursor: yield* cursorFor(request), upToDate: true }))
       }

@@ -25,6 +25,8 @@ export interface View {
   readonly closed: boolean
   readonly meta: Readonly<Record<string, string>>
   readonly signal: string
+  /** Deleted or expired, kept only for the forks that read it. */
+  readonly gone: boolean
 }
 
 /** @internal */
@@ -54,7 +56,7 @@ export const expiryOf = (meta: Readonly<Record<string, string>>): DurableStore.E
     : { _tag: "Persist" }
 
 /**
- * A stream that clients write, in the store.
+ * A stream that clients write, in the store (a fork reads through its source).
  *
  * @internal
  */
@@ -66,7 +68,8 @@ export const storeSource = (store: DurableStore.DurableStoreService, name: strin
       tail: state.tail,
       closed: state.meta.closed === "1",
       meta: state.meta,
-      signal: state.signal
+      signal: state.signal,
+      gone: state.gone
     }))
   ),
   read: (after, count) => store.read(name, after, count),
@@ -121,7 +124,8 @@ export const turnSource = (
         tail: last.id,
         closed: TurnEntry.isFinal(last),
         meta: {},
-        signal: last.id
+        signal: last.id,
+        gone: false
       }))
     ),
     read: (after, count) =>

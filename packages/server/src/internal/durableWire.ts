@@ -20,7 +20,10 @@ export const headers = {
   producerSeq: "producer-seq",
   expectedSeq: "producer-expected-seq",
   receivedSeq: "producer-received-seq",
-  sseEncoding: "stream-sse-data-encoding"
+  sseEncoding: "stream-sse-data-encoding",
+  forkedFrom: "stream-forked-from",
+  forkOffset: "stream-fork-offset",
+  forkSubOffset: "stream-fork-sub-offset"
 } as const
 
 const pad = (part: string): string => part.padStart(16, "0")
@@ -113,12 +116,27 @@ export const jsonEntry = (
  */
 export const jsonValues = (
   entries: ReadonlyArray<{ readonly offset: string; readonly data: Uint8Array }>
-): Array<string> =>
-  entries.flatMap(({ data, offset }) => {
-    const text = decoder.decode(data).trimEnd()
-    const values: Array<unknown> = JSON.parse(`[${text.endsWith(",") ? text.slice(0, -1) : text}]`)
-    return values.map((value) => withOffset(value, offset))
-  })
+): Array<string> => entries.flatMap(({ data, offset }) => storedValues(data).map((value) => withOffset(value, offset)))
+
+// The JSON values of one stored entry.
+const storedValues = (data: Uint8Array): Array<unknown> => {
+  const text = decoder.decode(data).trimEnd()
+  return JSON.parse(`[${text.endsWith(",") ? text.slice(0, -1) : text}]`)
+}
+
+/**
+ * The first `count` bytes of a stored entry, or in JSON mode its first `count` values
+ * as stored; none when the entry is shorter.
+ *
+ * @internal
+ */
+export const entryPrefix = (json: boolean, data: Uint8Array, count: number): Uint8Array | undefined => {
+  if (!json) return count <= data.length ? data.slice(0, count) : undefined
+  const values = storedValues(data)
+  return count <= values.length
+    ? encoder.encode(values.slice(0, count).map((value) => JSON.stringify(value)).join(",") + ",")
+    : undefined
+}
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)

@@ -12,7 +12,7 @@ import type { DurableStore, RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { notFound, Refusal, refuse } from "./durableRead.js"
+import { gone, notFound, Refusal, refuse } from "./durableRead.js"
 import { expiryOf } from "./durableSource.js"
 import * as Wire from "./durableWire.js"
 
@@ -56,11 +56,27 @@ const tailOf = (store: DurableStore.DurableStoreService, name: string) =>
  */
 export interface CreateRequest {
   readonly contentType: string
+  /** Whether the request named its content type (a fork inherits its source's else). */
+  readonly typeGiven: boolean
   readonly ttl: string | undefined
   readonly expiresAt: string | undefined
   readonly closed: boolean
   readonly body: Uint8Array
   readonly location: string
+  readonly fork: ForkRequest | undefined
+}
+
+/**
+ * What a `PUT` with `Stream-Forked-From` asks for: the source's name, the fork offset
+ * as an entry id (none: the source's tail), and the sub-offset (bytes, or JSON values,
+ * of the source's next entry to take as well; 0 for none).
+ *
+ * @internal
+ */
+export interface ForkRequest {
+  readonly source: string
+  readonly at: string | undefined
+  readonly sub: number
 }
 
 const ttlPattern = /^(0|[1-9]\d{0,15})$/
@@ -73,12 +89,12 @@ const ttlPattern = /^(0|[1-9]\d{0,15})$/
 export const createRequest = (
   header: (name: string) => string | undefined,
   body: Uint8Array,
-  location: string
+  location: string,
+  streamOf: (path: string) => Effect.Effect<string, Refusal>
 ): Effect.Effect<CreateRequest, Refusal> => {
   const given = header("content-type")
-  const contentType = given !== undefined && /^[\w-]+\/[\w.+-]+/.test(given.trim())
-    ? given.trim()
-    : "application/octet-stream"
+  const typeGiven = given !== undefined && /^[\w-]+\/[\w.+-]+/.test(given.trim())
+  const contentType = typeGiven ? given.trim() : "application/octet-stream"
   const ttl = header(Wire.headers.ttl)
   const expiresAt = header(Wire.headers.expiresAt)
   if (ttl !== undefined && expiresAt !== undefined) return refuse(400, "Stream-TTL and Stream-Expires-At are exclusive")
@@ -88,7 +104,52 @@ export const createRequest = (
   if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
     return refuse(400, `invalid Stream-Expires-At ${JSON.stringify(expiresAt.slice(0, 64))}: expected an RFC 3339 time`)
   }
-  return Effect.succeed({ contentType, ttl, expiresAt, closed: header(Wire.headers.closed) === "true", body, location })
+  return Effect.map(
+    forkRequest(header, streamOf),
+    (fork) => ({
+      contentType,
+      typeGiven,
+      ttl,
+      expiresAt,
+      closed: header(Wire.headers.closed) === "true",
+      body,
+      location,
+      fork
+    })
+  )
+}
+
+const subOffsetPattern = /^(0|[1-9]\d{0,15})$/
+
+// The fork headers: a sub-offset needs a source, and a sub-offset above 0 a fork offset.
+const forkRequest = (
+  header: (name: string) => string | undefined,
+  streamOf: (path: string) => Effect.Effect<string, Refusal>
+): Effect.Effect<ForkRequest | undefined, Refusal> => {
+  const from = header(Wire.headers.forkedFrom)
+  const offset = header(Wire.headers.forkOffset)
+  const sub = header(Wire.headers.forkSubOffset)
+  if (from === undefined) {
+    return offset !== undefined || sub !== undefined
+      ? refuse(400, "Stream-Fork-Offset and Stream-Fork-Sub-Offset need Stream-Forked-From")
+      : Effect.succeed(undefined)
+  }
+  if (sub !== undefined && !subOffsetPattern.test(sub)) {
+    return refuse(
+      400,
+      `invalid Stream-Fork-Sub-Offset ${JSON.stringify(sub.slice(0, 32))}: expected a non-negative integer`
+    )
+  }
+  const subOffset = sub === undefined ? 0 : Number(sub)
+  const at = offset === undefined ? Option.none() : Wire.entryIdOf(offset)
+  if (offset !== undefined && Option.isNone(at)) {
+    return refuse(
+      400,
+      `invalid Stream-Fork-Offset ${JSON.stringify(offset.slice(0, 64))}: expected an offset of the source stream`
+    )
+  }
+  if (subOffset > 0 && offset === undefined) return refuse(400, "Stream-Fork-Sub-Offset needs Stream-Fork-Offset")
+  return Effect.map(streamOf(from), (source) => ({ source, at: Option.getOrUndefined(at), sub: subOffset }))
 }
 
 const jsonRefusal = (refused: Wire.JsonRefusal) =>
@@ -96,7 +157,8 @@ const jsonRefusal = (refused: Wire.JsonRefusal) =>
     ? new Refusal(400, "the body is not valid JSON")
     : new Refusal(400, "an empty JSON array appends nothing")
 
-const storedBody = (
+/** The entries a body is stored as. @internal */
+export const storedBody = (
   contentType: string,
   body: Uint8Array,
   creating: boolean
@@ -110,8 +172,18 @@ const storedBody = (
 }
 
 /**
+ * The refusal of a `PUT` over a stream deleted (or expired) but kept for its forks.
+ *
+ * @internal
+ */
+export const goneConflict = new Refusal(
+  409,
+  "the stream was deleted or has expired and is kept for the forks that read it; its name is not free yet"
+)
+
+/**
  * `PUT`: creates the stream (201), or confirms one created with the same settings
- * (200); 409 for other settings.
+ * (200); 409 for other settings, or over a stream kept gone for its forks.
  *
  * @internal
  */
@@ -128,8 +200,10 @@ export const create = (store: DurableStore.DurableStoreService, name: string, re
         return Response.empty({ status, headers })
       }
       if (Option.isSome(state)) {
+        if (state.value.gone) return yield* Effect.fail(goneConflict)
         const meta = state.value.meta
-        const same = Wire.mediaType(meta.ct) === Wire.mediaType(request.contentType) &&
+        const same = Option.isNone(state.value.forkOf) &&
+          Wire.mediaType(meta.ct) === Wire.mediaType(request.contentType) &&
           meta.ttl === request.ttl && meta.exp === request.expiresAt && (meta.closed === "1") === request.closed
         if (!same) return yield* refuse(409, "the stream exists with other settings")
         return done(Response.empty({
@@ -292,6 +366,7 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
     return yield* decideAndCommit(store, name, (loaded) =>
       Effect.gen(function*() {
         if (Option.isNone(loaded)) return yield* Effect.fail(notFound)
+        if (loaded.value.gone) return yield* Effect.fail(gone)
         const state = loaded.value
         const meta = state.meta
         const closedHeaders = { [Wire.headers.closed]: "true", [Wire.headers.nextOffset]: Wire.offsetOf(state.tail) }
@@ -351,12 +426,18 @@ export const append = (store: DurableStore.DurableStoreService, name: string, re
   })
 
 /**
- * `DELETE`: removes the stream (204), 404 when there is none.
+ * `DELETE`: removes the stream (204; a stream that forks read is kept, gone, until the
+ * last of them goes), 404 when there is none, 410 when it is already gone.
  *
  * @internal
  */
 export const remove = (store: DurableStore.DurableStoreService, name: string) =>
   Effect.flatMap(
     store.remove(name),
-    (existed) => existed ? Effect.succeed(Response.empty({ status: 204 })) : Effect.fail(notFound)
+    (outcome) =>
+      outcome === "Missing"
+        ? Effect.fail(notFound)
+        : outcome === "Gone"
+        ? Effect.fail(gone)
+        : Effect.succeed(Response.empty({ status: 204 }))
   )
