@@ -9,8 +9,9 @@
  *
  * A chunk's arrival is the moment the network would have delivered it (the turn's
  * start + k x 20 ms), not the moment the pipeline pulled it, so a pipeline that falls
- * behind shows its backlog in the delay. Chunks are paced with Effect's clock
- * (`Effect.sleep` until each one is due); acknowledgements are seen by wrapping the
+ * behind shows its backlog in the delay. Chunks are pushed into each turn's body by one
+ * timer for all turns, as a socket's data callback would (see `Network`);
+ * acknowledgements are seen by wrapping the
  * `RedisStreams` service's `XADD` pipelines. Real time is fine here: this is a script,
  * never a test. `BENCH_PACE_TURNS` (comma-separated levels) and `BENCH_PACE_SECONDS` set
  * the load; `BENCH_PACE_MODE=source` or `normalize` runs only the paced bodies, or the
@@ -106,30 +107,72 @@ interface PacedTurn {
   acked: number
 }
 
-/** A turn's body: a role chunk, `SECONDS x RATE` content chunks each due on its period, the end. */
-const body = (turn: PacedTurn, chunks: number): Stream.Stream<Uint8Array> => {
-  const due = (k: number) => turn.start + (k + 1) * PERIOD_MS
-  const paced = (k: number) =>
-    Effect.suspend(() => {
-      const wait = due(k) - performance.now()
-      const bytes = sseChunk({
-        choices: [{ index: 0, delta: { content: pieceText(turn.index, k) }, finish_reason: null }]
-      })
-      return wait > 0 ? Effect.as(Effect.sleep(wait), bytes) : Effect.succeed(bytes)
-    })
-  return Stream.make(
-    sseChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })
-  ).pipe(
-    Stream.concat(Stream.mapEffect(Stream.range(0, chunks - 1), paced)),
-    Stream.concat(
-      Stream.make(
-        sseChunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-        sseChunk({ choices: [], usage: { prompt_tokens: 100, completion_tokens: chunks, total_tokens: 100 + chunks } }),
-        encoder.encode("data: [DONE]\n\n")
-      )
-    )
-  )
+/**
+ * Delivers every turn's chunks as a network does: one timer (as one poll of the event
+ * loop hands every socket its data) looks every `TICK_MS` for the chunks that are due
+ * and pushes each into its turn's stream, the way a socket's `data` callback feeds a
+ * response body. No fiber or timer per chunk: what the bench adds to the pipeline's
+ * work is a callback and a queue, about what reading a real response costs.
+ */
+class Network {
+  private readonly open = new Set<Delivery>()
+  private timer: ReturnType<typeof setInterval> | undefined
+  add(delivery: Delivery) {
+    this.open.add(delivery)
+    this.timer ??= setInterval(() => this.tick(), TICK_MS)
+  }
+  remove(delivery: Delivery) {
+    this.open.delete(delivery)
+    if (this.open.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+  }
+  private tick() {
+    const now = performance.now()
+    for (const delivery of this.open) delivery.deliver(now)
+  }
 }
+
+const TICK_MS = 2
+
+interface Delivery {
+  readonly deliver: (now: number) => void
+}
+
+/** A turn's body: a role chunk, `SECONDS x RATE` content chunks each due on its period, the end. */
+const body = (network: Network, turn: PacedTurn, chunks: number): Stream.Stream<Uint8Array> =>
+  Stream.asyncPush<Uint8Array>((emit) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        let next = 0
+        emit.single(
+          sseChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })
+        )
+        const delivery: Delivery = {
+          deliver: (now) => {
+            while (next < chunks && turn.start + (next + 1) * PERIOD_MS <= now) {
+              emit.single(sseChunk({
+                choices: [{ index: 0, delta: { content: pieceText(turn.index, next) }, finish_reason: null }]
+              }))
+              next++
+            }
+            if (next < chunks) return
+            emit.single(sseChunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }))
+            emit.single(sseChunk({
+              choices: [],
+              usage: { prompt_tokens: 100, completion_tokens: chunks, total_tokens: 100 + chunks }
+            }))
+            emit.single(encoder.encode("data: [DONE]\n\n"))
+            emit.end()
+            network.remove(delivery)
+          }
+        }
+        network.add(delivery)
+        return delivery
+      }),
+      (delivery) => Effect.sync(() => network.remove(delivery))
+    ), { bufferSize: "unbounded" })
 
 /**
  * The `RedisStreams` in context, with every confirmed Stream A `item_delta` entry
@@ -191,20 +234,25 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
   const delays = new Histogram()
   const streams = Layer.provide(observed(byKey, delays), RedisStreamsLive.layerFrom({ url }))
   const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX } }), streams)
+  const network = new Network()
   const oneTurn = (turn: PacedTurn) =>
     Effect.zipRight(
       Effect.sleep((turn.index / count) * STAGGER_MS),
       Effect.suspend(() => {
         turn.start = performance.now()
-        if (MODE === "source") return Stream.runDrain(body(turn, chunks))
+        if (MODE === "source") return Stream.runDrain(body(network, turn, chunks))
         if (MODE === "normalize") {
           return Stream.runDrain(
-            TurnSource.sse("openai-chat", body(turn, chunks))({ turnId: turn.turnId, threadId: "t", runId: "r" })
+            TurnSource.sse("openai-chat", body(network, turn, chunks))({
+              turnId: turn.turnId,
+              threadId: "t",
+              runId: "r"
+            })
           )
         }
         return Effect.asVoid(TurnPipeline.run(
           { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
-          TurnSource.sse("openai-chat", body(turn, chunks))
+          TurnSource.sse("openai-chat", body(network, turn, chunks))
         ))
       })
     )

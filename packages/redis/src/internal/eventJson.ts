@@ -47,7 +47,8 @@ export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefine
   if (!Ids.isUuid(eventId) || !Ids.isUuid(runId)) return undefined
   const traceContext = traceContextJson(event.trace_context)
   if (traceContext === undefined) return undefined
-  return `{"event_id":${JSON.stringify(eventId)},"timestamp":${timestamp},"trace_context":${traceContext},` +
-    `"run_id":${JSON.stringify(runId)},"type":"item_delta","payload":{"type":"item_delta",` +
+  // UUIDs are hex digits and dashes: quoted as they are
+  return `{"event_id":"${eventId}","timestamp":${timestamp},"trace_context":${traceContext},` +
+    `"run_id":"${runId}","type":"item_delta","payload":{"type":"item_delta",` +
     `"item_id":${JSON.stringify(itemId)},"delta_content":${JSON.stringify(content)}}}`
 }

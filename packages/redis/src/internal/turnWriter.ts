@@ -223,9 +223,7 @@ export const writer =
             : Effect.fail(done.left)
           return Effect.flatMap(call, (results) => settle(results, offset, 0))
         }).pipe(
-          Effect.zipRight(Effect.suspend(() =>
-            started ? Effect.void : keep(true)
-          )),
+          Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
           Effect.tap(() => {
             started = true
           })
