@@ -19,19 +19,28 @@
  *
  * @since 0.3.0
  */
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as ConfigError from "effect/ConfigError"
 import type * as Option from "effect/Option"
+import type { Subscription } from "./internal/subscriptionRecord.js"
 import * as Live from "./internal/subscriptionsLive.js"
 import * as Memory from "./internal/subscriptionsMemory.js"
-import type { Subscription } from "./internal/subscriptionRecord.js"
 import type { RedisError } from "./RedisError.js"
 import type { LiveOptions } from "./RedisStreamsLive.js"
 import * as RedisStreamsLive from "./RedisStreamsLive.js"
 
-export { decodeRecord, encodeRecord, indexKey, Link, recordKey, signingKeyKey, Subscription, Wake } from "./internal/subscriptionRecord.js"
+export {
+  decodeRecord,
+  encodeRecord,
+  indexKey,
+  Link,
+  recordKey,
+  signingKeyKey,
+  Subscription,
+  Wake
+} from "./internal/subscriptionRecord.js"
 
 /**
  * A subscription as loaded, with the version to save it against.

@@ -22,6 +22,7 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -29,7 +30,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { DurableStore, DurableSubscriptions, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
@@ -52,8 +52,8 @@ import {
 } from "./internal/handlers.js"
 import { healthz, metrics, readyz } from "./internal/health.js"
 import { observed } from "./internal/observe.js"
-import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import { pageAsset } from "./internal/page.js"
+import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 

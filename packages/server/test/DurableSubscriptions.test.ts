@@ -9,7 +9,7 @@ import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStore, DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -48,7 +48,10 @@ interface Reply {
 const harness = (answer: (post: Post, index: number) => Answer, policy: WebhookPolicy = local) =>
   Effect.gen(function*() {
     const store = yield* DurableStoreMemory.make
-    const subscriptions = yield* Effect.provide(DurableSubscriptions.DurableSubscriptions, DurableSubscriptions.layerMemory)
+    const subscriptions = yield* Effect.provide(
+      DurableSubscriptions.DurableSubscriptions,
+      DurableSubscriptions.layerMemory
+    )
     const posts: Array<Post> = []
     const client = HttpClient.make((request) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => {
@@ -97,8 +100,11 @@ const harness = (answer: (post: Post, index: number) => Answer, policy: WebhookP
       Effect.flatMap(DurableStreams.handle(context, build(method, path, body), credentials), respond)
     // a wake's own routes, as they arrive before the server's authentication
     const callOpen = (method: string, path: string, token: string, body: unknown) =>
-      Effect.flatMap(DurableStreams.handleOpen(context, build(method, path, body, token)), (response) =>
-        Option.isSome(response) ? respond(response.value) : Effect.dieMessage(`${path} is not an open route`))
+      Effect.flatMap(
+        DurableStreams.handleOpen(context, build(method, path, body, token)),
+        (response) =>
+          Option.isSome(response) ? respond(response.value) : Effect.dieMessage(`${path} is not an open route`)
+      )
     const postsAtLeast = (n: number) =>
       Effect.gen(function*() {
         for (let i = 0; i < 10_000 && posts.length < n; i++) yield* Effect.yieldNow()
@@ -159,7 +165,11 @@ describe("subscription requests refused", () => {
         const refused = yield* call("PUT", "__ds/subscriptions/s1", webhook({ webhook: { url } }))
         expect([url, refused.status, errorOf(refused).code]).toEqual([url, 400, "WEBHOOK_URL_REJECTED"])
       }
-      const accepted = yield* call("PUT", "__ds/subscriptions/s1", webhook({ webhook: { url: "https://hooks.example.com/x" } }))
+      const accepted = yield* call(
+        "PUT",
+        "__ds/subscriptions/s1",
+        webhook({ webhook: { url: "https://hooks.example.com/x" } })
+      )
       expect(accepted.status).toBe(201)
     }))
 
@@ -243,7 +253,8 @@ describe("webhook delivery", () => {
       yield* call("PUT", "__ds/subscriptions/s1", webhook())
       yield* call("PUT", "events/a", { n: 1 })
       yield* postsAtLeast(1)
-      const status = () => Effect.map(call("GET", "__ds/subscriptions/s1"), (reply) => (reply.json as { status: string }).status)
+      const status = () =>
+        Effect.map(call("GET", "__ds/subscriptions/s1"), (reply) => (reply.json as { status: string }).status)
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
       expect(yield* status()).toBe("failed")
       // the clock moves 50 ms at a time until the fourth post
@@ -280,9 +291,19 @@ describe("webhook delivery", () => {
         acks: [{ stream: "events/a", offset: post.body.streams[0]!.tail_offset }],
         done
       })
-      const stale = yield* callOpen("POST", "__ds/subscriptions/s1/callback", first.body.callback_token, ack(first, true))
+      const stale = yield* callOpen(
+        "POST",
+        "__ds/subscriptions/s1/callback",
+        first.body.callback_token,
+        ack(first, true)
+      )
       expect([stale.status, errorOf(stale).code]).toEqual([409, "FENCED"])
-      const mixed = yield* callOpen("POST", "__ds/subscriptions/s1/callback", first.body.callback_token, ack(second, true))
+      const mixed = yield* callOpen(
+        "POST",
+        "__ds/subscriptions/s1/callback",
+        first.body.callback_token,
+        ack(second, true)
+      )
       expect([mixed.status, errorOf(mixed).code]).toEqual([409, "FENCED"])
       const forged = yield* callOpen("POST", "__ds/subscriptions/s1/callback", "x.y", ack(second, true))
       expect([forged.status, errorOf(forged).code]).toEqual([401, "TOKEN_INVALID"])
@@ -296,7 +317,12 @@ describe("webhook delivery", () => {
         acks: [{ stream: "events/b", offset: "0000000000000000_0000000000000001" }]
       })
       expect([unknown.status, errorOf(unknown).code]).toEqual([409, "INVALID_OFFSET"])
-      const done = yield* callOpen("POST", "__ds/subscriptions/s1/callback", second.body.callback_token, ack(second, true))
+      const done = yield* callOpen(
+        "POST",
+        "__ds/subscriptions/s1/callback",
+        second.body.callback_token,
+        ack(second, true)
+      )
       expect(done).toEqual({ status: 200, json: { ok: true, next_wake: false } })
     }))
 
@@ -340,7 +366,12 @@ describe("pull-wake", () => {
       expect(busy).toEqual({
         status: 409,
         json: {
-          error: { code: "ALREADY_CLAIMED", message: "worker w1 holds subscription p1", current_holder: "w1", generation: 1 }
+          error: {
+            code: "ALREADY_CLAIMED",
+            message: "worker w1 holds subscription p1",
+            current_holder: "w1",
+            generation: 1
+          }
         }
       })
       // an ack without done renews the lease
@@ -361,7 +392,7 @@ describe("pull-wake", () => {
         generation: 1
       })
       expect([stale.status, errorOf(stale).code]).toEqual([409, "FENCED"])
-      const events = Option.getOrThrow(yield* (yield* DurableStore.DurableStore.pipe(Effect.provideService(DurableStore.DurableStore, store))).load("wake/pool"))
+      const events = Option.getOrThrow(yield* store.load("wake/pool"))
       expect(events.tail).toBe("0-2")
     }))
 })

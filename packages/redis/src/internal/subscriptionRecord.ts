@@ -133,4 +133,3 @@ export const indexKey = (prefix: string): string => `${prefix}:ds:subs`
  * @category keys
  */
 export const signingKeyKey = (prefix: string): string => `${prefix}:ds:sub-key`
-

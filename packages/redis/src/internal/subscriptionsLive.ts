@@ -79,8 +79,10 @@ export const make = (
           ([version, json]) =>
             json === null
               ? Effect.succeedNone
-              : Effect.map(decodeRecord(key, json), (subscription) =>
-                Option.some({ subscription, version: Number(version ?? 0) }))
+              : Effect.map(
+                decodeRecord(key, json),
+                (subscription) => Option.some({ subscription, version: Number(version ?? 0) })
+              )
         )
       },
       save: (subscription, expect) => {

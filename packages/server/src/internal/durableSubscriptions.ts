@@ -171,7 +171,9 @@ export const handle = (
           const signer = subscription.type === "webhook" ? Option.some(yield* engine.signer) : Option.none()
           return json(200, view(subscription, signer, base))
         }
-        if (method === "DELETE") return yield* Effect.as(engine.remove(route.id), HttpServerResponse.empty({ status: 204 }))
+        if (method === "DELETE") {
+          return yield* Effect.as(engine.remove(route.id), HttpServerResponse.empty({ status: 204 }))
+        }
         break
       }
       case "Stream": {

@@ -332,7 +332,8 @@ export const make = (
         response.status >= 200 && response.status < 300
           ? Effect.map(
             Effect.orElseSucceed(response.text, () => ""),
-            (text): Either.Either<boolean, string> => Either.right(Either.getOrUndefined(decodeReply(text))?.done === true)
+            (text): Either.Either<boolean, string> =>
+              Either.right(Either.getOrUndefined(decodeReply(text))?.done === true)
           )
           : Effect.succeed(Either.left(`the receiver answered ${response.status}`))
       return client.execute(
@@ -382,7 +383,9 @@ export const make = (
                 Backoff.delayMs(current.failures, options.retryBaseMs, options.retryMaxMs) * jitter
               )
               return Effect.as(
-                Effect.logWarning(`subscription ${id}: webhook delivery failed (${outcome.left}), again in ${delay} ms`),
+                Effect.logWarning(
+                  `subscription ${id}: webhook delivery failed (${outcome.left}), again in ${delay} ms`
+                ),
                 {
                   next: {
                     ...current,
@@ -480,7 +483,9 @@ export const make = (
           })))
 
     const linkAt = (links: ReadonlyArray<Link>, path: string, kind: "glob" | "explicit", acked: string) => {
-      const existing = links.find((link) => link.path === path)
+      const existing = links.find((link) =>
+        link.path === path
+      )
       if (existing !== undefined) {
         return existing[kind] ? links : links.map((link) => link === existing ? { ...link, [kind]: true } : link)
       }
@@ -580,7 +585,10 @@ export const make = (
             }
             return Effect.map(tailsOf(links), (tails): Decision<void> => {
               if (!pending(links, tails)) {
-                return { next: links === subscription.links ? undefined : { ...subscription, links }, result: undefined }
+                return {
+                  next: links === subscription.links ? undefined : { ...subscription, links },
+                  result: undefined
+                }
               }
               const next = issueWake(subscription, links, tails, now)
               return { next, result: undefined, after: announce(next, name) }
@@ -600,17 +608,20 @@ export const make = (
             : Effect.map(endWake(subscription, subscription.links, now), (decision) => ({
               ...decision,
               result: undefined
-            }))
-        ).pipe(
-          Effect.catchIf(
-            (error): error is SubscriptionRefusal => error instanceof SubscriptionRefusal,
-            () => Effect.void
-          )
-        ), { discard: true }))
+            }))).pipe(
+            Effect.catchIf(
+              (error): error is SubscriptionRefusal =>
+                error instanceof SubscriptionRefusal,
+              () =>
+                Effect.void
+            )
+          ), { discard: true }))
 
     yield* Effect.forkScoped(
       sweep.pipe(
-        Effect.catchAll((error) => Effect.logWarning(`subscription leases were not checked: ${error.message}`)),
+        Effect.catchAll((error) =>
+          Effect.logWarning(`subscription leases were not checked: ${error.message}`)
+        ),
         Effect.repeat(Schedule.spaced(options.sweepMs))
       )
     )
@@ -622,7 +633,8 @@ export const make = (
         Effect.flatMap(
           subscriptions.load(id),
           Option.match({
-            onNone: () => Effect.fail(notFound(id)),
+            onNone: () =>
+              Effect.fail(notFound(id)),
             onSome: (loaded) => Effect.succeed(loaded.subscription)
           })
         ),
