@@ -123,11 +123,12 @@ export const handle = (
   }
   // A committed write is told to the subscriptions.
   const told = <E>(
-    write: Effect.Effect<HttpServerResponse.HttpServerResponse, E>
+    write: Effect.Effect<HttpServerResponse.HttpServerResponse, E>,
+    deleted = false
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
     subscriptions === undefined
       ? write
-      : Effect.tap(write, (response) => response.status < 300 ? subscriptions.notify(rawName) : Effect.void)
+      : Effect.tap(write, (response) => response.status < 300 ? subscriptions.notify(rawName, deleted) : Effect.void)
   return Effect.gen(function*() {
     if (!streamNamePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
     const turn = turnPath.exec(rawName)
@@ -159,7 +160,7 @@ export const handle = (
           (append) => Write.append(store, rawName, append)
         ))
       }
-      if (method === "DELETE") return yield* told(Write.remove(store, rawName))
+      if (method === "DELETE") return yield* told(Write.remove(store, rawName), true)
       if (!reading) {
         return yield* Read.refuse(405, `${method} is not a Durable Streams method`, {
           allow: "GET, HEAD, PUT, POST, DELETE"

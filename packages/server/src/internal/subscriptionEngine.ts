@@ -141,7 +141,7 @@ export interface Engine {
   readonly release: (id: string, token: string, body: typeof AckBody.Type) => Effect.Effect<void, Failure>
   readonly claim: (id: string, body: typeof ClaimBody.Type) => Effect.Effect<ClaimResult, Failure>
   /** After a commit to a stream (or its deletion): links it and issues wakes. Never fails. */
-  readonly notify: (name: string) => Effect.Effect<void>
+  readonly notify: (name: string, deleted: boolean) => Effect.Effect<void>
   /** Ends the wakes whose lease has run out (and issues new ones for pending work). */
   readonly sweep: Effect.Effect<void, RedisError.RedisError>
 }
@@ -555,12 +555,13 @@ export const make = (
         return yield* refuse(503, "UNAVAILABLE", "too many concurrent changes to the subscription, try again")
       })
 
-    const notify = (name: string): Effect.Effect<void> =>
+    const notify = (name: string, deleted: boolean): Effect.Effect<void> =>
       Effect.gen(function*() {
         if (isReserved(name)) return
-        const state = yield* store.load(name)
-        yield* subscriptions.observe(name, Option.isSome(state))
+        yield* subscriptions.observe(name, !deleted)
         const ids = yield* subscriptions.ids
+        if (ids.length === 0) return
+        const state = yield* store.load(name)
         yield* Effect.forEach(ids, (id) =>
           update(id, (subscription, now): Effect.Effect<Decision<void>, Failure> => {
             const linked = subscription.links.find((link) => link.path === name)
