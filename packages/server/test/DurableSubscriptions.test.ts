@@ -111,7 +111,13 @@ const harness = (answer: (post: Post, index: number) => Answer, policy: WebhookP
         expect(posts.length).toBeGreaterThanOrEqual(n)
         return posts[n - 1]!
       })
-    return { call, callOpen, posts, postsAtLeast, store }
+    // subscription s1 (webhook, events/*, 1 s lease) woken by a first write to events/a
+    const firstWake = Effect.gen(function*() {
+      yield* call("PUT", "__ds/subscriptions/s1", webhook())
+      yield* call("PUT", "events/a", { n: 1 })
+      return yield* postsAtLeast(1)
+    })
+    return { call, callOpen, firstWake, posts, postsAtLeast, store }
   })
 
 const errorOf = (reply: Reply) => (reply.json as { error: { code: string; message: string } }).error
@@ -277,10 +283,8 @@ describe("webhook delivery", () => {
 
   it.scoped("a lease that ends without a callback wakes again (next generation); the old wake is fenced", () =>
     Effect.gen(function*() {
-      const { call, callOpen, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
-      yield* call("PUT", "__ds/subscriptions/s1", webhook())
-      yield* call("PUT", "events/a", { n: 1 })
-      const first = yield* postsAtLeast(1)
+      const { callOpen, firstWake, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
+      const first = yield* firstWake
       expect(first.body.generation).toBe(1)
       yield* TestClock.adjust(1_000)
       const second = yield* postsAtLeast(2)
@@ -291,47 +295,27 @@ describe("webhook delivery", () => {
         acks: [{ stream: "events/a", offset: post.body.streams[0]!.tail_offset }],
         done
       })
-      const stale = yield* callOpen(
-        "POST",
-        "__ds/subscriptions/s1/callback",
-        first.body.callback_token,
-        ack(first, true)
-      )
-      expect([stale.status, errorOf(stale).code]).toEqual([409, "FENCED"])
-      const mixed = yield* callOpen(
-        "POST",
-        "__ds/subscriptions/s1/callback",
-        first.body.callback_token,
-        ack(second, true)
-      )
-      expect([mixed.status, errorOf(mixed).code]).toEqual([409, "FENCED"])
-      const forged = yield* callOpen("POST", "__ds/subscriptions/s1/callback", "x.y", ack(second, true))
-      expect([forged.status, errorOf(forged).code]).toEqual([401, "TOKEN_INVALID"])
-      const beyond = yield* callOpen("POST", "__ds/subscriptions/s1/callback", second.body.callback_token, {
-        ...ack(second, false),
-        acks: [{ stream: "events/a", offset: "0000000000000000_0000000000000009" }]
-      })
-      expect([beyond.status, errorOf(beyond).code]).toEqual([409, "INVALID_OFFSET"])
-      const unknown = yield* callOpen("POST", "__ds/subscriptions/s1/callback", second.body.callback_token, {
-        ...ack(second, false),
-        acks: [{ stream: "events/b", offset: "0000000000000000_0000000000000001" }]
-      })
-      expect([unknown.status, errorOf(unknown).code]).toEqual([409, "INVALID_OFFSET"])
-      const done = yield* callOpen(
-        "POST",
-        "__ds/subscriptions/s1/callback",
-        second.body.callback_token,
-        ack(second, true)
-      )
+      const callback = (token: string, body: unknown) => callOpen("POST", "__ds/subscriptions/s1/callback", token, body)
+      const refused = (reply: Reply) => [reply.status, errorOf(reply).code]
+      const offset = (n: number) => `0000000000000000_000000000000000${n}`
+      expect(refused(yield* callback(first.body.callback_token, ack(first, true)))).toEqual([409, "FENCED"])
+      expect(refused(yield* callback(first.body.callback_token, ack(second, true)))).toEqual([409, "FENCED"])
+      expect(refused(yield* callback("x.y", ack(second, true)))).toEqual([401, "TOKEN_INVALID"])
+      const token = second.body.callback_token
+      const beyond = { ...ack(second, false), acks: [{ stream: "events/a", offset: offset(9) }] }
+      expect(refused(yield* callback(token, beyond))).toEqual([409, "INVALID_OFFSET"])
+      const unknown = { ...ack(second, false), acks: [{ stream: "events/b", offset: offset(1) }] }
+      expect(refused(yield* callback(token, unknown))).toEqual([409, "INVALID_OFFSET"])
+      const malformed = { ...ack(second, false), acks: [{ stream: "events/a", offset: "-1" }] }
+      expect(refused(yield* callback(token, malformed))).toEqual([400, "INVALID_REQUEST"])
+      const done = yield* callback(token, ack(second, true))
       expect(done).toEqual({ status: 200, json: { ok: true, next_wake: false } })
     }))
 
   it.scoped("a callback for a deleted subscription fails and moves no cursor", () =>
     Effect.gen(function*() {
-      const { call, callOpen, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
-      yield* call("PUT", "__ds/subscriptions/s1", webhook())
-      yield* call("PUT", "events/a", { n: 1 })
-      const post = yield* postsAtLeast(1)
+      const { call, callOpen, firstWake } = yield* harness(() => ({ status: 200, body: "{}" }))
+      const post = yield* firstWake
       expect((yield* call("DELETE", "__ds/subscriptions/s1")).status).toBe(204)
       const late = yield* callOpen("POST", "__ds/subscriptions/s1/callback", post.body.callback_token, {
         wake_id: post.body.wake_id,
