@@ -45,7 +45,11 @@ interface Reply {
 }
 
 // The server's stores in memory, a receiver answering as `answer` says, and requests.
-const harness = (answer: (post: Post, index: number) => Answer, policy: WebhookPolicy = local) =>
+const harness = (
+  answer: (post: Post, index: number) => Answer,
+  policy: WebhookPolicy = local,
+  lookup?: (host: string) => Effect.Effect<ReadonlyArray<string>, Error>
+) =>
   Effect.gen(function*() {
     const store = yield* DurableStoreMemory.make
     const subscriptions = yield* Effect.provide(
@@ -68,7 +72,8 @@ const harness = (answer: (post: Post, index: number) => Answer, policy: WebhookP
     )
     const engine = yield* SubscriptionEngine.make(store, subscriptions, {
       ...SubscriptionEngine.defaultOptions,
-      policy
+      policy,
+      lookup
     }).pipe(Effect.provideService(HttpClient.HttpClient, client))
     const context: DurableStreams.Context = {
       store: Option.some(store),
@@ -323,6 +328,54 @@ describe("webhook delivery", () => {
         done: true
       })
       expect([late.status, errorOf(late).code]).toEqual([404, "SUBSCRIPTION_NOT_FOUND"])
+    }))
+})
+
+describe("webhook hosts and existing streams", () => {
+  it.scoped("a public name that resolves to a private address is never posted to: the delivery fails", () =>
+    Effect.gen(function*() {
+      const addresses: Record<string, ReadonlyArray<string>> = {
+        "inside.example.com": ["93.184.216.34", "10.1.2.3"],
+        "outside.example.com": ["93.184.216.34"]
+      }
+      const { call, posts, postsAtLeast } = yield* harness(
+        () => ({ status: 200, body: "{\"done\":true}" }),
+        { loopbackHttp: false, allowHosts: [] },
+        (host) => Effect.succeed(addresses[host] ?? [])
+      )
+      const subscribe = (id: string, host: string, pattern: string) =>
+        call("PUT", `__ds/subscriptions/${id}`, webhook({ pattern, webhook: { url: `https://${host}/hook` } }))
+      expect((yield* subscribe("inside", "inside.example.com", "in/*")).status).toBe(201)
+      expect((yield* subscribe("outside", "outside.example.com", "out/*")).status).toBe(201)
+      yield* call("PUT", "in/a", { n: 1 })
+      yield* call("PUT", "out/a", { n: 1 })
+      yield* postsAtLeast(1)
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      expect(posts.map((post) => post.body.subscription_id)).toEqual(["outside"])
+      const inside = yield* call("GET", "__ds/subscriptions/inside")
+      expect((inside.json as { status: string }).status).toBe("failed")
+    }))
+
+  it.scoped("a new pattern links the streams that exist at their tail: only later entries wake it", () =>
+    Effect.gen(function*() {
+      const { call, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
+      yield* call("PUT", "events/old", { n: 1 })
+      yield* call("POST", "events/old", { n: 2 })
+      yield* call("PUT", "other/x", { n: 1 })
+      yield* call("PUT", "__ds/subscriptions/s1", webhook())
+      const linked = (yield* call("GET", "__ds/subscriptions/s1")).json as { streams: unknown }
+      expect(linked.streams).toEqual([
+        { path: "events/old", link_type: "glob", acked_offset: "0000000000000000_0000000000000002" }
+      ])
+      yield* call("POST", "events/old", { n: 3 })
+      const post = yield* postsAtLeast(1)
+      expect(post.body.streams).toEqual([{
+        path: "events/old",
+        link_type: "glob",
+        acked_offset: "0000000000000000_0000000000000002",
+        tail_offset: "0000000000000000_0000000000000003",
+        has_pending: true
+      }])
     }))
 })
 

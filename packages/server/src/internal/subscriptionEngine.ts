@@ -42,6 +42,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Struct from "effect/Struct"
 import { randomBytes } from "node:crypto"
+import { lookup as dnsLookup } from "node:dns/promises"
 import * as Wire from "./durableWire.js"
 import * as Write from "./durableWrite.js"
 import { generateKey, makeSigner, type Signer } from "./subscriptionSigning.js"
@@ -50,6 +51,8 @@ import {
   ClaimBody,
   CreateBody,
   globMatches,
+  hostToResolve,
+  isLocalAddress,
   isReserved,
   leaseTtl,
   refuse,
@@ -63,13 +66,17 @@ type Link = DurableSubscriptions.Link
 type Failure = SubscriptionRefusal | RedisError.RedisError
 
 /**
- * How the engine runs: the webhook URL policy, how often leases are checked, the
- * backoff of failed webhook posts, and how long one post may take.
+ * How the engine runs: the webhook URL policy (and how a webhook host's addresses are
+ * found, to refuse a public name that resolves to a private address), how often
+ * leases are checked, the backoff of failed webhook posts, and how long one post may
+ * take.
  *
  * @internal
  */
 export interface EngineOptions {
   readonly policy: WebhookPolicy
+  /** The addresses of a host name (DNS, by default). */
+  readonly lookup?: ((host: string) => Effect.Effect<ReadonlyArray<string>, Error>) | undefined
   readonly sweepMs: number
   readonly retryBaseMs: number
   readonly retryMaxMs: number
@@ -327,6 +334,25 @@ export const make = (
     }
 
     // One post of a notification: whether the receiver said it is done, or why it failed.
+    const lookup = options.lookup ?? ((host: string) =>
+      Effect.tryPromise({
+        try: () => dnsLookup(host, { all: true }),
+        catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
+      }).pipe(Effect.map((addresses) => addresses.map((entry) => entry.address))))
+    // A name that resolves to a private address is refused, post by post.
+    const reachable = (url: string): Effect.Effect<Either.Either<void, string>> => {
+      const host = hostToResolve(url, options.policy)
+      if (host === undefined) return Effect.succeed(Either.void)
+      return lookup(host).pipe(
+        Effect.map((addresses) =>
+          addresses.some(isLocalAddress)
+            ? Either.left(`${host} resolves to a private, loopback or link-local address`)
+            : Either.void
+        ),
+        Effect.catchAll((error) => Effect.succeed(Either.left(`${host} does not resolve: ${error.message}`)))
+      )
+    }
+
     const post = (url: string, body: string, signature: string): Effect.Effect<Either.Either<boolean, string>> => {
       const answered = (response: HttpClientResponse.HttpClientResponse) =>
         response.status >= 200 && response.status < 300
@@ -336,7 +362,7 @@ export const make = (
               Either.right(Either.getOrUndefined(decodeReply(text))?.done === true)
           )
           : Effect.succeed(Either.left(`the receiver answered ${response.status}`))
-      return client.execute(
+      const send = client.execute(
         HttpClientRequest.post(url).pipe(
           HttpClientRequest.setHeader("webhook-signature", signature),
           HttpClientRequest.bodyText(body, "application/json")
@@ -353,6 +379,8 @@ export const make = (
         }),
         Effect.catchAll((error) => Effect.succeed(Either.left(error.message)))
       )
+      return Effect.flatMap(reachable(url), (checked) =>
+        Either.isLeft(checked) ? Effect.succeed(Either.left(checked.left)) : send)
     }
 
     // Posts the wake `wakeId` until the receiver takes it, while it is the current wake;
@@ -362,10 +390,14 @@ export const make = (
         let wakeId = first
         while (true) {
           const loaded = yield* subscriptions.load(id)
-          if (Option.isNone(loaded)) return
+          if (Option.isNone(loaded)) {
+            return
+          }
           const subscription = loaded.value.subscription
           const url = subscription.webhookUrl
-          if (subscription.wake?.id !== wakeId || url === undefined) return
+          if (subscription.wake?.id !== wakeId || url === undefined) {
+            return
+          }
           const now = yield* Clock.currentTimeMillis
           if (subscription.nextAttemptAt !== undefined && subscription.nextAttemptAt > now) {
             yield* Effect.sleep(subscription.nextAttemptAt - now)
@@ -377,7 +409,9 @@ export const make = (
           const jitter = yield* Random.nextRange(0.8, 1.2)
           const next = yield* update(id, (current, at): Effect.Effect<Decision<string | undefined>, Failure> => {
             const wake = current.wake
-            if (wake?.id !== wakeId) return Effect.succeed({ next: undefined, result: undefined })
+            if (wake?.id !== wakeId) {
+              return Effect.succeed({ next: undefined, result: undefined })
+            }
             if (Either.isLeft(outcome)) {
               const delay = Math.round(
                 Backoff.delayMs(current.failures, options.retryBaseMs, options.retryMaxMs) * jitter
@@ -398,9 +432,13 @@ export const make = (
               )
             }
             const healthy: Subscription = { ...Struct.omit(current, "nextAttemptAt"), failures: 0 }
-            if (!outcome.right) return Effect.succeed({ next: healthy, result: undefined })
+            if (!outcome.right) {
+              return Effect.succeed({ next: healthy, result: undefined })
+            }
             const acked = current.links.map((link) => {
-              const tail = wake.snapshot.find((entry) => entry.path === link.path)?.tail
+              const tail = wake.snapshot.find((entry) =>
+                entry.path === link.path
+              )?.tail
               return tail !== undefined && tail > link.acked ? { ...link, acked: tail } : link
             })
             return Effect.map(endWake(healthy, acked, at), (decision) => ({

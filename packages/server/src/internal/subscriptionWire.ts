@@ -249,6 +249,17 @@ const isLocalIpv6 = (host: string): boolean => {
   return host.startsWith("::") || /^f[c-f]/.test(host)
 }
 
+/**
+ * Whether an IP address is one a webhook must not reach: private, loopback,
+ * link-local, unique-local, multicast or unspecified.
+ *
+ * @internal
+ */
+export const isLocalAddress = (address: string): boolean => {
+  const host = address.toLowerCase()
+  return isLocalIpv4(host) || isLocalIpv6(host)
+}
+
 const isLoopback = (host: string): boolean =>
   host === "localhost" || host.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
   host === "::1"
@@ -261,8 +272,8 @@ const isLocalName = (host: string): boolean =>
  * `https` to a public host; `http` is accepted for loopback on an insecure-local
  * server, and any scheme for a host of the allow-list. Private (RFC 1918, carrier-
  * grade NAT), loopback, link-local (cloud metadata), unique-local and multicast
- * addresses and local names are refused. A name that resolves to such an address
- * is not detected here: the allow-list is the way to be sure.
+ * addresses and local names are refused. The addresses a name resolves to are
+ * checked when a post is due (`hostToResolve`).
  *
  * @internal
  */
@@ -284,8 +295,24 @@ export const webhookUrlProblem = (raw: string, policy: WebhookPolicy): string | 
       ? undefined
       : "webhook.url must use https (plain http only to loopback on an insecure-local server, or to an allowed host)"
   }
-  if (isLocalName(host) || isLocalIpv4(host) || isLocalIpv6(host)) {
+  if (isLocalName(host) || isLocalAddress(host)) {
     return "webhook.url must not target a private, loopback or link-local host"
   }
   return undefined
+}
+
+/**
+ * The host name of an accepted webhook URL whose addresses must be checked before a
+ * post (an `https` URL to a name, not an address, that the allow-list does not name),
+ * or `undefined`.
+ *
+ * @internal
+ */
+export const hostToResolve = (raw: string, policy: WebhookPolicy): string | undefined => {
+  const url = new URL(raw)
+  const host = url.hostname.toLowerCase()
+  if (url.protocol !== "https:" || host.startsWith("[") || ipv4.test(host)) return undefined
+  return policy.allowHosts.some((allowed) => allowed.toLowerCase() === host || allowed.toLowerCase() === url.host)
+    ? undefined
+    : host
 }
