@@ -13,6 +13,7 @@ import {
   type DurableStore,
   DurableStoreLive,
   DurableStoreMemory,
+  DurableSubscriptions,
   RedisConfig,
   type RedisStreams,
   RedisStreamsLive,
@@ -188,10 +189,10 @@ export const storeLayer = (
   })
 
 /**
- * The Durable Streams store the server keeps clients' streams in, beside the turns:
- * on Redis at `--redis-url` (keys under `prefix`) when given, else in process memory
- * (as long as the process lives). A Redis that cannot be reached is bad configuration
- * (exit code 2).
+ * The Durable Streams store the server keeps clients' streams (and their
+ * subscriptions) in, beside the turns: on Redis at `--redis-url` (keys under `prefix`)
+ * when given, else in process memory (as long as the process lives). A Redis that
+ * cannot be reached is bad configuration (exit code 2).
  *
  * @since 0.3.0
  * @category layers
@@ -199,12 +200,17 @@ export const storeLayer = (
 export const durableStoreLayer = (
   redisUrl: Option.Option<Redacted.Redacted<string>>,
   prefix: string
-): Layer.Layer<DurableStore.DurableStore, CliFailure> =>
+): Layer.Layer<DurableStore.DurableStore | DurableSubscriptions.DurableSubscriptions, CliFailure> =>
   Option.match(redisUrl, {
-    onNone: () => DurableStoreMemory.layer,
+    onNone: () => Layer.merge(DurableStoreMemory.layer, DurableSubscriptions.layerMemory),
     onSome: (url) =>
-      Layer.mapError(DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }), (error) =>
-        badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`))
+      Layer.mapError(
+        Layer.merge(
+          DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }),
+          DurableSubscriptions.layerFrom({ url: Redacted.value(url), prefix })
+        ),
+        (error) => badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
+      )
   })
 
 /**

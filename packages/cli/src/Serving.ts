@@ -2,7 +2,8 @@
  * Starting the turn server for a command: the shared server options (`--metrics-port`,
  * `--ready-timeout-ms`, `--read-tokens`) into the server's, the server's failures as
  * command failures (a taken port said plainly), and the page's address with its signed
- * link. The server also serves Durable Streams from the `DurableStore` in context.
+ * link. The server also serves Durable Streams from the `DurableStore` in context, and
+ * their subscriptions when the context has a `DurableSubscriptions`.
  *
  * @since 0.1.0
  */

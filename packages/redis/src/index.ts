@@ -115,6 +115,13 @@ export * as DurableStoreLive from "./DurableStoreLive.js"
 export * as DurableStoreMemory from "./DurableStoreMemory.js"
 
 /**
+ * The storage of Durable Streams subscriptions (webhook and pull-wake), on Redis and in memory.
+ *
+ * @since 0.3.0
+ */
+export * as DurableSubscriptions from "./DurableSubscriptions.js"
+
+/**
  * `RedisStreams` on a Redis Cluster.
  *
  * @since 0.2.0

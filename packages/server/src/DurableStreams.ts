@@ -24,7 +24,10 @@ import type { Credentials } from "./internal/access.js"
 import * as Fork from "./internal/durableFork.js"
 import * as Read from "./internal/durableRead.js"
 import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
+import * as Subscriptions from "./internal/durableSubscriptions.js"
 import * as Write from "./internal/durableWrite.js"
+import type { Engine } from "./internal/subscriptionEngine.js"
+import { isReserved, streamNamePattern } from "./internal/subscriptionWire.js"
 
 /**
  * The path prefix of the protocol.
@@ -38,7 +41,8 @@ export const basePath = "/v1/stream/"
  * What the protocol's requests need: the store of client streams (none: only turns
  * are served, and writes answer 501), the Redis of the turns, their key prefix, how
  * long a long-poll (or a quiet SSE stream) waits, and the signal that the server is
- * closing (open SSE streams end then).
+ * closing (open SSE streams end then); with `subscriptions`, the reserved subscription
+ * routes (`__ds/...`) are served, and every write to a client stream is told to them.
  *
  * @since 0.3.0
  * @category models
@@ -49,6 +53,7 @@ export interface Context {
   readonly prefix: string
   readonly longPollMs: number
   readonly closing: Effect.Effect<void>
+  readonly subscriptions?: Engine | undefined
 }
 
 const common: Record<string, string> = {
@@ -63,13 +68,12 @@ const common: Record<string, string> = {
 }
 
 const turnPath = /^turns\/([^/]+)\/(events|upserts)$/
-const namePattern = /^[^\s{}\u0000-\u001f]{1,512}$/
 
 // The stream a `Stream-Forked-From` path names: a client stream under the base path.
 const forkSource = (given: string): Effect.Effect<string, Read.Refusal> => {
   const path = /^https?:\/\//i.test(given) && URL.canParse(given) ? new URL(given).pathname : given
   const name = path.startsWith(basePath) ? path.slice(basePath.length) : undefined
-  if (name === undefined || !namePattern.test(name)) {
+  if (name === undefined || !streamNamePattern.test(name)) {
     return Read.refuse(
       400,
       `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`
@@ -126,8 +130,23 @@ export const handle = (
   const rawName = url.pathname.slice(basePath.length)
   const method = request.method.toUpperCase()
   const header = (name: string): string | undefined => request.headers[name.toLowerCase()]
+  const subscriptions = context.subscriptions
+  if (subscriptions !== undefined && isReserved(rawName)) {
+    return Effect.map(
+      Subscriptions.handle(subscriptions, request, rawName, Option.some(credentials)),
+      (response) => HttpServerResponse.setHeaders(response ?? text(Read.notFound), common)
+    )
+  }
+  // A committed write is told to the subscriptions.
+  const told = <E>(
+    write: Effect.Effect<HttpServerResponse.HttpServerResponse, E>,
+    deleted = false
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
+    subscriptions === undefined
+      ? write
+      : Effect.tap(write, (response) => response.status < 300 ? subscriptions.notify(rawName, deleted) : Effect.void)
   return Effect.gen(function*() {
-    if (!namePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
+    if (!streamNamePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
     const turn = turnPath.exec(rawName)
     const reading = method === "GET" || method === "HEAD"
     if (!reading && !credentials.mayWrite) return yield* Read.refuse(403, "this token may not write durable streams")
@@ -146,21 +165,21 @@ export const handle = (
       source = storeSource(store, rawName)
       if (method === "PUT") {
         const location = `http://${header("host") ?? "localhost"}${url.pathname}`
-        return yield* Effect.flatMap(
+        return yield* told(Effect.flatMap(
           Effect.flatMap(readBody(request), (body) => Write.createRequest(header, body, location, forkSource)),
           (create) =>
             create.fork === undefined
               ? Write.create(store, rawName, create)
               : Fork.create(store, rawName, create, create.fork)
-        )
+        ))
       }
       if (method === "POST") {
-        return yield* Effect.flatMap(
+        return yield* told(Effect.flatMap(
           Effect.flatMap(readBody(request), (body) => Write.appendRequest(header, body)),
           (append) => Write.append(store, rawName, append)
-        )
+        ))
       }
-      if (method === "DELETE") return yield* Write.remove(store, rawName)
+      if (method === "DELETE") return yield* told(Write.remove(store, rawName), true)
       if (!reading) {
         return yield* Read.refuse(405, `${method} is not a Durable Streams method`, {
           allow: "GET, HEAD, PUT, POST, DELETE"
@@ -189,5 +208,27 @@ export const handle = (
         )
     ),
     Effect.map((response) => HttpServerResponse.setHeaders(response, common))
+  )
+}
+
+/**
+ * Answers the requests under `/v1/stream/` that are not authenticated by the server's
+ * tokens: the webhook signing keys (`GET __ds/jwks.json`, public) and a wake's
+ * callback, ack and release (authenticated by the wake's own token). None for every
+ * other request, and when the server serves no subscriptions.
+ *
+ * @since 0.3.0
+ * @category handlers
+ */
+export const handleOpen = (
+  context: Context,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> => {
+  const name = new URL(request.url, "http://localhost").pathname.slice(basePath.length)
+  const subscriptions = context.subscriptions
+  if (subscriptions === undefined || !isReserved(name)) return Effect.succeedNone
+  return Effect.map(
+    Subscriptions.handle(subscriptions, request, name, Option.none()),
+    (response) => Option.map(Option.fromNullable(response), (open) => HttpServerResponse.setHeaders(open, common))
   )
 }

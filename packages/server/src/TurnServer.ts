@@ -22,6 +22,7 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -29,7 +30,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { DurableStore, RedisStreams } from "@sluice/redis"
+import { DurableStore, DurableSubscriptions, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
 import * as Deferred from "effect/Deferred"
@@ -52,6 +53,7 @@ import {
 import { healthz, metrics, readyz } from "./internal/health.js"
 import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
+import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -82,7 +84,9 @@ const accessTokens = (url: string): ReadonlyArray<string> => {
  *
  * Requests under `/v1/stream/` speak the Durable Streams protocol (`DurableStreams`):
  * the streams of turns from the `RedisStreams`, and streams of clients' own in the
- * `DurableStore` when the context has one (without it they answer 501).
+ * `DurableStore` when the context has one (without it they answer 501), with the
+ * subscription APIs (`__ds/...`, webhooks posted through `fetch`) when it also has a
+ * `DurableSubscriptions`.
  *
  * @since 0.1.0
  * @category constructors
@@ -93,6 +97,13 @@ export const makeApp = (
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
     const durableStore = yield* Effect.serviceOption(DurableStore.DurableStore)
+    const subscriptionStore = yield* Effect.serviceOption(DurableSubscriptions.DurableSubscriptions)
+    const subscriptions = Option.isSome(durableStore) && Option.isSome(subscriptionStore)
+      ? yield* SubscriptionEngine.make(durableStore.value, subscriptionStore.value, {
+        ...SubscriptionEngine.defaultOptions,
+        policy: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+      : undefined
     const authenticate = authenticator(options.tokens, options.readTokens)
     const slots = yield* streamLimiter(options.maxStreamsPerToken)
     const closing = yield* Deferred.make<void>()
@@ -103,7 +114,8 @@ export const makeApp = (
       redis,
       prefix: options.prefix,
       longPollMs: options.durableLongPollMs,
-      closing: streams.closing
+      closing: streams.closing,
+      subscriptions
     }
     const router = HttpRouter.empty.pipe(
       HttpRouter.get("/v1/turns", recentTurns(options)),
@@ -123,6 +135,10 @@ export const makeApp = (
       if (Option.isSome(probe)) return yield* probe.value
       const isDurable = DurableStreams.isDurablePath(request.url)
       if (isDurable && request.method === "OPTIONS") return DurableStreams.preflight
+      if (isDurable) {
+        const open = yield* DurableStreams.handleOpen(durable, request)
+        if (Option.isSome(open)) return open.value
+      }
       const caller = yield* authenticate(request.headers.authorization, accessTokens(request.url))
       if (isDurable) return yield* DurableStreams.handle(durable, request, caller)
       return yield* routed.pipe(

@@ -57,6 +57,10 @@ export const Token = Schema.String.pipe(
  *   tokens have every scope (read, write, control).
  * - `durableLongPollMs` (20000): how long a Durable Streams long-poll waits for data
  *   before it answers 204, and how often a quiet SSE read sends a `control` event.
+ * - `webhookAllowHosts` (none): hosts (`host` or `host:port`) that subscription
+ *   webhooks may target whatever they are (a private address, plain `http`). Others
+ *   must be `https` to a public host; plain `http` to loopback only with
+ *   `insecureLocal`.
  *
  * @since 0.1.0
  * @category schemas
@@ -83,7 +87,8 @@ export const TurnServerOptions = Schema.Struct({
   metricsPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
   readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
   readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
-  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true })
+  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
+  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [], exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**

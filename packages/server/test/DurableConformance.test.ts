@@ -1,10 +1,11 @@
 /**
  * The official Durable Streams conformance suite (`@durable-streams/server-conformance-tests`,
  * pinned) against the turn server on redis-server (the global setup's, or REDIS_URL):
- * client streams in `DurableStoreLive`, served on loopback without tokens.
+ * client streams in `DurableStoreLive` and subscriptions in `DurableSubscriptions` (the
+ * optional subscription tests on), served on loopback without tokens.
  */
 import { runConformanceTests } from "@durable-streams/server-conformance-tests"
-import { DurableStoreLive, RedisStreamsLive } from "@sluice/redis"
+import { DurableStoreLive, DurableSubscriptions, RedisStreamsLive } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -14,14 +15,18 @@ import * as TurnServer from "../src/TurnServer.js"
 
 const prefix = `sluice-durable-conformance-${process.pid}`
 const longPollMs = 2_000
-const config = { baseUrl: "", longPollTimeoutMs: longPollMs }
+const config = { baseUrl: "", longPollTimeoutMs: longPollMs, subscriptions: true }
 let scope: Scope.CloseableScope | undefined
 
 describe("Durable Streams conformance on redis-server", () => {
   beforeAll(async () => {
     const url = inject("redisUrl")
     scope = await Effect.runPromise(Scope.make())
-    const stores = Layer.merge(RedisStreamsLive.layerFrom({ url }), DurableStoreLive.layerFrom({ url, prefix }))
+    const stores = Layer.mergeAll(
+      RedisStreamsLive.layerFrom({ url }),
+      DurableStoreLive.layerFrom({ url, prefix }),
+      DurableSubscriptions.layerFrom({ url, prefix })
+    )
     const server = TurnServer.layer({ port: 0, insecureLocal: true, prefix, durableLongPollMs: longPollMs }).pipe(
       Layer.provide(stores)
     )

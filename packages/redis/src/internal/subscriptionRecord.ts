@@ -1,0 +1,135 @@
+/**
+ * The subscription record as stored (schemas, JSON codec) and its Redis keys.
+ *
+ * @internal
+ */
+import { SchemaDecode } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { RedisError } from "../RedisError.js"
+
+/**
+ * One stream of a subscription: its path, how it was linked (by the pattern, by name,
+ * or both) and the last offset the worker acknowledged (inclusive).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Link = Schema.Struct({
+  path: Schema.String,
+  glob: Schema.Boolean,
+  explicit: Schema.Boolean,
+  acked: Schema.String
+})
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type Link = typeof Link.Type
+
+/**
+ * The wake in flight: its id, the tail offset of each stream when it was issued (what
+ * a webhook's `{"done": true}` acknowledges), when its lease ends (epoch ms), and the
+ * worker holding it (pull-wake claims).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Wake = Schema.Struct({
+  id: Schema.String,
+  snapshot: Schema.Array(Schema.Struct({ path: Schema.String, tail: Schema.String })),
+  leaseUntil: Schema.Number,
+  holder: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type Wake = typeof Wake.Type
+
+/**
+ * A subscription: its configuration as created (and the hash of it that a repeated
+ * `PUT` is compared with), the base URL its callbacks are addressed under, its
+ * streams, its fencing counter (`generation`, raised by every wake), the wake in
+ * flight, and the state of a failing webhook delivery (failed attempts in a row, when
+ * the next one is due).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Subscription = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("webhook", "pull-wake"),
+  pattern: Schema.optionalWith(Schema.String, { exact: true }),
+  webhookUrl: Schema.optionalWith(Schema.String, { exact: true }),
+  wakeStream: Schema.optionalWith(Schema.String, { exact: true }),
+  leaseTtlMs: Schema.Number,
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  configHash: Schema.String,
+  createdAt: Schema.Number,
+  baseUrl: Schema.String,
+  links: Schema.Array(Link),
+  generation: Schema.Number,
+  wake: Schema.optionalWith(Wake, { exact: true }),
+  failures: Schema.Number,
+  nextAttemptAt: Schema.optionalWith(Schema.Number, { exact: true })
+}).annotations({ identifier: "Subscription" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type Subscription = typeof Subscription.Type
+
+const decodeJson = SchemaDecode.decodeUnknown(Schema.parseJson(Subscription))
+
+/**
+ * Reads a stored record, failing with a `Rejected` `RedisError` that names the key
+ * when it is not a subscription.
+ *
+ * @since 0.3.0
+ * @category codecs
+ */
+export const decodeRecord = (key: string, json: string): Effect.Effect<Subscription, RedisError> =>
+  Effect.mapError(decodeJson(json), (error) =>
+    new RedisError({
+      reason: "Rejected",
+      command: "GET",
+      key,
+      detail: `not a stored subscription: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+    }))
+
+/**
+ * A record as stored.
+ *
+ * @since 0.3.0
+ * @category codecs
+ */
+export const encodeRecord = (subscription: Subscription): string => JSON.stringify(subscription)
+
+/**
+ * `<prefix>:ds:sub:{<id>}`: a subscription's key.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const recordKey = (prefix: string, id: string): string => `${prefix}:ds:sub:{${id}}`
+
+/**
+ * `<prefix>:ds:subs`: the set of every subscription's id.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const indexKey = (prefix: string): string => `${prefix}:ds:subs`
+
+/**
+ * `<prefix>:ds:sub-key`: the webhook signing key.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const signingKeyKey = (prefix: string): string => `${prefix}:ds:sub-key`
