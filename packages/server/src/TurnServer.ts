@@ -103,7 +103,8 @@ export const makeApp = (
       redis,
       prefix: options.prefix,
       longPollMs: options.durableLongPollMs,
-      closing: streams.closing
+      closing: streams.closing,
+      compression: options.compression
     }
     const router = HttpRouter.empty.pipe(
       HttpRouter.get("/v1/turns", recentTurns(options)),

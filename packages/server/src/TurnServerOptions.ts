@@ -57,6 +57,9 @@ export const Token = Schema.String.pipe(
  *   tokens have every scope (read, write, control).
  * - `durableLongPollMs` (20000): how long a Durable Streams long-poll waits for data
  *   before it answers 204, and how often a quiet SSE read sends a `control` event.
+ * - `compression` (true): gzip the bodies read whole (a Durable Streams catch-up read,
+ *   a turn's snapshot) of 1 KiB or more for a client whose `Accept-Encoding` accepts
+ *   it; live bodies (SSE, long-polls) are never compressed.
  *
  * @since 0.1.0
  * @category schemas
@@ -83,7 +86,8 @@ export const TurnServerOptions = Schema.Struct({
   metricsPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
   readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
   readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
-  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true })
+  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
+  compression: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**

@@ -44,7 +44,8 @@ describe("TurnServerOptions.resolve", () => {
         leaseCheckMs: 3_000,
         readyTimeoutMs: 1_000,
         readTokens: [],
-        durableLongPollMs: 20_000
+        durableLongPollMs: 20_000,
+        compression: true
       })
     }))
 
