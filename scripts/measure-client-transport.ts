@@ -24,13 +24,13 @@ import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { gzipSync } from "node:zlib"
 import { followTurn, TurnState } from "../packages/client/src/index.js"
 import { upsertMessages } from "../packages/redis/test/support/turns.js"
+import { proxy } from "../packages/server/test/support/browser.js"
 import { producer, serveWith } from "../packages/server/test/support/harness.js"
 import { quietLogs } from "../packages/server/test/support/quietLogs.js"
 
@@ -142,37 +142,6 @@ interface PrototypeModule {
 const isPrototypeModule = (value: unknown): value is PrototypeModule =>
   typeof value === "object" && value !== null && "followTurn" in value && typeof value.followTurn === "function"
 
-/** A TCP proxy on loopback to `port`; `cut` closes every connection open through it. */
-const cuttingProxy = (port: number) =>
-  new Promise<{ readonly url: string; readonly cut: () => number; readonly close: () => void }>((resolve) => {
-    const sockets = new Set<Socket>()
-    const server = createServer((client) => {
-      const upstream = connect(port, "127.0.0.1")
-      for (const socket of [client, upstream]) {
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-        socket.on("error", () => socket.destroy())
-      }
-      client.pipe(upstream)
-      upstream.pipe(client)
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resolve({
-        url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-        cut: () => {
-          const open = sockets.size
-          for (const socket of sockets) socket.destroy()
-          return open
-        },
-        close: () => {
-          for (const socket of sockets) socket.destroy()
-          server.close()
-        }
-      })
-    })
-  })
-
 const token = "measure-client-transport-token"
 
 /** Polls `done` until it holds (a script: real time, at most `seconds`). */
@@ -192,19 +161,16 @@ const outcome = (promise: Promise<unknown>) =>
 const behaviour = (prototype: PrototypeModule) =>
   Effect.gen(function*() {
     const base = yield* serveWith({ tokens: [token] })
-    const proxy = yield* Effect.acquireRelease(
-      Effect.promise(() => cuttingProxy(Number(new URL(base).port))),
-      (opened) => Effect.sync(opened.close)
-    )
+    const cutting = yield* proxy(base)
     const line = (text: string) => Effect.sync(() => process.stdout.write(`${text}\n`))
 
     const dsTurn = randomUUID()
     const dsMessages = upsertMessages(dsTurn, 40)
     const dsProducer = yield* producer(dsTurn, dsMessages)
     yield* dsProducer.release(10)
-    const ds = prototype.followTurn(proxy.url, dsTurn, { token })
+    const ds = prototype.followTurn(cutting.url, dsTurn, { token })
     yield* until(() => ds.state().entries.length >= 10)
-    const dsCut = proxy.cut()
+    const dsCut = yield* cutting.cut
     yield* dsProducer.release(30)
     const dsEnd = yield* outcome(ds.done)
     const dsSeen = ds.state()
@@ -217,7 +183,7 @@ const behaviour = (prototype: PrototypeModule) =>
     )
     if (dsSeen.entries.length < 40) {
       // what the app must do itself: follow again from the offset it kept
-      const again = prototype.followTurn(proxy.url, dsTurn, { offset: dsSeen.offset, token })
+      const again = prototype.followTurn(cutting.url, dsTurn, { offset: dsSeen.offset, token })
       const againEnd = yield* outcome(again.done)
       yield* line(
         `  followed again from offset ${dsSeen.offset}: ${againEnd}; every upsert exactly once: ${
@@ -230,9 +196,9 @@ const behaviour = (prototype: PrototypeModule) =>
     const sluiceMessages = upsertMessages(sluiceTurn, 40)
     const sluiceProducer = yield* producer(sluiceTurn, sluiceMessages)
     yield* sluiceProducer.release(10)
-    const sluice = followTurn(proxy.url, sluiceTurn, { token, reconnect: { baseMs: 50, maxMs: 500 } })
+    const sluice = followTurn(cutting.url, sluiceTurn, { token, reconnect: { baseMs: 50, maxMs: 500 } })
     yield* until(() => TurnState.isAfter(sluice.getSnapshot().lastEventId ?? "0-0", "0-9"))
-    const sluiceCut = proxy.cut()
+    const sluiceCut = yield* cutting.cut
     yield* sluiceProducer.release(30)
     const sluiceEnd = yield* outcome(sluice.done)
     const final = sluice.getSnapshot()
@@ -241,7 +207,7 @@ const behaviour = (prototype: PrototypeModule) =>
     yield* line(
       `@sluice/client: ${sluiceCut} connection(s) cut; ${sluiceEnd} on its own (${final.connection}), status ${final.status}, last entry ${final.lastEventId}, the item as last published: ${asPublished}`
     )
-  }).pipe(Effect.scoped, Effect.provide(Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)))
+  }).pipe(Effect.scoped, Effect.provide(Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)), Effect.orDie)
 
 const main = async () => {
   const dir = mkdtempSync(join(tmpdir(), "sluice-client-transport-"))
