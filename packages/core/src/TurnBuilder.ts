@@ -10,7 +10,7 @@ import type { FinishReason } from "./FinishReason.js"
 import * as Ids from "./Ids.js"
 import type { JsonObject } from "./Json.js"
 import type { ItemType, OutputItem } from "./OutputItem.js"
-import type { ProviderError } from "./ProviderError.js"
+import { ProviderError } from "./ProviderError.js"
 import * as StreamEvent from "./StreamEvent.js"
 import type { Usage } from "./Usage.js"
 
@@ -311,6 +311,30 @@ export class TurnBuilder {
     for (const item of this.openRecords()) this.done(out, item.key, close(item))
     this.error(out, error)
     this.finish(out, { finishReason: "error", usage })
+  }
+
+  /**
+   * An adapter's parts ended without their finish part: unless an error was already
+   * emitted (it explains the end), emits a retryable `stream_truncated` error,
+   * "`source` ended without a finish part"; then ends the turn through the caller's
+   * `finish` (which closes the open items its own way, then calls `finish`) with
+   * finish reason `"error"`, so status `error`. Does nothing when the turn already
+   * ended.
+   */
+  endWithoutFinish(out: Out, source: string, finish: (end: End) => void): void {
+    if (this.finished) return
+    if (!this.failed) {
+      this.error(
+        out,
+        new ProviderError({
+          type: "api_error",
+          retryable: true,
+          code: "stream_truncated",
+          message: `${source} ended without a finish part`
+        })
+      )
+    }
+    finish({ finishReason: "error" })
   }
 }
 

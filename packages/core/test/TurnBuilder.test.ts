@@ -111,4 +111,68 @@ describe("TurnBuilder", () => {
     expect(payloads(out)[3]).toMatchObject({ error: { code: "stream_truncated", retryable: true } })
     expect(payloads(out)[4]).toMatchObject({ status: "error", finish_reason: "error" })
   })
+
+  describe("endWithoutFinish", () => {
+    // the caller's own finish: closes its open items, then ends the turn
+    const finishing =
+      (builder: TurnBuilder.TurnBuilder, out: Array<StreamEvent.StreamEvent>) => (end: TurnBuilder.End) => {
+        builder.start(out)
+        for (const item of builder.openRecords()) {
+          builder.done(out, item.key, { type: "message", id: item.id, content: item.content, origin: "agent" })
+        }
+        builder.finish(out, end)
+      }
+
+    it("adds a retryable stream_truncated error naming the source, then ends the turn through the caller's finish", () => {
+      const builder = builderAt()
+      const out: Array<StreamEvent.StreamEvent> = []
+      const id = builder.openItem(out, "message")
+      builder.delta(out, id, "partial")
+      builder.endWithoutFinish(out, "the test stream", finishing(builder, out))
+      builder.endWithoutFinish(out, "the test stream", finishing(builder, out))
+      expect(payloads(out).map((payload) => payload.type)).toEqual([
+        "response_start",
+        "item_start",
+        "item_delta",
+        "response_error",
+        "item_done",
+        "response_done"
+      ])
+      expect(payloads(out)[3]).toMatchObject({
+        error: {
+          type: "api_error",
+          code: "stream_truncated",
+          retryable: true,
+          message: "the test stream ended without a finish part"
+        }
+      })
+      expect(payloads(out)[4]).toMatchObject({ final_item: { content: "partial" } })
+      expect(payloads(out)[5]).toEqual({
+        type: "response_done",
+        response_id: "run",
+        status: "error",
+        finish_reason: "error"
+      })
+    })
+
+    it("adds no error when one already explained the end; does nothing after the finish", () => {
+      const builder = builderAt()
+      const out: Array<StreamEvent.StreamEvent> = []
+      builder.error(out, failure)
+      builder.endWithoutFinish(out, "the test stream", finishing(builder, out))
+      expect(payloads(out).map((payload) => payload.type)).toEqual([
+        "response_start",
+        "response_error",
+        "response_done"
+      ])
+
+      const done = builderAt()
+      const finished: Array<StreamEvent.StreamEvent> = []
+      done.finish(finished, { finishReason: "stop" })
+      let called = false
+      done.endWithoutFinish(finished, "the test stream", () => (called = true))
+      expect(called).toBe(false)
+      expect(finished).toHaveLength(2)
+    })
+  })
 })

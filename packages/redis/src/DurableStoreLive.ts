@@ -17,11 +17,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
 import { bookkeeping, DurableStore, key } from "./DurableStore.js"
 import * as EntryId from "./EntryId.js"
+import { connect as openConnection } from "./internal/connection.js"
 import { maxChain, readThrough, startOf } from "./internal/durableFork.js"
 import {
   commitScript,
@@ -39,30 +40,7 @@ import type { LiveOptions } from "./RedisStreamsLive.js"
 import * as RedisStreamsLive from "./RedisStreamsLive.js"
 
 const connect = (url: string, name: string): Effect.Effect<Redis, RedisError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = new Redis(url, {
-          lazyConnect: true,
-          enableOfflineQueue: false,
-          autoResendUnfulfilledCommands: false,
-          maxRetriesPerRequest: 0,
-          connectionName: name
-        })
-        // Failures reach callers through their commands.
-        client.on("error", () => {})
-        try {
-          await client.connect()
-        } catch (error) {
-          client.disconnect()
-          throw error
-        }
-        return client
-      },
-      catch: (cause) => toRedisError("CONNECT", undefined, cause)
-    }),
-    (client) => Effect.sync(() => client.disconnect())
-  )
+  openConnection(url, { connectionName: name })
 
 const expiryArgs = (expiry: Expiry): [string, string] =>
   expiry._tag === "Persist"

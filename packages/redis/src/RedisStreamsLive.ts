@@ -25,8 +25,9 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import * as BatchConnection from "./internal/batchConnection.js"
+import { connect } from "./internal/connection.js"
 import { pipelineXaddAll } from "./internal/pipelineXadd.js"
 import {
   decodeReply,
@@ -114,61 +115,29 @@ const connectionNames: Record<Role, string> = { commands: "sluice", reads: "slui
  * @since 0.2.0
  * @category constructors
  */
-export const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async (signal) => {
-        const reconnectMax = options.reconnectMaxDelayMs ?? 2000
-        const secure = options.url.startsWith("rediss:")
-        const tls = secure ? toConnectionOptions(options.tls ?? {}) : undefined
-        const sentinel = options.sentinel
-        const client = new Redis(options.url, {
-          ...(tls === undefined ? {} : { tls }),
-          ...(sentinel === undefined ? {} : {
-            sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
-            name: sentinel.name,
-            ...(sentinel.password === undefined ? {} : { sentinelPassword: Redacted.value(sentinel.password) }),
-            ...(tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tls })
-          }),
-          lazyConnect: true,
-          enableOfflineQueue: false,
-          autoResendUnfulfilledCommands: false,
-          maxRetriesPerRequest: 0,
-          enableAutoPipelining: role !== "tail",
-          connectTimeout: options.connectTimeoutMs ?? 5000,
-          ...(role === "tail" ? {} : { commandTimeout: options.commandTimeoutMs ?? 5000 }),
-          retryStrategy: (times) => Math.min(times * 50, reconnectMax),
-          connectionName: connectionNames[role]
-        })
-        // Failures reach callers through their commands; the event only stops the
-        // client from reporting them on its own.
-        client.on("error", () => {})
-        // Through Sentinel, ioredis keeps asking for a master it is not given: the
-        // timeout below (interruptible, although acquiring is not) gives up for it.
-        signal.addEventListener("abort", () => client.disconnect())
-        try {
-          await client.connect()
-        } catch (error) {
-          client.disconnect()
-          throw error
-        }
-        return client
-      },
-      catch: (cause) => toRedisError("CONNECT", undefined, cause)
-    }).pipe(
-      Effect.interruptible,
-      Effect.timeoutFail({
-        duration: options.connectTimeoutMs ?? 5000,
-        onTimeout: () =>
-          new RedisError({
-            reason: "Unavailable",
-            command: "CONNECT",
-            detail: `no connection within ${options.connectTimeoutMs ?? 5000} ms`
-          })
-      })
-    ),
-    (client) => Effect.sync(() => client.disconnect())
-  )
+export const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> => {
+  const secure = options.url.startsWith("rediss:")
+  const tls = secure ? toConnectionOptions(options.tls ?? {}) : undefined
+  const sentinel = options.sentinel
+  const reconnectMax = options.reconnectMaxDelayMs ?? 2000
+  const connectTimeout = options.connectTimeoutMs ?? 5000
+  // Through Sentinel, ioredis keeps asking for a master it is not given: the connect
+  // timeout gives up for it.
+  return connect(options.url, {
+    ...(tls === undefined ? {} : { tls }),
+    ...(sentinel === undefined ? {} : {
+      sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+      name: sentinel.name,
+      ...(sentinel.password === undefined ? {} : { sentinelPassword: Redacted.value(sentinel.password) }),
+      ...(tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tls })
+    }),
+    enableAutoPipelining: role !== "tail",
+    connectTimeout,
+    ...(role === "tail" ? {} : { commandTimeout: options.commandTimeoutMs ?? 5000 }),
+    retryStrategy: (times) => Math.min(times * 50, reconnectMax),
+    connectionName: connectionNames[role]
+  }, connectTimeout)
+}
 
 const xaddArgs = (key: string, entry: XAddEntry, options: XAddOptions | undefined): Array<string | number> =>
   options?.maxLen === undefined

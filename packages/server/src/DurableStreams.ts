@@ -21,6 +21,7 @@ import type { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Credentials } from "./internal/access.js"
+import * as Compression from "./internal/compression.js"
 import * as Fork from "./internal/durableFork.js"
 import * as Read from "./internal/durableRead.js"
 import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
@@ -40,9 +41,11 @@ export const basePath = "/v1/stream/"
 /**
  * What the protocol's requests need: the store of client streams (none: only turns
  * are served, and writes answer 501), the Redis of the turns, their key prefix, how
- * long a long-poll (or a quiet SSE stream) waits, and the signal that the server is
- * closing (open SSE streams end then); with `subscriptions`, the reserved subscription
- * routes (`__ds/...`) are served, and every write to a client stream is told to them.
+ * long a long-poll (or a quiet SSE stream) waits, the signal that the server is
+ * closing (open SSE streams end then), and whether a catch-up read's body is gzipped
+ * for a client that accepts it (`compression`, off when absent); with
+ * `subscriptions`, the reserved subscription routes (`__ds/...`) are served, and every
+ * write to a client stream is told to them.
  *
  * @since 0.3.0
  * @category models
@@ -54,6 +57,7 @@ export interface Context {
   readonly longPollMs: number
   readonly closing: Effect.Effect<void>
   readonly subscriptions?: Engine | undefined
+  readonly compression?: boolean | undefined
 }
 
 const common: Record<string, string> = {
@@ -190,7 +194,8 @@ export const handle = (
     if (Option.isNone(loaded)) return yield* Effect.fail(Read.notFound)
     if (loaded.value.gone) return yield* Effect.fail(Read.gone)
     if (method === "HEAD") return Read.head(loaded.value, Buffer.from(rawName).toString("base64"))
-    const read = yield* Read.readRequest(url.searchParams, header("if-none-match"), rawName)
+    const encoding = Compression.encodingFor(context.compression === true, header("accept-encoding"))
+    const read = yield* Read.readRequest(url.searchParams, header("if-none-match"), rawName, encoding)
     return read.live === "sse"
       ? Read.sse(source, loaded.value, read, context.longPollMs, context.closing)
       : yield* Read.get(source, loaded.value, read, context.longPollMs)

@@ -115,7 +115,8 @@ export const makeApp = (
       prefix: options.prefix,
       longPollMs: options.durableLongPollMs,
       closing: streams.closing,
-      subscriptions
+      subscriptions,
+      compression: options.compression
     }
     const router = HttpRouter.empty.pipe(
       HttpRouter.get("/v1/turns", recentTurns(options)),

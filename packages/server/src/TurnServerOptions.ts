@@ -61,6 +61,9 @@ export const Token = Schema.String.pipe(
  *   webhooks may target whatever they are (a private address, plain `http`). Others
  *   must be `https` to a public host; plain `http` to loopback only with
  *   `insecureLocal`.
+ * - `compression` (true): gzip the bodies read whole (a Durable Streams catch-up read,
+ *   a turn's snapshot) of 1 KiB or more for a client whose `Accept-Encoding` accepts
+ *   it; live bodies (SSE, long-polls) are never compressed.
  *
  * @since 0.1.0
  * @category schemas
@@ -88,7 +91,8 @@ export const TurnServerOptions = Schema.Struct({
   readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
   readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
   durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
-  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [], exact: true })
+  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [], exact: true }),
+  compression: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
 /**

@@ -28,11 +28,15 @@ const follow = (url: string, offset: string, stop: (items: ReadonlyArray<Upsert>
     const response = await stream<Upsert>({ url, offset, live: "sse" })
     const items: Array<Upsert> = []
     let resume = offset
+    let stopped = false
     await new Promise<void>((resolve) => {
       response.subscribeJson<Upsert>((batch) => {
+        // a batch already on its way when the read was cancelled is not this reader's
+        if (stopped) return
         items.push(...batch.items)
         resume = batch.offset
         if (stop(items, batch.streamClosed)) {
+          stopped = true
           response.cancel()
           resolve()
         }

@@ -2,7 +2,8 @@
  * The official Durable Streams conformance suite (`@durable-streams/server-conformance-tests`,
  * pinned) against the turn server on redis-server (the global setup's, or REDIS_URL):
  * client streams in `DurableStoreLive` and subscriptions in `DurableSubscriptions` (the
- * optional subscription tests on), served on loopback without tokens.
+ * optional subscription tests on), served on loopback without tokens, its INFO log
+ * lines (an access log line per request) left out of the test output.
  */
 import { runConformanceTests } from "@durable-streams/server-conformance-tests"
 import { DurableStoreLive, DurableSubscriptions, RedisStreamsLive } from "@sluice/redis"
@@ -12,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, inject } from "vitest"
 import * as TurnServer from "../src/TurnServer.js"
+import { quietLogs } from "./support/quietLogs.js"
 
 const prefix = `sluice-durable-conformance-${process.pid}`
 const longPollMs = 2_000
@@ -30,7 +32,7 @@ describe("Durable Streams conformance on redis-server", () => {
     const server = TurnServer.layer({ port: 0, insecureLocal: true, prefix, durableLongPollMs: longPollMs }).pipe(
       Layer.provide(stores)
     )
-    const context = await Effect.runPromise(Scope.extend(Layer.build(server), scope))
+    const context = await Effect.runPromise(Scope.extend(quietLogs(Layer.build(server)), scope))
     const address = await Effect.runPromise(Effect.provide(TurnServer.address, context))
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
     config.baseUrl = `http://127.0.0.1:${address.port}`

@@ -45,7 +45,8 @@ describe("TurnServerOptions.resolve", () => {
         readyTimeoutMs: 1_000,
         readTokens: [],
         durableLongPollMs: 20_000,
-        webhookAllowHosts: []
+        webhookAllowHosts: [],
+        compression: true
       })
     }))
 

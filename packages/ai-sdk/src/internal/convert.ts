@@ -406,18 +406,6 @@ export class PartConverter {
    */
   end(now: number, out: Out): void {
     this.time = now
-    if (this.builder.isFinished) return
-    if (!this.builder.hasFailed) {
-      this.builder.error(
-        out,
-        new ProviderError.ProviderError({
-          type: "api_error",
-          retryable: true,
-          code: "stream_truncated",
-          message: "the AI SDK stream ended without a finish part"
-        })
-      )
-    }
-    this.finish(out, { finishReason: "error" })
+    this.builder.endWithoutFinish(out, "the AI SDK stream", (end) => this.finish(out, end))
   }
 }

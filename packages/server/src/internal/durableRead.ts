@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Compression from "./compression.js"
 import type { Source, View } from "./durableSource.js"
 import * as Wire from "./durableWire.js"
 
@@ -56,6 +57,8 @@ export interface ReadRequest {
   readonly cursor: string | undefined
   readonly ifNoneMatch: string | undefined
   readonly etagBase: string
+  /** The coding a catch-up read's body may go in (`undefined`: never compressed). */
+  readonly encoding?: Compression.Encoding | undefined
 }
 
 /**
@@ -66,7 +69,8 @@ export interface ReadRequest {
 export const readRequest = (
   search: URLSearchParams,
   ifNoneMatch: string | undefined,
-  name: string
+  name: string,
+  encoding?: Compression.Encoding | undefined
 ): Effect.Effect<ReadRequest, Refusal> => {
   const offsets = search.getAll("offset")
   if (offsets.length > 1) return refuse(400, "offset is given more than once")
@@ -88,7 +92,8 @@ export const readRequest = (
     live,
     cursor: search.get("cursor") ?? undefined,
     ifNoneMatch,
-    etagBase: Buffer.from(name).toString("base64")
+    etagBase: Buffer.from(name).toString("base64"),
+    encoding
   })
 }
 
@@ -201,14 +206,17 @@ export const get = (
     const etag = `"${request.etagBase}:${request.offset ?? "-1"}:${offset}${closed ? ":c" : ""}"`
     const headers: Record<string, string> = {
       "content-type": view.contentType,
-      [Wire.headers.nextOffset]: offset,
-      etag
+      [Wire.headers.nextOffset]: offset
     }
     if (request.live === "long-poll") headers[Wire.headers.cursor] = yield* cursorFor(request)
     if (upToDate) headers[Wire.headers.upToDate] = "true"
     if (closed) headers[Wire.headers.closed] = "true"
-    if (request.ifNoneMatch === etag) return HttpServerResponse.empty({ status: 304, headers: { etag } })
-    return HttpServerResponse.uint8Array(bodyOf(view, entries), { headers })
+    // a catch-up read may be compressed; a long-poll's body goes as it is
+    const encoding = request.live === undefined ? request.encoding : undefined
+    return yield* Compression.respond(
+      { encoding, headers, etag, ifNoneMatch: request.ifNoneMatch },
+      () => bodyOf(view, entries)
+    )
   })
 
 const decoder = new TextDecoder()

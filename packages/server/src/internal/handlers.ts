@@ -19,6 +19,7 @@ import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
+import * as Compression from "./compression.js"
 import { observeFeed } from "./serverMetrics.js"
 import { summarize, TurnList } from "./turnSummary.js"
 
@@ -180,6 +181,14 @@ export const uiMessageStream = (options: ResolvedOptions, context: StreamContext
  */
 export const snapshotLoads = 2
 
+// The snapshot's JSON text, gzipped for a client that accepts it.
+const snapshotResponse = (options: ResolvedOptions, json: string) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Compression.respond({
+      encoding: Compression.encodingFor(options.compression, request.headers["accept-encoding"]),
+      headers: { ...noStore, "content-type": "application/json" }
+    }, () => json))
+
 /**
  * `GET /v1/turns/:turnId`: the turn's snapshot, as JSON text assembled from the items'
  * stored texts (`TurnSnapshot.loadJson`); at most `snapshotLoads` loading at once.
@@ -211,13 +220,7 @@ export const turnSnapshot = (options: ResolvedOptions) => {
     return yield* Option.match(snapshot, {
       onNone: () =>
         Effect.fail(new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no upserts stream` })),
-      // the JSON text as it is: Node encodes it once as it writes it
-      onSome: (found) =>
-        Effect.succeed(HttpServerResponse.raw(found.json, {
-          headers: noStore,
-          contentType: "application/json",
-          contentLength: Buffer.byteLength(found.json)
-        }))
+      onSome: (found) => snapshotResponse(options, found.json)
     })
   })
 }

@@ -13,19 +13,21 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TurnServer from "../../src/TurnServer.js"
 import type * as TurnServerOptions from "../../src/TurnServerOptions.js"
+import { quietLogs } from "./quietLogs.js"
 
 export const tokens = ["token-alpha-0123456789", "token-beta-9876543210"] as const
 export const prefix = "sluice-server-test"
 
 /**
  * Serves the API on 127.0.0.1 and a free port with the test prefix and the options
- * as given; the base URL, e.g. `http://127.0.0.1:1234`.
+ * as given, its INFO log lines left out of the test output (`quietLogs`); the base
+ * URL, e.g. `http://127.0.0.1:1234`.
  */
 export const serveWith = (
   options: TurnServerOptions.Options
 ): Effect.Effect<string, unknown, Scope.Scope | RedisStreams.RedisStreams> =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, ...options }))
+    const context = yield* quietLogs(Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, ...options })))
     const address = yield* Effect.provide(TurnServer.address, context)
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return `http://127.0.0.1:${address.port}`
