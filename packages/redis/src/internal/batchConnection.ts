@@ -85,11 +85,16 @@ const settle = (pending: Pending, lost: string | undefined): void => {
   if (resume !== undefined) resume(settled)
 }
 
+// The size (in UTF-16 code units, about bytes) from which pipelines are written at once
+// rather than gathered for one write at the end of the tick.
+const coalesceBytes = 16 * 1024
+
 // One open socket and the pipelines waiting for its replies, oldest first.
 class Link {
   private readonly waiting: Array<Pending | undefined> = []
   private head = 0
   private outgoing: Array<string> = []
+  private outgoingLength = 0
   private readonly reader = new ReplyReader()
   closed: string | undefined = undefined
   /** Replies read so far, for the watchdog to see progress. */
@@ -115,16 +120,21 @@ class Link {
       return pending
     }
     this.waiting.push(pending)
-    // The pipelines sent in one go of the event loop (many turns' writes, as fibers run
-    // in batches) leave in one socket write: one system call instead of one each.
+    // Small pipelines sent in one go of the event loop (many turns' writes of an event
+    // or two, as at live pace) leave in one socket write: one system call instead of
+    // one each. Once a write would reach `coalesceBytes` it leaves at once, so large
+    // batches are never held back or copied into one string.
     this.outgoing.push(pipeline)
-    if (this.outgoing.length === 1) process.nextTick(this.flush)
+    this.outgoingLength += pipeline.length
+    if (this.outgoingLength >= coalesceBytes) this.flush()
+    else if (this.outgoing.length === 1) process.nextTick(this.flush)
     return pending
   }
 
   private readonly flush = (): void => {
     const parts = this.outgoing
     this.outgoing = []
+    this.outgoingLength = 0
     if (this.closed !== undefined || parts.length === 0) return
     // As bytes outside the JavaScript heap: a write that waits in the socket's queue is
     // then never copied by the garbage collector.

@@ -27,13 +27,15 @@ export type Encoding = "gzip" | "identity"
 export const minBytes = 1024
 
 /**
- * The gzip level: zlib's default. On a 1 MB snapshot of prose it leaves 15% of the
- * bytes (level 1: 21%, level 9: 14%) at a sixth of level 9's time; the work runs on
- * libuv's thread pool, not on the event loop.
+ * The gzip level: the fastest. On a 1 MB snapshot of prose it leaves 21% of the bytes
+ * in 9 ms (level 6, zlib's default: 15% in 41 ms; level 9: 14% in 235 ms): a 4 MB
+ * snapshot gains about 35 ms of compression instead of about 160, inside the time it
+ * takes to write the plain body. The work runs on libuv's thread pool, not on the
+ * event loop.
  *
  * @internal
  */
-export const level = 6
+export const level = 1
 
 const qvaluePattern = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
 
