@@ -91,7 +91,10 @@ export const TurnServerOptions = Schema.Struct({
   readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
   readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
   durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
-  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [], exact: true }),
+  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), {
+    default: () => [],
+    exact: true
+  }),
   compression: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true })
 }).annotations({ identifier: "TurnServerOptions" })
 
