@@ -23,7 +23,7 @@ import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { lazySource, storedUpserts } from "./support/published.js"
 import { type RedisCluster, scopedRedisCluster } from "./support/redisCluster.js"
-import { kept, upsertMessages } from "./support/turns.js"
+import { followedWrongly, kept, upsertMessages } from "./support/turns.js"
 
 const prefix = "sluice-cluster"
 
@@ -138,7 +138,10 @@ describe("RedisStreamsCluster with a failing cluster", () => {
             )
           ), { concurrency: "unbounded" })
         const followed = yield* Effect.forEach(followers, Fiber.join)
-        expect(followed).toStrictEqual(turns.map(({ messages }) => messages))
+        // a follower behind the writer may miss superseded upserts, never a kept one
+        expect(turns.map(({ messages }, i) => followedWrongly(followed[i]!, messages))).toStrictEqual(
+          turns.map(() => undefined)
+        )
         const indexed = yield* redis.zrangeByScore(TurnKeys.turnsKey(prefix), -Infinity, Infinity)
         expect(new Set(indexed.map((turn) => turn.member))).toStrictEqual(new Set(turns.map(({ turnId }) => turnId)))
       }).pipe(Effect.scoped),

@@ -100,3 +100,27 @@ export const kept = (
     return item === undefined || last.get(item) === i ? [{ id: `0-${i + 1}`, message }] : []
   })
 }
+
+/**
+ * Whether a live reader's `followed` messages fit Stream B's rule for `messages`: in
+ * the order written, each as written, none twice, every one Stream B keeps among them
+ * (a reader behind the writer may miss an upsert superseded and deleted before it read
+ * it, never a kept one). Returns what is wrong, or `undefined`.
+ */
+export const followedWrongly = (
+  followed: ReadonlyArray<StreamBMessage.StreamBMessage>,
+  messages: ReadonlyArray<StreamBMessage.StreamBMessage>
+): string | undefined => {
+  const position = new Map(messages.map((message, i) => [message.eventId, i]))
+  let previous = -1
+  for (const message of followed) {
+    const at = position.get(message.eventId)
+    if (at === undefined) return `message ${message.eventId} was never written`
+    if (at <= previous) return `message ${message.eventId} out of order or repeated`
+    if (JSON.stringify(message) !== JSON.stringify(messages[at])) return `message ${message.eventId} changed`
+    previous = at
+  }
+  const seen = new Set(followed.map((message) => message.eventId))
+  const missing = kept(messages).find(({ message }) => !seen.has(message.eventId))
+  return missing === undefined ? undefined : `kept message ${missing.message.eventId} (${missing.id}) not followed`
+}
