@@ -4,6 +4,7 @@
  * `Tracing.layer`), every event carries the traceparent, and the turn metrics count it.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { SpanStatusCode } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { RedisStreams, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -55,6 +56,35 @@ describe("Tracing", () => {
       expect(events.length).toBeGreaterThan(3)
       for (const event of events) {
         expect(event.trace_context).toStrictEqual({ traceparent, tracestate: "vendor=1" })
+      }
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a stage that fails ends its span with the failure; every stage span ends within the turn's", () => {
+    const exporter = new InMemorySpanExporter()
+    const layer = TurnPipeline.layer({ publisher: { prefix } }).pipe(
+      Layer.provideMerge(RedisStreamsMemory.layer),
+      Layer.provideMerge(Tracing.layer(new SimpleSpanProcessor(exporter)))
+    )
+    // the transcript's first half, then bytes that are not SSE JSON
+    const broken = Stream.make(transcript.subarray(0, 400), new TextEncoder().encode("data: {not json\n\n"))
+    return Effect.gen(function*() {
+      const context = yield* TurnContext.make({ traceparent })
+      const failure = yield* Effect.flip(TurnPipeline.run(context, TurnSource.sse("anthropic", broken)))
+      expect(failure._tag).toBe("WireDecodeError")
+      const spans = exporter.getFinishedSpans()
+      const turn = spans.find((span) => span.name === "sluice.turn")!
+      const stages = spans.filter((span) => parentOf(span) === turn.spanContext().spanId)
+      expect(stages.map((span) => span.name).sort()).toStrictEqual(
+        ["sluice.normalize", "sluice.publish.events", "sluice.publish.upserts", "sluice.upserts"]
+      )
+      const normalize = stages.find((span) => span.name === "sluice.normalize")!
+      expect(normalize.status.code).toBe(SpanStatusCode.ERROR)
+      const nanos = ([seconds, fraction]: readonly [number, number]) =>
+        BigInt(seconds) * 1_000_000_000n + BigInt(fraction)
+      for (const stage of stages) {
+        expect(nanos(stage.startTime) >= nanos(turn.startTime)).toBe(true)
+        expect(nanos(stage.endTime) <= nanos(turn.endTime)).toBe(true)
       }
     }).pipe(Effect.provide(layer))
   })
