@@ -15,7 +15,7 @@
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import { Ids, StreamEvent as Events, UIUpsert } from "@sluice/core"
+import { Ids, StreamEvent as Events, Text, UIUpsert } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
@@ -66,7 +66,7 @@ export function* turnEvents(turn: Turn): Generator<StreamEvent.StreamEvent> {
   let content = ""
   for (let i = 0; i < DELTAS; i++) {
     const text = deltaText(i + turn.index)
-    content += text
+    content = Text.append(content, text)
     yield at({ type: "item_delta", item_id: itemId, delta_content: text })
   }
   yield at({

@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Json } from "@sluice/core"
+import { Json, Text } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -214,7 +214,7 @@ const append = (block: Content, patch: BlockPatch, end: boolean): Content => {
       }
     case "tool_call":
     case "provider_tool_call": {
-      const args = block.arguments + patch.delta
+      const args = Text.append(block.arguments, patch.delta)
       return end ? { ...block, arguments: args, input: Json.parseArguments(args) } : { ...block, arguments: args }
     }
     case "tool_result":

@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import type { OutputItem, StreamEvent } from "@sluice/core"
+import { type OutputItem, type StreamEvent, Text } from "@sluice/core"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type * as EventPatch from "./EventPatch.js"
@@ -290,7 +290,7 @@ export const map = (
       const item = state.items.get(payload.item_id)
       if (item === undefined) return unknown(payload.item_id)
       if (item.done) return refuse("ItemAlreadyDone", `item ${item.id} is already done`)
-      item.streamed += payload.delta_content
+      item.streamed = Text.append(item.streamed, payload.delta_content)
       if (item.live) {
         if (payload.delta_content !== "") out.push(deltaPatch(item.kind, payload.delta_content))
       } else {

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { FinishReason } from "@sluice/core"
-import { EventOrder, OutputItem, StreamEvent, Usage } from "@sluice/core"
+import { EventOrder, OutputItem, StreamEvent, Text, Usage } from "@sluice/core"
 import * as Either from "effect/Either"
 import { AccumulatorError } from "./AccumulatorError.js"
 
@@ -139,7 +139,7 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
     switch (payload.type) {
       case "item_delta":
         return Either.right(
-          replaceItem(turn, position, { ...current, content: current.content + payload.delta_content })
+          replaceItem(turn, position, { ...current, content: Text.append(current.content, payload.delta_content) })
         )
       case "item_done":
         return Either.right(replaceItem(turn, position, {

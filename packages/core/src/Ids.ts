@@ -4,14 +4,16 @@
  * @since 0.1.0
  */
 import { randomFillSync, randomUUID } from "node:crypto"
+import * as Text from "./Text.js"
 
 /**
- * A fresh random UUID (v4) for an event or emission.
+ * A fresh random UUID (v4) for an event or emission, as one flat string (see
+ * `Text.compact`: every event holds one while it travels).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const generateEventId = (): string => randomUUID()
+export const generateEventId = (): string => Text.compact(randomUUID())
 
 // a hex digit, either case: 0-9, A-F, a-f
 const isHexCode = (code: number): boolean =>

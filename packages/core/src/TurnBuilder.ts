@@ -12,6 +12,7 @@ import type { JsonObject } from "./Json.js"
 import type { ItemType, OutputItem } from "./OutputItem.js"
 import { ProviderError } from "./ProviderError.js"
 import * as StreamEvent from "./StreamEvent.js"
+import * as Text from "./Text.js"
 import type { Usage } from "./Usage.js"
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -256,7 +257,7 @@ export class TurnBuilder {
     if (text === "") return
     const item = this.items.get(key)
     if (item === undefined) return
-    item.content += text
+    item.content = Text.append(item.content, text)
     this.emit({ type: "item_delta", item_id: item.id, delta_content: text }, out)
   }
 

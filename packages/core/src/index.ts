@@ -73,6 +73,11 @@ export * as Tokens from "./Tokens.js"
 /**
  * @since 0.1.0
  */
+export * as Text from "./Text.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ToolCallId from "./ToolCallId.js"
 
 /**

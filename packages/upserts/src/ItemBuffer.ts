@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { OutputItem, UIUpsert } from "@sluice/core"
-import { Tokens } from "@sluice/core"
+import { Text, Tokens } from "@sluice/core"
 import { dual } from "effect/Function"
 import * as Gradient from "./Gradient.js"
 
@@ -127,7 +127,10 @@ export const appendContent: {
   (self: ItemBuffer, delta: string): ItemBuffer
 } = dual(
   2,
-  (self: ItemBuffer, delta: string): ItemBuffer => (delta === "" ? self : { ...self, content: self.content + delta })
+  (
+    self: ItemBuffer,
+    delta: string
+  ): ItemBuffer => (delta === "" ? self : { ...self, content: Text.append(self.content, delta) })
 )
 
 /**

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import { Text } from "@sluice/core"
 
 /**
  * An error reply (`-ERR ...`): the text after the dash.
@@ -47,7 +48,8 @@ export const command = (args: ReadonlyArray<string>): string => {
 
 /**
  * One `XADD key [MAXLEN ~ n] id field value ...` per entry, concatenated: the whole
- * pipeline in one string.
+ * pipeline in one string, compacted (it may wait for its write while other turns'
+ * pipelines go out, and its socket write copies it whole anyway).
  *
  * @internal
  */
@@ -66,7 +68,7 @@ export const xadds = (
     out += `*${head + fields.length * 2}\r\n${target}${bulk(entry.id)}`
     for (const [name, value] of fields) out += bulk(name) + bulk(value)
   }
-  return out
+  return Text.compact(out)
 }
 
 const CR = 13
