@@ -220,6 +220,8 @@ interface Level {
   readonly offered: number
   readonly wrong: number
   readonly failures: ReadonlyArray<string>
+  /** How many turns ended with each status other than `complete`. */
+  readonly endings: ReadonlyMap<string, number>
 }
 
 const runLevel = async (url: string, pid: () => number | undefined, count: number): Promise<Level> => {
@@ -235,6 +237,7 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
   const streams = Layer.provide(observed(byKey, delays), RedisStreamsLive.layerFrom({ url }))
   const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX } }), streams)
   const network = new Network()
+  const endings = new Map<string, number>()
   const oneTurn = (turn: PacedTurn) =>
     Effect.zipRight(
       Effect.sleep((turn.index / count) * STAGGER_MS),
@@ -250,10 +253,20 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
             })
           )
         }
-        return Effect.asVoid(TurnPipeline.run(
-          { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
-          TurnSource.sse("openai-chat", body(network, turn, chunks))
-        ))
+        return Effect.map(
+          TurnPipeline.run(
+            { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() },
+            TurnSource.sse("openai-chat", body(network, turn, chunks))
+          ),
+          (result) => {
+            if (result.turn.status === "complete") return
+            const error = result.turn.errors[0]
+            const ending = error === undefined
+              ? result.turn.status
+              : `${result.turn.status} (${error.code}: ${error.message})`
+            endings.set(ending, (endings.get(ending) ?? 0) + 1)
+          }
+        )
       })
     )
   let rss = 0
@@ -296,6 +309,7 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
       loopMax: loop.max / 1e6,
       rss,
       offered: count * chunks,
+      endings,
       wrong: turns.filter((turn) => turn.acked !== chunks).length
     }
   } finally {
@@ -335,7 +349,8 @@ export const run = async (): Promise<string> => {
               ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged`
               : `${level.wrong} turns short`
           }` +
-          `${level.failures.length === 0 ? "" : `; ${level.failures.length} turns failed, e.g. ${level.failures[0]}`} |`
+          `${level.failures.length === 0 ? "" : `; ${level.failures.length} turns failed, e.g. ${level.failures[0]}`}` +
+          `${[...level.endings].map(([status, n]) => `; ${n} ended ${status}`).join("")} |`
       )
     }
   } finally {
