@@ -38,9 +38,9 @@ const smallBlock = 1024
  * characters: eight times the text for a typical message), until something reads it
  * whole. `append` reads the result's first character each time its length crosses a
  * block boundary, which makes the engine copy the tree into one flat string and free
- * the pieces; a block is 1 KiB up to 8 KiB of text, then an eighth of the text, so each
- * character is copied about eight times over the text's life while the pieces not yet
- * compacted stay within about one block.
+ * the pieces; a block is 1 KiB up to 4 KiB of text, then a quarter of the text, so each
+ * character is copied about four times over the text's life while the pieces not yet
+ * compacted stay within one block.
  *
  * @example
  * ```ts
@@ -57,6 +57,6 @@ const smallBlock = 1024
 export const append = (text: string, delta: string): string => {
   const next = text + delta
   const before = text.length
-  const block = before < 8 * smallBlock ? smallBlock : 1 << (31 - Math.clz32(before >>> 3))
+  const block = before < 4 * smallBlock ? smallBlock : 1 << (31 - Math.clz32(before >>> 2))
   return Math.floor(next.length / block) !== Math.floor(before / block) ? compact(next) : next
 }

@@ -3,6 +3,25 @@ import { Ids } from "../src/index.js"
 
 const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
+describe("Ids.generateEventId", () => {
+  it("gives canonical v4 UUIDs, all different, every random digit taking every value", () => {
+    // more than one pool of random bytes (256 ids), so the refill is crossed
+    const ids = Array.from({ length: 5000 }, Ids.generateEventId)
+    for (const id of ids) {
+      expect(id).toMatch(v4)
+      expect(Ids.isUuid(id)).toBe(true)
+    }
+    expect(new Set(ids).size).toBe(ids.length)
+    // every hex position that is not fixed by the version sees all 16 digits
+    for (let i = 0; i < 36; i++) {
+      if (i === 8 || i === 13 || i === 14 || i === 18 || i === 19 || i === 23) continue
+      expect([i, new Set(ids.map((id) => id[i])).size]).toEqual([i, 16])
+    }
+    // the variant digit takes its four values
+    expect(new Set(ids.map((id) => id[19])).size).toBe(4)
+  })
+})
+
 describe("Ids.makeSequence", () => {
   it("gives canonical v4 UUIDs, all different, counting up in the last group", () => {
     const next = Ids.makeSequence()
