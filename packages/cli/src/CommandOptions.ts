@@ -148,6 +148,32 @@ export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>
   )
 
 /**
+ * `--no-compression`: never gzip an answer (by default a Durable Streams catch-up read
+ * or a snapshot of 1 KiB or more is gzipped for a client that accepts it).
+ *
+ * @since 0.3.0
+ * @category options
+ */
+export const noCompression = Options.boolean("no-compression").pipe(
+  Options.withDescription(
+    "never gzip answers (by default Durable Streams catch-up reads and snapshots of 1 KiB or more are gzipped for clients that accept it)"
+  )
+)
+
+/**
+ * `--webhook-allow-hosts H1,H2`: hosts that Durable Streams subscription webhooks may
+ * reach although they are private or loopback, or over plain http.
+ *
+ * @since 0.3.0
+ * @category options
+ */
+export const webhookAllowHosts = EnvOptions.optionalText(
+  "webhook-allow-hosts",
+  "SLUICE_WEBHOOK_ALLOW_HOSTS",
+  "hosts (host or host:port, comma-separated) that subscription webhooks may reach although private, loopback or plain http (default: none, public https only)"
+)
+
+/**
  * The options of the commands that serve the API (`serve`, `demo`).
  *
  * @since 0.3.0
@@ -156,7 +182,9 @@ export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>
 export const server = {
   linkTtlMinutes,
   metricsPort,
+  noCompression,
   readyTimeoutMs,
   readTokens,
+  webhookAllowHosts,
   redisUrl: EnvOptions.redisUrl
 } as const

@@ -39,7 +39,14 @@ export interface ServerArgs {
   readonly metricsPort: Option.Option<number>
   readonly readyTimeoutMs: number
   readonly readTokens: Option.Option<Redacted.Redacted<string>>
+  readonly noCompression: boolean
+  readonly webhookAllowHosts: Option.Option<string>
 }
+
+// A host name or IPv4 address, or a bracketed IPv6 one, with an optional port: what
+// the allow-list is compared with (a webhook URL's host name, or its host with port).
+const allowHost = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i
+const isAllowHost = (value: string): boolean => allowHost.test(value)
 
 const isAddressInUse = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EADDRINUSE"
@@ -53,7 +60,9 @@ const isToken = Schema.is(TurnServerOptions.Token)
 
 /**
  * The server's options for the shared flags: `--read-tokens` split at commas (each
- * checked, never echoed), `--ready-timeout-ms` positive, `--metrics-port` a port.
+ * checked, never echoed), `--ready-timeout-ms` positive, `--metrics-port` a port,
+ * `--webhook-allow-hosts` split at commas (each a host or host:port),
+ * `--no-compression`.
  *
  * @since 0.3.0
  * @category options
@@ -77,7 +86,25 @@ export const serverOptions = (args: ServerArgs): Effect.Effect<TurnServerOptions
     if (metricsPort !== undefined && (metricsPort < 0 || metricsPort > 65535)) {
       return yield* Effect.fail(badUsage(`--metrics-port must be from 0 to 65535, got ${metricsPort}`))
     }
-    return { readTokens, readyTimeoutMs: args.readyTimeoutMs, ...(metricsPort === undefined ? {} : { metricsPort }) }
+    const webhookAllowHosts = Option.match(args.webhookAllowHosts, {
+      onNone: () => [],
+      onSome: (hosts) => hosts.split(",").map((host) => host.trim()).filter((host) => host !== "")
+    })
+    const badHost = webhookAllowHosts.findIndex((host) => !isAllowHost(host))
+    if (badHost >= 0) {
+      return yield* Effect.fail(
+        badUsage(
+          `--webhook-allow-hosts: ${JSON.stringify(webhookAllowHosts[badHost])} is not a host or host:port`
+        )
+      )
+    }
+    return {
+      readTokens,
+      readyTimeoutMs: args.readyTimeoutMs,
+      webhookAllowHosts,
+      compression: !args.noCompression,
+      ...(metricsPort === undefined ? {} : { metricsPort })
+    }
   })
 
 /**

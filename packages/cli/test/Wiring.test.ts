@@ -215,6 +215,51 @@ describe("Durable Streams from sluice serve", () => {
       }
     }).pipe(Effect.scoped))
 
+  it.live("--webhook-allow-hosts (or SLUICE_WEBHOOK_ALLOW_HOSTS) lets subscription webhooks reach those hosts", () =>
+    Effect.gen(function*() {
+      const subscribe = (base: string) =>
+        request(`${base}/v1/stream/__ds/subscriptions/${randomUUID()}`, {
+          method: "PUT",
+          headers: json("writer-token"),
+          body: JSON.stringify({
+            type: "webhook",
+            pattern: "events/*",
+            webhook: { url: "http://127.0.0.1:9/hook" },
+            lease_ttl_ms: 1_000
+          })
+        })
+      const tokens = { SLUICE_API_TOKENS: "writer-token" }
+      const refused = yield* subscribe(yield* serving(tokens, "--host", "127.0.0.1"))
+      expect([refused.status, JSON.parse(refused.body).error.code]).toEqual([400, "WEBHOOK_URL_REJECTED"])
+      for (
+        const [env, args] of [
+          [tokens, ["--webhook-allow-hosts", "hooks.example.com,127.0.0.1:9"]],
+          [{ ...tokens, SLUICE_WEBHOOK_ALLOW_HOSTS: "127.0.0.1" }, []]
+        ] as const
+      ) {
+        const accepted = yield* subscribe(yield* serving(env, "--host", "127.0.0.1", ...args))
+        expect(accepted.status).toBe(201)
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("--no-compression: catch-up reads are never gzipped", () =>
+    Effect.gen(function*() {
+      const readEncoding = (base: string) =>
+        Effect.gen(function*() {
+          const stream = `${base}/v1/stream/notes/${randomUUID()}`
+          expect((yield* request(stream, { method: "PUT", headers: json() })).status).toBe(201)
+          const note = { role: "user", content: "a note long enough to be worth compressing ".repeat(64) }
+          const appended = yield* request(stream, { method: "POST", headers: json(), body: JSON.stringify(note) })
+          expect(appended.status).toBe(204)
+          const read = yield* request(`${stream}?offset=-1`, { headers: { "accept-encoding": "gzip" } })
+          expect(read.status).toBe(200)
+          expect(JSON.parse(read.body)).toStrictEqual([note])
+          return read.headers.get("content-encoding")
+        })
+      expect(yield* readEncoding(yield* serving({}, "--insecure-local"))).toBe("gzip")
+      expect(yield* readEncoding(yield* serving({}, "--insecure-local", "--no-compression"))).toBeNull()
+    }).pipe(Effect.scoped))
+
   it.effect("bad server options are bad usage, each named in one line", () =>
     Effect.gen(function*() {
       for (
@@ -224,7 +269,11 @@ describe("Durable Streams from sluice serve", () => {
             "sluice: --read-tokens: token 2 is not visible ASCII without spaces or commas"
           ],
           [["--ready-timeout-ms", "0"], "sluice: --ready-timeout-ms must be a positive integer, got 0"],
-          [["--metrics-port", "70000"], "sluice: --metrics-port must be from 0 to 65535, got 70000"]
+          [["--metrics-port", "70000"], "sluice: --metrics-port must be from 0 to 65535, got 70000"],
+          [
+            ["--webhook-allow-hosts", "hooks.example.com, http://10.0.0.1/"],
+            `sluice: --webhook-allow-hosts: "http://10.0.0.1/" is not a host or host:port`
+          ]
         ] as const
       ) {
         for (const command of ["serve", "demo"]) {
