@@ -21,8 +21,8 @@
  *
  * @since 0.1.0
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -54,6 +54,8 @@ import { healthz, metrics, readyz } from "./internal/health.js"
 import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
 import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
+import type { WebhookPolicy } from "./internal/subscriptionWire.js"
+import { guardedLookup } from "./internal/webhookLookup.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -61,6 +63,11 @@ import * as ViewerToken from "./ViewerToken.js"
 // percent escape) is a bad turn id, not an unknown route.
 const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream))?\/?(\?.*)?$/
 const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
+
+// The HTTP client of subscription webhooks: Node's, whose connections resolve names
+// through the guarded lookup (the address checked is the address connected to).
+const webhookClient = (policy: WebhookPolicy) =>
+  NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ lookup: guardedLookup(policy) })))
 
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
   (request.method === "GET" && turnPathPattern.test(request.url)) ||
@@ -98,11 +105,12 @@ export const makeApp = (
     const redis = yield* RedisStreams.RedisStreams
     const durableStore = yield* Effect.serviceOption(DurableStore.DurableStore)
     const subscriptionStore = yield* Effect.serviceOption(DurableSubscriptions.DurableSubscriptions)
+    const webhookPolicy = { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
     const subscriptions = Option.isSome(durableStore) && Option.isSome(subscriptionStore)
       ? yield* SubscriptionEngine.make(durableStore.value, subscriptionStore.value, {
         ...SubscriptionEngine.defaultOptions,
-        policy: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
-      }).pipe(Effect.provide(FetchHttpClient.layer))
+        policy: webhookPolicy
+      }).pipe(Effect.provide(webhookClient(webhookPolicy)))
       : undefined
     const authenticate = authenticator(options.tokens, options.readTokens)
     const slots = yield* streamLimiter(options.maxStreamsPerToken)

@@ -260,7 +260,12 @@ export const isLocalAddress = (address: string): boolean => {
   return isLocalIpv4(host) || isLocalIpv6(host)
 }
 
-const isLoopback = (host: string): boolean =>
+/**
+ * Whether a host name or address is loopback.
+ *
+ * @internal
+ */
+export const isLoopback = (host: string): boolean =>
   host === "localhost" || host.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
   host === "::1"
 
