@@ -179,7 +179,11 @@ type StageSpan = <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, 
 // makes of its own are children of the turn's span.
 const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
   Effect.gen(function*() {
-    const span = yield* Effect.makeSpan(name, Option.isSome(parent) ? { parent: parent.value } : {})
+    // no stack trace: it would point into this module, and costs an `Error` per span
+    const span = yield* Effect.makeSpan(
+      name,
+      Option.isSome(parent) ? { parent: parent.value, captureStackTrace: false } : { captureStackTrace: false }
+    )
     let ended = false
     const end = (exit: Exit.Exit<unknown, unknown>) =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>
@@ -337,6 +341,7 @@ export const make = (options: Options = {}) =>
         Effect.scoped,
         Effect.withSpan("sluice.turn", {
           kind: "producer",
+          captureStackTrace: false,
           attributes: {
             "sluice.turn_id": context.turnId,
             "sluice.thread_id": context.threadId,
