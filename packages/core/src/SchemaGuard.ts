@@ -14,12 +14,20 @@
  */
 import * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 import {
+  type Check,
   Compiler,
   hasParseAnnotations,
   PASS,
-  PredicateAnnotationId as predicateAnnotationId
+  PredicateAnnotationId as predicateAnnotationId,
+  UNKNOWN
 } from "./internal/guardCompiler.js"
+
+// The decoding guards compiled so far, by schema.
+const compiled = new WeakMap<AST.AST, Check>()
+// For a schema left to its decoder: only the decoder can tell.
+const never: Check = () => UNKNOWN
 
 /**
  * An annotation for a declaration without type parameters (`Schema.declare(is)`): the
@@ -69,7 +77,12 @@ export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u i
  * @category guards
  */
 export const decodesToItself = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
-  if (hasParseAnnotations(schema.ast)) return (_): _ is A => false
-  const check = new Compiler("decode").compile(schema.ast)
-  return (u): u is A => check(u) === PASS
+  // compiled once per schema: normalizers ask for their guards once per turn
+  let check = compiled.get(schema.ast)
+  if (check === undefined) {
+    check = hasParseAnnotations(schema.ast) ? never : new Compiler("decode").compile(schema.ast)
+    compiled.set(schema.ast, check)
+  }
+  const checked = check
+  return (u): u is A => checked(u) === PASS
 }
