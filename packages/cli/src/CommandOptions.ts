@@ -151,7 +151,7 @@ export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>
  * `--no-compression`: never gzip an answer (by default a Durable Streams catch-up read
  * or a snapshot of 1 KiB or more is gzipped for a client that accepts it).
  *
- * @since 0.3.0
+ * @since 0.4.0
  * @category options
  */
 export const noCompression = Options.boolean("no-compression").pipe(
@@ -164,7 +164,7 @@ export const noCompression = Options.boolean("no-compression").pipe(
  * `--webhook-allow-hosts H1,H2`: hosts that Durable Streams subscription webhooks may
  * reach although they are private or loopback, or over plain http.
  *
- * @since 0.3.0
+ * @since 0.4.0
  * @category options
  */
 export const webhookAllowHosts = EnvOptions.optionalText(

@@ -1,7 +1,7 @@
 /**
  * Text grown delta by delta, kept compact in memory.
  *
- * @since 0.1.0
+ * @since 0.4.0
  */
 
 /**
@@ -21,7 +21,7 @@
  * console.log(id.length) // 36
  * ```
  *
- * @since 0.1.0
+ * @since 0.4.0
  * @category combinators
  */
 export const compact = (text: string): string => {
@@ -51,7 +51,7 @@ const smallBlock = 1024
  * console.log(content) // "Hello!"
  * ```
  *
- * @since 0.1.0
+ * @since 0.4.0
  * @category combinators
  */
 export const append = (text: string, delta: string): string => {
