@@ -24,10 +24,17 @@ import {
   UNKNOWN
 } from "./internal/guardCompiler.js"
 
-// The decoding guards compiled so far, by schema.
+// The decoding guards compiled so far, by schema: normalizers ask for theirs once per
+// turn. A schema that carries parse options is left to its decoder.
 const compiled = new WeakMap<AST.AST, Check>()
-// For a schema left to its decoder: only the decoder can tell.
-const never: Check = () => UNKNOWN
+const decodingCheck = (ast: AST.AST): Check => {
+  let check = compiled.get(ast)
+  if (check === undefined) {
+    check = hasParseAnnotations(ast) ? () => UNKNOWN : new Compiler("decode").compile(ast)
+    compiled.set(ast, check)
+  }
+  return check
+}
 
 /**
  * An annotation for a declaration without type parameters (`Schema.declare(is)`): the
@@ -77,12 +84,6 @@ export const is = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u i
  * @category guards
  */
 export const decodesToItself = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
-  // compiled once per schema: normalizers ask for their guards once per turn
-  let check = compiled.get(schema.ast)
-  if (check === undefined) {
-    check = hasParseAnnotations(schema.ast) ? never : new Compiler("decode").compile(schema.ast)
-    compiled.set(schema.ast, check)
-  }
-  const checked = check
-  return (u): u is A => checked(u) === PASS
+  const check = decodingCheck(schema.ast)
+  return (u): u is A => check(u) === PASS
 }

@@ -17,8 +17,8 @@
  * import { Text } from "@sluice/core"
  * import { randomUUID } from "node:crypto"
  *
- * const id = Text.compact(randomUUID())
- * console.log(id.length) // 36
+ * // the same 36 characters, held as one string
+ * export const id = Text.compact(randomUUID())
  * ```
  *
  * @since 0.4.0
@@ -46,9 +46,8 @@ const smallBlock = 1024
  * ```ts
  * import { Text } from "@sluice/core"
  *
- * let content = ""
- * for (const delta of ["Hel", "lo", "!"]) content = Text.append(content, delta)
- * console.log(content) // "Hello!"
+ * // "Hello!"
+ * export const content = ["Hel", "lo", "!"].reduce(Text.append, "")
  * ```
  *
  * @since 0.4.0

@@ -180,10 +180,10 @@ type StageSpan = <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, 
 const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
   Effect.gen(function*() {
     // no stack trace: it would point into this module, and costs an `Error` per span
-    const span = yield* Effect.makeSpan(
-      name,
-      Option.isSome(parent) ? { parent: parent.value, captureStackTrace: false } : { captureStackTrace: false }
-    )
+    const span = yield* Effect.makeSpan(name, {
+      captureStackTrace: false,
+      ...(Option.isSome(parent) ? { parent: parent.value } : {})
+    })
     let ended = false
     const end = (exit: Exit.Exit<unknown, unknown>) =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>

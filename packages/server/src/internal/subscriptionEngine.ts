@@ -24,7 +24,6 @@
  *
  * @internal
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -354,6 +353,8 @@ export const make = (
     }
 
     const post = (url: string, body: string, signature: string): Effect.Effect<Either.Either<boolean, string>> => {
+      // anything but 2xx fails the post, a redirect too (the client follows none: it
+      // could lead anywhere)
       const answered = (response: HttpClientResponse.HttpClientResponse) =>
         response.status >= 200 && response.status < 300
           ? Effect.map(
@@ -370,8 +371,6 @@ export const make = (
       ).pipe(
         Effect.flatMap(answered),
         Effect.scoped,
-        // a redirect is not followed (it could lead anywhere): it is a failed post
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
         Effect.timeoutTo({
           duration: options.postTimeoutMs,
           onTimeout: (): Either.Either<boolean, string> => Either.left(`no answer within ${options.postTimeoutMs} ms`),

@@ -14,7 +14,7 @@ import type { LookupFunction } from "node:net"
 import { isLocalAddress, isLoopback, type WebhookPolicy } from "./subscriptionWire.js"
 
 /**
- * Resolves a name to all its addresses (`dns.lookup` with `all: true` by default).
+ * Resolves a name to all its addresses, as `dns.lookup` with `all: true` (the default).
  *
  * @internal
  */
