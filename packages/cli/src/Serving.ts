@@ -43,11 +43,6 @@ export interface ServerArgs {
   readonly webhookAllowHosts: Option.Option<string>
 }
 
-// A host name or IPv4 address, or a bracketed IPv6 one, with an optional port: what
-// the allow-list is compared with (a webhook URL's host name, or its host with port).
-const allowHost = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i
-const isAllowHost = (value: string): boolean => allowHost.test(value)
-
 const isAddressInUse = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EADDRINUSE"
 
@@ -57,6 +52,7 @@ const portsOf = (options: TurnServerOptions.Options): string =>
     : `port ${options.port ?? 8787} or metrics port ${options.metricsPort} is`
 
 const isToken = Schema.is(TurnServerOptions.Token)
+const isAllowHost = Schema.is(TurnServerOptions.AllowHost)
 
 /**
  * The server's options for the shared flags: `--read-tokens` split at commas (each

@@ -28,6 +28,20 @@ export const Token = Schema.String.pipe(
 ).annotations({ identifier: "Token" })
 
 /**
+ * An entry of `webhookAllowHosts`: a host name or IPv4 address, or a bracketed IPv6
+ * one, with an optional port (what a webhook URL's host name, or its host with port,
+ * is compared with).
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const AllowHost = Schema.String.pipe(
+  Schema.pattern(/^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i, {
+    message: () => "an allowed host is a host or host:port"
+  })
+).annotations({ identifier: "AllowHost" })
+
+/**
  * The options, with their defaults:
  *
  * - `port` (8787): the TCP port; 0 picks a free one.
@@ -91,7 +105,7 @@ export const TurnServerOptions = Schema.Struct({
   readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
   readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
   durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
-  webhookAllowHosts: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), {
+  webhookAllowHosts: Schema.optionalWith(Schema.Array(AllowHost), {
     default: () => [],
     exact: true
   }),

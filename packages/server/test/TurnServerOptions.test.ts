@@ -109,6 +109,20 @@ describe("TurnServerOptions.resolve", () => {
       expect(fromEnv.detail).toContain("SLUICE_API_TOKENS")
     }))
 
+  it.effect("webhookAllowHosts takes hosts and host:port; anything else is refused, named", () =>
+    Effect.gen(function*() {
+      const resolved = yield* TurnServerOptions.resolve({
+        tokens: ["t"],
+        webhookAllowHosts: ["hooks.example.com", "10.0.0.7:8443", "[::1]:9000"]
+      }).pipe(noEnv)
+      expect(resolved.webhookAllowHosts).toStrictEqual(["hooks.example.com", "10.0.0.7:8443", "[::1]:9000"])
+      for (const entry of ["https://hooks.example.com", "host/path", "user@host", " host"]) {
+        const error = yield* refusal({ tokens: ["t"], webhookAllowHosts: [entry] })
+        expect([entry, error.reason]).toStrictEqual([entry, "InvalidOptions"])
+        expect(error.detail).toContain("an allowed host is a host or host:port")
+      }
+    }))
+
   it.effect("limits that contradict each other are refused", () =>
     Effect.gen(function*() {
       expect((yield* refusal({ tokens: ["t"], listLimit: 200 })).detail).toMatch(/listLimit/)
