@@ -1,3 +1,4 @@
+import "./scripts/node20.js"
 import { defineConfig } from "vitest/config"
 import projects from "./vitest.workspace.js"
 
@@ -13,7 +14,6 @@ export default defineConfig({
     // the orchestrator's process. Forks, two at a time, cost 6% more and keep each
     // worker in a process of its own.
     pool: "forks",
-    maxWorkers: 2,
-    minWorkers: 1
+    maxWorkers: 2
   }
 })
