@@ -14,8 +14,8 @@ import * as Schema from "effect/Schema"
  * @category errors
  */
 export class AiSdkPartError extends Schema.TaggedError<AiSdkPartError>()("AiSdkPartError", {
-  reason: Schema.Literal("InvalidPart", "PartAfterFinish"),
-  partType: Schema.optionalWith(Schema.String, { exact: true }),
+  reason: Schema.Literals(["InvalidPart", "PartAfterFinish"]),
+  partType: Schema.optionalKey(Schema.String),
   partIndex: Schema.Int,
   message: Schema.String
 }) {}

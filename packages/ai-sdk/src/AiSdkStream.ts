@@ -27,7 +27,6 @@
  * @since 0.1.0
  */
 import type { StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -72,13 +71,13 @@ export const fromParts =
             const out: Array<StreamEvent.StreamEvent> = []
             for (const part of chunk) {
               const error = converter.push(part, now, out)
-              if (error !== undefined) return [Chunk.unsafeFromArray(out), error] as const
+              if (error !== undefined) return [out, error] as const
             }
-            return [Chunk.unsafeFromArray(out), undefined] as const
+            return [out, undefined] as const
           })
         ),
         Stream.flatMap(([events, error]) =>
-          error === undefined ? Stream.fromChunk(events) : Stream.concat(Stream.fromChunk(events), Stream.fail(error))
+          error === undefined ? Stream.fromArray(events) : Stream.concat(Stream.fromArray(events), Stream.fail(error))
         )
       )
       const end = Stream.fromIterableEffect(
@@ -105,7 +104,7 @@ export const fromAsyncIterable = (
   options: Options = {}
 ): Stream.Stream<StreamEvent.StreamEvent, AiSdkPartError> =>
   Stream.fromAsyncIterable(iterable, (cause) => cause).pipe(
-    Stream.catchAll((cause) => Stream.make({ type: "error", error: cause })),
+    Stream.catch((cause) => Stream.make({ type: "error", error: cause })),
     fromParts(options)
   )
 
@@ -131,6 +130,6 @@ export const fromDoStream = (
   options: Options = {}
 ): Stream.Stream<StreamEvent.StreamEvent, AiSdkPartError> =>
   Stream.fromReadableStream({ evaluate: () => result.stream, onError: (cause) => cause }).pipe(
-    Stream.catchAll((cause) => Stream.make({ type: "error", error: cause })),
+    Stream.catch((cause) => Stream.make({ type: "error", error: cause })),
     fromParts(options)
   )

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
-import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { type FollowOptions, followTurn } from "./TurnFollower.js"
 import type * as TurnState from "./TurnState.js"
@@ -26,19 +26,21 @@ export const states = (
   turnId: string,
   options: Omit<FollowOptions, "signal"> = {}
 ): Stream.Stream<TurnState.TurnState> =>
-  Stream.asyncPush<TurnState.TurnState>((emit) =>
+  Stream.callback<TurnState.TurnState>((queue) =>
     Effect.acquireRelease(
-      Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+      Effect.flatMap(Effect.context<never>(), (context) =>
         Effect.sync(() => {
+          const runPromise = Effect.runPromiseWith(context)
+          const runSync = Effect.runSyncWith(context)
           const handle = followTurn(baseUrl, turnId, {
             ...options,
             sleep: options.sleep ??
-              ((ms, signal) => Runtime.runPromise(runtime)(Effect.sleep(ms), { signal }).catch(() => undefined)),
-            random: options.random ?? (() => Runtime.runSync(runtime)(Random.next))
+              ((ms, signal) => runPromise(Effect.sleep(ms), { signal }).catch(() => undefined)),
+            random: options.random ?? (() => runSync(Random.next))
           })
-          emit.single(handle.getSnapshot())
-          const unsubscribe = handle.subscribe(() => emit.single(handle.getSnapshot()))
-          void handle.done.then(() => emit.end())
+          Queue.offerUnsafe(queue, handle.getSnapshot())
+          const unsubscribe = handle.subscribe(() => Queue.offerUnsafe(queue, handle.getSnapshot()))
+          void handle.done.then(() => Queue.endUnsafe(queue))
           return { handle, unsubscribe }
         })),
       ({ handle, unsubscribe }) =>
@@ -46,4 +48,4 @@ export const states = (
           unsubscribe()
           handle.close()
         })
-    ), { bufferSize: "unbounded" })
+    ))

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { states } from "../src/effect.js"
 
 const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
@@ -37,7 +36,7 @@ describe("states", () => {
             }\n\n`
           )
       ])
-      const seen = Chunk.toReadonlyArray(yield* Stream.runCollect(states("http://sluice.test", turnId, { fetch })))
+      const seen = yield* Stream.runCollect(states("http://sluice.test", turnId, { fetch }))
       expect(seen.map((state) => [state.connection, state.lastEventId ?? null])).toStrictEqual([
         ["loading", null],
         ["loading", "0-1"],
@@ -54,7 +53,7 @@ describe("states", () => {
       const fetch: typeof globalThis.fetch = (_input, init) =>
         new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))))
       const first = yield* Stream.runCollect(Stream.take(states("http://sluice.test", turnId, { fetch }), 1))
-      expect(Chunk.toReadonlyArray(first).map((state) => state.connection)).toStrictEqual(["loading"])
+      expect(first.map((state) => state.connection)).toStrictEqual(["loading"])
     }))
 
   it.effect("waits between reconnects on Effect's Clock", () =>
@@ -74,13 +73,13 @@ describe("states", () => {
       }
       const following = yield* Stream.runCollect(
         states("http://sluice.test", turnId, { fetch, reconnect: { baseMs: 600_000, maxMs: 600_000 } })
-      ).pipe(Effect.fork)
+      ).pipe(Effect.forkChild)
       // the snapshot, then the feed refused: the next try waits for the clock
-      for (let turn = 0; turn < 1_000 && calls < 2; turn++) yield* Effect.yieldNow()
-      for (let turn = 0; turn < 100; turn++) yield* Effect.yieldNow()
+      for (let turn = 0; turn < 1_000 && calls < 2; turn++) yield* Effect.yieldNow
+      for (let turn = 0; turn < 100; turn++) yield* Effect.yieldNow
       expect(calls).toBe(2)
       yield* TestClock.adjust("10 minutes") // a real timer would outlast the test
-      const seen = Chunk.toReadonlyArray(yield* Fiber.join(following))
+      const seen = yield* Fiber.join(following)
       expect(calls).toBe(3)
       expect(seen.at(-1)?.connection).toBe("finished")
     }))

@@ -1,5 +1,5 @@
 /**
- * @effect/ai's `LanguageModel.streamText` response parts into Sluice StreamEvents,
+ * `effect/ai`'s `LanguageModel.streamText` response parts into Sluice StreamEvents,
  * built with core's `TurnBuilder` (as the AI SDK adapter builds its own): text and
  * reasoning parts become message and reasoning items, tool parameter parts and tool
  * calls become function calls (`providerExecuted` kept), tool results become function
@@ -48,8 +48,9 @@ export const fromParts =
           return out
         })
       const parts = self.pipe(
-        Stream.mapConcatEffect((part) => step((now, out) => converter.push(part, now, out))),
-        Stream.catchAll((error) => Stream.fromIterableEffect(step((now, out) => converter.fail(error, now, out))))
+        Stream.mapEffect((part) => step((now, out) => converter.push(part, now, out))),
+        Stream.flattenIterable,
+        Stream.catch((error) => Stream.fromIterableEffect(step((now, out) => converter.fail(error, now, out))))
       )
       return Stream.concat(parts, Stream.fromIterableEffect(step((now, out) => converter.end(now, out))))
     })

@@ -1,5 +1,5 @@
 /**
- * `@sluice/effect-ai`: @effect/ai response streams into Sluice StreamEvents.
+ * `@sluice/effect-ai`: `effect/ai` response streams into Sluice StreamEvents.
  *
  * @since 0.1.0
  */

@@ -1,9 +1,8 @@
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Response from "@effect/ai/Response"
 import { describe, expect, it } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Response from "effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -27,13 +26,13 @@ const run = (parts: ReadonlyArray<Response.StreamPartEncoded>, failure?: AiError
       Stream.runCollect,
       Effect.provideService(LanguageModel.LanguageModel, service)
     )
-    const all = Chunk.toReadonlyArray(events)
+    const all = events
     // every event is a valid StreamEvent
-    for (const event of all) yield* Schema.validate(StreamEvent.StreamEvent)(event)
+    for (const event of all) yield* Schema.decodeUnknownEffect(Schema.toType(StreamEvent.StreamEvent))(event)
     return all.map((event) => event.payload)
   })
 
-const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+const usage = { inputTokens: { total: 10 }, outputTokens: { total: 5 } }
 
 describe("EffectAiStream.fromParts", () => {
   it.effect("text, reasoning and a source become items; finish ends the turn with its reason and usage", () =>
@@ -100,12 +99,13 @@ describe("EffectAiStream.fromParts", () => {
           result: { hits: 2 },
           encodedResult: { hits: 2 },
           isFailure: false,
-          providerExecuted: true
+          providerExecuted: true,
+          preliminary: false
         }),
         Response.makePart("finish", { reason: "tool-calls", usage: new Response.Usage({ ...usage }) })
       ]
       const events = yield* Stream.fromIterable(parts).pipe(EffectAiStream.fromParts(), Stream.runCollect)
-      const payloads = Chunk.toReadonlyArray(events).map((event) => event.payload)
+      const payloads = events.map((event) => event.payload)
       const done = payloads.flatMap((payload) => (payload.type === "item_done" ? [payload.final_item] : []))
       expect(done).toMatchObject([
         { type: "function_call", call_id: "c1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" },
@@ -126,7 +126,11 @@ describe("EffectAiStream.fromParts", () => {
     Effect.gen(function*() {
       const failed = yield* run(
         [{ type: "text-start", id: "1" }, { type: "text-delta", id: "1", delta: "Hal" }],
-        new AiError.UnknownError({ module: "Mock", method: "streamText", description: "the connection dropped" })
+        AiError.make({
+          module: "Mock",
+          method: "streamText",
+          reason: new AiError.UnknownError({ description: "the connection dropped" })
+        })
       )
       expect(failed.map((payload) => payload.type)).toStrictEqual([
         "response_start",

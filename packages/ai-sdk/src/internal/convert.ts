@@ -1,8 +1,7 @@
 import type { FinishReason, OutputItem, StreamEvent } from "@sluice/core"
 import { Ids, Json, ProviderError, SchemaDecode, TurnBuilder, Usage } from "@sluice/core"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import { AiSdkPartError } from "../AiSdkPartError.js"
 import type { Options } from "../AiSdkStream.js"
 import * as Parts from "./parts.js"
@@ -258,15 +257,15 @@ export class PartConverter {
       : undefined
     if (type === undefined || !Parts.readTypes.has(type)) return undefined
     const decoded = decodePart(input)
-    if (Either.isLeft(decoded)) {
+    if (Result.isFailure(decoded)) {
       return new AiSdkPartError({
         reason: "InvalidPart",
         partType: type,
         partIndex,
-        message: `part ${partIndex} (${type}): ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+        message: `part ${partIndex} (${type}): ${decoded.failure.message}`
       })
     }
-    const part = decoded.right
+    const part = decoded.success
     if (this.builder.isFinished) {
       if (part.type === "finish" || part.type === "abort" || part.type === "response-metadata") return undefined
       return new AiSdkPartError({

@@ -1,18 +1,18 @@
 import * as Schema from "effect/Schema"
 
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optional(schema)
+const optional = <S extends Schema.Top>(schema: S) => Schema.optional(schema)
 const metadata = { providerMetadata: optional(Schema.Unknown) }
 
 /** @internal */
 export const BlockStart = Schema.Struct({
-  type: Schema.Literal("text-start", "reasoning-start"),
+  type: Schema.Literals(["text-start", "reasoning-start"]),
   id: Schema.String,
   ...metadata
 })
 
 /** `text` in `streamText`'s stream, `delta` in a model's `doStream` stream. @internal */
 export const BlockDelta = Schema.Struct({
-  type: Schema.Literal("text-delta", "reasoning-delta"),
+  type: Schema.Literals(["text-delta", "reasoning-delta"]),
   id: Schema.String,
   text: optional(Schema.String),
   delta: optional(Schema.String),
@@ -21,7 +21,7 @@ export const BlockDelta = Schema.Struct({
 
 /** @internal */
 export const BlockEnd = Schema.Struct({
-  type: Schema.Literal("text-end", "reasoning-end"),
+  type: Schema.Literals(["text-end", "reasoning-end"]),
   id: Schema.String,
   ...metadata
 })
@@ -88,7 +88,7 @@ export const ResponseMetadata = Schema.Struct({
 /** A string in `streamText`'s stream, `{unified, raw}` from `doStream`. @internal */
 export const Finish = Schema.Struct({
   type: Schema.Literal("finish"),
-  finishReason: Schema.Union(Schema.String, Schema.Struct({ unified: Schema.String, raw: optional(Schema.String) })),
+  finishReason: Schema.Union([Schema.String, Schema.Struct({ unified: Schema.String, raw: optional(Schema.String) })]),
   totalUsage: optional(Schema.Unknown),
   usage: optional(Schema.Unknown)
 })
@@ -111,7 +111,7 @@ export const ErrorPart = Schema.Struct({ type: Schema.Literal("error"), error: o
 export const Abort = Schema.Struct({ type: Schema.Literal("abort"), reason: optional(Schema.String) })
 
 /** Every part Sluice reads. @internal */
-export const Part = Schema.Union(
+export const Part = Schema.Union([
   BlockStart,
   BlockDelta,
   BlockEnd,
@@ -126,7 +126,7 @@ export const Part = Schema.Union(
   Finish,
   ErrorPart,
   Abort
-)
+])
 
 /** @internal */
 export type Part = typeof Part.Type
@@ -152,7 +152,7 @@ export const readTypes: ReadonlySet<string> = new Set([
   "abort"
 ])
 
-const Count = optional(Schema.Union(Schema.Number, Schema.Null))
+const Count = optional(Schema.Union([Schema.Number, Schema.Null]))
 
 /**
  * Usage in any of the AI SDK's shapes: `streamText`'s flat counts with details (v6+),
@@ -163,14 +163,14 @@ const Count = optional(Schema.Union(Schema.Number, Schema.Null))
  */
 export const AnyUsage = Schema.Struct({
   inputTokens: optional(
-    Schema.Union(
+    Schema.Union([
       Schema.Number,
       Schema.Null,
       Schema.Struct({ total: Count, noCache: Count, cacheRead: Count, cacheWrite: Count })
-    )
+    ])
   ),
   outputTokens: optional(
-    Schema.Union(Schema.Number, Schema.Null, Schema.Struct({ total: Count, text: Count, reasoning: Count }))
+    Schema.Union([Schema.Number, Schema.Null, Schema.Struct({ total: Count, text: Count, reasoning: Count })])
   ),
   inputTokenDetails: optional(Schema.Struct({ noCacheTokens: Count, cacheReadTokens: Count, cacheWriteTokens: Count })),
   outputTokenDetails: optional(Schema.Struct({ textTokens: Count, reasoningTokens: Count })),

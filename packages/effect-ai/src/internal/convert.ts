@@ -1,11 +1,12 @@
 /**
- * The converter behind `EffectAiStream`: @effect/ai response parts in, StreamEvents
+ * The converter behind `EffectAiStream`: `effect/ai` response parts in, StreamEvents
  * out, built with core's `TurnBuilder`.
  *
  * @internal
  */
-import type * as Response from "@effect/ai/Response"
 import { type FinishReason, type OutputItem, ProviderError, type StreamEvent, TurnBuilder, Usage } from "@sluice/core"
+import * as AiError from "effect/ai/AiError"
+import type * as Response from "effect/ai/Response"
 import type { Options } from "../EffectAiStream.js"
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -26,15 +27,16 @@ const finishReasonOf = (reason: Response.FinishReason): FinishReason.FinishReaso
     ? reason
     : "other"
 
-const usageOf = (usage: Response.Usage): Usage.Usage =>
-  Usage.make({
-    input: usage.inputTokens === undefined || usage.cachedInputTokens === undefined
-      ? usage.inputTokens
-      : usage.inputTokens - usage.cachedInputTokens,
-    output: usage.outputTokens,
-    cacheRead: usage.cachedInputTokens,
-    reasoning: usage.reasoningTokens
+const usageOf = (usage: Response.Usage): Usage.Usage => {
+  const { cacheRead, cacheWrite, total, uncached } = usage.inputTokens
+  return Usage.make({
+    input: uncached ?? (total === undefined ? undefined : total - (cacheRead ?? 0) - (cacheWrite ?? 0)),
+    output: usage.outputTokens.total,
+    cacheRead,
+    cacheWrite,
+    reasoning: usage.outputTokens.reasoning
   })
+}
 
 const textOf = (value: unknown): string => {
   if (typeof value === "string") return value
@@ -46,16 +48,20 @@ const textOf = (value: unknown): string => {
 }
 
 /**
- * A `ProviderError` for an @effect/ai error (an `AiError`, or anything a part or the
- * stream failed with), classified by core's rules from its message and tag.
+ * A `ProviderError` for an `effect/ai` error (an `AiError`, coded by its reason's tag,
+ * or anything a part or the stream failed with), classified by core's rules from its
+ * message and tag.
  *
  * @internal
  */
 export const providerErrorOf = (error: unknown): ProviderError.ProviderError => {
+  if (AiError.isAiError(error)) {
+    return ProviderError.classify({ code: error.reason._tag, message: error.message, raw: error })
+  }
   const tagged = typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
     ? error._tag
     : undefined
-  const message = error instanceof Error ? error.message : typeof error === "string" ? error : "@effect/ai stream error"
+  const message = error instanceof Error ? error.message : typeof error === "string" ? error : "effect/ai stream error"
   return ProviderError.classify({ code: tagged ?? "effect_ai_error", message, raw: error })
 }
 
@@ -135,7 +141,7 @@ export class PartConverter {
     if (this.builder.isFinished) return
     switch (part.type) {
       case "response-metadata":
-        if (part.modelId._tag === "Some" && !this.builder.isStarted) this.builder.modelId = part.modelId.value
+        if (part.modelId !== undefined && !this.builder.isStarted) this.builder.modelId = part.modelId
         return
       case "text-start":
       case "reasoning-start": {
@@ -183,6 +189,7 @@ export class PartConverter {
         return
       }
       case "tool-result": {
+        if (part.preliminary) return
         const id = this.builder.openItem(out, "function_call_output")
         this.builder.done(out, id, {
           type: "function_call_output",
@@ -204,6 +211,7 @@ export class PartConverter {
         return
       }
       case "file":
+      case "tool-approval-request":
         return
       case "error":
         this.builder.error(out, providerErrorOf(part.error))
@@ -229,6 +237,6 @@ export class PartConverter {
    */
   end(now: number, out: Out): void {
     this.time = now
-    this.builder.endWithoutFinish(out, "the @effect/ai stream", (end) => this.finish(out, end))
+    this.builder.endWithoutFinish(out, "the effect/ai stream", (end) => this.finish(out, end))
   }
 }
