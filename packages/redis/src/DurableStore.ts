@@ -196,7 +196,7 @@ export interface DurableStoreService {
  * @since 0.3.0
  * @category tags
  */
-export class DurableStore extends Context.Tag("@sluice/redis/DurableStore")<DurableStore, DurableStoreService>() {}
+export class DurableStore extends Context.Service<DurableStore, DurableStoreService>()("@sluice/redis/DurableStore") {}
 
 /**
  * The fields of the metadata hash that the store keeps for itself.

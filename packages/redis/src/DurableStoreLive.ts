@@ -49,16 +49,16 @@ const expiryArgs = (expiry: Expiry): [string, string] =>
     ? ["after", String(Math.max(1, Math.ceil(expiry.ms)))]
     : ["at", String(Math.max(1, Math.floor(expiry.epochMs)))]
 
-const CommitReply = Schema.Tuple([Schema.Number], Schema.String)
+const CommitReply = Schema.TupleWithRest(Schema.Tuple([Schema.Number]), [Schema.String])
 const BufferEntries = Schema.Array(
-  Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf))
+  Schema.Tuple([Schema.Uint8Array, Schema.Tuple([Schema.Uint8Array, Schema.Uint8Array])])
 )
-const CommitOutcome = Schema.Union(Schema.Tuple(Schema.Literal(0)), CommitReply)
+const CommitOutcome = Schema.Union([Schema.Tuple([Schema.Literal(0)]), CommitReply])
 const asCommit = decodeReply(CommitOutcome)
 const asStrings = decodeReply(Schema.Array(Schema.String))
 const asText = decodeReply(Schema.NullOr(Schema.String))
 const asNumber = decodeReply(Schema.Number)
-const asOwnEntries = decodeReply(Schema.Tuple(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf, BufferEntries))
+const asOwnEntries = decodeReply(Schema.Tuple([Schema.Uint8Array, Schema.Uint8Array, BufferEntries]))
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("latin1")
 const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
 
@@ -133,14 +133,12 @@ export const make = (
       reply[0] === 0 ? Option.none() : Option.some(reply.slice(1).map(String))
 
     // Extends the expiry of every source up the chain from `source` to cover a fork's.
-    const cover = (source: string | null, expiry: Expiry) =>
-      Effect.iterate({ next: source, steps: 0 }, {
-        while: ({ next, steps }) => next !== null && next !== "" && steps < maxChain,
-        body: ({ next, steps }) =>
-          Effect.map(
-            run(asText, "EVAL", next!, script(extendScript, next!, expiryArgs(expiry))),
-            (up) => ({ next: up, steps: steps + 1 })
-          )
+    const cover = (source: string | null, expiry: Expiry): Effect.Effect<void, RedisError> =>
+      Effect.gen(function*() {
+        let next = source
+        for (let steps = 0; next !== null && next !== "" && steps < maxChain; steps++) {
+          next = yield* run(asText, "EVAL", next, script(extendScript, next, expiryArgs(expiry)))
+        }
       })
     const coverSources = (name: string, expiry: Expiry) =>
       Effect.flatMap(metaField(name, "src"), (source) => cover(source, expiry))
@@ -148,22 +146,26 @@ export const make = (
     // Unlinks the fork `name` (link token `link`) from `source` (if the link still has
     // the value `expected` and is at least `minAgeMs` old), and goes on up the chain while
     // a source gone with no fork left is removed in turn.
-    const release = (source: string, name: string, link: string, expected = "", minAgeMs = 0) =>
-      Effect.iterate({ source, name, link, condition: [expected, String(minAgeMs)], steps: 0 }, {
-        while: (at) => at.source !== "" && at.steps < maxChain,
-        body: (at) =>
-          Effect.map(
-            run(
-              asStrings,
-              "EVAL",
-              at.source,
-              script(unlinkScript, at.source, [`${at.name} ${at.link}`, ...at.condition])
-            ),
-            ([outcome, up, upLink]) =>
-              outcome === "removed"
-                ? { source: up ?? "", name: at.source, link: upLink ?? "", condition: ["", "0"], steps: at.steps + 1 }
-                : { ...at, source: "" }
+    const release = (
+      source: string,
+      name: string,
+      link: string,
+      expected = "",
+      minAgeMs = 0
+    ): Effect.Effect<void, RedisError> =>
+      Effect.gen(function*() {
+        let at = { source, name, link, condition: [expected, String(minAgeMs)] }
+        for (let steps = 0; at.source !== "" && steps < maxChain; steps++) {
+          const [outcome, up, upLink] = yield* run(
+            asStrings,
+            "EVAL",
+            at.source,
+            script(unlinkScript, at.source, [`${at.name} ${at.link}`, ...at.condition])
           )
+          at = outcome === "removed"
+            ? { source: up ?? "", name: at.source, link: upLink ?? "", condition: ["", "0"] }
+            : { ...at, source: "" }
+        }
       })
 
     // Unlinks the forks of `name` that no longer exist (expired, or never created after
@@ -230,10 +232,10 @@ export const make = (
       load: (name) =>
         Effect.flatMap(loadOnce(name), (state) =>
           Option.isSome(state) && state.value.gone
-            ? Effect.zipRight(prune(name), loadOnce(name))
+            ? Effect.andThen(prune(name), loadOnce(name))
             : Effect.succeed(state)),
       commit: (name, change) =>
-        Effect.zipRight(
+        Effect.andThen(
           change.expiry._tag === "After" ? coverSources(name, change.expiry) : Effect.void,
           Effect.map(run(asCommit, "EVAL", name, script(commitScript, name, commitArgs(change, []))), commitReply)
         ),
@@ -271,7 +273,7 @@ export const make = (
         }),
       read,
       touch: (name, expiry) =>
-        Effect.zipRight(
+        Effect.andThen(
           expiry._tag === "After" ? coverSources(name, expiry) : Effect.void,
           Effect.asVoid(run(asNumber, "EVAL", name, script(touchScript, name, expiryArgs(expiry))))
         ),
@@ -305,7 +307,7 @@ export const make = (
  * @category layers
  */
 export const layer = (prefix: string) =>
-  Layer.scoped(DurableStore, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
+  Layer.effect(DurableStore, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
 
 /**
  * The live layer from the given options.
@@ -314,4 +316,4 @@ export const layer = (prefix: string) =>
  * @category layers
  */
 export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> =>
-  Layer.scoped(DurableStore, make(options))
+  Layer.effect(DurableStore, make(options))

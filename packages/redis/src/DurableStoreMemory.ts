@@ -10,7 +10,6 @@
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type {
@@ -80,7 +79,7 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     const signal = signals.get(name)
     if (signal !== undefined) {
       signals.delete(name)
-      Deferred.unsafeDone(signal, Effect.void)
+      Deferred.doneUnsafe(signal, Effect.void)
     }
   }
 
@@ -199,7 +198,7 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
 
   const service: DurableStoreService = {
     load: (name) =>
-      withNow((now) => Option.map(Option.fromNullable(live(name, now)), (stored) => stateOf(stored, now))),
+      withNow((now) => Option.map(Option.fromUndefinedOr(live(name, now)), (stored) => stateOf(stored, now))),
     commit: (name, change) => withNow((now) => commit(name, change, now)),
     fork: (name, request) => withNow((now) => fork(name, request, now)),
     read: (name, after, count) =>
@@ -220,7 +219,7 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
           if (stored === undefined || String(stored.version) !== signal) return undefined
           let waiting = signals.get(name)
           if (waiting === undefined) {
-            waiting = Deferred.unsafeMake<void>(FiberId.none)
+            waiting = Deferred.makeUnsafe<void>()
             signals.set(name, waiting)
           }
           return waiting
@@ -230,10 +229,9 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
             ? Effect.succeed(true)
             : Deferred.await(waiting).pipe(
               Effect.as(true),
-              Effect.timeoutTo({
+              Effect.timeoutOrElse({
                 duration: Math.max(0, timeoutMs),
-                onTimeout: () => false,
-                onSuccess: (changed) => changed
+                orElse: () => Effect.succeed(false)
               })
             )
       )

@@ -19,7 +19,7 @@
  *
  * @since 0.3.0
  */
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -89,9 +89,9 @@ export interface DurableSubscriptionsService {
  * @since 0.3.0
  * @category tags
  */
-export class DurableSubscriptions
-  extends Context.Tag("@sluice/redis/DurableSubscriptions")<DurableSubscriptions, DurableSubscriptionsService>()
-{}
+export class DurableSubscriptions extends Context.Service<DurableSubscriptions, DurableSubscriptionsService>()(
+  "@sluice/redis/DurableSubscriptions"
+) {}
 
 /**
  * Connects to Redis and builds the store; the connection closes with the scope.
@@ -107,8 +107,8 @@ export const make = Live.make
  * @since 0.3.0
  * @category layers
  */
-export const layer = (prefix: string): Layer.Layer<DurableSubscriptions, RedisError | ConfigError.ConfigError> =>
-  Layer.scoped(DurableSubscriptions, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
+export const layer = (prefix: string): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> =>
+  Layer.effect(DurableSubscriptions, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
 
 /**
  * The live layer from the given options.
@@ -118,7 +118,7 @@ export const layer = (prefix: string): Layer.Layer<DurableSubscriptions, RedisEr
  */
 export const layerFrom = (
   options: LiveOptions & { readonly prefix: string }
-): Layer.Layer<DurableSubscriptions, RedisError> => Layer.scoped(DurableSubscriptions, make(options))
+): Layer.Layer<DurableSubscriptions, RedisError> => Layer.effect(DurableSubscriptions, make(options))
 
 /**
  * A layer with a fresh in-memory store.

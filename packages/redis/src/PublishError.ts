@@ -18,8 +18,8 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const PublishErrorReason = Schema.Literal("RetriesExhausted", "Conflict", "Rejected", "InvalidInput")
-  .annotations({
+export const PublishErrorReason = Schema.Literals(["RetriesExhausted", "Conflict", "Rejected", "InvalidInput"])
+  .annotate({
     identifier: "PublishErrorReason"
   })
 
@@ -43,10 +43,10 @@ export class PublishError extends Schema.TaggedError<PublishError>()("PublishErr
   turnId: Schema.String,
   key: Schema.String,
   written: Schema.Int,
-  entryId: Schema.optionalWith(Schema.String, { exact: true }),
-  attempts: Schema.optionalWith(Schema.Int, { exact: true }),
+  entryId: Schema.optionalKey(Schema.String),
+  attempts: Schema.optionalKey(Schema.Int),
   detail: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /**
    * @since 0.1.0

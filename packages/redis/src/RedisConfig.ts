@@ -8,7 +8,6 @@
  * @since 0.2.0
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -33,12 +32,12 @@ export type Target =
 const names = ["REDIS_CLUSTER_NODES", "REDIS_SENTINELS", "REDIS_URL"] as const
 
 const present = (name: string): Config.Config<boolean> =>
-  Config.map(Config.option(Config.string(name)), (value) => Option.isSome(value) && value.value.trim() !== "")
+  Config.map(Config.option(Config.String(name)), (value) => Option.isSome(value) && value.value.trim() !== "")
 
 const sentinel: Config.Config<RedisStreamsLive.LiveOptions> = Config.all({
   sentinels: EnvConfig.hostPorts("REDIS_SENTINELS"),
-  name: Config.nonEmptyString("REDIS_SENTINEL_NAME"),
-  sentinelPassword: Config.option(Config.redacted("REDIS_SENTINEL_PASSWORD")),
+  name: Config.NonEmptyString("REDIS_SENTINEL_NAME"),
+  sentinelPassword: Config.option(Config.Redacted("REDIS_SENTINEL_PASSWORD")),
   credentials: EnvConfig.credentials,
   secure: EnvConfig.tlsEnabled,
   tls: EnvConfig.tls
@@ -55,7 +54,7 @@ const sentinel: Config.Config<RedisStreamsLive.LiveOptions> = Config.all({
 }))
 
 const single: Config.Config<RedisStreamsLive.LiveOptions> = Config.all({
-  url: Config.nonEmptyString("REDIS_URL"),
+  url: Config.NonEmptyString("REDIS_URL"),
   tls: EnvConfig.tls
 })
 
@@ -67,13 +66,13 @@ const single: Config.Config<RedisStreamsLive.LiveOptions> = Config.all({
  * @since 0.2.0
  * @category config
  */
-export const target: Effect.Effect<Option.Option<Target>, ConfigError.ConfigError> = Effect.gen(function*() {
+export const target: Effect.Effect<Option.Option<Target>, Config.ConfigError> = Effect.gen(function*() {
   const set = (yield* Effect.all([
     present("REDIS_CLUSTER_NODES"),
     present("REDIS_SENTINELS"),
     present("REDIS_URL")
   ])).flatMap((isSet, i) => isSet ? [names[i]!] : [])
-  if (set.length > 1) return yield* Effect.fail(ConfigError.InvalidData([], `set only one of ${set.join(", ")}`))
+  if (set.length > 1) return yield* Effect.fail(EnvConfig.invalidData([], `set only one of ${set.join(", ")}`))
   switch (set[0]) {
     case "REDIS_CLUSTER_NODES":
       return Option.some<Target>({ _tag: "Cluster", options: yield* RedisStreamsCluster.config })
@@ -104,7 +103,7 @@ export const layerOf = (target: Target): Layer.Layer<RedisStreams, RedisError> =
  */
 export const layerFromEnv: Effect.Effect<
   Option.Option<Layer.Layer<RedisStreams, RedisError>>,
-  ConfigError.ConfigError
+  Config.ConfigError
 > = Effect.map(target, Option.map(layerOf))
 
 /**

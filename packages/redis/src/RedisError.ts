@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const RedisErrorReason = Schema.Literal("IdTooSmall", "Unavailable", "Rejected").annotations({
+export const RedisErrorReason = Schema.Literals(["IdTooSmall", "Unavailable", "Rejected"]).annotate({
   identifier: "RedisErrorReason"
 })
 
@@ -40,9 +40,9 @@ export type RedisErrorReason = typeof RedisErrorReason.Type
 export class RedisError extends Schema.TaggedError<RedisError>()("RedisError", {
   reason: RedisErrorReason,
   command: Schema.String,
-  key: Schema.optionalWith(Schema.String, { exact: true }),
+  key: Schema.optionalKey(Schema.String),
   detail: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /**
    * @since 0.1.0

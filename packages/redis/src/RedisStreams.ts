@@ -11,8 +11,8 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import type * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import { defaultMaxBytes } from "./ReadBudget.js"
 import type { RedisError } from "./RedisError.js"
@@ -115,7 +115,7 @@ export interface RedisStreamsService {
     key: string,
     entries: ReadonlyArray<XAddEntry>,
     options?: XAddOptions
-  ) => Effect.Effect<ReadonlyArray<Either.Either<string, RedisError>>, RedisError>
+  ) => Effect.Effect<ReadonlyArray<Result.Result<string, RedisError>>, RedisError>
   /**
    * `XRANGE key start end [COUNT n]`. Bounds are `-`, `+`, an id, a bare millisecond,
    * or any of these but `-`/`+` prefixed by `(` to exclude it.
@@ -194,7 +194,7 @@ export interface RedisStreamsService {
  * @since 0.1.0
  * @category tags
  */
-export class RedisStreams extends Context.Tag("@sluice/redis/RedisStreams")<RedisStreams, RedisStreamsService>() {}
+export class RedisStreams extends Context.Service<RedisStreams, RedisStreamsService>()("@sluice/redis/RedisStreams") {}
 
 /**
  * Defaults of a tail.

@@ -25,11 +25,10 @@
  */
 import calculateSlot from "cluster-key-slot"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
 import * as BatchConnection from "./internal/batchConnection.js"
@@ -142,14 +141,16 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
       }).pipe(
         // Acquiring is uninterruptible; the wait for the cluster must not be.
         Effect.interruptible,
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: connectTimeoutMs,
-          onTimeout: () =>
-            new RedisError({
-              reason: "Unavailable",
-              command: "CONNECT",
-              detail: `no cluster within ${connectTimeoutMs} ms`
-            })
+          orElse: () =>
+            Effect.fail(
+              new RedisError({
+                reason: "Unavailable",
+                command: "CONNECT",
+                detail: `no cluster within ${connectTimeoutMs} ms`
+              })
+            )
         }),
         Effect.tapError(() => Effect.sync(() => cluster.disconnect())),
         Effect.as(cluster)
@@ -202,7 +203,7 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
       Effect.suspend(() => {
         const known = batchesByNode.get(node)
         if (known !== undefined) return Effect.succeed(known)
-        return Scope.extend(
+        return Scope.provide(
           BatchConnection.make({ url: nodeUrl(options, node), ...timeouts, tls: options.tls }),
           scope
         ).pipe(
@@ -224,15 +225,15 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
         const results = yield* RedisStreamsLive.batchXaddAll(yield* batchesOf(node))(key, entries, xaddOptions).pipe(
           Effect.tapError((error) => Effect.sync(() => error.reason === "Unavailable" && refresh()))
         )
-        const first = results.findIndex((result) => Either.isLeft(result) && redirection.test(result.left.detail))
+        const first = results.findIndex((result) => Result.isFailure(result) && redirection.test(result.failure.detail))
         if (first < 0) return results
         // The slot moved: nothing from `first` on ran there. The cluster client
         // sends those entries again and follows the redirection.
         refresh()
-        const again = yield* Effect.either(pipelined(key, entries.slice(first), xaddOptions))
-        return Either.match(again, {
-          onLeft: (error) => [...results.slice(0, first), ...entries.slice(first).map(() => Either.left(error))],
-          onRight: (rest) => [...results.slice(0, first), ...rest]
+        const again = yield* Effect.result(pipelined(key, entries.slice(first), xaddOptions))
+        return Result.match(again, {
+          onFailure: (error) => [...results.slice(0, first), ...entries.slice(first).map(() => Result.fail(error))],
+          onSuccess: (rest) => [...results.slice(0, first), ...rest]
         })
       })
 
@@ -271,7 +272,7 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
  * @category layers
  */
 export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, RedisError> =>
-  Layer.scoped(RedisStreams, make(options))
+  Layer.effect(RedisStreams, make(options))
 
 /**
  * The cluster layer, configured by `REDIS_CLUSTER_NODES` and the variables of
@@ -280,7 +281,7 @@ export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, Re
  * @since 0.2.0
  * @category layers
  */
-export const layer: Layer.Layer<RedisStreams, RedisError | ConfigError.ConfigError> = Layer.scoped(
+export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = Layer.effect(
   RedisStreams,
   Effect.flatMap(config, make)
 )

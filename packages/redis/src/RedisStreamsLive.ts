@@ -14,14 +14,12 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -99,7 +97,7 @@ export const defaultUrl = "redis://127.0.0.1:6379"
  * @category config
  */
 export const config: Config.Config<LiveOptions> = Config.map(
-  Config.string("REDIS_URL").pipe(Config.withDefault(defaultUrl)),
+  Config.String("REDIS_URL").pipe(Config.withDefault(defaultUrl)),
   (url) => ({ url })
 )
 
@@ -150,13 +148,13 @@ const xaddResults = (
   key: string,
   count: number,
   { lost, replies }: BatchConnection.Settled
-): Array<Either.Either<string, RedisError>> => {
-  const results: Array<Either.Either<string, RedisError>> = new Array(count)
+): Array<Result.Result<string, RedisError>> => {
+  const results: Array<Result.Result<string, RedisError>> = new Array(count)
   for (let i = 0; i < count; i++) {
     const reply = replies[i]
     results[i] = typeof reply === "string"
-      ? Either.right(reply)
-      : Either.left(
+      ? Result.succeed(reply)
+      : Result.fail(
         reply instanceof ErrorReply
           ? new RedisError({ reason: reasonOfReply(reply.message), command: "XADD", key, detail: reply.message })
           : reply === undefined
@@ -278,7 +276,7 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
     const blockMs = Math.max(1, tailOptions?.blockMs ?? tailDefaults.blockMs)
     const until = tailOptions?.until
     const decodeRead = asRead("XREAD", key)
-    return Stream.unwrapScoped(
+    return Stream.unwrap(
       Effect.map(connections.openTail(key), (blocking) => {
         const readOnce = (after: string) =>
           Effect.tryPromise({
@@ -291,23 +289,16 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
             const entries = reply?.[0]?.[1] ?? []
             return entries.length > 0 ? Effect.succeed(entries) : readNext(after)
           })
-        return Stream.unfoldChunkEffect(
-          { after: tailOptions?.after ?? tailDefaults.after, done: false },
-          (state) =>
-            state.done
-              ? Effect.succeed(Option.none())
-              : Effect.map(readNext(state.after), (replies) => {
-                const entries = replies.map(toEntry)
-                pages.seen(entries)
-                const stop = until === undefined ? -1 : entries.findIndex(until)
-                const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
-                return Option.some(
-                  [
-                    Chunk.unsafeFromArray(taken),
-                    { after: taken[taken.length - 1]!.id, done: stop >= 0 }
-                  ] as const
-                )
-              })
+        return Stream.paginate(
+          tailOptions?.after ?? tailDefaults.after,
+          (after) =>
+            Effect.map(readNext(after), (replies) => {
+              const entries = replies.map(toEntry)
+              pages.seen(entries)
+              const stop = until === undefined ? -1 : entries.findIndex(until)
+              const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
+              return [taken, stop < 0 ? Option.some(taken[taken.length - 1]!.id) : Option.none()] as const
+            })
         )
       })
     )
@@ -329,7 +320,7 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
         (entries) => entries.length === 0 ? Option.none() : Option.some(toEntry(entries[0]!))
       ),
     setPx: (key, value, ms) => Effect.asVoid(call(asString, "SET", key, [key, value, "PX", ms])),
-    get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullable),
+    get: (key) => Effect.map(call(asOptionalString, "GET", key, [key]), Option.fromNullishOr),
     tail,
     pexpire: (key, ms) => Effect.map(call(asInteger, "PEXPIRE", key, [key, ms]), (reply) => reply === 1),
     pttl: (key) => call(asInteger, "PTTL", key, [key]),
@@ -366,7 +357,7 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
  * @category layers
  */
 export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, RedisError> =>
-  Layer.scoped(RedisStreams, make(options))
+  Layer.effect(RedisStreams, make(options))
 
 /**
  * The live layer, configured by `REDIS_URL` (default `redis://127.0.0.1:6379`).
@@ -374,7 +365,7 @@ export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, Redis
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<RedisStreams, RedisError | ConfigError.ConfigError> = Layer.scoped(
+export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = Layer.effect(
   RedisStreams,
   Effect.flatMap(config, make)
 )

@@ -8,14 +8,12 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as EntryId from "./EntryId.js"
 import * as ReadBudget from "./ReadBudget.js"
@@ -78,26 +76,26 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     return slot
   }
 
-  const streamOf = (command: string, key: string, now: number): Either.Either<StreamValue | undefined, RedisError> => {
+  const streamOf = (command: string, key: string, now: number): Result.Result<StreamValue | undefined, RedisError> => {
     const slot = live(key, now)
-    if (slot === undefined) return Either.right(undefined)
-    return slot.value.type === "stream" ? Either.right(slot.value) : Either.left(reject(command, key, wrongType))
+    if (slot === undefined) return Result.succeed(undefined)
+    return slot.value.type === "stream" ? Result.succeed(slot.value) : Result.fail(reject(command, key, wrongType))
   }
 
-  const zsetOf = (command: string, key: string, now: number): Either.Either<SortedSetValue | undefined, RedisError> => {
+  const zsetOf = (command: string, key: string, now: number): Result.Result<SortedSetValue | undefined, RedisError> => {
     const slot = live(key, now)
-    if (slot === undefined) return Either.right(undefined)
-    return slot.value.type === "zset" ? Either.right(slot.value) : Either.left(reject(command, key, wrongType))
+    if (slot === undefined) return Result.succeed(undefined)
+    return slot.value.type === "zset" ? Result.succeed(slot.value) : Result.fail(reject(command, key, wrongType))
   }
 
-  const withNow = <A>(f: (now: number) => Either.Either<A, RedisError>): Effect.Effect<A, RedisError> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.suspend(() => f(now)))
+  const withNow = <A>(f: (now: number) => Result.Result<A, RedisError>): Effect.Effect<A, RedisError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.suspend(() => Effect.fromResult(f(now))))
 
   const wake = (key: string): void => {
     const signal = signals.get(key)
     if (signal !== undefined) {
       signals.delete(key)
-      Deferred.unsafeDone(signal, Effect.void)
+      Deferred.doneUnsafe(signal, Effect.void)
     }
   }
 
@@ -106,29 +104,29 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     requested: string,
     last: EntryId.EntryId,
     now: number
-  ): Either.Either<EntryId.EntryId, RedisError> => {
-    const tooSmall = (detail: string) => Either.left(reject("XADD", key, detail, "IdTooSmall"))
+  ): Result.Result<EntryId.EntryId, RedisError> => {
+    const tooSmall = (detail: string) => Result.fail(reject("XADD", key, detail, "IdTooSmall"))
     const equalOrSmaller = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
     if (requested === "*") {
       const ms = BigInt(now)
-      if (ms > last.ms) return Either.right({ ms, seq: 0n })
-      return Option.match(EntryId.next(last), { onNone: () => tooSmall(equalOrSmaller), onSome: Either.right })
+      if (ms > last.ms) return Result.succeed({ ms, seq: 0n })
+      return Option.match(EntryId.next(last), { onNone: () => tooSmall(equalOrSmaller), onSome: Result.succeed })
     }
     if (requested.endsWith("-*")) {
       const ms = EntryId.parse(`${requested.slice(0, -2)}-0`)
-      if (Option.isNone(ms)) return Either.left(reject("XADD", key, invalidId))
-      if (ms.value.ms > last.ms) return Either.right(ms.value)
+      if (Option.isNone(ms)) return Result.fail(reject("XADD", key, invalidId))
+      if (ms.value.ms > last.ms) return Result.succeed(ms.value)
       if (ms.value.ms === last.ms && last.seq < EntryId.maxPart) {
-        return Either.right({ ms: last.ms, seq: last.seq + 1n })
+        return Result.succeed({ ms: last.ms, seq: last.seq + 1n })
       }
       return tooSmall(equalOrSmaller)
     }
     const id = EntryId.parse(requested.includes("-") ? requested : `${requested}-0`)
-    if (Option.isNone(id)) return Either.left(reject("XADD", key, invalidId))
+    if (Option.isNone(id)) return Result.fail(reject("XADD", key, invalidId))
     if (EntryId.order(id.value, EntryId.zero) === 0) {
       return tooSmall("ERR The ID specified in XADD must be greater than 0-0")
     }
-    return EntryId.order(id.value, last) > 0 ? Either.right(id.value) : tooSmall(equalOrSmaller)
+    return EntryId.order(id.value, last) > 0 ? Result.succeed(id.value) : tooSmall(equalOrSmaller)
   }
 
   const append = (
@@ -136,18 +134,18 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     entry: XAddEntry,
     options: XAddOptions | undefined,
     now: number
-  ): Either.Either<string, RedisError> => {
+  ): Result.Result<string, RedisError> => {
     if (entry.fields.length === 0) {
-      return Either.left(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
+      return Result.fail(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
     }
     const maxLen = options?.maxLen
     if (maxLen !== undefined && !(Number.isSafeInteger(maxLen) && maxLen >= 0)) {
-      return Either.left(reject("XADD", key, "ERR The MAXLEN argument must be >= 0."))
+      return Result.fail(reject("XADD", key, "ERR The MAXLEN argument must be >= 0."))
     }
-    return Either.flatMap(
+    return Result.flatMap(
       streamOf("XADD", key, now),
       (existing) =>
-        Either.map(nextId(key, entry.id, existing?.lastId ?? EntryId.zero, now), (id) => {
+        Result.map(nextId(key, entry.id, existing?.lastId ?? EntryId.zero, now), (id) => {
           const stream: StreamValue = existing ?? { type: "stream", entries: [], head: 0, lastId: EntryId.zero }
           if (existing === undefined) slots.set(key, { value: stream, expiresAt: undefined })
           const formatted = EntryId.format(id)
@@ -202,17 +200,17 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
 
   const bound = (key: string, text: string, side: "start" | "end") =>
     Option.match(EntryId.parseBound(text, side), {
-      onNone: () => Either.left(reject("XRANGE", key, invalidId)),
-      onSome: Either.right
+      onNone: () => Result.fail(reject("XRANGE", key, invalidId)),
+      onSome: Result.succeed
     })
 
   const xrange = (key: string, start: string, end: string, count?: number) =>
     withNow((now) =>
-      Either.gen(function*() {
+      Result.gen(function*() {
         const from = yield* bound(key, start, "start")
         const to = yield* bound(key, end, "end")
         if (count !== undefined && !Number.isSafeInteger(count)) {
-          return yield* Either.left(reject("XRANGE", key, notInteger))
+          return yield* Result.fail(reject("XRANGE", key, notInteger))
         }
         const stream = yield* streamOf("XRANGE", key, now)
         if (Option.isNone(from) || Option.isNone(to)) return []
@@ -222,11 +220,11 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
 
   const xdel = (key: string, ids: ReadonlyArray<string>) =>
     withNow((now) =>
-      Either.gen(function*() {
+      Result.gen(function*() {
         const targets: Array<EntryId.EntryId> = []
         for (const text of ids) {
           const id = EntryId.parse(text.includes("-") ? text : `${text}-0`)
-          if (Option.isNone(id)) return yield* Either.left(reject("XDEL", key, invalidId))
+          if (Option.isNone(id)) return yield* Result.fail(reject("XDEL", key, invalidId))
           targets.push(id.value)
         }
         const stream = yield* streamOf("XDEL", key, now)
@@ -259,34 +257,27 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.suspend(() => {
           const stream = streamOf("XREAD", key, now)
-          if (Either.isLeft(stream)) return Effect.fail(stream.left)
+          if (Result.isFailure(stream)) return Effect.fail(stream.failure)
           const start = EntryId.next(from)
-          const entries = Option.isSome(start) ? read(stream.right, start.value, EntryId.max, pages.count()) : []
+          const entries = Option.isSome(start) ? read(stream.success, start.value, EntryId.max, pages.count()) : []
           if (entries.length > 0) {
             pages.seen(entries)
             return Effect.succeed(entries)
           }
           let signal = signals.get(key)
           if (signal === undefined) {
-            signal = Deferred.unsafeMake<void>(FiberId.none)
+            signal = Deferred.makeUnsafe<void>()
             signals.set(key, signal)
           }
-          return Effect.zipRight(Deferred.await(signal), readOrWait(from))
+          return Effect.andThen(Deferred.await(signal), readOrWait(from))
         }))
-    return Stream.unfoldChunkEffect({ from: after.value, done: false }, (state) =>
-      state.done
-        ? Effect.succeed(Option.none())
-        : Effect.map(readOrWait(state.from), (entries) => {
-          const stop = until === undefined ? -1 : entries.findIndex(until)
-          const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
-          const last = EntryId.parse(taken[taken.length - 1]!.id)
-          return Option.some(
-            [
-              Chunk.unsafeFromArray(taken),
-              { from: Option.getOrElse(last, () => state.from), done: stop >= 0 }
-            ] as const
-          )
-        }))
+    return Stream.paginate(after.value, (from) =>
+      Effect.map(readOrWait(from), (entries) => {
+        const stop = until === undefined ? -1 : entries.findIndex(until)
+        const taken = stop < 0 ? entries : entries.slice(0, stop + 1)
+        const last = EntryId.parse(taken[taken.length - 1]!.id)
+        return [taken, stop < 0 ? Option.some(Option.getOrElse(last, () => from)) : Option.none()] as const
+      }))
   }
 
   const sortedMembers = (zset: SortedSetValue | undefined, min: number, max: number): Array<ScoredMember> => {
@@ -298,25 +289,25 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     return members.sort((a, b) => a.score - b.score || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0))
   }
 
-  const checkScore = (command: string, key: string, ...scores: Array<number>): Either.Either<void, RedisError> =>
-    scores.some(Number.isNaN) ? Either.left(reject(command, key, "ERR min or max is not a float")) : Either.void
+  const checkScore = (command: string, key: string, ...scores: Array<number>): Result.Result<void, RedisError> =>
+    scores.some(Number.isNaN) ? Result.fail(reject(command, key, "ERR min or max is not a float")) : Result.void
 
   const service: RedisStreamsService = {
     xadd: (key, entry, options) => withNow((now) => append(key, entry, options, now)),
     xaddAll: (key, entries, options) =>
-      withNow((now) => Either.right(entries.map((entry) => append(key, entry, options, now)))),
+      withNow((now) => Result.succeed(entries.map((entry) => append(key, entry, options, now)))),
     xrange,
     xdel,
     xlen: (key) =>
       withNow((now) =>
-        Either.map(
+        Result.map(
           streamOf("XLEN", key, now),
           (stream) => stream === undefined ? 0 : stream.entries.length - stream.head
         )
       ),
     xlast: (key) =>
       withNow((now) =>
-        Either.map(
+        Result.map(
           streamOf("XREVRANGE", key, now),
           (stream) =>
             stream === undefined || stream.entries.length === stream.head
@@ -327,38 +318,38 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     setPx: (key, value, ms) =>
       withNow((now) => {
         if (!Number.isSafeInteger(ms) || ms <= 0) {
-          return Either.left(reject("SET", key, "ERR invalid expire time in 'set' command"))
+          return Result.fail(reject("SET", key, "ERR invalid expire time in 'set' command"))
         }
         slots.set(key, { value: { type: "string", value }, expiresAt: now + ms })
-        return Either.void
+        return Result.void
       }),
     get: (key) =>
       withNow((now) => {
         const slot = live(key, now)
-        if (slot === undefined) return Either.right(Option.none())
+        if (slot === undefined) return Result.succeed(Option.none())
         return slot.value.type === "string"
-          ? Either.right(Option.some(slot.value.value))
-          : Either.left(reject("GET", key, wrongType))
+          ? Result.succeed(Option.some(slot.value.value))
+          : Result.fail(reject("GET", key, wrongType))
       }),
     tail,
     pexpire: (key, ms) =>
       withNow((now) => {
-        if (!Number.isSafeInteger(ms)) return Either.left(reject("PEXPIRE", key, notInteger))
+        if (!Number.isSafeInteger(ms)) return Result.fail(reject("PEXPIRE", key, notInteger))
         const slot = live(key, now)
-        if (slot === undefined) return Either.right(false)
+        if (slot === undefined) return Result.succeed(false)
         if (ms <= 0) slots.delete(key)
         else slot.expiresAt = now + ms
-        return Either.right(true)
+        return Result.succeed(true)
       }),
     pttl: (key) =>
       withNow((now) => {
         const slot = live(key, now)
-        return Either.right(slot === undefined ? -2 : slot.expiresAt === undefined ? -1 : slot.expiresAt - now)
+        return Result.succeed(slot === undefined ? -2 : slot.expiresAt === undefined ? -1 : slot.expiresAt - now)
       }),
     zadd: (key, score, member, options) =>
       withNow((now) =>
-        Either.gen(function*() {
-          if (Number.isNaN(score)) return yield* Either.left(reject("ZADD", key, "ERR value is not a valid float"))
+        Result.gen(function*() {
+          if (Number.isNaN(score)) return yield* Result.fail(reject("ZADD", key, "ERR value is not a valid float"))
           const existing = yield* zsetOf("ZADD", key, now)
           const zset: SortedSetValue = existing ?? { type: "zset", members: new Map() }
           if (existing === undefined) slots.set(key, { value: zset, expiresAt: undefined })
@@ -369,7 +360,7 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       ),
     zrangeByScore: (key, min, max, options?: ZRangeOptions) =>
       withNow((now) =>
-        Either.gen(function*() {
+        Result.gen(function*() {
           yield* checkScore("ZRANGE", key, min, max)
           const members = sortedMembers(yield* zsetOf("ZRANGE", key, now), min, max)
           if (options?.reverse === true) members.reverse()
@@ -380,7 +371,7 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
       ),
     zremRangeByScore: (key, min, max) =>
       withNow((now) =>
-        Either.gen(function*() {
+        Result.gen(function*() {
           yield* checkScore("ZREMRANGEBYSCORE", key, min, max)
           const zset = yield* zsetOf("ZREMRANGEBYSCORE", key, now)
           const removed = sortedMembers(zset, min, max)

@@ -8,6 +8,7 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
+import * as Filter from "effect/Filter"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { RedisError } from "./RedisError.js"
@@ -58,13 +59,11 @@ const toRequest = (entry: StreamEntry): Option.Option<CancelRequest> =>
  * @category requests
  */
 export const position = (prefix: string): Effect.Effect<string, RedisError, RedisStreams> =>
-  Effect.flatMap(
-    RedisStreams,
-    (redis) =>
-      Effect.map(
-        redis.xlast(TurnKeys.controlKey(prefix)),
-        Option.match({ onNone: () => "0-0", onSome: (entry) => entry.id })
-      )
+  RedisStreams.use((redis) =>
+    Effect.map(
+      redis.xlast(TurnKeys.controlKey(prefix)),
+      Option.match({ onNone: () => "0-0", onSome: (entry) => entry.id })
+    )
   )
 
 /**
@@ -80,6 +79,9 @@ export const requests = (prefix: string, after?: string): Stream.Stream<CancelRe
     Effect.gen(function*() {
       const redis = yield* RedisStreams
       const from = after ?? (yield* position(prefix))
-      return Stream.filterMap(redis.tail(TurnKeys.controlKey(prefix), { after: from }), toRequest)
+      return Stream.filterMap(
+        redis.tail(TurnKeys.controlKey(prefix), { after: from }),
+        Filter.fromPredicateOption(toRequest)
+      )
     })
   )

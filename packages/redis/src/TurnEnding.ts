@@ -15,6 +15,7 @@ import { Ids, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as EntryId from "./EntryId.js"
 import { RedisError } from "./RedisError.js"
 import { RedisStreams } from "./RedisStreams.js"
@@ -75,13 +76,13 @@ const append = (
       if (Option.isNone(last)) return "empty"
       if (TurnEntry.isFinal(last.value)) return "already_ended"
       const first = idAfter(last.value)
-      const written = yield* Effect.either(redis.xadd(key, { id: first, fields: entries[0] }))
-      if (written._tag === "Left") {
-        if (written.left.reason === "IdTooSmall") continue
-        return yield* written.left
+      const written = yield* Effect.result(redis.xadd(key, { id: first, fields: entries[0] }))
+      if (Result.isFailure(written)) {
+        if (written.failure.reason === "IdTooSmall") continue
+        return yield* written.failure
       }
       // the first entry ended the stream; the rest follow it, after it
-      let previous: StreamEntry = { id: written.right, fields: entries[0] }
+      let previous: StreamEntry = { id: written.success, fields: entries[0] }
       for (const fields of entries.slice(1)) {
         const id = idAfter(previous)
         const next = yield* redis.xadd(key, { id, fields })
@@ -126,10 +127,8 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
       const { event, start: payload } = start.value
       const context = { runId: event.run_id, traceContext: event.trace_context }
       const fields = (payloadOf: StreamEvent.Payload) =>
-        Option.getOrThrow(
-          Option.getRight(
-            TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now))
-          )
+        Result.getOrThrow(
+          TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now))
         )
       yield* append(TurnKeys.eventsKey(prefix, turnId), [
         fields({ type: "response_error", response_id: payload.response_id, error }),

@@ -14,10 +14,10 @@
  */
 import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { itemDeltaJson } from "./internal/eventJson.js"
 import type { Fields, StreamEntry } from "./StreamEntry.js"
 import { field } from "./StreamEntry.js"
@@ -30,11 +30,14 @@ import { field } from "./StreamEntry.js"
  */
 export const TurnEntryFields = Schema.Struct({
   eventId: Schema.String,
-  timestamp: Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()),
+  // A number written as text (a blank one is no number), a non-negative integer.
+  timestamp: Schema.String.check(Schema.isPattern(/\S/)).pipe(
+    Schema.decodeTo(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), SchemaTransformation.numberFromString)
+  ),
   turnId: Schema.String,
   payloadType: Schema.String,
   payload: Schema.String
-}).annotations({ identifier: "TurnEntryFields" })
+}).annotate({ identifier: "TurnEntryFields" })
 
 /**
  * An entry of a turn stream: its Redis id and its fields.
@@ -62,7 +65,7 @@ export const fromStreamBMessage = (message: StreamBMessage.StreamBMessage): Fiel
   ["payload", message.payload]
 ]
 
-const encodeEvent = Schema.encodeEither(Schema.parseJson(StreamEvent.StreamEvent))
+const encodeEvent = Schema.encodeResult(Schema.fromJsonString(StreamEvent.StreamEvent))
 
 /**
  * The Stream A fields of a StreamEvent of the given turn. Fails when the event does
@@ -74,12 +77,12 @@ const encodeEvent = Schema.encodeEither(Schema.parseJson(StreamEvent.StreamEvent
 export const fromStreamEvent = (
   turnId: string,
   event: StreamEvent.StreamEvent
-): Either.Either<Fields, ParseResult.ParseError> => {
+): Result.Result<Fields, Schema.SchemaError> => {
   // Deltas, nearly every event of a turn, skip the schema's generic encoder.
   const delta = itemDeltaJson(event)
   return delta !== undefined
-    ? Either.right(eventFields(turnId, event, delta))
-    : Either.map(encodeEvent(event), (payload) => eventFields(turnId, event, payload))
+    ? Result.succeed(eventFields(turnId, event, delta))
+    : Result.map(encodeEvent(event), (payload) => eventFields(turnId, event, payload))
 }
 
 const eventFields = (turnId: string, event: StreamEvent.StreamEvent, payload: string): Fields => [
@@ -99,7 +102,7 @@ const decodeFields = SchemaDecode.decodeUnknown(TurnEntryFields)
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, ParseResult.ParseError> => {
+export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, Schema.SchemaError> => {
   const record: Record<string, string> = {}
   for (const name of names) {
     const value = field(entry, name)
@@ -118,7 +121,7 @@ const decodeMessage = SchemaDecode.decodeUnknown(StreamBMessage.StreamBMessage)
  */
 export const toStreamBMessage = (
   entry: StreamEntry
-): Effect.Effect<StreamBMessage.StreamBMessage, ParseResult.ParseError> =>
+): Effect.Effect<StreamBMessage.StreamBMessage, Schema.SchemaError> =>
   Effect.flatMap(decode(entry), (fields) =>
     decodeMessage({
       eventId: fields.eventId,
@@ -128,7 +131,7 @@ export const toStreamBMessage = (
       payload: fields.payload
     }))
 
-const decodeEvent = Schema.decode(Schema.parseJson(StreamEvent.StreamEvent))
+const decodeEvent = Schema.decodeEffect(Schema.fromJsonString(StreamEvent.StreamEvent))
 
 /**
  * The StreamEvent a Stream A entry holds.
@@ -136,11 +139,11 @@ const decodeEvent = Schema.decode(Schema.parseJson(StreamEvent.StreamEvent))
  * @since 0.1.0
  * @category decoding
  */
-export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.StreamEvent, ParseResult.ParseError> =>
+export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.StreamEvent, Schema.SchemaError> =>
   Effect.flatMap(decode(entry), (fields) => decodeEvent(fields.payload))
 
 const finalEventTypes: ReadonlySet<string> = new Set(["response_done", "response_error"])
-const FinalTurnEvent = Schema.parseJson(Schema.Struct({ type: Schema.Literal("turn_completed", "turn_error") }))
+const FinalTurnEvent = Schema.fromJsonString(Schema.Struct({ type: Schema.Literals(["turn_completed", "turn_error"]) }))
 const decodeFinalTurnEvent = SchemaDecode.decodeUnknownOption(FinalTurnEvent)
 
 /**

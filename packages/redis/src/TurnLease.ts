@@ -75,7 +75,7 @@ export const hold = (
     // true while the lease is alive; a Redis error is logged and tried again next tick
     const renew = Effect.flatMap(redis.pexpire(lease, leaseMs), (alive) =>
       alive ? Effect.succeed(true) : Effect.as(Deferred.succeed(lost, undefined), false)).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(Effect.logWarning(`renewing the lease of turn ${turnId}: ${error.message}`), true)
         )
       )

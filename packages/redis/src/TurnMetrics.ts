@@ -8,13 +8,12 @@
  * @since 0.2.0
  */
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import type * as TurnKeys from "./TurnKeys.js"
 
-// One metric per tag value, made once: a tagged metric is looked up in the registry
-// each time it is made.
+// One metric per attribute value, made once, so that the merged attributes and series
+// key of each are computed once.
 /** A counter of numbers, as every counter here is. */
-type Counter = Metric.Metric.Counter<number>
+type Counter = Metric.Counter<number>
 
 const perTag = <K extends string, M>(make: (value: K) => M) => {
   const made = new Map<K, M>()
@@ -51,7 +50,7 @@ export const turnsActive = Metric.gauge("sluice_turns_active", { description: "T
  */
 export const turnsEnded: (status: string) => Counter = perTag((status: string) =>
   Metric.counter("sluice_turns_ended_total", { description: "Turns ended, by status" }).pipe(
-    Metric.tagged("status", status)
+    Metric.withAttributes({ status })
   )
 )
 
@@ -63,7 +62,7 @@ export const turnsEnded: (status: string) => Counter = perTag((status: string) =
  */
 export const events: (type: string) => Counter = perTag((type: string) =>
   Metric.counter("sluice_events_total", { description: "StreamEvents of turns, by payload type" }).pipe(
-    Metric.tagged("type", type)
+    Metric.withAttributes({ type })
   )
 )
 
@@ -75,7 +74,7 @@ export const events: (type: string) => Counter = perTag((type: string) =>
  */
 export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_stream_entries_total", { description: "Entries written to a turn's stream" }).pipe(
-    Metric.tagged("stream", stream)
+    Metric.withAttributes({ stream })
   )
 )
 
@@ -85,14 +84,13 @@ export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream:
  * @since 0.2.0
  * @category metrics
  */
-export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Histogram<number> = perTag((
+export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Histogram<number> = perTag((
   stream: TurnKeys.TurnStream
 ) =>
-  Metric.histogram(
-    "sluice_publish_latency_seconds",
-    MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 14 }),
-    "Seconds for Redis to confirm a batch of entries"
-  ).pipe(Metric.tagged("stream", stream))
+  Metric.histogram("sluice_publish_latency_seconds", {
+    description: "Seconds for Redis to confirm a batch of entries",
+    boundaries: Metric.exponentialBoundaries({ start: 0.0005, factor: 2, count: 14 })
+  }).pipe(Metric.withAttributes({ stream }))
 )
 
 /**
@@ -104,7 +102,7 @@ export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Metric.Hist
  */
 export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
   Metric.counter("sluice_publish_retries_total", { description: "Writes that found Redis unavailable" }).pipe(
-    Metric.tagged("stream", stream)
+    Metric.withAttributes({ stream })
   )
 )
 
@@ -117,6 +115,6 @@ export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((
  */
 export const leaseExpiries: (side: "producer" | "reader") => Counter = perTag((side: "producer" | "reader") =>
   Metric.counter("sluice_lease_expiries_total", { description: "Producer leases found lapsed" }).pipe(
-    Metric.tagged("side", side)
+    Metric.withAttributes({ side })
   )
 )

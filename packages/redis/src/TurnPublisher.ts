@@ -23,16 +23,13 @@
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { topLevelString } from "./internal/topLevelField.js"
@@ -44,7 +41,10 @@ import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 import * as TurnMetrics from "./TurnMetrics.js"
 
-const PositiveInt = Schema.Int.pipe(Schema.positive())
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+
+const withDefault = <S extends Schema.Constraint>(value: S["Type"]) =>
+  Schema.withDecodingDefaultTypeKey<S>(Effect.succeed(value))
 
 /**
  * The publisher's options, with their defaults:
@@ -64,17 +64,16 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * @category schemas
  */
 export const TurnPublisherOptions = Schema.Struct({
-  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), {
-    default: () => TurnKeys.defaultPrefix,
-    exact: true
-  }),
-  retentionMs: Schema.optionalWith(PositiveInt, { default: () => 24 * 60 * 60 * 1000, exact: true }),
-  maxLen: Schema.optionalWith(PositiveInt, { default: () => 100_000, exact: true }),
-  maxInFlight: Schema.optionalWith(PositiveInt, { default: () => 64, exact: true }),
-  indexTurns: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
-  keepSuperseded: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
+  prefix: Schema.Trimmed.check(Schema.isNonEmpty(), Schema.isPattern(/^[^\s{}]+$/)).pipe(
+    withDefault(TurnKeys.defaultPrefix)
+  ),
+  retentionMs: PositiveInt.pipe(withDefault(24 * 60 * 60 * 1000)),
+  maxLen: PositiveInt.pipe(withDefault(100_000)),
+  maxInFlight: PositiveInt.pipe(withDefault(64)),
+  indexTurns: Schema.Boolean.pipe(withDefault(true)),
+  keepSuperseded: Schema.Boolean.pipe(withDefault(false)),
   ...Backoff.RetryOptions.fields
-}).annotations({ identifier: "TurnPublisherOptions" })
+}).annotate({ identifier: "TurnPublisherOptions" })
 
 /**
  * Options with defaults applied.
@@ -125,45 +124,48 @@ export interface TurnPublisherService {
  * @since 0.1.0
  * @category tags
  */
-export class TurnPublisher extends Context.Tag("@sluice/redis/TurnPublisher")<TurnPublisher, TurnPublisherService>() {}
+export class TurnPublisher extends Context.Service<TurnPublisher, TurnPublisherService>()(
+  "@sluice/redis/TurnPublisher"
+) {}
 
 // The Redis service with its batch writes measured: the entries confirmed, the time
 // to confirm a batch, and the writes that found Redis unavailable. Recorded in one step
 // once the write is over (a batch of one entry is common at live pace, so the
-// bookkeeping stays a few operations).
+// bookkeeping stays a few operations), under the metric registry and attributes of the
+// writing fiber's context.
 const measured = (redis: RedisStreamsService, stream: TurnKeys.TurnStream, clock: Clock.Clock): RedisStreamsService => {
   const entries = TurnMetrics.entries(stream)
   const latency = TurnMetrics.publishLatency(stream)
   const retries = TurnMetrics.publishRetries(stream)
   const record = (
-    exit: Exit.Exit<ReadonlyArray<Either.Either<string, RedisError>>, RedisError>,
+    exit: Exit.Exit<ReadonlyArray<Result.Result<string, RedisError>>, RedisError>,
     start: bigint,
-    tags: ReadonlyArray<MetricLabel.MetricLabel>
+    context: Context.Context<never>
   ): void => {
     if (Exit.isFailure(exit)) {
-      const error = Cause.failureOption(exit.cause)
-      if (Option.isSome(error) && error.value.reason === "Unavailable") retries.unsafeUpdate(1, tags)
+      const error = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(error) && error.value.reason === "Unavailable") retries.updateUnsafe(1, context)
       return
     }
     let confirmed = 0
     let unavailable = false
     for (const result of exit.value) {
-      if (Either.isRight(result)) confirmed++
-      else if (result.left.reason === "Unavailable") unavailable = true
+      if (Result.isSuccess(result)) confirmed++
+      else if (result.failure.reason === "Unavailable") unavailable = true
     }
-    latency.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, tags)
-    entries.unsafeUpdate(confirmed, tags)
-    if (unavailable) retries.unsafeUpdate(1, tags)
+    latency.updateUnsafe(Number(clock.currentTimeNanosUnsafe() - start) / 1e9, context)
+    entries.updateUnsafe(confirmed, context)
+    if (unavailable) retries.updateUnsafe(1, context)
   }
   return {
     ...redis,
     xaddAll: (key, batch, options) =>
       Effect.suspend(() => {
-        const start = clock.unsafeCurrentTimeNanos()
+        const start = clock.currentTimeNanosUnsafe()
         return Effect.onExit(
           redis.xaddAll(key, batch, options),
           (exit) =>
-            FiberRef.getWith(FiberRef.currentMetricLabels, (tags) => Effect.sync(() => record(exit, start, tags)))
+            Effect.contextWith((context: Context.Context<never>) => Effect.sync(() => record(exit, start, context)))
         )
       })
   }
@@ -188,10 +190,10 @@ export const make = (
   Effect.gen(function*() {
     const resolved = yield* Effect.mapError(
       decodeOptions(options),
-      (error) => new InvalidPublisherOptions({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+      (error) => new InvalidPublisherOptions({ detail: error.message })
     )
     const redis = yield* RedisStreams
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.Clock
     const redisFor = { events: measured(redis, "events", clock), upserts: measured(redis, "upserts", clock) }
     const invalid = (turnId: string, stream: TurnKeys.TurnStream, detail: string, cause?: unknown) =>
       new PublishError({
@@ -234,13 +236,10 @@ export const make = (
             turnId,
             stream: "events",
             toFields: (event: StreamEvent.StreamEvent) =>
-              Either.mapLeft(TurnEntry.fromStreamEvent(turnId, event), (error) =>
-                invalid(
-                  turnId,
-                  "events",
-                  `event ${event.event_id} is invalid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
-                  error
-                ))
+              Result.mapError(
+                TurnEntry.fromStreamEvent(turnId, event),
+                (error) => invalid(turnId, "events", `event ${event.event_id} is invalid: ${error.message}`, error)
+              )
           })
         )(self),
       upserts: (turnId) => (self) =>
@@ -252,8 +251,8 @@ export const make = (
             stream: "upserts",
             toFields: (message: StreamBMessage.StreamBMessage) =>
               message.turnId === turnId
-                ? Either.right(TurnEntry.fromStreamBMessage(message))
-                : Either.left(
+                ? Result.succeed(TurnEntry.fromStreamBMessage(message))
+                : Result.fail(
                   invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)
                 ),
             slotOf: resolved.keepSuperseded ? undefined : upsertItem
@@ -283,7 +282,7 @@ export const publishEvents = (turnId: string) =>
 <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E | PublishError, R | TurnPublisher> =>
-  Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.events(turnId)(self)))
+  Stream.unwrap(TurnPublisher.useSync((publisher) => publisher.events(turnId)(self)))
 
 /**
  * Publishes a turn's StreamBMessages to Stream B with the `TurnPublisher` in context,
@@ -296,4 +295,4 @@ export const publishUpserts = (turnId: string) =>
 <E, R>(
   self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>
 ): Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R | TurnPublisher> =>
-  Stream.unwrap(Effect.map(TurnPublisher, (publisher) => publisher.upserts(turnId)(self)))
+  Stream.unwrap(TurnPublisher.useSync((publisher) => publisher.upserts(turnId)(self)))

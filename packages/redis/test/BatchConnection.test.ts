@@ -22,7 +22,7 @@ const send = (link: BatchConnection.BatchConnection, ...commands: ReadonlyArray<
 
 // A loopback server that answers the connection's setup with +OK and then nothing.
 const silentServer = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly connections: () => number; readonly close: Effect.Effect<void> }>(
+  Effect.callback<{ readonly url: string; readonly connections: () => number; readonly close: Effect.Effect<void> }>(
     (resume) => {
       const sockets = new Set<Socket>()
       const server = createServer((socket) => {
@@ -36,7 +36,7 @@ const silentServer = Effect.acquireRelease(
         resume(Effect.succeed({
           url: `redis://127.0.0.1:${port}`,
           connections: () => sockets.size,
-          close: Effect.async<void>((done) => {
+          close: Effect.callback<void>((done) => {
             for (const socket of sockets) socket.destroy()
             server.close(() => done(Effect.void))
           })
@@ -48,7 +48,7 @@ const silentServer = Effect.acquireRelease(
 )
 
 describe("BatchConnection", () => {
-  it.scoped("concurrent pipelines each get their own replies, in order", () =>
+  it.effect("concurrent pipelines each get their own replies, in order", () =>
     Effect.gen(function*() {
       const link = yield* connection()
       const key = `sluice-test:batch:${randomUUID()}`
@@ -66,14 +66,14 @@ describe("BatchConnection", () => {
       expect(refused.replies[1]).toBe(5)
     }))
 
-  it.scoped("a connection lost mid-pipeline settles it with the replies that arrived, and nothing is resent", () =>
+  it.effect("a connection lost mid-pipeline settles it with the replies that arrived, and nothing is resent", () =>
     Effect.gen(function*() {
       const link = yield* connection()
       const key = `sluice-test:batch:${randomUUID()}`
       const [id] = (yield* send(link, ["CLIENT", "ID"])).replies
       expect(typeof id).toBe("number")
       // The pipeline's second command blocks; another connection kills this one then.
-      const waiting = yield* Effect.fork(send(
+      const waiting = yield* Effect.forkChild(send(
         link,
         ["XADD", key, "0-1", "n", "1"],
         ["BLPOP", `${key}:never`, "0"],
@@ -90,7 +90,7 @@ describe("BatchConnection", () => {
       expect(after).toStrictEqual({ replies: ["0-3", 2], lost: undefined })
     }))
 
-  it.scoped("a server that cannot be reached fails the send as Unavailable, at once", () =>
+  it.effect("a server that cannot be reached fails the send as Unavailable, at once", () =>
     Effect.gen(function*() {
       const port = yield* Effect.promise(freePort)
       const link = yield* connection(`redis://127.0.0.1:${port}`)
@@ -99,7 +99,7 @@ describe("BatchConnection", () => {
       expect(error.reason).toBe("Unavailable")
     }))
 
-  it.scoped("a URL that is not redis:// or rediss:// is refused", () =>
+  it.effect("a URL that is not redis:// or rediss:// is refused", () =>
     Effect.gen(function*() {
       for (const target of ["http://127.0.0.1:6379", "not a url"]) {
         const error = yield* Effect.flip(connection(target))
@@ -108,7 +108,7 @@ describe("BatchConnection", () => {
       }
     }))
 
-  it.scoped("AUTH and SELECT follow the URL; a wrong password is Rejected", () =>
+  it.effect("AUTH and SELECT follow the URL; a wrong password is Rejected", () =>
     Effect.gen(function*() {
       const admin = yield* connection()
       const user = `sluice-test-${randomUUID()}`

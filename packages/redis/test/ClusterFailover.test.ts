@@ -7,7 +7,7 @@
  * Real restarts take real time; nothing here asserts on time.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -45,15 +45,15 @@ const watched = (failed: Deferred.Deferred<void>, reasons: Array<RedisErrorReaso
         inner.xaddAll(...args).pipe(
           Effect.tap((results) =>
             Effect.forEach(results, (result) =>
-              result._tag === "Left"
-                ? Effect.zipRight(
-                  Effect.sync(() => reasons.push(result.left.reason)),
+              result._tag === "Failure"
+                ? Effect.andThen(
+                  Effect.sync(() => reasons.push(result.failure.reason)),
                   Deferred.succeed(failed, undefined)
                 )
                 : Effect.void)
           ),
           Effect.tapError((error) =>
-            Effect.zipRight(Effect.sync(() => reasons.push(error.reason)), Deferred.succeed(failed, undefined))
+            Effect.andThen(Effect.sync(() => reasons.push(error.reason)), Deferred.succeed(failed, undefined))
           )
         )
     }))
@@ -71,8 +71,8 @@ describe("RedisStreamsCluster with a failing cluster", () => {
         const failed = yield* Deferred.make<void>()
         const reasons: Array<RedisErrorReason> = []
         const restarter = yield* Deferred.await(failed).pipe(
-          Effect.zipRight(Effect.promise(() => master.restart())),
-          Effect.fork
+          Effect.andThen(Effect.promise(() => master.restart())),
+          Effect.forkChild
         )
         const passed = yield* lazySource(messages, (i) => (i === 120
           ? Effect.promise(() => master.kill())
@@ -85,7 +85,7 @@ describe("RedisStreamsCluster with a failing cluster", () => {
             Effect.provide(watched(failed, reasons).pipe(Layer.provide(clusterLayer(cluster))))
           )
         yield* Fiber.join(restarter)
-        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        expect(passed).toStrictEqual(messages)
         // While the slot had no master its writes failed as Unavailable; a write
         // repeated after its reply was lost is refused as IdTooSmall; nothing else.
         expect(reasons).toContain("Unavailable")
@@ -103,7 +103,7 @@ describe("RedisStreamsCluster with a failing cluster", () => {
       Effect.gen(function*() {
         const cluster = yield* scopedRedisCluster
         // The reader: a client of its own, open for the whole test.
-        const reader = yield* Layer.memoize(clusterLayer(cluster))
+        const reader = yield* Layer.build(clusterLayer(cluster))
         const producers = [0, 1].map(() =>
           ManagedRuntime.make(
             TurnPublisher.layer({ prefix, maxInFlight: 8 }).pipe(Layer.provideMerge(clusterLayer(cluster)))
@@ -123,13 +123,12 @@ describe("RedisStreamsCluster with a failing cluster", () => {
           shards = new Set(masters.map((node) => node.port)).size
         }
         const turns = turnIds.map((turnId) => ({ turnId, messages: upsertMessages(turnId, 120) }))
-        const redis = yield* Effect.provide(RedisStreams, reader)
+        const redis = Context.get(reader, RedisStreams)
         const followers = yield* Effect.forEach(turns, ({ turnId }) =>
           redis.tail(TurnKeys.upsertsKey(prefix, turnId), { until: TurnEntry.isFinal }).pipe(
             Stream.mapEffect(TurnEntry.toStreamBMessage),
             Stream.runCollect,
-            Effect.map(Chunk.toReadonlyArray),
-            Effect.fork
+            Effect.forkChild
           ))
         yield* Effect.forEach(turns, ({ messages, turnId }, i) =>
           Effect.promise(() =>

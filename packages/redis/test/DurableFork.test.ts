@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
@@ -24,15 +24,13 @@ const decoder = new TextDecoder()
 const persist = { _tag: "Persist" } as const
 
 const create = (name: string, ...texts: Array<string>) =>
-  Effect.flatMap(
-    DurableStore,
-    (store) =>
-      store.commit(name, {
-        expect: 0,
-        set: { ct: "text/plain" },
-        append: texts.map((t) => encoder.encode(t)),
-        expiry: persist
-      })
+  DurableStore.use((store) =>
+    store.commit(name, {
+      expect: 0,
+      set: { ct: "text/plain" },
+      append: texts.map((t) => encoder.encode(t)),
+      expiry: persist
+    })
   )
 
 const append = (name: string, text: string) =>
@@ -48,7 +46,7 @@ const append = (name: string, text: string) =>
   })
 
 const fork = (name: string, source: string, at: string, ...texts: Array<string>) =>
-  Effect.flatMap(DurableStore, (store) =>
+  DurableStore.use((store) =>
     store.fork(
       name,
       {
@@ -58,16 +56,17 @@ const fork = (name: string, source: string, at: string, ...texts: Array<string>)
         append: texts.map((t) => encoder.encode(t)),
         expiry: persist
       } satisfies ForkCommit
-    ))
+    )
+  )
 
 const readAll = (name: string, after = "0-0") =>
   Effect.map(
-    Effect.flatMap(DurableStore, (store) => store.read(name, after, 100)),
+    DurableStore.use((store) => store.read(name, after, 100)),
     (entries) => entries.map((entry) => `${entry.id}:${decoder.decode(entry.data)}`)
   )
 
-const load = (name: string) => Effect.flatMap(DurableStore, (store) => store.load(name))
-const remove = (name: string) => Effect.flatMap(DurableStore, (store) => store.remove(name))
+const load = (name: string) => DurableStore.use((store) => store.load(name))
+const remove = (name: string) => DurableStore.use((store) => store.remove(name))
 
 const forkSuite = (layerName: string, layer: Layer.Layer<DurableStore, RedisError>) =>
   describe(`${layerName} (forks)`, () => {

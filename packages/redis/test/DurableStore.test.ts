@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 import { DurableStore } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
@@ -21,7 +21,7 @@ describe("DurableStoreMemory on Effect's Clock", () => {
       const store = yield* DurableStore
       yield* store.commit("s", { expect: 0, set: {}, append: [], expiry: { _tag: "After", ms: 1_000 } })
       const state = Option.getOrThrow(yield* store.load("s"))
-      const waiting = yield* Effect.fork(store.awaitChange("s", state.signal, 500))
+      const waiting = yield* Effect.forkChild(store.awaitChange("s", state.signal, 500))
       yield* TestClock.adjust(500)
       expect(yield* Fiber.join(waiting)).toBe(false)
       yield* store.touch("s", { _tag: "After", ms: 1_000 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
@@ -104,7 +105,7 @@ describe("DurableSubscriptions stream names", () => {
       const exit = yield* Effect.exit(store.load(id))
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit)) {
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        const error = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
         expect(error?.reason).toBe("Rejected")
         expect(error?.message).toContain(key)
       }

@@ -10,7 +10,7 @@ import * as Redacted from "effect/Redacted"
 import * as RedisConfig from "../src/RedisConfig.js"
 
 const targetOf = (env: Record<string, string>) =>
-  RedisConfig.target.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  RedisConfig.target.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
 
 const failureOf = (env: Record<string, string>) => Effect.map(Effect.flip(targetOf(env)), String)
 
@@ -20,7 +20,9 @@ describe("RedisConfig", () => {
       expect(yield* targetOf({})).toStrictEqual(Option.none())
       expect(
         Option.isNone(
-          yield* RedisConfig.layerFromEnv.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+          yield* RedisConfig.layerFromEnv.pipe(
+            Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+          )
         )
       ).toBe(true)
     }))

@@ -35,7 +35,7 @@ const scopedSentinel = (masterPort: number) =>
 
 const layerFor = (env: Record<string, string>) =>
   RedisConfig.layerFromEnv.pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
     Effect.map(Option.getOrThrow)
   )
 

@@ -4,7 +4,6 @@
  * both write paths, and its configuration.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -92,7 +91,7 @@ describe("RedisStreamsCluster when a slot moves", () => {
             TurnPublisher.layer({ prefix, maxInFlight: 8, retryBaseMs: 10, retryMaxMs: 100, retryAttempts: 20 })
           )
         )
-        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        expect(passed).toStrictEqual(messages)
         const entries = yield* redis.xrange(key, "-", "+")
         expect(entries.map((entry) => entry.id)).toStrictEqual(kept(messages).map((entry) => entry.id))
         // A tail opened now reads from the slot's new master (a reader opened while the
@@ -102,7 +101,7 @@ describe("RedisStreamsCluster when a slot moves", () => {
           Stream.runCollect,
           Effect.retry({ while: isRetryable, schedule: Schedule.spaced("100 millis"), times: 20 })
         )
-        expect(Chunk.toReadonlyArray(followed)).toStrictEqual(kept(messages).map((entry) => entry.message))
+        expect(followed).toStrictEqual(kept(messages).map((entry) => entry.message))
       }).pipe(Effect.provide(RedisStreamsCluster.layerFrom({ nodes }))),
     { timeout: 120_000 }
   )
@@ -111,16 +110,16 @@ describe("RedisStreamsCluster when a slot moves", () => {
 describe("RedisStreamsCluster from the environment", () => {
   it.effect("REDIS_CLUSTER_NODES selects the cluster layer, through RedisConfig and RedisStreamsCluster.layer", () =>
     Effect.gen(function*() {
-      const provider = ConfigProvider.fromMap(new Map([["REDIS_CLUSTER_NODES", cluster.nodeList]]))
+      const provider = ConfigProvider.fromEnv({ env: { REDIS_CLUSTER_NODES: cluster.nodeList } })
       const fromEnv = yield* RedisConfig.layerFromEnv.pipe(
-        Effect.withConfigProvider(provider),
+        Effect.provideService(ConfigProvider.ConfigProvider, provider),
         Effect.map(Option.getOrThrow)
       )
       const key = `sluice-test:env:{${randomUUID()}}`
       yield* Effect.flatMap(RedisStreams, (redis) => redis.xadd(key, { id: "0-1", fields: [["n", "1"]] })).pipe(
         Effect.provide(fromEnv)
       )
-      const direct = RedisStreamsCluster.layer.pipe(Layer.provide(Layer.setConfigProvider(provider)))
+      const direct = RedisStreamsCluster.layer.pipe(Layer.provide(ConfigProvider.layer(provider)))
       expect(yield* Effect.flatMap(RedisStreams, (redis) => redis.xlen(key)).pipe(Effect.provide(direct))).toBe(1)
     }))
 })

@@ -19,7 +19,7 @@ describe("RedisStreamsLive configuration", () => {
       expect(yield* redis.xlen("sluice-test:config:missing")).toBe(0)
     }).pipe(
       Effect.provide(RedisStreamsLive.layer.pipe(
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["REDIS_URL", url]]))))
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { REDIS_URL: url } })))
       ))
     ))
 

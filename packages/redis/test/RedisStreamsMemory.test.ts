@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsMemory from "../src/RedisStreamsMemory.js"
 import { streamsSuite } from "./support/streamsSuite.js"

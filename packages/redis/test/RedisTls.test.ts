@@ -34,15 +34,15 @@ describe("Redis over TLS", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* scopedTlsRedisServer
-        const provider = ConfigProvider.fromMap(
-          new Map([
-            ["REDIS_URL", `rediss://127.0.0.1:${server.port}`],
-            ["REDIS_TLS_CA", server.caFile],
-            ["REDIS_TLS_SERVERNAME", "localhost"]
-          ])
-        )
+        const provider = ConfigProvider.fromEnv({
+          env: {
+            REDIS_URL: `rediss://127.0.0.1:${server.port}`,
+            REDIS_TLS_CA: server.caFile,
+            REDIS_TLS_SERVERNAME: "localhost"
+          }
+        })
         const layer = yield* RedisConfig.layerFromEnv.pipe(
-          Effect.withConfigProvider(provider),
+          Effect.provideService(ConfigProvider.ConfigProvider, provider),
           Effect.map(Option.getOrThrow)
         )
         yield* roundTrip.pipe(Effect.provide(layer))

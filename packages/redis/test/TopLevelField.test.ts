@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import { topLevelString } from "../src/internal/topLevelField.js"
 
 describe("topLevelString", () => {
@@ -25,19 +25,19 @@ describe("topLevelString", () => {
     expect(topLevelString("", "itemId")).toBeUndefined()
   })
 
-  it.prop(
-    "agrees with JSON.parse on any object",
-    [
-      FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue()),
-      FastCheck.option(FastCheck.string(), { nil: undefined })
-    ],
-    ([object, itemId]) => {
-      const record: Record<string, unknown> = { ...object }
-      delete record["itemId"]
-      if (itemId !== undefined) record["itemId"] = itemId
-      const text = JSON.stringify(record)
-      expect(topLevelString(text, "itemId")).toBe(itemId)
-    },
-    { fastCheck: { numRuns: 300 }, timeout: 30_000 }
-  )
+  it("agrees with JSON.parse on any object", () =>
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue()),
+        FastCheck.option(FastCheck.string(), { nil: undefined }),
+        (object, itemId) => {
+          const record: Record<string, unknown> = { ...object }
+          delete record["itemId"]
+          if (itemId !== undefined) record["itemId"] = itemId
+          const text = JSON.stringify(record)
+          expect(topLevelString(text, "itemId")).toBe(itemId)
+        }
+      ),
+      { numRuns: 300 }
+    ), 30_000)
 })

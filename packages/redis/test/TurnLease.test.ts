@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsMemory from "../src/RedisStreamsMemory.js"
@@ -17,7 +17,7 @@ import * as TurnLease from "../src/TurnLease.js"
 const prefix = "lease-test"
 
 describe("TurnLease", () => {
-  it.scoped("is held while its scope is open, however long, and lapses once its scope closes", () =>
+  it.effect("is held while its scope is open, however long, and lapses once its scope closes", () =>
     Effect.gen(function*() {
       const turnId = randomUUID()
       expect(yield* TurnLease.state(prefix, turnId)).toBe("none")
@@ -46,7 +46,7 @@ describe("TurnLease", () => {
       expect(yield* TurnLease.state(prefix, turnId)).toBe("lapsed")
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a renewal that finds the lease gone (the producer was paused past it) completes lost", () =>
+  it.effect("a renewal that finds the lease gone (the producer was paused past it) completes lost", () =>
     Effect.gen(function*() {
       const turnId = randomUUID()
       const lease = yield* TurnLease.hold(prefix, turnId, { leaseMs: 6_000, renewEveryMs: 2_000 })

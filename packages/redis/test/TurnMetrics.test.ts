@@ -8,14 +8,14 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as RedisStreamsMemory from "../src/RedisStreamsMemory.js"
 import * as TurnMetrics from "../src/TurnMetrics.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 import { faulty } from "./support/faulty.js"
 import { streamEvents, upsertMessages } from "./support/turns.js"
 
-const count = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
+const count = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 const samples = (metric: ReturnType<typeof TurnMetrics.publishLatency>) =>
   Effect.map(Metric.value(metric), (state) => state.count)
 
@@ -37,7 +37,7 @@ describe("TurnMetrics", () => {
       const fiber = yield* Stream.fromIterable(streamEvents(turnId, 5)).pipe(
         TurnPublisher.publishEvents(turnId),
         Stream.runDrain,
-        Effect.fork
+        Effect.forkChild
       )
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)

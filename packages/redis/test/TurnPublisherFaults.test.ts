@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PublishError } from "../src/PublishError.js"
@@ -41,8 +41,8 @@ const observed = (failed: Deferred.Deferred<void>, repeats = { count: 0 }) =>
       ) =>
         inner.xaddAll(key, entries, options).pipe(
           Effect.tap((results) => {
-            repeats.count += results.filter((r) => r._tag === "Left" && r.left.reason === "IdTooSmall").length
-            return results.some((r) => r._tag === "Left") ? Deferred.succeed(failed, undefined) : Effect.void
+            repeats.count += results.filter((r) => Result.isFailure(r) && r.failure.reason === "IdTooSmall").length
+            return results.some(Result.isFailure) ? Deferred.succeed(failed, undefined) : Effect.void
           }),
           Effect.tapError(() => Deferred.succeed(failed, undefined))
         )
@@ -74,8 +74,8 @@ describe("TurnPublisher with Redis failing", () => {
         const turnId = randomUUID()
         const messages = upsertMessages(turnId, 300)
         const restarter = yield* Deferred.await(failed).pipe(
-          Effect.zipRight(Effect.promise(() => server.restart())),
-          Effect.fork
+          Effect.andThen(Effect.promise(() => server.restart())),
+          Effect.forkChild
         )
         const passed = yield* lazySource(messages, (i) => (i === 120
           ? Effect.promise(() => server.kill())
@@ -88,7 +88,7 @@ describe("TurnPublisher with Redis failing", () => {
             Effect.provide(observed(failed).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(server.url)))))
           )
         yield* Fiber.join(restarter)
-        expect(Chunk.toReadonlyArray(passed)).toStrictEqual(messages)
+        expect(passed).toStrictEqual(messages)
         const landed = yield* stored(server.url, turnId)
         expect(landed).toStrictEqual(kept(messages))
       }).pipe(Effect.scoped),
@@ -113,7 +113,8 @@ describe("TurnPublisher with Redis failing", () => {
             ),
             Effect.provide(RedisStreamsLive.layerFrom(liveOptions(server.url))),
             Effect.flip,
-            Effect.filterOrDieMessage((e): e is PublishError => e instanceof PublishError, "expected a PublishError")
+            Effect.filterOrFail((e): e is PublishError => e instanceof PublishError, () => "expected a PublishError"),
+            Effect.orDie
           )
         expect(error).toBeInstanceOf(PublishError)
         expect(error.reason).toBe("RetriesExhausted")
@@ -148,8 +149,7 @@ describe("TurnPublisher with Redis failing", () => {
       const passed = yield* Effect.forEach(turns, (messages, i) =>
         Stream.fromIterable(messages).pipe(
           TurnPublisher.publishUpserts(turnIds[i]!),
-          Stream.runCollect,
-          Effect.map(Chunk.toReadonlyArray)
+          Stream.runCollect
         ), { concurrency: "unbounded" }).pipe(
           Effect.provide(
             TurnPublisher.layer({ prefix, maxInFlight: 8, retryAttempts: 50, retryBaseMs: 5, retryMaxMs: 50 })

@@ -18,7 +18,6 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
@@ -178,7 +177,7 @@ class Link {
 }
 
 const awaitSettled = (pending: Pending): Effect.Effect<Settled> =>
-  Effect.async<Settled>((resume) => {
+  Effect.callback<Settled>((resume) => {
     if (pending.settled !== undefined) return resume(Effect.succeed(pending.settled))
     pending.resume = (settled) => resume(Effect.succeed(settled))
     return Effect.sync(() => {
@@ -220,7 +219,7 @@ const parseAddress = (url: string): Address | LinkError => {
 
 // Opens a socket and runs the connection's setup commands (AUTH, SELECT, a name).
 const open = (address: Address, tls: TlsOptions | undefined): Effect.Effect<Link, LinkError> =>
-  Effect.async<Link, LinkError>((resume) => {
+  Effect.callback<Link, LinkError>((resume) => {
     const socket = address.secure
       ? Tls.connect({
         host: address.host,
@@ -270,9 +269,9 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     let opening: Deferred.Deferred<Link, LinkError> | undefined
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close("connection closed by its owner")))
 
-    const connect = Effect.timeoutFail(open(address, options.tls), {
+    const connect = Effect.timeoutOrElse(open(address, options.tls), {
       duration: connectTimeout,
-      onTimeout: () => new LinkError("Unavailable", `no connection within ${options.connectTimeoutMs} ms`)
+      orElse: () => Effect.fail(new LinkError("Unavailable", `no connection within ${options.connectTimeoutMs} ms`))
     })
 
     // One watchdog per link instead of a timer per pipeline (a timer per pipeline
@@ -303,7 +302,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     const linked: Effect.Effect<Link, LinkError> = Effect.suspend(() => {
       if (current !== undefined && current.closed === undefined) return Effect.succeed(current)
       if (opening !== undefined) return Deferred.await(opening)
-      const attempt = Deferred.unsafeMake<Link, LinkError>(FiberId.none)
+      const attempt = Deferred.makeUnsafe<Link, LinkError>()
       opening = attempt
       const run = Effect.exit(connect).pipe(
         Effect.tap((exit) => exit._tag === "Success" ? Effect.forkIn(watch(exit.value), scope) : Effect.void),
@@ -315,7 +314,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
           })
         )
       )
-      return Effect.zipRight(Effect.forkIn(run, scope), Deferred.await(attempt))
+      return Effect.andThen(Effect.forkIn(run, scope), Deferred.await(attempt))
     })
 
     const send = (pipeline: string, count: number): Effect.Effect<Settled, LinkError> =>

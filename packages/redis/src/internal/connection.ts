@@ -55,10 +55,16 @@ export const connect = (
   Effect.acquireRelease(
     timeoutMs === undefined ? attempt(url, settings) : attempt(url, settings).pipe(
       Effect.interruptible,
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: timeoutMs,
-        onTimeout: () =>
-          new RedisError({ reason: "Unavailable", command: "CONNECT", detail: `no connection within ${timeoutMs} ms` })
+        orElse: () =>
+          Effect.fail(
+            new RedisError({
+              reason: "Unavailable",
+              command: "CONNECT",
+              detail: `no connection within ${timeoutMs} ms`
+            })
+          )
       })
     ),
     (client) => Effect.sync(() => client.disconnect())

@@ -5,12 +5,25 @@
  * @internal
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { readFileSync } from "node:fs"
 import type { TlsOptions } from "../RedisTls.js"
+
+/**
+ * A `ConfigError` for a value that was read but is not valid: `message` says why, at
+ * the variable named by `path` (none for a rule that spans variables).
+ *
+ * @internal
+ */
+export const invalidData = (path: ReadonlyArray<string>, message: string): Config.ConfigError => {
+  const issue = new SchemaIssue.InvalidValue({ message })
+  return new Config.ConfigError(new Schema.SchemaError(path.length > 0 ? new SchemaIssue.Pointer(path, issue) : issue))
+}
 
 /** @internal */
 export interface HostPort {
@@ -23,11 +36,11 @@ export interface HostPort {
  *
  * @internal
  */
-export const parseHostPort = (text: string): Either.Either<HostPort, string> => {
+export const parseHostPort = (text: string): Result.Result<HostPort, string> => {
   const match = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text.trim())
   const port = match === null ? NaN : Number(match[3])
-  if (match === null || !(port > 0 && port < 65536)) return Either.left(`"${text}" is not host:port`)
-  return Either.right({ host: match[1] ?? match[2]!, port })
+  if (match === null || !(port > 0 && port < 65536)) return Result.fail(`"${text}" is not host:port`)
+  return Result.succeed({ host: match[1] ?? match[2]!, port })
 }
 
 /**
@@ -36,11 +49,13 @@ export const parseHostPort = (text: string): Either.Either<HostPort, string> => 
  * @internal
  */
 export const hostPorts = (name: string): Config.Config<ReadonlyArray<HostPort>> =>
-  Config.mapOrFail(Config.string(name), (text) => {
+  Config.mapEffect(Config.String(name), (text) => {
     const parts = text.split(",").map((part) => part.trim()).filter((part) => part !== "")
-    if (parts.length === 0) return Either.left(ConfigError.InvalidData([name], "expected host:port,host:port,..."))
-    const parsed = Either.all(parts.map(parseHostPort))
-    return Either.mapLeft(parsed, (why) => ConfigError.InvalidData([name], `${why} (expected host:port,host:port,...)`))
+    if (parts.length === 0) return Effect.fail(invalidData([name], "expected host:port,host:port,..."))
+    const parsed = Result.all(parts.map(parseHostPort))
+    return Effect.fromResult(
+      Result.mapError(parsed, (why) => invalidData([name], `${why} (expected host:port,host:port,...)`))
+    )
   })
 
 /**
@@ -52,21 +67,21 @@ export const credentials: Config.Config<{
   readonly username: string | undefined
   readonly password: Redacted.Redacted<string> | undefined
 }> = Config.all({
-  username: Config.option(Config.string("REDIS_USERNAME")),
-  password: Config.option(Config.redacted("REDIS_PASSWORD"))
+  username: Config.option(Config.String("REDIS_USERNAME")),
+  password: Config.option(Config.Redacted("REDIS_PASSWORD"))
 }).pipe(Config.map(({ password, username }) => ({
   username: Option.getOrUndefined(username),
   password: Option.getOrUndefined(password)
 })))
 
-const readCa = (path: string): Either.Either<string, ConfigError.ConfigError> => {
-  try {
-    return Either.right(readFileSync(path, "utf8"))
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error)
-    return Either.left(ConfigError.InvalidData(["REDIS_TLS_CA"], `cannot read the CA file: ${why}`))
-  }
-}
+const readCa = (path: string): Effect.Effect<string, Config.ConfigError> =>
+  Effect.try({
+    try: () => readFileSync(path, "utf8"),
+    catch: (error) => {
+      const why = error instanceof Error ? error.message : String(error)
+      return invalidData(["REDIS_TLS_CA"], `cannot read the CA file: ${why}`)
+    }
+  })
 
 /**
  * The TLS settings: `REDIS_TLS_CA` (a PEM file, read now), `REDIS_TLS_SERVERNAME`,
@@ -75,9 +90,9 @@ const readCa = (path: string): Either.Either<string, ConfigError.ConfigError> =>
  * @internal
  */
 export const tls: Config.Config<TlsOptions> = Config.all({
-  ca: Config.option(Config.mapOrFail(Config.string("REDIS_TLS_CA"), readCa)),
-  servername: Config.option(Config.string("REDIS_TLS_SERVERNAME")),
-  rejectUnauthorized: Config.boolean("REDIS_TLS_REJECT_UNAUTHORIZED").pipe(Config.withDefault(true))
+  ca: Config.option(Config.mapEffect(Config.String("REDIS_TLS_CA"), readCa)),
+  servername: Config.option(Config.String("REDIS_TLS_SERVERNAME")),
+  rejectUnauthorized: Config.Boolean("REDIS_TLS_REJECT_UNAUTHORIZED").pipe(Config.withDefault(true))
 }).pipe(Config.map(({ ca, rejectUnauthorized, servername }) => ({
   ca: Option.getOrUndefined(ca),
   servername: Option.getOrUndefined(servername),
@@ -89,4 +104,4 @@ export const tls: Config.Config<TlsOptions> = Config.all({
  *
  * @internal
  */
-export const tlsEnabled: Config.Config<boolean> = Config.boolean("REDIS_TLS").pipe(Config.withDefault(false))
+export const tlsEnabled: Config.Config<boolean> = Config.Boolean("REDIS_TLS").pipe(Config.withDefault(false))

@@ -17,7 +17,7 @@ const isTimestamp = (value: unknown): value is number =>
 
 // The JSON of a trace context's known fields, or undefined when one is malformed.
 const traceContextJson = (context: unknown): string | undefined => {
-  if (!Predicate.isRecord(context)) return undefined
+  if (!Predicate.isObject(context)) return undefined
   let json = "{"
   for (const key of ["traceparent", "tracestate"] as const) {
     if (!hasOwn(context, key)) continue
@@ -36,7 +36,7 @@ const traceContextJson = (context: unknown): string | undefined => {
  */
 export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefined => {
   const payload: unknown = event.payload
-  if (event.type !== "item_delta" || !Predicate.isRecord(payload)) return undefined
+  if (event.type !== "item_delta" || !Predicate.isObject(payload)) return undefined
   const itemId = payload.item_id
   const content = payload.delta_content
   if (payload.type !== "item_delta" || typeof itemId !== "string" || typeof content !== "string") return undefined

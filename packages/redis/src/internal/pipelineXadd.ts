@@ -7,7 +7,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { ChainableCommander } from "ioredis"
 import type { RedisError } from "../RedisError.js"
 import type { RedisStreamsService } from "../RedisStreams.js"
@@ -43,10 +43,10 @@ export const pipelineXaddAll = (client: Pipelines): RedisStreamsService["xaddAll
     },
     catch: (cause) => toRedisError("XADD", key, cause)
   }).pipe(Effect.map((settled) =>
-    entries.map((_, i): Either.Either<string, RedisError> => {
+    entries.map((_, i): Result.Result<string, RedisError> => {
       const [error, reply] = settled?.[i] ?? [new Error("no reply"), undefined]
-      if (error !== null) return Either.left(toRedisError("XADD", key, error))
-      return typeof reply === "string" ? Either.right(reply) : Either.left(unexpectedReply("XADD", key, reply))
+      if (error !== null) return Result.fail(toRedisError("XADD", key, error))
+      return typeof reply === "string" ? Result.succeed(reply) : Result.fail(unexpectedReply("XADD", key, reply))
     })
   ))
 }

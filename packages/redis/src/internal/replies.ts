@@ -6,20 +6,19 @@
  */
 import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { reasonOfReply, RedisError } from "../RedisError.js"
 import type { StreamEntry } from "../StreamEntry.js"
 import { fieldsFromFlat } from "../StreamEntry.js"
 
 /** @internal */
-export const EntryReply = Schema.Tuple(Schema.String, Schema.Array(Schema.String))
+export const EntryReply = Schema.Tuple([Schema.String, Schema.Array(Schema.String)])
 
 /** @internal */
 export const RangeReply = Schema.Array(EntryReply)
 
 /** @internal */
-export const ReadReply = Schema.NullOr(Schema.Array(Schema.Tuple(Schema.String, RangeReply)))
+export const ReadReply = Schema.NullOr(Schema.Array(Schema.Tuple([Schema.String, RangeReply])))
 
 /** @internal */
 export const IntegerReply = Schema.Number
@@ -53,7 +52,7 @@ export const toRedisError = (command: string, key: string | undefined, cause: un
  *
  * @internal
  */
-export const decodeReply = <A, I>(schema: Schema.Schema<A, I>) => {
+export const decodeReply = <A, I>(schema: Schema.Codec<A, I>) => {
   const decode = SchemaDecode.decodeUnknown(schema)
   return (command: string, key: string) => (reply: unknown): Effect.Effect<A, RedisError> =>
     Effect.mapError(decode(reply), (error) =>
@@ -61,7 +60,7 @@ export const decodeReply = <A, I>(schema: Schema.Schema<A, I>) => {
         reason: "Rejected",
         command,
         key,
-        detail: `unexpected reply: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        detail: `unexpected reply: ${error.message}`
       }))
 }
 

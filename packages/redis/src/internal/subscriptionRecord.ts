@@ -5,7 +5,6 @@
  */
 import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { RedisError } from "../RedisError.js"
 
@@ -41,7 +40,7 @@ export const Wake = Schema.Struct({
   id: Schema.String,
   snapshot: Schema.Array(Schema.Struct({ path: Schema.String, tail: Schema.String })),
   leaseUntil: Schema.Number,
-  holder: Schema.optionalWith(Schema.String, { exact: true })
+  holder: Schema.optionalKey(Schema.String)
 })
 
 /**
@@ -62,21 +61,21 @@ export type Wake = typeof Wake.Type
  */
 export const Subscription = Schema.Struct({
   id: Schema.String,
-  type: Schema.Literal("webhook", "pull-wake"),
-  pattern: Schema.optionalWith(Schema.String, { exact: true }),
-  webhookUrl: Schema.optionalWith(Schema.String, { exact: true }),
-  wakeStream: Schema.optionalWith(Schema.String, { exact: true }),
+  type: Schema.Literals(["webhook", "pull-wake"]),
+  pattern: Schema.optionalKey(Schema.String),
+  webhookUrl: Schema.optionalKey(Schema.String),
+  wakeStream: Schema.optionalKey(Schema.String),
   leaseTtlMs: Schema.Number,
-  description: Schema.optionalWith(Schema.String, { exact: true }),
+  description: Schema.optionalKey(Schema.String),
   configHash: Schema.String,
   createdAt: Schema.Number,
   baseUrl: Schema.String,
   links: Schema.Array(Link),
   generation: Schema.Number,
-  wake: Schema.optionalWith(Wake, { exact: true }),
+  wake: Schema.optionalKey(Wake),
   failures: Schema.Number,
-  nextAttemptAt: Schema.optionalWith(Schema.Number, { exact: true })
-}).annotations({ identifier: "Subscription" })
+  nextAttemptAt: Schema.optionalKey(Schema.Number)
+}).annotate({ identifier: "Subscription" })
 
 /**
  * @since 0.3.0
@@ -84,7 +83,7 @@ export const Subscription = Schema.Struct({
  */
 export type Subscription = typeof Subscription.Type
 
-const decodeJson = SchemaDecode.decodeUnknown(Schema.parseJson(Subscription))
+const decodeJson = SchemaDecode.decodeUnknown(Schema.fromJsonString(Subscription))
 
 /**
  * Reads a stored record, failing with a `Rejected` `RedisError` that names the key
@@ -99,7 +98,7 @@ export const decodeRecord = (key: string, json: string): Effect.Effect<Subscript
       reason: "Rejected",
       command: "GET",
       key,
-      detail: `not a stored subscription: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      detail: `not a stored subscription: ${error.message}`
     }))
 
 /**

@@ -25,11 +25,11 @@ redis.call('HSET', KEYS[1], 'v', current + 1, 'r', ARGV[2])
 return 1
 `
 
-const asLoaded = decodeReply(Schema.Tuple(Schema.NullOr(Schema.String), Schema.NullOr(Schema.String)))
+const asLoaded = decodeReply(Schema.Tuple([Schema.NullOr(Schema.String), Schema.NullOr(Schema.String)]))
 const asNumber = decodeReply(Schema.Number)
 const asStrings = decodeReply(Schema.Array(Schema.String))
 const asNullableString = decodeReply(Schema.NullOr(Schema.String))
-const asScan = decodeReply(Schema.Tuple(Schema.String, Schema.Array(Schema.String)))
+const asScan = decodeReply(Schema.Tuple([Schema.String, Schema.Array(Schema.String)]))
 
 const globSpecial = /[*?[\]\\]/g
 
@@ -99,15 +99,15 @@ export const make = (
           ),
           (saved) =>
             saved && expect === 0
-              ? run(asNumber, "SADD", index, (redis) => redis.call("SADD", index, subscription.id))
+              ? Effect.asVoid(run(asNumber, "SADD", index, (redis) => redis.call("SADD", index, subscription.id)))
               : Effect.void
         )
       },
       remove: (id) => {
         const key = recordKey(options.prefix, id)
-        return Effect.zipLeft(
+        return Effect.tap(
           Effect.map(run(asNumber, "DEL", key, (redis) => redis.call("DEL", key)), (deleted) => deleted === 1),
-          run(asNumber, "SREM", index, (redis) => redis.call("SREM", index, id))
+          () => run(asNumber, "SREM", index, (redis) => redis.call("SREM", index, id))
         )
       },
       ids: run(asStrings, "SMEMBERS", index, (redis) => redis.call("SMEMBERS", index)),

@@ -19,11 +19,12 @@
  * @internal
  */
 import { Backoff } from "@sluice/core"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Pull from "effect/Pull"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as EntryId from "../EntryId.js"
 import { PublishError } from "../PublishError.js"
@@ -46,7 +47,7 @@ export interface WriterOptions {
 export interface WriterTarget<A> {
   readonly turnId: string
   readonly stream: TurnKeys.TurnStream
-  readonly toFields: (value: A) => Either.Either<Fields, PublishError>
+  readonly toFields: (value: A) => Result.Result<Fields, PublishError>
   /**
    * The slot a value fills, if any: a later value of the same slot supersedes it.
    */
@@ -72,9 +73,9 @@ interface Outcome<A> {
 /** @internal */
 export const entryIdAt = (position: number): string => `0-${position}`
 
-const allConfirmed = (results: ReadonlyArray<Either.Either<string, RedisError>>, count: number): boolean => {
+const allConfirmed = (results: ReadonlyArray<Result.Result<string, RedisError>>, count: number): boolean => {
   if (results.length !== count) return false
-  for (const result of results) if (Either.isLeft(result)) return false
+  for (const result of results) if (Result.isFailure(result)) return false
   return true
 }
 
@@ -120,7 +121,7 @@ export const writer =
       // they are again (an entry without fields would be refused by Redis as `Rejected`).
       const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
         const fields = target.toFields(batch.values[i]!)
-        return { id: entryIdAt(batch.first + i), fields: Either.isRight(fields) ? fields.right : [] }
+        return { id: entryIdAt(batch.first + i), fields: Result.isSuccess(fields) ? fields.success : [] }
       }
 
       // Whether the entry Redis refused as too small is ours, written on an earlier try.
@@ -159,8 +160,8 @@ export const writer =
         // is done in one round trip and a few operations; anything else takes the full
         // path, which goes on from this first attempt's outcome.
         started
-          ? Effect.flatMap(Effect.either(redis.xaddAll(key, entries, xaddOptions)), (first) => {
-            if (Either.isRight(first) && allConfirmed(first.right, entries.length)) {
+          ? Effect.flatMap(Effect.result(redis.xaddAll(key, entries, xaddOptions)), (first) => {
+            if (Result.isSuccess(first) && allConfirmed(first.success, entries.length)) {
               written += entries.length
               return Effect.succeed<Outcome<A>>({ passed: batch.values, error: undefined })
             }
@@ -171,7 +172,7 @@ export const writer =
       const writeBatchFully = (
         batch: Batch<A>,
         entries: ReadonlyArray<XAddEntry>,
-        firstAttempt: Either.Either<ReadonlyArray<Either.Either<string, RedisError>>, RedisError> | undefined
+        firstAttempt: Result.Result<ReadonlyArray<Result.Result<string, RedisError>>, RedisError> | undefined
       ): Effect.Effect<Outcome<A>> => {
         const size = batch.values.length
         let fresh: ReadonlyArray<XAddEntry> | undefined = entries
@@ -181,19 +182,19 @@ export const writer =
         // Walks the replies in order: confirmed entries count, an entry refused as too
         // small is checked, anything else stops the walk.
         const settle = (
-          results: ReadonlyArray<Either.Either<string, RedisError>>,
+          results: ReadonlyArray<Result.Result<string, RedisError>>,
           offset: number,
           from: number
         ): Effect.Effect<void, RedisError | PublishError> => {
           for (let i = from; i < results.length; i++) {
             const result = results[i]!
-            if (Either.isRight(result)) {
+            if (Result.isSuccess(result)) {
               confirmed++
               continue
             }
-            const error = result.left
+            const error = result.failure
             if (error.reason === "IdTooSmall") {
-              return Effect.zipRight(
+              return Effect.andThen(
                 Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
                 Effect.suspend(() => {
                   confirmed++
@@ -216,17 +217,15 @@ export const writer =
           attempts++
           const done = made
           made = undefined
-          const call = done === undefined
-            ? redis.xaddAll(key, sent, xaddOptions)
-            : Either.isRight(done)
-            ? Effect.succeed(done.right)
-            : Effect.fail(done.left)
+          const call = done === undefined ? redis.xaddAll(key, sent, xaddOptions) : Effect.fromResult(done)
           return Effect.flatMap(call, (results) => settle(results, offset, 0))
         }).pipe(
-          Effect.zipRight(Effect.suspend(() => started ? Effect.void : keep(true))),
-          Effect.tap(() => {
-            started = true
-          })
+          Effect.andThen(Effect.suspend(() => started ? Effect.void : keep(true))),
+          Effect.tap(() =>
+            Effect.sync(() => {
+              started = true
+            })
+          )
         )
         // The retry schedule is only started once an attempt failed (starting it costs
         // more than a batch that goes through): it is handed that failure first, so it
@@ -240,12 +239,12 @@ export const writer =
           })
           return Effect.retry(again, { schedule, while: isUnavailable })
         }
-        const outcome = Effect.either(Effect.catchIf(attempt, isUnavailable, retried))
+        const outcome = Effect.result(Effect.catchIf(attempt, isUnavailable, retried))
         return Effect.map(outcome, (result): Outcome<A> => {
           const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
           written += confirmed
-          if (Either.isRight(result)) return { passed, error: undefined }
-          const error = result.left
+          if (Result.isSuccess(result)) return { passed, error: undefined }
+          const error = result.failure
           const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
           const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
           return {
@@ -268,11 +267,11 @@ export const writer =
         let invalid: PublishError | undefined
         for (let i = from; i < to; i++) {
           const fields = target.toFields(values[i]!)
-          if (Either.isLeft(fields)) {
-            invalid = fields.left
+          if (Result.isFailure(fields)) {
+            invalid = fields.failure
             break
           }
-          entries.push({ id: entryIdAt(++assigned), fields: fields.right })
+          entries.push({ id: entryIdAt(++assigned), fields: fields.success })
         }
         const rejected = (bad: PublishError) =>
           failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
@@ -309,7 +308,7 @@ export const writer =
           Effect.suspend(() =>
             superseded.length === 0
               ? write
-              : Effect.zipLeft(write, Effect.ignore(deleteSuperseded), { concurrent: true })
+              : Effect.map(Effect.zip(write, Effect.ignore(deleteSuperseded), { concurrent: true }), ([out]) => out)
           ),
           (out) => {
             out.passed.forEach((value, i) => {
@@ -323,7 +322,7 @@ export const writer =
           }
         )
 
-      const finish = Effect.suspend(() => started ? Effect.zipRight(deleteSuperseded, keep(false)) : Effect.void).pipe(
+      const finish = Effect.suspend(() => started ? Effect.andThen(deleteSuperseded, keep(false)) : Effect.void).pipe(
         Effect.retry({ schedule, while: isUnavailable }),
         Effect.mapError((error) =>
           failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
@@ -332,35 +331,45 @@ export const writer =
         )
       )
 
-      // Passes on what a piece confirmed, then goes on with `next` or fails.
-      const emit = <E>(
-        out: Outcome<A>,
-        next: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown>
-      ) => {
-        const rest = out.error === undefined ? next : Channel.fail(out.error)
-        return out.passed.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out.passed)), rest)
-      }
-
-      // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a time.
-      const loop = <E>(): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> => {
-        const pieces = (
-          values: ReadonlyArray<A>,
-          from: number
-        ): Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> =>
-          from >= values.length
-            ? reading
-            : Channel.unwrap(Effect.map(
-              writePiece(values, from, Math.min(from + options.maxInFlight, values.length)),
-              (out) => emit(out, Channel.suspend(() => pieces(values, from + options.maxInFlight)))
-            ))
-        const reading: Channel.Channel<Chunk.Chunk<A>, Chunk.Chunk<A>, E | PublishError, E, unknown, unknown> = Channel
-          .readWithCause({
-            onInput: (chunk: Chunk.Chunk<A>) => pieces(Chunk.toReadonlyArray(chunk), 0),
-            onFailure: Channel.failCause,
-            onDone: () => Channel.fromEffect(finish)
+      // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a
+      // time: each pull passes on what one piece confirmed, then the failure that stopped
+      // it, if any, on the next pull; the end of upstream waits for `finish`.
+      return Stream.transformPull(self, (upstream) =>
+        Effect.sync(() => {
+          let values: ReadonlyArray<A> = []
+          let from = 0
+          let failed: PublishError | undefined
+          let ended = false
+          const next = Effect.suspend(() =>
+            Pull.catchDone(upstream, () =>
+              Effect.andThen(
+                finish,
+                Effect.sync(() => {
+                  ended = true
+                })
+              ))
+          )
+          const pull: Pull.Pull<Arr.NonEmptyReadonlyArray<A>, E | PublishError> = Effect.suspend(() => {
+            if (failed !== undefined) return Effect.fail(failed)
+            if (ended) return Cause.done()
+            if (from >= values.length) {
+              return Effect.flatMap(next, (chunk) => {
+                if (chunk !== undefined) {
+                  values = chunk
+                  from = 0
+                }
+                return pull
+              })
+            }
+            const to = Math.min(from + options.maxInFlight, values.length)
+            return Effect.flatMap(writePiece(values, from, to), (out) => {
+              from = to
+              failed = out.error
+              return isNonEmpty(out.passed) ? Effect.succeed(out.passed) : pull
+            })
           })
-        return reading
-      }
-
-      return Stream.pipeThroughChannelOrFail(self, loop<E>())
+          return pull
+        }))
     })
+
+const isNonEmpty = <A>(values: ReadonlyArray<A>): values is Arr.NonEmptyReadonlyArray<A> => values.length > 0

@@ -51,8 +51,8 @@ const writes = (run: string) =>
           ),
           { maxLen: 100_000 }
         ).pipe(Effect.tap((results) =>
-          results.some((r) => r._tag === "Left")
-            ? Effect.die(String(results.find((r) => r._tag === "Left")?.left))
+          results.some((r) => r._tag === "Failure")
+            ? Effect.die(String(results.find((r) => r._tag === "Failure")?.failure))
             : Effect.void
         )), { concurrency: "unbounded", discard: true })
     }

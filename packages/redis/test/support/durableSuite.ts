@@ -55,13 +55,13 @@ export const durableSuite = (name: string, layer: Layer.Layer<DurableStore, Redi
         const stream = randomUUID()
         yield* store.commit(stream, { expect: 0, set: { ct: "text/plain" }, append: [], expiry: persist })
         const state = Option.getOrThrow(yield* store.load(stream))
-        const waiting = yield* Effect.fork(store.awaitChange(stream, state.signal, 30_000))
-        yield* Effect.yieldNow()
+        const waiting = yield* Effect.forkChild(store.awaitChange(stream, state.signal, 30_000))
+        yield* Effect.yieldNow
         yield* store.commit(stream, { expect: state.version, set: {}, append: [bytes("x")], expiry: persist })
         expect(yield* Fiber.join(waiting)).toBe(true)
         const next = Option.getOrThrow(yield* store.load(stream))
-        const deleted = yield* Effect.fork(store.awaitChange(stream, next.signal, 30_000))
-        yield* Effect.yieldNow()
+        const deleted = yield* Effect.forkChild(store.awaitChange(stream, next.signal, 30_000))
+        yield* Effect.yieldNow
         expect(yield* store.remove(stream)).toBe("Removed")
         expect(yield* Fiber.join(deleted)).toBe(true)
         expect(yield* store.remove(stream)).toBe("Missing")

@@ -6,9 +6,8 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import { RedisError } from "../../src/RedisError.js"
 import { RedisStreams } from "../../src/RedisStreams.js"
 
@@ -33,12 +32,12 @@ export const faulty = (
   const reached = (n: number) =>
     Effect.suspend(() => {
       if (log.faults.length >= n) return Effect.void
-      const waiter = Deferred.unsafeMake<void>(FiberId.none)
+      const waiter = Deferred.makeUnsafe<void>()
       waiters.push([n, waiter])
       return Deferred.await(waiter)
     })
   const notify = () => {
-    for (const [n, waiter] of waiters) if (log.faults.length >= n) Deferred.unsafeDone(waiter, Effect.void)
+    for (const [n, waiter] of waiters) if (log.faults.length >= n) Deferred.doneUnsafe(waiter, Effect.void)
   }
   const layer = Layer.effect(
     RedisStreams,
@@ -58,17 +57,17 @@ export const faulty = (
               case "drop":
                 return Effect.fail(lost)
               case "lose-reply":
-                return Effect.zipRight(inner.xaddAll(key, entries, xaddOptions), Effect.fail(lost))
+                return Effect.andThen(inner.xaddAll(key, entries, xaddOptions), Effect.fail(lost))
               case "half-lands": {
                 const half = Math.ceil(entries.length / 2)
                 return Effect.map(inner.xaddAll(key, entries.slice(0, half), xaddOptions), (landed) => [
                   ...landed,
-                  ...entries.slice(half).map(() => Either.left(lost))
+                  ...entries.slice(half).map(() => Result.fail(lost))
                 ])
               }
             }
           })()
-          return options.gate === undefined ? write : Effect.zipRight(Deferred.await(options.gate), write)
+          return options.gate === undefined ? write : Effect.andThen(Deferred.await(options.gate), write)
         })
     }))
   )

@@ -5,13 +5,10 @@
  * reach a follower of the control stream.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { RedisStreams } from "../../src/RedisStreams.js"
@@ -36,7 +33,7 @@ const publishPartial = (turnId: string) =>
     return events
   })
 
-const entries = (key: string) => Effect.flatMap(RedisStreams, (redis) => redis.xrange(key, "-", "+"))
+const entries = (key: string) => RedisStreams.use((redis) => redis.xrange(key, "-", "+"))
 
 export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   layer(streams, { timeout: 60_000 })(name, (it) => {
@@ -91,10 +88,10 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
           const late = streamEvents(turnId, 8).slice(-1).map((event) => ({ ...event, run_id: events[0]!.run_id }))
           // the producer's publisher starts again at the next id it believes free
-          const resumed = yield* Effect.either(
+          const resumed = yield* Effect.result(
             Stream.runDrain(TurnPublisher.publishEvents(turnId)(Stream.fromIterable([...events, ...late])))
           )
-          expect(Either.isLeft(resumed)).toBe(true)
+          expect(Result.isFailure(resumed)).toBe(true)
           const a = yield* entries(TurnKeys.eventsKey(prefix, turnId))
           expect(a).toHaveLength(9)
           expect(TurnEntry.isFinal(a.at(-1)!)).toBe(true)
@@ -125,7 +122,7 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           yield* TurnControl.requestCancel(controlPrefix, first)
           yield* TurnControl.requestCancel(controlPrefix, second)
           const seen = yield* TurnControl.requests(controlPrefix, at).pipe(Stream.take(2), Stream.runCollect)
-          expect(Chunk.toReadonlyArray(seen)).toStrictEqual([{ type: "cancel", turnId: first }, {
+          expect(seen).toStrictEqual([{ type: "cancel", turnId: first }, {
             type: "cancel",
             turnId: second
           }])
@@ -133,17 +130,17 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const follower = yield* TurnControl.requests(controlPrefix).pipe(
             Stream.take(1),
             Stream.runCollect,
-            Effect.fork
+            Effect.forkChild
           )
           const third = randomUUID()
           // ask until the follower, whenever it has found where the stream ends, sees it
-          let exit = yield* Fiber.poll(follower)
-          while (Option.isNone(exit)) {
+          let exit = follower.pollUnsafe()
+          while (exit === undefined) {
             yield* TurnControl.requestCancel(controlPrefix, third)
-            yield* Effect.yieldNow()
-            exit = yield* Fiber.poll(follower)
+            yield* Effect.yieldNow
+            exit = follower.pollUnsafe()
           }
-          expect(Exit.isSuccess(exit.value) && Chunk.toReadonlyArray(exit.value.value)).toStrictEqual([{
+          expect(Exit.isSuccess(exit) && exit.value).toStrictEqual([{
             type: "cancel",
             turnId: third
           }])

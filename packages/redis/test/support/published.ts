@@ -5,7 +5,6 @@
  */
 import type { StreamBMessage } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { RedisStreams } from "../../src/RedisStreams.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
@@ -19,14 +18,14 @@ export const lazySource = (
   messages: ReadonlyArray<StreamBMessage.StreamBMessage>,
   at: (i: number) => Effect.Effect<void>
 ) =>
-  Stream.unfoldEffect(0, (i) =>
+  Stream.unfold(0, (i) =>
     i >= messages.length
-      ? Effect.succeed(Option.none())
-      : Effect.as(at(i), Option.some([messages[i]!, i + 1] as const)))
+      ? Effect.succeed(undefined)
+      : Effect.as(at(i), [messages[i]!, i + 1] as const))
 
 /** A turn's Stream B entries, decoded, with their ids. */
 export const storedUpserts = (prefix: string, turnId: string) =>
-  Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
+  RedisStreams.use((redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
     Effect.flatMap(
       Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
     )

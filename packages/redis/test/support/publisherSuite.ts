@@ -4,15 +4,12 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Arbitrary from "effect/Arbitrary"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { PublishError } from "../../src/PublishError.js"
 import { RedisStreams } from "../../src/RedisStreams.js"
@@ -28,12 +25,11 @@ const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }
 const publishB = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
   Stream.fromIterable(messages).pipe(
     TurnPublisher.publishUpserts(turnId),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray)
+    Stream.runCollect
   )
 
 const storedB = (turnId: string) =>
-  Effect.flatMap(RedisStreams, (redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
+  RedisStreams.use((redis) => redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")).pipe(
     Effect.flatMap(
       Effect.forEach((entry) => Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
     )
@@ -146,8 +142,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             }
             messages.slice(0, seen).forEach(fold)
             const resumed = yield* redis.tail(key, { after: `0-${seen}`, until: TurnEntry.isFinal }).pipe(
-              Stream.runCollect,
-              Effect.map(Chunk.toReadonlyArray)
+              Stream.runCollect
             )
             const ids = resumed.map((entry) => Number(entry.id.slice(2)))
             expect(ids.every((id) => id > seen)).toBe(true)
@@ -180,14 +175,16 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
     describe("Stream A", () => {
       it.effect("each StreamEvent is an entry with its id, time and type, and the event as JSON", () =>
         Effect.gen(function*() {
-          const arbitrary = FastCheck.array(Arbitrary.make(StreamEvent.StreamEvent), { minLength: 1, maxLength: 30 })
-          for (const events of FastCheck.sample(arbitrary, { numRuns: 15, seed: 6 })) {
+          const arbitrary = Arbitrary.array(Arbitrary.schema(StreamEvent.StreamEvent), { minLength: 1, maxLength: 30 })
+          const samples = yield* Arbitrary.sampleEffect(arbitrary, { count: 15, seed: 6, maxDiscards: 100_000 })
+          // Effect's arbitraries make objects without a prototype; the events a reader decodes are plain objects
+          for (const events of samples.map((sample) => structuredClone(sample))) {
             const turnId = randomUUID()
             const passed = yield* Stream.fromIterable(events).pipe(
               TurnPublisher.publishEvents(turnId),
               Stream.runCollect
             )
-            expect(Chunk.toReadonlyArray(passed)).toStrictEqual(events)
+            expect(passed).toStrictEqual(events)
             const redis = yield* RedisStreams
             const raw = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
             expect(raw.map((entry) => entry.id)).toStrictEqual(ids(events.length))
@@ -233,10 +230,10 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const follower = yield* redis.tail(TurnKeys.eventsKey(prefix, turnId), { until: TurnEntry.isFinal }).pipe(
             Stream.mapEffect(TurnEntry.toStreamEvent),
             Stream.runCollect,
-            Effect.fork
+            Effect.forkChild
           )
           yield* Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId), Stream.runDrain)
-          expect(Chunk.toReadonlyArray(yield* Fiber.join(follower))).toStrictEqual(events)
+          expect(yield* Fiber.join(follower)).toStrictEqual(events)
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
     })
 
@@ -269,7 +266,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             TurnPublisher.publishUpserts(turnId),
             Stream.runForEach((message) => Effect.sync(() => passed.push(message))),
             Effect.flip,
-            Effect.fork
+            Effect.forkChild
           )
           // docs/upserts.md#retries-the-promise-facade: retries after 1 s, 2 s and 4 s (capped at 10 s), then the error.
           yield* injected.reached(2)
@@ -300,24 +297,24 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const turnId = randomUUID()
           const messages = upsertMessages(turnId, 100)
           let produced = 0
-          const source = Stream.unfoldEffect(0, (i) =>
+          const source = Stream.unfold(0, (i) =>
             Effect.sync(() => {
-              if (i >= messages.length) return Option.none()
+              if (i >= messages.length) return undefined
               produced++
-              return Option.some([messages[i]!, i + 1] as const)
+              return [messages[i]!, i + 1] as const
             }))
           const run = yield* source.pipe(
             TurnPublisher.publishUpserts(turnId),
             Stream.runCollect,
             Effect.provide(TurnPublisher.layer({ ...fast, maxInFlight: 4 })),
             Effect.provide(injected.layer),
-            Effect.fork
+            Effect.forkChild
           )
-          for (let i = 0; i < 500; i++) yield* Effect.yieldNow()
+          for (let i = 0; i < 500; i++) yield* Effect.yieldNow
           // One batch held at the gate, one being gathered, one element in hand.
           expect(produced).toBeLessThanOrEqual(4 + 4 + 1)
           yield* Deferred.succeed(gate, undefined)
-          expect(Chunk.toReadonlyArray(yield* Fiber.join(run))).toStrictEqual(messages)
+          expect(yield* Fiber.join(run)).toStrictEqual(messages)
           expect(Math.max(...injected.log.batchSizes)).toBeLessThanOrEqual(4)
           expect(yield* storedB(turnId)).toStrictEqual(kept(messages))
         }))

@@ -3,7 +3,6 @@
  * (commands) and followed to its end (a tail).
  */
 import { expect } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
@@ -32,5 +31,5 @@ export const roundTrip = Effect.gen(function*() {
     Stream.mapEffect(TurnEntry.toStreamBMessage),
     Stream.runCollect
   )
-  expect(Chunk.toReadonlyArray(followed)).toStrictEqual(stored.map((entry) => entry.message))
+  expect(followed).toStrictEqual(stored.map((entry) => entry.message))
 })

@@ -3,12 +3,11 @@
  * both run it, so the in-memory layer is held to what Redis does.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as EntryId from "../../src/EntryId.js"
@@ -107,14 +106,14 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
             { id: "0-2", fields: fields(3) },
             { id: "0-3", fields: fields(4) }
           ])
-          expect(results.map(Either.map((id) => id))).toStrictEqual([
-            Either.right("0-1"),
-            Either.right("0-2"),
+          expect(results.map(Result.map((id) => id))).toStrictEqual([
+            Result.succeed("0-1"),
+            Result.succeed("0-2"),
             expect.anything(),
-            Either.right("0-3")
+            Result.succeed("0-3")
           ])
           const failed = results[2]!
-          expect(Either.isLeft(failed) && failed.left.reason).toBe("IdTooSmall")
+          expect(Result.isFailure(failed) && failed.failure.reason).toBe("IdTooSmall")
           expect(numbers(yield* redis.xrange(k, "-", "+"))).toStrictEqual([1, 2, 4])
           expect(yield* redis.xaddAll(k, [])).toStrictEqual([])
         }))
@@ -167,16 +166,16 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const follower = yield* redis.tail(k, { until: (entry) => Option.contains(field(entry, "n"), "8"), count: 2 })
             .pipe(
               Stream.runCollect,
-              Effect.fork
+              Effect.forkChild
             )
           for (let n = 4; n <= 8; n++) {
-            yield* Effect.yieldNow()
+            yield* Effect.yieldNow
             yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
           }
           yield* redis.xadd(k, { id: "0-9", fields: fields(9) })
           const seen = yield* Fiber.join(follower)
-          expect(numbers(Chunk.toReadonlyArray(seen))).toStrictEqual([1, 2, 3, 4, 5, 6, 7, 8])
-          expect(Chunk.toReadonlyArray(seen).map((entry) => entry.id)).toStrictEqual(
+          expect(numbers(seen)).toStrictEqual([1, 2, 3, 4, 5, 6, 7, 8])
+          expect(seen.map((entry) => entry.id)).toStrictEqual(
             [1, 2, 3, 4, 5, 6, 7, 8].map((n) => `0-${n}`)
           )
         }))
@@ -187,19 +186,19 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const k = key("resume")
           for (let n = 1; n <= 5; n++) yield* redis.xadd(k, { id: `0-${n}`, fields: fields(n) })
           const seen = yield* redis.tail(k, { after: "0-3" }).pipe(Stream.take(2), Stream.runCollect)
-          expect(numbers(Chunk.toReadonlyArray(seen))).toStrictEqual([4, 5])
+          expect(numbers(seen)).toStrictEqual([4, 5])
           const whole = yield* redis.tail(k, { after: "0" }).pipe(Stream.take(5), Stream.runCollect)
-          expect(numbers(Chunk.toReadonlyArray(whole))).toStrictEqual([1, 2, 3, 4, 5])
+          expect(numbers(whole)).toStrictEqual([1, 2, 3, 4, 5])
         }))
 
       it.effect("waits for a key that does not exist yet", () =>
         Effect.gen(function*() {
           const redis = yield* RedisStreams
           const k = key("later")
-          const follower = yield* redis.tail(k).pipe(Stream.take(1), Stream.runCollect, Effect.fork)
-          yield* Effect.yieldNow()
+          const follower = yield* redis.tail(k).pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
+          yield* Effect.yieldNow
           yield* redis.xadd(k, { id: "0-1", fields: fields(1) })
-          expect(numbers(Chunk.toReadonlyArray(yield* Fiber.join(follower)))).toStrictEqual([1])
+          expect(numbers(yield* Fiber.join(follower))).toStrictEqual([1])
         }))
 
       it.effect("a malformed start id fails with Rejected", () =>
@@ -229,7 +228,7 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const tailed = yield* redis.tail(k, { after: "0-4", until: (entry) => entry.id === "0-5" }).pipe(
             Stream.runCollect
           )
-          expect(numbers(Chunk.toReadonlyArray(tailed))).toStrictEqual([5])
+          expect(numbers(tailed)).toStrictEqual([5])
           expect(yield* reasonOf(redis.xdel(k, ["nope"]))).toBe("Rejected")
         }))
     })
@@ -247,11 +246,11 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
             Stream.chunks,
             Stream.runCollect
           )
-          const sizes = Chunk.toReadonlyArray(chunks).map((chunk) => chunk.length)
+          const sizes = chunks.map((chunk) => chunk.length)
           // the first read is small (entry sizes unknown), then two 10 KB entries a read
           expect(sizes[0]).toBeLessThanOrEqual(16)
           expect(Math.max(...sizes.slice(1))).toBeLessThanOrEqual(2)
-          expect(numbers(Chunk.toReadonlyArray(chunks).flatMap(Chunk.toReadonlyArray))).toStrictEqual(
+          expect(numbers(chunks.flat())).toStrictEqual(
             Array.from({ length: 40 }, (_, i) => i + 1)
           )
         }))
