@@ -6,11 +6,11 @@
  * @since 0.1.0
  */
 import type { StreamEvent } from "@sluice/core"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as Pull from "effect/Pull"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { AccumulatorError } from "./AccumulatorError.js"
 import * as Turn from "./Turn.js"
@@ -32,14 +32,14 @@ export interface Step {
  */
 const foldChunk = (
   turn: Turn.Turn,
-  events: Chunk.Chunk<StreamEvent.StreamEvent>
+  events: ReadonlyArray<StreamEvent.StreamEvent>
 ): readonly [Array<Step>, Turn.Turn, AccumulatorError | undefined] => {
   const steps: Array<Step> = []
   let current = turn
   for (const event of events) {
     const next = Turn.step(current, event)
-    if (Either.isLeft(next)) return [steps, current, next.left]
-    current = next.right
+    if (Result.isFailure(next)) return [steps, current, next.failure]
+    current = next.success
     steps.push({ event, turn: current })
   }
   return [steps, current, undefined]
@@ -56,28 +56,28 @@ const foldChunk = (
  */
 export const accumulate = <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
-): Stream.Stream<Step, E | AccumulatorError, R> => Stream.pipeThroughChannelOrFail(self, folding<E>(Turn.empty))
+): Stream.Stream<Step, E | AccumulatorError, R> =>
+  Stream.transformPull(self, (upstream) => Effect.sync(() => folding(upstream)))
 
-// One pure fold per chunk, the turn carried from read to read: no Ref, no inner stream.
+// One pure fold per chunk, the turn carried from pull to pull: no Ref, no inner stream.
+// A refused event ends the chunk's steps; the next pull fails with the refusal.
 const folding = <E>(
-  turn: Turn.Turn
-): Channel.Channel<
-  Chunk.Chunk<Step>,
-  Chunk.Chunk<StreamEvent.StreamEvent>,
-  AccumulatorError | E,
-  E,
-  unknown,
-  unknown
-> =>
-  Channel.readWith({
-    onInput: (events: Chunk.Chunk<StreamEvent.StreamEvent>) => {
-      const [steps, next, error] = foldChunk(turn, events)
-      const rest = error === undefined ? folding<E>(next) : Channel.fail(error)
-      return steps.length === 0 ? rest : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(steps)), rest)
-    },
-    onFailure: (error: E) => Channel.fail(error),
-    onDone: () => Channel.void
-  })
+  upstream: Pull.Pull<Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>, E>
+): Pull.Pull<Arr.NonEmptyReadonlyArray<Step>, E | AccumulatorError> => {
+  let turn = Turn.empty
+  let refused: AccumulatorError | undefined
+  const pull: Pull.Pull<Arr.NonEmptyReadonlyArray<Step>, E | AccumulatorError> = Effect.suspend(() =>
+    refused !== undefined
+      ? Effect.fail(refused)
+      : Effect.flatMap(upstream, (events) => {
+        const [steps, next, error] = foldChunk(turn, events)
+        turn = next
+        refused = error
+        return Arr.isReadonlyArrayNonEmpty(steps) ? Effect.succeed(steps) : pull
+      })
+  )
+  return pull
+}
 
 /**
  * Runs a stream of events to its final turn.
@@ -90,7 +90,7 @@ export const runTurn = <E, R>(
 ): Effect.Effect<Turn.Turn, E | AccumulatorError, R> =>
   Effect.flatMap(Ref.make(Turn.empty), (ref) =>
     self.pipe(
-      Stream.runForEachChunk((events) =>
+      Stream.runForEachArray((events) =>
         Effect.flatMap(
           Ref.modify(ref, (turn) => {
             const [, next, error] = foldChunk(turn, events)
@@ -99,5 +99,5 @@ export const runTurn = <E, R>(
           (error) => (error === undefined ? Effect.void : Effect.fail(error))
         )
       ),
-      Effect.zipRight(Ref.get(ref))
+      Effect.andThen(Ref.get(ref))
     ))

@@ -17,16 +17,16 @@ import * as Schema from "effect/Schema"
  * @category errors
  */
 export class AccumulatorError extends Schema.TaggedError<AccumulatorError>()("AccumulatorError", {
-  reason: Schema.Literal(
+  reason: Schema.Literals([
     "NotStarted",
     "AlreadyStarted",
     "UnknownItem",
     "DuplicateItem",
     "ItemAlreadyDone",
     "EventAfterResponseDone"
-  ),
+  ]),
   eventId: Schema.String,
   eventType: Schema.String,
-  itemId: Schema.optionalWith(Schema.String, { exact: true }),
+  itemId: Schema.optionalKey(Schema.String),
   message: Schema.String
 }) {}

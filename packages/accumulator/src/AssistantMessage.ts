@@ -9,8 +9,8 @@ import { Json } from "@sluice/core"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
 /**
  * Usage as docs/views.md#messageaccumulator-over-event-patches counts it: `{input, cache_write, cache_read, output, total, raw}`.
@@ -25,7 +25,7 @@ export const Usage = Schema.Struct({
   output: Count,
   total: Count,
   raw: Json.JsonObject
-}).annotations({ identifier: "AssistantMessage.Usage" })
+}).annotate({ identifier: "AssistantMessage.Usage" })
 
 /**
  * @since 0.1.0
@@ -47,7 +47,7 @@ export const defaultUsage: Usage = { input: 0, cache_write: 0, cache_read: 0, ou
  * @since 0.1.0
  * @category schemas
  */
-export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }).annotations({
+export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }).annotate({
   identifier: "AssistantMessage.TextContent"
 })
 
@@ -61,7 +61,7 @@ export const ReasoningContent = Schema.Struct({
   type: Schema.Literal("reasoning"),
   text: Schema.String,
   signature: Schema.String
-}).annotations({ identifier: "AssistantMessage.ReasoningContent" })
+}).annotate({ identifier: "AssistantMessage.ReasoningContent" })
 
 /**
  * A tool call: `arguments` is the raw JSON text so far; `input` is it parsed
@@ -77,7 +77,7 @@ export const ToolCallContent = Schema.Struct({
   tool_type: Schema.String,
   arguments: Schema.String,
   input: optional(Json.JsonObject)
-}).annotations({ identifier: "AssistantMessage.ToolCallContent" })
+}).annotate({ identifier: "AssistantMessage.ToolCallContent" })
 
 /**
  * A tool result, linked to its call by `tool_use_id`.
@@ -90,7 +90,7 @@ export const ToolResultContent = Schema.Struct({
   tool_use_id: Schema.String,
   name: optional(Schema.String),
   content: Schema.String
-}).annotations({ identifier: "AssistantMessage.ToolResultContent" })
+}).annotate({ identifier: "AssistantMessage.ToolResultContent" })
 
 /**
  * A tool call the provider ran itself (web search, code execution, ...: a `tool_start`
@@ -103,7 +103,7 @@ export const ToolResultContent = Schema.Struct({
 export const ProviderToolCallContent = Schema.Struct({
   ...ToolCallContent.fields,
   type: Schema.Literal("provider_tool_call")
-}).annotations({ identifier: "AssistantMessage.ProviderToolCallContent" })
+}).annotate({ identifier: "AssistantMessage.ProviderToolCallContent" })
 
 /**
  * The result of a provider-executed tool call, as the provider reported it.
@@ -114,7 +114,7 @@ export const ProviderToolCallContent = Schema.Struct({
 export const ProviderToolResultContent = Schema.Struct({
   ...ToolResultContent.fields,
   type: Schema.Literal("provider_tool_result")
-}).annotations({ identifier: "AssistantMessage.ProviderToolResultContent" })
+}).annotate({ identifier: "AssistantMessage.ProviderToolResultContent" })
 
 /**
  * Any content block.
@@ -122,14 +122,14 @@ export const ProviderToolResultContent = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Content = Schema.Union(
+export const Content = Schema.Union([
   TextContent,
   ReasoningContent,
   ToolCallContent,
   ToolResultContent,
   ProviderToolCallContent,
   ProviderToolResultContent
-).annotations({
+]).annotate({
   identifier: "AssistantMessage.Content"
 })
 
@@ -147,9 +147,9 @@ export type Content = typeof Content.Type
  * @category schemas
  */
 export const ProviderToolCall = Schema.Struct({
-  ...Struct.omit(ToolCallContent.fields, "type", "tool_type"),
+  ...Struct.omit(ToolCallContent.fields, ["type", "tool_type"]),
   result: optional(Schema.String)
-}).annotations({ identifier: "AssistantMessage.ProviderToolCall" })
+}).annotate({ identifier: "AssistantMessage.ProviderToolCall" })
 
 /**
  * @since 0.1.0
@@ -178,7 +178,7 @@ export const AssistantMessage = Schema.Struct({
   stop_reason: Schema.NullOr(Schema.String),
   error_message: optional(Schema.String),
   timestamp: Count
-}).annotations({ identifier: "AssistantMessage" })
+}).annotate({ identifier: "AssistantMessage" })
 
 /**
  * @since 0.1.0

@@ -7,14 +7,15 @@
  * @since 0.1.0
  */
 import { Json, SchemaDecode } from "@sluice/core"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { MessageAccumulatorError } from "./MessageAccumulatorError.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
-const text = Schema.optionalWith(Schema.String, { default: () => "" })
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+// A string that may be missing (or undefined): empty when it is.
+const text = Schema.String.pipe(Schema.withDecodingDefault(Effect.succeed("")))
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
 /**
  * Token counts a `message_delta` reports; each replaces the count before it. Missing
@@ -30,7 +31,7 @@ export const UsagePatch = Schema.Struct({
   cache_write: optional(Count),
   total: optional(Count),
   raw: optional(Json.JsonObject)
-}).annotations({ identifier: "UsagePatch" })
+}).annotate({ identifier: "UsagePatch" })
 
 /**
  * `{type: "message_start", delta?: {id?, model?, role?: "assistant", timestamp?}}`.
@@ -40,16 +41,13 @@ export const UsagePatch = Schema.Struct({
  */
 export const MessageStart = Schema.Struct({
   type: Schema.Literal("message_start"),
-  delta: Schema.optionalWith(
-    Schema.Struct({
-      id: optional(Schema.String),
-      model: optional(Schema.String),
-      role: optional(Schema.Literal("assistant")),
-      timestamp: optional(Count)
-    }),
-    { default: () => ({}) }
-  )
-}).annotations({ identifier: "MessageStartPatch" })
+  delta: Schema.Struct({
+    id: optional(Schema.String),
+    model: optional(Schema.String),
+    role: optional(Schema.Literal("assistant")),
+    timestamp: optional(Count)
+  }).pipe(Schema.withDecodingDefault(Effect.sync(() => ({}))))
+}).annotate({ identifier: "MessageStartPatch" })
 
 /**
  * `{type: "message_delta", delta?: {stop_reason?, error_message?}, usage?}`.
@@ -59,12 +57,11 @@ export const MessageStart = Schema.Struct({
  */
 export const MessageDelta = Schema.Struct({
   type: Schema.Literal("message_delta"),
-  delta: Schema.optionalWith(
-    Schema.Struct({ stop_reason: optional(Schema.String), error_message: optional(Schema.String) }),
-    { default: () => ({}) }
+  delta: Schema.Struct({ stop_reason: optional(Schema.String), error_message: optional(Schema.String) }).pipe(
+    Schema.withDecodingDefault(Effect.sync(() => ({})))
   ),
   usage: optional(UsagePatch)
-}).annotations({ identifier: "MessageDeltaPatch" })
+}).annotate({ identifier: "MessageDeltaPatch" })
 
 /**
  * `{type: "message_end"}`.
@@ -72,7 +69,7 @@ export const MessageDelta = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") }).annotations({
+export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") }).annotate({
   identifier: "MessageEndPatch"
 })
 
@@ -83,9 +80,9 @@ export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") })
  * @category schemas
  */
 export const Text = Schema.Struct({
-  type: Schema.Literal("text_start", "text_delta", "text_end"),
+  type: Schema.Literals(["text_start", "text_delta", "text_end"]),
   delta: text
-}).annotations({ identifier: "TextPatch" })
+}).annotate({ identifier: "TextPatch" })
 
 /**
  * `reasoning_start | reasoning_delta | reasoning_end`, each with a `delta` and a piece
@@ -95,10 +92,10 @@ export const Text = Schema.Struct({
  * @category schemas
  */
 export const Reasoning = Schema.Struct({
-  type: Schema.Literal("reasoning_start", "reasoning_delta", "reasoning_end"),
+  type: Schema.Literals(["reasoning_start", "reasoning_delta", "reasoning_end"]),
   delta: text,
   signature: text
-}).annotations({ identifier: "ReasoningPatch" })
+}).annotate({ identifier: "ReasoningPatch" })
 
 /**
  * `{type: "tool_start", id, name, tool_type?, provider_executed?, delta?}`: a tool call
@@ -112,10 +109,10 @@ export const ToolStart = Schema.Struct({
   type: Schema.Literal("tool_start"),
   id: Schema.String,
   name: Schema.String,
-  tool_type: Schema.optionalWith(Schema.String, { default: () => "tool_use" }),
+  tool_type: Schema.String.pipe(Schema.withDecodingDefault(Effect.succeed("tool_use"))),
   provider_executed: optional(Schema.Boolean),
   delta: text
-}).annotations({ identifier: "ToolStartPatch" })
+}).annotate({ identifier: "ToolStartPatch" })
 
 /**
  * `tool_delta | tool_end`: more argument text.
@@ -124,9 +121,9 @@ export const ToolStart = Schema.Struct({
  * @category schemas
  */
 export const Tool = Schema.Struct({
-  type: Schema.Literal("tool_delta", "tool_end"),
+  type: Schema.Literals(["tool_delta", "tool_end"]),
   delta: text
-}).annotations({ identifier: "ToolPatch" })
+}).annotate({ identifier: "ToolPatch" })
 
 /**
  * `{type: "tool_result_start", tool_use_id, name?, provider_executed?, delta?}`: a tool
@@ -142,7 +139,7 @@ export const ToolResultStart = Schema.Struct({
   name: optional(Schema.String),
   provider_executed: optional(Schema.Boolean),
   delta: text
-}).annotations({ identifier: "ToolResultStartPatch" })
+}).annotate({ identifier: "ToolResultStartPatch" })
 
 /**
  * `tool_result_delta | tool_result_end`: more result text.
@@ -151,9 +148,9 @@ export const ToolResultStart = Schema.Struct({
  * @category schemas
  */
 export const ToolResult = Schema.Struct({
-  type: Schema.Literal("tool_result_delta", "tool_result_end"),
+  type: Schema.Literals(["tool_result_delta", "tool_result_end"]),
   delta: text
-}).annotations({ identifier: "ToolResultPatch" })
+}).annotate({ identifier: "ToolResultPatch" })
 
 /**
  * Any patch.
@@ -161,7 +158,7 @@ export const ToolResult = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const EventPatch = Schema.Union(
+export const EventPatch = Schema.Union([
   MessageStart,
   MessageDelta,
   MessageEnd,
@@ -171,7 +168,7 @@ export const EventPatch = Schema.Union(
   Tool,
   ToolResultStart,
   ToolResult
-).annotations({ identifier: "EventPatch" })
+]).annotate({ identifier: "EventPatch" })
 
 /**
  * @since 0.1.0
@@ -237,12 +234,12 @@ const decodePatch = SchemaDecode.decodeUnknownEither(EventPatch, { errors: "all"
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (input: unknown, patchIndex?: number): Either.Either<EventPatch, MessageAccumulatorError> => {
+export const decode = (input: unknown, patchIndex?: number): Result.Result<EventPatch, MessageAccumulatorError> => {
   const where = patchIndex === undefined ? "patch" : `patch ${patchIndex}`
   const located = patchIndex === undefined ? {} : { patchIndex }
   const type = typeof input === "object" && input !== null && "type" in input ? input.type : undefined
   if (typeof type !== "string" || !patchTypes.has(type)) {
-    return Either.left(
+    return Result.fail(
       new MessageAccumulatorError({
         reason: "UnknownPatchType",
         ...(typeof type === "string" ? { patchType: type } : {}),
@@ -253,14 +250,14 @@ export const decode = (input: unknown, patchIndex?: number): Either.Either<Event
       })
     )
   }
-  return Either.mapLeft(
+  return Result.mapError(
     decodePatch(input),
     (error) =>
       new MessageAccumulatorError({
         reason: "InvalidPatch",
         patchType: type,
         ...located,
-        message: `${where} (${type}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        message: `${where} (${type}): ${error.message}`
       })
   )
 }

@@ -14,8 +14,8 @@
 import type { ProviderError, StreamEvent } from "@sluice/core"
 import { Json, OutputItem, ToolCallId } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Accumulator from "./Accumulator.js"
@@ -23,7 +23,7 @@ import type { AccumulatorError } from "./AccumulatorError.js"
 import { fromErrorObject } from "./internal/providerError.js"
 import * as Turn from "./Turn.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * A piece of text.
@@ -34,7 +34,7 @@ const Count = Schema.Int.pipe(Schema.nonNegative())
 export const TextBlock = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String
-}).annotations({ identifier: "IContent.TextBlock" })
+}).annotate({ identifier: "IContent.TextBlock" })
 
 /**
  * A tool call: its id in history form, the tool's name and the parsed arguments
@@ -48,7 +48,7 @@ export const ToolCallBlock = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   parameters: Json.JsonObject
-}).annotations({ identifier: "IContent.ToolCallBlock" })
+}).annotate({ identifier: "IContent.ToolCallBlock" })
 
 /**
  * Any block.
@@ -56,7 +56,7 @@ export const ToolCallBlock = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Block = Schema.Union(TextBlock, ToolCallBlock).annotations({ identifier: "IContent.Block" })
+export const Block = Schema.Union([TextBlock, ToolCallBlock]).annotate({ identifier: "IContent.Block" })
 
 /**
  * @since 0.1.0
@@ -74,7 +74,7 @@ export type Block = typeof Block.Type
 export const UsageMetadata = Schema.Struct({
   inputTokens: Count,
   outputTokens: Count
-}).annotations({ identifier: "IContent.UsageMetadata" })
+}).annotate({ identifier: "IContent.UsageMetadata" })
 
 /**
  * `{speaker: 'ai', blocks, metadata?: {usage?}}`.
@@ -85,10 +85,8 @@ export const UsageMetadata = Schema.Struct({
 export const IContent = Schema.Struct({
   speaker: Schema.Literal("ai"),
   blocks: Schema.Array(Block),
-  metadata: Schema.optionalWith(Schema.Struct({ usage: Schema.optionalWith(UsageMetadata, { exact: true }) }), {
-    exact: true
-  })
-}).annotations({ identifier: "IContent" })
+  metadata: Schema.optionalKey(Schema.Struct({ usage: Schema.optionalKey(UsageMetadata) }))
+}).annotate({ identifier: "IContent" })
 
 /**
  * @since 0.1.0
@@ -172,19 +170,21 @@ export const fromEvents = <E, R>(
       Stream.concat(
         self.pipe(
           Accumulator.accumulate,
-          Stream.mapConcatEffect((step) =>
-            Effect.flatten(
+          Stream.mapEffect((step) =>
+            Effect.flatMap(
               Ref.modify(
                 ref,
-                (before): readonly [Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError>, Turn.Turn] => {
+                (before): readonly [Result.Result<ReadonlyArray<IContent>, ProviderError.ProviderError>, Turn.Turn] => {
                   const error = errorOf(step)
-                  if (error !== undefined) return [Either.left(fromErrorObject(error)), step.turn]
+                  if (error !== undefined) return [Result.fail(fromErrorObject(error)), step.turn]
                   const piece = textOf(before, step)
-                  return [Either.right(piece === "" ? [] : [text(piece)]), step.turn]
+                  return [Result.succeed(piece === "" ? [] : [text(piece)]), step.turn]
                 }
-              )
+              ),
+              Effect.fromResult
             )
-          )
+          ),
+          Stream.flattenIterable
         ),
         Stream.fromIterableEffect(Effect.map(Ref.get(ref), trailer))
       ))
@@ -199,14 +199,14 @@ export const fromEvents = <E, R>(
  * @since 0.1.0
  * @category constructors
  */
-export const fromTurn = (turn: Turn.Turn): Either.Either<ReadonlyArray<IContent>, ProviderError.ProviderError> => {
+export const fromTurn = (turn: Turn.Turn): Result.Result<ReadonlyArray<IContent>, ProviderError.ProviderError> => {
   const first = turn.errors[0]
-  if (first !== undefined) return Either.left(fromErrorObject(first))
+  if (first !== undefined) return Result.fail(fromErrorObject(first))
   const contents: Array<IContent> = []
   for (const item of turn.items) {
     if (item.type !== "message" || item.status === "cancelled") continue
     if (item.final !== undefined && (item.final.type !== "message" || item.final.origin !== "agent")) continue
     if (item.content !== "") contents.push(text(item.content))
   }
-  return Either.right([...contents, ...trailer(turn)])
+  return Result.succeed([...contents, ...trailer(turn)])
 }

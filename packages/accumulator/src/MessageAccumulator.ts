@@ -25,8 +25,8 @@
  */
 import { Json, Text } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { AssistantStreamEvent, Content } from "./AssistantMessage.js"
 import * as AssistantMessage from "./AssistantMessage.js"
@@ -235,10 +235,10 @@ export const step = (
   state: State,
   patch: EventPatch.EventPatch,
   now: number
-): Either.Either<readonly [AssistantStreamEvent, State], MessageAccumulatorError> => {
+): Result.Result<readonly [AssistantStreamEvent, State], MessageAccumulatorError> => {
   const patchIndex = state.pushed
   const refuse = (reason: MessageAccumulatorError["reason"], detail: string) =>
-    Either.left(
+    Result.fail(
       new MessageAccumulatorError({
         reason,
         patchType: patch.type,
@@ -258,7 +258,7 @@ export const step = (
         model: patch.delta.model ?? base.model,
         timestamp: patch.delta.timestamp ?? base.timestamp
       }
-      return Either.right([{ type: "message_start", partial: message(next) }, next])
+      return Result.succeed([{ type: "message_start", partial: message(next) }, next])
     }
     case "message_delta": {
       const next: State = {
@@ -267,13 +267,13 @@ export const step = (
         errorMessage: patch.delta.error_message ?? base.errorMessage,
         usage: mergeUsage(base.usage, patch.usage)
       }
-      return Either.right([{ type: "message_delta", partial: message(next) }, next])
+      return Result.succeed([{ type: "message_delta", partial: message(next) }, next])
     }
     case "message_end": {
       const still = Object.entries(state.open).map(([type, index]) => `${type} (content index ${index})`)
       if (still.length > 0) return refuse("UnclosedBlock", `blocks still open: ${still.join(", ")}`)
       const next: State = { ...base, ended: true }
-      return Either.right([{ type: "message_end", message: message(next) }, next])
+      return Result.succeed([{ type: "message_end", message: message(next) }, next])
     }
     default: {
       const [blockType, phase] = blockOf[patch.type]
@@ -305,7 +305,7 @@ export const step = (
         }
       }
       const next: State = { ...base, blocks, open: openBlocks }
-      return Either.right([{ ...patch, content_index: contentIndex, partial: message(next) }, next])
+      return Result.succeed([{ ...patch, content_index: contentIndex, partial: message(next) }, next])
     }
   }
 }
@@ -319,7 +319,7 @@ export const step = (
  * @category models
  */
 export interface MessageAccumulator {
-  readonly push: (patch: unknown, now: number) => Either.Either<AssistantStreamEvent, MessageAccumulatorError>
+  readonly push: (patch: unknown, now: number) => Result.Result<AssistantStreamEvent, MessageAccumulatorError>
   readonly state: () => State
   readonly result: () => AssistantMessage.AssistantMessage
   readonly finalMessage: () => Option.Option<AssistantMessage.AssistantMessage>
@@ -335,10 +335,10 @@ export const make = (options: Options = {}): MessageAccumulator => {
   let state = initial(options)
   return {
     push: (input, now) =>
-      Either.flatMap(
+      Result.flatMap(
         EventPatch.decode(input, state.pushed),
         (patch) =>
-          Either.map(step(state, patch, now), ([event, next]) => {
+          Result.map(step(state, patch, now), ([event, next]) => {
             state = next
             return event
           })
@@ -350,9 +350,9 @@ export const make = (options: Options = {}): MessageAccumulator => {
 }
 
 const decodeAndStep = (state: State, input: unknown, now: number) =>
-  Either.flatMap(
+  Result.flatMap(
     EventPatch.decode(input, state.pushed),
-    (patch) => Either.map(step(state, patch, now), ([event, next]) => [[event], next] as const)
+    (patch) => Result.map(step(state, patch, now), ([event, next]) => [[event], next] as const)
   )
 
 /**

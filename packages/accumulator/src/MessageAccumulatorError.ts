@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
  * @category errors
  */
 export class MessageAccumulatorError extends Schema.TaggedError<MessageAccumulatorError>()("MessageAccumulatorError", {
-  reason: Schema.Literal(
+  reason: Schema.Literals([
     "UnknownPatchType",
     "InvalidPatch",
     "BlockAlreadyOpen",
@@ -36,10 +36,10 @@ export class MessageAccumulatorError extends Schema.TaggedError<MessageAccumulat
     "UnknownItem",
     "DuplicateItem",
     "ItemAlreadyDone"
-  ),
+  ]),
   /** The patch (or event) type, when it has one. */
-  patchType: Schema.optionalWith(Schema.String, { exact: true }),
+  patchType: Schema.optionalKey(Schema.String),
   /** The position of the patch among those pushed, from 0. */
-  patchIndex: Schema.optionalWith(Schema.Int, { exact: true }),
+  patchIndex: Schema.optionalKey(Schema.Int),
   message: Schema.String
 }) {}

@@ -44,9 +44,9 @@ import * as Turn from "./Turn.js"
  */
 export const ThoughtLogEntry = Schema.Struct({
   text: Schema.String,
-  signature: Schema.optionalWith(Schema.String, { exact: true }),
-  redacted: Schema.optionalWith(Schema.Boolean, { exact: true })
-}).annotations({ identifier: "ThoughtLogEntry" })
+  signature: Schema.optionalKey(Schema.String),
+  redacted: Schema.optionalKey(Schema.Boolean)
+}).annotate({ identifier: "ThoughtLogEntry" })
 
 /**
  * @since 0.1.0
@@ -65,9 +65,9 @@ export type ThoughtLogEntry = typeof ThoughtLogEntry.Type
 export const FunctionCall = Schema.Struct({
   name: Schema.String,
   args: Json.JsonObject,
-  id: Schema.optionalWith(Schema.String, { exact: true }),
-  thoughtSignature: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "FunctionCall" })
+  id: Schema.optionalKey(Schema.String),
+  thoughtSignature: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "FunctionCall" })
 
 /**
  * @since 0.1.0
@@ -87,10 +87,10 @@ export const ProviderError = Schema.Struct({
   message: Schema.String,
   retryable: Schema.Boolean,
   code: Schema.String,
-  status: Schema.optionalWith(Schema.Int, { exact: true }),
-  retryAfterMs: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
-  originalError: Schema.optionalWith(Schema.Unknown, { exact: true })
-}).annotations({ identifier: "ProcessedChunk.ProviderError" })
+  status: Schema.optionalKey(Schema.Int),
+  retryAfterMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  originalError: Schema.optionalKey(Schema.Unknown)
+}).annotate({ identifier: "ProcessedChunk.ProviderError" })
 
 /**
  * @since 0.1.0
@@ -106,10 +106,10 @@ export type ProviderError = typeof ProviderError.Type
  * @category schemas
  */
 export const Metadata = Schema.Struct({
-  finishReason: Schema.optionalWith(Schema.NullOr(FinishReason.FinishReason), { exact: true }),
-  thoughtSignature: Schema.optionalWith(Schema.String, { exact: true }),
-  usage: Schema.optionalWith(Usage.Usage, { exact: true })
-}).annotations({ identifier: "ProcessedChunk.Metadata" })
+  finishReason: Schema.optionalKey(Schema.NullOr(FinishReason.FinishReason)),
+  thoughtSignature: Schema.optionalKey(Schema.String),
+  usage: Schema.optionalKey(Usage.Usage)
+}).annotate({ identifier: "ProcessedChunk.Metadata" })
 
 /**
  * @since 0.1.0
@@ -118,8 +118,8 @@ export const Metadata = Schema.Struct({
 export type Metadata = typeof Metadata.Type
 
 const extras = {
-  thoughts: Schema.optionalWith(Schema.Array(ThoughtLogEntry), { exact: true }),
-  metadata: Schema.optionalWith(Metadata, { exact: true })
+  thoughts: Schema.optionalKey(Schema.Array(ThoughtLogEntry)),
+  metadata: Schema.optionalKey(Metadata)
 }
 
 /**
@@ -129,12 +129,12 @@ const extras = {
  * @since 0.1.0
  * @category schemas
  */
-export const ProcessedChunk = Schema.Union(
+export const ProcessedChunk = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), content: Schema.String, ...extras }),
   Schema.Struct({ type: Schema.Literal("function_call"), functionCall: FunctionCall, ...extras }),
   Schema.Struct({ type: Schema.Literal("error"), error: ProviderError, ...extras }),
   Schema.Struct({ type: Schema.Literal("done"), ...extras })
-).annotations({ identifier: "ProcessedChunk" })
+]).annotate({ identifier: "ProcessedChunk" })
 
 /**
  * @since 0.1.0
@@ -275,6 +275,8 @@ export const fromEvents = <E, R>(
 ): Stream.Stream<ProcessedChunk, E | AccumulatorError, R> =>
   self.pipe(
     Accumulator.accumulate,
-    Stream.mapAccum(Turn.empty, (before, step) => [step.turn, fromEvent(before, step.event)] as const),
-    Stream.filterMap((chunk) => chunk)
+    Stream.mapAccum(() => Turn.empty, (before, step) => {
+      const chunk = fromEvent(before, step.event)
+      return [step.turn, Option.isSome(chunk) ? [chunk.value] : []] as const
+    })
   )

@@ -32,7 +32,7 @@
  * @since 0.1.0
  */
 import { type OutputItem, type StreamEvent, Text } from "@sluice/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type * as EventPatch from "./EventPatch.js"
 import { chunkedFold } from "./internal/chunkedFold.js"
@@ -227,7 +227,7 @@ const kinds: ReadonlyArray<Kind> = ["text", "reasoning", "tool", "tool_result"]
 export const map = (
   state: MapperState,
   event: StreamEvent.StreamEvent
-): Either.Either<ReadonlyArray<Patch>, MessageAccumulatorError> => {
+): Result.Result<ReadonlyArray<Patch>, MessageAccumulatorError> => {
   const out: Array<Patch> = []
   const mismatch = (item: PendingItem) =>
     new MessageAccumulatorError({
@@ -237,7 +237,7 @@ export const map = (
         `${event.type} ${event.event_id}: the final content of item ${item.id} does not extend what its deltas carried`
     })
   const refuse = (reason: "UnknownItem" | "DuplicateItem" | "ItemAlreadyDone", detail: string) =>
-    Either.left(
+    Result.fail(
       new MessageAccumulatorError({
         reason,
         patchType: event.type,
@@ -246,18 +246,18 @@ export const map = (
     )
   const unknown = (itemId: string) =>
     state.ignored.has(itemId)
-      ? Either.right(out)
+      ? Result.succeed(out)
       : state.settled.has(itemId)
       ? refuse("ItemAlreadyDone", `item ${itemId} is already done`)
       : refuse("UnknownItem", `no item ${itemId} has started`)
   const settle = (kind: Kind) => {
     const error = flush(state, kind, out, mismatch)
-    return error === undefined ? Either.right(out) : Either.left(error)
+    return error === undefined ? Result.succeed(out) : Result.fail(error)
   }
   const payload = event.payload
   switch (payload.type) {
     case "response_start":
-      return Either.right([{
+      return Result.succeed([{
         type: "message_start",
         delta: { id: payload.response_id, model: payload.model_id, role: "assistant" }
       }])
@@ -270,7 +270,7 @@ export const map = (
       }
       if (kind === undefined) {
         state.ignored.add(payload.item_id)
-        return Either.right(out)
+        return Result.succeed(out)
       }
       const initialContent = payload.initial_content ?? payload.arguments ?? ""
       state.items.set(payload.item_id, {
@@ -296,13 +296,13 @@ export const map = (
       } else {
         item.held.push(payload.delta_content)
       }
-      return Either.right(out)
+      return Result.succeed(out)
     }
     case "item_done": {
       const kind = kindOf(payload.final_item.type)
       if (kind === undefined) {
         state.ignored.add(payload.item_id)
-        return Either.right(out)
+        return Result.succeed(out)
       }
       if (state.settled.has(payload.item_id)) {
         return refuse("ItemAlreadyDone", `item ${payload.item_id} is already done`)
@@ -337,7 +337,7 @@ export const map = (
       return settle(item.kind)
     }
     case "response_error":
-      return Either.right([{
+      return Result.succeed([{
         type: "message_delta",
         delta: { stop_reason: "error", error_message: payload.error.message }
       }])
@@ -345,7 +345,7 @@ export const map = (
       for (const item of state.items.values()) item.done = true
       for (const kind of kinds) {
         const error = flush(state, kind, out, mismatch)
-        if (error !== undefined) return Either.left(error)
+        if (error !== undefined) return Result.fail(error)
       }
       const usage = payload.usage
       out.push({
@@ -364,7 +364,7 @@ export const map = (
           })
       })
       out.push({ type: "message_end" })
-      return Either.right(out)
+      return Result.succeed(out)
     }
   }
 }
@@ -382,6 +382,6 @@ export const fromStreamEvents = <E, R>(
   Stream.suspend(() =>
     self.pipe(
       chunkedFold(initial(), (state: MapperState, event: StreamEvent.StreamEvent) =>
-        Either.map(map(state, event), (patches) => [patches, state] as const))
+        Result.map(map(state, event), (patches) => [patches, state] as const))
     )
   )

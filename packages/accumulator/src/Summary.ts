@@ -7,7 +7,7 @@ import { FinishReason, Json, ProviderError } from "@sluice/core"
 import * as Schema from "effect/Schema"
 import type * as Turn from "./Turn.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })
 
@@ -22,7 +22,7 @@ const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, argumen
  */
 export const Summary = Schema.Struct({
   provider: Schema.String,
-  status: Schema.Literal("pending", "streaming", "complete", "error", "aborted", "cancelled"),
+  status: Schema.Literals(["pending", "streaming", "complete", "error", "aborted", "cancelled"]),
   text: Schema.String,
   reasoning: Schema.String,
   toolCalls: Schema.Array(ToolCall),
@@ -44,7 +44,7 @@ export const Summary = Schema.Struct({
       retryable: Schema.Boolean
     })
   )
-}).annotations({ identifier: "Summary" })
+}).annotate({ identifier: "Summary" })
 
 /**
  * @since 0.1.0

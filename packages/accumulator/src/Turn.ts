@@ -8,7 +8,7 @@
  */
 import type { FinishReason } from "@sluice/core"
 import { EventOrder, OutputItem, StreamEvent, Text, Usage } from "@sluice/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { AccumulatorError } from "./AccumulatorError.js"
 
 /**
@@ -91,8 +91,8 @@ export const empty: Turn = {
 
 // The order rules are core's (`EventOrder`); a refusal keeps the accumulator's reason
 // names: `TurnEnded` is `EventAfterResponseDone`, `ItemEnded` is `ItemAlreadyDone`.
-const refuse = (violation: EventOrder.OrderViolation): Either.Either<Turn, AccumulatorError> =>
-  Either.left(
+const refuse = (violation: EventOrder.OrderViolation): Result.Result<Turn, AccumulatorError> =>
+  Result.fail(
     new AccumulatorError({
       reason: violation.rule === "TurnEnded"
         ? "EventAfterResponseDone"
@@ -128,7 +128,7 @@ const replaceItem = (turn: Turn, position: number, item: TurnItem): Turn => {
  * @since 0.1.0
  * @category folding
  */
-export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<Turn, AccumulatorError> => {
+export const step = (turn: Turn, event: StreamEvent.StreamEvent): Result.Result<Turn, AccumulatorError> => {
   const payload = event.payload
   const itemId = EventOrder.itemIdOf(payload)
   const position = itemId === undefined ? undefined : turn.index.get(itemId)
@@ -138,27 +138,27 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
   if (position !== undefined && current !== undefined) {
     switch (payload.type) {
       case "item_delta":
-        return Either.right(
+        return Result.succeed(
           replaceItem(turn, position, { ...current, content: Text.append(current.content, payload.delta_content) })
         )
       case "item_done":
-        return Either.right(replaceItem(turn, position, {
+        return Result.succeed(replaceItem(turn, position, {
           ...current,
           status: "done",
           content: OutputItem.streamedContent(payload.final_item),
           final: payload.final_item
         }))
       case "item_cancelled":
-        return Either.right(replaceItem(turn, position, { ...current, status: "cancelled" }))
+        return Result.succeed(replaceItem(turn, position, { ...current, status: "cancelled" }))
       case "item_error": {
         const next = replaceItem(turn, position, { ...current, status: "error", error: payload.error })
-        return Either.right({ ...next, errors: [...turn.errors, payload.error] })
+        return Result.succeed({ ...next, errors: [...turn.errors, payload.error] })
       }
     }
   }
   switch (payload.type) {
     case "response_start":
-      return Either.right({
+      return Result.succeed({
         ...turn,
         status: "streaming",
         runId: event.run_id,
@@ -178,7 +178,7 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
         content: payload.initial_content ?? payload.arguments ?? payload.code ?? "",
         name: payload.name
       }
-      return Either.right({ ...turn, items: [...turn.items, item], index })
+      return Result.succeed({ ...turn, items: [...turn.items, item], index })
     }
     case "item_done": {
       // An item_done for an item that never started: the item, whole.
@@ -192,17 +192,17 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
         content: OutputItem.streamedContent(payload.final_item),
         final: payload.final_item
       }
-      return Either.right({ ...turn, items: [...turn.items, item], index })
+      return Result.succeed({ ...turn, items: [...turn.items, item], index })
     }
     // The order rules accept these only for an item that started, handled above.
     case "item_delta":
     case "item_cancelled":
     case "item_error":
-      return Either.right(turn)
+      return Result.succeed(turn)
     case "response_error":
-      return Either.right({ ...turn, errors: [...turn.errors, payload.error] })
+      return Result.succeed({ ...turn, errors: [...turn.errors, payload.error] })
     case "response_done":
-      return Either.right({
+      return Result.succeed({
         ...turn,
         status: payload.status,
         usage: payload.usage ?? turn.usage,
@@ -217,14 +217,14 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Either.Either<
  * @since 0.1.0
  * @category folding
  */
-export const fromEvents = (events: Iterable<StreamEvent.StreamEvent>): Either.Either<Turn, AccumulatorError> => {
+export const fromEvents = (events: Iterable<StreamEvent.StreamEvent>): Result.Result<Turn, AccumulatorError> => {
   let turn = empty
   for (const event of events) {
     const next = step(turn, event)
-    if (Either.isLeft(next)) return next
-    turn = next.right
+    if (Result.isFailure(next)) return next
+    turn = next.success
   }
-  return Either.right(turn)
+  return Result.succeed(turn)
 }
 
 /**

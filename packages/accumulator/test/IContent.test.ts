@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { IContent, Turn } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -137,7 +137,7 @@ describe("IContent", () => {
 
   it("fromTurn gives the first error of a failed turn", () => {
     const [start] = turnEvents([])
-    const turn = Either.getOrThrow(
+    const turn = Result.getOrThrow(
       Turn.fromEvents([
         start!,
         event({
@@ -148,32 +148,35 @@ describe("IContent", () => {
       ])
     )
     const result = IContent.fromTurn(turn)
-    expect(Either.isLeft(result) && [result.left.type, result.left.message, result.left.retryable]).toStrictEqual([
-      "timeout",
-      "boom",
-      false
-    ])
+    expect(Result.isFailure(result) && [result.failure.type, result.failure.message, result.failure.retryable])
+      .toStrictEqual([
+        "timeout",
+        "boom",
+        false
+      ])
   })
 
-  it.effect.prop(
-    "the stream and fromTurn agree on text, tool calls and usage",
-    [itemsArbitrary, cuts],
-    ([items, c]) =>
-      Effect.gen(function*() {
-        const events = turnEvents(script(items, c))
-        const streamed = yield* collect(events)
-        const whole = Either.getOrThrow(IContent.fromTurn(Either.getOrThrow(Turn.fromEvents(events))))
-        for (const content of streamed) expect(Schema.is(IContent.IContent)(content)).toBe(true)
-        expect(streamed.every((content) => content.blocks.every((block) => block.type !== "text" || block.text !== "")))
-          .toBe(true)
-        expect(joinText(streamed)).toBe(joinText(whole))
-        expect(streamed.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call")))
-          .toStrictEqual(
-            whole.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call"))
+  it.effect("the stream and fromTurn agree on text, tool calls and usage", () =>
+    assertEffect(
+      FastCheck.tuple(itemsArbitrary, cuts),
+      ([items, c]) =>
+        Effect.gen(function*() {
+          const events = turnEvents(script(items, c))
+          const streamed = yield* collect(events)
+          const whole = Result.getOrThrow(IContent.fromTurn(Result.getOrThrow(Turn.fromEvents(events))))
+          for (const content of streamed) expect(Schema.is(IContent.IContent)(content)).toBe(true)
+          expect(
+            streamed.every((content) => content.blocks.every((block) => block.type !== "text" || block.text !== ""))
           )
-        expect(streamed.at(-1)).toStrictEqual(whole.at(-1))
-        expect(streamed.at(-1)?.metadata?.usage).toStrictEqual({ inputTokens: 3, outputTokens: 4 })
-      }),
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
-  )
+            .toBe(true)
+          expect(joinText(streamed)).toBe(joinText(whole))
+          expect(streamed.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call")))
+            .toStrictEqual(
+              whole.slice(-2).filter((content) => content.blocks.some((b) => b.type === "tool_call"))
+            )
+          expect(streamed.at(-1)).toStrictEqual(whole.at(-1))
+          expect(streamed.at(-1)?.metadata?.usage).toStrictEqual({ inputTokens: 3, outputTokens: 4 })
+        }),
+      { numRuns: 100 }
+    ), 60_000)
 })

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { MessageAccumulator } from "../src/index.js"
 
 const seedPatches: ReadonlyArray<unknown> = [
@@ -182,15 +182,15 @@ describe("MessageAccumulator", () => {
 
   it("offers docs/views.md's push API; a refused patch leaves the state as it was", () => {
     const accumulator = MessageAccumulator.make({ provider: "p" })
-    expect(Either.isRight(accumulator.push({ type: "text_start", delta: "x" }, 7))).toBe(true)
+    expect(Result.isSuccess(accumulator.push({ type: "text_start", delta: "x" }, 7))).toBe(true)
     const before = accumulator.state()
     const refused = accumulator.push({ type: "text_start" }, 8)
-    expect(Either.isLeft(refused) && refused.left.reason).toBe("BlockAlreadyOpen")
+    expect(Result.isFailure(refused) && refused.failure.reason).toBe("BlockAlreadyOpen")
     expect(accumulator.state()).toBe(before)
     expect(Option.isNone(accumulator.finalMessage())).toBe(true)
     accumulator.push({ type: "text_end", delta: "y" }, 9)
     const end = accumulator.push({ type: "message_end" }, 10)
-    expect(Either.isRight(end) && end.right.type).toBe("message_end")
+    expect(Result.isSuccess(end) && end.success.type).toBe("message_end")
     expect(accumulator.finalMessage()).toStrictEqual(
       Option.some({
         role: "assistant",

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ProviderError } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { ProcessedChunk, Summary, Turn } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -61,7 +61,7 @@ describe("ProcessedChunk", () => {
 
   it("gives the text an item_done holds beyond its deltas, and redacted thinking as a thought", () => {
     const [start] = turnEvents([])
-    const turn = Either.getOrThrow(
+    const turn = Result.getOrThrow(
       Turn.fromEvents([
         start!,
         event({ type: "item_start", item_id: "m", item_type: "message", initial_content: "ab" })
@@ -100,7 +100,7 @@ describe("ProcessedChunk", () => {
 
   it("gives nothing for events without a chunk", () => {
     const [start] = turnEvents([])
-    const turn = Either.getOrThrow(
+    const turn = Result.getOrThrow(
       Turn.fromEvents([start!, event({ type: "item_start", item_id: "f", item_type: "function_call", name: "f" })])
     )
     expect(ProcessedChunk.fromEvent(Turn.empty, start!)).toStrictEqual(Option.none())
@@ -160,25 +160,27 @@ describe("ProcessedChunk", () => {
       expect(error.reason).toBe("UnknownItem")
     }))
 
-  it.effect.prop("the chunks carry the turn's text, reasoning and tool calls, and end with done", [
-    itemsArbitrary,
-    cuts
-  ], ([items, c]) =>
-    Effect.gen(function*() {
-      const events = turnEvents(script(items, c))
-      const chunks = yield* collect(events)
-      const summary = Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
-      for (const chunk of chunks) expect(Schema.is(ProcessedChunk.ProcessedChunk)(chunk)).toBe(true)
-      const texts = chunks.flatMap((chunk) => (chunk.type === "text" ? [chunk.content] : []))
-      expect(texts.join("")).toBe(summary.text)
-      expect(chunks.flatMap((chunk) => chunk.thoughts ?? []).map((t) => t.text).join("")).toBe(summary.reasoning)
-      expect(
-        chunks.flatMap((chunk) => (chunk.type === "function_call"
-          ? [{ id: chunk.functionCall.id, name: chunk.functionCall.name, arguments: chunk.functionCall.args }]
-          : [])
-        )
-      ).toStrictEqual(summary.toolCalls)
-      expect(chunks.filter((chunk) => chunk.type === "done")).toHaveLength(1)
-      expect(chunks.at(-1)?.type).toBe("done")
-    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
+  it.effect(
+    "the chunks carry the turn's text, reasoning and tool calls, and end with done",
+    () =>
+      assertEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
+        Effect.gen(function*() {
+          const events = turnEvents(script(items, c))
+          const chunks = yield* collect(events)
+          const summary = Summary.fromTurn(Result.getOrThrow(Turn.fromEvents(events)))
+          for (const chunk of chunks) expect(Schema.is(ProcessedChunk.ProcessedChunk)(chunk)).toBe(true)
+          const texts = chunks.flatMap((chunk) => (chunk.type === "text" ? [chunk.content] : []))
+          expect(texts.join("")).toBe(summary.text)
+          expect(chunks.flatMap((chunk) => chunk.thoughts ?? []).map((t) => t.text).join("")).toBe(summary.reasoning)
+          expect(
+            chunks.flatMap((chunk) => (chunk.type === "function_call"
+              ? [{ id: chunk.functionCall.id, name: chunk.functionCall.name, arguments: chunk.functionCall.args }]
+              : [])
+            )
+          ).toStrictEqual(summary.toolCalls)
+          expect(chunks.filter((chunk) => chunk.type === "done")).toHaveLength(1)
+          expect(chunks.at(-1)?.type).toBe("done")
+        }), { numRuns: 100 }),
+    60_000
+  )
 })

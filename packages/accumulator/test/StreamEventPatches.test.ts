@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { Json } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { AssistantMessage, MessageAccumulator, StreamEventPatches } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -41,16 +41,18 @@ const done = event({
 })
 
 describe("StreamEventPatches", () => {
-  it.effect.prop("drives the message accumulator to the turn's items, however the deltas are split", [
-    itemsArbitrary,
-    cuts
-  ], ([items, c]) =>
-    Effect.gen(function*() {
-      const message = yield* toMessage(turnEvents(script(items, c)))
-      expect(message.content).toStrictEqual(items.map(expectedContent))
-      expect(message.usage).toStrictEqual({ input: 3, cache_write: 0, cache_read: 0, output: 4, total: 7, raw: {} })
-      expect([message.stop_reason, message.model, message.id]).toStrictEqual(["stop", "model", start!.run_id])
-    }), { fastCheck: { numRuns: 100 }, timeout: 60_000 })
+  it.effect(
+    "drives the message accumulator to the turn's items, however the deltas are split",
+    () =>
+      assertEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
+        Effect.gen(function*() {
+          const message = yield* toMessage(turnEvents(script(items, c)))
+          expect(message.content).toStrictEqual(items.map(expectedContent))
+          expect(message.usage).toStrictEqual({ input: 3, cache_write: 0, cache_read: 0, output: 4, total: 7, raw: {} })
+          expect([message.stop_reason, message.model, message.id]).toStrictEqual(["stop", "model", start!.run_id])
+        }), { numRuns: 100 }),
+    60_000
+  )
 
   it.effect("serializes interleaved items of one type in the order they started", () =>
     Effect.gen(function*() {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { Accumulator, Summary, Turn } from "../src/index.js"
 import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
-const fold = (events: Parameters<typeof Turn.fromEvents>[0]) => Either.getOrThrow(Turn.fromEvents(events))
+const fold = (events: Parameters<typeof Turn.fromEvents>[0]) => Result.getOrThrow(Turn.fromEvents(events))
 
 describe("Turn", () => {
   it("folds a turn into ordered items with content indexes, usage and finish reason", () => {
@@ -57,12 +57,12 @@ describe("Turn", () => {
     const [start] = turnEvents([])
     const delta = event({ type: "item_delta", item_id: "ghost", delta_content: "x" })
     const result = Turn.fromEvents([start!, delta])
-    expect(Either.isLeft(result)).toBe(true)
-    if (Either.isLeft(result)) {
-      expect(result.left.reason).toBe("UnknownItem")
-      expect(result.left.itemId).toBe("ghost")
-      expect(result.left.eventId).toBe(delta.event_id)
-      expect(result.left.message).toContain(delta.event_id)
+    expect(Result.isFailure(result)).toBe(true)
+    if (Result.isFailure(result)) {
+      expect(result.failure.reason).toBe("UnknownItem")
+      expect(result.failure.itemId).toBe("ghost")
+      expect(result.failure.eventId).toBe(delta.event_id)
+      expect(result.failure.message).toContain(delta.event_id)
     }
   })
 
@@ -73,7 +73,7 @@ describe("Turn", () => {
     const beforeEnd = events.slice(0, -1)
     const reasonOf = (
       result: ReturnType<typeof Turn.fromEvents>
-    ) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    ) => (Result.isFailure(result) ? result.failure.reason : "accepted")
     expect(reasonOf(Turn.fromEvents([...beforeEnd, done]))).toBe("ItemAlreadyDone")
     expect(reasonOf(Turn.fromEvents([...beforeEnd, start]))).toBe("DuplicateItem")
     expect(reasonOf(Turn.fromEvents([...events, event({ type: "item_delta", item_id: "item_0", delta_content: "x" })])))
@@ -87,7 +87,7 @@ describe("Turn", () => {
     const item = event({ type: "item_start", item_id: "a", item_type: "message" })
     const reasonOf = (
       result: ReturnType<typeof Turn.fromEvents>
-    ) => (Either.isLeft(result) ? result.left.reason : "accepted")
+    ) => (Result.isFailure(result) ? result.failure.reason : "accepted")
     expect(reasonOf(Turn.fromEvents([item]))).toBe("NotStarted")
     expect(reasonOf(Turn.fromEvents([start!, start!]))).toBe("AlreadyStarted")
   })
@@ -122,28 +122,38 @@ describe("Turn", () => {
     expect(turn.items.map((item) => [item.id, item.status, item.content])).toStrictEqual([["u", "done", "hi"]])
   })
 
-  it.prop("the final turn does not depend on how deltas are split", [itemsArbitrary, cuts, cuts], ([items, a, b]) => {
-    const one = fold(turnEvents(script(items, a)))
-    const two = fold(turnEvents(script(items, b)))
-    expect(two.items).toStrictEqual(one.items)
-    expect(Summary.fromTurn(two)).toStrictEqual(Summary.fromTurn(one))
-  }, { fastCheck: { numRuns: 100 }, timeout: 60_000 })
+  it("the final turn does not depend on how deltas are split", () => {
+    FastCheck.assert(
+      FastCheck.property(itemsArbitrary, cuts, cuts, (items, a, b) => {
+        const one = fold(turnEvents(script(items, a)))
+        const two = fold(turnEvents(script(items, b)))
+        expect(two.items).toStrictEqual(one.items)
+        expect(Summary.fromTurn(two)).toStrictEqual(Summary.fromTurn(one))
+      }),
+      { numRuns: 100 }
+    )
+  }, 60_000)
 
-  it.prop("every partial turn is a prefix of the final one", [itemsArbitrary, cuts], ([items, c]) => {
-    const events = turnEvents(script(items, c))
-    const final = fold(events)
-    let turn = Turn.empty
-    for (const e of events) {
-      turn = Either.getOrThrow(Turn.step(turn, e))
-      expect(turn.items.length).toBeLessThanOrEqual(final.items.length)
-      turn.items.forEach((item, i) => {
-        const last = final.items[i]!
-        expect(item.id).toBe(last.id)
-        expect(item.contentIndex).toBe(last.contentIndex)
-        expect(last.content.startsWith(item.content)).toBe(true)
-      })
-    }
-  }, { fastCheck: { numRuns: 100 }, timeout: 60_000 })
+  it("every partial turn is a prefix of the final one", () => {
+    FastCheck.assert(
+      FastCheck.property(itemsArbitrary, cuts, (items, c) => {
+        const events = turnEvents(script(items, c))
+        const final = fold(events)
+        let turn = Turn.empty
+        for (const e of events) {
+          turn = Result.getOrThrow(Turn.step(turn, e))
+          expect(turn.items.length).toBeLessThanOrEqual(final.items.length)
+          turn.items.forEach((item, i) => {
+            const last = final.items[i]!
+            expect(item.id).toBe(last.id)
+            expect(item.contentIndex).toBe(last.contentIndex)
+            expect(last.content.startsWith(item.content)).toBe(true)
+          })
+        }
+      }),
+      { numRuns: 100 }
+    )
+  }, 60_000)
 })
 
 describe("Accumulator", () => {

@@ -1,6 +1,7 @@
 import type { OutputItem } from "@sluice/core"
 import { StreamEvent, Usage } from "@sluice/core"
-import * as FastCheck from "effect/FastCheck"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "fast-check"
 
 const runId = "5d3f1c2a-8a61-4c4e-9f3b-1e2d3c4b5a69"
 const turnId = "0c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f"
@@ -104,3 +105,21 @@ export const turnEvents = (items: ReadonlyArray<ItemScript>): Array<StreamEvent.
   )
   return events
 }
+
+/**
+ * Checks an effectful property with fast-check (what `it.effect.prop` did with
+ * fast-check arbitraries in Effect 3): every run is an Effect on the services of the
+ * test that calls it (its `TestClock`, ...).
+ */
+export const assertEffect = <A>(
+  arbitrary: FastCheck.Arbitrary<A>,
+  property: (value: A) => Effect.Effect<void, unknown>,
+  parameters: FastCheck.Parameters<[A]>
+): Effect.Effect<void> =>
+  Effect.flatMap(Effect.context<never>(), (context) =>
+    Effect.promise(() =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(arbitrary, (value) => Effect.runPromiseWith(context)(property(value))),
+        parameters
+      )
+    ))

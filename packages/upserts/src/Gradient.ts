@@ -120,4 +120,4 @@ export const crossedBy = (self: Gradient, tokens: number): number => indexAfter(
  * @category schedules
  */
 export const schedule = (self: Gradient): Schedule.Schedule<number> =>
-  Schedule.map(Schedule.forever, (recurrence) => thresholdAt(self, recurrence))
+  Schedule.map(Schedule.forever, ({ output: recurrence }) => thresholdAt(self, recurrence))

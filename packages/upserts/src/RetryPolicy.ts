@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Backoff } from "@sluice/core"
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import { decodeOptions } from "./internal/optionsDecoding.js"
 import type { InvalidUpsertOptions } from "./UpsertErrors.js"
 
@@ -52,7 +52,7 @@ export const defaultPolicy: RetryPolicy = Backoff.defaultPolicy
  * @since 0.1.0
  * @category constructors
  */
-export const make: (input: RetryOptionsInput | undefined) => Either.Either<RetryPolicy, InvalidUpsertOptions> = (
+export const make: (input: RetryOptionsInput | undefined) => Result.Result<RetryPolicy, InvalidUpsertOptions> = (
   input
 ) => decodeOptions(RetryOptions)(input ?? {})
 

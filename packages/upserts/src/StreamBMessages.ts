@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Ids, StreamBMessage } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -39,9 +39,9 @@ export const fromPayload = (payload: StreamBMessage.UIPayload): Effect.Effect<St
 export const wrap = <E, R>(
   self: Stream.Stream<StreamBMessage.UIPayload, E, R>
 ): Stream.Stream<StreamBMessage.StreamBMessage, E, R> =>
-  Stream.mapChunksEffect(
+  Stream.mapArrayEffect(
     self,
     (chunk) =>
       Effect.map(Clock.currentTimeMillis, (now) =>
-        Chunk.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now)))
+        Arr.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now)))
   )

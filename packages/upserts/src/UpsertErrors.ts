@@ -15,7 +15,7 @@ import * as Schema from "effect/Schema"
 export const OptionIssue = Schema.Struct({
   path: Schema.String,
   message: Schema.String
-}).annotations({ identifier: "OptionIssue" })
+}).annotate({ identifier: "OptionIssue" })
 
 /**
  * @since 0.1.0
@@ -70,7 +70,7 @@ export type SequenceViolation = typeof SequenceViolation.Type
  */
 export class UnexpectedEvent extends Schema.TaggedError<UnexpectedEvent>()("UnexpectedEvent", {
   eventType: Schema.String,
-  itemId: Schema.optionalWith(Schema.String, { exact: true }),
+  itemId: Schema.optionalKey(Schema.String),
   reason: SequenceViolation,
   message: Schema.String
 }) {}

@@ -6,17 +6,20 @@
  * @since 0.1.0
  */
 import * as Arr from "effect/Array"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Gradient from "./Gradient.js"
 import { decodeOptions, NonNegativeInt, PositiveInt } from "./internal/optionsDecoding.js"
 import type { InvalidUpsertOptions } from "./UpsertErrors.js"
 
 const Steps = Schema.Array(PositiveInt).pipe(
-  Schema.filter(Arr.isNonEmptyReadonlyArray, { message: () => "must have at least one step" })
+  Schema.refine(Arr.isReadonlyArrayNonEmpty, { message: "must have at least one step" })
 )
 
-const Id = Schema.UUID.annotations({ message: () => ({ message: "must be a UUID", override: true }) })
+const mustBeUuid = { message: "must be a UUID" }
+
+const Id = Schema.String.annotate(mustBeUuid).check(Schema.isUUID(undefined, mustBeUuid))
 
 /**
  * The stage options as a schema. Defaults: `batchGradient` docs/upserts.md's
@@ -28,11 +31,11 @@ const Id = Schema.UUID.annotations({ message: () => ({ message: "must be a UUID"
  * @category schemas
  */
 export const UpsertOptions = Schema.Struct({
-  turnId: Schema.optionalWith(Id, { exact: true }),
-  threadId: Schema.optionalWith(Id, { exact: true }),
-  batchGradient: Schema.optionalWith(Steps, { default: () => Gradient.defaultSteps, exact: true }),
-  batchTimeoutMs: Schema.optionalWith(NonNegativeInt, { default: () => 1000, exact: true })
-}).annotations({ identifier: "UpsertOptions" })
+  turnId: Schema.optionalKey(Id),
+  threadId: Schema.optionalKey(Id),
+  batchGradient: Steps.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(Gradient.defaultSteps))),
+  batchTimeoutMs: NonNegativeInt.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(1000)))
+}).annotate({ identifier: "UpsertOptions" })
 
 /**
  * The options as a caller writes them: every field optional.
@@ -76,8 +79,8 @@ export const defaults: ResolvedOptions = {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (input: UpsertOptionsInput | undefined): Either.Either<ResolvedOptions, InvalidUpsertOptions> =>
-  Either.map(decodeOptions(UpsertOptions)(input ?? {}), (options) => ({
+export const make = (input: UpsertOptionsInput | undefined): Result.Result<ResolvedOptions, InvalidUpsertOptions> =>
+  Result.map(decodeOptions(UpsertOptions)(input ?? {}), (options) => ({
     turnId: options.turnId,
     threadId: options.threadId,
     gradient: Gradient.make(options.batchGradient),

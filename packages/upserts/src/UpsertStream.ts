@@ -23,9 +23,9 @@
  * @since 0.1.0
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as StageCore from "./internal/stageCore.js"
 import type { InvalidUpsertOptions, UnexpectedEvent } from "./UpsertErrors.js"
@@ -44,9 +44,8 @@ export const outputCapacity = 256
 // the chunk go through a transition.
 const quietly = <E>(
   core: StageCore.StageCore<E>,
-  events: Chunk.Chunk<StreamEvent.StreamEvent>
+  all: ReadonlyArray<StreamEvent.StreamEvent>
 ): Effect.Effect<void, E | UnexpectedEvent> => {
-  const all = Chunk.toReadonlyArray(events)
   for (let i = 0; i < all.length; i++) {
     if (!core.processQuiet(all[i]!)) return core.process(i === 0 ? all : all.slice(i))
   }
@@ -76,16 +75,20 @@ export const upserts = (options?: UpsertOptions.UpsertOptionsInput) =>
 <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<StreamBMessage.UIPayload, E | UnexpectedEvent | InvalidUpsertOptions, R> =>
-  Stream.unwrapScoped(
+  Stream.unwrap(
     Effect.gen(function*() {
-      const resolved = yield* UpsertOptions.make(options)
-      const output = yield* Mailbox.make<StreamBMessage.UIPayload, E | UnexpectedEvent>({ capacity: outputCapacity })
-      const core = yield* StageCore.make(resolved, (payloads) => output.offerAll(payloads))
-      yield* Stream.runForEachChunk(self, (events) => quietly(core, events)).pipe(
+      const resolved = yield* Effect.fromResult(UpsertOptions.make(options))
+      const output = yield* Queue.make<StreamBMessage.UIPayload, E | UnexpectedEvent | Cause.Done>({
+        capacity: outputCapacity
+      })
+      const core = yield* StageCore.make(resolved, (payloads) => Queue.offerAll(output, payloads))
+      // the input's end (or failure) is the output's, once the turn is flushed and aborted
+      yield* Stream.runForEachArray(self, (events) => quietly(core, events)).pipe(
         Effect.exit,
-        Effect.flatMap((exit) => Effect.zipRight(core.abort, output.done(exit))),
+        Effect.flatMap((exit) => Effect.andThen(core.abort, exit)),
+        Queue.into(output),
         Effect.forkScoped
       )
-      return Mailbox.toStream(output)
+      return Stream.fromQueue(output)
     })
   )

@@ -3,17 +3,18 @@
  * in through `processEvent`, Redis Stream B messages out through the `onEmit`
  * callback. A thin facade over the same stage core as `UpsertStream.upserts`: the
  * batching, the held items and the per-item fallback timers are the stage's own. Its
- * timers and retry delays run on the `Clock` of the Effect runtime it is given (the
- * default runtime unless `runtime` is set), so tests drive them with `TestClock`.
+ * timers and retry delays run on the `Clock` of the Effect services it is given (a
+ * `Context`, as `Effect.context()` gives it; Effect's defaults unless `runtime` is
+ * set), so tests drive them with `TestClock`.
  *
  * @since 0.1.0
  */
 import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Runtime from "effect/Runtime"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as StageCore from "./internal/stageCore.js"
 import * as ItemBuffer from "./ItemBuffer.js"
@@ -34,8 +35,11 @@ export interface UpsertStreamProcessorOptions extends UpsertOptions.UpsertOption
   readonly threadId: string
   /** Receives every message, in order; a rejection is retried per the retry options. */
   readonly onEmit: (message: StreamBMessage.StreamBMessage) => Promise<void>
-  /** The Effect runtime whose `Clock` and logger the processor uses. */
-  readonly runtime?: Runtime.Runtime<never> | undefined
+  /**
+   * The Effect services whose `Clock` and logger the processor uses (Effect 3's
+   * `Runtime`): a `Context`, as `yield* Effect.context()` gives it.
+   */
+  readonly runtime?: Context.Context<never> | undefined
 }
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -50,19 +54,19 @@ const required = (options: UpsertStreamProcessorOptions): Array<OptionIssue> => 
 
 const validate = (
   options: UpsertStreamProcessorOptions
-): Either.Either<readonly [UpsertOptions.ResolvedOptions, RetryPolicy.RetryPolicy], InvalidUpsertOptions> => {
+): Result.Result<readonly [UpsertOptions.ResolvedOptions, RetryPolicy.RetryPolicy], InvalidUpsertOptions> => {
   const stage = UpsertOptions.make(options)
   const retry = RetryPolicy.make(options)
   const issues = [
     ...required(options),
-    ...(Either.isLeft(stage) ? stage.left.issues : []),
-    ...(Either.isLeft(retry) ? retry.left.issues : [])
+    ...(Result.isFailure(stage) ? stage.failure.issues : []),
+    ...(Result.isFailure(retry) ? retry.failure.issues : [])
   ]
-  if (Either.isRight(stage) && Either.isRight(retry) && issues.length === 0) {
-    return Either.right([stage.right, retry.right])
+  if (Result.isSuccess(stage) && Result.isSuccess(retry) && issues.length === 0) {
+    return Result.succeed([stage.success, retry.success])
   }
   const text = issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ")
-  return Either.left(new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` }))
+  return Result.fail(new InvalidUpsertOptions({ issues, message: `invalid options: ${text}` }))
 }
 
 const decodeEvent = SchemaDecode.decodeUnknown(StreamEvent.StreamEvent)
@@ -72,7 +76,7 @@ const validEvent = StreamEvent.decodesToItself
 /**
  * The processor. The constructor throws `InvalidUpsertOptions` when the options are
  * invalid. Every method that returns a promise rejects with the typed error itself
- * (`EmitFailed`, `UnexpectedEvent`, `ParseError` for a malformed event,
+ * (`EmitFailed`, `UnexpectedEvent`, `SchemaError` for a malformed event,
  * `ProcessorDestroyed`).
  *
  * @example
@@ -93,15 +97,15 @@ const validEvent = StreamEvent.decodesToItself
  * @category constructors
  */
 export class UpsertStreamProcessor {
-  readonly #runtime: Runtime.Runtime<never>
-  readonly #scope: Scope.CloseableScope
+  readonly #context: Context.Context<never>
+  readonly #scope: Scope.Closeable
   readonly #core: StageCore.StageCore<EmitFailed>
   #destroyed = false
 
   constructor(options: UpsertStreamProcessorOptions) {
     const validated = validate(options)
-    if (Either.isLeft(validated)) throw validated.left
-    const [stage, policy] = validated.right
+    if (Result.isFailure(validated)) throw validated.failure
+    const [stage, policy] = validated.success
     const onEmit = options.onEmit
     const retry = RetryPolicy.schedule(policy)
     const emit = (message: StreamBMessage.StreamBMessage) =>
@@ -118,10 +122,10 @@ export class UpsertStreamProcessor {
           })
         )
       )
-    this.#runtime = options.runtime ?? Runtime.defaultRuntime
-    this.#scope = Runtime.runSync(this.#runtime)(Scope.make())
-    this.#core = Runtime.runSync(this.#runtime)(
-      Scope.extend(
+    this.#context = options.runtime ?? Context.empty()
+    this.#scope = Effect.runSyncWith(this.#context)(Scope.make())
+    this.#core = Effect.runSyncWith(this.#context)(
+      Scope.provide(
         StageCore.make(
           stage,
           (payloads) =>
@@ -135,7 +139,7 @@ export class UpsertStreamProcessor {
   }
 
   #runPromise<E>(effect: Effect.Effect<void, E>): Promise<void> {
-    return Runtime.runPromiseExit(this.#runtime)(effect).then((exit) =>
+    return Effect.runPromiseExitWith(this.#context)(effect).then((exit) =>
       Exit.isSuccess(exit) ? undefined : Promise.reject(Cause.squash(exit.cause))
     )
   }
@@ -190,7 +194,7 @@ export class UpsertStreamProcessor {
    * @since 0.1.0
    */
   getBufferState(): Map<string, ItemBuffer.BufferInfo> {
-    const buffers = Runtime.runSync(this.#runtime)(this.#core.buffers)
+    const buffers = Effect.runSyncWith(this.#context)(this.#core.buffers)
     return new Map(buffers.map((buffer) => [buffer.itemId, ItemBuffer.toBufferInfo(buffer)]))
   }
 }

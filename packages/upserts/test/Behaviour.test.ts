@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { InvalidUpsertOptions, UnexpectedEvent } from "../src/UpsertErrors.js"
 import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
 import * as UpsertStream from "../src/UpsertStream.js"
@@ -259,8 +259,8 @@ describe("UpsertStream.upserts: faults", () => {
   const failing = (events: Parameters<typeof F.runStage>[0]) =>
     Stream.fromIterable(events).pipe(
       UpsertStream.upserts(),
-      Stream.runFold([] as Array<string>, (acc, p) => [...acc, F.contents([{ at: 0, payload: p }])[0]!]),
-      Effect.either
+      Stream.runFold(() => [] as Array<string>, (acc, p) => [...acc, F.contents([{ at: 0, payload: p }])[0]!]),
+      Effect.result
     )
 
   const cases = [
@@ -312,10 +312,10 @@ describe("UpsertStream.upserts: faults", () => {
     it.effect(`fails with UnexpectedEvent on ${name}`, () =>
       Effect.gen(function*() {
         const result = yield* failing(events)
-        expect(result._tag).toBe("Left")
-        if (result._tag === "Left") {
-          expect(result.left).toBeInstanceOf(UnexpectedEvent)
-          expect(result.left).toMatchObject({ reason, message })
+        expect(result._tag).toBe("Failure")
+        if (result._tag === "Failure") {
+          expect(result.failure).toBeInstanceOf(UnexpectedEvent)
+          expect(result.failure).toMatchObject({ reason, message })
         }
       }))
   }
@@ -332,9 +332,9 @@ describe("UpsertStream.upserts: faults", () => {
       ]).pipe(
         UpsertStream.upserts(),
         Stream.runForEach((p) => Effect.sync(() => seen.push(F.contents([{ at: 0, payload: p }])[0]!))),
-        Effect.either
+        Effect.result
       )
-      expect(result._tag).toBe("Left")
+      expect(result._tag).toBe("Failure")
       expect(seen).toStrictEqual(["turn_started", "created:ab", "updated:abcd", "turn_completed"])
     }))
 
@@ -354,7 +354,7 @@ describe("UpsertStream.upserts: faults", () => {
 
   it.effect("invalid options fail with InvalidUpsertOptions before any input is read", () =>
     Effect.gen(function*() {
-      const untouched = Stream.fromEffect(Effect.dieMessage("the input was read"))
+      const untouched = Stream.fromEffect(Effect.die(new Error("the input was read")))
       const cases: ReadonlyArray<readonly [UpsertOptionsInput, string]> = [
         [{ batchGradient: [] }, "batchGradient: must have at least one step"],
         [{ batchGradient: [10, -5] }, "batchGradient[1]: must be a positive integer"],

@@ -7,8 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { EventOrder, type StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as F from "./fixtures.js"
 
 // The accumulator's names for two of the rules.
@@ -83,44 +83,46 @@ const sequences: FastCheck.Arbitrary<Array<StreamEvent.StreamEvent>> = FastCheck
 
 const ofCore = (events: ReadonlyArray<StreamEvent.StreamEvent>): Verdict => {
   const result = EventOrder.fromEvents(events)
-  return Either.isRight(result)
+  return Result.isSuccess(result)
     ? "accepted"
-    : { rule: result.left.rule, eventType: result.left.eventType, itemId: result.left.itemId }
+    : { rule: result.failure.rule, eventType: result.failure.eventType, itemId: result.failure.itemId }
 }
 
 const ofAccumulator = (events: ReadonlyArray<StreamEvent.StreamEvent>): Verdict => {
   const result = Turn.fromEvents(events)
-  return Either.isRight(result)
+  return Result.isSuccess(result)
     ? "accepted"
-    : { rule: result.left.reason, eventType: result.left.eventType, itemId: result.left.itemId }
+    : { rule: result.failure.reason, eventType: result.failure.eventType, itemId: result.failure.itemId }
 }
 
 const ofUpserts = (events: ReadonlyArray<StreamEvent.StreamEvent>): Effect.Effect<Verdict> =>
   F.runStage(events).pipe(
-    Effect.either,
+    Effect.result,
     Effect.map((result): Verdict =>
-      Either.isRight(result)
+      Result.isSuccess(result)
         ? "accepted"
-        : result.left._tag === "UnexpectedEvent"
-        ? { rule: result.left.reason, eventType: result.left.eventType, itemId: result.left.itemId }
-        : { rule: result.left._tag, eventType: "", itemId: undefined }
+        : result.failure._tag === "UnexpectedEvent"
+        ? { rule: result.failure.reason, eventType: result.failure.eventType, itemId: result.failure.itemId }
+        : { rule: result.failure._tag, eventType: "", itemId: undefined }
     )
   )
 
 describe("the order rules of the accumulator and the upsert stage", () => {
-  it.effect.prop(
-    "accept and refuse exactly the same event sequences, as core's EventOrder does",
-    [sequences],
-    ([events]) =>
-      Effect.gen(function*() {
-        const core = ofCore(events)
-        const upserts = yield* ofUpserts(events)
-        const accumulator = ofAccumulator(events)
-        expect(upserts).toStrictEqual(core)
-        expect(accumulator).toStrictEqual(core === "accepted" ? core : { ...core, rule: accumulatorReason(core.rule) })
-      }),
-    { fastCheck: { numRuns: 300 }, timeout: 120_000 }
-  )
+  it.effect("accept and refuse exactly the same event sequences, as core's EventOrder does", () =>
+    F.assertEffect(
+      FastCheck.tuple(sequences),
+      ([events]) =>
+        Effect.gen(function*() {
+          const core = ofCore(events)
+          const upserts = yield* ofUpserts(events)
+          const accumulator = ofAccumulator(events)
+          expect(upserts).toStrictEqual(core)
+          expect(accumulator).toStrictEqual(
+            core === "accepted" ? core : { ...core, rule: accumulatorReason(core.rule) }
+          )
+        }),
+      { numRuns: 300 }
+    ), 120_000)
 
   it.effect("refuse an event for an item that already ended, in both folds", () =>
     Effect.gen(function*() {

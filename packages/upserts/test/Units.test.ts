@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Ids, Json, StreamBMessage, Tokens } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import * as Gradient from "../src/Gradient.js"
 import * as Helpers from "../src/Helpers.js"
 import * as ItemBuffer from "../src/ItemBuffer.js"
@@ -45,8 +46,10 @@ describe("Gradient", () => {
 
   it.effect("its Schedule outputs the same thresholds", () =>
     Effect.gen(function*() {
-      const outputs = yield* Schedule.run(Gradient.schedule(g), 0, Array.from({ length: 20 }, () => undefined))
-      expect(Chunk.toArray(outputs)).toStrictEqual(Array.from({ length: 20 }, (_, i) => Gradient.thresholdAt(g, i)))
+      const step = yield* Schedule.toStep(Gradient.schedule(g))
+      const outputs: Array<number> = []
+      for (let i = 0; i < 20; i++) outputs.push((yield* step(0, undefined))[0])
+      expect(outputs).toStrictEqual(Array.from({ length: 20 }, (_, i) => Gradient.thresholdAt(g, i)))
     }))
 
   it("counts about 17 + N/2000 thresholds for N tokens under the default gradient", () => {
@@ -93,24 +96,24 @@ describe("RetryPolicy", () => {
   it.effect("its Schedule waits those delays, retryAttempts times, on the Clock", () =>
     Effect.gen(function*() {
       const attempts: Array<number> = []
-      const fiber = yield* Effect.fork(
-        TestClock.currentTimeMillis.pipe(
+      const fiber = yield* Effect.forkChild(
+        Clock.currentTimeMillis.pipe(
           Effect.flatMap((now) => Effect.sync(() => attempts.push(now))),
-          Effect.zipRight(Effect.fail("no")),
+          Effect.andThen(Effect.fail("no")),
           Effect.retry(RetryPolicy.schedule({ retryAttempts: 5, retryBaseMs: 100, retryMaxMs: 500 })),
           Effect.flip
         )
       )
       for (let i = 0; i < 30; i++) yield* TestClock.adjust(100)
-      expect(yield* fiber).toBe("no")
+      expect(yield* Fiber.join(fiber)).toBe("no")
       expect(attempts).toStrictEqual([0, 100, 300, 700, 1200, 1700])
     }))
 
   it("validates its options", () => {
     const defaults = RetryPolicy.make(undefined)
-    expect(defaults._tag === "Right" && defaults.right).toStrictEqual(RetryPolicy.defaultPolicy)
+    expect(defaults._tag === "Success" && defaults.success).toStrictEqual(RetryPolicy.defaultPolicy)
     const invalid = RetryPolicy.make({ retryBaseMs: -1 })
-    expect(invalid._tag === "Left" && invalid.left.message).toBe(
+    expect(invalid._tag === "Failure" && invalid.failure.message).toBe(
       "invalid options: retryBaseMs: must be a non-negative integer"
     )
   })
@@ -169,8 +172,8 @@ describe("StreamBMessages", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(1_700_000_000_000)
       const payloads = [F.turnStarted(), F.upsert("m", "message", "created", "Hi", { origin: "agent" })]
-      const messages = Chunk.toArray(yield* Stream.runCollect(StreamBMessages.wrap(Stream.fromIterable(payloads))))
-      const decode = Schema.decodeUnknownSync(Schema.parseJson(StreamBMessage.UIPayload))
+      const messages = yield* Stream.runCollect(StreamBMessages.wrap(Stream.fromIterable(payloads)))
+      const decode = Schema.decodeUnknownSync(Schema.fromJsonString(StreamBMessage.UIPayload))
       expect(messages.map((m) => [m.timestamp, m.turnId, m.payloadType])).toStrictEqual([
         [1_700_000_000_000, F.turnId, "turn_event"],
         [1_700_000_000_000, F.turnId, "item_upsert"]

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as RetryPolicy from "../src/RetryPolicy.js"
 import * as StreamBMessages from "../src/StreamBMessages.js"
 import * as UpsertStream from "../src/UpsertStream.js"
@@ -56,22 +56,22 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
   it.effect("TC-12: Flush on Destroy (the input is interrupted mid-item)", () =>
     Effect.gen(function*() {
       const stop = yield* Deferred.make<void>()
-      const input = yield* Mailbox.make<StreamEvent.StreamEvent>()
-      const fiber = yield* Mailbox.toStream(input).pipe(
+      const input = yield* Queue.make<StreamEvent.StreamEvent, Cause.Done>()
+      const fiber = yield* Stream.fromQueue(input).pipe(
         Stream.interruptWhen(Deferred.await(stop)),
         UpsertStream.upserts(),
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
-      yield* input.offerAll([
+      yield* Queue.offerAll(input, [
         F.responseStart(),
         F.itemStart("msg-1", "message"),
         F.delta("msg-1", "Hello"),
         F.delta("msg-1", " world")
       ])
-      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      yield* Effect.repeat(Effect.yieldNow, { times: 20 })
       yield* Deferred.succeed(stop, undefined)
-      const out = Chunk.toArray(yield* Fiber.join(fiber))
+      const out = yield* Fiber.join(fiber)
       expect(out).toStrictEqual([
         F.turnStarted(),
         F.upsert("msg-1", "message", "created", "Hello", agent),
@@ -109,8 +109,8 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
   it.effect("TC-13: Redis Emit Retry", () =>
     Effect.gen(function*() {
       const attempts = yield* Ref.make<ReadonlyArray<readonly [number, string]>>([])
-      const fiber = yield* Effect.fork(publish([F.responseStart(), F.responseDone()], 1, attempts))
-      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      const fiber = yield* Effect.forkChild(publish([F.responseStart(), F.responseDone()], 1, attempts))
+      yield* Effect.repeat(Effect.yieldNow, { times: 20 })
       yield* TestClock.adjust(999)
       expect(yield* Ref.get(attempts)).toStrictEqual([[0, "turn_started"]])
       yield* TestClock.adjust(1)
@@ -124,8 +124,10 @@ describe("UpsertStream.upserts: the behaviour cases of docs/upserts.md", () => {
   it.effect("TC-14: Redis Emit Retry Exhausted", () =>
     Effect.gen(function*() {
       const attempts = yield* Ref.make<ReadonlyArray<readonly [number, string]>>([])
-      const fiber = yield* Effect.fork(Effect.flip(publish([F.responseStart(), F.responseDone()], Infinity, attempts)))
-      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      const fiber = yield* Effect.forkChild(
+        Effect.flip(publish([F.responseStart(), F.responseDone()], Infinity, attempts))
+      )
+      yield* Effect.repeat(Effect.yieldNow, { times: 20 })
       for (let i = 0; i < 8; i++) yield* TestClock.adjust(1000)
       expect(yield* Fiber.join(fiber)).toBe("redis down (turn_event)")
       expect((yield* Ref.get(attempts)).map(([at]) => at)).toStrictEqual([0, 1000, 3000, 7000])

@@ -3,28 +3,26 @@ import { StreamBMessage, type StreamEvent } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import * as Supervisor from "effect/Supervisor"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent } from "../src/UpsertErrors.js"
 import { UpsertStreamProcessor, type UpsertStreamProcessorOptions } from "../src/UpsertStreamProcessor.js"
 import * as F from "./fixtures.js"
 import { seedCases } from "./SeedCases.js"
 
-const decodePayload = Schema.decodeUnknownSync(Schema.parseJson(StreamBMessage.UIPayload))
+const decodePayload = Schema.decodeUnknownSync(Schema.fromJsonString(StreamBMessage.UIPayload))
 const decodeMessage = Schema.decodeUnknownSync(StreamBMessage.StreamBMessage)
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
 const agent = { origin: "agent" } as const
 
-/** A processor on the test's runtime (so on its TestClock) that records what it emits. */
+/** A processor on the test's services (so on its TestClock) that records what it emits. */
 const makeProcessor = (
   options: Partial<UpsertStreamProcessorOptions> = {},
   fail: (attempt: number) => boolean = () => false
 ) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const now = () => Runtime.runSync(runtime)(Clock.currentTimeMillis)
+    const runtime = yield* Effect.context<never>()
+    const now = () => Effect.runSyncWith(runtime)(Clock.currentTimeMillis)
     const delivered: Array<StreamBMessage.StreamBMessage> = []
     const attemptsAt: Array<number> = []
     const processor = new UpsertStreamProcessor({
@@ -84,8 +82,8 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
 
   it.effect("TC-12: Flush on Destroy", () =>
     Effect.gen(function*() {
-      const supervisor = yield* Supervisor.track
-      const p = yield* Effect.supervised(makeProcessor(), supervisor)
+      const fibers = yield* F.trackFibers
+      const p = yield* fibers.track(makeProcessor())
       yield* p.process(
         F.responseStart(),
         F.itemStart("msg-1", "message"),
@@ -102,7 +100,7 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
         isComplete: false
       })
       // The unemitted " world" has a timer waiting.
-      expect((yield* supervisor.value).length).toBeGreaterThan(0)
+      expect(yield* fibers.active).toBeGreaterThan(0)
       yield* p.run(() => p.processor.destroy())
       expect(p.payloads()).toStrictEqual([
         F.turnStarted(),
@@ -111,7 +109,7 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
         F.turnCompleted("aborted")
       ])
       expect(p.processor.getBufferState().size).toBe(0)
-      expect(yield* supervisor.value).toStrictEqual([])
+      expect(yield* fibers.active).toBe(0)
       yield* TestClock.adjust(60_000)
       expect(p.delivered.length).toBe(4)
       const error = yield* Effect.flip(p.process(F.delta("msg-1", "late")))
@@ -124,7 +122,7 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
   it.effect("TC-13: Redis Emit Retry", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor({}, (attempt) => attempt === 1)
-      const fiber = yield* Effect.fork(p.process(F.responseStart()))
+      const fiber = yield* Effect.forkChild(p.process(F.responseStart()))
       yield* settle
       yield* TestClock.adjust(999)
       yield* settle
@@ -138,7 +136,7 @@ describe("UpsertStreamProcessor: the behaviour cases of docs/upserts.md through 
   it.effect("TC-14: Redis Emit Retry Exhausted", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor({ retryAttempts: 3 }, () => true)
-      const fiber = yield* Effect.fork(Effect.flip(p.process(F.responseStart())))
+      const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
       yield* settle
       for (let i = 0; i < 8; i++) yield* TestClock.adjust(1000)
       const error = yield* Fiber.join(fiber)
@@ -153,7 +151,7 @@ describe("UpsertStreamProcessor", () => {
   it.effect("caps the retry delay at retryMaxMs", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor({ retryAttempts: 4, retryBaseMs: 1000, retryMaxMs: 1500 }, () => true)
-      const fiber = yield* Effect.fork(Effect.flip(p.process(F.responseStart())))
+      const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
       yield* settle
       for (let i = 0; i < 12; i++) yield* TestClock.adjust(500)
       yield* Fiber.join(fiber)
@@ -173,9 +171,9 @@ describe("UpsertStreamProcessor", () => {
       // the second message (msg-1's first upsert) fails once and is retried after 1000 ms
       const p = yield* makeProcessor({}, (attempt) => attempt === 2)
       yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"))
-      const retrying = yield* Effect.fork(p.process(F.delta("msg-1", "Hi")))
+      const retrying = yield* Effect.forkChild(p.process(F.delta("msg-1", "Hi")))
       yield* settle
-      const quiet = yield* Effect.fork(p.process(F.itemStart("msg-2", "message")))
+      const quiet = yield* Effect.forkChild(p.process(F.itemStart("msg-2", "message")))
       yield* settle
       expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-1"])
       yield* TestClock.adjust(1000)
@@ -212,12 +210,12 @@ describe("UpsertStreamProcessor", () => {
       ])
     }))
 
-  it.effect("rejects a malformed event with a ParseError naming the field", () =>
+  it.effect("rejects a malformed event with a SchemaError naming the field", () =>
     Effect.gen(function*() {
       const p = yield* makeProcessor()
       const bad = { ...F.responseStart(), event_id: "not-a-uuid" }
       const error = yield* Effect.flip(p.process(bad))
-      expect(error).toMatchObject({ _tag: "ParseError" })
+      expect(error).toMatchObject({ _tag: "SchemaError" })
       expect(String(error)).toMatch(/event_id/)
     }))
 

@@ -3,13 +3,14 @@
  */
 import type { OutputItem, StreamBMessage, UIUpsert, Usage } from "@sluice/core"
 import { Ids, StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Mailbox from "effect/Mailbox"
+import * as Metric from "effect/Metric"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
 import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
 import * as UpsertStream from "../src/UpsertStream.js"
@@ -84,9 +85,9 @@ export const responseError = (code: string, message: string) =>
  * of the event loop (property tests run this hundreds of times).
  */
 export const runStage = (events: ReadonlyArray<StreamEvent.StreamEvent>, options?: UpsertOptionsInput) =>
-  Effect.zipRight(
+  Effect.andThen(
     yieldToEventLoop,
-    Stream.fromIterable(events).pipe(UpsertStream.upserts(options), Stream.runCollect, Effect.map(Chunk.toArray))
+    Stream.fromIterable(events).pipe(UpsertStream.upserts(options), Stream.runCollect)
   )
 
 /** A payload and the clock time at which the consumer received it. */
@@ -101,22 +102,25 @@ export interface Received {
  */
 export const startStage = (options?: UpsertOptionsInput) =>
   Effect.gen(function*() {
-    const input = yield* Mailbox.make<StreamEvent.StreamEvent>()
+    const input = yield* Queue.make<StreamEvent.StreamEvent, Cause.Done>()
     const received = yield* Queue.unbounded<Received>()
-    const fiber = yield* Mailbox.toStream(input).pipe(
+    const fiber = yield* Stream.fromQueue(input).pipe(
       UpsertStream.upserts(options),
-      Stream.runForEach((payload) => Effect.flatMap(Clock.currentTimeMillis, (at) => received.offer({ at, payload }))),
-      Effect.fork
+      Stream.runForEach((payload) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => Queue.offer(received, { at, payload }))
+      ),
+      Effect.forkChild
     )
-    const settle = Effect.repeatN(Effect.yieldNow(), 50)
+    const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
     return {
-      send: (...events: ReadonlyArray<StreamEvent.StreamEvent>) => Effect.zipRight(input.offerAll(events), settle),
-      end: Effect.zipRight(input.end, Fiber.join(fiber)),
+      send: (...events: ReadonlyArray<StreamEvent.StreamEvent>) =>
+        Effect.andThen(Queue.offerAll(input, events), settle),
+      end: Effect.andThen(Queue.end(input), Fiber.join(fiber)),
       fiber,
       settle,
-      take: (n: number) => Effect.map(Effect.replicateEffect(received.take, n), (all) => all),
+      take: (n: number) => Effect.replicateEffect(Queue.take(received), n),
       /** Everything received so far, without waiting. */
-      drain: Effect.zipRight(settle, Effect.map(received.takeAll, Chunk.toArray))
+      drain: Effect.andThen(settle, Queue.clear(received))
     }
   })
 
@@ -155,3 +159,45 @@ export const turnError = (code: string, message: string): StreamBMessage.UIPaylo
   threadId,
   error: { code, message }
 })
+
+/**
+ * Counts the fibers started inside the effects it tracks that have not ended yet, as
+ * Effect 3's `Supervisor.track` listed them (Effect 4 has no supervisors): `track`
+ * installs a `Metric.FiberRuntimeMetrics` service, which every fiber forked inside
+ * it inherits and reports its start and end to.
+ */
+export const trackFibers = Effect.sync(() => {
+  let active = 0
+  const metrics: Metric.FiberRuntimeMetricsService = {
+    recordFiberStart: () => {
+      active++
+    },
+    recordFiberEnd: () => {
+      active--
+    }
+  }
+  return {
+    /** How many tracked fibers are alive. */
+    active: Effect.sync(() => active),
+    track: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.provideService(effect, Metric.FiberRuntimeMetrics, metrics)
+  }
+})
+
+/**
+ * Checks an effectful property with fast-check (what `it.effect.prop` did with
+ * fast-check arbitraries in Effect 3): every run is an Effect on the services of the
+ * test that calls it (its `TestClock`, ...).
+ */
+export const assertEffect = <A>(
+  arbitrary: FastCheck.Arbitrary<A>,
+  property: (value: A) => Effect.Effect<void, unknown>,
+  parameters: FastCheck.Parameters<[A]>
+): Effect.Effect<void> =>
+  Effect.flatMap(Effect.context<never>(), (context) =>
+    Effect.promise(() =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(arbitrary, (value) => Effect.runPromiseWith(context)(property(value))),
+        parameters
+      )
+    ))

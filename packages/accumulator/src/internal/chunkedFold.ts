@@ -1,7 +1,7 @@
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 
 /**
@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
  *
  * @internal
  */
-export type FoldStep<S, A, B, E> = (state: S, input: A, now: number) => Either.Either<readonly [ReadonlyArray<B>, S], E>
+export type FoldStep<S, A, B, E> = (state: S, input: A, now: number) => Result.Result<readonly [ReadonlyArray<B>, S], E>
 
 /**
  * Folds a stream chunk by chunk through a `Ref`-held state, reading the time from
@@ -27,25 +27,25 @@ export const chunkedFold =
         self.pipe(
           Stream.chunks,
           Stream.mapEffect((inputs) =>
-            Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-              Ref.modify(ref, (state): readonly [readonly [Chunk.Chunk<B>, E2 | undefined], S] => {
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Ref.modify(ref, (state): readonly [readonly [ReadonlyArray<B>, E2 | undefined], S] => {
                 const out: Array<B> = []
                 let current = state
                 for (const input of inputs) {
                   const next = step(current, input, now)
-                  if (Either.isLeft(next)) return [[Chunk.unsafeFromArray(out), next.left], current]
-                  for (const b of next.right[0]) {
+                  if (Result.isFailure(next)) return [[out, next.failure], current]
+                  for (const b of next.success[0]) {
                     out.push(b)
                   }
-                  current = next.right[1]
+                  current = next.success[1]
                 }
-                return [[Chunk.unsafeFromArray(out), undefined], current]
+                return [[out, undefined], current]
               }))
           ),
           Stream.flatMap(([outputs, error]) =>
             error === undefined
-              ? Stream.fromChunk(outputs)
-              : Stream.concat(Stream.fromChunk(outputs), Stream.fail(error))
+              ? Stream.fromArray(outputs)
+              : Stream.concat(Stream.fromArray(outputs), Stream.fail(error))
           )
         ))
     )

@@ -10,10 +10,11 @@ import type { StreamEvent } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type * as ItemBuffer from "../ItemBuffer.js"
 import type { UnexpectedEvent } from "../UpsertErrors.js"
 import type { ResolvedOptions } from "../UpsertOptions.js"
@@ -41,9 +42,9 @@ export interface StageCore<E> {
 
 // The timeout fallback: the timer looks at its item, and as long as the item still
 // has time left (deltas moved its deadline) it sleeps exactly that long and looks again.
-const fallback: Schedule.Schedule<number, number> = Schedule.addDelay(
-  Schedule.recurWhile<number>((remaining) => remaining > 0),
-  (remaining) => Duration.millis(remaining)
+const fallback: Schedule.Schedule<number, number> = Schedule.identity<number>().pipe(
+  Schedule.while(({ input: remaining }) => remaining > 0),
+  Schedule.addDelay(({ input: remaining }) => Effect.succeed(Duration.millis(remaining)))
 )
 
 /**
@@ -61,8 +62,8 @@ export const make = <E>(
     let state = TurnState.initial
     // transitions started and not yet over (waiting for the lock, delivering, ...)
     let inFlight = 0
-    const clock = yield* Effect.clock
-    const lock = yield* Effect.makeSemaphore(1)
+    const clock = yield* Clock.Clock
+    const lock = yield* Semaphore.make(1)
     const timers = yield* FiberMap.make<string>()
 
     const transact = <A, X>(
@@ -70,7 +71,7 @@ export const make = <E>(
         before: TurnState.TurnState,
         now: number,
         fx: TurnState.Effects
-      ) => readonly [TurnState.TurnState, Either.Either<A, X>]
+      ) => readonly [TurnState.TurnState, Result.Result<A, X>]
     ): Effect.Effect<A, E | X> =>
       Effect.suspend(() => {
         inFlight++
@@ -83,7 +84,7 @@ export const make = <E>(
             state = after
             for (const itemId of fx.disarm) yield* FiberMap.remove(timers, itemId)
             for (const itemId of fx.arm) yield* FiberMap.run(timers, itemId, timer(itemId))
-            return yield* result
+            return yield* Effect.fromResult(result)
           })
         )).pipe(Effect.ensuring(Effect.sync(() => inFlight--)))
       })
@@ -91,17 +92,17 @@ export const make = <E>(
     const timer = (itemId: string): Effect.Effect<void> =>
       transact((before, now, fx) => {
         const tick = TurnState.tick(before, itemId, now, options, fx)
-        return [tick.state, Either.right(tick.remaining)] as const
+        return [tick.state, Result.succeed(tick.remaining)] as const
       }).pipe(
         Effect.repeat(fallback),
         Effect.delay(Duration.millis(options.batchTimeoutMs)),
         Effect.asVoid,
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           Effect.sync(() => {
             state = TurnState.disarmed(state, itemId)
           }).pipe(
             lock.withPermits(1),
-            Effect.zipRight(Effect.logWarning(`upsert timer of item "${itemId}" could not emit`, cause))
+            Effect.andThen(Effect.logWarning(`upsert timer of item "${itemId}" could not emit`, cause))
           )
         )
       )
@@ -111,23 +112,23 @@ export const make = <E>(
         let current = before
         for (const event of events) {
           const next = TurnState.step(current, event, now, options, fx)
-          if (Either.isLeft(next)) return [current, Either.left(next.left)] as const
-          current = next.right
+          if (Result.isFailure(next)) return [current, Result.fail(next.failure)] as const
+          current = next.success
         }
-        return [current, Either.void] as const
+        return [current, Result.void] as const
       })
 
     return {
       process,
-      flush: transact<void, never>((before, _now, fx) => [TurnState.flush(before, options, fx), Either.void]),
-      abort: transact<void, never>((before, _now, fx) => [TurnState.abort(before, options, fx), Either.void]),
+      flush: transact<void, never>((before, _now, fx) => [TurnState.flush(before, options, fx), Result.void]),
+      abort: transact<void, never>((before, _now, fx) => [TurnState.abort(before, options, fx), Result.void]),
       buffers: Effect.sync(() => TurnState.buffers(state)),
       processQuiet: (event) => {
         if (inFlight > 0) return false
         const fx = TurnState.makeEffects()
-        const next = TurnState.step(state, event, clock.unsafeCurrentTimeMillis(), options, fx)
-        if (Either.isLeft(next) || fx.out.length > 0 || fx.arm.length > 0 || fx.disarm.length > 0) return false
-        state = next.right
+        const next = TurnState.step(state, event, clock.currentTimeMillisUnsafe(), options, fx)
+        if (Result.isFailure(next) || fx.out.length > 0 || fx.arm.length > 0 || fx.disarm.length > 0) return false
+        state = next.success
         return true
       }
     }

@@ -5,9 +5,9 @@
  * disagree.
  */
 import { EventOrder, type StreamEvent } from "@sluice/core"
-import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as ItemBuffer from "../ItemBuffer.js"
 import { UnexpectedEvent } from "../UpsertErrors.js"
 import type { ResolvedOptions } from "../UpsertOptions.js"
@@ -190,12 +190,12 @@ export const step = (
   now: number,
   options: ResolvedOptions,
   fx: Effects
-): Either.Either<TurnState, UnexpectedEvent> => {
+): Result.Result<TurnState, UnexpectedEvent> => {
   const payload = event.payload
   const itemId = EventOrder.itemIdOf(payload)
   const found: Option.Option<Slot> = itemId === undefined ? Option.none() : HashMap.get(state.slots, itemId)
   const verdict = EventOrder.check(phaseOf(state.phase), itemStateOf(state, itemId, found), event)
-  if (verdict._tag === "OrderViolation") return Either.left(unexpected(verdict))
+  if (verdict._tag === "OrderViolation") return Result.fail(unexpected(verdict))
   if (payload.type === "response_start") {
     const meta: Payloads.TurnMeta = {
       turnId: options.turnId ?? payload.turn_id,
@@ -204,11 +204,11 @@ export const step = (
       providerId: payload.provider_id
     }
     fx.out.push(Payloads.turnStarted(meta))
-    return Either.right({ ...state, phase: "open", meta })
+    return Result.succeed({ ...state, phase: "open", meta })
   }
   const meta = state.meta
   // The order rules let no other event before response_start, which sets `meta`.
-  if (meta === undefined) return Either.right(state)
+  if (meta === undefined) return Result.succeed(state)
   switch (payload.type) {
     case "item_start": {
       const held = heldAtStart(payload)
@@ -223,14 +223,14 @@ export const step = (
       })
       if (!held && ItemBuffer.hasUnemittedContent(buffer)) buffer = emit(meta, buffer, options, fx)
       const slot: Slot = { buffer, seq: state.nextSeq, deadline: now + options.batchTimeoutMs, armed: false }
-      return Either.right({
+      return Result.succeed({
         ...state,
         slots: HashMap.set(state.slots, payload.item_id, slot),
         nextSeq: state.nextSeq + 1
       })
     }
     case "item_delta": {
-      if (found._tag === "None") return Either.right(state)
+      if (found._tag === "None") return Result.succeed(state)
       const slot = found.value
       let buffer = ItemBuffer.appendContent(slot.buffer, payload.delta_content)
       let armed = slot.armed
@@ -243,26 +243,26 @@ export const step = (
         }
       }
       const next: Slot = { buffer, seq: slot.seq, deadline: now + options.batchTimeoutMs, armed }
-      return Either.right({ ...state, slots: HashMap.set(state.slots, payload.item_id, next) })
+      return Result.succeed({ ...state, slots: HashMap.set(state.slots, payload.item_id, next) })
     }
     case "item_done": {
       const buffer = found._tag === "Some" ? found.value.buffer : undefined
       fx.out.push(Payloads.fromFinalItem(meta, payload.item_id, payload.final_item, buffer))
-      return Either.right(close(state, payload.item_id, "done", fx))
+      return Result.succeed(close(state, payload.item_id, "done", fx))
     }
     case "item_error": {
       const buffer = found._tag === "Some" ? found.value.buffer : undefined
       fx.out.push(Payloads.fromItemError(meta, payload.item_id, payload.error, buffer))
-      return Either.right(close(state, payload.item_id, "error", fx))
+      return Result.succeed(close(state, payload.item_id, "error", fx))
     }
     case "item_cancelled":
-      return Either.right(close(state, payload.item_id, "cancelled", fx))
+      return Result.succeed(close(state, payload.item_id, "cancelled", fx))
     case "response_done":
-      return Either.right(end(state, payload.status, payload.usage, options, fx))
+      return Result.succeed(end(state, payload.status, payload.usage, options, fx))
     case "response_error": {
       const flushed = flush(state, options, fx)
       fx.out.push(Payloads.turnError(meta, payload.error))
-      return Either.right({ ...flushed, errored: true })
+      return Result.succeed({ ...flushed, errored: true })
     }
   }
 }
