@@ -21,8 +21,9 @@ import type { OutputItem, Sse, StreamEvent } from "@sluice/core"
 import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import type { FinishReason } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
@@ -45,26 +46,26 @@ const providerId = "anthropic"
  * @since 0.1.0
  * @category schemas
  */
-export const WireUsage = Schema.Struct(
-  {
+export const WireUsage = Schema.StructWithRest(
+  Schema.Struct({
     input_tokens: Count,
     output_tokens: Count,
     cache_creation_input_tokens: Count,
     cache_read_input_tokens: Count
-  },
-  Schema.Record({ key: Schema.String, value: Json.JsonValue })
-).annotations({ identifier: "AnthropicUsage" })
+  }),
+  [Schema.Record(Schema.String, Json.JsonValue)]
+).annotate({ identifier: "AnthropicUsage" })
 
 const TextBlock = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String,
-  citations: Schema.optionalWith(Schema.NullOr(Schema.Array(Json.JsonValue)), { exact: true })
+  citations: Schema.optionalKey(Schema.NullOr(Schema.Array(Json.JsonValue)))
 })
 
 const ThinkingBlock = Schema.Struct({
   type: Schema.Literal("thinking"),
   thinking: Schema.String,
-  signature: Schema.optionalWith(Schema.String, { exact: true })
+  signature: Schema.optionalKey(Schema.String)
 })
 
 const RedactedThinkingBlock = Schema.Struct({
@@ -73,21 +74,21 @@ const RedactedThinkingBlock = Schema.Struct({
 })
 
 const ToolUseBlock = Schema.Struct({
-  type: Schema.Literal("tool_use", "server_tool_use", "mcp_tool_use"),
+  type: Schema.Literals(["tool_use", "server_tool_use", "mcp_tool_use"]),
   id: Schema.String,
   name: Schema.String,
-  input: Schema.optionalWith(Json.JsonObject, { exact: true }),
-  server_name: Schema.optionalWith(Schema.String, { exact: true })
+  input: Schema.optionalKey(Json.JsonObject),
+  server_name: Schema.optionalKey(Schema.String)
 })
 
 // a `compaction` block: the summary of the conversation so far (context compaction);
 // fields besides the summary are kept to go back with it
-const CompactionBlock = Schema.Struct(
-  {
+const CompactionBlock = Schema.StructWithRest(
+  Schema.Struct({
     type: Schema.Literal("compaction"),
-    content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
-  },
-  Schema.Record({ key: Schema.String, value: Json.JsonValue })
+    content: Schema.optionalKey(Schema.NullOr(Schema.String))
+  }),
+  [Schema.Record(Schema.String, Json.JsonValue)]
 )
 
 const knownBlockTypes = new Set([
@@ -102,33 +103,39 @@ const knownBlockTypes = new Set([
 
 const ToolResultFields = {
   tool_use_id: Schema.String,
-  content: Schema.optionalWith(Json.JsonValue, { exact: true }),
-  is_error: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { exact: true })
+  content: Schema.optionalKey(Json.JsonValue),
+  is_error: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
 }
 
 // `*_tool_result` blocks (web_search_tool_result, code_execution_tool_result, ...)
 // decode to one tag that keeps the block's own type
-const ToolResultBlock = Schema.transform(
-  Schema.Struct({
-    type: Schema.String.pipe(
-      Schema.filter((type) => type.endsWith("_tool_result"), { message: () => "a *_tool_result block type" })
-    ),
-    ...ToolResultFields
-  }),
-  Schema.Struct({ type: Schema.Literal("tool_result"), block_type: Schema.String, ...ToolResultFields }),
-  {
-    strict: true,
-    decode: ({ type, ...fields }) => ({ ...fields, type: "tool_result" as const, block_type: type }),
-    encode: ({ block_type, type: _, ...fields }) => ({ ...fields, type: block_type })
-  }
+const ToolResultBlock = Schema.Struct({
+  type: Schema.String.check(
+    Schema.makeFilter((type: string) => type.endsWith("_tool_result"), { expected: "a *_tool_result block type" })
+  ),
+  ...ToolResultFields
+}).pipe(
+  Schema.decodeTo(
+    Schema.Struct({ type: Schema.Literal("tool_result"), block_type: Schema.String, ...ToolResultFields }),
+    SchemaTransformation.transform({
+      decode: ({ type, ...fields }) => ({ ...fields, type: "tool_result" as const, block_type: type }),
+      encode: ({ block_type, type: _, ...fields }) => ({ ...fields, type: block_type })
+    })
+  )
 )
 
 /** Tags every type in `known` by itself; anything else decodes to `{ type: tag, name }`. */
 const unknownType = <Tag extends string>(tag: Tag, known: (type: string) => boolean, description: string) =>
-  Schema.transform(
-    Schema.Struct({ type: Schema.String.pipe(Schema.filter((type) => !known(type), { message: () => description })) }),
-    Schema.Struct({ type: Schema.Literal(tag), name: Schema.String }),
-    { strict: true, decode: ({ type }) => ({ type: tag, name: type }), encode: ({ name }) => ({ type: name }) }
+  Schema.Struct({
+    type: Schema.String.check(Schema.makeFilter((type: string) => !known(type), { expected: description }))
+  }).pipe(
+    Schema.decodeTo(
+      Schema.Struct({ type: Schema.Literal(tag), name: Schema.String }),
+      SchemaTransformation.transform({
+        decode: ({ type }) => ({ type: tag, name: type }),
+        encode: ({ name }) => ({ type: name })
+      })
+    )
   )
 
 const OtherBlock = unknownType(
@@ -144,7 +151,7 @@ const OtherBlock = unknownType(
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock = Schema.Union(
+export const ContentBlock = Schema.Union([
   TextBlock,
   ThinkingBlock,
   RedactedThinkingBlock,
@@ -152,8 +159,8 @@ export const ContentBlock = Schema.Union(
   ToolResultBlock,
   CompactionBlock,
   OtherBlock
-)
-  .annotations({ identifier: "AnthropicContentBlock" })
+])
+  .annotate({ identifier: "AnthropicContentBlock" })
 
 /**
  * @since 0.1.0
@@ -170,7 +177,8 @@ const knownDeltaTypes = new Set([
   "compaction_delta"
 ])
 
-const Delta = Schema.Union(
+// the delta types read as they arrive (no transformation)
+const PlainDeltas = [
   Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
   Schema.Struct({ type: Schema.Literal("thinking_delta"), thinking: Schema.String }),
   Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
@@ -178,14 +186,42 @@ const Delta = Schema.Union(
   Schema.Struct({ type: Schema.Literal("citations_delta"), citation: Json.JsonValue }),
   Schema.Struct({
     type: Schema.Literal("compaction_delta"),
-    content: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
-  }),
-  unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
-)
+    content: Schema.optionalKey(Schema.NullOr(Schema.String))
+  })
+] as const
 
-const BlockIndex = Schema.Int.pipe(Schema.nonNegative())
+const Delta = Schema.Union([
+  ...PlainDeltas,
+  unknownType("unknown_delta", (type) => knownDeltaTypes.has(type), "a delta type Sluice does not read")
+])
+
+const BlockIndex = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const ErrorDetails = Schema.Struct({ type: Schema.String, message: Schema.String })
+
+/** The members of a stream event union, by `type`, with the given content block and delta schemas. */
+const chunkMembers = <B extends Schema.Top, D extends Schema.Top>(contentBlock: B, delta: D) =>
+  [
+    Schema.Struct({
+      type: Schema.Literal("message_start"),
+      message: Schema.Struct({
+        id: Schema.optionalKey(Schema.String),
+        model: Schema.optionalKey(Schema.String),
+        usage: Schema.optionalKey(Schema.NullOr(WireUsage))
+      })
+    }),
+    Schema.Struct({ type: Schema.Literal("content_block_start"), index: BlockIndex, content_block: contentBlock }),
+    Schema.Struct({ type: Schema.Literal("content_block_delta"), index: BlockIndex, delta }),
+    Schema.Struct({ type: Schema.Literal("content_block_stop"), index: BlockIndex }),
+    Schema.Struct({
+      type: Schema.Literal("message_delta"),
+      delta: Schema.Struct({ stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)) }),
+      usage: Schema.optionalKey(Schema.NullOr(WireUsage))
+    }),
+    Schema.Struct({ type: Schema.Literal("message_stop") }),
+    Schema.Struct({ type: Schema.Literal("ping") }),
+    Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
+  ] as const
 
 /**
  * One streamed event, by its `type`.
@@ -193,27 +229,20 @@ const ErrorDetails = Schema.Struct({ type: Schema.String, message: Schema.String
  * @since 0.1.0
  * @category schemas
  */
-export const StreamChunk = Schema.Union(
-  Schema.Struct({
-    type: Schema.Literal("message_start"),
-    message: Schema.Struct({
-      id: Schema.optionalWith(Schema.String, { exact: true }),
-      model: Schema.optionalWith(Schema.String, { exact: true }),
-      usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
-    })
-  }),
-  Schema.Struct({ type: Schema.Literal("content_block_start"), index: BlockIndex, content_block: ContentBlock }),
-  Schema.Struct({ type: Schema.Literal("content_block_delta"), index: BlockIndex, delta: Delta }),
-  Schema.Struct({ type: Schema.Literal("content_block_stop"), index: BlockIndex }),
-  Schema.Struct({
-    type: Schema.Literal("message_delta"),
-    delta: Schema.Struct({ stop_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }) }),
-    usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
-  }),
-  Schema.Struct({ type: Schema.Literal("message_stop") }),
-  Schema.Struct({ type: Schema.Literal("ping") }),
-  Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
-).annotations({ identifier: "AnthropicStreamChunk" })
+export const StreamChunk = Schema.Union(chunkMembers(ContentBlock, Delta)).annotate({
+  identifier: "AnthropicStreamChunk"
+})
+
+// `StreamChunk` without the members that transform (`*_tool_result` blocks, block and
+// delta types Sluice does not read): the hot path's guard. Those members take only
+// types no other member takes, so a value this schema accepts is one `StreamChunk`
+// decodes to itself; the rest goes to `StreamChunk`'s decoder.
+const PlainStreamChunk = Schema.Union(
+  chunkMembers(
+    Schema.Union([TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, CompactionBlock]),
+    Schema.Union(PlainDeltas)
+  )
+)
 
 /**
  * @since 0.1.0
@@ -227,17 +256,17 @@ export type StreamChunk = typeof StreamChunk.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Response = Schema.Union(
+export const Response = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("message"),
-    id: Schema.optionalWith(Schema.String, { exact: true }),
-    model: Schema.optionalWith(Schema.String, { exact: true }),
+    id: Schema.optionalKey(Schema.String),
+    model: Schema.optionalKey(Schema.String),
     content: Schema.Array(ContentBlock),
-    stop_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
-    usage: Schema.optionalWith(Schema.NullOr(WireUsage), { exact: true })
+    stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    usage: Schema.optionalKey(Schema.NullOr(WireUsage))
   }),
   Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
-).annotations({ identifier: "AnthropicResponse" })
+]).annotate({ identifier: "AnthropicResponse" })
 
 /**
  * @since 0.1.0
@@ -615,14 +644,14 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   return { onChunk, onEnd }
 }
 
-const decodeChunk = decodeData(providerId, StreamChunk)
+const decodeChunk = decodeData(providerId, StreamChunk, PlainStreamChunk)
 
 const makeHandler = (options: NormalizeOptions | undefined) => (now: () => number): Handler => {
   const machine = makeMachine(options, now)
   return {
     onEvent: (event: Sse.SseEvent, out) => {
       const chunk = decodeChunk(event)
-      return Either.isLeft(chunk) ? chunk.left : machine.onChunk(chunk.right, event.line, out)
+      return Result.isFailure(chunk) ? chunk.failure : machine.onChunk(chunk.success, event.line, out)
     },
     onEnd: machine.onEnd
   }
@@ -649,11 +678,11 @@ const decodeResponse = decodeBody(providerId, Response)
  * @category normalizers
  */
 export const normalizeResponse: NormalizeResponse = (body, options) =>
-  Effect.flatMap(Effect.clock, (clock) => {
+  Effect.clockWith((clock) => {
     const response = decodeResponse(body)
-    if (Either.isLeft(response)) return Effect.fail(response.left)
-    const machine = makeMachine(options, () => clock.unsafeCurrentTimeMillis())
-    const message = response.right
+    if (Result.isFailure(response)) return Effect.fail(response.failure)
+    const machine = makeMachine(options, () => clock.currentTimeMillisUnsafe())
+    const message = response.success
     const out: Out = []
     const feed = (chunk: StreamChunk): WireDecodeError | undefined => machine.onChunk(chunk, 0, out)
     let failure: WireDecodeError | undefined

@@ -10,8 +10,8 @@ import type { Json, OutputItem } from "@sluice/core"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-const Index = Schema.Int.pipe(Schema.nonNegative())
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+const Index = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Text = optional(Schema.NullOr(Schema.String))
 
 /**
@@ -23,7 +23,7 @@ const Text = optional(Schema.NullOr(Schema.String))
  * @since 0.1.0
  * @category schemas
  */
-export const AnthropicCitation = Schema.Union(
+export const AnthropicCitation = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("web_search_result_location"),
     url: Schema.String,
@@ -66,7 +66,7 @@ export const AnthropicCitation = Schema.Union(
     start_block_index: Index,
     end_block_index: Index
   })
-).annotations({ identifier: "AnthropicCitation" })
+]).annotate({ identifier: "AnthropicCitation" })
 
 /**
  * An OpenAI Responses `output_text` annotation: `url_citation` (a web page and the span
@@ -76,7 +76,7 @@ export const AnthropicCitation = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const OpenAiAnnotation = Schema.Union(
+export const OpenAiAnnotation = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("url_citation"),
     url: Schema.String,
@@ -85,7 +85,7 @@ export const OpenAiAnnotation = Schema.Union(
     end_index: optional(Index)
   }),
   Schema.Struct({
-    type: Schema.Literal("file_citation", "file_path"),
+    type: Schema.Literals(["file_citation", "file_path"]),
     file_id: Schema.String,
     filename: Text,
     index: optional(Index)
@@ -97,7 +97,7 @@ export const OpenAiAnnotation = Schema.Union(
     start_index: optional(Index),
     end_index: optional(Index)
   })
-).annotations({ identifier: "OpenAiAnnotation" })
+]).annotate({ identifier: "OpenAiAnnotation" })
 
 /**
  * Gemini's `groundingMetadata` (Google Search grounding, and retrieval): the grounding
@@ -124,7 +124,7 @@ export const GeminiGrounding = Schema.Struct({
       })
     )
   )
-}).annotations({ identifier: "GeminiGrounding" })
+}).annotate({ identifier: "GeminiGrounding" })
 
 const decodeAnthropic = Schema.decodeUnknownOption(AnthropicCitation)
 const decodeOpenAi = Schema.decodeUnknownOption(OpenAiAnnotation)

@@ -29,7 +29,7 @@
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
@@ -45,8 +45,8 @@ const provider = "gemini"
 
 type Out = Array<StreamEvent.StreamEvent>
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-const rest = Schema.Record({ key: Schema.String, value: Json.JsonValue })
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+const rest = Schema.Record(Schema.String, Json.JsonValue)
 
 // ---------------------------------------------------------------------------
 // Wire schemas
@@ -70,16 +70,22 @@ const FunctionCall = Schema.Struct({
 })
 
 // code the model ran with the code execution tool, and its result: Gemini ran both
-const ExecutableCode = Schema.Struct({
-  id: optional(Schema.String),
-  language: optional(Schema.String),
-  code: optional(Schema.String)
-}, rest)
-const CodeExecutionResult = Schema.Struct({
-  id: optional(Schema.String),
-  outcome: optional(Schema.String),
-  output: optional(Schema.String)
-}, rest)
+const ExecutableCode = Schema.StructWithRest(
+  Schema.Struct({
+    id: optional(Schema.String),
+    language: optional(Schema.String),
+    code: optional(Schema.String)
+  }),
+  [rest]
+)
+const CodeExecutionResult = Schema.StructWithRest(
+  Schema.Struct({
+    id: optional(Schema.String),
+    outcome: optional(Schema.String),
+    output: optional(Schema.String)
+  }),
+  [rest]
+)
 
 /**
  * One part of a candidate's content. Fields Sluice does not read are kept.
@@ -87,17 +93,17 @@ const CodeExecutionResult = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Part = Schema.Struct(
-  {
+export const Part = Schema.StructWithRest(
+  Schema.Struct({
     text: optional(Schema.String),
     thought: optional(Schema.Boolean),
     thoughtSignature: optional(Schema.String),
     functionCall: optional(FunctionCall),
     executableCode: optional(ExecutableCode),
     codeExecutionResult: optional(CodeExecutionResult)
-  },
-  rest
-).annotations({ identifier: "GeminiPart" })
+  }),
+  [rest]
+).annotate({ identifier: "GeminiPart" })
 
 /**
  * @since 0.1.0
@@ -120,17 +126,17 @@ const Candidate = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const UsageMetadata = Schema.Struct(
-  {
+export const UsageMetadata = Schema.StructWithRest(
+  Schema.Struct({
     promptTokenCount: optional(Schema.Number),
     cachedContentTokenCount: optional(Schema.Number),
     candidatesTokenCount: optional(Schema.Number),
     thoughtsTokenCount: optional(Schema.Number),
     toolUsePromptTokenCount: optional(Schema.Number),
     totalTokenCount: optional(Schema.Number)
-  },
-  rest
-).annotations({ identifier: "GeminiUsageMetadata" })
+  }),
+  [rest]
+).annotate({ identifier: "GeminiUsageMetadata" })
 
 /**
  * @since 0.1.0
@@ -160,7 +166,7 @@ export const GenerateContentResponse = Schema.Struct({
   modelVersion: optional(Schema.String),
   responseId: optional(Schema.String),
   error: optional(ErrorDetails)
-}).annotations({ identifier: "GenerateContentResponse" })
+}).annotate({ identifier: "GenerateContentResponse" })
 
 /**
  * @since 0.1.0
@@ -171,7 +177,7 @@ export type GenerateContentResponse = typeof GenerateContentResponse.Type
 const decodeChunk = decodeData(provider, GenerateContentResponse)
 const decodeResponseBody = decodeBody(
   provider,
-  Schema.Union(GenerateContentResponse, Schema.Array(GenerateContentResponse))
+  Schema.Union([GenerateContentResponse, Schema.Array(GenerateContentResponse)])
 )
 
 // ---------------------------------------------------------------------------
@@ -614,7 +620,7 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
   return {
     onEvent: (event, out) => {
       const chunk = decodeChunk(event)
-      return Either.isLeft(chunk) ? chunk.left : turn.chunk(out, chunk.right, event.line)
+      return Result.isFailure(chunk) ? chunk.failure : turn.chunk(out, chunk.success, event.line)
     },
     onEnd: (out) => turn.end(out)
   }
@@ -639,19 +645,20 @@ export const normalize: Normalize = (options) => normalizeWith(makeHandler(optio
  * @category normalizing
  */
 export const normalizeResponse: NormalizeResponse = (body, options) =>
-  Effect.flatMap(Effect.clock, (clock) =>
+  Effect.clockWith((clock) =>
     Effect.suspend(() => {
       const decoded = decodeResponseBody(body)
-      if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
-      const turn = new GeminiTurn(options, () => clock.unsafeCurrentTimeMillis())
+      if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
+      const turn = new GeminiTurn(options, () => clock.currentTimeMillisUnsafe())
       const out: Out = []
-      const chunks: ReadonlyArray<GenerateContentResponse> = Array.isArray(decoded.right)
-        ? decoded.right
-        : [decoded.right]
+      const chunks: ReadonlyArray<GenerateContentResponse> = Array.isArray(decoded.success)
+        ? decoded.success
+        : [decoded.success]
       for (const chunk of chunks) {
         const failure = turn.chunk(out, chunk, 0)
         if (failure !== undefined) return Effect.fail(failure)
       }
       turn.end(out)
       return Effect.succeed(out)
-    }))
+    })
+  )

@@ -21,9 +21,9 @@ import * as Schedule from "effect/Schedule"
  */
 export interface Options {
   readonly maxRetries?: number | undefined
-  readonly initialDelay?: Duration.DurationInput | undefined
-  readonly maxDelay?: Duration.DurationInput | undefined
-  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  readonly initialDelay?: Duration.Input | undefined
+  readonly maxDelay?: Duration.Input | undefined
+  readonly maxRetryAfter?: Duration.Input | undefined
 }
 
 /**
@@ -49,7 +49,8 @@ export const defaults = {
 export const isRetryable = (error: StreamEvent.ErrorObject, options: Options = {}): boolean =>
   error.retryable === true &&
   (error.retry_after_ms === undefined ||
-    error.retry_after_ms <= Duration.toMillis(Duration.decode(options.maxRetryAfter ?? defaults.maxRetryAfter)))
+    error.retry_after_ms <=
+      Duration.toMillis(Duration.fromInputUnsafe(options.maxRetryAfter ?? defaults.maxRetryAfter)))
 
 /**
  * The schedule, fed the error of each failed attempt: it stops at the first error
@@ -60,12 +61,16 @@ export const isRetryable = (error: StreamEvent.ErrorObject, options: Options = {
  * @since 0.1.0
  * @category schedules
  */
-export const schedule = (options: Options = {}): Schedule.Schedule<StreamEvent.ErrorObject, StreamEvent.ErrorObject> =>
-  Backoff.schedule({
+export const schedule = (
+  options: Options = {}
+): Schedule.Schedule<StreamEvent.ErrorObject, StreamEvent.ErrorObject> => {
+  const backoff: Schedule.Schedule<number, StreamEvent.ErrorObject> = Backoff.schedule({
     retryAttempts: options.maxRetries ?? defaults.maxRetries,
-    retryBaseMs: Duration.toMillis(Duration.decode(options.initialDelay ?? defaults.initialDelay)),
-    retryMaxMs: Duration.toMillis(Duration.decode(options.maxDelay ?? defaults.maxDelay))
-  }).pipe(
-    Schedule.whileInput((error: StreamEvent.ErrorObject) => isRetryable(error, options)),
+    retryBaseMs: Duration.toMillis(Duration.fromInputUnsafe(options.initialDelay ?? defaults.initialDelay)),
+    retryMaxMs: Duration.toMillis(Duration.fromInputUnsafe(options.maxDelay ?? defaults.maxDelay))
+  })
+  return backoff.pipe(
+    Schedule.while(({ input }) => isRetryable(input, options)),
     Backoff.honouringRetryAfter((error: StreamEvent.ErrorObject) => error.retry_after_ms)
   )
+}

@@ -17,7 +17,7 @@
 import { Json } from "@sluice/core"
 import * as Schema from "effect/Schema"
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
 /**
  * User text.
@@ -25,7 +25,7 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  * @since 0.1.0
  * @category schemas
  */
-export const UserMessage = Schema.TaggedStruct("user", { text: Schema.String }).annotations({
+export const UserMessage = Schema.TaggedStruct("user", { text: Schema.String }).annotate({
   identifier: "UserMessage"
 })
 
@@ -40,7 +40,7 @@ export const TextPart = Schema.TaggedStruct("text", {
   text: Schema.String,
   provider: optional(Schema.String),
   providerMetadata: optional(Json.JsonObject)
-}).annotations({ identifier: "TextPart" })
+}).annotate({ identifier: "TextPart" })
 
 /**
  * Reasoning the assistant did: its visible text (thinking or summary), and what its
@@ -58,7 +58,7 @@ export const ReasoningPart = Schema.TaggedStruct("reasoning", {
   signature: optional(Schema.String),
   redactedData: optional(Schema.String),
   encryptedContent: optional(Schema.String)
-}).annotations({ identifier: "ReasoningPart" })
+}).annotate({ identifier: "ReasoningPart" })
 
 /**
  * A tool call the assistant made. `arguments` is the JSON text as the model wrote it.
@@ -72,7 +72,7 @@ export const ToolCallPart = Schema.TaggedStruct("tool_call", {
   arguments: Schema.String,
   provider: optional(Schema.String),
   providerMetadata: optional(Json.JsonObject)
-}).annotations({ identifier: "ToolCallPart" })
+}).annotate({ identifier: "ToolCallPart" })
 
 /**
  * An item only its `provider` understands (a hosted tool call and its result, such as
@@ -85,7 +85,7 @@ export const ToolCallPart = Schema.TaggedStruct("tool_call", {
 export const ProviderItemPart = Schema.TaggedStruct("provider_item", {
   provider: Schema.String,
   item: Json.JsonObject
-}).annotations({ identifier: "ProviderItemPart" })
+}).annotate({ identifier: "ProviderItemPart" })
 
 /**
  * One part of an assistant turn.
@@ -93,7 +93,7 @@ export const ProviderItemPart = Schema.TaggedStruct("provider_item", {
  * @since 0.1.0
  * @category schemas
  */
-export const AssistantPart = Schema.Union(TextPart, ReasoningPart, ToolCallPart, ProviderItemPart)
+export const AssistantPart = Schema.Union([TextPart, ReasoningPart, ToolCallPart, ProviderItemPart])
 
 /**
  * @since 0.1.0
@@ -107,7 +107,7 @@ export type AssistantPart = typeof AssistantPart.Type
  * @since 0.1.0
  * @category schemas
  */
-export const AssistantMessage = Schema.TaggedStruct("assistant", { parts: Schema.Array(AssistantPart) }).annotations({
+export const AssistantMessage = Schema.TaggedStruct("assistant", { parts: Schema.Array(AssistantPart) }).annotate({
   identifier: "AssistantMessage"
 })
 
@@ -129,7 +129,7 @@ export const ToolResult = Schema.Struct({
   name: Schema.String,
   output: Schema.String,
   isError: optional(Schema.Boolean)
-}).annotations({ identifier: "ToolResult" })
+}).annotate({ identifier: "ToolResult" })
 
 /**
  * @since 0.1.0
@@ -143,7 +143,7 @@ export type ToolResult = typeof ToolResult.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ToolMessage = Schema.TaggedStruct("tool", { results: Schema.Array(ToolResult) }).annotations({
+export const ToolMessage = Schema.TaggedStruct("tool", { results: Schema.Array(ToolResult) }).annotate({
   identifier: "ToolMessage"
 })
 
@@ -153,7 +153,7 @@ export const ToolMessage = Schema.TaggedStruct("tool", { results: Schema.Array(T
  * @since 0.1.0
  * @category schemas
  */
-export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
+export const Message = Schema.Union([UserMessage, AssistantMessage, ToolMessage])
 
 /**
  * @since 0.1.0
@@ -171,7 +171,7 @@ export const ToolDefinition = Schema.Struct({
   name: Schema.String,
   description: optional(Schema.String),
   parameters: Json.JsonObject
-}).annotations({ identifier: "ToolDefinition" })
+}).annotate({ identifier: "ToolDefinition" })
 
 /**
  * @since 0.1.0
@@ -189,10 +189,10 @@ export type ToolDefinition = typeof ToolDefinition.Type
  * @category schemas
  */
 export const Reasoning = Schema.Struct({
-  effort: optional(Schema.Literal("minimal", "low", "medium", "high")),
-  budgetTokens: optional(Schema.Int.pipe(Schema.positive())),
-  summary: optional(Schema.Literal("auto", "concise", "detailed"))
-}).annotations({ identifier: "Reasoning" })
+  effort: optional(Schema.Literals(["minimal", "low", "medium", "high"])),
+  budgetTokens: optional(Schema.Int.check(Schema.isGreaterThan(0))),
+  summary: optional(Schema.Literals(["auto", "concise", "detailed"]))
+}).annotate({ identifier: "Reasoning" })
 
 /**
  * @since 0.1.0
@@ -211,10 +211,10 @@ export const LlmRequest = Schema.Struct({
   system: optional(Schema.String),
   messages: Schema.Array(Message),
   tools: optional(Schema.Array(ToolDefinition)),
-  temperature: optional(Schema.Number.pipe(Schema.nonNegative())),
-  maxTokens: optional(Schema.Int.pipe(Schema.positive())),
+  temperature: optional(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))),
+  maxTokens: optional(Schema.Int.check(Schema.isGreaterThan(0))),
   reasoning: optional(Reasoning)
-}).annotations({ identifier: "LlmRequest" })
+}).annotate({ identifier: "LlmRequest" })
 
 /**
  * @since 0.1.0

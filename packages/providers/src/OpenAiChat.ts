@@ -22,7 +22,7 @@
 import type { FinishReason, Sse, StreamEvent } from "@sluice/core"
 import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
@@ -36,9 +36,9 @@ import { WireDecodeError } from "./WireDecodeError.js"
 // wire schemas
 // ---------------------------------------------------------------------------------
 
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
-const JsonFields = Schema.Record({ key: Schema.String, value: Json.JsonValue })
+const JsonFields = Schema.Record(Schema.String, Json.JsonValue)
 
 /**
  * The usage object (`prompt_tokens` counts cached tokens too; DeepSeek adds
@@ -47,10 +47,15 @@ const JsonFields = Schema.Record({ key: Schema.String, value: Json.JsonValue })
  * @since 0.1.0
  * @category schemas
  */
-export const WireUsage = Schema.Struct(
-  { prompt_tokens: Count, completion_tokens: Count, total_tokens: Count, prompt_cache_hit_tokens: Count },
-  JsonFields
-).annotations({ identifier: "OpenAiChatUsage" })
+export const WireUsage = Schema.StructWithRest(
+  Schema.Struct({
+    prompt_tokens: Count,
+    completion_tokens: Count,
+    total_tokens: Count,
+    prompt_cache_hit_tokens: Count
+  }),
+  [JsonFields]
+).annotate({ identifier: "OpenAiChatUsage" })
 
 /**
  * An error object, in a chunk or as an error body. `code` is a string (OpenAI) or an
@@ -59,19 +64,19 @@ export const WireUsage = Schema.Struct(
  * @since 0.1.0
  * @category schemas
  */
-export const WireError = Schema.Struct(
-  {
+export const WireError = Schema.StructWithRest(
+  Schema.Struct({
     message: optional(Schema.String),
     type: optional(Schema.String),
-    code: optional(Schema.Union(Schema.String, Schema.Number))
-  },
-  JsonFields
-).annotations({ identifier: "OpenAiChatError" })
+    code: optional(Schema.Union([Schema.String, Schema.Number]))
+  }),
+  [JsonFields]
+).annotate({ identifier: "OpenAiChatError" })
 
 const FunctionFragment = Schema.Struct({ name: optional(Schema.String), arguments: optional(Schema.String) })
 
 const ToolCallFragment = Schema.Struct({
-  index: optional(Schema.Int.pipe(Schema.nonNegative())),
+  index: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   id: optional(Schema.String),
   type: optional(Schema.String),
   function: optional(FunctionFragment)
@@ -100,7 +105,7 @@ export const Delta = Schema.Struct({
   reasoning_details: optional(Schema.Array(ReasoningDetail)),
   tool_calls: optional(Schema.Array(ToolCallFragment)),
   function_call: optional(FunctionFragment)
-}).annotations({ identifier: "OpenAiChatDelta" })
+}).annotate({ identifier: "OpenAiChatDelta" })
 
 /**
  * @since 0.1.0
@@ -115,7 +120,7 @@ const Choice = Schema.Struct({
 })
 
 const chunkFields = {
-  id: Schema.optionalWith(Schema.String, { exact: true }),
+  id: Schema.optionalKey(Schema.String),
   model: optional(Schema.String),
   choices: optional(Schema.Array(Choice)),
   usage: optional(WireUsage),
@@ -129,11 +134,11 @@ const chunkFields = {
  * @since 0.1.0
  * @category schemas
  */
-export const StreamChunk = Schema.Union(
+export const StreamChunk = Schema.Union([
   Schema.Struct({ ...chunkFields, choices: Schema.Array(Choice) }),
   Schema.Struct({ ...chunkFields, usage: WireUsage }),
   Schema.Struct({ ...chunkFields, error: WireError })
-).annotations({ identifier: "OpenAiChatStreamChunk" })
+]).annotate({ identifier: "OpenAiChatStreamChunk" })
 
 /**
  * @since 0.1.0
@@ -153,9 +158,9 @@ const MessageToolCall = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Response = Schema.Union(
+export const Response = Schema.Union([
   Schema.Struct({
-    id: Schema.optionalWith(Schema.String, { exact: true }),
+    id: Schema.optionalKey(Schema.String),
     model: optional(Schema.String),
     choices: Schema.Array(
       Schema.Struct({
@@ -167,7 +172,7 @@ export const Response = Schema.Union(
     usage: optional(WireUsage)
   }),
   Schema.Struct({ error: WireError })
-).annotations({ identifier: "OpenAiChatResponse" })
+]).annotate({ identifier: "OpenAiChatResponse" })
 
 /**
  * @since 0.1.0
@@ -475,12 +480,12 @@ const makeNormalizers = (
   return {
     normalize: (options) => normalizeWith(makeHandler(providerId, options)),
     normalizeResponse: (body, options) =>
-      Effect.flatMap(Effect.clock, (clock): Effect.Effect<ReadonlyArray<StreamEvent.StreamEvent>, WireDecodeError> => {
+      Effect.clockWith((clock): Effect.Effect<ReadonlyArray<StreamEvent.StreamEvent>, WireDecodeError> => {
         const response = decodeResponse(body)
-        if (Either.isLeft(response)) return Effect.fail(response.left)
-        const machine = makeMachine(providerId, options, () => clock.unsafeCurrentTimeMillis())
+        if (Result.isFailure(response)) return Effect.fail(response.failure)
+        const machine = makeMachine(providerId, options, () => clock.currentTimeMillisUnsafe())
         const out: Out = []
-        const decoded = response.right
+        const decoded = response.success
         machine.onChunk("choices" in decoded ? toChunk(decoded) : { error: decoded.error }, out)
         machine.finish(out)
         return Effect.succeed(out)

@@ -19,7 +19,7 @@
 import type { StreamEvent } from "@sluice/core"
 import { Json, OutputItem, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
@@ -34,8 +34,8 @@ const provider = "openai-responses"
 
 type Out = Array<StreamEvent.StreamEvent>
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+const nullable = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
 // ---------------------------------------------------------------------------
 // Wire schemas
@@ -48,16 +48,16 @@ const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  * @since 0.1.0
  * @category schemas
  */
-export const ResponseUsage = Schema.Struct(
-  {
+export const ResponseUsage = Schema.StructWithRest(
+  Schema.Struct({
     input_tokens: nullable(Schema.Number),
     input_tokens_details: nullable(Schema.Struct({ cached_tokens: nullable(Schema.Number) })),
     output_tokens: nullable(Schema.Number),
     output_tokens_details: nullable(Schema.Struct({ reasoning_tokens: nullable(Schema.Number) })),
     total_tokens: nullable(Schema.Number)
-  },
-  Schema.Record({ key: Schema.String, value: Json.JsonValue })
-).annotations({ identifier: "ResponseUsage" })
+  }),
+  [Schema.Record(Schema.String, Json.JsonValue)]
+).annotate({ identifier: "ResponseUsage" })
 
 /**
  * @since 0.1.0
@@ -71,10 +71,10 @@ export type ResponseUsage = typeof ResponseUsage.Type
  * @since 0.1.0
  * @category schemas
  */
-export const RawOutputItem = Schema.Struct(
-  { type: Schema.String, id: optional(Schema.String) },
-  Schema.Record({ key: Schema.String, value: Json.JsonValue })
-).annotations({ identifier: "ResponseOutputItem" })
+export const RawOutputItem = Schema.StructWithRest(
+  Schema.Struct({ type: Schema.String, id: optional(Schema.String) }),
+  [Schema.Record(Schema.String, Json.JsonValue)]
+).annotate({ identifier: "ResponseOutputItem" })
 
 /**
  * @since 0.1.0
@@ -103,7 +103,7 @@ export const Response = Schema.Struct({
   usage: nullable(ResponseUsage),
   error: nullable(ErrorDetails),
   incomplete_details: nullable(Schema.Struct({ reason: nullable(Schema.String) }))
-}).annotations({ identifier: "Response" })
+}).annotate({ identifier: "Response" })
 
 /**
  * @since 0.1.0
@@ -122,10 +122,9 @@ const ErrorEvent = Schema.Struct({
   error: nullable(ErrorDetails)
 })
 
-const ContentPart = Schema.Struct(
-  { type: Schema.String },
-  Schema.Record({ key: Schema.String, value: Json.JsonValue })
-)
+const ContentPart = Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [
+  Schema.Record(Schema.String, Json.JsonValue)
+])
 const MessageWire = Schema.Struct({
   id: Schema.String,
   content: Schema.Array(ContentPart)
@@ -231,10 +230,10 @@ const finalItem = (
   id: string,
   streamed: string,
   line: number
-): Either.Either<FinalItem, WireDecodeError> => {
+): Result.Result<FinalItem, WireDecodeError> => {
   switch (raw.type) {
     case "message":
-      return Either.map(decodeMessage({ ...raw, id }, line, "message item"), (message) => {
+      return Result.map(decodeMessage({ ...raw, id }, line, "message item"), (message) => {
         let content = ""
         let refusal: string | undefined
         const annotations: Array<Json.JsonValue> = []
@@ -267,7 +266,7 @@ const finalItem = (
         return { item, refusal }
       })
     case "reasoning":
-      return Either.map(decodeReasoning({ ...raw, id }, line, "reasoning item"), (reasoning) => {
+      return Result.map(decodeReasoning({ ...raw, id }, line, "reasoning item"), (reasoning) => {
         const texts = [...(reasoning.summary ?? []), ...(reasoning.content ?? [])].map((part) => part.text)
         const content = texts.join("\n\n")
         const item: OutputItem.ReasoningItem = {
@@ -279,13 +278,13 @@ const finalItem = (
         return { item, refusal: undefined }
       })
     case "function_call":
-      return Either.map(decodeFunctionCall({ ...raw, id }, line, "function_call item"), (call) => ({
+      return Result.map(decodeFunctionCall({ ...raw, id }, line, "function_call item"), (call) => ({
         item: { type: "function_call", id, call_id: call.call_id, name: call.name, arguments: call.arguments },
         refusal: undefined
       }))
     default: {
       const hosted = HostedTools.split(raw, id, callName(raw))
-      if (hosted !== undefined) return Either.right({ item: hosted.call, refusal: undefined, result: hosted.result })
+      if (hosted !== undefined) return Result.succeed({ item: hosted.call, refusal: undefined, result: hosted.result })
       const action = raw.action
       const args = stringField(raw, "arguments") ?? stringField(raw, "input") ?? stringField(raw, "code")
       const item: OutputItem.FunctionCallItem = {
@@ -297,7 +296,7 @@ const finalItem = (
         ...executedBy(raw.type),
         provider_metadata: { type: raw.type, item: raw }
       }
-      return Either.right({ item, refusal: undefined })
+      return Result.succeed({ item, refusal: undefined })
     }
   }
 }
@@ -391,12 +390,12 @@ class ResponsesTurn {
     const id = this.open(out, raw, knownId)
     if (this.finished.has(id)) return undefined
     const final = finalItem(raw, id, this.builder.content(id), line)
-    if (Either.isLeft(final)) return final.left
+    if (Result.isFailure(final)) return final.failure
     if (isClientCall(raw.type)) this.clientCalls = true
-    if (final.right.refusal !== undefined) this.refusal = (this.refusal ?? "") + final.right.refusal
-    this.builder.done(out, id, final.right.item)
+    if (final.success.refusal !== undefined) this.refusal = (this.refusal ?? "") + final.success.refusal
+    this.builder.done(out, id, final.success.item)
     this.finished.add(id)
-    const result = final.right.result
+    const result = final.success.result
     if (result !== undefined) {
       this.builder.openItem(out, "function_call_output", { id: result.id })
       this.builder.delta(out, result.id, result.output)
@@ -424,11 +423,11 @@ class ResponsesTurn {
       if (id !== undefined && this.finished.has(id)) continue
       const opened = this.open(out, raw)
       const final = finalItem(raw, opened, this.builder.content(opened), line)
-      if (Either.isLeft(final)) return final.left
+      if (Result.isFailure(final)) return final.failure
       this.builder.delta(
         out,
         opened,
-        OutputItem.streamedContent(final.right.item).slice(this.builder.content(opened).length)
+        OutputItem.streamedContent(final.success.item).slice(this.builder.content(opened).length)
       )
       const failure = this.done(out, raw, line, opened)
       if (failure !== undefined) return failure
@@ -510,63 +509,63 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
     onEvent: (event, out) => {
       if (turn.isOver) return undefined
       const json = parseJson(provider, event.data, event.line)
-      if (Either.isLeft(json)) return json.left
-      const head = decodeEventType(json.right, event.line, "event")
-      if (Either.isLeft(head)) return head.left
-      const type = head.right.type
+      if (Result.isFailure(json)) return json.failure
+      const head = decodeEventType(json.success, event.line, "event")
+      if (Result.isFailure(head)) return head.failure
+      const type = head.success.type
       const what = `${type} event`
       switch (type) {
         case "response.created":
         case "response.in_progress":
         case "response.queued": {
-          const decoded = decodeLifecycle(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
-          turn.start(out, decoded.right.response)
+          const decoded = decodeLifecycle(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
+          turn.start(out, decoded.success.response)
           return undefined
         }
         case "response.completed":
         case "response.incomplete":
         case "response.failed": {
-          const decoded = decodeLifecycle(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
+          const decoded = decodeLifecycle(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
           const status = type === "response.completed"
             ? "completed"
             : type === "response.incomplete"
             ? "incomplete"
             : "failed"
-          return turn.end(out, { ...decoded.right.response, status }, event.line)
+          return turn.end(out, { ...decoded.success.response, status }, event.line)
         }
         case "response.output_item.added":
         case "response.output_item.done": {
-          const decoded = decodeOutputItemEvent(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
+          const decoded = decodeOutputItemEvent(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
           if (type === "response.output_item.added") {
-            turn.open(out, decoded.right.item)
+            turn.open(out, decoded.success.item)
             return undefined
           }
-          return turn.done(out, decoded.right.item, event.line)
+          return turn.done(out, decoded.success.item, event.line)
         }
         case "response.reasoning_summary_part.added": {
-          const decoded = decodeSummaryPart(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
-          turn.summaryPart(out, decoded.right.item_id)
+          const decoded = decodeSummaryPart(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
+          turn.summaryPart(out, decoded.success.item_id)
           return undefined
         }
         case "error": {
-          const decoded = decodeErrorEvent(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
-          const nested = decoded.right.error
-          const code = decoded.right.code ?? nested?.code ?? nested?.type ?? "error"
-          const message = decoded.right.message ?? nested?.message ?? "the provider reported an error"
-          turn.fail(out, classifyError(code, message, json.right))
+          const decoded = decodeErrorEvent(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
+          const nested = decoded.success.error
+          const code = decoded.success.code ?? nested?.code ?? nested?.type ?? "error"
+          const message = decoded.success.message ?? nested?.message ?? "the provider reported an error"
+          turn.fail(out, classifyError(code, message, json.success))
           return undefined
         }
         default: {
           const fallback = deltaFallback[type]
           if (fallback === undefined) return undefined
-          const decoded = decodeDelta(json.right, event.line, what)
-          if (Either.isLeft(decoded)) return decoded.left
-          turn.delta(out, decoded.right.item_id, decoded.right.delta, fallback)
+          const decoded = decodeDelta(json.success, event.line, what)
+          if (Result.isFailure(decoded)) return decoded.failure
+          turn.delta(out, decoded.success.item_id, decoded.success.delta, fallback)
           return undefined
         }
       }
@@ -594,13 +593,14 @@ export const normalize: Normalize = (options) => normalizeWith(makeHandler(optio
  * @category normalizing
  */
 export const normalizeResponse: NormalizeResponse = (body, options) =>
-  Effect.flatMap(Effect.clock, (clock) =>
+  Effect.clockWith((clock) =>
     Effect.suspend(() => {
       const response = decodeResponse(body, 0, "body")
-      if (Either.isLeft(response)) return Effect.fail(response.left)
-      const turn = new ResponsesTurn(options, () => clock.unsafeCurrentTimeMillis())
+      if (Result.isFailure(response)) return Effect.fail(response.failure)
+      const turn = new ResponsesTurn(options, () => clock.currentTimeMillisUnsafe())
       const out: Out = []
-      turn.start(out, response.right)
-      const failure = turn.end(out, response.right, 0)
+      turn.start(out, response.success)
+      const failure = turn.end(out, response.success, 0)
       return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
-    }))
+    })
+  )

@@ -1,6 +1,6 @@
 /**
  * The live client: sends an `LlmRequest` to a provider as its streaming request, on
- * `@effect/platform`'s `HttpClient` (provide `NodeHttpClient.layer` of
+ * `effect/http`'s `HttpClient` (provide `NodeHttpClient.layer` of
  * `@effect/platform-node`, or `FetchHttpClient.layer`), and turns the response body
  * into StreamEvents through `Sse.decode()` and the provider's normalizer.
  *
@@ -24,27 +24,27 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type { ProviderError } from "@sluice/core"
 import { Ids, Sse, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ErrorClassification from "./ErrorClassification.js"
@@ -73,14 +73,14 @@ export interface Settings {
    * How long to wait for the response (its status and headers) before the attempt is
    * aborted as a retryable timeout; `defaultTimeout` when absent.
    */
-  readonly responseTimeout?: Duration.DurationInput | undefined
+  readonly responseTimeout?: Duration.Input | undefined
   /**
    * How long the response body may keep silent (no byte at all) before the attempt is
    * aborted as a retryable timeout; `defaultTimeout` when absent. Pick it above the
    * longest quiet stretch the model may have: a reasoning model can think for
    * minutes before its first token, while Anthropic sends a `ping` every few seconds.
    */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -124,7 +124,7 @@ export interface Client {
  * @since 0.1.0
  * @category services
  */
-export class ProviderClient extends Context.Tag("@sluice/providers/ProviderClient")<ProviderClient, Client>() {}
+export class ProviderClient extends Context.Service<ProviderClient, Client>()("@sluice/providers/ProviderClient") {}
 
 const isOutput = (event: StreamEvent.StreamEvent): boolean => {
   switch (event.type) {
@@ -177,8 +177,8 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     const keys = settings.apiKeys
     const keyIndex = yield* Ref.make(0)
     const retry = settings.retry ?? {}
-    const responseTimeout = Duration.decode(settings.responseTimeout ?? defaultTimeout)
-    const idleTimeout = Duration.decode(settings.idleTimeout ?? defaultTimeout)
+    const responseTimeout = Duration.fromInputUnsafe(settings.responseTimeout ?? defaultTimeout)
+    const idleTimeout = Duration.fromInputUnsafe(settings.idleTimeout ?? defaultTimeout)
     const quiet = (code: "response_timeout" | "stream_idle_timeout", what: string, after: Duration.Duration) =>
       ErrorClassification.make("timeout", code, `${provider}: ${what} for ${Duration.format(after)}`, {
         retryable: true
@@ -223,13 +223,13 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         // set when the body went quiet: the truncation the normalizer then reports says so
         let stalled: ProviderError.ProviderError | undefined
         const pull = yield* response.stream.pipe(
-          Stream.timeoutFail(
-            () => quiet("stream_idle_timeout", "no byte of the response body", idleTimeout),
-            idleTimeout
-          ),
+          Stream.timeoutOrElse({
+            duration: idleTimeout,
+            orElse: () => Stream.fail(quiet("stream_idle_timeout", "no byte of the response body", idleTimeout))
+          }),
           // a connection dropped (or stalled) mid-body ends the body: the normalizer then
           // keeps what arrived and reports a retryable `stream_truncated`
-          Stream.catchAll((error) => {
+          Stream.catch((error) => {
             if (error._tag === "ProviderError") stalled = error
             return Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(
               Stream.drain
@@ -242,15 +242,15 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         )
         const head: Array<StreamEvent.StreamEvent> = []
         while (true) {
-          const chunk = yield* Effect.either(pull)
-          if (Either.isLeft(chunk)) {
-            if (Option.isSome(chunk.left)) return yield* Effect.fail(chunk.left.value)
-            return { _tag: "Ended", events: head } satisfies Attempt
+          const chunk = yield* Effect.result(pull)
+          if (Result.isFailure(chunk)) {
+            if (Cause.isDone(chunk.failure)) return { _tag: "Ended", events: head } satisfies Attempt
+            return yield* Effect.fail(chunk.failure)
           }
-          const events = Chunk.toReadonlyArray(chunk.right)
+          const events = chunk.success
           head.push(...events)
           if (events.some(isOutput)) {
-            return { _tag: "Started", head, rest: Stream.repeatEffectChunkOption(pull) } satisfies Attempt
+            return { _tag: "Started", head, rest: Stream.fromPull(Effect.succeed(pull)) } satisfies Attempt
           }
         }
       })
@@ -262,11 +262,11 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         const wire = ProviderRequest.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
         const outcome = yield* HttpClientRequest.post(wire.url).pipe(
           HttpClientRequest.setHeaders(wire.headers),
-          HttpClientRequest.bodyUnsafeJson(wire.body),
+          HttpClientRequest.bodyJsonUnsafe(wire.body),
           http.execute,
-          Effect.timeoutFail({
+          Effect.timeoutOrElse({
             duration: responseTimeout,
-            onTimeout: () => quiet("response_timeout", "no response", responseTimeout)
+            orElse: () => Effect.fail(quiet("response_timeout", "no response", responseTimeout))
           }),
           Effect.matchEffect({
             onFailure: (
@@ -276,7 +276,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               ? started(response, options)
               : rejected(response, options))
           }),
-          Scope.extend(scope)
+          Scope.provide(scope)
         )
         return outcome
       })
@@ -285,7 +285,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       request: LlmRequest,
       given?: NormalizeOptions
     ): Stream.Stream<StreamEvent.StreamEvent, StreamError> =>
-      Stream.unwrapScoped(
+      Stream.unwrap(
         Effect.gen(function*() {
           const options: NormalizeOptions = {
             ...given,
@@ -295,9 +295,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
             modelId: given?.modelId ?? request.model
           }
           const parent = yield* Effect.scope
-          const driver = yield* Schedule.driver(LiveRetry.schedule(retry))
+          const next = yield* Schedule.toStepWithSleep(LiveRetry.schedule(retry))
           for (let tries = 1;; tries++) {
-            const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+            const scope = yield* Scope.fork(parent, "sequential")
             const outcome = yield* Effect.onError(attempt(request, options, scope), (cause) =>
               Scope.close(scope, Exit.failCause(cause)))
             if (outcome._tag === "Started") {
@@ -310,8 +310,8 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
             }
             yield* Ref.update(keyIndex, (index) =>
               (index + 1) % keys.length)
-            const next = yield* Effect.either(driver.next(error))
-            if (Either.isLeft(next)) return Stream.fromIterable(outcome.events)
+            const waited = yield* Effect.result(next(error))
+            if (Result.isFailure(waited)) return Stream.fromIterable(outcome.events)
             yield* Effect.logWarning(
               `${provider}: attempt ${tries} failed (${error.type ?? "api_error"} ${error.code}: ${error.message}); ${
                 keys.length > 1 ? "retrying with the next API key" : "retrying"
@@ -341,15 +341,23 @@ export const layer = (settings: Settings): Layer.Layer<ProviderClient, never, Ht
  * @category config
  */
 export const apiKeys = (name: string): Config.Config<Settings["apiKeys"]> =>
-  Config.mapOrFail(Config.redacted(name), (value) => {
-    const [first, ...rest] = Redacted.value(value)
-      .split(",")
-      .map((key) => key.trim())
-      .filter((key) => key !== "")
-    return first === undefined
-      ? Either.left(ConfigError.InvalidData([name], `${name} holds no API key`))
-      : Either.right([Redacted.make(first), ...rest.map((key) => Redacted.make(key))])
-  })
+  Config.Redacted(name).pipe(
+    Config.mapEffect((value) => {
+      const [first, ...rest] = Redacted.value(value)
+        .split(",")
+        .map((key) => key.trim())
+        .filter((key) => key !== "")
+      return first === undefined
+        ? Effect.fail(
+          new Config.ConfigError(
+            new Schema.SchemaError(
+              new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message: `${name} holds no API key` }))
+            )
+          )
+        )
+        : Effect.succeed<Settings["apiKeys"]>([Redacted.make(first), ...rest.map((key) => Redacted.make(key))])
+    })
+  )
 
 /**
  * What `config` and `layerConfig` take from the caller rather than the environment.
@@ -375,7 +383,7 @@ export const config = (
 ): Config.Config<Settings> =>
   Config.all({
     apiKeys: apiKeys(ProviderRequest.apiKeyVariable(provider)),
-    baseUrl: Config.option(Config.string(ProviderRequest.baseUrlVariable(provider)))
+    baseUrl: Config.option(Config.String(ProviderRequest.baseUrlVariable(provider)))
   }).pipe(
     Config.map(({ apiKeys, baseUrl }): Settings => ({
       provider,
@@ -396,5 +404,5 @@ export const config = (
 export const layerConfig = (
   provider: ProviderName,
   overrides: Overrides = {}
-): Layer.Layer<ProviderClient, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<ProviderClient, Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(ProviderClient, Effect.flatMap(config(provider, overrides), make))

@@ -11,13 +11,13 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const ProviderName = Schema.Literal(
+export const ProviderName = Schema.Literals([
   "openai-chat",
   "openai-compatible",
   "openai-responses",
   "anthropic",
   "gemini"
-)
+])
 
 /**
  * @since 0.1.0

@@ -24,7 +24,7 @@
  * @since 0.1.0
  */
 import { Json, OutputItem, ToolCallId } from "@sluice/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { AssistantMessage, AssistantPart, LlmRequest, Message, ToolResult } from "./LlmRequest.js"
 
@@ -189,7 +189,7 @@ export const assistantMessage = (turn: FinishedTurn): AssistantMessage => {
 export const toolResults = (
   turn: FinishedTurn,
   outputs: ReadonlyArray<ToolOutput>
-): Either.Either<ReadonlyArray<ToolResult>, RoundTripError> => {
+): Result.Result<ReadonlyArray<ToolResult>, RoundTripError> => {
   const names = new Map<string, string>()
   for (const item of turn.items) {
     if (OutputItem.isClientToolCall(item)) names.set(ToolCallId.fromHistory(item.call_id), item.name)
@@ -198,7 +198,7 @@ export const toolResults = (
   for (const output of outputs) {
     const name = names.get(ToolCallId.fromHistory(output.callId))
     if (name === undefined) {
-      return Either.left(
+      return Result.fail(
         new RoundTripError({ callId: output.callId, message: `the turn made no tool call ${output.callId}` })
       )
     }
@@ -209,7 +209,7 @@ export const toolResults = (
       ...(output.isError === true ? { isError: true } : {})
     })
   }
-  return Either.right(results)
+  return Result.succeed(results)
 }
 
 /**
@@ -222,8 +222,8 @@ export const toolResults = (
 export const messages = (
   turn: FinishedTurn,
   outputs: ReadonlyArray<ToolOutput> = []
-): Either.Either<ReadonlyArray<Message>, RoundTripError> =>
-  Either.map(
+): Result.Result<ReadonlyArray<Message>, RoundTripError> =>
+  Result.map(
     toolResults(turn, outputs),
     (results): ReadonlyArray<Message> =>
       results.length === 0 ? [assistantMessage(turn)] : [assistantMessage(turn), { _tag: "tool", results }]
@@ -239,5 +239,5 @@ export const continueWith = (
   request: LlmRequest,
   turn: FinishedTurn,
   outputs: ReadonlyArray<ToolOutput> = []
-): Either.Either<LlmRequest, RoundTripError> =>
-  Either.map(messages(turn, outputs), (next) => ({ ...request, messages: [...request.messages, ...next] }))
+): Result.Result<LlmRequest, RoundTripError> =>
+  Result.map(messages(turn, outputs), (next) => ({ ...request, messages: [...request.messages, ...next] }))

@@ -15,7 +15,7 @@ import type { ProviderName } from "./ProviderName.js"
  * @since 0.2.0
  * @category schemas
  */
-export const TranscriptFormat = Schema.Literal("openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk")
+export const TranscriptFormat = Schema.Literals(["openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk"])
 
 /**
  * @since 0.2.0

@@ -14,6 +14,6 @@ import * as Schema from "effect/Schema"
 export class WireDecodeError extends Schema.TaggedError<WireDecodeError>()("WireDecodeError", {
   provider: Schema.String,
   line: Schema.Int,
-  reason: Schema.Literal("InvalidJson", "UnexpectedShape"),
+  reason: Schema.Literals(["InvalidJson", "UnexpectedShape"]),
   message: Schema.String
 }) {}

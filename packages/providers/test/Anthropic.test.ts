@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { Anthropic, WireDecodeError } from "../src/index.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
+import { checkEffect } from "./support/property.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const normalize = Anthropic.normalize
@@ -343,53 +345,61 @@ describe("Anthropic.normalize", () => {
       expect(mismatch.message).toContain("input_json_delta does not belong in a message block")
     }))
 
-  it.effect.prop(
-    "decodes content deltas as the StreamChunk schema does",
-    [
-      FastCheck.constantFrom("text_delta", "thinking_delta", "input_json_delta"),
-      FastCheck.oneof(FastCheck.string(), FastCheck.integer(), FastCheck.constant(null)),
-      FastCheck.oneof(FastCheck.nat(), FastCheck.constant(-1), FastCheck.constant(1.5)),
-      FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 3 })
-    ],
-    ([deltaType, value, index, extra]) =>
-      Effect.gen(function*() {
-        const field = deltaType === "text_delta" ? "text" : deltaType === "thinking_delta" ? "thinking" : "partial_json"
-        const blockType = deltaType === "text_delta" ? "text" : deltaType === "thinking_delta" ? "thinking" : "tool_use"
-        const block = blockType === "tool_use"
-          ? { type: blockType, id: "tu", name: "f" }
-          : { type: blockType, [blockType]: "" }
-        const data = {
-          ...extra,
-          type: "content_block_delta",
-          index,
-          delta: { ...extra, type: deltaType, [field]: value }
-        }
-        const body = start +
-          (Number.isInteger(index) && index >= 0
-            ? event("content_block_start", { type: "content_block_start", index, content_block: block })
-            : "") +
-          event("content_block_delta", data)
-        const bySchema = SchemaDecode.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
-        const exit = yield* Effect.either(run(body))
-        if (bySchema._tag === "Left") {
-          expect(exit._tag).toBe("Left")
-        } else {
-          const chunk = bySchema.right
-          const expected = chunk.type === "content_block_delta" && "text" in chunk.delta ?
-            chunk.delta.text
-            : chunk.type === "content_block_delta" && "thinking" in chunk.delta ?
-            chunk.delta.thinking
-            : chunk.type === "content_block_delta" && "partial_json" in chunk.delta ?
-            chunk.delta.partial_json
-            : undefined
-          expect(exit._tag).toBe("Right")
-          if (exit._tag === "Right") {
-            expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(expected)
+  it.effect("decodes content deltas as the StreamChunk schema does", () =>
+    checkEffect(
+      FastCheck.tuple(
+        FastCheck.constantFrom("text_delta", "thinking_delta", "input_json_delta"),
+        FastCheck.oneof(FastCheck.string(), FastCheck.integer(), FastCheck.constant(null)),
+        FastCheck.oneof(FastCheck.nat(), FastCheck.constant(-1), FastCheck.constant(1.5)),
+        FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 3 })
+      ),
+      ([deltaType, value, index, extra]) =>
+        Effect.gen(function*() {
+          const field = deltaType === "text_delta"
+            ? "text"
+            : deltaType === "thinking_delta"
+            ? "thinking"
+            : "partial_json"
+          const blockType = deltaType === "text_delta"
+            ? "text"
+            : deltaType === "thinking_delta"
+            ? "thinking"
+            : "tool_use"
+          const block = blockType === "tool_use"
+            ? { type: blockType, id: "tu", name: "f" }
+            : { type: blockType, [blockType]: "" }
+          const data = {
+            ...extra,
+            type: "content_block_delta",
+            index,
+            delta: { ...extra, type: deltaType, [field]: value }
           }
-        }
-      }),
-    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
-  )
+          const body = start +
+            (Number.isInteger(index) && index >= 0
+              ? event("content_block_start", { type: "content_block_start", index, content_block: block })
+              : "") +
+            event("content_block_delta", data)
+          const bySchema = SchemaDecode.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
+          const exit = yield* Effect.result(run(body))
+          if (Result.isFailure(bySchema)) {
+            expect(exit._tag).toBe("Failure")
+          } else {
+            const chunk = bySchema.success
+            const expected = chunk.type === "content_block_delta" && "text" in chunk.delta ?
+              chunk.delta.text
+              : chunk.type === "content_block_delta" && "thinking" in chunk.delta ?
+              chunk.delta.thinking
+              : chunk.type === "content_block_delta" && "partial_json" in chunk.delta ?
+              chunk.delta.partial_json
+              : undefined
+            expect(exit._tag).toBe("Success")
+            if (Result.isSuccess(exit)) {
+              expect(ofType(exit.success, "item_delta").map((d) => d.delta_content).join("")).toBe(expected)
+            }
+          }
+        }),
+      { numRuns: 150 }
+    ), 120_000)
 
   transcriptProperties(normalize, [
     ["thinking-then-tool", recorded("anthropic", "thinking-then-tool.sse")],

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { Json, type StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { Anthropic, OpenAiChat } from "../src/index.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
 import { options, own, ownJson, runText } from "./support/normalizerHarness.js"
@@ -18,7 +18,7 @@ import { options, own, ownJson, runText } from "./support/normalizerHarness.js"
  * non-streaming Anthropic response carries an object, which has no spacing.
  */
 const view = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
-  const turn = Either.getOrThrow(Turn.fromEvents(events))
+  const turn = Result.getOrThrow(Turn.fromEvents(events))
   const { raw: _raw, ...usage } = turn.usage
   return {
     items: turn.items.map((item) =>

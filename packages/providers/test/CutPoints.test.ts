@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { ProviderName } from "../src/ProviderName.js"
 import * as Providers from "../src/Providers.js"
 import { bytes, errors, own, runReads } from "./support/normalizerHarness.js"
@@ -28,7 +28,7 @@ const lastBoundary = (body: Uint8Array, cut: number): number => {
 const summaryOf = (provider: ProviderName, reads: ReadonlyArray<Uint8Array>) =>
   Effect.map(runReads(Providers.get(provider).normalize, reads), (events) => ({
     events,
-    summary: Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
+    summary: Summary.fromTurn(Result.getOrThrow(Turn.fromEvents(events)))
   }))
 
 describe("a body cut at any byte", () => {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamEvent } from "@sluice/core"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleIntervals from "effect/ScheduleIntervals"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as FastCheck from "fast-check"
 import { LiveRetry } from "../src/index.js"
+import { checkEffect } from "./support/property.js"
 
 const failure = (retryAfterMs?: number): StreamEvent.ErrorObject => ({
   code: "429",
@@ -17,44 +19,42 @@ const failure = (retryAfterMs?: number): StreamEvent.ErrorObject => ({
 /** The delays the schedule asks for, fed these errors in turn, until it is done. */
 const delaysOf = (errors: ReadonlyArray<StreamEvent.ErrorObject>, options?: LiveRetry.Options) =>
   Effect.gen(function*() {
-    const schedule = LiveRetry.schedule(options)
-    let state = schedule.initial
+    const step = yield* Schedule.toStep(LiveRetry.schedule(options))
     let now = 0
     const delays: Array<number> = []
     for (const error of errors) {
-      const [next, , decision] = yield* schedule.step(now, error, state)
-      if (ScheduleDecision.isDone(decision)) break
-      const start = ScheduleIntervals.start(decision.intervals)
-      delays.push(start - now)
-      now = start
-      state = next
+      const decision = yield* Effect.result(step(now, error))
+      if (Result.isFailure(decision)) break
+      const delay = Duration.toMillis(decision.success[1])
+      delays.push(delay)
+      now += delay
     }
     return delays
   })
 
 describe("LiveRetry", () => {
-  it.effect.prop(
-    "waits retry_after_ms when given, else min(initial * 2^n, max), for at most maxRetries",
-    [
-      FastCheck.array(FastCheck.option(FastCheck.integer({ min: 0, max: 60_000 }), { nil: undefined }), {
-        maxLength: 8
-      }),
-      FastCheck.integer({ min: 0, max: 6 })
-    ],
-    ([retryAfters, maxRetries]) =>
-      Effect.gen(function*() {
-        const delays = yield* delaysOf(retryAfters.map(failure), {
-          maxRetries,
-          initialDelay: "100 millis",
-          maxDelay: "1 second"
-        })
-        const expected = retryAfters.slice(0, maxRetries).map((retryAfter, n) =>
-          retryAfter ?? Math.min(100 * 2 ** n, 1000)
-        )
-        expect(delays).toStrictEqual(expected)
-      }),
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
-  )
+  it.effect("waits retry_after_ms when given, else min(initial * 2^n, max), for at most maxRetries", () =>
+    checkEffect(
+      FastCheck.tuple(
+        FastCheck.array(FastCheck.option(FastCheck.integer({ min: 0, max: 60_000 }), { nil: undefined }), {
+          maxLength: 8
+        }),
+        FastCheck.integer({ min: 0, max: 6 })
+      ),
+      ([retryAfters, maxRetries]) =>
+        Effect.gen(function*() {
+          const delays = yield* delaysOf(retryAfters.map(failure), {
+            maxRetries,
+            initialDelay: "100 millis",
+            maxDelay: "1 second"
+          })
+          const expected = retryAfters.slice(0, maxRetries).map((retryAfter, n) =>
+            retryAfter ?? Math.min(100 * 2 ** n, 1000)
+          )
+          expect(delays).toStrictEqual(expected)
+        }),
+      { numRuns: 100 }
+    ), 60_000)
 
   it.effect("stops at the first failure that is not retryable, or that asks to wait longer than maxRetryAfter", () =>
     Effect.gen(function*() {

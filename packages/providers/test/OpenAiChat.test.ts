@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as FastCheck from "fast-check"
 import { OpenAiChat } from "../src/index.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
+import { checkEffect } from "./support/property.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const run = (text: string) => runText(OpenAiChat.normalize, text)
@@ -313,36 +315,45 @@ describe("OpenAiChat.normalize", () => {
       expect(badDelta).toMatchObject({ _tag: "WireDecodeError", line: 1, reason: "UnexpectedShape" })
     }))
 
-  it.effect.prop(
-    "decodes text deltas as the StreamChunk schema does",
-    [
-      FastCheck.constantFrom("content", "refusal", "reasoning_content", "reasoning", "role", "unknown_field"),
-      FastCheck.oneof(FastCheck.string(), FastCheck.integer(), FastCheck.constant(null)),
-      FastCheck.oneof(FastCheck.constant(0), FastCheck.constant(null), FastCheck.constant(-1), FastCheck.constant("0")),
-      FastCheck.oneof(FastCheck.constant(null), FastCheck.constant("stop"), FastCheck.constant(3)),
-      FastCheck.oneof(FastCheck.constant(null), FastCheck.constant("m"), FastCheck.constant(7))
-    ],
-    ([key, value, index, finish, model]) =>
-      Effect.gen(function*() {
-        const data = {
-          id: "c",
-          model,
-          choices: [{ index, delta: { [key]: value }, finish_reason: finish }],
-          usage: null
-        }
-        const bySchema = Schema.decodeUnknownEither(OpenAiChat.StreamChunk)(data)
-        const exit = yield* Effect.either(run(`data: ${JSON.stringify(data)}\n\n`))
-        expect(exit._tag).toBe(bySchema._tag)
-        if (exit._tag === "Right" && bySchema._tag === "Right") {
-          const choice = bySchema.right.choices?.[0]
-          const delta = choice?.index === 0 || choice?.index == null ? choice?.delta : undefined
-          const text = [delta?.reasoning_content ?? delta?.reasoning ?? "", delta?.content ?? "", delta?.refusal ?? ""]
-            .join("")
-          expect(ofType(exit.right, "item_delta").map((d) => d.delta_content).join("")).toBe(text)
-        }
-      }),
-    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
-  )
+  it.effect("decodes text deltas as the StreamChunk schema does", () =>
+    checkEffect(
+      FastCheck.tuple(
+        FastCheck.constantFrom("content", "refusal", "reasoning_content", "reasoning", "role", "unknown_field"),
+        FastCheck.oneof(FastCheck.string(), FastCheck.integer(), FastCheck.constant(null)),
+        FastCheck.oneof(
+          FastCheck.constant(0),
+          FastCheck.constant(null),
+          FastCheck.constant(-1),
+          FastCheck.constant("0")
+        ),
+        FastCheck.oneof(FastCheck.constant(null), FastCheck.constant("stop"), FastCheck.constant(3)),
+        FastCheck.oneof(FastCheck.constant(null), FastCheck.constant("m"), FastCheck.constant(7))
+      ),
+      ([key, value, index, finish, model]) =>
+        Effect.gen(function*() {
+          const data = {
+            id: "c",
+            model,
+            choices: [{ index, delta: { [key]: value }, finish_reason: finish }],
+            usage: null
+          }
+          const bySchema = Schema.decodeUnknownResult(OpenAiChat.StreamChunk)(data)
+          const exit = yield* Effect.result(run(`data: ${JSON.stringify(data)}\n\n`))
+          expect(exit._tag).toBe(bySchema._tag)
+          if (Result.isSuccess(exit) && Result.isSuccess(bySchema)) {
+            const choice = bySchema.success.choices?.[0]
+            const delta = choice?.index === 0 || choice?.index == null ? choice?.delta : undefined
+            const text = [
+              delta?.reasoning_content ?? delta?.reasoning ?? "",
+              delta?.content ?? "",
+              delta?.refusal ?? ""
+            ]
+              .join("")
+            expect(ofType(exit.success, "item_delta").map((d) => d.delta_content).join("")).toBe(text)
+          }
+        }),
+      { numRuns: 150 }
+    ), 120_000)
 
   transcriptProperties(OpenAiChat.normalize, [
     ["text-simple", recorded("openai-chat", "text-simple.sse")],

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
@@ -521,8 +520,7 @@ describe("OpenAiResponses.normalize", () => {
         Stream.encodeText,
         Sse.decode(),
         OpenAiResponses.normalize(options),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
+        Stream.runCollect
       )
       // TestClock starts at 0.
       expect(events.map((e) => e.timestamp)).toStrictEqual(events.map(() => 0))

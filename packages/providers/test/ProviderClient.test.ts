@@ -1,20 +1,19 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, pause, recorded, serve } from "./support/loopback.js"
+import { drive, fixture, pause, recorded, serve, sleeps, withSleeps } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]
@@ -25,13 +24,13 @@ const client = (provider: ProviderName, baseUrl: string, apiKeys: ProviderClient
 const request = LlmRequest.prompt("test-model", "Hello")
 
 const summaryOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) =>
-  Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))
+  Summary.fromTurn(Result.getOrThrow(Turn.fromEvents(events)))
 
 /** Streams the request to completion, moving the TestClock over every backoff. */
 const collect = (live: ProviderClient.Client, body: LlmRequest.LlmRequest = request) =>
   Effect.gen(function*() {
     const { delays, exit } = yield* drive(Stream.runCollect(live.stream(body)))
-    const events = Chunk.toReadonlyArray(yield* exit)
+    const events = yield* exit
     return { events, delays, summary: summaryOf(events) }
   })
 
@@ -39,7 +38,7 @@ const anthropicText = recorded("anthropic/tool-parallel.sse")
 const overloadedBody = JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })
 
 describe("ProviderClient", () => {
-  it.scoped("streams a provider's answer into the events of one complete turn", () =>
+  it.effect("streams a provider's answer into the events of one complete turn", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: anthropicText }])
       const { events, summary } = yield* collect(yield* client("anthropic", server.url))
@@ -50,7 +49,7 @@ describe("ProviderClient", () => {
       expect(server.requests()).toHaveLength(1)
     }))
 
-  it.scoped("429 with Retry-After: waits exactly as asked, rotates the key, keeps only the retried answer", () =>
+  it.effect("429 with Retry-After: waits exactly as asked, rotates the key, keeps only the retried answer", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         {
@@ -72,7 +71,7 @@ describe("ProviderClient", () => {
       expect(events.filter((event) => event.type === "response_start")).toHaveLength(1)
     }))
 
-  it.scoped("429 insufficient_quota is read from the body: not retried, no key rotated, the turn ends with the quota error", () =>
+  it.effect("429 insufficient_quota is read from the body: not retried, no key rotated, the turn ends with the quota error", () =>
     Effect.gen(function*() {
       const quota = {
         error: {
@@ -100,7 +99,7 @@ describe("ProviderClient", () => {
       ])
     }))
 
-  it.scoped("400 content_policy_violation is content_blocked and not retried", () =>
+  it.effect("400 content_policy_violation is content_blocked and not retried", () =>
     Effect.gen(function*() {
       const policy = {
         error: {
@@ -123,7 +122,7 @@ describe("ProviderClient", () => {
       ])
     }))
 
-  it.scoped("retry-after-ms is read before Retry-After", () =>
+  it.effect("retry-after-ms is read before Retry-After", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 429, headers: { "retry-after-ms": "250", "retry-after": "9" }, body: "{}" },
@@ -134,7 +133,7 @@ describe("ProviderClient", () => {
       expect(summary.status).toBe("complete")
     }))
 
-  it.scoped("500 and 529 are retried with capped exponential backoff, rotating through the keys in order", () =>
+  it.effect("500 and 529 are retried with capped exponential backoff, rotating through the keys in order", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         {
@@ -153,7 +152,7 @@ describe("ProviderClient", () => {
       expect(summary.status).toBe("complete")
     }))
 
-  it.scoped("the backoff is capped at maxDelay", () =>
+  it.effect("the backoff is capped at maxDelay", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 503, body: "" },
@@ -171,7 +170,7 @@ describe("ProviderClient", () => {
       expect(delays).toStrictEqual([400, 800, 1000])
     }))
 
-  it.scoped("when the retries run out, the last failure is a response_error and the turn ends with status error", () =>
+  it.effect("when the retries run out, the last failure is a response_error and the turn ends with status error", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         { _tag: "status", status: 529, body: overloadedBody },
@@ -198,7 +197,7 @@ describe("ProviderClient", () => {
       expect(events.map((event) => event.type)).toStrictEqual(["response_start", "response_error", "response_done"])
     }))
 
-  it.scoped("a failure that is not retryable is reported at once, with the provider's code and message", () =>
+  it.effect("a failure that is not retryable is reported at once, with the provider's code and message", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         {
@@ -216,7 +215,7 @@ describe("ProviderClient", () => {
       ])
     }))
 
-  it.scoped("an error body that is not JSON keeps its text as the message", () =>
+  it.effect("an error body that is not JSON keeps its text as the message", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "status", status: 404, body: "<html>Not Found</html>" }])
       const { summary } = yield* collect(yield* client("openai-responses", server.url))
@@ -228,7 +227,7 @@ describe("ProviderClient", () => {
       }])
     }))
 
-  it.scoped("a Retry-After longer than maxRetryAfter is not waited for", () =>
+  it.effect("a Retry-After longer than maxRetryAfter is not waited for", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "status", status: 429, headers: { "retry-after": "3600" }, body: "{}" }])
       const { delays, summary } = yield* collect(yield* client("openai-chat", server.url))
@@ -237,7 +236,7 @@ describe("ProviderClient", () => {
       expect(server.requests()).toHaveLength(1)
     }))
 
-  it.scoped("a connection dropped before the first byte is retried with the next key", () =>
+  it.effect("a connection dropped before the first byte is retried with the next key", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "drop" }, { _tag: "sse", body: recorded("gemini/tool-parallel.sse") }])
       const { delays, summary } = yield* collect(yield* client("gemini", server.url, keys("a", "b")))
@@ -246,7 +245,7 @@ describe("ProviderClient", () => {
       expect(summary.status).toBe("complete")
     }))
 
-  it.scoped("a stream cut off before its first item is retried", () =>
+  it.effect("a stream cut off before its first item is retried", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "cut", body: anthropicText, events: 1 }, {
         _tag: "sse",
@@ -258,7 +257,7 @@ describe("ProviderClient", () => {
       expect(events.filter((event) => event.type === "response_start")).toHaveLength(1)
     }))
 
-  it.scoped("an in-stream retryable error before any output (Anthropic overloaded_error in a 200) is retried", () =>
+  it.effect("an in-stream retryable error before any output (Anthropic overloaded_error in a 200) is retried", () =>
     Effect.gen(function*() {
       const overloaded = fixture("anthropic/overloaded.sse").split("\n\n").filter((event) =>
         !event.includes("content_block")
@@ -270,7 +269,7 @@ describe("ProviderClient", () => {
       expect(summary.status).toBe("complete")
     }))
 
-  it.scoped("an in-stream error after output has started is an error event: the turn keeps its text and is not retried", () =>
+  it.effect("an in-stream error after output has started is an error event: the turn keeps its text and is not retried", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: fixture("gemini/error-overloaded.sse") }, {
         _tag: "sse",
@@ -284,7 +283,7 @@ describe("ProviderClient", () => {
       expect(summary.errors).toMatchObject([{ type: "provider_overloaded", retryable: true }])
     }))
 
-  it.scoped("a connection dropped after the first output ends the turn with status error, keeping what arrived, without a retry", () =>
+  it.effect("a connection dropped after the first output ends the turn with status error, keeping what arrived, without a retry", () =>
     Effect.gen(function*() {
       const body = recorded("openai-chat/text-simple.sse")
       const server = yield* serve([{ _tag: "cut", body, events: 3 }, { _tag: "sse", body }])
@@ -303,18 +302,19 @@ describe("ProviderClient", () => {
       ])
     }))
 
-  it.scoped("interrupting the stream aborts the HTTP request: the server sees the connection close", () =>
+  it.effect("interrupting the stream aborts the HTTP request: the server sees the connection close", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 4 }])
       const live = yield* client("anthropic", server.url)
       const seen: Array<StreamEvent.StreamEvent> = []
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event)))
       )
       yield* server.hungWritten
-      const exit = yield* Fiber.interrupt(fiber)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
       yield* server.hungClosed
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(server.requests()).toHaveLength(1)
     }))
 
@@ -325,13 +325,13 @@ describe("ProviderClient", () => {
         for (let polls = 0;; polls++) {
           const now = ready()
           if (typeof now === "boolean" ? now : yield* now) break
-          if (polls > 10_000) return yield* Effect.dieMessage("the client never went quiet")
+          if (polls > 10_000) return yield* Effect.die(new Error("the client never went quiet"))
           yield* Effect.promise(pause)
         }
         yield* TestClock.adjust("60 seconds")
       })
 
-    it.scoped("no response headers within the idle timeout: the request is aborted and retried with the next key", () =>
+    it.effect("no response headers within the idle timeout: the request is aborted and retried with the next key", () =>
       Effect.gen(function*() {
         const server = yield* serve([{ _tag: "silent" }, { _tag: "sse", body: anthropicText }])
         const live = yield* ProviderClient.make({
@@ -342,18 +342,18 @@ describe("ProviderClient", () => {
         }).pipe(
           Effect.provide(FetchHttpClient.layer)
         )
-        const fiber = yield* Effect.fork(drive(Stream.runCollect(live.stream(request))))
+        const fiber = yield* Effect.forkChild(drive(Stream.runCollect(live.stream(request))))
         yield* whenQuiet(() => server.requests().length === 1)
         yield* server.hungClosed
         const { delays, exit } = yield* Fiber.join(fiber)
-        const summary = summaryOf(Chunk.toReadonlyArray(yield* exit))
+        const summary = summaryOf(yield* exit)
         expect(delays).toStrictEqual([500])
         expect(server.requests().map((r) => r.headers["x-api-key"])).toStrictEqual(["a", "b"])
         expect([summary.status, summary.errors]).toStrictEqual(["complete", []])
       }))
 
-    it.scoped("a body that stalls before any output is a retryable timeout error naming the wait (here with no retry left)", () =>
-      Effect.gen(function*() {
+    it.effect("a body that stalls before any output is a retryable timeout error naming the wait (here with no retry left)", () =>
+      withSleeps(Effect.gen(function*() {
         const server = yield* serve([{ _tag: "hang", body: anthropicText, events: 1 }])
         const live = yield* ProviderClient.make({
           provider: "anthropic",
@@ -363,17 +363,17 @@ describe("ProviderClient", () => {
           idleTimeout: "60 seconds",
           retry: { maxRetries: 0 }
         }).pipe(Effect.provide(FetchHttpClient.layer))
-        const fiber = yield* Effect.fork(Stream.runCollect(live.stream(request)))
+        const fiber = yield* Effect.forkChild(Stream.runCollect(live.stream(request)))
         yield* server.hungWritten
         // a sleep due in 60 s is the body's idle timeout, armed once the headers arrived
         // (the wait for them has its own, 10 minutes)
         yield* whenQuiet(() =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
-            return Chunk.some(yield* TestClock.sleeps(), (at) => at === now + 60_000)
+            return (yield* sleeps).some((at) => at === now + 60_000)
           })
         )
-        const summary = summaryOf(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+        const summary = summaryOf(yield* Fiber.join(fiber))
         yield* server.hungClosed
         expect(summary.status).toBe("error")
         expect(summary.errors).toStrictEqual([
@@ -384,9 +384,9 @@ describe("ProviderClient", () => {
             retryable: true
           }
         ])
-      }))
+      })))
 
-    it.scoped("a body that stalls after output ends the turn with a timeout error, keeping what arrived, without a retry", () =>
+    it.effect("a body that stalls after output ends the turn with a timeout error, keeping what arrived, without a retry", () =>
       Effect.gen(function*() {
         const body = recorded("openai-chat/text-simple.sse")
         const server = yield* serve([{ _tag: "hang", body, events: 3 }, { _tag: "sse", body }])
@@ -399,7 +399,7 @@ describe("ProviderClient", () => {
           Effect.provide(FetchHttpClient.layer)
         )
         const seen: Array<StreamEvent.StreamEvent> = []
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event)))
         )
         yield* server.hungWritten
@@ -420,19 +420,22 @@ describe("ProviderClient", () => {
       }))
   })
 
-  it.scoped("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
+  it.effect("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: "data: {\"nope\": 1}\n\n" }])
       const live = yield* client("anthropic", server.url)
       const exit = yield* Effect.exit(Stream.runDrain(live.stream(request)))
-      expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "WireDecodeError" } } })
+      expect(exit).toMatchObject({
+        _tag: "Failure",
+        cause: { reasons: [{ _tag: "Fail", error: { _tag: "WireDecodeError" } }] }
+      })
     }))
 })
 
 describe("ProviderClient.config", () => {
   const read = (provider: ProviderName, env: Record<string, string>, baseUrl?: string) =>
     ProviderClient.config(provider, { baseUrl }).pipe(
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
     )
 
   it.effect("reads a comma-separated key list, trimmed, in order", () =>

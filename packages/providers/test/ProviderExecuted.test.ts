@@ -3,13 +3,13 @@ import { AssistantMessage, MessageAccumulator, StreamEventPatches, Summary, Turn
 import { OutputItem } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
 
-const turnOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Either.getOrThrow(Turn.fromEvents(events))
+const turnOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Result.getOrThrow(Turn.fromEvents(events))
 
 /** Transcripts in which only the provider ran tools: the caller has nothing to run. */
 const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArray<string>]> = [
@@ -120,7 +120,7 @@ describe("provider-executed tool calls", () => {
         call?.type === "function_call" && result?.type === "function_call_output" && result.call_id === call.call_id
       ).toBe(true)
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(
+      const next = Result.getOrThrow(
         RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
       )
       expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
@@ -158,7 +158,7 @@ describe("provider-executed tool calls", () => {
         expect(hostedItems.length).toBeGreaterThan(0)
         const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
         const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
-        const next = Either.getOrThrow(RoundTrip.continueWith(first, turn))
+        const next = Result.getOrThrow(RoundTrip.continueWith(first, turn))
         const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
           .input as ReadonlyArray<{
             readonly type: string
@@ -167,7 +167,7 @@ describe("provider-executed tool calls", () => {
         expect(input.some((item) => item.type === "function_call_output" || item.type === "function_call")).toBe(false)
         // the results are the provider's: no tool result may be sent for them
         const [call] = Turn.finalItems(turnOf(events)).filter(OutputItem.isProviderToolCall)
-        expect(Either.isLeft(RoundTrip.toolResults(turn, [{ callId: call!.call_id, output: "x" }]))).toBe(true)
+        expect(Result.isFailure(RoundTrip.toolResults(turn, [{ callId: call!.call_id, output: "x" }]))).toBe(true)
       }))
   }
 
@@ -194,7 +194,7 @@ describe("provider-executed tool calls", () => {
         "bbc.co.uk"
       ])
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(
+      const next = Result.getOrThrow(
         RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
       )
       expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
@@ -260,14 +260,14 @@ describe("provider-executed tool calls", () => {
       provider: "ai-sdk"
     }])
     const refused = RoundTrip.toolResults(turn, [{ callId: "srvtoolu_1", output: "x" }])
-    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RoundTripError", callId: "srvtoolu_1" })
+    expect(Result.isFailure(refused) && refused.failure).toMatchObject({ _tag: "RoundTripError", callId: "srvtoolu_1" })
   })
 
   it.effect("Anthropic code execution goes back as server_tool_use and result blocks, and asks for no tool results", () =>
     Effect.gen(function*() {
       const events = yield* runText(Providers.get("anthropic").normalize, recorded("anthropic", "code-execution.sse"))
       const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
-      const next = Either.getOrThrow(
+      const next = Result.getOrThrow(
         RoundTrip.continueWith(first, { provider: "anthropic", items: Turn.finalItems(turnOf(events)) })
       )
       expect(next.messages).toHaveLength(2)

@@ -1,11 +1,10 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { Sse } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderClient, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
@@ -54,7 +53,7 @@ const send = (provider: ProviderName, server: Loopback, request: LlmRequest.LlmR
       baseUrl: baseFor(provider, server.url)
     }).pipe(Effect.provide(FetchHttpClient.layer))
     const events = yield* Stream.runCollect(client.stream(request))
-    const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
+    const turn = Result.getOrThrow(Turn.fromEvents(events))
     const received = server.requests().at(-1)!
     return { turn, received }
   })
@@ -66,7 +65,7 @@ const ask = (provider: ProviderName, request: LlmRequest.LlmRequest) =>
   })
 
 describe("streaming requests, as the providers document them", () => {
-  it.scoped("OpenAI Chat: POST /v1/chat/completions, Bearer key, stream with include_usage", () =>
+  it.effect("OpenAI Chat: POST /v1/chat/completions, Bearer key, stream with include_usage", () =>
     Effect.gen(function*() {
       const received = yield* ask("openai-chat", { ...conversation, reasoning: { effort: "low" } })
       expect(received.method).toBe("POST")
@@ -101,7 +100,7 @@ describe("streaming requests, as the providers document them", () => {
       })
     }))
 
-  it.scoped("OpenAI-compatible: the same request at the configured base URL, with max_tokens", () =>
+  it.effect("OpenAI-compatible: the same request at the configured base URL, with max_tokens", () =>
     Effect.gen(function*() {
       const received = yield* ask("openai-compatible", conversation)
       expect(received.url).toBe("/v1/chat/completions")
@@ -109,7 +108,7 @@ describe("streaming requests, as the providers document them", () => {
       expect(received.body).not.toHaveProperty("max_completion_tokens")
     }))
 
-  it.scoped("OpenAI Responses: POST /v1/responses, instructions, input items, stateless with encrypted reasoning", () =>
+  it.effect("OpenAI Responses: POST /v1/responses, instructions, input items, stateless with encrypted reasoning", () =>
     Effect.gen(function*() {
       const received = yield* ask("openai-responses", { ...conversation, reasoning: { effort: "high" } })
       expect(received.url).toBe("/v1/responses")
@@ -133,7 +132,7 @@ describe("streaming requests, as the providers document them", () => {
       })
     }))
 
-  it.scoped("Anthropic: POST /v1/messages, x-api-key and anthropic-version, content blocks, thinking budget", () =>
+  it.effect("Anthropic: POST /v1/messages, x-api-key and anthropic-version, content blocks, thinking budget", () =>
     Effect.gen(function*() {
       const { maxTokens: _, ...withoutMaxTokens } = conversation
       const received = yield* ask("anthropic", { ...withoutMaxTokens, reasoning: { budgetTokens: 2048 } })
@@ -163,7 +162,7 @@ describe("streaming requests, as the providers document them", () => {
       })
     }))
 
-  it.scoped("Gemini: POST /v1beta/models/{model}:streamGenerateContent?alt=sse, x-goog-api-key, contents and functionResponse", () =>
+  it.effect("Gemini: POST /v1beta/models/{model}:streamGenerateContent?alt=sse, x-goog-api-key, contents and functionResponse", () =>
     Effect.gen(function*() {
       const received = yield* ask("gemini", {
         ...conversation,
@@ -242,7 +241,7 @@ const roundTrip = (
     const first = LlmRequestOf("go")
     const { turn } = yield* send(provider, server, first)
     expect(turn.status).toBe("complete")
-    const request = Either.getOrThrow(
+    const request = Result.getOrThrow(
       RoundTrip.continueWith(
         first,
         { provider: turn.providerId ?? provider, items: Turn.finalItems(turn) },
@@ -259,7 +258,7 @@ const callIds = (turn: Turn.Turn) =>
   ) => (item.type === "function_call" ? [{ callId: item.call_id, name: item.name }] : []))
 
 describe("round trips keep what the provider demands back", () => {
-  it.scoped("Anthropic: thinking with its signature and redacted_thinking with its data, in order, then tool_use and tool_result", () =>
+  it.effect("Anthropic: thinking with its signature and redacted_thinking with its data, in order, then tool_use and tool_result", () =>
     Effect.gen(function*() {
       const { body, turn } = yield* roundTrip(
         "anthropic",
@@ -284,7 +283,7 @@ describe("round trips keep what the provider demands back", () => {
       )
     }))
 
-  it.scoped("Anthropic: a real redacted_thinking block goes back byte for byte", () =>
+  it.effect("Anthropic: a real redacted_thinking block goes back byte for byte", () =>
     Effect.gen(function*() {
       const transcript = recorded("anthropic/redacted-thinking.sse")
       const data = /"redacted_thinking","data":"([^"]+)"/.exec(transcript)?.[1]
@@ -294,7 +293,7 @@ describe("round trips keep what the provider demands back", () => {
       expect(assistant?.content[0]).toStrictEqual({ type: "redacted_thinking", data })
     }))
 
-  it.scoped("Gemini: thoughtSignature on the functionCall part it came on, functionResponse by name", () =>
+  it.effect("Gemini: thoughtSignature on the functionCall part it came on, functionResponse by name", () =>
     Effect.gen(function*() {
       const transcript = recorded("gemini/thought-then-tool.sse")
       const signature = /"thoughtSignature": "([^"]+)"/.exec(transcript)?.[1]
@@ -319,7 +318,7 @@ describe("round trips keep what the provider demands back", () => {
       })
     }))
 
-  it.scoped("Gemini: thoughtSignature on a text part stays on that text part", () =>
+  it.effect("Gemini: thoughtSignature on a text part stays on that text part", () =>
     Effect.gen(function*() {
       const { body } = yield* roundTrip("gemini", fixture("gemini/thought-signature-text.sse"), () => [])
       const model = (body.contents as ReadonlyArray<{ parts: ReadonlyArray<unknown> }>)[1]
@@ -329,7 +328,7 @@ describe("round trips keep what the provider demands back", () => {
       ])
     }))
 
-  it.scoped("OpenAI Responses: the reasoning item with its id and encrypted_content, before the message", () =>
+  it.effect("OpenAI Responses: the reasoning item with its id and encrypted_content, before the message", () =>
     Effect.gen(function*() {
       const { body } = yield* roundTrip(
         "openai-responses",
@@ -351,7 +350,7 @@ describe("round trips keep what the provider demands back", () => {
       ])
     }))
 
-  it.scoped("OpenAI Responses: function calls and their outputs by call_id", () =>
+  it.effect("OpenAI Responses: function calls and their outputs by call_id", () =>
     Effect.gen(function*() {
       const { body, turn } = yield* roundTrip(
         "openai-responses",
@@ -369,7 +368,7 @@ describe("round trips keep what the provider demands back", () => {
       )
     }))
 
-  it.scoped("another provider's reasoning and signatures are left out; text and tool calls carry over", () =>
+  it.effect("another provider's reasoning and signatures are left out; text and tool calls carry over", () =>
     Effect.gen(function*() {
       const { body } = yield* roundTrip(
         "anthropic",
@@ -400,8 +399,8 @@ describe("round trips keep what the provider demands back", () => {
             Providers.get(provider).normalize(),
             Stream.runCollect
           )
-          const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
-          const request = Either.getOrThrow(
+          const turn = Result.getOrThrow(Turn.fromEvents(events))
+          const request = Result.getOrThrow(
             RoundTrip.continueWith(LlmRequestOf("go"), { provider, items: Turn.finalItems(turn) })
           )
           return ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
@@ -436,7 +435,7 @@ describe("round trips keep what the provider demands back", () => {
       ])
       const elsewhere = ProviderRequest.encode(
         "gemini",
-        Either.getOrThrow(
+        Result.getOrThrow(
           RoundTrip.continueWith(LlmRequestOf("go"), {
             provider: "anthropic",
             items: [{
@@ -461,8 +460,8 @@ describe("round trips keep what the provider demands back", () => {
         Providers.get("anthropic").normalize(),
         Stream.runCollect
       )
-      const turn = Either.getOrThrow(Turn.fromEvents(Chunk.toReadonlyArray(events)))
-      const request = Either.getOrThrow(
+      const turn = Result.getOrThrow(Turn.fromEvents(events))
+      const request = Result.getOrThrow(
         RoundTrip.continueWith(LlmRequestOf("go"), { provider: "anthropic", items: Turn.finalItems(turn) })
       )
       const summary = "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
@@ -484,6 +483,6 @@ describe("round trips keep what the provider demands back", () => {
 
   it("a tool result for a call the turn did not make is a RoundTripError naming it", () => {
     const result = RoundTrip.toolResults({ provider: "anthropic", items: [] }, [{ callId: "toolu_x", output: "" }])
-    expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "RoundTripError", callId: "toolu_x" })
+    expect(Result.isFailure(result) && result.failure).toMatchObject({ _tag: "RoundTripError", callId: "toolu_x" })
   })
 })

@@ -8,11 +8,11 @@ import { Turn } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as FastCheck from "fast-check"
 import * as Gemini from "../src/Gemini.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
@@ -27,6 +27,7 @@ import {
   runText,
   splitAt
 } from "./support/normalizerHarness.js"
+import { checkEffect } from "./support/property.js"
 
 interface Provider {
   readonly name: string
@@ -116,38 +117,46 @@ for (const provider of providers) {
     for (const [name, text] of provider.transcripts) {
       const body = bytes(text)
 
-      it.effect.prop(
+      it.effect(
         `${name}: any split of the bytes gives the same events`,
-        [cuts],
-        ([points]) =>
-          Effect.gen(function*() {
-            const whole = yield* runText(provider.normalize, text)
-            const split = yield* runReads(provider.normalize, splitAt(body, points))
-            expect(payloads(split)).toStrictEqual(payloads(whole))
-          }),
-        { fastCheck: { numRuns: 40 }, timeout: 300_000 }
+        () =>
+          checkEffect(
+            FastCheck.tuple(cuts),
+            ([points]) =>
+              Effect.gen(function*() {
+                const whole = yield* runText(provider.normalize, text)
+                const split = yield* runReads(provider.normalize, splitAt(body, points))
+                expect(payloads(split)).toStrictEqual(payloads(whole))
+              }),
+            { numRuns: 40 }
+          ),
+        300_000
       )
 
-      it.effect.prop(
+      it.effect(
         `${name}: corruption gives typed errors or error events, never a defect`,
-        [FastCheck.array(Mutation, { minLength: 1, maxLength: 6 })],
-        ([mutations]) =>
-          Effect.gen(function*() {
-            const exit = yield* Effect.exit(runReads(provider.normalize, [corrupt(body, mutations)]))
-            if (Exit.isSuccess(exit)) {
-              const events = exit.value
-              expect(events.every(isStreamEvent)).toBe(true)
-              expect(events[events.length - 1]?.payload.type).toBe("response_done")
-            } else {
-              expect(Cause.isDie(exit.cause)).toBe(false)
-              const failure = Cause.failureOption(exit.cause)
-              expect(Option.map(failure, (error) => error._tag)).toSatisfy(
-                (tag: Option.Option<string>) =>
-                  Option.isSome(tag) && (tag.value === "SseError" || tag.value === "WireDecodeError")
-              )
-            }
-          }),
-        { fastCheck: { numRuns: 60 }, timeout: 300_000 }
+        () =>
+          checkEffect(
+            FastCheck.tuple(FastCheck.array(Mutation, { minLength: 1, maxLength: 6 })),
+            ([mutations]) =>
+              Effect.gen(function*() {
+                const exit = yield* Effect.exit(runReads(provider.normalize, [corrupt(body, mutations)]))
+                if (Exit.isSuccess(exit)) {
+                  const events = exit.value
+                  expect(events.every(isStreamEvent)).toBe(true)
+                  expect(events[events.length - 1]?.payload.type).toBe("response_done")
+                } else {
+                  expect(Cause.hasDies(exit.cause)).toBe(false)
+                  const failure = Cause.findErrorOption(exit.cause)
+                  expect(Option.map(failure, (error) => error._tag)).toSatisfy(
+                    (tag: Option.Option<string>) =>
+                      Option.isSome(tag) && (tag.value === "SseError" || tag.value === "WireDecodeError")
+                  )
+                }
+              }),
+            { numRuns: 60 }
+          ),
+        300_000
       )
     }
   })
@@ -155,7 +164,7 @@ for (const provider of providers) {
 
 /** What a turn's consumer sees: the final items, usage without the provider's raw object, finish, status, errors. */
 const view = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
-  const turn = Either.getOrThrow(Turn.fromEvents(events))
+  const turn = Result.getOrThrow(Turn.fromEvents(events))
   const { raw: _raw, ...usage } = turn.usage
   return {
     items: turn.items.map((item) => item.final),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import { ToolCallAccumulator } from "../src/index.js"
 
 const { Fragment } = ToolCallAccumulator
@@ -198,55 +198,58 @@ describe("ToolCallAccumulator", () => {
     expect(ToolCallAccumulator.size(ToolCallAccumulator.empty)).toBe(0)
   })
 
-  it.prop(
-    "any split of the argument text gives the same calls",
-    [
-      FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 5 }),
-      FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 5 }),
-      FastCheck.array(FastCheck.nat(), { maxLength: 12 }),
-      FastCheck.array(FastCheck.nat(), { maxLength: 12 }),
-      FastCheck.boolean()
-    ],
-    ([first, second, cutsA, cutsB, interleave]) => {
-      const textA = JSON.stringify(first)
-      const textB = JSON.stringify(second)
-      const piecesA = cut(textA, cutsA)
-      const piecesB = cut(textB, cutsB)
-      // OpenAI: index-keyed pieces, either one call after the other or interleaved
-      const openAi: Array<ToolCallAccumulator.Fragment> = [
-        Fragment.OpenAi({ index: 0, id: "call_a", name: "a", arguments: "" }),
-        Fragment.OpenAi({ index: 1, id: "call_b", name: "b", arguments: "" })
-      ]
-      const longest = Math.max(piecesA.length, piecesB.length)
-      if (interleave) {
-        for (let i = 0; i < longest; i++) {
-          if (i < piecesA.length) openAi.push(Fragment.OpenAi({ index: 0, arguments: piecesA[i]! }))
-          if (i < piecesB.length) openAi.push(Fragment.OpenAi({ index: 1, arguments: piecesB[i]! }))
+  it("any split of the argument text gives the same calls", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.tuple(
+          FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 5 }),
+          FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 5 }),
+          FastCheck.array(FastCheck.nat(), { maxLength: 12 }),
+          FastCheck.array(FastCheck.nat(), { maxLength: 12 }),
+          FastCheck.boolean()
+        ),
+        ([first, second, cutsA, cutsB, interleave]) => {
+          const textA = JSON.stringify(first)
+          const textB = JSON.stringify(second)
+          const piecesA = cut(textA, cutsA)
+          const piecesB = cut(textB, cutsB)
+          // OpenAI: index-keyed pieces, either one call after the other or interleaved
+          const openAi: Array<ToolCallAccumulator.Fragment> = [
+            Fragment.OpenAi({ index: 0, id: "call_a", name: "a", arguments: "" }),
+            Fragment.OpenAi({ index: 1, id: "call_b", name: "b", arguments: "" })
+          ]
+          const longest = Math.max(piecesA.length, piecesB.length)
+          if (interleave) {
+            for (let i = 0; i < longest; i++) {
+              if (i < piecesA.length) openAi.push(Fragment.OpenAi({ index: 0, arguments: piecesA[i]! }))
+              if (i < piecesB.length) openAi.push(Fragment.OpenAi({ index: 1, arguments: piecesB[i]! }))
+            }
+          } else {
+            for (const piece of piecesA) openAi.push(Fragment.OpenAi({ index: 0, arguments: piece }))
+            for (const piece of piecesB) openAi.push(Fragment.OpenAi({ index: 1, arguments: piece }))
+          }
+          const expected = [
+            { id: "call_a", name: "a", arguments: JSON.parse(textA) },
+            { id: "call_b", name: "b", arguments: JSON.parse(textB) }
+          ]
+          expect(calls(openAi)).toStrictEqual(expected)
+          expect(ToolCallAccumulator.finalize(feedAll(openAi)).map((call) => call.rawArguments)).toStrictEqual([
+            textA,
+            textB
+          ])
+          // Anthropic: the same pieces as partial JSON of two blocks
+          const anthropic: Array<ToolCallAccumulator.Fragment> = [
+            Fragment.AnthropicStart({ index: 0, id: "call_a", name: "a", input: {} }),
+            ...piecesA.map((partialJson) => Fragment.AnthropicPartial({ index: 0, partialJson })),
+            Fragment.AnthropicStop({ index: 0 }),
+            Fragment.AnthropicStart({ index: 1, id: "call_b", name: "b", input: {} }),
+            ...piecesB.map((partialJson) => Fragment.AnthropicPartial({ index: 1, partialJson })),
+            Fragment.AnthropicStop({ index: 1 })
+          ]
+          expect(calls(anthropic)).toStrictEqual(expected)
         }
-      } else {
-        for (const piece of piecesA) openAi.push(Fragment.OpenAi({ index: 0, arguments: piece }))
-        for (const piece of piecesB) openAi.push(Fragment.OpenAi({ index: 1, arguments: piece }))
-      }
-      const expected = [
-        { id: "call_a", name: "a", arguments: JSON.parse(textA) },
-        { id: "call_b", name: "b", arguments: JSON.parse(textB) }
-      ]
-      expect(calls(openAi)).toStrictEqual(expected)
-      expect(ToolCallAccumulator.finalize(feedAll(openAi)).map((call) => call.rawArguments)).toStrictEqual([
-        textA,
-        textB
-      ])
-      // Anthropic: the same pieces as partial JSON of two blocks
-      const anthropic: Array<ToolCallAccumulator.Fragment> = [
-        Fragment.AnthropicStart({ index: 0, id: "call_a", name: "a", input: {} }),
-        ...piecesA.map((partialJson) => Fragment.AnthropicPartial({ index: 0, partialJson })),
-        Fragment.AnthropicStop({ index: 0 }),
-        Fragment.AnthropicStart({ index: 1, id: "call_b", name: "b", input: {} }),
-        ...piecesB.map((partialJson) => Fragment.AnthropicPartial({ index: 1, partialJson })),
-        Fragment.AnthropicStop({ index: 1 })
-      ]
-      expect(calls(anthropic)).toStrictEqual(expected)
-    },
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
-  )
+      ),
+      { numRuns: 100 }
+    )
+  }, 60_000)
 })

@@ -1,17 +1,34 @@
-import { SchemaDecode, SchemaGuard } from "@sluice/core"
+import { SchemaGuard } from "@sluice/core"
 import type { Sse } from "@sluice/core"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 import { WireDecodeError } from "../WireDecodeError.js"
 
 const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 120)}…` : data)
 
-/** The schema's decoder, with its issue as text; a decoder that throws gives an issue too. */
-const schemaDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = SchemaDecode.decodeUnknownEither(schema, { errors: "first" })
-  return (value: unknown): Either.Either<A, string> =>
-    Either.mapLeft(decode(value), (issue) => ParseResult.TreeFormatter.formatErrorSync(issue))
+const describe = (error: unknown): string => {
+  if (error instanceof Error) return `${error.name}: ${error.message}`
+  return typeof error === "string" ? error : "a value that is not an Error"
+}
+
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+/**
+ * The schema's decoder, with its issue as text (what was expected, what arrived and
+ * where: the issues report their input, as Effect 3's messages did). A decoder, or an
+ * issue formatter, that throws gives an issue too.
+ */
+const schemaDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
+  const decode = SchemaParser.decodeUnknownResult(schema, { errors: "first", reportInput: true })
+  return (value: unknown): Result.Result<A, string> => {
+    try {
+      return Result.mapError(decode(value), formatIssue)
+    } catch (error) {
+      return Result.fail(`the decoder could not read this value (${describe(error)})`)
+    }
+  }
 }
 
 /**
@@ -22,10 +39,10 @@ const schemaDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
  *
  * @internal
  */
-export const wireDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  const passes = SchemaGuard.decodesToItself(schema)
+export const wireDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
+  const passes: (u: unknown) => u is A = SchemaGuard.decodesToItself(schema)
   const decode = schemaDecoder(schema)
-  return (value: unknown): Either.Either<A, string> => (passes(value) ? Either.right(value) : decode(value))
+  return (value: unknown): Result.Result<A, string> => (passes(value) ? Result.succeed(value) : decode(value))
 }
 
 /**
@@ -34,10 +51,18 @@ export const wireDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
  * so `instanceof` tells them apart, and a valid event allocates nothing more than its
  * JSON). Failures name the provider, the line, and what was wrong.
  *
+ * `plain`, when given, is the guard's schema instead of `schema`: a schema without
+ * transformations, every value of which `schema` decodes to itself (`schema` without
+ * its transforming members), so that the common events are checked, not decoded.
+ *
  * @internal
  */
-export const parseData = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
-  const passes = SchemaGuard.decodesToItself(schema)
+export const parseData = <A>(
+  provider: string,
+  schema: Schema.ConstraintDecoder<A>,
+  plain?: Schema.ConstraintDecoder<A>
+) => {
+  const passes: (u: unknown) => u is A = SchemaGuard.decodesToItself(plain ?? schema)
   const decode = schemaDecoder(schema)
   return (event: Sse.SseEvent): A | WireDecodeError => {
     let json: unknown
@@ -53,26 +78,30 @@ export const parseData = <A, I>(provider: string, schema: Schema.Schema<A, I>) =
     }
     if (passes(json)) return json
     const decoded = decode(json)
-    if (Either.isRight(decoded)) return decoded.right
+    if (Result.isSuccess(decoded)) return decoded.success
     return new WireDecodeError({
       provider,
       line: event.line,
       reason: "UnexpectedShape",
-      message: `${provider} event at line ${event.line} has an unexpected shape: ${decoded.left}`
+      message: `${provider} event at line ${event.line} has an unexpected shape: ${decoded.failure}`
     })
   }
 }
 
 /**
- * `parseData` as an `Either`.
+ * `parseData` as a `Result`.
  *
  * @internal
  */
-export const decodeData = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
-  const parse = parseData(provider, schema)
-  return (event: Sse.SseEvent): Either.Either<A, WireDecodeError> => {
+export const decodeData = <A>(
+  provider: string,
+  schema: Schema.ConstraintDecoder<A>,
+  plain?: Schema.ConstraintDecoder<A>
+) => {
+  const parse = parseData(provider, schema, plain)
+  return (event: Sse.SseEvent): Result.Result<A, WireDecodeError> => {
     const result = parse(event)
-    return result instanceof WireDecodeError ? Either.left(result) : Either.right(result)
+    return result instanceof WireDecodeError ? Result.fail(result) : Result.succeed(result)
   }
 }
 
@@ -81,10 +110,10 @@ export const decodeData = <A, I>(provider: string, schema: Schema.Schema<A, I>) 
  *
  * @internal
  */
-export const decodeBody = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
+export const decodeBody = <A>(provider: string, schema: Schema.ConstraintDecoder<A>) => {
   const decode = wireDecoder(schema)
-  return (body: unknown): Either.Either<A, WireDecodeError> =>
-    Either.mapLeft(
+  return (body: unknown): Result.Result<A, WireDecodeError> =>
+    Result.mapError(
       decode(body),
       (issue) =>
         new WireDecodeError({

@@ -1,8 +1,8 @@
 import type { Sse, StreamEvent } from "@sluice/core"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import type { WireDecodeError } from "../WireDecodeError.js"
 
@@ -20,8 +20,7 @@ export interface Handler {
   readonly onEnd: (out: Out) => void
 }
 
-const emit = (out: Out): Channel.Channel<Chunk.Chunk<StreamEvent.StreamEvent>> =>
-  out.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(out))
+const isNonEmpty = (out: Out): out is Out & Arr.NonEmptyArray<StreamEvent.StreamEvent> => out.length > 0
 
 /**
  * Whether a decode failure only says that the body was cut: the input ended inside
@@ -43,49 +42,62 @@ const isCut = (event: Sse.SseEvent, failure: WireDecodeError): boolean =>
 export const normalizeWith =
   (makeHandler: (now: () => number) => Handler) =>
   <E, R>(self: Stream.Stream<Sse.SseEvent, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | WireDecodeError, R> =>
-    Stream.unwrap(
-      Effect.map(Effect.clock, (clock) => {
-        // one clock read per input chunk: the events one chunk yields share its time
-        let now = clock.unsafeCurrentTimeMillis()
-        const handler = makeHandler(() => now)
-        let ended = false // a cut event ended the turn
-        const loop: Channel.Channel<
-          Chunk.Chunk<StreamEvent.StreamEvent>,
-          Chunk.Chunk<Sse.SseEvent>,
-          E | WireDecodeError,
-          E,
-          unknown,
-          unknown
-        > = Channel.readWithCause({
-          onInput: (input: Chunk.Chunk<Sse.SseEvent>) => {
-            now = clock.unsafeCurrentTimeMillis()
+    Stream.transformPull(self, (pull) =>
+      Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          // one clock read per input chunk: the events one chunk yields share its time
+          let now = clock.currentTimeMillisUnsafe()
+          const handler = makeHandler(() => now)
+          let ended = false // a cut event, or the end of the input, ended the turn
+          let failure: WireDecodeError | undefined // fails the stream once the events before it are out
+          let done = false // the input is over
+          const onInput = (events: Arr.NonEmptyReadonlyArray<Sse.SseEvent>): Out => {
+            now = clock.currentTimeMillisUnsafe()
             const out: Out = []
             // an indexed loop: iterating the chunk allocates a result per event
-            const events = Chunk.toReadonlyArray(input)
             for (let i = 0; i < events.length; i++) {
               const event = events[i]!
-              const failure = handler.onEvent(event, out)
-              if (failure === undefined) continue
-              if (!isCut(event, failure)) return Channel.zipRight(emit(out), Channel.fail(failure))
+              const eventFailure = handler.onEvent(event, out)
+              if (eventFailure === undefined) continue
+              if (!isCut(event, eventFailure)) {
+                failure = eventFailure
+                return out
+              }
               // the body ended inside this event's data: the turn is truncated, not invalid
               handler.onEnd(out)
               ended = true
               break
             }
-            return Channel.zipRight(emit(out), loop)
-          },
-          onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
-          onDone: () => {
-            if (ended) return Channel.void
-            now = clock.unsafeCurrentTimeMillis()
-            const out: Out = []
-            handler.onEnd(out)
-            return emit(out)
+            return out
           }
+          const onDone = (): Out => {
+            const out: Out = []
+            if (ended) return out
+            ended = true
+            now = clock.currentTimeMillisUnsafe()
+            handler.onEnd(out)
+            return out
+          }
+          const next: Pull.Pull<Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>, E | WireDecodeError, void> = Effect
+            .suspend(() => {
+              if (failure !== undefined) return Effect.fail(failure)
+              if (done) return Cause.done()
+              return Pull.matchEffect(pull, {
+                onSuccess: (events) => {
+                  const out = onInput(events)
+                  return isNonEmpty(out) ? Effect.succeed(out) : next
+                },
+                onFailure: Effect.failCause,
+                onDone: () => {
+                  done = true
+                  const out = onDone()
+                  return isNonEmpty(out) ? Effect.succeed(out) : Cause.done()
+                }
+              })
+            })
+          return next
         })
-        return Stream.pipeThroughChannel(self, loop)
-      })
-    )
+      ))
 
 /**
  * Runs a handler over events already in memory (the non-streaming decoders build SSE-

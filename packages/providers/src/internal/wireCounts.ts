@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
  *
  * @internal
  */
-export const Count = Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true })
+export const Count = Schema.optionalKey(Schema.NullOr(Schema.Number))
 
 /**
  * Merges a later usage object over an earlier one, field by field: usage that is

@@ -1,4 +1,4 @@
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import { WireDecodeError } from "../WireDecodeError.js"
 import { wireDecoder } from "./decodeData.js"
@@ -11,11 +11,11 @@ const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 
  *
  * @internal
  */
-export const parseJson = (provider: string, data: string, line: number): Either.Either<unknown, WireDecodeError> => {
+export const parseJson = (provider: string, data: string, line: number): Result.Result<unknown, WireDecodeError> => {
   try {
-    return Either.right(JSON.parse(data))
+    return Result.succeed(JSON.parse(data))
   } catch (error) {
-    return Either.left(
+    return Result.fail(
       new WireDecodeError({
         provider,
         line,
@@ -32,10 +32,10 @@ export const parseJson = (provider: string, data: string, line: number): Either.
  *
  * @internal
  */
-export const decodeValue = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
+export const decodeValue = <A>(provider: string, schema: Schema.ConstraintDecoder<A>) => {
   const decode = wireDecoder(schema)
-  return (value: unknown, line: number, what: string): Either.Either<A, WireDecodeError> =>
-    Either.mapLeft(
+  return (value: unknown, line: number, what: string): Result.Result<A, WireDecodeError> =>
+    Result.mapError(
       decode(value),
       (issue) =>
         new WireDecodeError({

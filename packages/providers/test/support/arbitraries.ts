@@ -1,5 +1,5 @@
 /** fast-check arbitraries shared by the normalizer property tests. */
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import type { Edit } from "./normalizerHarness.js"
 
 /** Cut points of a body into reads. */

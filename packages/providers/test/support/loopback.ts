@@ -3,14 +3,12 @@
  * with the next scripted reply (a paced SSE transcript, an error status, a dropped
  * connection, a transcript cut off or left hanging) and records what it received.
  */
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { readFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -75,7 +73,7 @@ const writeEvents = async (response: ServerResponse, events: ReadonlyArray<strin
 /** Starts the server for the scope; replies are used in order, and a request past them gets a 418. */
 export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ readonly loopback: Loopback; readonly close: () => Promise<void> }>((resume) => {
+    Effect.callback<{ readonly loopback: Loopback; readonly close: () => Promise<void> }>((resume) => {
       const requests: Array<Recorded> = []
       let resolveClosed: () => void = () => {}
       let resolveWritten: () => void = () => {}
@@ -152,6 +150,46 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ loopback }) => loopback))
 
+// the wake-up times of the sleeps pending on each clock `withSleeps` made
+const pendingSleeps = new WeakMap<Clock.Clock, Set<{ readonly at: number }>>()
+
+/**
+ * Runs an effect on the test's TestClock, wrapped so that `sleeps` can tell the wake-up
+ * times of the sleeps pending on it (Effect 3's `TestClock.sleeps`). Forked fibers keep
+ * the wrapped clock; `TestClock.adjust` moves it as before.
+ */
+export const withSleeps = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  TestClock.testClockWith((testClock) => {
+    const pending = new Set<{ readonly at: number }>()
+    const clock: TestClock.TestClock = {
+      currentTimeMillisUnsafe: () => testClock.currentTimeMillisUnsafe(),
+      currentTimeMillis: testClock.currentTimeMillis,
+      currentTimeNanosUnsafe: () => testClock.currentTimeNanosUnsafe(),
+      currentTimeNanos: testClock.currentTimeNanos,
+      monotonicTimeNanosUnsafe: () => testClock.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: testClock.monotonicTimeNanos,
+      sleep: (duration) =>
+        Effect.suspend(() => {
+          const entry = { at: testClock.currentTimeMillisUnsafe() + Duration.toMillis(duration) }
+          pending.add(entry)
+          return Effect.ensuring(testClock.sleep(duration), Effect.sync(() => pending.delete(entry)))
+        }),
+      adjust: (duration) => testClock.adjust(duration),
+      setTime: (timestamp) => testClock.setTime(timestamp),
+      withLive: (effect) => testClock.withLive(effect)
+    }
+    pendingSleeps.set(clock, pending)
+    return Effect.provideService(effect, Clock.Clock, clock)
+  })
+
+/** The wake-up times of the sleeps pending on the clock of `withSleeps`, earliest first. */
+export const sleeps: Effect.Effect<ReadonlyArray<number>> = Clock.clockWith((clock) => {
+  const pending = pendingSleeps.get(clock)
+  return pending === undefined
+    ? Effect.die(new Error("sleeps is read inside withSleeps only"))
+    : Effect.sync(() => [...pending].map((entry) => entry.at).sort((a, b) => a - b))
+})
+
 /**
  * Runs an effect that sleeps on the TestClock while it waits for real I/O: whenever it
  * sleeps at most `ceiling` ms (a backoff), the clock is moved to its wake-up time;
@@ -163,22 +201,22 @@ export const drive = <A, E>(
   effect: Effect.Effect<A, E>,
   ceiling = 30_000
 ): Effect.Effect<{ readonly exit: Exit.Exit<A, E>; readonly delays: ReadonlyArray<number> }> =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
+  withSleeps(Effect.gen(function*() {
+    const fiber = yield* Effect.forkChild(effect)
     const delays: Array<number> = []
     for (let polls = 0; polls < 20_000; polls++) {
-      const exit = yield* Fiber.poll(fiber)
-      if (Option.isSome(exit)) return { exit: exit.value, delays }
-      const sleeps = yield* TestClock.sleeps()
+      const exit = fiber.pollUnsafe()
+      if (exit !== undefined) return { exit, delays }
+      const pending = yield* sleeps
       const now = yield* Clock.currentTimeMillis
-      const due = Chunk.findFirst(sleeps, (at) => at - now <= ceiling)
-      if (Option.isSome(due)) {
-        const delay = due.value - now
+      const due = pending.find((at) => at - now <= ceiling)
+      if (due !== undefined) {
+        const delay = due - now
         delays.push(delay)
         yield* TestClock.adjust(delay)
       } else {
         yield* Effect.promise(pause)
       }
     }
-    return yield* Effect.dieMessage("the client neither finished nor slept")
-  })
+    return yield* Effect.die(new Error("the client neither finished nor slept"))
+  }))

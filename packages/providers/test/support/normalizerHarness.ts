@@ -4,7 +4,6 @@
  * without their random ids and timestamps.
  */
 import { Sse, type StreamEvent } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
@@ -56,13 +55,12 @@ export const splitAt = (body: Uint8Array, cuts: ReadonlyArray<number>): Array<Ui
  * after a turn of the event loop (property tests run this hundreds of times).
  */
 export const runReads = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>) =>
-  Effect.zipRight(
+  Effect.andThen(
     yieldToEventLoop,
     Stream.fromIterable(reads).pipe(
       Sse.decode(),
       normalize(options),
-      Stream.runCollect,
-      Effect.map(Chunk.toReadonlyArray)
+      Stream.runCollect
     )
   )
 
