@@ -9,13 +9,16 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
-const NonNegativeInt = Schema.Number.pipe(
-  Schema.int({ message: () => "must be a non-negative integer" }),
-  Schema.nonNegative({ message: () => "must be a non-negative integer" })
-).annotations({ message: () => ({ message: "must be a non-negative integer", override: false }) })
+const mustBe = { message: "must be a non-negative integer" }
+
+const NonNegativeInt = Schema.Number.annotate(mustBe).check(
+  Schema.isInt(mustBe),
+  Schema.isGreaterThanOrEqualTo(0, mustBe)
+)
 
 /**
  * The retry options of docs/upserts.md's table, with their defaults: 3 retries, 1000 ms base,
@@ -25,10 +28,10 @@ const NonNegativeInt = Schema.Number.pipe(
  * @category schemas
  */
 export const RetryOptions = Schema.Struct({
-  retryAttempts: Schema.optionalWith(NonNegativeInt, { default: () => 3, exact: true }),
-  retryBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => 1000, exact: true }),
-  retryMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => 10000, exact: true })
-}).annotations({ identifier: "RetryOptions" })
+  retryAttempts: NonNegativeInt.pipe(Schema.withDecodingDefaultKey(Effect.succeed(3))),
+  retryBaseMs: NonNegativeInt.pipe(Schema.withDecodingDefaultKey(Effect.succeed(1000))),
+  retryMaxMs: NonNegativeInt.pipe(Schema.withDecodingDefaultKey(Effect.succeed(10000)))
+}).annotate({ identifier: "RetryOptions" })
 
 /**
  * Validated retry options, defaults applied.
@@ -77,9 +80,10 @@ export const delayMs = (attempt: number, baseMs: number, maxMs: number): number 
  * @category schedules
  */
 export const schedule = (policy: RetryPolicy): Schedule.Schedule<number> =>
-  Schedule.addDelay(
-    Schedule.recurs(policy.retryAttempts),
-    (retry) => Duration.millis(delayMs(retry, policy.retryBaseMs, policy.retryMaxMs))
+  Schedule.recurs(policy.retryAttempts).pipe(
+    Schedule.addDelay(({ output }) =>
+      Effect.succeed(Duration.millis(delayMs(output, policy.retryBaseMs, policy.retryMaxMs)))
+    )
   )
 
 /**
@@ -95,8 +99,8 @@ export const honouringRetryAfter =
   <Out, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<In, In, R> =>
     self.pipe(
       Schedule.passthrough,
-      Schedule.modifyDelay((input, delay) => {
+      Schedule.modifyDelay(({ duration, input }) => {
         const asked = retryAfterMs(input)
-        return asked === undefined ? delay : Duration.millis(asked)
+        return Effect.succeed(asked === undefined ? duration : Duration.millis(asked))
       })
     )

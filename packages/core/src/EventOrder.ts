@@ -28,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Payload, StreamEvent } from "./StreamEvent.js"
 
@@ -39,7 +39,7 @@ import type { Payload, StreamEvent } from "./StreamEvent.js"
  * @since 0.1.0
  * @category schemas
  */
-export const TurnPhase = Schema.Literal("before_start", "started", "finished")
+export const TurnPhase = Schema.Literals(["before_start", "started", "finished"])
 
 /**
  * @since 0.1.0
@@ -55,7 +55,7 @@ export type TurnPhase = typeof TurnPhase.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ItemState = Schema.Literal("unknown", "open", "done", "error", "cancelled")
+export const ItemState = Schema.Literals(["unknown", "open", "done", "error", "cancelled"])
 
 /**
  * @since 0.1.0
@@ -77,14 +77,14 @@ export type ItemState = typeof ItemState.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Rule = Schema.Literal(
+export const Rule = Schema.Literals([
   "NotStarted",
   "AlreadyStarted",
   "TurnEnded",
   "UnknownItem",
   "DuplicateItem",
   "ItemEnded"
-)
+])
 
 /**
  * @since 0.1.0
@@ -104,8 +104,8 @@ export class OrderViolation extends Schema.TaggedError<OrderViolation>()("OrderV
   rule: Rule,
   eventId: Schema.String,
   eventType: Schema.String,
-  itemId: Schema.optionalWith(Schema.String, { exact: true }),
-  itemState: Schema.optionalWith(ItemState, { exact: true }),
+  itemId: Schema.optionalKey(Schema.String),
+  itemState: Schema.optionalKey(ItemState),
   detail: Schema.String,
   message: Schema.String
 }) {}
@@ -270,18 +270,18 @@ export const itemState = (state: State, itemId: string): ItemState => state.item
  * @since 0.1.0
  * @category rules
  */
-export const step = (state: State, event: StreamEvent): Either.Either<State, OrderViolation> => {
+export const step = (state: State, event: StreamEvent): Result.Result<State, OrderViolation> => {
   const itemId = itemIdOf(event.payload)
   const before = itemId === undefined ? "unknown" : itemState(state, itemId)
   const verdict = check(state.phase, before, event)
-  if (verdict._tag === "OrderViolation") return Either.left(verdict)
+  if (verdict._tag === "OrderViolation") return Result.fail(verdict)
   const phase = phaseAfter(state.phase, event.payload)
-  if (itemId === undefined) return Either.right(phase === state.phase ? state : { ...state, phase })
+  if (itemId === undefined) return Result.succeed(phase === state.phase ? state : { ...state, phase })
   const after = itemStateAfter(before, event.payload)
-  if (after === before) return Either.right(state)
+  if (after === before) return Result.succeed(state)
   const items = new Map(state.items)
   items.set(itemId, after)
-  return Either.right({ phase, items })
+  return Result.succeed({ phase, items })
 }
 
 /**
@@ -290,12 +290,12 @@ export const step = (state: State, event: StreamEvent): Either.Either<State, Ord
  * @since 0.1.0
  * @category rules
  */
-export const fromEvents = (events: Iterable<StreamEvent>): Either.Either<State, OrderViolation> => {
+export const fromEvents = (events: Iterable<StreamEvent>): Result.Result<State, OrderViolation> => {
   let state = initial
   for (const event of events) {
     const next = step(state, event)
-    if (Either.isLeft(next)) return next
-    state = next.right
+    if (Result.isFailure(next)) return next
+    state = next.success
   }
-  return Either.right(state)
+  return Result.succeed(state)
 }

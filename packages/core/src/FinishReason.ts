@@ -11,8 +11,8 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literal("stop", "length", "tool-calls", "content-filter", "error", "other")
-  .annotations({
+export const FinishReason = Schema.Literals(["stop", "length", "tool-calls", "content-filter", "error", "other"])
+  .annotate({
     identifier: "FinishReason"
   })
 

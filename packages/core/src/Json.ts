@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
 import { PredicateAnnotationId } from "./SchemaGuard.js"
 
 /**
@@ -67,6 +68,19 @@ const withoutNegativeZero = (value: unknown): JsonValue => {
   return value as JsonValue
 }
 
+const withoutNegativeZeroObject = (value: Schema.JsonObject): JsonObject => {
+  const out: Record<string, JsonValue> = {}
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(out, key, {
+      value: withoutNegativeZero(item),
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
+  }
+  return out
+}
+
 /**
  * Any JSON value: null, a boolean, a finite number, a string, an array or a plain
  * object of JSON values. Validated in place and kept as it is (no copy, so keys such
@@ -75,11 +89,16 @@ const withoutNegativeZero = (value: unknown): JsonValue => {
  * @since 0.1.0
  * @category schemas
  */
-export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(isJsonValueUnknown, {
+export const JsonValue: Schema.Codec<JsonValue> = Schema.declare(isJsonValueUnknown, {
   [PredicateAnnotationId]: isJsonValueUnknown,
   identifier: "JsonValue",
   description: "a JSON value",
-  arbitrary: () => (fc) => fc.jsonValue().map(withoutNegativeZero)
+  expected: "a JSON value",
+  toCodecArbitrary: () =>
+    Schema.link<JsonValue>()(Schema.Json, {
+      decode: SchemaGetter.transform(withoutNegativeZero),
+      encode: SchemaGetter.transform((value: JsonValue): Schema.Json => value)
+    })
 })
 
 const isJsonObjectUnknown = (value: unknown): value is JsonObject =>
@@ -91,12 +110,16 @@ const isJsonObjectUnknown = (value: unknown): value is JsonObject =>
  * @since 0.1.0
  * @category schemas
  */
-export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(isJsonObjectUnknown, {
+export const JsonObject: Schema.Codec<JsonObject> = Schema.declare(isJsonObjectUnknown, {
   [PredicateAnnotationId]: isJsonObjectUnknown,
   identifier: "JsonObject",
   description: "a JSON object",
-  arbitrary: () => (fc) =>
-    fc.dictionary(fc.string(), fc.jsonValue()).map((value) => withoutNegativeZero(value) as JsonObject)
+  expected: "a JSON object",
+  toCodecArbitrary: () =>
+    Schema.link<JsonObject>()(Schema.JsonObject, {
+      decode: SchemaGetter.transform(withoutNegativeZeroObject),
+      encode: SchemaGetter.transform((value: JsonObject): Schema.JsonObject => value)
+    })
 })
 
 /**

@@ -16,7 +16,7 @@ import { JsonObject } from "./Json.js"
  * @since 0.1.0
  * @category schemas
  */
-export const MessageOrigin = Schema.Literal("user", "agent", "system").annotations({ identifier: "MessageOrigin" })
+export const MessageOrigin = Schema.Literals(["user", "agent", "system"]).annotate({ identifier: "MessageOrigin" })
 
 /**
  * @since 0.1.0
@@ -30,7 +30,7 @@ export type MessageOrigin = typeof MessageOrigin.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ItemType = Schema.Literal(
+export const ItemType = Schema.Literals([
   "message",
   "reasoning",
   "function_call",
@@ -38,7 +38,7 @@ export const ItemType = Schema.Literal(
   "error",
   "script_execution",
   "compaction"
-).annotations({ identifier: "ItemType" })
+]).annotate({ identifier: "ItemType" })
 
 /**
  * @since 0.1.0
@@ -46,10 +46,10 @@ export const ItemType = Schema.Literal(
  */
 export type ItemType = typeof ItemType.Type
 
-const providerMetadata = Schema.optionalWith(JsonObject, { exact: true })
+const providerMetadata = Schema.optionalKey(JsonObject)
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-const Index = Schema.Int.pipe(Schema.nonNegative())
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+const Index = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * Where a citation points inside the cited document: characters, pages or content
@@ -60,10 +60,10 @@ const Index = Schema.Int.pipe(Schema.nonNegative())
  * @category schemas
  */
 export const SourceLocation = Schema.Struct({
-  unit: Schema.Literal("char", "page", "block"),
+  unit: Schema.Literals(["char", "page", "block"]),
   start: Index,
   end: Index
-}).annotations({ identifier: "SourceLocation" })
+}).annotate({ identifier: "SourceLocation" })
 
 /**
  * @since 0.1.0
@@ -84,7 +84,7 @@ export type SourceLocation = typeof SourceLocation.Type
  * @category schemas
  */
 export const Source = Schema.Struct({
-  kind: Schema.Literal("url", "document"),
+  kind: Schema.Literals(["url", "document"]),
   url: optional(Schema.String),
   title: optional(Schema.String),
   cited_text: optional(Schema.String),
@@ -94,7 +94,7 @@ export const Source = Schema.Struct({
   location: optional(SourceLocation),
   text_start: optional(Index),
   text_end: optional(Index)
-}).annotations({ identifier: "Source" })
+}).annotate({ identifier: "Source" })
 
 /**
  * @since 0.1.0
@@ -116,7 +116,7 @@ export const MessageItem = Schema.Struct({
   origin: MessageOrigin,
   sources: optional(Schema.Array(Source)),
   provider_metadata: providerMetadata
-}).annotations({ identifier: "MessageItem" })
+}).annotate({ identifier: "MessageItem" })
 
 /**
  * Reasoning: the visible thinking text or summary, plus whatever the provider needs to
@@ -129,13 +129,13 @@ export const ReasoningItem = Schema.Struct({
   type: Schema.Literal("reasoning"),
   id: Schema.String,
   content: Schema.String,
-  provider_id: Schema.optionalWith(Schema.String, { exact: true }),
-  signature: Schema.optionalWith(Schema.String, { exact: true }),
-  redacted: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  data: Schema.optionalWith(Schema.String, { exact: true }),
-  encrypted_content: Schema.optionalWith(Schema.String, { exact: true }),
+  provider_id: Schema.optionalKey(Schema.String),
+  signature: Schema.optionalKey(Schema.String),
+  redacted: Schema.optionalKey(Schema.Boolean),
+  data: Schema.optionalKey(Schema.String),
+  encrypted_content: Schema.optionalKey(Schema.String),
   provider_metadata: providerMetadata
-}).annotations({ identifier: "ReasoningItem" })
+}).annotate({ identifier: "ReasoningItem" })
 
 /**
  * `true` on a tool call the provider ran itself and on its result (Anthropic
@@ -146,7 +146,7 @@ export const ReasoningItem = Schema.Struct({
  * goes back in the next request, in the form its provider requires (`provider_metadata`
  * keeps what that takes). Absent on calls the caller must run.
  */
-const providerExecuted = Schema.optionalWith(Schema.Boolean, { exact: true })
+const providerExecuted = Schema.optionalKey(Schema.Boolean)
 
 /**
  * A tool call. `arguments` is the raw JSON text exactly as the provider sent it;
@@ -163,7 +163,7 @@ export const FunctionCallItem = Schema.Struct({
   arguments: Schema.String,
   provider_executed: providerExecuted,
   provider_metadata: providerMetadata
-}).annotations({ identifier: "FunctionCallItem" })
+}).annotate({ identifier: "FunctionCallItem" })
 
 /**
  * The result of a tool call, linked to it by `call_id`; `provider_executed` when the
@@ -180,7 +180,7 @@ export const FunctionCallOutputItem = Schema.Struct({
   success: Schema.Boolean,
   provider_executed: providerExecuted,
   provider_metadata: providerMetadata
-}).annotations({ identifier: "FunctionCallOutputItem" })
+}).annotate({ identifier: "FunctionCallOutputItem" })
 
 /**
  * An error shown in the conversation.
@@ -193,7 +193,7 @@ export const ErrorItem = Schema.Struct({
   id: Schema.String,
   code: Schema.String,
   message: Schema.String
-}).annotations({ identifier: "ErrorItem" })
+}).annotate({ identifier: "ErrorItem" })
 
 /**
  * Code the agent ran, with its output when there is one.
@@ -205,8 +205,8 @@ export const ScriptExecutionItem = Schema.Struct({
   type: Schema.Literal("script_execution"),
   id: Schema.String,
   code: Schema.String,
-  output: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "ScriptExecutionItem" })
+  output: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ScriptExecutionItem" })
 
 /**
  * A summary the provider wrote of the conversation so far, to stand in for it from now
@@ -223,7 +223,7 @@ export const CompactionItem = Schema.Struct({
   id: Schema.String,
   content: Schema.String,
   provider_metadata: providerMetadata
-}).annotations({ identifier: "CompactionItem" })
+}).annotate({ identifier: "CompactionItem" })
 
 /**
  * Any finished item.
@@ -231,7 +231,7 @@ export const CompactionItem = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const OutputItem = Schema.Union(
+export const OutputItem = Schema.Union([
   MessageItem,
   ReasoningItem,
   FunctionCallItem,
@@ -239,7 +239,7 @@ export const OutputItem = Schema.Union(
   ErrorItem,
   ScriptExecutionItem,
   CompactionItem
-).annotations({ identifier: "OutputItem" })
+]).annotate({ identifier: "OutputItem" })
 
 /**
  * @since 0.1.0

@@ -13,13 +13,13 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const ProviderErrorType = Schema.Literal(
+export const ProviderErrorType = Schema.Literals([
   "api_error",
   "rate_limit",
   "content_blocked",
   "timeout",
   "provider_overloaded"
-).annotations({ identifier: "ProviderErrorType" })
+]).annotate({ identifier: "ProviderErrorType" })
 
 /**
  * @since 0.1.0
@@ -39,9 +39,9 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   retryable: Schema.Boolean,
   code: Schema.String,
   message: Schema.String,
-  status: Schema.optionalWith(Schema.Int, { exact: true }),
-  retryAfterMs: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
-  raw: Schema.optionalWith(Schema.Unknown, { exact: true })
+  status: Schema.optionalKey(Schema.Int),
+  retryAfterMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  raw: Schema.optionalKey(Schema.Unknown)
 }) {}
 
 // ---------------------------------------------------------------------------------
@@ -154,12 +154,12 @@ export const classify = (signals: ErrorSignals): ProviderError => {
   return make("api_error", false)
 }
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
 const ErrorDetails = Schema.Struct({
   message: optional(Schema.NullOr(Schema.String)),
   type: optional(Schema.NullOr(Schema.String)),
-  code: optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number))),
+  code: optional(Schema.NullOr(Schema.Union([Schema.String, Schema.Number]))),
   status: optional(Schema.String)
 })
 
@@ -169,11 +169,11 @@ const ErrorDetails = Schema.Struct({
  * message, status}}` or an array of one, and the bare inner error object (what older AI
  * SDK providers put in an error part).
  */
-const ErrorBody = Schema.Union(
+const ErrorBody = Schema.Union([
   Schema.Struct({ error: ErrorDetails }),
-  Schema.Tuple([Schema.Struct({ error: ErrorDetails })], Schema.Unknown),
+  Schema.TupleWithRest(Schema.Tuple([Schema.Struct({ error: ErrorDetails })]), [Schema.Unknown]),
   ErrorDetails
-)
+])
 
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 

@@ -4,10 +4,10 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { type FramerFailure, makeFramer } from "./internal/sseFramer.js"
@@ -23,15 +23,15 @@ import { type FramerFailure, makeFramer } from "./internal/sseFramer.js"
 export const SseEvent = Schema.Struct({
   event: Schema.String,
   data: Schema.String,
-  id: Schema.optionalWith(Schema.String, { exact: true }),
-  retry: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
-  line: Schema.Int.pipe(Schema.positive()),
+  id: Schema.optionalKey(Schema.String),
+  retry: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  line: Schema.Int.check(Schema.isGreaterThan(0)),
   /**
    * Set on an event the input ended inside: its terminating blank line never came (a
    * body cut short), so its data may be cut too.
    */
-  unterminated: Schema.optionalWith(Schema.Literal(true), { exact: true })
-}).annotations({ identifier: "SseEvent" })
+  unterminated: Schema.optionalKey(Schema.Literal(true))
+}).annotate({ identifier: "SseEvent" })
 
 /**
  * @since 0.1.0
@@ -47,10 +47,10 @@ export type SseEvent = typeof SseEvent.Type
  * @category errors
  */
 export class SseError extends Schema.TaggedError<SseError>()("SseError", {
-  reason: Schema.Literal("EventTooLarge", "InvalidUtf8"),
+  reason: Schema.Literals(["EventTooLarge", "InvalidUtf8"]),
   message: Schema.String,
-  line: Schema.optionalWith(Schema.Int, { exact: true }),
-  byteOffset: Schema.optionalWith(Schema.Int, { exact: true })
+  line: Schema.optionalKey(Schema.Int),
+  byteOffset: Schema.optionalKey(Schema.Int)
 }) {}
 
 /**
@@ -102,36 +102,46 @@ export const decode =
   (options?: DecodeOptions) =>
   <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E | SseError, R> => {
     const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-    const channel = Channel.suspend(() => {
-      const framer = makeFramer({ maxEventSize })
-      const loop: Channel.Channel<Chunk.Chunk<SseEvent>, Chunk.Chunk<Uint8Array>, E | SseError, E, unknown, unknown> =
-        Channel.readWithCause({
-          onInput: (input: Chunk.Chunk<Uint8Array>) => {
-            const out: Array<SseEvent> = []
-            for (const bytes of input) {
-              const failure = framer.push(bytes, out)
-              if (failure !== undefined) {
-                return Channel.zipRight(emit(out), Channel.fail(toError(failure, maxEventSize)))
+    return Stream.transformPull(self, (pull) =>
+      Effect.sync(() => {
+        const framer = makeFramer({ maxEventSize })
+        // a failure waits until the events framed before it are out
+        let failure: SseError | undefined
+        let ended = false
+        const fail = (framed: FramerFailure | undefined): void => {
+          if (framed !== undefined) failure = toError(framed, maxEventSize)
+        }
+        const emit = (
+          out: Array<SseEvent>
+        ): Pull.Pull<Arr.NonEmptyReadonlyArray<SseEvent>, E | SseError, void> =>
+          Arr.isArrayNonEmpty(out) ? Effect.succeed(out) : next
+        const next: Pull.Pull<Arr.NonEmptyReadonlyArray<SseEvent>, E | SseError, void> = Effect.suspend(() => {
+          if (failure !== undefined) return Effect.fail(failure)
+          if (ended) return Cause.done()
+          return Pull.matchEffect(pull, {
+            onSuccess: (input: Arr.NonEmptyReadonlyArray<Uint8Array>) => {
+              const out: Array<SseEvent> = []
+              for (const bytes of input) {
+                const framed = framer.push(bytes, out)
+                if (framed !== undefined) {
+                  fail(framed)
+                  break
+                }
               }
+              return emit(out)
+            },
+            onFailure: (cause: Cause.Cause<E>) => Effect.failCause(cause),
+            onDone: () => {
+              ended = true
+              const out: Array<SseEvent> = []
+              fail(framer.end(out))
+              return emit(out)
             }
-            return Channel.zipRight(emit(out), loop)
-          },
-          onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
-          onDone: () => {
-            const out: Array<SseEvent> = []
-            const failure = framer.end(out)
-            return failure === undefined
-              ? emit(out)
-              : Channel.zipRight(emit(out), Channel.fail(toError(failure, maxEventSize)))
-          }
+          })
         })
-      return loop
-    })
-    return Stream.pipeThroughChannel(self, channel)
+        return next
+      }))
   }
-
-const emit = (out: Array<SseEvent>): Channel.Channel<Chunk.Chunk<SseEvent>> =>
-  out.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(out))
 
 /**
  * Frames a whole body held in memory. A convenience for recorded transcripts.
@@ -142,8 +152,7 @@ const emit = (out: Array<SseEvent>): Channel.Channel<Chunk.Chunk<SseEvent>> =>
 export const decodeText = (text: string, options?: DecodeOptions): Effect.Effect<ReadonlyArray<SseEvent>, SseError> =>
   Stream.make(new TextEncoder().encode(text)).pipe(
     decode(options),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray)
+    Stream.runCollect
   )
 
 /**

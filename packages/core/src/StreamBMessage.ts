@@ -8,13 +8,16 @@ import * as Schema from "effect/Schema"
 import { UITurnEvent } from "./UITurnEvent.js"
 import { UIUpsert } from "./UIUpsert.js"
 
+// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+const Uuid = Schema.String.check(Schema.isGUID())
+
 /**
  * `item_upsert | turn_event`.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const StreamBPayloadType = Schema.Literal("item_upsert", "turn_event").annotations({
+export const StreamBPayloadType = Schema.Literals(["item_upsert", "turn_event"]).annotate({
   identifier: "StreamBPayloadType"
 })
 
@@ -30,7 +33,7 @@ export type StreamBPayloadType = typeof StreamBPayloadType.Type
  * @since 0.1.0
  * @category schemas
  */
-export const UIPayload = Schema.Union(UIUpsert, UITurnEvent).annotations({ identifier: "UIPayload" })
+export const UIPayload = Schema.Union([UIUpsert, UITurnEvent]).annotate({ identifier: "UIPayload" })
 
 /**
  * @since 0.1.0
@@ -45,12 +48,12 @@ export type UIPayload = typeof UIPayload.Type
  * @category schemas
  */
 export const StreamBMessage = Schema.Struct({
-  eventId: Schema.UUID,
-  timestamp: Schema.Int.pipe(Schema.nonNegative()),
-  turnId: Schema.UUID,
+  eventId: Uuid,
+  timestamp: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  turnId: Uuid,
   payloadType: StreamBPayloadType,
   payload: Schema.String
-}).annotations({ identifier: "StreamBMessage" })
+}).annotate({ identifier: "StreamBMessage" })
 
 /**
  * @since 0.1.0
@@ -87,4 +90,4 @@ export const wrap = (payload: UIPayload, eventId: string, timestamp: number): St
  * @since 0.1.0
  * @category decoding
  */
-export const decodePayload = Schema.decode(Schema.parseJson(UIPayload))
+export const decodePayload = Schema.decodeEffect(Schema.fromJsonString(UIPayload))

@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as Arbitrary from "effect/Arbitrary"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -17,7 +16,10 @@ import * as SchemaDecode from "./SchemaDecode.js"
 import * as SchemaGuard from "./SchemaGuard.js"
 import { Usage } from "./Usage.js"
 
-const Timestamp = Schema.Int.pipe(Schema.nonNegative())
+// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+const Uuid = Schema.String.check(Schema.isGUID())
+
+const Timestamp = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * W3C trace context of the span that produced an event, when one was active.
@@ -26,9 +28,9 @@ const Timestamp = Schema.Int.pipe(Schema.nonNegative())
  * @category schemas
  */
 export const TraceContext = Schema.Struct({
-  traceparent: Schema.optionalWith(Schema.String, { exact: true }),
-  tracestate: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "TraceContext" })
+  traceparent: Schema.optionalKey(Schema.String),
+  tracestate: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "TraceContext" })
 
 /**
  * @since 0.1.0
@@ -46,12 +48,12 @@ export type TraceContext = typeof TraceContext.Type
 export const ErrorObject = Schema.Struct({
   code: Schema.String,
   message: Schema.String,
-  stack: Schema.optionalWith(Schema.String, { exact: true }),
-  type: Schema.optionalWith(ProviderErrorType, { exact: true }),
-  retryable: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  status: Schema.optionalWith(Schema.Int, { exact: true }),
-  retry_after_ms: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true })
-}).annotations({ identifier: "ErrorObject" })
+  stack: Schema.optionalKey(Schema.String),
+  type: Schema.optionalKey(ProviderErrorType),
+  retryable: Schema.optionalKey(Schema.Boolean),
+  status: Schema.optionalKey(Schema.Int),
+  retry_after_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+}).annotate({ identifier: "ErrorObject" })
 
 /**
  * @since 0.1.0
@@ -85,14 +87,14 @@ export const errorObjectFromProviderError = (error: ProviderError): ErrorObject 
  */
 export const ResponseStart = Schema.Struct({
   type: Schema.Literal("response_start"),
-  response_id: Schema.UUID,
-  turn_id: Schema.UUID,
-  thread_id: Schema.UUID,
-  agent_id: Schema.optionalWith(Schema.UUID, { exact: true }),
+  response_id: Uuid,
+  turn_id: Uuid,
+  thread_id: Uuid,
+  agent_id: Schema.optionalKey(Uuid),
   model_id: Schema.String,
   provider_id: Schema.String,
   created_at: Timestamp
-}).annotations({ identifier: "ResponseStart" })
+}).annotate({ identifier: "ResponseStart" })
 
 /**
  * An output item begins. A message may say its `origin` already (docs/upserts.md#held-items holds a user
@@ -105,12 +107,12 @@ export const ItemStart = Schema.Struct({
   type: Schema.Literal("item_start"),
   item_id: Schema.String,
   item_type: ItemType,
-  initial_content: Schema.optionalWith(Schema.String, { exact: true }),
-  name: Schema.optionalWith(Schema.String, { exact: true }),
-  arguments: Schema.optionalWith(Schema.String, { exact: true }),
-  code: Schema.optionalWith(Schema.String, { exact: true }),
-  origin: Schema.optionalWith(MessageOrigin, { exact: true })
-}).annotations({ identifier: "ItemStart" })
+  initial_content: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.String),
+  arguments: Schema.optionalKey(Schema.String),
+  code: Schema.optionalKey(Schema.String),
+  origin: Schema.optionalKey(MessageOrigin)
+}).annotate({ identifier: "ItemStart" })
 
 /**
  * A piece of an item's content (text, reasoning text, or argument JSON text).
@@ -122,7 +124,7 @@ export const ItemDelta = Schema.Struct({
   type: Schema.Literal("item_delta"),
   item_id: Schema.String,
   delta_content: Schema.String
-}).annotations({ identifier: "ItemDelta" })
+}).annotate({ identifier: "ItemDelta" })
 
 /**
  * An item is complete; `final_item` carries all of it.
@@ -134,7 +136,7 @@ export const ItemDone = Schema.Struct({
   type: Schema.Literal("item_done"),
   item_id: Schema.String,
   final_item: OutputItem
-}).annotations({ identifier: "ItemDone" })
+}).annotate({ identifier: "ItemDone" })
 
 /**
  * An item failed.
@@ -146,7 +148,7 @@ export const ItemError = Schema.Struct({
   type: Schema.Literal("item_error"),
   item_id: Schema.String,
   error: ErrorObject
-}).annotations({ identifier: "ItemError" })
+}).annotate({ identifier: "ItemError" })
 
 /**
  * An item was abandoned; whatever it held is to be dropped.
@@ -157,8 +159,8 @@ export const ItemError = Schema.Struct({
 export const ItemCancelled = Schema.Struct({
   type: Schema.Literal("item_cancelled"),
   item_id: Schema.String,
-  reason: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "ItemCancelled" })
+  reason: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ItemCancelled" })
 
 /**
  * How a turn ended: `complete`, `error`, `aborted` (its producer stopped it: the input
@@ -168,7 +170,7 @@ export const ItemCancelled = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ResponseStatus = Schema.Literal("complete", "error", "aborted", "cancelled").annotations({
+export const ResponseStatus = Schema.Literals(["complete", "error", "aborted", "cancelled"]).annotate({
   identifier: "ResponseStatus"
 })
 
@@ -186,11 +188,11 @@ export type ResponseStatus = typeof ResponseStatus.Type
  */
 export const ResponseDone = Schema.Struct({
   type: Schema.Literal("response_done"),
-  response_id: Schema.UUID,
+  response_id: Uuid,
   status: ResponseStatus,
-  usage: Schema.optionalWith(Usage, { exact: true }),
+  usage: Schema.optionalKey(Usage),
   finish_reason: Schema.NullOr(FinishReason)
-}).annotations({ identifier: "ResponseDone" })
+}).annotate({ identifier: "ResponseDone" })
 
 /**
  * A turn-level error.
@@ -200,9 +202,9 @@ export const ResponseDone = Schema.Struct({
  */
 export const ResponseError = Schema.Struct({
   type: Schema.Literal("response_error"),
-  response_id: Schema.UUID,
+  response_id: Uuid,
   error: ErrorObject
-}).annotations({ identifier: "ResponseError" })
+}).annotate({ identifier: "ResponseError" })
 
 /**
  * Any payload.
@@ -210,7 +212,7 @@ export const ResponseError = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Payload = Schema.Union(
+export const Payload = Schema.Union([
   ResponseStart,
   ItemStart,
   ItemDelta,
@@ -219,7 +221,7 @@ export const Payload = Schema.Union(
   ItemCancelled,
   ResponseDone,
   ResponseError
-).annotations({ identifier: "Payload" })
+]).annotate({ identifier: "Payload" })
 
 /**
  * @since 0.1.0
@@ -241,7 +243,7 @@ export type PayloadType = Payload["type"]
  */
 export type PayloadOf<T extends PayloadType> = Extract<Payload, { readonly type: T }>
 
-const PayloadType = Schema.Literal(
+const PayloadType = Schema.Literals([
   "response_start",
   "item_start",
   "item_delta",
@@ -250,13 +252,13 @@ const PayloadType = Schema.Literal(
   "item_cancelled",
   "response_done",
   "response_error"
-)
+])
 
 const Envelope = Schema.Struct({
-  event_id: Schema.UUID,
+  event_id: Uuid,
   timestamp: Timestamp,
   trace_context: TraceContext,
-  run_id: Schema.UUID,
+  run_id: Uuid,
   type: PayloadType,
   payload: Payload
 })
@@ -269,14 +271,11 @@ const typeMatches = (event: typeof Envelope.Type): boolean => event.type === eve
  * @since 0.1.0
  * @category schemas
  */
-export const StreamEvent = Envelope.pipe(
-  Schema.filter((event) =>
-    typeMatches(event) || `type ${event.type} does not match payload type ${event.payload.type}`
-  ),
-  Schema.annotations({
-    identifier: "StreamEvent",
-    arbitrary: () => () => Arbitrary.make(Envelope).map((event) => ({ ...event, type: event.payload.type }))
-  })
+export const StreamEvent = Envelope.check(
+  Schema.makeFilter(
+    (event) => typeMatches(event) || `type ${event.type} does not match payload type ${event.payload.type}`,
+    { identifier: "StreamEvent" }
+  )
 )
 
 /**

@@ -6,7 +6,10 @@
 import * as Schema from "effect/Schema"
 import { ResponseStatus } from "./StreamEvent.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
+// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+const Uuid = Schema.String.check(Schema.isGUID())
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * Token counts as a UI shows them. `promptTokens` counts every input token, cached or
@@ -21,11 +24,11 @@ export const UITurnEventUsage = Schema.Struct({
   promptTokens: Count,
   completionTokens: Count,
   totalTokens: Count,
-  inputTokens: Schema.optionalWith(Count, { exact: true }),
-  cacheReadTokens: Schema.optionalWith(Count, { exact: true }),
-  cacheWriteTokens: Schema.optionalWith(Count, { exact: true }),
-  reasoningTokens: Schema.optionalWith(Count, { exact: true })
-}).annotations({ identifier: "UITurnEventUsage" })
+  inputTokens: Schema.optionalKey(Count),
+  cacheReadTokens: Schema.optionalKey(Count),
+  cacheWriteTokens: Schema.optionalKey(Count),
+  reasoningTokens: Schema.optionalKey(Count)
+}).annotate({ identifier: "UITurnEventUsage" })
 
 /**
  * @since 0.1.0
@@ -42,7 +45,7 @@ export type UITurnEventUsage = typeof UITurnEventUsage.Type
 export const UITurnEventError = Schema.Struct({
   code: Schema.String,
   message: Schema.String
-}).annotations({ identifier: "UITurnEventError" })
+}).annotate({ identifier: "UITurnEventError" })
 
 /**
  * @since 0.1.0
@@ -58,11 +61,11 @@ export type UITurnEventError = typeof UITurnEventError.Type
  */
 export const TurnStarted = Schema.Struct({
   type: Schema.Literal("turn_started"),
-  turnId: Schema.UUID,
-  threadId: Schema.UUID,
-  modelId: Schema.optionalWith(Schema.String, { exact: true }),
-  providerId: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "TurnStarted" })
+  turnId: Uuid,
+  threadId: Uuid,
+  modelId: Schema.optionalKey(Schema.String),
+  providerId: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "TurnStarted" })
 
 /**
  * A turn ended, with its status and usage when known.
@@ -72,11 +75,11 @@ export const TurnStarted = Schema.Struct({
  */
 export const TurnCompleted = Schema.Struct({
   type: Schema.Literal("turn_completed"),
-  turnId: Schema.UUID,
-  threadId: Schema.UUID,
+  turnId: Uuid,
+  threadId: Uuid,
   status: ResponseStatus,
-  usage: Schema.optionalWith(UITurnEventUsage, { exact: true })
-}).annotations({ identifier: "TurnCompleted" })
+  usage: Schema.optionalKey(UITurnEventUsage)
+}).annotate({ identifier: "TurnCompleted" })
 
 /**
  * A turn failed.
@@ -86,10 +89,10 @@ export const TurnCompleted = Schema.Struct({
  */
 export const TurnError = Schema.Struct({
   type: Schema.Literal("turn_error"),
-  turnId: Schema.UUID,
-  threadId: Schema.UUID,
+  turnId: Uuid,
+  threadId: Uuid,
   error: UITurnEventError
-}).annotations({ identifier: "TurnError" })
+}).annotate({ identifier: "TurnError" })
 
 /**
  * Any turn event.
@@ -97,7 +100,7 @@ export const TurnError = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const UITurnEvent = Schema.Union(TurnStarted, TurnCompleted, TurnError).annotations({
+export const UITurnEvent = Schema.Union([TurnStarted, TurnCompleted, TurnError]).annotate({
   identifier: "UITurnEvent"
 })
 

@@ -8,20 +8,23 @@ import * as Schema from "effect/Schema"
 import { JsonObject, JsonValue } from "./Json.js"
 import { MessageOrigin, Source } from "./OutputItem.js"
 
+// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+const Uuid = Schema.String.check(Schema.isGUID())
+
 /**
  * `message | reasoning | tool_call | tool_output | error`.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const UIUpsertItemType = Schema.Literal(
+export const UIUpsertItemType = Schema.Literals([
   "message",
   "reasoning",
   "tool_call",
   "tool_output",
   "error",
   "compaction"
-).annotations({
+]).annotate({
   identifier: "UIUpsertItemType"
 })
 
@@ -37,7 +40,7 @@ export type UIUpsertItemType = typeof UIUpsertItemType.Type
  * @since 0.1.0
  * @category schemas
  */
-export const UIUpsertChangeType = Schema.Literal("created", "updated", "completed").annotations({
+export const UIUpsertChangeType = Schema.Literals(["created", "updated", "completed"]).annotate({
   identifier: "UIUpsertChangeType"
 })
 
@@ -58,24 +61,24 @@ export type UIUpsertChangeType = typeof UIUpsertChangeType.Type
  */
 export const UIUpsert = Schema.Struct({
   type: Schema.Literal("item_upsert"),
-  turnId: Schema.UUID,
-  threadId: Schema.UUID,
+  turnId: Uuid,
+  threadId: Uuid,
   itemId: Schema.String,
   itemType: UIUpsertItemType,
   changeType: UIUpsertChangeType,
   content: Schema.String,
-  origin: Schema.optionalWith(MessageOrigin, { exact: true }),
-  providerId: Schema.optionalWith(Schema.String, { exact: true }),
-  toolName: Schema.optionalWith(Schema.String, { exact: true }),
-  toolArguments: Schema.optionalWith(Schema.Union(JsonObject, Schema.String), { exact: true }),
-  callId: Schema.optionalWith(Schema.String, { exact: true }),
-  toolOutput: Schema.optionalWith(JsonValue, { exact: true }),
-  success: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  providerExecuted: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  sources: Schema.optionalWith(Schema.Array(Source), { exact: true }),
-  errorCode: Schema.optionalWith(Schema.String, { exact: true }),
-  errorMessage: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "UIUpsert" })
+  origin: Schema.optionalKey(MessageOrigin),
+  providerId: Schema.optionalKey(Schema.String),
+  toolName: Schema.optionalKey(Schema.String),
+  toolArguments: Schema.optionalKey(Schema.Union([JsonObject, Schema.String])),
+  callId: Schema.optionalKey(Schema.String),
+  toolOutput: Schema.optionalKey(JsonValue),
+  success: Schema.optionalKey(Schema.Boolean),
+  providerExecuted: Schema.optionalKey(Schema.Boolean),
+  sources: Schema.optionalKey(Schema.Array(Source)),
+  errorCode: Schema.optionalKey(Schema.String),
+  errorMessage: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "UIUpsert" })
 
 /**
  * @since 0.1.0

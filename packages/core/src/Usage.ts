@@ -10,7 +10,7 @@
 import * as Schema from "effect/Schema"
 import { JsonValue } from "./Json.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * The usage schema.
@@ -25,8 +25,8 @@ export const Usage = Schema.Struct({
   cacheWrite: Count,
   reasoning: Count,
   total: Count,
-  raw: Schema.optionalWith(JsonValue, { exact: true })
-}).annotations({ identifier: "Usage" })
+  raw: Schema.optionalKey(JsonValue)
+}).annotate({ identifier: "Usage" })
 
 /**
  * @since 0.1.0

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { EventOrder, StreamEvent } from "../src/index.js"
 
 const runId = "5d3f1c2a-8a61-4c4e-9f3b-1e2d3c4b5a69"
@@ -29,7 +29,7 @@ const itemCancelled = (id: string) => event({ type: "item_cancelled", item_id: i
 
 const ruleOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
   const result = EventOrder.fromEvents(events)
-  return Either.isLeft(result) ? result.left.rule : "accepted"
+  return Result.isFailure(result) ? result.failure.rule : "accepted"
 }
 
 // The rules again, said another way: from the events accepted so far, not from a state.
@@ -100,10 +100,10 @@ describe("EventOrder", () => {
   it("names the event, its item and the item's state in the refusal", () => {
     const late = delta("a")
     const result = EventOrder.fromEvents([start(), itemStart("a"), itemDone("a"), late])
-    expect(Either.isLeft(result)).toBe(true)
-    if (Either.isLeft(result)) {
-      expect(result.left).toBeInstanceOf(EventOrder.OrderViolation)
-      expect(result.left).toMatchObject({
+    expect(Result.isFailure(result)).toBe(true)
+    if (Result.isFailure(result)) {
+      expect(result.failure).toBeInstanceOf(EventOrder.OrderViolation)
+      expect(result.failure).toMatchObject({
         rule: "ItemEnded",
         eventId: late.event_id,
         eventType: "item_delta",
@@ -119,33 +119,43 @@ describe("EventOrder", () => {
     expect(EventOrder.check("started", "open", delta("a"))).toBe(EventOrder.accepted)
   })
 
-  it.prop("step refuses exactly the events the rules, read from the events before, refuse", [sequences], ([events]) => {
-    let state = EventOrder.initial
-    const accepted: Array<StreamEvent.StreamEvent> = []
-    for (const next of events) {
-      const expected = oracle(accepted, next)
-      const before = { phase: state.phase, items: new Map(state.items) }
-      const result = EventOrder.step(state, next)
-      expect(state).toStrictEqual(before)
-      if (Either.isLeft(result)) {
-        expect(result.left.rule).toBe(expected)
-        expect(result.left.eventId).toBe(next.event_id)
-        return
-      }
-      expect(expected).toBeUndefined()
-      accepted.push(next)
-      state = result.right
-    }
-  }, { fastCheck: { numRuns: 300 }, timeout: 60_000 })
+  it("step refuses exactly the events the rules, read from the events before, refuse", () => {
+    FastCheck.assert(
+      FastCheck.property(sequences, (events) => {
+        let state = EventOrder.initial
+        const accepted: Array<StreamEvent.StreamEvent> = []
+        for (const next of events) {
+          const expected = oracle(accepted, next)
+          const before = { phase: state.phase, items: new Map(state.items) }
+          const result = EventOrder.step(state, next)
+          expect(state).toStrictEqual(before)
+          if (Result.isFailure(result)) {
+            expect(result.failure.rule).toBe(expected)
+            expect(result.failure.eventId).toBe(next.event_id)
+            return
+          }
+          expect(expected).toBeUndefined()
+          accepted.push(next)
+          state = result.success
+        }
+      }),
+      { numRuns: 300 }
+    )
+  }, 60_000)
 
-  it.prop("a refusal stops nothing before it: the accepted prefix folds to a state", [sequences], ([events]) => {
-    const result = EventOrder.fromEvents(events)
-    if (Either.isRight(result)) {
-      expect(result.right.phase).not.toBe("before_start")
-      return
-    }
-    const at = events.findIndex((e) => e.event_id === result.left.eventId)
-    expect(at).toBeGreaterThan(0)
-    expect(Either.isRight(EventOrder.fromEvents(events.slice(0, at)))).toBe(true)
-  }, { fastCheck: { numRuns: 200 }, timeout: 60_000 })
+  it("a refusal stops nothing before it: the accepted prefix folds to a state", () => {
+    FastCheck.assert(
+      FastCheck.property(sequences, (events) => {
+        const result = EventOrder.fromEvents(events)
+        if (Result.isSuccess(result)) {
+          expect(result.success.phase).not.toBe("before_start")
+          return
+        }
+        const at = events.findIndex((e) => e.event_id === result.failure.eventId)
+        expect(at).toBeGreaterThan(0)
+        expect(Result.isSuccess(EventOrder.fromEvents(events.slice(0, at)))).toBe(true)
+      }),
+      { numRuns: 200 }
+    )
+  }, 60_000)
 })

@@ -1,101 +1,153 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Arbitrary from "effect/Arbitrary"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import * as FastCheck from "fast-check"
 import { Json, OutputItem, SchemaGuard, StreamEvent, UITurnEvent, UIUpsert, Usage } from "../src/index.js"
-import { Compiler } from "../src/internal/guardCompiler.js"
+import { fromSchema } from "./support/arbitrary.js"
 
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+type AnySchema = Schema.Codec<unknown, unknown, never, never>
+
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
 interface Tree {
   readonly name: string
   readonly children: ReadonlyArray<Tree>
 }
-const Tree: Schema.Schema<Tree> = Schema.Struct({
-  name: Schema.String,
-  children: Schema.Array(Schema.suspend(() => Tree))
-})
+const makeTree = (): Schema.Codec<Tree> => {
+  const Tree: Schema.Codec<Tree> = Schema.Struct({
+    name: Schema.String,
+    children: Schema.Array(Schema.suspend((): Schema.Codec<Tree> => Tree))
+  })
+  return Tree
+}
+const Tree = makeTree()
 
-const Delta = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
-  Schema.Struct({
-    type: Schema.Literal("json"),
-    partial: Schema.String,
-    index: optional(Schema.Int.pipe(Schema.nonNegative()))
-  }),
-  Schema.Struct({ type: Schema.Literal("json", "other"), note: Schema.NullOr(Schema.String) }),
-  Schema.Struct({ kind: Schema.Literal(1), value: Schema.Number })
-)
+const makeDelta = () =>
+  Schema.Union([
+    Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+    Schema.Struct({
+      type: Schema.Literal("json"),
+      partial: Schema.String,
+      index: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+    }),
+    Schema.Struct({ type: Schema.Literals(["json", "other"]), note: Schema.NullOr(Schema.String) }),
+    Schema.Struct({ kind: Schema.Literal(1), value: Schema.Number })
+  ])
+const Delta = makeDelta()
+
+// Each schema is made by a function, so that a test can have a second copy of it that shares no node with the first.
+type Entry = readonly [string, () => AnySchema]
 
 // schemas whose type and encoded sides are the same shape, and no filter reads a struct
-const plain: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
+const plainEntries: ReadonlyArray<Entry> = [
   [
     "literals and keywords",
-    Schema.Tuple(Schema.Literal("a", 1, true, null), Schema.String, Schema.Number, Schema.Boolean)
+    () =>
+      Schema.Tuple([
+        Schema.Union([Schema.Literals(["a", 1, true]), Schema.Null]),
+        Schema.String,
+        Schema.Number,
+        Schema.Boolean
+      ])
   ],
   [
     "optional and nullable fields",
-    Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: Schema.optional(Schema.Number), c: Schema.Boolean })
+    () =>
+      Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: Schema.optional(Schema.Number), c: Schema.Boolean })
   ],
   [
     "refinements",
-    Schema.Struct({ index: Schema.Int.pipe(Schema.nonNegative()), name: Schema.String.pipe(Schema.minLength(2)) })
+    () =>
+      Schema.Struct({
+        index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+        name: Schema.String.check(Schema.isMinLength(2))
+      })
   ],
-  ["a discriminated union", Delta],
+  ["a discriminated union", makeDelta],
   [
     "a struct with a record",
-    Schema.Struct(
-      { count: optional(Schema.NullOr(Schema.Number)) },
-      Schema.Record({ key: Schema.String, value: Json.JsonValue })
-    )
+    () =>
+      Schema.StructWithRest(
+        Schema.Struct({ count: optional(Schema.NullOr(Schema.Number)) }),
+        [Schema.Record(Schema.String, Json.JsonValue)]
+      )
   ],
-  ["a record", Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Number) })],
-  ["tuples", Schema.Tuple([Schema.String, Schema.optionalElement(Schema.Number)], Schema.Boolean)],
-  ["a recursive schema", Tree],
-  ["declarations", Schema.Struct({ value: Json.JsonValue, object: optional(Json.JsonObject) })],
-  ["a declaration read through its decoder", Schema.Struct({ at: Schema.DateFromSelf })],
+  ["a record", () => Schema.Record(Schema.String, Schema.Array(Schema.Number))],
+  [
+    "tuples",
+    () => Schema.TupleWithRest(Schema.Tuple([Schema.String, Schema.optionalKey(Schema.Number)]), [Schema.Boolean])
+  ],
+  ["a recursive schema", makeTree],
+  ["declarations", () => Schema.Struct({ value: Json.JsonValue, object: optional(Json.JsonObject) })],
+  ["a declaration read through its decoder", () => Schema.Struct({ at: Schema.Date })],
   [
     "enums and template literals",
-    Schema.Struct({ e: Schema.Enums({ A: "a", B: 2 }), t: Schema.TemplateLiteral("item_", Schema.Number) })
+    () => Schema.Struct({ e: Schema.Enum({ A: "a", B: 2 }), t: Schema.TemplateLiteral(["item_", Schema.Number]) })
   ],
-  ["an empty struct", Schema.Struct({})],
-  ["unknown fields", Schema.Struct({ anything: Schema.Unknown, maybe: Schema.Union(Schema.Undefined, Schema.String) })],
-  ["Usage", Usage.Usage],
-  ["OutputItem", OutputItem.OutputItem],
-  ["UIUpsert", UIUpsert.UIUpsert],
-  ["UITurnEvent", UITurnEvent.UITurnEvent]
+  ["an empty struct", () => Schema.Struct({})],
+  [
+    "unknown fields",
+    () => Schema.Struct({ anything: Schema.Unknown, maybe: Schema.Union([Schema.Undefined, Schema.String]) })
+  ],
+  ["Usage", () => Usage.Usage],
+  ["OutputItem", () => OutputItem.OutputItem],
+  ["UIUpsert", () => UIUpsert.UIUpsert],
+  ["UITurnEvent", () => UITurnEvent.UITurnEvent]
 ]
 
 // schemas the decoder changes, or whose filters read a whole struct
-const changing: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
-  ["a transformation in a field", Schema.Struct({ n: Schema.NumberFromString, s: Schema.String })],
+const changingEntries: ReadonlyArray<Entry> = [
+  ["a transformation in a field", () => Schema.Struct({ n: Schema.NumberFromString, s: Schema.String })],
   [
     "a transformation after a plain member",
-    Schema.Union(
-      Schema.Struct({ type: Schema.Literal("a"), text: Schema.String }),
-      Schema.transform(
-        Schema.Struct({ type: Schema.String }),
-        Schema.Struct({ type: Schema.Literal("x"), name: Schema.String }),
-        {
-          strict: true,
-          decode: ({ type }) => ({ type: "x" as const, name: type }),
-          encode: ({ name }) => ({ type: name })
-        }
-      )
-    )
+    () =>
+      Schema.Union([
+        Schema.Struct({ type: Schema.Literal("a"), text: Schema.String }),
+        Schema.Struct({ type: Schema.String }).pipe(
+          Schema.decodeTo(
+            Schema.Struct({ type: Schema.Literal("x"), name: Schema.String }),
+            SchemaTransformation.transform({
+              decode: ({ type }) => ({ type: "x" as const, name: type }),
+              encode: ({ name }) => ({ type: name })
+            })
+          )
+        )
+      ])
   ],
   [
     "a filter over a struct",
-    Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: optional(Schema.NullOr(Schema.Number)) }).pipe(
-      Schema.filter((value) => Object.keys(value).length > 1 || "two fields")
-    )
+    () =>
+      Schema.Struct({ a: optional(Schema.NullOr(Schema.String)), b: optional(Schema.NullOr(Schema.Number)) }).check(
+        Schema.makeFilter((value) => Object.keys(value).length > 1 || "two fields")
+      )
   ],
-  ["a class", Schema.Struct({ at: Schema.DateFromString, tags: Schema.Array(Schema.Trim) })],
-  ["a declaration with type parameters", Schema.Struct({ values: Schema.ReadonlySetFromSelf(Schema.Number) })],
-  ["StreamEvent (a filter over the envelope)", StreamEvent.StreamEvent],
-  ["parse options", Schema.Struct({ a: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })]
+  ["a class", () => Schema.Struct({ at: Schema.DateFromString, tags: Schema.Array(Schema.Trim) })],
+  ["a declaration with type parameters", () => Schema.Struct({ values: Schema.ReadonlySet(Schema.Number) })],
+  ["StreamEvent (a filter over the envelope)", () => StreamEvent.StreamEvent],
+  [
+    // Effect 3 wrote this one with the parse option `onExcessProperty: "error"`; an Effect 4 schema cannot carry
+    // parse options, so the same check is a declaration whose decoder rejects any key but `a`
+    "no excess properties (Effect 3: parse options)",
+    () =>
+      Schema.declare(
+        (u): u is { readonly a: string } =>
+          typeof u === "object" && u !== null && !Array.isArray(u) && Object.keys(u).every((key) => key === "a") &&
+          "a" in u && typeof u.a === "string",
+        {
+          toCodecArbitrary: () =>
+            Schema.link<{ readonly a: string }>()(Schema.Struct({ a: Schema.String }), {
+              decode: SchemaGetter.transform((value) => value),
+              encode: SchemaGetter.transform((value) => value)
+            })
+        }
+      )
+  ]
 ]
+
+const plain: ReadonlyArray<readonly [string, AnySchema]> = plainEntries.map(([name, make]) => [name, make()])
+const changing: ReadonlyArray<readonly [string, AnySchema]> = changingEntries.map(([name, make]) => [name, make()])
 
 /** Replaces, removes or adds something at a random place in a value. */
 const mutate = (value: unknown, path: ReadonlyArray<number>, action: number, replacement: unknown): unknown => {
@@ -138,9 +190,9 @@ const isProjectionOf = (decoded: unknown, input: unknown): boolean => {
   )
 }
 
-const inputs = (schema: Schema.Schema.AnyNoContext): FastCheck.Arbitrary<unknown> => {
-  const encoded = Arbitrary.make(Schema.encodedSchema(schema))
-  const typed = Arbitrary.make(Schema.typeSchema(schema))
+const inputs = (schema: AnySchema): FastCheck.Arbitrary<unknown> => {
+  const encoded = fromSchema(Schema.toEncoded(schema))
+  const typed = fromSchema(Schema.toType(schema))
   const valid = FastCheck.oneof(encoded, typed)
   return FastCheck.oneof(
     valid,
@@ -189,13 +241,13 @@ describe("SchemaGuard", () => {
     }, 60_000)
 
     it(`decodesToItself only passes what decodes to itself: ${name}`, () => {
-      const decode = Schema.decodeUnknownEither(schema)
+      const decode = Schema.decodeUnknownExit(schema)
       const guard = SchemaGuard.decodesToItself(schema)
       FastCheck.assert(
         FastCheck.property(inputs(schema), (u) => {
           if (!guard(u)) return true
           const decoded = decode(u)
-          return Either.isRight(decoded) && isProjectionOf(decoded.right, u)
+          return Exit.isSuccess(decoded) && isProjectionOf(decoded.value, u)
         }),
         runs
       )
@@ -218,14 +270,14 @@ describe("SchemaGuard", () => {
   }
 
   it("StreamEvent.decodesToItself passes exactly the valid events, and only as they decode", () => {
-    const decode = Schema.decodeUnknownEither(StreamEvent.StreamEvent)
+    const decode = Schema.decodeUnknownExit(StreamEvent.StreamEvent)
     const valid = Schema.is(StreamEvent.StreamEvent)
     FastCheck.assert(
       FastCheck.property(inputs(StreamEvent.StreamEvent), (u) => {
         const passes = StreamEvent.decodesToItself(u)
         if (!passes) return tryIs(valid, u) !== true
         const decoded = decode(u)
-        return Either.isRight(decoded) && isProjectionOf(decoded.right, u)
+        return Exit.isSuccess(decoded) && isProjectionOf(decoded.value, u)
       }),
       runs
     )
@@ -239,26 +291,62 @@ describe("SchemaGuard", () => {
     expect(StreamEvent.decodesToItself({ ...event, type: "item_delta" })).toBe(false)
   }, 60_000)
 
-  for (const [name, schema] of [...plain, ...changing]) {
-    it(`generated source and closures give the same verdicts: ${name}`, () => {
-      for (const mode of ["is", "decode"] as const) {
-        const generated = new Compiler(mode, true).compile(schema.ast)
-        const closures = new Compiler(mode, false).compile(schema.ast)
-        FastCheck.assert(
-          FastCheck.property(inputs(schema), (u) => outcome(generated, u) === outcome(closures, u)),
-          runs
-        )
+  // Effect compiles each guarded schema's parser to JavaScript (SchemaJITCompiler) and keeps its interpreter
+  // wherever it cannot: the compiled parser of every schema here must answer as the interpreter does. A second
+  // copy of the schema, made by its function and never guarded, is interpreted (the schemas of `src` share
+  // their nodes, so only their top nodes are).
+  for (const [name, make] of [...plainEntries, ...changingEntries]) {
+    it(`compiled and interpreted parsers give the same verdicts: ${name}`, () => {
+      const schema = make()
+      const twin = make()
+      const compiledIs = SchemaGuard.is(schema)
+      const compiledDecode = SchemaGuard.decodesToItself(schema)
+      const compiledExit = Schema.decodeUnknownExit(schema)
+      const interpretedIs = Schema.is(twin)
+      const interpretedExit = Schema.decodeUnknownExit(twin)
+      const verdict = (exit: () => Exit.Exit<unknown, unknown>): string => {
+        try {
+          const result = exit()
+          return Exit.isSuccess(result) ? "success" : "failure"
+        } catch {
+          return "throws"
+        }
       }
+      FastCheck.assert(
+        FastCheck.property(
+          inputs(schema),
+          (u) =>
+            outcome((v) => (compiledIs(v) ? 1 : 0), u) === outcome((v) => (tryIs(interpretedIs, v) ? 1 : 0), u) &&
+            verdict(() => compiledExit(u)) === verdict(() => interpretedExit(u)) &&
+            (!compiledDecode(u) || verdict(() => interpretedExit(u)) === "success")
+        ),
+        runs
+      )
     }, 60_000)
   }
 
   it("a guard without generated source (a runtime that forbids Function) still agrees with Schema.is", () => {
-    const check = new Compiler("is", false).compile(Delta.ast)
     const expected = Schema.is(Delta)
-    FastCheck.assert(
-      FastCheck.property(inputs(Delta), (u) => [check(u) === 1, undefined].includes(tryIs(expected, u))),
-      runs
-    )
+    const input = inputs(Delta)
+    const Function = globalThis.Function
+    // what a runtime with `new Function` turned off does: Effect's compiler keeps the interpreter
+    globalThis.Function = new Proxy(Function, {
+      apply: () => {
+        throw new EvalError("code generation from strings disallowed")
+      },
+      construct: () => {
+        throw new EvalError("code generation from strings disallowed")
+      }
+    })
+    try {
+      const check = SchemaGuard.is(makeDelta())
+      FastCheck.assert(
+        FastCheck.property(input, (u) => [check(u), undefined].includes(tryIs(expected, u))),
+        runs
+      )
+    } finally {
+      globalThis.Function = Function
+    }
   }, 60_000)
 
   it("a symbol-named or inherited property is read as the decoder reads it", () => {
@@ -268,9 +356,13 @@ describe("SchemaGuard", () => {
     expect(guard({ [key]: "a" })).toBe(true)
     expect(guard({ [key]: 1 })).toBe(false)
     expect(guard({ text: "a" })).toBe(false)
-    // an inherited `text` is not the struct's: the field is missing, and optional
-    expect(guard(Object.assign(Object.create({ text: 1 }), { [key]: "a" }))).toBe(true)
-    expect(Schema.is(schema)(Object.assign(Object.create({ text: 1 }), { [key]: "a" }))).toBe(true)
+    // Effect 4 reads an inherited `text` as the struct's (Effect 3 took the field to be missing): the guard
+    // reads it as Schema.is and the decoder do
+    const inherited = Object.assign(Object.create({ text: 1 }), { [key]: "a" })
+    expect(Schema.is(schema)(inherited)).toBe(false)
+    expect(Exit.isFailure(Schema.decodeUnknownExit(schema)(inherited))).toBe(true)
+    expect(guard(inherited)).toBe(false)
+    expect(guard(Object.assign(Object.create({ text: "b" }), { [key]: "a" }))).toBe(true)
   })
 
   it("a member the decoder would transform stops the union's search", () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as FastCheck from "fast-check"
 import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
 import { Sse } from "../src/index.js"
 
@@ -11,9 +10,9 @@ const encoder = new TextEncoder()
 
 // after a turn of the event loop: the property tests frame hundreds of bodies
 const frame = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOptions) =>
-  Effect.zipRight(
+  Effect.andThen(
     yieldToEventLoop,
-    Stream.fromIterable(reads).pipe(Sse.decode(options), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+    Stream.fromIterable(reads).pipe(Sse.decode(options), Stream.runCollect)
   )
 
 const frameText = (text: string, options?: Sse.DecodeOptions) => frame([encoder.encode(text)], options)
@@ -89,29 +88,29 @@ describe("Sse.decode", () => {
   it.effect("fails with EventTooLarge naming the line instead of growing without bound", () =>
     Effect.gen(function*() {
       const big = "data: " + "x".repeat(100) + "\n\n"
-      const result = yield* Effect.either(frameText("data: ok\n\n" + big, { maxEventSize: 50 }))
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) {
-        expect(result.left.reason).toBe("EventTooLarge")
-        expect(result.left.line).toBe(3)
-        expect(result.left.message).toMatch(/larger than 50/)
+      const result = yield* Effect.result(frameText("data: ok\n\n" + big, { maxEventSize: 50 }))
+      expect(Result.isFailure(result)).toBe(true)
+      if (Result.isFailure(result)) {
+        expect(result.failure.reason).toBe("EventTooLarge")
+        expect(result.failure.line).toBe(3)
+        expect(result.failure.message).toMatch(/larger than 50/)
       }
     }))
 
   it.effect("fails with EventTooLarge on an endless line spread over many reads", () =>
     Effect.gen(function*() {
       const reads = [encoder.encode("data: "), ...Array.from({ length: 100 }, () => encoder.encode("y".repeat(64)))]
-      const result = yield* Effect.either(frame(reads, { maxEventSize: 1000 }))
-      expect(Either.isLeft(result) && result.left.reason).toBe("EventTooLarge")
+      const result = yield* Effect.result(frame(reads, { maxEventSize: 1000 }))
+      expect(Result.isFailure(result) && result.failure.reason).toBe("EventTooLarge")
     }))
 
   it.effect("fails with InvalidUtf8 on bytes that are not UTF-8", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xff, 0xfe, 0x0a)])
       )
-      expect(Either.isLeft(result) && result.left.reason).toBe("InvalidUtf8")
-      expect(Either.isLeft(result) && result.left.byteOffset).toBe(10)
+      expect(Result.isFailure(result) && result.failure.reason).toBe("InvalidUtf8")
+      expect(Result.isFailure(result) && result.failure.byteOffset).toBe(10)
     }))
 
   it.effect("strips a BOM only at the start of the body, even when it is split across reads", () =>
@@ -141,11 +140,11 @@ describe("Sse.decode", () => {
 
   it.effect("fails with InvalidUtf8 on a sequence broken across reads", () =>
     Effect.gen(function*() {
-      const broken = yield* Effect.either(
+      const broken = yield* Effect.result(
         frame([encoder.encode("data: "), Uint8Array.of(0xe2, 0x82), Uint8Array.of(0x41, 0x0a, 0x0a)])
       )
-      expect(Either.isLeft(broken) && broken.left.reason).toBe("InvalidUtf8")
-      expect(Either.isLeft(broken) && broken.left.byteOffset).toBe(6)
+      expect(Result.isFailure(broken) && broken.failure.reason).toBe("InvalidUtf8")
+      expect(Result.isFailure(broken) && broken.failure.byteOffset).toBe(6)
     }))
 
   it.effect("emits the events before a failure", () =>
@@ -154,16 +153,16 @@ describe("Sse.decode", () => {
       const result = yield* Stream.fromIterable([encoder.encode("data: a\n\ndata: " + "z".repeat(40) + "\n\n")]).pipe(
         Sse.decode({ maxEventSize: 20 }),
         Stream.runForEach((e) => Effect.sync(() => seen.push(e.data))),
-        Effect.either
+        Effect.result
       )
-      expect(Either.isLeft(result)).toBe(true)
+      expect(Result.isFailure(result)).toBe(true)
       expect(seen).toStrictEqual(["a"])
     }))
 
   it.effect("passes upstream failures through", () =>
     Effect.gen(function*() {
-      const result = yield* Stream.fail("boom" as const).pipe(Sse.decode(), Stream.runCollect, Effect.either)
-      expect(result).toStrictEqual(Either.left("boom"))
+      const result = yield* Stream.fail("boom" as const).pipe(Sse.decode(), Stream.runCollect, Effect.result)
+      expect(result).toStrictEqual(Result.fail("boom"))
     }))
 
   // Text made of SSE building blocks, including CR/CRLF ends, comments and non-ASCII.
@@ -181,38 +180,46 @@ describe("Sse.decode", () => {
       )
   )
 
-  it.effect.prop(
+  it(
     "every split of the same bytes into reads yields the same events",
-    [sseText, FastCheck.array(FastCheck.nat(), { maxLength: 20 })],
-    ([text, cuts]) =>
-      Effect.gen(function*() {
-        const bytes = encoder.encode(text)
-        const whole = yield* frame([bytes])
-        const split = yield* frame(splitAt(bytes, cuts))
-        const byteByByte = yield* frame(Array.from(bytes, (b) => Uint8Array.of(b)))
-        expect(split).toStrictEqual(whole)
-        expect(byteByByte).toStrictEqual(whole)
-      }),
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(sseText, FastCheck.array(FastCheck.nat(), { maxLength: 20 }), (text, cuts) =>
+          Effect.runPromise(Effect.gen(function*() {
+            const bytes = encoder.encode(text)
+            const whole = yield* frame([bytes])
+            const split = yield* frame(splitAt(bytes, cuts))
+            const byteByByte = yield* frame(Array.from(bytes, (b) =>
+              Uint8Array.of(b)))
+            expect(split).toStrictEqual(whole)
+            expect(byteByByte).toStrictEqual(whole)
+          }))),
+        { numRuns: 300 }
+      ),
     // 300 bodies framed three ways, one Stream chunk per byte: seconds on a busy machine
-    { fastCheck: { numRuns: 300 }, timeout: 120_000 }
+    120_000
   )
 
-  it.effect.prop(
+  it(
     "encodeEvent then decode gives the event back",
-    [
-      FastCheck.record({
-        event: FastCheck.stringMatching(/^[a-z_.]{1,12}$/),
-        data: FastCheck.string({ unit: "grapheme", maxLength: 40 }),
-        id: FastCheck.stringMatching(/^[0-9a-z-]{1,10}$/)
-      })
-    ],
-    ([event]) =>
-      Effect.gen(function*() {
-        const [decoded] = yield* frameText(Sse.encodeEvent(event))
-        expect(decoded?.event).toBe(event.event)
-        expect(decoded?.id).toBe(event.id)
-        expect(decoded?.data).toBe(event.data.replace(/\r\n|\r/g, "\n"))
-      }),
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.record({
+            event: FastCheck.stringMatching(/^[a-z_.]{1,12}$/),
+            data: FastCheck.string({ unit: "grapheme", maxLength: 40 }),
+            id: FastCheck.stringMatching(/^[0-9a-z-]{1,10}$/)
+          }),
+          (event) =>
+            Effect.runPromise(Effect.gen(function*() {
+              const [decoded] = yield* frameText(Sse.encodeEvent(event))
+              expect(decoded?.event).toBe(event.event)
+              expect(decoded?.id).toBe(event.id)
+              expect(decoded?.data).toBe(event.data.replace(/\r\n|\r/g, "\n"))
+            }))
+        ),
+        { numRuns: 100 }
+      ),
+    60_000
   )
 })

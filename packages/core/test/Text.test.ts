@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import { Text } from "../src/index.js"
 
 describe("Text.append", () => {
