@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Schema from "effect/Schema"
 
 /**
@@ -24,7 +24,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const ApiErrorCode = Schema.Literal(
+export const ApiErrorCode = Schema.Literals([
   "invalid_turn_id",
   "invalid_last_event_id",
   "invalid_query",
@@ -37,7 +37,7 @@ export const ApiErrorCode = Schema.Literal(
   "internal",
   "invalid_entry",
   "redis_unavailable"
-).annotations({ identifier: "ApiErrorCode" })
+]).annotate({ identifier: "ApiErrorCode" })
 
 /**
  * @since 0.1.0
@@ -76,7 +76,7 @@ export const statusOf = (code: ApiErrorCode): number => statuses[code]
  */
 export const ApiErrorBody = Schema.Struct({
   error: Schema.Struct({ code: ApiErrorCode, message: Schema.String })
-}).annotations({ identifier: "ApiErrorBody" })
+}).annotate({ identifier: "ApiErrorBody" })
 
 /**
  * @since 0.1.0
@@ -113,7 +113,7 @@ export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
  */
 export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse => {
   const body: ApiErrorBody = { error: { code: error.code, message: error.message } }
-  return HttpServerResponse.unsafeJson(body, {
+  return HttpServerResponse.jsonUnsafe(body, {
     status: error.status,
     headers: error.code === "unauthorized"
       ? { "cache-control": "no-store", "www-authenticate": "Bearer realm=\"sluice\"" }

@@ -14,11 +14,11 @@
  *
  * @since 0.3.0
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Ids } from "@sluice/core"
 import type { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type { Credentials } from "./internal/access.js"
 import * as Compression from "./internal/compression.js"
@@ -200,7 +200,7 @@ export const handle = (
       ? Read.sse(source, loaded.value, read, context.longPollMs, context.closing)
       : yield* Read.get(source, loaded.value, read, context.longPollMs)
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       error instanceof Read.Refusal
         ? Effect.succeed(text(error))
         : Effect.as(
@@ -234,6 +234,6 @@ export const handleOpen = (
   if (subscriptions === undefined || !isReserved(name)) return Effect.succeedNone
   return Effect.map(
     Subscriptions.handle(subscriptions, request, name, Option.none()),
-    (response) => Option.map(Option.fromNullable(response), (open) => HttpServerResponse.setHeaders(open, common))
+    (response) => Option.map(Option.fromNullishOr(response), (open) => HttpServerResponse.setHeaders(open, common))
   )
 }

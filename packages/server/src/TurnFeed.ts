@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Backoff, SchemaDecode, Sse } from "@sluice/core"
+import { Backoff, Sse } from "@sluice/core"
 import {
   EntryId,
   RedisError,
@@ -18,15 +18,14 @@ import {
   TurnLease,
   TurnMetrics
 } from "@sluice/redis"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ApiErrorBody } from "./ApiError.js"
 
@@ -96,7 +95,7 @@ export const resumeSchedule = (
     retryBaseMs: options.resumeBaseMs,
     retryMaxMs: options.resumeMaxMs
   })
-    .pipe(Schedule.whileInput(RedisError.isRetryable))
+    .pipe(Schedule.while(({ input }: Schedule.InputMetadata<RedisError.RedisError>) => RedisError.isRetryable(input)))
 
 /**
  * Where a reader resuming after `after` starts, given the stream's last entry:
@@ -163,12 +162,7 @@ export const follow = (
         (after) => redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs })
       )
     ).pipe(
-      Stream.mapChunksEffect((chunk) =>
-        Option.match(Chunk.last(chunk), {
-          onNone: () => Effect.succeed(chunk),
-          onSome: (entry) => Effect.as(Ref.set(last, entry.id), chunk)
-        })
-      ),
+      Stream.mapArrayEffect((chunk) => Effect.as(Ref.set(last, chunk[chunk.length - 1]!.id), chunk)),
       Stream.tapError((error) =>
         Effect.flatMap(
           Ref.get(last),
@@ -216,7 +210,7 @@ export const endIfProducerLost = (
     if ((yield* TurnLease.state(prefix, turnId)) !== "lapsed") return false
     const outcome = yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)
     if (outcome === "ended") {
-      yield* Metric.increment(TurnMetrics.leaseExpiries("reader"))
+      yield* Metric.update(TurnMetrics.leaseExpiries("reader"), 1)
       yield* Effect.logWarning(`turn ${turnId}: its producer's lease lapsed; ended it with producer_lost`)
     }
     return outcome === "ended"
@@ -232,12 +226,12 @@ export const endIfProducerLost = (
  */
 export const watchProducer = (watch: ProducerWatch): Effect.Effect<never, never, RedisStreams.RedisStreams> =>
   endIfProducerLost(watch.prefix, watch.turnId).pipe(
-    Effect.catchAll((error) => Effect.logWarning(`checking the producer of turn ${watch.turnId}: ${error.message}`)),
+    Effect.catch((error) => Effect.logWarning(`checking the producer of turn ${watch.turnId}: ${error.message}`)),
     Effect.delay(Duration.millis(watch.everyMs)),
     Effect.forever
   )
 
-const decodeFields = SchemaDecode.decodeUnknownEither(TurnEntry.TurnEntryFields)
+const decodeFields = Schema.decodeUnknownResult(TurnEntry.TurnEntryFields)
 const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId", "payloadType", "payload"])
 
 /**
@@ -249,12 +243,12 @@ const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId
  * @since 0.1.0
  * @category encoding
  */
-export const frame = (entry: StreamEntry.StreamEntry): Either.Either<string, ParseResult.ParseError> => {
+export const frame = (entry: StreamEntry.StreamEntry): Result.Result<string, Schema.SchemaError> => {
   const record: Record<string, string> = {}
   for (const [name, value] of entry.fields) {
     if (fieldNames.has(name) && !(name in record)) record[name] = value
   }
-  return Either.map(
+  return Result.map(
     decodeFields(record),
     (fields) => Sse.encodeEvent({ id: entry.id, event: fields.payloadType, data: fields.payload })
   )
@@ -287,11 +281,11 @@ export const opening = ": connected\n\n"
 export const errorFrame = (error: ApiErrorBody["error"]): string =>
   Sse.encodeEvent({ event: "stream_error", data: JSON.stringify({ error } satisfies ApiErrorBody) })
 
-const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError): ApiErrorBody["error"] =>
-  ParseResult.isParseError(error)
+const describeFailure = (error: RedisError.RedisError | Schema.SchemaError): ApiErrorBody["error"] =>
+  Schema.isSchemaError(error)
     ? {
       code: "invalid_entry",
-      message: `an entry is not a turn entry: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      message: `an entry is not a turn entry: ${error.message}`
     }
     : error.reason === "Unavailable"
     ? { code: "redis_unavailable", message: `Redis is unavailable: ${error.message}` }
@@ -299,14 +293,14 @@ const describeFailure = (error: RedisError.RedisError | ParseResult.ParseError):
 
 // The frames of a chunk of entries as one piece of text; an entry that cannot be
 // framed ends the stream after the entries before it.
-const frameChunk = (chunk: Chunk.Chunk<StreamEntry.StreamEntry>): Stream.Stream<string, ParseResult.ParseError> => {
+const frameChunk = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): Stream.Stream<string, Schema.SchemaError> => {
   let text = ""
   for (const entry of chunk) {
     const framed = frame(entry)
-    if (Either.isLeft(framed)) {
-      return Stream.concat(text === "" ? Stream.empty : Stream.make(text), Stream.fail(framed.left))
+    if (Result.isFailure(framed)) {
+      return Stream.concat(text === "" ? Stream.empty : Stream.make(text), Stream.fail(framed.failure))
     }
-    text += framed.right
+    text += framed.success
   }
   return text === "" ? Stream.empty : Stream.make(text)
 }
@@ -326,7 +320,7 @@ export const sse =
       Stream.chunks,
       Stream.flatMap(frameChunk),
       Stream.timeout(Duration.millis(options.idleTimeoutMs)),
-      Stream.catchAll((error) =>
+      Stream.catch((error) =>
         Stream.unwrap(Effect.as(
           Effect.logWarning(`closing a turn stream: ${error.message}`),
           Stream.make(errorFrame(describeFailure(error)))
@@ -334,5 +328,5 @@ export const sse =
       )
     )
     const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(ping))
-    return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(opening)))
+    return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([opening]))
   }

@@ -23,21 +23,22 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import type { ServeError } from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DurableStore, DurableSubscriptions, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import type { ServeError } from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import { ApiError, toResponse } from "./ApiError.js"
 import * as DurableStreams from "./DurableStreams.js"
@@ -66,8 +67,20 @@ const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
 
 // The HTTP client of subscription webhooks: Node's, whose connections resolve names
 // through the guarded lookup (the address checked is the address connected to).
-const webhookClient = (policy: WebhookPolicy) =>
-  NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ lookup: guardedLookup(policy) })))
+const webhookClient = (policy: WebhookPolicy) => NodeHttpClient.layerNodeHttpOptions({ lookup: guardedLookup(policy) })
+
+/**
+ * An app of the server: an HTTP effect (v3's `HttpApp.Default`) that answers the
+ * request in context, in the request's scope, and never fails.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type App = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
 
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
   (request.method === "GET" && turnPathPattern.test(request.url)) ||
@@ -81,7 +94,7 @@ const accessTokens = (url: string): ReadonlyArray<string> => {
 }
 
 /**
- * The API as an `HttpApp` on the `RedisStreams` in context, for resolved options:
+ * The API as an `App` (an HTTP effect) on the `RedisStreams` in context, for resolved options:
  * the viewer page and its assets are served to anyone; every other request is
  * authenticated first (401: a bearer token, or a signed page token in
  * `?access_token=`), then routed (404 for an unknown route);
@@ -100,7 +113,7 @@ const accessTokens = (url: string): ReadonlyArray<string> => {
  */
 export const makeApp = (
   options: TurnServerOptions.ResolvedOptions
-): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams | Scope.Scope> =>
+): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
     const durableStore = yield* Effect.serviceOption(DurableStore.DurableStore)
@@ -126,17 +139,16 @@ export const makeApp = (
       subscriptions,
       compression: options.compression
     }
-    const router = HttpRouter.empty.pipe(
-      HttpRouter.get("/v1/turns", recentTurns(options)),
-      HttpRouter.get("/v1/turns/:turnId", turnSnapshot(options)),
-      HttpRouter.get("/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
-      HttpRouter.get("/v1/turns/:turnId/events", turnStream(options, streams, "events")),
-      HttpRouter.get("/v1/turns/:turnId/ui-message-stream", uiMessageStream(options, streams)),
-      HttpRouter.post("/v1/turns/:turnId/cancel", cancelTurn(options)),
-      HttpRouter.get("/metrics", metrics)
-    )
-    const routed = yield* HttpRouter.toHttpApp(router)
-    const app: HttpApp.Default<never, never> = Effect.gen(function*() {
+    const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
+      HttpRouter.route("GET", "/v1/turns", recentTurns(options)),
+      HttpRouter.route("GET", "/v1/turns/:turnId", turnSnapshot(options)),
+      HttpRouter.route("GET", "/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
+      HttpRouter.route("GET", "/v1/turns/:turnId/events", turnStream(options, streams, "events")),
+      HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", uiMessageStream(options, streams)),
+      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", cancelTurn(options)),
+      HttpRouter.route("GET", "/metrics", metrics)
+    ]))
+    const app: App = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const asset = pageAsset(request)
       if (Option.isSome(asset)) return asset.value
@@ -152,14 +164,16 @@ export const makeApp = (
       if (isDurable) return yield* DurableStreams.handle(durable, request, caller)
       return yield* routed.pipe(
         Effect.provideService(CurrentCaller, caller),
-        Effect.catchTag("RouteNotFound", () => Effect.fail(notFound(request)))
+        Effect.catchTag("HttpServerError", (error) =>
+          Effect.fail(error.reason._tag === "RouteNotFound" ? notFound(request) : error))
       )
     }).pipe(
       Effect.provideService(RedisStreams.RedisStreams, redis),
-      Effect.catchIf((error): error is ApiError => error instanceof ApiError, (error) =>
+      Effect.catchIf((error): error is ApiError =>
+        error instanceof ApiError, (error) =>
         Effect.succeed(toResponse(error))),
-      Effect.catchAllCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, never> =>
-        Cause.isInterruptedOnly(cause)
+      Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+        Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause).pipe(Effect.orDie)
           : Effect.as(
             Effect.logError("request failed", cause),
@@ -193,9 +207,9 @@ const probes = (
  */
 export const makeMetricsApp = (
   options: TurnServerOptions.ResolvedOptions
-): Effect.Effect<HttpApp.Default, never, RedisStreams.RedisStreams> =>
-  Effect.map(RedisStreams.RedisStreams, (redis) => {
-    const app: HttpApp.Default<never, never> = Effect.gen(function*() {
+): Effect.Effect<App, never, RedisStreams.RedisStreams> =>
+  RedisStreams.RedisStreams.useSync((redis) => {
+    const app: App = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const probe = probes(options, request)
       if (Option.isSome(probe)) return yield* probe.value
@@ -211,8 +225,22 @@ export const makeMetricsApp = (
 
 // Serves an app; Effect's own per-request span is off (it would record the query
 // string, credentials included): `observed` makes a redacted one.
-const serveApp = (server: HttpServer.HttpServer, app: HttpApp.Default) =>
-  server.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
+const serveApp = (server: HttpServer.HttpServer["Service"], app: App) =>
+  server.serve(app).pipe(Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true))
+
+// Serves the app made in a scope of its own, closed before the server stops listening
+// (which waits for open connections): open streams end first, cleanly, then the server
+// closes.
+const serveScoped = <E, R>(server: HttpServer.HttpServer["Service"], make: Effect.Effect<App, E, R>) =>
+  Effect.gen(function*() {
+    const appScope = yield* Scope.make()
+    const app = yield* make.pipe(
+      Scope.provide(appScope),
+      Effect.onError((cause) => Scope.close(appScope, Exit.failCause(cause)))
+    )
+    yield* serveApp(server, app)
+    yield* Effect.addFinalizer((exit) => Scope.close(appScope, exit))
+  })
 
 /**
  * The server's address once it listens.
@@ -220,13 +248,15 @@ const serveApp = (server: HttpServer.HttpServer, app: HttpApp.Default) =>
  * @since 0.1.0
  * @category accessors
  */
-export const address: Effect.Effect<HttpServer.Address, never, HttpServer.HttpServer> = Effect.map(
-  HttpServer.HttpServer,
-  (server) => server.address
-)
+export const address: Effect.Effect<NetAddress.SocketAddress, never, HttpServer.HttpServer> = HttpServer.HttpServer
+  .useSync((server) => server.address)
 
-const linkHost = (hostname: string): string =>
-  hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname
+const linkHost = (address: NetAddress.InetAddress): string =>
+  NetAddress.isUnspecified(address.address)
+    ? "localhost"
+    : NetAddress.isInetAddressV6(address)
+    ? `[${NetAddress.formatHost(address)}]`
+    : NetAddress.formatHost(address)
 
 /**
  * The address of the viewer page of the running server, with a page token of the
@@ -245,8 +275,8 @@ export const pageUrl = (
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const signer = yield* ViewerToken.Signer
-    const base = server.address._tag === "TcpAddress"
-      ? `http://${linkHost(server.address.hostname)}:${server.address.port}/`
+    const base = NetAddress.isInetAddress(server.address)
+      ? `http://${linkHost(server.address)}:${server.address.port}/`
       : "http://localhost/"
     return Option.match(yield* signer.issue(ttlMs, scope), {
       onNone: () => base,
@@ -272,13 +302,13 @@ export const layer = (
   options: TurnServerOptions.Options = {}
 ): Layer.Layer<
   HttpServer.HttpServer | ViewerToken.Signer,
-  TurnServerOptions.InvalidServerOptions | ConfigError.ConfigError | ServeError,
+  TurnServerOptions.InvalidServerOptions | Config.ConfigError | ServeError,
   RedisStreams.RedisStreams
 > =>
-  Layer.unwrapEffect(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
-    const serving = Layer.scopedDiscard(Effect.gen(function*() {
+  Layer.unwrap(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
+    const serving = Layer.effectDiscard(Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
-      yield* serveApp(server, yield* makeApp(resolved))
+      yield* serveScoped(server, makeApp(resolved))
       const where = HttpServer.formatAddress(server.address)
       yield* resolved.tokens.length === 0 && resolved.readTokens.length === 0
         ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
@@ -286,17 +316,20 @@ export const layer = (
     }))
     const listen = resolved.host === undefined ? { port: resolved.port } : { port: resolved.port, host: resolved.host }
     const key = resolved.tokens.length === 0 ? Option.none() : Option.some(ViewerToken.deriveKey(resolved.tokens))
-    const signer = Layer.succeed(ViewerToken.Signer, {
-      issue: (ttlMs, scope) =>
-        Option.match(key, {
-          onNone: () => Effect.succeedNone,
-          onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs, scope))
-        })
-    })
+    const signer = Layer.succeed(
+      ViewerToken.Signer,
+      ViewerToken.Signer.of({
+        issue: (ttlMs, scope) =>
+          Option.match(key, {
+            onNone: () => Effect.succeedNone,
+            onSome: (signingKey) => Effect.asSome(ViewerToken.issue(signingKey, ttlMs, scope))
+          })
+      })
+    )
     const api = Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen))
     const metricsServer = resolved.metricsPort === undefined
       ? Layer.empty
-      : Layer.scopedDiscard(Effect.gen(function*() {
+      : Layer.effectDiscard(Effect.gen(function*() {
         const server = yield* HttpServer.HttpServer
         yield* serveApp(server, yield* makeMetricsApp(resolved))
         yield* Effect.logInfo(`serving metrics and health on ${HttpServer.formatAddress(server.address)}`)

@@ -6,16 +6,20 @@
  *
  * @since 0.1.0
  */
-import { SchemaDecode } from "@sluice/core"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-const PositiveInt = Schema.Int.pipe(Schema.positive())
-const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const PortNumber = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
+const NonEmptyTrimmedString = Schema.Trimmed.check(Schema.isNonEmpty())
+
+// An optional key that decodes to `value` when absent (v3's `optionalWith(schema,
+// { exact: true, default })`).
+const withDefault = <S extends Schema.Top>(schema: S, value: S["Type"]) =>
+  schema.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(value)))
 
 /**
  * A bearer token: visible ASCII, no spaces or commas.
@@ -23,9 +27,9 @@ const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
  * @since 0.1.0
  * @category schemas
  */
-export const Token = Schema.String.pipe(
-  Schema.pattern(/^[\x21-\x2B\x2D-\x7E]+$/, { message: () => "a token is visible ASCII without spaces or commas" })
-).annotations({ identifier: "Token" })
+export const Token = Schema.String.check(
+  Schema.isPattern(/^[\x21-\x2B\x2D-\x7E]+$/, { message: "a token is visible ASCII without spaces or commas" })
+).annotate({ identifier: "Token" })
 
 /**
  * An entry of `webhookAllowHosts`: a host name or IPv4 address, or a bracketed IPv6
@@ -35,11 +39,11 @@ export const Token = Schema.String.pipe(
  * @since 0.4.0
  * @category schemas
  */
-export const AllowHost = Schema.String.pipe(
-  Schema.pattern(/^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i, {
-    message: () => "an allowed host is a host or host:port"
+export const AllowHost = Schema.String.check(
+  Schema.isPattern(/^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i, {
+    message: "an allowed host is a host or host:port"
   })
-).annotations({ identifier: "AllowHost" })
+).annotate({ identifier: "AllowHost" })
 
 /**
  * The options, with their defaults:
@@ -83,34 +87,28 @@ export const AllowHost = Schema.String.pipe(
  * @category schemas
  */
 export const TurnServerOptions = Schema.Struct({
-  port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { default: () => 8787, exact: true }),
-  host: Schema.optionalWith(Schema.NonEmptyTrimmedString, { exact: true }),
-  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), {
-    default: () => "codex",
-    exact: true
-  }),
-  tokens: Schema.optionalWith(Schema.Array(Token), { exact: true }),
-  insecureLocal: Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true }),
-  maxStreamsPerToken: Schema.optionalWith(PositiveInt, { default: () => 16, exact: true }),
-  heartbeatMs: Schema.optionalWith(PositiveInt, { default: () => 15_000, exact: true }),
-  idleTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 600_000, exact: true }),
-  tailBlockMs: Schema.optionalWith(PositiveInt, { default: () => 5_000, exact: true }),
-  resumeAttempts: Schema.optionalWith(NonNegativeInt, { default: () => 5, exact: true }),
-  resumeBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => 200, exact: true }),
-  resumeMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => 5_000, exact: true }),
-  listLimit: Schema.optionalWith(PositiveInt, { default: () => 20, exact: true }),
-  maxListLimit: Schema.optionalWith(PositiveInt, { default: () => 100, exact: true }),
-  leaseCheckMs: Schema.optionalWith(PositiveInt, { default: () => 3_000, exact: true }),
-  metricsPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
-  readyTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 1_000, exact: true }),
-  readTokens: Schema.optionalWith(Schema.Array(Token), { default: () => [], exact: true }),
-  durableLongPollMs: Schema.optionalWith(PositiveInt, { default: () => 20_000, exact: true }),
-  webhookAllowHosts: Schema.optionalWith(Schema.Array(AllowHost), {
-    default: () => [],
-    exact: true
-  }),
-  compression: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true })
-}).annotations({ identifier: "TurnServerOptions" })
+  port: withDefault(PortNumber, 8787),
+  host: Schema.optionalKey(NonEmptyTrimmedString),
+  prefix: withDefault(NonEmptyTrimmedString.check(Schema.isPattern(/^[^\s{}]+$/)), "codex"),
+  tokens: Schema.optionalKey(Schema.Array(Token)),
+  insecureLocal: withDefault(Schema.Boolean, false),
+  maxStreamsPerToken: withDefault(PositiveInt, 16),
+  heartbeatMs: withDefault(PositiveInt, 15_000),
+  idleTimeoutMs: withDefault(PositiveInt, 600_000),
+  tailBlockMs: withDefault(PositiveInt, 5_000),
+  resumeAttempts: withDefault(NonNegativeInt, 5),
+  resumeBaseMs: withDefault(NonNegativeInt, 200),
+  resumeMaxMs: withDefault(NonNegativeInt, 5_000),
+  listLimit: withDefault(PositiveInt, 20),
+  maxListLimit: withDefault(PositiveInt, 100),
+  leaseCheckMs: withDefault(PositiveInt, 3_000),
+  metricsPort: Schema.optionalKey(PortNumber),
+  readyTimeoutMs: withDefault(PositiveInt, 1_000),
+  readTokens: withDefault(Schema.Array(Token), []),
+  durableLongPollMs: withDefault(PositiveInt, 20_000),
+  webhookAllowHosts: withDefault(Schema.Array(AllowHost), []),
+  compression: withDefault(Schema.Boolean, true)
+}).annotate({ identifier: "TurnServerOptions" })
 
 /**
  * Options as a caller writes them: every field optional.
@@ -143,7 +141,7 @@ export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "to
  * @category errors
  */
 export class InvalidServerOptions extends Schema.TaggedError<InvalidServerOptions>()("InvalidServerOptions", {
-  reason: Schema.Literal("InvalidOptions", "MissingTokens", "NotLoopback"),
+  reason: Schema.Literals(["InvalidOptions", "MissingTokens", "NotLoopback"]),
   detail: Schema.String
 }) {
   /**
@@ -163,7 +161,7 @@ export class InvalidServerOptions extends Schema.TaggedError<InvalidServerOption
  */
 export const tokensConfig: Config.Config<Option.Option<ReadonlyArray<string>>> = Config.option(
   Config.map(
-    Config.string("SLUICE_API_TOKENS"),
+    Config.String("SLUICE_API_TOKENS"),
     (text) => text.split(",").map((token) => token.trim()).filter((token) => token.length > 0)
   )
 )
@@ -178,8 +176,8 @@ const loopbackPattern = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|::ffff:1
  */
 export const isLoopback = (host: string): boolean => loopbackPattern.test(host)
 
-const decodeOptions = SchemaDecode.decodeUnknown(TurnServerOptions, { errors: "all", onExcessProperty: "error" })
-const decodeTokens = SchemaDecode.decodeUnknown(Schema.Array(Token), { errors: "all" })
+const decodeOptions = Schema.decodeUnknownEffect(TurnServerOptions, { errors: "all", onExcessProperty: "error" })
+const decodeTokens = Schema.decodeUnknownEffect(Schema.Array(Token), { errors: "all" })
 
 const invalid = (reason: InvalidServerOptions["reason"], detail: string) => new InvalidServerOptions({ reason, detail })
 
@@ -194,11 +192,11 @@ const invalid = (reason: InvalidServerOptions["reason"], detail: string) => new 
  */
 export const resolve = (
   options: Options = {}
-): Effect.Effect<ResolvedOptions, InvalidServerOptions | ConfigError.ConfigError> =>
+): Effect.Effect<ResolvedOptions, InvalidServerOptions | Config.ConfigError> =>
   Effect.gen(function*() {
     const decoded = yield* Effect.mapError(
       decodeOptions(options),
-      (error) => invalid("InvalidOptions", ParseResult.TreeFormatter.formatErrorSync(error))
+      (error) => invalid("InvalidOptions", error.message)
     )
     if (decoded.listLimit > decoded.maxListLimit) {
       return yield* invalid(
@@ -218,7 +216,7 @@ export const resolve = (
     const configured = decoded.tokens === undefined ? yield* tokensConfig : Option.some(decoded.tokens)
     const tokens = yield* Effect.mapError(
       decodeTokens(Option.getOrElse(configured, () => [])),
-      (error) => invalid("InvalidOptions", `SLUICE_API_TOKENS: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+      (error) => invalid("InvalidOptions", `SLUICE_API_TOKENS: ${error.message}`)
     )
     if (tokens.length === 0 && decoded.readTokens.length === 0 && !decoded.insecureLocal) {
       return yield* invalid(

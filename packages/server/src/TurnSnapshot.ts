@@ -10,9 +10,8 @@
 import { StreamBMessage, UITurnEvent, UIUpsert } from "@sluice/core"
 import { ReadBudget, type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SnapshotFold from "./internal/snapshotFold.js"
 import * as SnapshotJsonText from "./internal/snapshotJson.js"
@@ -24,7 +23,7 @@ import * as SnapshotJsonText from "./internal/snapshotJson.js"
  * @since 0.1.0
  * @category schemas
  */
-export const TurnStatus = Schema.Literal("streaming", "complete", "error", "aborted", "cancelled").annotations({
+export const TurnStatus = Schema.Literals(["streaming", "complete", "error", "aborted", "cancelled"]).annotate({
   identifier: "TurnStatus"
 })
 
@@ -33,6 +32,8 @@ export const TurnStatus = Schema.Literal("streaming", "complete", "error", "abor
  * @category models
  */
 export type TurnStatus = typeof TurnStatus.Type
+
+const UUID = Schema.String.check(Schema.isUUID())
 
 /**
  * A turn as its Stream B tells it so far.
@@ -49,17 +50,17 @@ export type TurnStatus = typeof TurnStatus.Type
  * @category schemas
  */
 export const TurnSnapshot = Schema.Struct({
-  turnId: Schema.UUID,
-  threadId: Schema.optionalWith(Schema.UUID, { exact: true }),
-  modelId: Schema.optionalWith(Schema.String, { exact: true }),
-  providerId: Schema.optionalWith(Schema.String, { exact: true }),
+  turnId: UUID,
+  threadId: Schema.optionalKey(UUID),
+  modelId: Schema.optionalKey(Schema.String),
+  providerId: Schema.optionalKey(Schema.String),
   status: TurnStatus,
-  usage: Schema.optionalWith(UITurnEvent.UITurnEventUsage, { exact: true }),
-  error: Schema.optionalWith(UITurnEvent.UITurnEventError, { exact: true }),
+  usage: Schema.optionalKey(UITurnEvent.UITurnEventUsage),
+  error: Schema.optionalKey(UITurnEvent.UITurnEventError),
   items: Schema.Array(UIUpsert.UIUpsert),
   lastEventId: Schema.String,
-  entries: Schema.Int.pipe(Schema.nonNegative())
-}).annotations({ identifier: "TurnSnapshot" })
+  entries: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+}).annotate({ identifier: "TurnSnapshot" })
 
 /**
  * @since 0.1.0
@@ -150,8 +151,8 @@ export const pageSize = 1000
  */
 export const pageBytes = ReadBudget.defaultMaxBytes
 
-const invalid = (key: string, entry: StreamEntry.StreamEntry) => (error: ParseResult.ParseError) =>
-  new InvalidEntry({ key, entryId: entry.id, detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+const invalid = (key: string, entry: StreamEntry.StreamEntry) => (error: Schema.SchemaError) =>
+  new InvalidEntry({ key, entryId: entry.id, detail: error.message })
 
 const payloadOf = (key: string, entry: StreamEntry.StreamEntry) =>
   TurnEntry.toStreamBMessage(entry).pipe(
@@ -161,9 +162,9 @@ const payloadOf = (key: string, entry: StreamEntry.StreamEntry) =>
     Effect.mapError(invalid(key, entry))
   )
 
-const parseJson = Schema.decodeEither(Schema.parseJson())
-const decodeExact = Schema.decodeUnknownEither(StreamBMessage.UIPayload, { onExcessProperty: "error" })
-const decodeLoose = Schema.decodeUnknownEither(StreamBMessage.UIPayload)
+const parseJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
+const decodeExact = Schema.decodeUnknownResult(StreamBMessage.UIPayload, { onExcessProperty: "error" })
+const decodeLoose = Schema.decodeUnknownResult(StreamBMessage.UIPayload)
 
 /**
  * An entry's payload, and its JSON text as an item of the snapshot: the text as
@@ -173,11 +174,11 @@ const decodeLoose = Schema.decodeUnknownEither(StreamBMessage.UIPayload)
 const payloadTextOf = (key: string, entry: StreamEntry.StreamEntry) =>
   TurnEntry.toStreamBMessage(entry).pipe(
     Effect.flatMap((message) =>
-      Either.flatMap(parseJson(message.payload), (json) =>
-        Either.match(decodeExact(json), {
-          onRight: (payload) => Either.right([payload, message.payload] as const),
-          onLeft: () => Either.map(decodeLoose(json), (payload) => [payload, JSON.stringify(payload)] as const)
-        }))
+      Effect.fromResult(Result.flatMap(parseJson(message.payload), (json) =>
+        Result.match(decodeExact(json), {
+          onSuccess: (payload) => Result.succeed([payload, message.payload] as const),
+          onFailure: () => Result.map(decodeLoose(json), (payload) => [payload, JSON.stringify(payload)] as const)
+        })))
     ),
     Effect.mapError(invalid(key, entry))
   )

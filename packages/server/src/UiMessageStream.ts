@@ -21,16 +21,14 @@
  */
 import { Json, type StreamEvent } from "@sluice/core"
 import { type RedisError, type StreamEntry, TurnEntry } from "@sluice/redis"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TurnFeed from "./TurnFeed.js"
 
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(schema)
 const chunk = <T extends string, F extends Schema.Struct.Fields>(type: T, fields: F) =>
   Schema.Struct({ type: Schema.Literal(type), ...fields })
 
@@ -40,7 +38,7 @@ const chunk = <T extends string, F extends Schema.Struct.Fields>(type: T, fields
  * @since 0.3.0
  * @category schemas
  */
-export const UiMessageChunk = Schema.Union(
+export const UiMessageChunk = Schema.Union([
   chunk("start", { messageId: optional(Schema.String) }),
   chunk("start-step", {}),
   chunk("text-start", { id: Schema.String }),
@@ -75,10 +73,10 @@ export const UiMessageChunk = Schema.Union(
   chunk("error", { errorText: Schema.String }),
   chunk("finish-step", {}),
   chunk("finish", {
-    finishReason: optional(Schema.Literal("stop", "length", "content-filter", "tool-calls", "error", "other"))
+    finishReason: optional(Schema.Literals(["stop", "length", "content-filter", "tool-calls", "error", "other"]))
   }),
   chunk("abort", { reason: optional(Schema.String) })
-).annotations({ identifier: "UiMessageChunk" })
+]).annotate({ identifier: "UiMessageChunk" })
 
 /**
  * @since 0.3.0
@@ -335,13 +333,12 @@ export const chunks = <E, R>(
   events: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<UiMessageChunk, E, R> =>
   events.pipe(
-    Stream.mapAccum(initial, step),
-    Stream.flattenIterables
+    Stream.mapAccum(() => initial, step)
   )
 
-const failureText = (error: RedisError.RedisError | ParseResult.ParseError): string =>
-  ParseResult.isParseError(error)
-    ? `invalid_entry: an entry is not a StreamEvent: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+const failureText = (error: RedisError.RedisError | Schema.SchemaError): string =>
+  Schema.isSchemaError(error)
+    ? `invalid_entry: an entry is not a StreamEvent: ${error.message}`
     : `redis_unavailable: the turn's stream was lost: ${error.message}`
 
 /**
@@ -365,7 +362,7 @@ export const uiMessageSse = <R>(
     chunks,
     // the turn's ending is its last chunk: `[DONE]` follows it
     Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk))),
-    Stream.catchAll((error) =>
+    Stream.catch((error) =>
       Stream.unwrap(Effect.as(
         Effect.logWarning(`closing a UI message stream: ${error.message}`),
         Stream.make(encode({ type: "error", errorText: failureText(error) }))
@@ -375,5 +372,5 @@ export const uiMessageSse = <R>(
   const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(
     Stream.as(TurnFeed.ping)
   )
-  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend(Chunk.of(TurnFeed.opening)))
+  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([TurnFeed.opening]))
 }

@@ -30,7 +30,7 @@ import { createHmac, timingSafeEqual } from "node:crypto"
  * @since 0.1.0
  * @category schemas
  */
-export const TokenScope = Schema.Literal("read", "control").annotations({ identifier: "TokenScope" })
+export const TokenScope = Schema.Literals(["read", "control"]).annotate({ identifier: "TokenScope" })
 
 /**
  * Whether a scope allows cancelling turns.
@@ -66,7 +66,7 @@ export interface Claims {
  * @category errors
  */
 export class InvalidViewerToken extends Schema.TaggedError<InvalidViewerToken>()("InvalidViewerToken", {
-  reason: Schema.Literal("Malformed", "UnknownScope", "BadSignature", "Expired")
+  reason: Schema.Literals(["Malformed", "UnknownScope", "BadSignature", "Expired"])
 }) {
   /**
    * @since 0.1.0
@@ -167,7 +167,7 @@ export const verify = (key: SigningKey, token: string): Effect.Effect<Claims, In
  * @since 0.1.0
  * @category services
  */
-export class Signer extends Context.Tag("@sluice/server/ViewerToken/Signer")<
+export class Signer extends Context.Service<
   Signer,
   { readonly issue: (ttlMs: number, scope?: TokenScope) => Effect.Effect<Option.Option<string>> }
->() {}
+>()("@sluice/server/ViewerToken/Signer") {}

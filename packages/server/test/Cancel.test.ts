@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
@@ -50,7 +50,7 @@ const runningTurn = Effect.gen(function*() {
 })
 
 describe("POST /v1/turns/:turnId/cancel", () => {
-  it.scoped("a running turn: 202, and the request is on the control stream for its producer", () =>
+  it.effect("a running turn: 202, and the request is on the control stream for its producer", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = yield* runningTurn
@@ -60,7 +60,7 @@ describe("POST /v1/turns/:turnId/cancel", () => {
       expect(yield* requested).toStrictEqual([{ type: "cancel", turnId }])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a finished turn is 409 turn_finished; an unknown one 404 turn_not_found; a bad id 400; nothing is requested", () =>
+  it.effect("a finished turn is 409 turn_finished; an unknown one 404 turn_not_found; a bad id 400; nothing is requested", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const finished = randomUUID()
@@ -80,7 +80,7 @@ describe("POST /v1/turns/:turnId/cancel", () => {
       expect(yield* requested).toStrictEqual([])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a turn whose producer's lease lapsed is ended with producer_lost and is 409", () =>
+  it.effect("a turn whose producer's lease lapsed is ended with producer_lost and is 409", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -96,7 +96,7 @@ describe("POST /v1/turns/:turnId/cancel", () => {
       expect(yield* requested).toStrictEqual([])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("who may cancel: bearer tokens and control page tokens; a read page token is 403; none is 401", () =>
+  it.effect("who may cancel: bearer tokens and control page tokens; a read page token is 403; none is 401", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = yield* runningTurn
@@ -118,14 +118,14 @@ describe("POST /v1/turns/:turnId/cancel", () => {
       expect((yield* request(`${base}/v1/turns/${turnId}?access_token=${control}`)).status).toBe(200)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a server without tokens (insecure-local) lets its callers cancel", () =>
+  it.effect("a server without tokens (insecure-local) lets its callers cancel", () =>
     Effect.gen(function*() {
       const base = yield* serveWith({ insecureLocal: true })
       const turnId = yield* runningTurn
       expect((yield* post(`${base}/v1/turns/${turnId}/cancel`)).status).toBe(202)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("the read routes do not take POST, nor the cancel route GET", () =>
+  it.effect("the read routes do not take POST, nor the cancel route GET", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = yield* runningTurn

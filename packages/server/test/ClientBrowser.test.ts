@@ -32,7 +32,7 @@ type ServerSnapshot = Omit<TurnSnapshot, "entries">
 const _agree = (snapshot: ServerSnapshot): import("@sluice/client").Snapshot => snapshot
 void _agree
 
-const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot)
+const decodeSnapshot = Schema.decodeUnknownEffect(TurnSnapshot)
 const snapshotOf = (base: string, turnId: string) =>
   Effect.flatMap(request(`${base}/v1/turns/${turnId}`, bearer(tokens[0])), (reply) => decodeSnapshot(reply.body))
 
@@ -148,7 +148,7 @@ if (unavailable !== undefined) {
   })
 } else {
   suite("@sluice/client in headless Chromium", (it) => {
-    it.scoped(
+    it.effect(
       "follows a running turn; a cut connection resumes by Last-Event-ID: every entry applied once, the final state is the snapshot",
       () =>
         Effect.gen(function*() {
@@ -177,7 +177,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "a page reloaded mid-turn starts over from the snapshot and ends with the turn",
       () =>
         Effect.gen(function*() {
@@ -199,7 +199,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "a turn whose producer died ends with producer_lost, and the client shows it",
       () =>
         Effect.gen(function*() {

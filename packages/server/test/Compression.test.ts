@@ -28,7 +28,7 @@ interface Raw {
 
 /** A GET whose body is read as sent: no coding undone, no header added. */
 const rawGet = (url: string, headers: Record<string, string> = {}): Effect.Effect<Raw> =>
-  Effect.async<Raw>((resume) => {
+  Effect.callback<Raw>((resume) => {
     const request = get(url, { headers: { ...auth, ...headers } }, (response) => {
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -126,7 +126,7 @@ const jsonStream = (base: string, count: number) =>
   })
 
 describe("compressed responses over HTTP", () => {
-  it.scoped("a catch-up read is gzipped for a client that accepts it, byte-exact; as it is without Accept-Encoding", () =>
+  it.effect("a catch-up read is gzipped for a client that accepts it, byte-exact; as it is without Accept-Encoding", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const { url, values } = yield* jsonStream(base, 50)
@@ -156,7 +156,7 @@ describe("compressed responses over HTTP", () => {
       }
     }).pipe(Effect.provide(stores)))
 
-  it.scoped("a body under 1 KiB goes as it is, with Vary", () =>
+  it.effect("a body under 1 KiB goes as it is, with Vary", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const { url } = yield* jsonStream(base, 1)
@@ -166,7 +166,7 @@ describe("compressed responses over HTTP", () => {
       expect(reply.headers.vary).toBe("accept-encoding")
     }).pipe(Effect.provide(stores)))
 
-  it.scoped("conditional GETs: If-None-Match with either representation's tag is 304, a stale one 200", () =>
+  it.effect("conditional GETs: If-None-Match with either representation's tag is 304, a stale one 200", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const { url } = yield* jsonStream(base, 50)
@@ -195,7 +195,7 @@ describe("compressed responses over HTTP", () => {
       expect(after.headers.etag).not.toBe(gzipTag)
     }).pipe(Effect.provide(stores)))
 
-  it.scoped("live reads are never compressed: a long-poll with data and SSE", () =>
+  it.effect("live reads are never compressed: a long-poll with data and SSE", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const { url } = yield* jsonStream(base, 50)
@@ -212,7 +212,7 @@ describe("compressed responses over HTTP", () => {
       expect(sse.body.toString("utf8")).toContain("streamClosed")
     }).pipe(Effect.provide(stores)))
 
-  it.scoped("a turn's stream and its snapshot are gzipped byte-exact; as they are without Accept-Encoding", () =>
+  it.effect("a turn's stream and its snapshot are gzipped byte-exact; as they are without Accept-Encoding", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -232,7 +232,7 @@ describe("compressed responses over HTTP", () => {
       expect(JSON.parse(gunzipSync(snapshot.body).toString("utf8"))).toMatchObject({ turnId, status: "complete" })
     }).pipe(Effect.provide(stores)))
 
-  it.scoped("compression: false sends every body as it is, without Vary", () =>
+  it.effect("compression: false sends every body as it is, without Vary", () =>
     Effect.gen(function*() {
       const base = yield* serve({ compression: false })
       const turnId = randomUUID()

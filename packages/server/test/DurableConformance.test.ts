@@ -10,6 +10,7 @@ import { DurableStoreLive, DurableSubscriptions, RedisStreamsLive } from "@sluic
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, inject } from "vitest"
 import * as TurnServer from "../src/TurnServer.js"
@@ -18,7 +19,7 @@ import { quietLogs } from "./support/quietLogs.js"
 const prefix = `sluice-durable-conformance-${process.pid}`
 const longPollMs = 2_000
 const config = { baseUrl: "", longPollTimeoutMs: longPollMs, subscriptions: true }
-let scope: Scope.CloseableScope | undefined
+let scope: Scope.Closeable | undefined
 
 describe("Durable Streams conformance on redis-server", () => {
   beforeAll(async () => {
@@ -32,9 +33,9 @@ describe("Durable Streams conformance on redis-server", () => {
     const server = TurnServer.layer({ port: 0, insecureLocal: true, prefix, durableLongPollMs: longPollMs }).pipe(
       Layer.provide(stores)
     )
-    const context = await Effect.runPromise(Scope.extend(quietLogs(Layer.build(server)), scope))
+    const context = await Effect.runPromise(Scope.provide(quietLogs(Layer.build(server)), scope))
     const address = await Effect.runPromise(Effect.provide(TurnServer.address, context))
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    if (!NetAddress.isInetAddress(address)) throw new Error("expected a TCP address")
     config.baseUrl = `http://127.0.0.1:${address.port}`
   })
 

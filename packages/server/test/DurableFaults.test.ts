@@ -30,7 +30,7 @@ const call = (url: string, init: RequestInit = {}): Effect.Effect<Answer> =>
   })
 
 describe("Durable Streams with Redis down", () => {
-  it.scoped(
+  it.effect(
     "every read and write answers 503 naming Redis; the stream is read and written again once Redis is back",
     () =>
       Effect.gen(function*() {
@@ -86,7 +86,7 @@ describe("Durable Streams with Redis down", () => {
 })
 
 describe("Durable Streams and page tokens", () => {
-  it.scoped("a page token of either scope reads durable streams but may not write them (403)", () =>
+  it.effect("a page token of either scope reads durable streams but may not write them (403)", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const stream = `${base}/v1/stream/notes/${randomUUID()}`

@@ -3,17 +3,17 @@
  * in-memory stores, with a scripted webhook receiver and the TestClock: requests that
  * are refused (and how), webhook retries while the receiver is down, leases that end.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { createPublicKey, verify } from "node:crypto"
 import * as DurableStreams from "../src/DurableStreams.js"
 import type { Credentials } from "../src/internal/access.js"
@@ -53,7 +53,7 @@ const harness = (
   Effect.gen(function*() {
     const store = yield* DurableStoreMemory.make
     const subscriptions = yield* Effect.provide(
-      DurableSubscriptions.DurableSubscriptions,
+      Effect.service(DurableSubscriptions.DurableSubscriptions),
       DurableSubscriptions.layerMemory
     )
     const posts: Array<Post> = []
@@ -64,7 +64,11 @@ const harness = (
         posts.push(post)
         const answered = answer(post, posts.length - 1)
         return answered === "unreachable"
-          ? Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", description: "refused" }))
+          ? Effect.fail(
+            new HttpClientError.HttpClientError({
+              reason: new HttpClientError.TransportError({ request, description: "refused" })
+            })
+          )
           : Effect.succeed(
             HttpClientResponse.fromWeb(request, new Response(answered.body, { status: answered.status }))
           )
@@ -108,11 +112,11 @@ const harness = (
       Effect.flatMap(
         DurableStreams.handleOpen(context, build(method, path, body, token)),
         (response) =>
-          Option.isSome(response) ? respond(response.value) : Effect.dieMessage(`${path} is not an open route`)
+          Option.isSome(response) ? respond(response.value) : Effect.die(new Error(`${path} is not an open route`))
       )
     const postsAtLeast = (n: number) =>
       Effect.gen(function*() {
-        for (let i = 0; i < 10_000 && posts.length < n; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 10_000 && posts.length < n; i++) yield* Effect.yieldNow
         expect(posts.length).toBeGreaterThanOrEqual(n)
         return posts[n - 1]!
       })
@@ -136,7 +140,7 @@ const webhook = (extra: Record<string, unknown> = {}) => ({
 })
 
 describe("subscription requests refused", () => {
-  it.scoped("a bad body is 400 INVALID_REQUEST naming the field", () =>
+  it.effect("a bad body is 400 INVALID_REQUEST naming the field", () =>
     Effect.gen(function*() {
       const { call } = yield* harness(() => ({ status: 200, body: "{}" }))
       const short = yield* call("PUT", "__ds/subscriptions/s1", webhook({ lease_ttl_ms: 10 }))
@@ -159,7 +163,7 @@ describe("subscription requests refused", () => {
       expect([badId.status, errorOf(badId).code]).toEqual([400, "INVALID_REQUEST"])
     }))
 
-  it.scoped("unsafe webhook URLs are 400 WEBHOOK_URL_REJECTED", () =>
+  it.effect("unsafe webhook URLs are 400 WEBHOOK_URL_REJECTED", () =>
     Effect.gen(function*() {
       const { call } = yield* harness(() => ({ status: 200, body: "{}" }), { loopbackHttp: false, allowHosts: [] })
       for (
@@ -206,7 +210,7 @@ describe("subscription requests refused", () => {
     expect(globMatches("a.b/*", "axb/c")).toBe(false)
   })
 
-  it.scoped("an unknown subscription is 404; another configuration under its id is 409; a reader may not write", () =>
+  it.effect("an unknown subscription is 404; another configuration under its id is 409; a reader may not write", () =>
     Effect.gen(function*() {
       const { call } = yield* harness(() => ({ status: 200, body: "{}" }))
       for (
@@ -233,7 +237,7 @@ describe("subscription requests refused", () => {
 })
 
 describe("webhook delivery", () => {
-  it.scoped("signs each notification (Ed25519, the key of the JWK Set); done acks the wake's tails", () =>
+  it.effect("signs each notification (Ed25519, the key of the JWK Set); done acks the wake's tails", () =>
     Effect.gen(function*() {
       const { call, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{\"done\":true}" }))
       const created = yield* call("PUT", "__ds/subscriptions/s1", webhook())
@@ -249,14 +253,14 @@ describe("webhook delivery", () => {
       )
       expect(post.body.callback_url).toBe("http://127.0.0.1:8787/v1/stream/__ds/subscriptions/s1/callback")
       const tail = post.body.streams.find((stream) => stream.path === "events/a")!.tail_offset
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       const state = (yield* call("GET", "__ds/subscriptions/s1")).json as {
         streams: Array<{ path: string; acked_offset: string }>
       }
       expect(state.streams).toEqual([{ path: "events/a", link_type: "glob", acked_offset: tail }])
     }))
 
-  it.scoped("a receiver that is down: retried after 1 s, 2 s, 4 s (±20%), status failed, the same wake; then delivered", () =>
+  it.effect("a receiver that is down: retried after 1 s, 2 s, 4 s (±20%), status failed, the same wake; then delivered", () =>
     Effect.gen(function*() {
       const { call, posts, postsAtLeast } = yield* harness((_, index) =>
         index < 3 ? (index === 0 ? "unreachable" : { status: 503, body: "" }) : { status: 200, body: "{\"done\":true}" }
@@ -266,12 +270,12 @@ describe("webhook delivery", () => {
       yield* postsAtLeast(1)
       const status = () =>
         Effect.map(call("GET", "__ds/subscriptions/s1"), (reply) => (reply.json as { status: string }).status)
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(yield* status()).toBe("failed")
       // the clock moves 50 ms at a time until the fourth post
       for (let step = 0; step < 400 && posts.length < 4; step++) {
         yield* TestClock.adjust(50)
-        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20; i++) yield* Effect.yieldNow
       }
       const gaps = posts.slice(1).map((post, i) => post.at - posts[i]!.at)
       expect(gaps.length).toBe(3)
@@ -279,14 +283,14 @@ describe("webhook delivery", () => {
         expect(gap).toBeGreaterThanOrEqual(800 * 2 ** i)
         expect(gap).toBeLessThanOrEqual(1_200 * 2 ** i + 50)
       })
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(posts.map((post) => [post.body.generation, post.body.wake_id])).toEqual(
         posts.map(() => [1, posts[0]!.body.wake_id])
       )
       expect(yield* status()).toBe("active")
     }))
 
-  it.scoped("a lease that ends without a callback wakes again (next generation); the old wake is fenced", () =>
+  it.effect("a lease that ends without a callback wakes again (next generation); the old wake is fenced", () =>
     Effect.gen(function*() {
       const { callOpen, firstWake, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
       const first = yield* firstWake
@@ -317,7 +321,7 @@ describe("webhook delivery", () => {
       expect(done).toEqual({ status: 200, json: { ok: true, next_wake: false } })
     }))
 
-  it.scoped("a callback for a deleted subscription fails and moves no cursor", () =>
+  it.effect("a callback for a deleted subscription fails and moves no cursor", () =>
     Effect.gen(function*() {
       const { call, callOpen, firstWake } = yield* harness(() => ({ status: 200, body: "{}" }))
       const post = yield* firstWake
@@ -332,7 +336,7 @@ describe("webhook delivery", () => {
 })
 
 describe("webhook hosts and existing streams", () => {
-  it.scoped("a public name that resolves to a private address is never posted to: the delivery fails", () =>
+  it.effect("a public name that resolves to a private address is never posted to: the delivery fails", () =>
     Effect.gen(function*() {
       const addresses: Record<string, ReadonlyArray<string>> = {
         "inside.example.com": ["93.184.216.34", "10.1.2.3"],
@@ -350,13 +354,13 @@ describe("webhook hosts and existing streams", () => {
       yield* call("PUT", "in/a", { n: 1 })
       yield* call("PUT", "out/a", { n: 1 })
       yield* postsAtLeast(1)
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(posts.map((post) => post.body.subscription_id)).toEqual(["outside"])
       const inside = yield* call("GET", "__ds/subscriptions/inside")
       expect((inside.json as { status: string }).status).toBe("failed")
     }))
 
-  it.scoped("a new pattern links the streams that exist at their tail: only later entries wake it", () =>
+  it.effect("a new pattern links the streams that exist at their tail: only later entries wake it", () =>
     Effect.gen(function*() {
       const { call, postsAtLeast } = yield* harness(() => ({ status: 200, body: "{}" }))
       yield* call("PUT", "events/old", { n: 1 })
@@ -380,7 +384,7 @@ describe("webhook hosts and existing streams", () => {
 })
 
 describe("pull-wake", () => {
-  it.scoped("wake events, one claim at a time, a lease that ends frees the claim and fences its holder", () =>
+  it.effect("wake events, one claim at a time, a lease that ends frees the claim and fences its holder", () =>
     Effect.gen(function*() {
       const { call, callOpen, store } = yield* harness(() => ({ status: 200, body: "{}" }))
       expect((yield* call("PUT", "wake/pool", [])).status).toBe(201)

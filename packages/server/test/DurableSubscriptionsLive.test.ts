@@ -68,7 +68,7 @@ const request = (url: string, init: RequestInit & { readonly token?: string | un
   })
 
 describe("subscriptions on redis-server through two servers", () => {
-  it.scoped(
+  it.effect(
     "a wake issued by one server is acknowledged through the other; wake routes take the wake's token",
     () =>
       Effect.gen(function*() {

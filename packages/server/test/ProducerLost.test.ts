@@ -6,17 +6,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry, TurnKeys } from "@sluice/redis"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, open, type Received, received, request } from "./support/client.js"
-import { untilSleeping } from "./support/clock.js"
+import { countingSleeps, untilSleeping } from "./support/clock.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
@@ -45,7 +45,7 @@ const typeOf = (entry: StreamEntry.StreamEntry) => entry.fields.find(([name]) =>
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }
 
 describe("TurnFeed.follow watching the producer", () => {
-  it.scoped("a lapsed lease ends the turn with producer_lost in both streams; the follower gets it and ends", () =>
+  it.effect("a lapsed lease ends the turn with producer_lost in both streams; the follower gets it and ends", () =>
     Effect.gen(function*() {
       const { turnId } = yield* deadProducerTurn(4, { lease: true })
       const key = TurnKeys.upsertsKey(prefix, turnId)
@@ -55,13 +55,13 @@ describe("TurnFeed.follow watching the producer", () => {
         producer: { prefix, turnId, everyMs: 3_000 }
       }).pipe(
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       yield* untilSleeping(1)
       // 3 s: the lease still holds, the turn goes on.
       yield* TestClock.adjust(3_000)
       yield* untilSleeping(1)
-      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(fiber.pollUnsafe() === undefined).toBe(true)
       // 6 s: the lease has lapsed at the next check.
       yield* TestClock.adjust(3_000)
       const entries = Array.from(yield* Fiber.join(fiber))
@@ -78,9 +78,9 @@ describe("TurnFeed.follow watching the producer", () => {
       // Another reader that notices later writes nothing more.
       expect(yield* TurnFeed.endIfProducerLost(prefix, turnId)).toBe(false)
       expect((yield* redis.xrange(key, "-", "+")).length).toBe(5)
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a turn that never had a lease is never declared lost", () =>
+  it.effect("a turn that never had a lease is never declared lost", () =>
     Effect.gen(function*() {
       const { turnId, messages, produce } = yield* deadProducerTurn(4, { lease: false })
       const key = TurnKeys.upsertsKey(prefix, turnId)
@@ -90,22 +90,22 @@ describe("TurnFeed.follow watching the producer", () => {
         producer: { prefix, turnId, everyMs: 3_000 }
       }).pipe(
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       for (let i = 0; i < 20; i++) {
         yield* untilSleeping(1)
         yield* TestClock.adjust(3_000)
       }
-      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(fiber.pollUnsafe() === undefined).toBe(true)
       yield* produce.release(messages.length - 4)
       const entries = Array.from(yield* Fiber.join(fiber))
       expect(entries.length).toBe(messages.length)
       expect(JSON.parse(payloadOf(entries.at(-1)!))).toMatchObject({ type: "turn_completed" })
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })
 
 describe("producer_lost over HTTP", () => {
-  it.scoped("an SSE reader of a turn whose producer died gets turn_error producer_lost and the stream closes", () =>
+  it.effect("an SSE reader of a turn whose producer died gets turn_error producer_lost and the stream closes", () =>
     Effect.gen(function*() {
       const base = yield* serve({ leaseCheckMs: 3_000 })
       const { turnId, messages } = yield* deadProducerTurn(3, { lease: true })
@@ -122,13 +122,13 @@ describe("producer_lost over HTTP", () => {
       const end = yield* Effect.flip(
         Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
       )
-      expect(end).toStrictEqual(Option.none())
+      expect(Cause.isDone(end)).toBe(true)
       expect(seen.length).toBe(4)
       expect(seen[3]).toMatchObject({ id: "0-4", event: "turn_event" })
       expect(JSON.parse(seen[3]!.data)).toMatchObject({ type: "turn_error", error: { code: "producer_lost" } })
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("the snapshot of such a turn ends it too, and shows it ended", () =>
+  it.effect("the snapshot of such a turn ends it too, and shows it ended", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const { turnId } = yield* deadProducerTurn(3, { lease: true })

@@ -8,8 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { render } from "../src/internal/snapshotJson.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
@@ -53,18 +53,23 @@ const text = FastCheck.oneof(
 )
 
 describe("SnapshotJson.render", () => {
-  it.prop(
-    "parses to the header with the items parsed",
-    [FastCheck.array(FastCheck.jsonValue(), { maxLength: 6 }), text, FastCheck.nat()],
-    ([items, modelId, entries]) => {
-      const header = { turnId: "t", modelId, status: "streaming", lastEventId: `0-${entries}`, entries }
-      const json = render(header, items.map((item) => JSON.stringify(item)))
-      expect(JSON.parse(json)).toStrictEqual({
-        ...header,
-        items: items.map((item) => JSON.parse(JSON.stringify(item)))
-      })
-    }
-  )
+  it("parses to the header with the items parsed", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.jsonValue(), { maxLength: 6 }),
+        text,
+        FastCheck.nat(),
+        (items, modelId, entries) => {
+          const header = { turnId: "t", modelId, status: "streaming", lastEventId: `0-${entries}`, entries }
+          const json = render(header, items.map((item) => JSON.stringify(item)))
+          expect(JSON.parse(json)).toStrictEqual({
+            ...header,
+            items: items.map((item) => JSON.parse(JSON.stringify(item)))
+          })
+        }
+      )
+    )
+  })
 
   it("keeps the items' texts as they are, spaces and all", () => {
     expect(render({ turnId: "t" }, [" { \"a\" : [ 1 ] } ", "\"\\u00e9\""])).toBe(
@@ -75,22 +80,32 @@ describe("SnapshotJson.render", () => {
 })
 
 describe("TurnSnapshot.loadJson", () => {
-  it.effect.prop(
-    "parses to what load gives, for any content",
-    [FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c"), text), { minLength: 1, maxLength: 12 })],
-    ([steps]) =>
-      Effect.gen(function*() {
-        const turnId = randomUUID()
-        yield* write(turnId, [
-          { type: "turn_started", turnId, threadId, modelId: "m" },
-          ...steps.map(([itemId, content]) => upsert(turnId, itemId, content)),
-          { type: "turn_completed", turnId, threadId, status: "complete" }
-        ])
-        const { json, loaded } = yield* both(turnId)
-        expect(JSON.parse(json.json)).toStrictEqual(loaded)
-        expect(json.status).toBe("complete")
-      }).pipe(Effect.provide(RedisStreamsMemory.layer))
-  )
+  it.effect("parses to what load gives, for any content", () =>
+    Effect.gen(function*() {
+      const run = Effect.runPromiseWith(yield* Effect.context<never>())
+      yield* Effect.promise(() =>
+        FastCheck.assert(FastCheck.asyncProperty(
+          FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c"), text), {
+            minLength: 1,
+            maxLength: 12
+          }),
+          (steps) =>
+            run(
+              Effect.gen(function*() {
+                const turnId = randomUUID()
+                yield* write(turnId, [
+                  { type: "turn_started", turnId, threadId, modelId: "m" },
+                  ...steps.map(([itemId, content]) => upsert(turnId, itemId, content)),
+                  { type: "turn_completed", turnId, threadId, status: "complete" }
+                ])
+                const { json, loaded } = yield* both(turnId)
+                expect(JSON.parse(json.json)).toStrictEqual(loaded)
+                expect(json.status).toBe("complete")
+              }).pipe(Effect.provide(RedisStreamsMemory.layer))
+            )
+        ))
+      )
+    }))
 
   it.effect("an upsert with fields its schema does not know is shown without them, as load shows it", () =>
     Effect.gen(function*() {

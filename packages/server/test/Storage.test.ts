@@ -98,7 +98,7 @@ describe("a 4 MB message", () => {
         expect(JSON.stringify(listed.body)).toContain(turnId)
         for (const reply of snapshots) {
           expect(reply.status).toBe(200)
-          const body = yield* Schema.decodeUnknown(TurnSnapshot.TurnSnapshot)(reply.body)
+          const body = yield* Schema.decodeUnknownEffect(TurnSnapshot.TurnSnapshot)(reply.body)
           expect(body.status).toBe("complete")
           expect(body.items).toHaveLength(1)
           expect(body.items[0]!.content === text).toBe(true)
@@ -107,7 +107,7 @@ describe("a 4 MB message", () => {
     { timeout: 600_000 }
   )
 
-  it.scoped("in memory: the store mirrors the trimming", () =>
+  it.effect("in memory: the store mirrors the trimming", () =>
     Effect.gen(function*() {
       const turnId = randomUUID()
       yield* checkStorage(turnId, yield* publishMessage(turnId))
@@ -115,7 +115,7 @@ describe("a 4 MB message", () => {
 })
 
 describe("a finished turn's Stream B over SSE", () => {
-  it.scoped("replays each item's last upsert; a reader resuming after a deleted id gets the latest content", () =>
+  it.effect("replays each item's last upsert; a reader resuming after a deleted id gets the latest content", () =>
     Effect.gen(function*() {
       const turnId = randomUUID()
       const messages = upsertMessages(turnId, 12)

@@ -6,17 +6,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import { RedisStreamsMemory } from "@sluice/redis"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
-import { untilSleeping } from "./support/clock.js"
+import { countingSleeps, untilSleeping } from "./support/clock.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
 
@@ -40,12 +40,12 @@ const resumeRunningTurn = (total: number, before: number, lastEventId: string) =
     const end = yield* Effect.flip(
       Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
     )
-    expect(end).toStrictEqual(Option.none())
+    expect(Cause.isDone(end)).toBe(true)
     return { messages, seen }
   })
 
 describe("SSE connections", () => {
-  it.scoped("a client that goes away releases its tail and its stream slot", () => {
+  it.effect("a client that goes away releases its tail and its stream slot", () => {
     const watched = watchedTails()
     return Effect.gen(function*() {
       const base = yield* serve({ maxStreamsPerToken: 1 })
@@ -74,7 +74,7 @@ describe("SSE connections", () => {
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
-  it.scoped("a tail that fails mid-turn is resumed from the last entry sent: the client sees every entry once", () => {
+  it.effect("a tail that fails mid-turn is resumed from the last entry sent: the client sees every entry once", () => {
     const watched = watchedTails((call) => (call < 4 ? { fail: true, after: 9, reason: "Unavailable" } : pass))
     return Effect.gen(function*() {
       const base = yield* serve({ resumeBaseMs: 0, resumeMaxMs: 0 })
@@ -86,7 +86,7 @@ describe("SSE connections", () => {
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
-  it.scoped("a tail that keeps failing ends the stream with a stream_error event after the entries it read", () => {
+  it.effect("a tail that keeps failing ends the stream with a stream_error event after the entries it read", () => {
     const watched = watchedTails((call) => ({ fail: true, after: call === 0 ? 3 : 0, reason: "Unavailable" }))
     return Effect.gen(function*() {
       const base = yield* serve({ resumeAttempts: 2, resumeBaseMs: 0, resumeMaxMs: 0 })
@@ -102,7 +102,7 @@ describe("SSE connections", () => {
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
-  it.scoped("heartbeat comments every heartbeatMs on the Clock; an idle stream closes after idleTimeoutMs, and resuming continues it", () =>
+  it.effect("heartbeat comments every heartbeatMs on the Clock; an idle stream closes after idleTimeoutMs, and resuming continues it", () =>
     Effect.gen(function*() {
       const base = yield* serve({ heartbeatMs: 1_000, idleTimeoutMs: 2_500 })
       const turnId = randomUUID()
@@ -131,16 +131,16 @@ describe("SSE connections", () => {
       yield* TestClock.adjust(500)
       // Idle for 2.5 s: the server ends the stream without the turn's end.
       const end = yield* Effect.flip(pull)
-      expect(end).toStrictEqual(Option.none())
+      expect(Cause.isDone(end)).toBe(true)
       const frames = yield* Sse.decodeText(text)
       expect(frames.map(received)).toStrictEqual(expectedFrames(messages.slice(0, 2)))
       yield* produce.release(6)
       expect(yield* readAll(url, { ...auth, "last-event-id": "0-2" })).toStrictEqual(expectedFrames(messages, 2))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })
 
 describe("resuming past the end", () => {
-  it.scoped("an id past the last entry of a finished turn closes the stream at once, with no event, and frees the slot", () =>
+  it.effect("an id past the last entry of a finished turn closes the stream at once, with no event, and frees the slot", () =>
     Effect.gen(function*() {
       const base = yield* serve({ maxStreamsPerToken: 1 })
       const turnId = randomUUID()
@@ -158,13 +158,13 @@ describe("resuming past the end", () => {
       }
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("an id past the last entry of a running turn waits for the entries after it", () =>
+  it.effect("an id past the last entry of a running turn waits for the entries after it", () =>
     Effect.gen(function*() {
       const { messages, seen } = yield* resumeRunningTurn(20, 4, "0-7")
       expect(seen).toStrictEqual(expectedFrames(messages, 7))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a running turn that ends before reaching the id closes the stream when it ends, with no event", () =>
+  it.effect("a running turn that ends before reaching the id closes the stream when it ends, with no event", () =>
     Effect.gen(function*() {
       const { seen } = yield* resumeRunningTurn(10, 3, "0-99")
       expect(seen).toStrictEqual([])
@@ -172,10 +172,10 @@ describe("resuming past the end", () => {
 })
 
 describe("closing the server", () => {
-  it.scoped("ends open streams cleanly, and the server's scope closes", () =>
+  it.effect("ends open streams cleanly, and the server's scope closes", () =>
     Effect.gen(function*() {
       const serverScope = yield* Scope.make()
-      const base = yield* Scope.extend(serve(), serverScope)
+      const base = yield* Scope.provide(serve(), serverScope)
       const turnId = randomUUID()
       const messages = upsertMessages(turnId, 10)
       const produce = yield* producer(turnId, messages)
@@ -187,7 +187,7 @@ describe("closing the server", () => {
       yield* Scope.close(serverScope, Exit.void)
       // The response ends as a stream does, not as a broken connection.
       const end = yield* Effect.flip(pull)
-      expect(end).toStrictEqual(Option.none())
+      expect(Cause.isDone(end)).toBe(true)
       expect(seen).toStrictEqual(expectedFrames(messages.slice(0, 4)))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

@@ -5,12 +5,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import { RedisError, RedisStreamsMemory, type StreamEntry, TurnKeys } from "@sluice/redis"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { upsertMessages } from "../../redis/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
@@ -19,7 +18,7 @@ import { pass, watchedTails } from "./support/tails.js"
 
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }
 
-const ids = (entries: Chunk.Chunk<StreamEntry.StreamEntry>) => Array.from(entries, (entry) => entry.id)
+const ids = (entries: ReadonlyArray<StreamEntry.StreamEntry>) => Array.from(entries, (entry) => entry.id)
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `0-${from + i}`)
 
 describe("TurnFeed.follow", () => {
@@ -86,9 +85,9 @@ describe("TurnFeed.follow", () => {
         resumeAttempts: 4,
         resumeBaseMs: 100,
         resumeMaxMs: 300
-      }).pipe(Stream.runDrain, Effect.fork)
+      }).pipe(Stream.runDrain, Effect.forkChild)
       const startsAfter = (ms: number) =>
-        Effect.zipRight(TestClock.adjust(ms), Effect.sync(() => watched.log.starts.length))
+        Effect.andThen(TestClock.adjust(ms), Effect.sync(() => watched.log.starts.length))
       yield* TestClock.adjust(0)
       expect(watched.log.starts.length).toBe(1)
       expect(yield* startsAfter(99)).toBe(1)
@@ -134,7 +133,7 @@ describe("TurnFeed.follow", () => {
       const produce = yield* producer(turnId, messages)
       yield* produce.release(3)
       const key = TurnKeys.upsertsKey(prefix, turnId)
-      const fiber = yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-8" })).pipe(Effect.fork)
+      const fiber = yield* Stream.runCollect(TurnFeed.follow(key, { ...follow, after: "0-8" })).pipe(Effect.forkChild)
       yield* produce.release(9)
       expect(ids(yield* Fiber.join(fiber))).toStrictEqual(range(9, 12))
     }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)))
@@ -156,7 +155,7 @@ describe("TurnFeed.sse", () => {
     Effect.gen(function*() {
       const text = (yield* Stream.runCollect(
         Stream.make(entry(1), entry(2, "turn_event")).pipe(TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 5000 }))
-      )).pipe(Chunk.join(""))
+      )).join("")
       expect(text.startsWith(TurnFeed.opening)).toBe(true)
       expect(yield* decodeAll(text)).toStrictEqual([
         { id: "0-1", event: "item_upsert", data: JSON.stringify({ n: 1, text: "line one\nline two" }) },
@@ -170,7 +169,7 @@ describe("TurnFeed.sse", () => {
       const fiber = yield* Stream.concat(Stream.make(entry(1)), Stream.never).pipe(
         TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 3500 }),
         Stream.runForEach((piece) => Effect.sync(() => pieces.push(piece))),
-        Effect.fork
+        Effect.forkChild
       )
       yield* TestClock.adjust(0)
       expect(pieces.filter((p) => p === TurnFeed.ping).length).toBe(0)
@@ -198,7 +197,7 @@ describe("TurnFeed.sse", () => {
         Stream.concat(Stream.make(entry(1)), Stream.fail(unavailable)).pipe(
           TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 5000 })
         )
-      )).pipe(Chunk.join(""))
+      )).join("")
       const events = yield* decodeAll(text)
       expect(events.length).toBe(2)
       expect(events[1]!.event).toBe("stream_error")
@@ -210,7 +209,7 @@ describe("TurnFeed.sse", () => {
       const broken: StreamEntry.StreamEntry = { id: "0-2", fields: [["payloadType", "item_upsert"]] }
       const text = (yield* Stream.runCollect(
         Stream.make(entry(1), broken).pipe(TurnFeed.sse({ heartbeatMs: 1000, idleTimeoutMs: 5000 }))
-      )).pipe(Chunk.join(""))
+      )).join("")
       const events = yield* decodeAll(text)
       expect(events.map((e) => e.event)).toStrictEqual(["item_upsert", "stream_error"])
       const body = JSON.parse(events[1]!.data)

@@ -6,8 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UITurnEvent, type UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { streamEvents } from "../../redis/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
@@ -25,26 +25,29 @@ const wrap = (payloads: ReadonlyArray<StreamBMessage.UIPayload>) =>
   payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i))
 
 describe("TurnSnapshot.fromPayloads", () => {
-  it.prop(
-    "items are the last upsert of each item, in the order items first appeared",
-    [FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c", "d", "e"), FastCheck.string()), {
-      maxLength: 40
-    })],
-    ([steps]) => {
-      const turnId = randomUUID()
-      const payloads = steps.map(([itemId, content]) => upsert(turnId, itemId, content))
-      const snapshot = TurnSnapshot.fromPayloads(turnId, payloads.map((p, i) => [`0-${i + 1}`, p] as const))
-      const order = [...new Set(steps.map(([itemId]) => itemId))]
-      expect(snapshot.items.map((item) => item.itemId)).toStrictEqual(order)
-      for (const item of snapshot.items) {
-        expect(item.content).toBe(steps.filter(([itemId]) => itemId === item.itemId).at(-1)![1])
-      }
-      expect(snapshot.entries).toBe(steps.length)
-      expect(snapshot.lastEventId).toBe(steps.length === 0 ? "0-0" : `0-${steps.length}`)
-      expect(snapshot.status).toBe("streaming")
-    },
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
-  )
+  it("items are the last upsert of each item, in the order items first appeared", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.tuple(FastCheck.constantFrom("a", "b", "c", "d", "e"), FastCheck.string()), {
+          maxLength: 40
+        }),
+        (steps) => {
+          const turnId = randomUUID()
+          const payloads = steps.map(([itemId, content]) => upsert(turnId, itemId, content))
+          const snapshot = TurnSnapshot.fromPayloads(turnId, payloads.map((p, i) => [`0-${i + 1}`, p] as const))
+          const order = [...new Set(steps.map(([itemId]) => itemId))]
+          expect(snapshot.items.map((item) => item.itemId)).toStrictEqual(order)
+          for (const item of snapshot.items) {
+            expect(item.content).toBe(steps.filter(([itemId]) => itemId === item.itemId).at(-1)![1])
+          }
+          expect(snapshot.entries).toBe(steps.length)
+          expect(snapshot.lastEventId).toBe(steps.length === 0 ? "0-0" : `0-${steps.length}`)
+          expect(snapshot.status).toBe("streaming")
+        }
+      ),
+      { numRuns: 100 }
+    )
+  }, 60_000)
 
   it("takes status, usage, error, model and provider from the turn events", () => {
     const turnId = randomUUID()
@@ -83,7 +86,7 @@ describe("TurnSnapshot.fromPayloads", () => {
 })
 
 describe("GET /v1/turns/:turnId", () => {
-  it.scoped("the snapshot of a turn published through the upsert stage: its message, status and last id", () =>
+  it.effect("the snapshot of a turn published through the upsert stage: its message, status and last id", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -110,7 +113,7 @@ describe("GET /v1/turns/:turnId", () => {
       expect(snapshot.items[0]!.content).toBe(deltas.join(""))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("a running turn is `streaming`, with the latest content so far and the id to follow from", () =>
+  it.effect("a running turn is `streaming`, with the latest content so far and the id to follow from", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -133,7 +136,7 @@ describe("GET /v1/turns/:turnId", () => {
       expect([done.status, done.lastEventId]).toStrictEqual(["complete", "0-5"])
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("reads a long turn in pages: every entry counted, items in first-seen order", () =>
+  it.effect("reads a long turn in pages: every entry counted, items in first-seen order", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -150,7 +153,7 @@ describe("GET /v1/turns/:turnId", () => {
       )
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("an entry that is not a valid StreamBMessage is 500 invalid_entry, naming it", () =>
+  it.effect("an entry that is not a valid StreamBMessage is 500 invalid_entry, naming it", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -171,7 +174,7 @@ describe("GET /v1/turns/:turnId", () => {
 })
 
 describe("GET /v1/turns", () => {
-  it.scoped("recent turns newest first, from the publisher's index, with ?limit=", () =>
+  it.effect("recent turns newest first, from the publisher's index, with ?limit=", () =>
     Effect.gen(function*() {
       const base = yield* serve({ listLimit: 3 })
       const turnIds = Array.from({ length: 5 }, () => randomUUID())
@@ -197,13 +200,13 @@ describe("GET /v1/turns", () => {
       expect(two.turns.map((turn) => turn.turnId)).toStrictEqual(newest.slice(0, 2))
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("an empty index is an empty list", () =>
+  it.effect("an empty index is an empty list", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       expect((yield* request(`${base}/v1/turns`, auth)).body).toStrictEqual({ turns: [] })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
-  it.scoped("each turn with its provider, model, status, first output and end, from the head and the last entry of its stream", () =>
+  it.effect("each turn with its provider, model, status, first output and end, from the head and the last entry of its stream", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const redis = yield* RedisStreams.RedisStreams

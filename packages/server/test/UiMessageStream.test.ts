@@ -15,9 +15,9 @@ import {
   type UIMessageChunk,
   uiMessageChunkSchema
 } from "ai"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
@@ -61,7 +61,7 @@ const get = (url: string) => Effect.promise(() => fetch(url, { headers: auth }))
 const parts = (read: Read) => (read.message?.parts ?? []).map((part) => partFields({ ...part }))
 
 layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stream", (it) => {
-  it.scoped("a finished turn reads back as one assistant message with the turn's parts; the stream ends with [DONE]", () =>
+  it.effect("a finished turn reads back as one assistant message with the turn's parts; the stream ends with [DONE]", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -80,7 +80,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       expect(text.endsWith(`data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n`)).toBe(true)
     }))
 
-  it.scoped("a running turn is followed live; coming back (resume) replays it from the start to the same message", () =>
+  it.effect("a running turn is followed live; coming back (resume) replays it from the start to the same message", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const turnId = randomUUID()
@@ -100,19 +100,19 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       )
       yield* Queue.takeN(published, half)
       const first = yield* get(endpoint(base, turnId))
-      const reading = yield* Effect.fork(readMessage(first))
+      const reading = yield* Effect.forkChild(readMessage(first))
       // a reader that comes back mid-turn, as useChat's resume does
       const again = yield* get(endpoint(base, turnId))
-      const rereading = yield* Effect.fork(readMessage(again))
+      const rereading = yield* Effect.forkChild(readMessage(again))
       yield* Deferred.succeed(gate, undefined)
-      const read = yield* reading
-      const reread = yield* rereading
+      const read = yield* Fiber.join(reading)
+      const reread = yield* Fiber.join(rereading)
       expect(parts(read)).toStrictEqual(expectedParts)
       expect(parts(reread)).toStrictEqual(expectedParts)
       expect(reread.message?.id).toBe(read.message?.id)
     }))
 
-  it.scoped("a turn that ended in an error passes the error on; a cancelled turn ends with abort", () =>
+  it.effect("a turn that ended in an error passes the error on; a cancelled turn ends with abort", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       const failed = randomUUID()
@@ -143,7 +143,7 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       ).toBe(true)
     }))
 
-  it.scoped("bad requests: no token 401, a bad turn id 400, an unknown turn 404", () =>
+  it.effect("bad requests: no token 401, a bad turn id 400, an unknown turn 404", () =>
     Effect.gen(function*() {
       const base = yield* serve()
       expect((yield* request(endpoint(base, randomUUID()))).status).toBe(401)
@@ -173,7 +173,7 @@ describe("UiMessageStream.chunks", () => {
         { type: "response_done", response_id: start!.run_id, status: "aborted", finish_reason: null }
       ]
       const events = [start!, ...more.map((payload, i) => StreamEvent.envelope(context, payload, randomUUID(), i))]
-      const out = Chunk.toReadonlyArray(yield* Stream.runCollect(UiMessageStream.chunks(Stream.fromIterable(events))))
+      const out = yield* Stream.runCollect(UiMessageStream.chunks(Stream.fromIterable(events)))
       expect(out).toStrictEqual([
         { type: "start", messageId: start!.run_id },
         { type: "start-step" },

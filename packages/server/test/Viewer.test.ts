@@ -55,8 +55,8 @@ const waitingTurn = TurnSource.events((context) =>
     Stream.never
   ).pipe(Stream.mapEffect((payload) => StreamEvent.make({ runId: context.runId }, payload)))
 )
-const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot)
-const decodeUpsert = Schema.decodeUnknown(Schema.parseJson(UIUpsert.UIUpsert))
+const decodeSnapshot = Schema.decodeUnknownEffect(TurnSnapshot)
+const decodeUpsert = Schema.decodeUnknownEffect(Schema.fromJsonString(UIUpsert.UIUpsert))
 
 const snapshotOf = (base: string, turnId: string) =>
   Effect.flatMap(request(`${base}/v1/turns/${turnId}`, bearer(tokens[0])), (reply) => decodeSnapshot(reply.body))
@@ -77,7 +77,7 @@ if (unavailable !== undefined) {
   })
 } else {
   suite("the viewer in headless Chromium", (it) => {
-    it.scoped(
+    it.effect(
       "renders a finished turn exactly as its snapshot: every kind of item, escaped, the token out of the address",
       () =>
         Effect.gen(function*() {
@@ -110,7 +110,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "shows a streaming turn's text as it grows: each published state of the message, then the final turn",
       () =>
         Effect.gen(function*() {
@@ -152,7 +152,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "a stream cut mid-turn reconnects with Last-Event-ID: nothing missing, nothing twice",
       () =>
         Effect.gen(function*() {
@@ -170,7 +170,7 @@ if (unavailable !== undefined) {
           const before = 9
           yield* produce.release(before - 3)
           const shown = yield* upsertAt(messages[before - 1]!)
-          if (shown._tag === "None") return yield* Effect.dieMessage("expected an upsert")
+          if (shown._tag === "None") return yield* Effect.die(new Error("expected an upsert"))
           yield* contentIs(page, shown.value.itemId, shown.value.content)
           expect(yield* relay.cut).toBeGreaterThan(0)
           yield* connectionIs(page, "reconnecting")
@@ -188,17 +188,17 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "a page whose token may cancel stops a running turn; a read-only page shows no stop button",
       () =>
         Effect.gen(function*() {
           const base = yield* serve()
           const pipeline = yield* TurnPipeline.make({ publisher: { prefix } })
           const context = yield* TurnContext.make({ prefix })
-          const running = yield* Effect.fork(pipeline.run(context, waitingTurn))
+          const running = yield* Effect.forkChild(pipeline.run(context, waitingTurn))
           yield* Effect.retry(
             Effect.filterOrFail(snapshotOf(base, context.turnId), (s) => s.items.length > 0, () => "no item yet"),
-            Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(500)))
+            Schedule.max([Schedule.spaced("20 millis"), Schedule.recurs(500)])
           )
           const readOnly = yield* pageToken
           const control = yield* controlToken
@@ -230,7 +230,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "renders message markdown sanitized: formatting stays, no script, handler, frame or javascript: link runs",
       () =>
         Effect.gen(function*() {
@@ -310,7 +310,7 @@ if (unavailable !== undefined) {
       120_000
     )
 
-    it.scoped(
+    it.effect(
       "nests tool outputs under their calls by callId; provider-run tools say so; sources link only to web pages",
       () =>
         Effect.gen(function*() {

@@ -7,8 +7,8 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { gzip } from "node:zlib"
 
 /**
@@ -125,7 +125,7 @@ export const matching = (ifNoneMatch: string | undefined, etags: ReadonlyArray<s
  * @internal
  */
 export const gzipped = (body: Uint8Array): Effect.Effect<Uint8Array> =>
-  Effect.async<Uint8Array>((resume) => {
+  Effect.callback<Uint8Array>((resume) => {
     gzip(body, { level }, (error, result) => resume(error === null ? Effect.succeed(result) : Effect.die(error)))
   })
 

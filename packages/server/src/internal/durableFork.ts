@@ -7,10 +7,10 @@
  *
  * @internal
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Response from "@effect/platform/HttpServerResponse"
 import type { DurableStore, RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Response from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import { notAfter, Refusal, refuse } from "./durableRead.js"
 import { expiryOf } from "./durableSource.js"

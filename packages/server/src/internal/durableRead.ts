@@ -4,10 +4,10 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Compression from "./compression.js"
@@ -254,9 +254,9 @@ export const sse = (
   type State = { readonly view: View; readonly after: string; readonly done: boolean; readonly announced: boolean }
   const step = (
     state: State
-  ): Effect.Effect<Option.Option<readonly [Array<Uint8Array>, State]>, RedisError.RedisError> =>
+  ): Effect.Effect<readonly [Array<Uint8Array>, State] | undefined, RedisError.RedisError> =>
     Effect.gen(function*() {
-      if (state.done) return Option.none()
+      if (state.done) return undefined
       const view = state.view
       const entries = yield* entriesOf(source, view, state.after)
       yield* source.touched(view)
@@ -278,27 +278,27 @@ export const sse = (
       const offset = Wire.offsetOf(entries.length === 0 && notAfter(view.tail, after) ? after : view.tail)
       if (view.closed && upToDate) {
         events.push(control({ streamNextOffset: offset, streamClosed: true }))
-        return Option.some([events, { ...state, done: true }] as const)
+        return [events, { ...state, done: true }] as const
       }
-      if (entries.length > 0 || !upToDate) return Option.some([events, { ...state, after, announced: true }] as const)
+      if (entries.length > 0 || !upToDate) return [events, { ...state, after, announced: true }] as const
       if (!state.announced) {
         events.push(control({ streamNextOffset: offset, streamCursor: cursor, upToDate: true }))
-        return Option.some([events, { ...state, announced: true }] as const)
+        return [events, { ...state, announced: true }] as const
       }
       yield* source.awaitChange(view, longPollMs)
       const next = yield* source.load
-      if (Option.isNone(next) || next.value.gone) return Option.some([[], { ...state, done: true }] as const)
+      if (Option.isNone(next) || next.value.gone) return [[], { ...state, done: true }] as const
       if (next.value.tail === view.tail && next.value.closed === view.closed) {
         events.push(control({ streamNextOffset: offset, streamCursor: yield* cursorFor(request), upToDate: true }))
       }
-      return Option.some([events, { ...state, view: next.value }] as const)
+      return [events, { ...state, view: next.value }] as const
     })
-  const body = Stream.unfoldEffect(
+  const body = Stream.unfold(
     { view: first, after: afterOf(request, first), done: false, announced: false } as State,
     step
   ).pipe(
     Stream.flatMap((events) => Stream.fromIterable(events)),
-    Stream.catchAll((error) =>
+    Stream.catch((error) =>
       Stream.fromEffect(Effect.as(Effect.logError(`durable stream read failed: ${error.message}`), new Uint8Array(0)))
     ),
     Stream.interruptWhen(closing)

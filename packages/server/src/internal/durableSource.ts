@@ -138,7 +138,8 @@ export const turnSource = (
       redis.tail(key, { after: view.tail }).pipe(
         Stream.take(1),
         Stream.runDrain,
-        Effect.timeoutTo({ duration: timeoutMs, onTimeout: () => false, onSuccess: () => true }),
+        Effect.as(true),
+        Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(false) }),
         Effect.flatMap((changed) =>
           changed
             ? Effect.void

@@ -18,11 +18,11 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SchemaDecode } from "@sluice/core"
 import type { DurableSubscriptions, RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type { Credentials } from "./access.js"
 import type { Engine } from "./subscriptionEngine.js"
@@ -42,7 +42,7 @@ import {
 
 const idPattern = /^[\w.~:@-]{1,256}$/
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
-const decodePath = SchemaDecode.decodeUnknownEither(StreamPath)
+const decodePath = SchemaDecode.decodeUnknownOption(StreamPath)
 
 type Route =
   | { readonly _tag: "Jwks" }
@@ -75,7 +75,7 @@ const routeOf = (path: string): Effect.Effect<Route | undefined, SubscriptionRef
   if (parts.length === 4) return Effect.succeed({ _tag: "Action", id, action: parts[3]! })
   if (parts[3] !== "streams") return Effect.succeed(undefined)
   const decoded = decodeSegment(parts.slice(4).join("/"))
-  const stream = decoded === undefined ? undefined : Option.getOrUndefined(Option.getRight(decodePath(decoded)))
+  const stream = decoded === undefined ? undefined : Option.getOrUndefined(decodePath(decoded))
   return stream === undefined
     ? refuse(400, "INVALID_REQUEST", "the stream path is not a stream name")
     : Effect.succeed({ _tag: "Stream", id, path: stream })
@@ -156,7 +156,7 @@ export const handle = (
       case "Jwks": {
         if (!open) break
         const signer = yield* engine.signer
-        return HttpServerResponse.unsafeJson(signer.jwks, {
+        return HttpServerResponse.jsonUnsafe(signer.jwks, {
           headers: { "content-type": "application/jwk-set+json", "cache-control": "public, max-age=300" }
         })
       }
@@ -210,7 +210,7 @@ export const handle = (
     }
     return yield* refuse(405, "INVALID_REQUEST", `${method} is not a method of ${name}`)
   }).pipe(
-    Effect.catchAll((error: SubscriptionRefusal | RedisError.RedisError) =>
+    Effect.catch((error: SubscriptionRefusal | RedisError.RedisError) =>
       error instanceof SubscriptionRefusal
         ? Effect.succeed(refusalResponse(error))
         : Effect.as(

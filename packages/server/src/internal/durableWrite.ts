@@ -6,11 +6,11 @@
  *
  * @internal
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Response from "@effect/platform/HttpServerResponse"
 import type { DurableStore, RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Response from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import { gone, notFound, Refusal, refuse } from "./durableRead.js"
 import { expiryOf } from "./durableSource.js"

@@ -3,15 +3,16 @@
  *
  * @internal
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Ids } from "@sluice/core"
 import { EntryId, type RedisError, RedisStreams, TurnControl, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { ApiError } from "../ApiError.js"
 import * as TurnFeed from "../TurnFeed.js"
@@ -28,7 +29,7 @@ import { summarize, TurnList } from "./turnSummary.js"
  *
  * @internal
  */
-export class CurrentCaller extends Context.Tag("@sluice/server/CurrentCaller")<CurrentCaller, Credentials>() {}
+export class CurrentCaller extends Context.Service<CurrentCaller, Credentials>()("@sluice/server/CurrentCaller") {}
 
 /**
  * What the stream routes share: the slots of each caller, and the signal that the
@@ -50,7 +51,7 @@ const noStore = { "cache-control": "no-store" } as const
  * @internal
  */
 export const fromRedisError = (error: RedisError.RedisError): Effect.Effect<never, ApiError> =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logError(`Redis command failed: ${error.message}`),
     Effect.fail(
       error.reason === "Unavailable"
@@ -117,7 +118,7 @@ const followed = (options: ResolvedOptions, context: StreamContext, stream: Turn
     const turnId = yield* turnIdParam
     const redis = yield* RedisStreams.RedisStreams
     const key = TurnKeys.streamKey(options.prefix, turnId, stream)
-    const first = yield* Effect.catchAll(redis.xrange(key, "-", "+", 1), fromRedisError)
+    const first = yield* Effect.catch(redis.xrange(key, "-", "+", 1), fromRedisError)
     if (first.length === 0) {
       return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
     }
@@ -196,10 +197,10 @@ const snapshotResponse = (options: ResolvedOptions, json: string) =>
  * @internal
  */
 export const turnSnapshot = (options: ResolvedOptions) => {
-  const loading = Effect.unsafeMakeSemaphore(snapshotLoads)
+  const loading = Semaphore.makeUnsafe(snapshotLoads)
   return Effect.gen(function*() {
     const turnId = yield* turnIdParam
-    const load = loading.withPermits(1)(TurnSnapshot.loadJson(options.prefix, turnId))
+    const load = Semaphore.withPermits(loading, 1)(TurnSnapshot.loadJson(options.prefix, turnId))
     // a turn shown as running whose producer died is ended first, and shown ended
     const snapshot = yield* load.pipe(
       Effect.flatMap((loaded) =>
@@ -211,7 +212,7 @@ export const turnSnapshot = (options: ResolvedOptions) => {
       Effect.catchTags({
         RedisError: fromRedisError,
         InvalidEntry: (error) =>
-          Effect.zipRight(
+          Effect.andThen(
             Effect.logError(error.message),
             Effect.fail(new ApiError({ code: "invalid_entry", message: error.message }))
           )
@@ -253,15 +254,15 @@ export const cancelTurn = (options: ResolvedOptions) =>
         ? "finished" as const
         : "running" as const
     })
-    const found = yield* Effect.catchAll(state, fromRedisError)
+    const found = yield* Effect.catch(state, fromRedisError)
     if (found === "unknown") {
       return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no streams` })
     }
     if (found === "finished") {
       return yield* new ApiError({ code: "turn_finished", message: `turn ${turnId} has ended` })
     }
-    yield* Effect.catchAll(TurnControl.requestCancel(options.prefix, turnId), fromRedisError)
-    return HttpServerResponse.unsafeJson({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
+    yield* Effect.catch(TurnControl.requestCancel(options.prefix, turnId), fromRedisError)
+    return HttpServerResponse.jsonUnsafe({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
   })
 
 const limitPattern = /^[1-9]\d{0,5}$/
@@ -284,11 +285,11 @@ export const recentTurns = (options: ResolvedOptions) =>
       })
     }
     const redis = yield* RedisStreams.RedisStreams
-    const members = yield* Effect.catchAll(
+    const members = yield* Effect.catch(
       redis.zrangeByScore(TurnKeys.turnsKey(options.prefix), -Infinity, Infinity, { reverse: true, count: limit }),
       fromRedisError
     )
-    const turns = yield* Effect.catchAll(
+    const turns = yield* Effect.catch(
       Effect.forEach(members, (member) => summarize(options.prefix, member.member, member.score), { concurrency: 8 }),
       fromRedisError
     )

@@ -4,10 +4,11 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { RedisStreams, TurnKeys } from "@sluice/redis"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
 import * as Prometheus from "../Prometheus.js"
 
 const noStore = { "cache-control": "no-store" } as const
@@ -18,7 +19,7 @@ const noStore = { "cache-control": "no-store" } as const
  * @internal
  */
 export const healthz: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.succeed(
-  HttpServerResponse.unsafeJson({ status: "ok" }, { headers: noStore })
+  HttpServerResponse.jsonUnsafe({ status: "ok" }, { headers: noStore })
 )
 
 /**
@@ -34,16 +35,16 @@ export const readyz = (prefix: string, timeoutMs: number) =>
     // requests are handled uninterruptibly: the command is made interruptible, so
     // that the deadline can abandon it
     const answered = yield* Effect.interruptible(redis.pttl(TurnKeys.turnsKey(prefix))).pipe(
-      Effect.timeoutFail({
+      Effect.mapError((error) => `Redis failed: ${error.reason}`),
+      Effect.timeoutOrElse({
         duration: Duration.millis(timeoutMs),
-        onTimeout: () => `Redis did not answer within ${timeoutMs} ms`
+        orElse: () => Effect.fail(`Redis did not answer within ${timeoutMs} ms`)
       }),
-      Effect.mapError((error) => typeof error === "string" ? error : `Redis failed: ${error.reason}`),
-      Effect.either
+      Effect.result
     )
-    if (answered._tag === "Right") return HttpServerResponse.unsafeJson({ status: "ready" }, { headers: noStore })
-    yield* Effect.logWarning(`not ready: ${answered.left}`)
-    return HttpServerResponse.unsafeJson({ status: "unavailable", reason: answered.left }, {
+    if (Result.isSuccess(answered)) return HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers: noStore })
+    yield* Effect.logWarning(`not ready: ${answered.failure}`)
+    return HttpServerResponse.jsonUnsafe({ status: "unavailable", reason: answered.failure }, {
       status: 503,
       headers: noStore
     })

@@ -6,13 +6,12 @@
  *
  * @internal
  */
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { httpDuration, httpRequests, snapshotBytes } from "./serverMetrics.js"
@@ -69,7 +68,9 @@ export const routeOf = (path: string): string => {
  *
  * @internal
  */
-export const observed = <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
+export const observed = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const target = redactUrl(request.url)
@@ -84,12 +85,12 @@ export const observed = <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServe
         Effect.gen(function*() {
           const seconds = Number((yield* Clock.currentTimeNanos) - start) / 1e9
           // a request whose client went away before its answer: nginx's 499
-          const status = Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500
+          const status = Exit.isSuccess(exit) ? exit.value.status : Exit.hasInterrupts(exit) ? 499 : 500
           const body = Exit.isSuccess(exit) ? exit.value.body : undefined
           if (route === "/v1/turns/:turnId" && status === 200 && body !== undefined && body._tag !== "Empty") {
             if (body.contentLength !== undefined) yield* Metric.update(snapshotBytes, body.contentLength)
           }
-          yield* Metric.increment(httpRequests(request.method, route, status))
+          yield* Metric.update(httpRequests(request.method, route, status), 1)
           yield* Metric.update(httpDuration(route), seconds)
           yield* Effect.logInfo(`${request.method} ${target} ${status} ${Math.round(seconds * 1000)}ms`).pipe(
             Effect.annotateLogs({ method: request.method, path, status, durationMs: Math.round(seconds * 1e6) / 1000 })

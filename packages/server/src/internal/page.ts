@@ -4,8 +4,8 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import { indexHtml, script, style } from "./viewerAssets.js"
 
@@ -36,5 +36,5 @@ export const pageAsset = (
   request: HttpServerRequest.HttpServerRequest
 ): Option.Option<HttpServerResponse.HttpServerResponse> =>
   request.method === "GET" || request.method === "HEAD"
-    ? Option.fromNullable(assets.get(request.url.split("?")[0]!))
+    ? Option.fromNullishOr(assets.get(request.url.split("?")[0]!))
     : Option.none()

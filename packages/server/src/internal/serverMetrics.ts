@@ -8,40 +8,39 @@
 import type { TurnKeys } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Stream from "effect/Stream"
 
 /** @internal */
-export const httpRequests = (method: string, route: string, status: number): Metric.Metric.Counter<number> =>
-  Metric.counter("sluice_http_requests_total", { description: "HTTP requests, by method, route and status" }).pipe(
-    Metric.tagged("method", method),
-    Metric.tagged("route", route),
-    Metric.tagged("status", String(status))
-  )
+export const httpRequests = (method: string, route: string, status: number): Metric.Counter<number> =>
+  Metric.counter("sluice_http_requests_total", {
+    description: "HTTP requests, by method, route and status",
+    attributes: { method, route, status: String(status) }
+  })
 
 /** @internal */
-export const httpDuration = (route: string): Metric.Metric.Histogram<number> =>
-  Metric.histogram(
-    "sluice_http_request_duration_seconds",
-    MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 14 }),
-    "Seconds from a request to its response's head (an SSE stream's length is not counted)"
-  ).pipe(Metric.tagged("route", route))
+export const httpDuration = (route: string): Metric.Histogram<number> =>
+  Metric.histogram("sluice_http_request_duration_seconds", {
+    description: "Seconds from a request to its response's head (an SSE stream's length is not counted)",
+    boundaries: Metric.exponentialBoundaries({ start: 0.001, factor: 2, count: 14 }),
+    attributes: { route }
+  })
 
 const sseReaders = {
-  events: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(
-    Metric.tagged("stream", "events")
-  ),
-  upserts: Metric.gauge("sluice_sse_readers", { description: "Open SSE streams, by stream" }).pipe(
-    Metric.tagged("stream", "upserts")
-  )
+  events: Metric.gauge("sluice_sse_readers", {
+    description: "Open SSE streams, by stream",
+    attributes: { stream: "events" }
+  }),
+  upserts: Metric.gauge("sluice_sse_readers", {
+    description: "Open SSE streams, by stream",
+    attributes: { stream: "upserts" }
+  })
 } as const
 
 /** @internal */
-export const snapshotBytes = Metric.histogram(
-  "sluice_snapshot_bytes",
-  MetricBoundaries.exponential({ start: 256, factor: 4, count: 10 }),
-  "Bytes of the turn snapshots served"
-)
+export const snapshotBytes = Metric.histogram("sluice_snapshot_bytes", {
+  description: "Bytes of the turn snapshots served",
+  boundaries: Metric.exponentialBoundaries({ start: 256, factor: 4, count: 10 })
+})
 
 /**
  * An SSE feed observed: counted in `sluice_sse_readers` while it is open, and run in a
@@ -51,9 +50,9 @@ export const snapshotBytes = Metric.histogram(
  */
 export const observeFeed =
   (stream: TurnKeys.TurnStream, turnId: string) => <A, E, R>(body: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-    Stream.unwrapScoped(
+    Stream.unwrap(
       Effect.as(
-        Effect.acquireRelease(Metric.increment(sseReaders[stream]), () => Metric.incrementBy(sseReaders[stream], -1)),
+        Effect.acquireRelease(Metric.modify(sseReaders[stream], 1), () => Metric.modify(sseReaders[stream], -1)),
         body
       )
     ).pipe(

@@ -24,18 +24,18 @@
  *
  * @internal
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Backoff, SchemaDecode } from "@sluice/core"
 import type { DurableStore, DurableSubscriptions, RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as FiberSet from "effect/FiberSet"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -167,7 +167,7 @@ interface Decision<A> {
   readonly after?: Effect.Effect<void> | undefined
 }
 
-const WebhookReply = Schema.parseJson(Schema.Struct({ done: Schema.optional(Schema.Unknown) }))
+const WebhookReply = Schema.fromJsonString(Schema.Struct({ done: Schema.optional(Schema.Unknown) }))
 const decodeReply = SchemaDecode.decodeUnknownEither(WebhookReply)
 
 const configHash = (body: typeof CreateBody.Type): string =>
@@ -297,7 +297,7 @@ export const make = (
           body: new TextEncoder().encode(JSON.stringify(event))
         })
       }).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.logWarning(
             `subscription ${saved.id}: the wake event was not written to ${wakeStream}: ${error.message}`
           )
@@ -311,7 +311,7 @@ export const make = (
     // Ends the current wake, and issues the next when work is pending.
     const endWake = (subscription: Subscription, links: ReadonlyArray<Link>, now: number) =>
       Effect.map(tailsOf(links), (tails): Decision<boolean> => {
-        const idle: Subscription = { ...Struct.omit(subscription, "wake"), links }
+        const idle: Subscription = { ...Struct.omit(subscription, ["wake"]), links }
         if (!pending(links, tails)) return { next: idle, result: false }
         const next = issueWake(idle, links, tails, now)
         return { next, result: true, after: announce(next, firstPending(links, tails)) }
@@ -339,30 +339,30 @@ export const make = (
         catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
       }).pipe(Effect.map((addresses) => addresses.map((entry) => entry.address))))
     // A name that resolves to a private address is refused, post by post.
-    const reachable = (url: string): Effect.Effect<Either.Either<void, string>> => {
+    const reachable = (url: string): Effect.Effect<Result.Result<void, string>> => {
       const host = hostToResolve(url, options.policy)
-      if (host === undefined) return Effect.succeed(Either.void)
+      if (host === undefined) return Effect.succeed(Result.void)
       return lookup(host).pipe(
-        Effect.map((addresses) =>
+        Effect.map((addresses): Result.Result<void, string> =>
           addresses.some(isLocalAddress)
-            ? Either.left(`${host} resolves to a private, loopback or link-local address`)
-            : Either.void
+            ? Result.fail(`${host} resolves to a private, loopback or link-local address`)
+            : Result.void
         ),
-        Effect.catchAll((error) => Effect.succeed(Either.left(`${host} does not resolve: ${error.message}`)))
+        Effect.catch((error) => Effect.succeed(Result.fail(`${host} does not resolve: ${error.message}`)))
       )
     }
 
-    const post = (url: string, body: string, signature: string): Effect.Effect<Either.Either<boolean, string>> => {
+    const post = (url: string, body: string, signature: string): Effect.Effect<Result.Result<boolean, string>> => {
       // anything but 2xx fails the post, a redirect too (the client follows none: it
       // could lead anywhere)
       const answered = (response: HttpClientResponse.HttpClientResponse) =>
         response.status >= 200 && response.status < 300
           ? Effect.map(
             Effect.orElseSucceed(response.text, () => ""),
-            (text): Either.Either<boolean, string> =>
-              Either.right(Either.getOrUndefined(decodeReply(text))?.done === true)
+            (text): Result.Result<boolean, string> =>
+              Result.succeed(Result.getOrUndefined(decodeReply(text))?.done === true)
           )
-          : Effect.succeed(Either.left(`the receiver answered ${response.status}`))
+          : Effect.succeed(Result.fail(`the receiver answered ${response.status}`))
       const send = client.execute(
         HttpClientRequest.post(url).pipe(
           HttpClientRequest.setHeader("webhook-signature", signature),
@@ -371,15 +371,17 @@ export const make = (
       ).pipe(
         Effect.flatMap(answered),
         Effect.scoped,
-        Effect.timeoutTo({
+        Effect.timeoutOrElse({
           duration: options.postTimeoutMs,
-          onTimeout: (): Either.Either<boolean, string> => Either.left(`no answer within ${options.postTimeoutMs} ms`),
-          onSuccess: (outcome) => outcome
+          orElse: () =>
+            Effect.succeed<Result.Result<boolean, string>>(
+              Result.fail(`no answer within ${options.postTimeoutMs} ms`)
+            )
         }),
-        Effect.catchAll((error) => Effect.succeed(Either.left(error.message)))
+        Effect.catch((error) => Effect.succeed(Result.fail(error.message)))
       )
       return Effect.flatMap(reachable(url), (checked) =>
-        Either.isLeft(checked) ? Effect.succeed(Either.left(checked.left)) : send)
+        Result.isFailure(checked) ? Effect.succeed(Result.fail(checked.failure)) : send)
     }
 
     // Posts the wake `wakeId` until the receiver takes it, while it is the current wake;
@@ -405,19 +407,19 @@ export const make = (
           const signing = yield* signer
           const body = notification(subscription, signing)
           const outcome = yield* post(url, body, signing.signature(body, now))
-          const jitter = yield* Random.nextRange(0.8, 1.2)
+          const jitter = yield* Random.nextBetween(0.8, 1.2)
           const next = yield* update(id, (current, at): Effect.Effect<Decision<string | undefined>, Failure> => {
             const wake = current.wake
             if (wake?.id !== wakeId) {
               return Effect.succeed({ next: undefined, result: undefined })
             }
-            if (Either.isLeft(outcome)) {
+            if (Result.isFailure(outcome)) {
               const delay = Math.round(
                 Backoff.delayMs(current.failures, options.retryBaseMs, options.retryMaxMs) * jitter
               )
               return Effect.as(
                 Effect.logWarning(
-                  `subscription ${id}: webhook delivery failed (${outcome.left}), again in ${delay} ms`
+                  `subscription ${id}: webhook delivery failed (${outcome.failure}), again in ${delay} ms`
                 ),
                 {
                   next: {
@@ -430,8 +432,8 @@ export const make = (
                 }
               )
             }
-            const healthy: Subscription = { ...Struct.omit(current, "nextAttemptAt"), failures: 0 }
-            if (!outcome.right) {
+            const healthy: Subscription = { ...Struct.omit(current, ["nextAttemptAt"]), failures: 0 }
+            if (!outcome.success) {
               return Effect.succeed({ next: healthy, result: undefined })
             }
             const acked = current.links.map((link) => {
@@ -450,7 +452,7 @@ export const make = (
           wakeId = next
         }
       }).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.logWarning(`subscription ${id}: webhook delivery stopped (${error.message}); its lease will end it`)
         )
       )
@@ -530,7 +532,7 @@ export const make = (
     }
 
     const streamLinks = (streams: ReadonlyArray<string>, links: ReadonlyArray<Link>) =>
-      Effect.reduce(streams, links, (acc, path) =>
+      Effect.reduce(streams, () => links, (acc, path) =>
         acc.some((link) => link.path === path && link.explicit)
           ? Effect.succeed(acc)
           : Effect.map(tailOf(path), (tail) => linkAt(acc, path, "explicit", tail)))
@@ -635,7 +637,7 @@ export const make = (
           discard: true
         })
       }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`subscriptions were not told of ${name}: ${error.message}`))
+        Effect.catch((error) => Effect.logWarning(`subscriptions were not told of ${name}: ${error.message}`))
       )
 
     const sweep: Engine["sweep"] = Effect.flatMap(subscriptions.ids, (ids) =>
@@ -657,7 +659,7 @@ export const make = (
 
     yield* Effect.forkScoped(
       sweep.pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.logWarning(`subscription leases were not checked: ${error.message}`)
         ),
         Effect.repeat(Schedule.spaced(options.sweepMs))

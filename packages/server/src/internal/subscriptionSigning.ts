@@ -8,8 +8,8 @@
  * @internal
  */
 import { SchemaDecode } from "@sluice/core"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import {
   createHash,
@@ -39,7 +39,7 @@ export const TokenClaims = Schema.Struct({ sub: Schema.String, gen: Schema.Numbe
 /** @internal */
 export type TokenClaims = typeof TokenClaims.Type
 
-const decodeClaims = SchemaDecode.decodeUnknownEither(Schema.parseJson(TokenClaims))
+const decodeClaims = SchemaDecode.decodeUnknownEither(Schema.fromJsonString(TokenClaims))
 
 const PublicJwk = Schema.Struct({ kty: Schema.Literal("OKP"), crv: Schema.Literal("Ed25519"), x: Schema.String })
 const decodeJwk = SchemaDecode.decodeUnknownEither(PublicJwk)
@@ -69,7 +69,7 @@ export interface Signer {
  */
 export const makeSigner = (pem: string): Signer => {
   const privateKey = createPrivateKey(pem)
-  const jwk = Either.getOrThrowWith(
+  const jwk = Result.getOrThrowWith(
     decodeJwk(createPublicKey(privateKey).export({ format: "jwk" })),
     () => new Error("the stored signing key is not an Ed25519 key")
   )
@@ -97,7 +97,7 @@ export const makeSigner = (pem: string): Signer => {
       const given = Buffer.from(token.slice(dot + 1), "base64url")
       const expected = mac(payload)
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Option.none()
-      return Either.getRight(decodeClaims(Buffer.from(payload, "base64url").toString("utf8")))
+      return Result.getSuccess(decodeClaims(Buffer.from(payload, "base64url").toString("utf8")))
     }
   }
 }

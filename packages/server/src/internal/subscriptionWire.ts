@@ -5,11 +5,12 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /**
  * A durable stream's name (its path under `/v1/stream/`): 1 to 512 characters, no
@@ -76,7 +77,7 @@ export const refuse = (
  * @internal
  */
 export const json = (status: number, body: unknown): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
+  HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store" } })
 
 /**
  * The response of a refusal.
@@ -92,21 +93,25 @@ export const refusalResponse = (refusal: SubscriptionRefusal): HttpServerRespons
  *
  * @internal
  */
-export const StreamPath = Schema.transform(
-  Schema.String,
-  Schema.String.pipe(
-    Schema.filter((path) => streamNamePattern.test(path) && !isReserved(path), {
-      message: () =>
-        "a stream path: 1 to 512 characters without white space, braces or control characters, not under __ds/"
+export const StreamPath = Schema.String.pipe(
+  Schema.decodeTo(
+    Schema.String.check(
+      Schema.makeFilter((path: string) => streamNamePattern.test(path) && !isReserved(path), {
+        message: "a stream path: 1 to 512 characters without white space, braces or control characters, not under __ds/"
+      })
+    ),
+    SchemaTransformation.transform({
+      decode: (path: string) => path.replace(/^\/+/, "").replace(/\/+$/, ""),
+      encode: (path: string) => path
     })
-  ),
-  { strict: true, decode: (path) => path.replace(/^\/+/, "").replace(/\/+$/, ""), encode: (path) => path }
+  )
 )
 
-const Pattern = Schema.String.pipe(
-  Schema.filter((pattern) => streamNamePattern.test(pattern) && pattern.split("/").every((part) => part !== ""), {
-    message: () => "a glob over stream paths: segments separated by /, * within a segment, ** for any segments"
-  })
+const Pattern = Schema.String.check(
+  Schema.makeFilter(
+    (pattern: string) => streamNamePattern.test(pattern) && pattern.split("/").every((part) => part !== ""),
+    { message: "a glob over stream paths: segments separated by /, * within a segment, ** for any segments" }
+  )
 )
 
 /**
@@ -122,13 +127,15 @@ export const leaseTtl = { min: 1_000, default: 30_000, max: 600_000 } as const
  * @internal
  */
 export const CreateBody = Schema.Struct({
-  type: Schema.Literal("webhook", "pull-wake"),
-  pattern: Schema.optionalWith(Pattern, { exact: true }),
-  streams: Schema.optionalWith(Schema.Array(StreamPath).pipe(Schema.maxItems(1000)), { exact: true }),
-  webhook: Schema.optionalWith(Schema.Struct({ url: Schema.String }), { exact: true }),
-  wake_stream: Schema.optionalWith(StreamPath, { exact: true }),
-  lease_ttl_ms: Schema.optionalWith(Schema.Int.pipe(Schema.between(leaseTtl.min, leaseTtl.max)), { exact: true }),
-  description: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(1024)), { exact: true })
+  type: Schema.Literals(["webhook", "pull-wake"]),
+  pattern: Schema.optionalKey(Pattern),
+  streams: Schema.optionalKey(Schema.Array(StreamPath).check(Schema.isMaxLength(1000))),
+  webhook: Schema.optionalKey(Schema.Struct({ url: Schema.String })),
+  wake_stream: Schema.optionalKey(StreamPath),
+  lease_ttl_ms: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: leaseTtl.min, maximum: leaseTtl.max }))
+  ),
+  description: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024)))
 })
 
 /**
@@ -137,7 +144,7 @@ export const CreateBody = Schema.Struct({
  * @internal
  */
 export const StreamsBody = Schema.Struct({
-  streams: Schema.Array(StreamPath).pipe(Schema.minItems(1), Schema.maxItems(1000))
+  streams: Schema.Array(StreamPath).check(Schema.isMinLength(1), Schema.isMaxLength(1000))
 })
 
 /**
@@ -149,15 +156,14 @@ export const StreamsBody = Schema.Struct({
 export const AckBody = Schema.Struct({
   wake_id: Schema.String,
   generation: Schema.Int,
-  acks: Schema.optionalWith(
+  acks: Schema.optionalKey(
     Schema.Array(Schema.Struct({
-      stream: Schema.optionalWith(StreamPath, { exact: true }),
-      path: Schema.optionalWith(StreamPath, { exact: true }),
+      stream: Schema.optionalKey(StreamPath),
+      path: Schema.optionalKey(StreamPath),
       offset: Schema.String
-    })).pipe(Schema.maxItems(1000)),
-    { exact: true }
+    })).check(Schema.isMaxLength(1000))
   ),
-  done: Schema.optionalWith(Schema.Boolean, { exact: true })
+  done: Schema.optionalKey(Schema.Boolean)
 })
 
 /**
@@ -165,11 +171,17 @@ export const AckBody = Schema.Struct({
  *
  * @internal
  */
-export const ClaimBody = Schema.Struct({ worker: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) })
+export const ClaimBody = Schema.Struct({ worker: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)) })
 
-const describe = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
-    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+// A field's path as `a.0.b`.
+const pathOf = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string =>
+  path.map((segment) => String(typeof segment === "object" ? segment.key : segment)).join(".")
+
+const describe = (issue: SchemaIssue.Issue): string =>
+  formatIssues(issue).issues.map((each) =>
+    each.path === undefined || each.path.length === 0 ? each.message : `${pathOf(each.path)}: ${each.message}`
   ).join("; ")
 
 /**
@@ -178,7 +190,7 @@ const describe = (error: ParseResult.ParseError): string =>
  *
  * @internal
  */
-export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {
+export const decodeBody = <A, I>(schema: Schema.Codec<A, I, never, unknown>) => {
   const decode = SchemaDecode.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })
   return (body: Uint8Array): Effect.Effect<A, SubscriptionRefusal> => {
     let parsed: unknown
@@ -187,7 +199,10 @@ export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {
     } catch {
       return refuse(400, "INVALID_REQUEST", "the body is not JSON")
     }
-    return Effect.mapError(decode(parsed), (error) => new SubscriptionRefusal(400, "INVALID_REQUEST", describe(error)))
+    return Effect.mapError(
+      decode(parsed),
+      (error) => new SubscriptionRefusal(400, "INVALID_REQUEST", describe(error.issue))
+    )
   }
 }
 

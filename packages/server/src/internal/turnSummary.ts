@@ -11,6 +11,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { TurnStatus } from "../TurnSnapshot.js"
 
+const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
 /**
  * A turn as the list shows it. `providerId` and `modelId` come from its `turn_started`;
  * `status` is `streaming` until a turn event ends it; `endedAt` is the time of that
@@ -25,13 +27,13 @@ import { TurnStatus } from "../TurnSnapshot.js"
 export const TurnSummary = Schema.Struct({
   turnId: Schema.String,
   startedAt: Schema.Number,
-  providerId: Schema.optionalWith(Schema.String, { exact: true }),
-  modelId: Schema.optionalWith(Schema.String, { exact: true }),
-  status: Schema.optionalWith(TurnStatus, { exact: true }),
-  firstOutputMs: Schema.optionalWith(Schema.NonNegative, { exact: true }),
-  endedAt: Schema.optionalWith(Schema.Number, { exact: true }),
-  durationMs: Schema.optionalWith(Schema.NonNegative, { exact: true })
-}).annotations({ identifier: "TurnSummary" })
+  providerId: Schema.optionalKey(Schema.String),
+  modelId: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(TurnStatus),
+  firstOutputMs: Schema.optionalKey(NonNegative),
+  endedAt: Schema.optionalKey(Schema.Number),
+  durationMs: Schema.optionalKey(NonNegative)
+}).annotate({ identifier: "TurnSummary" })
 
 /**
  * @internal
@@ -43,7 +45,7 @@ export type TurnSummary = typeof TurnSummary.Type
  *
  * @internal
  */
-export const TurnList = Schema.Struct({ turns: Schema.Array(TurnSummary) }).annotations({ identifier: "TurnList" })
+export const TurnList = Schema.Struct({ turns: Schema.Array(TurnSummary) }).annotate({ identifier: "TurnList" })
 
 /**
  * How many entries from the start of a turn's stream the list reads to find its first
@@ -88,7 +90,7 @@ export const summarize = (
     const redis = yield* RedisStreams.RedisStreams
     const key = TurnKeys.upsertsKey(prefix, turnId)
     const [head, last] = yield* Effect.all([redis.xrange(key, "-", "+", headEntries), redis.xlast(key)])
-    const start = yield* payloadOf(Option.fromNullable(head[0]))
+    const start = yield* payloadOf(Option.fromNullishOr(head[0]))
     if (Option.isNone(start)) return { turnId, startedAt }
     const decoded = yield* Effect.forEach(head, (entry) => payloadOf(Option.some(entry)))
     const output = decoded.flatMap((entry) => (Option.isSome(entry) && isOutput(entry.value) ? [entry.value] : []))[0]

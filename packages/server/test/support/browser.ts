@@ -26,10 +26,10 @@ export const unavailable: string | undefined = existsSync(chromiumPath) || proce
 
 export const artifactsDir = fileURLToPath(new URL("../../../../test-artifacts/viewer/", import.meta.url))
 
-export class Browser extends Context.Tag("test/Browser")<Browser, BrowserContext>() {}
+export class Browser extends Context.Service<Browser, BrowserContext>()("test/Browser") {}
 
 /** Chromium with a fresh profile in a temporary directory, removed afterwards. */
-export const browserLayer: Layer.Layer<Browser, Error> = Layer.scoped(
+export const browserLayer: Layer.Layer<Browser, Error> = Layer.effect(
   Browser,
   Effect.acquireRelease(
     Effect.tryPromise({
@@ -69,7 +69,7 @@ export const newPage: Effect.Effect<
   { readonly page: Page; readonly errors: Array<string> },
   never,
   Browser | Scope.Scope
-> = Effect.flatMap(Browser, (context) =>
+> = Browser.use((context) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const page = await context.newPage()
@@ -78,7 +78,8 @@ export const newPage: Effect.Effect<
       return { page, errors }
     }),
     ({ page }) => Effect.promise(() => page.close())
-  ))
+  )
+)
 
 /** Runs a browser action as an Effect. */
 export const run = <A>(action: () => Promise<A>): Effect.Effect<A, Error> =>
@@ -125,12 +126,12 @@ export const proxy = (target: string): Effect.Effect<Proxy, Error, Scope.Scope> 
       upstream.pipe(client)
     })
     const address = yield* Effect.acquireRelease(
-      Effect.async<AddressInfo, Error>((resume) => {
+      Effect.callback<AddressInfo, Error>((resume) => {
         server.once("error", (error) => resume(Effect.fail(error)))
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server.address() as AddressInfo)))
       }),
       () =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           for (const socket of sockets) socket.destroy()
           server.close(() => resume(Effect.void))
         })
@@ -322,9 +323,9 @@ export const contentIs = (page: Page, itemId: string, content: string): Effect.E
     observer.observe(document.body, { subtree: true, childList: true, characterData: true })
   })`
   return run(() => page.evaluate(expression)).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: "30 seconds",
-      onTimeout: () => new Error(`${itemId} never showed ${JSON.stringify(content)}`)
+      orElse: () => Effect.fail(new Error(`${itemId} never showed ${JSON.stringify(content)}`))
     }),
     Effect.asVoid
   )

@@ -4,9 +4,7 @@
  * stream aborts its request, as a client that goes away would.
  */
 import { Sse } from "@sluice/core"
-import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
@@ -88,7 +86,7 @@ export interface Received {
 export const received = (event: Sse.SseEvent): Received => ({ id: event.id, event: event.event, data: event.data })
 
 /** Pulls from an SSE stream until `n` more events have arrived (a chunk may bring more). */
-export const takeEvents = <E>(pull: Effect.Effect<Chunk.Chunk<Sse.SseEvent>, Option.Option<E>>, n: number) =>
+export const takeEvents = <E>(pull: Effect.Effect<ReadonlyArray<Sse.SseEvent>, E>, n: number) =>
   Effect.gen(function*() {
     const seen: Array<Received> = []
     while (seen.length < n) seen.push(...Array.from(yield* pull, received))

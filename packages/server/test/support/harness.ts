@@ -5,7 +5,6 @@
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { RedisStreams, TurnKeys, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -29,7 +28,7 @@ export const serveWith = (
   Effect.gen(function*() {
     const context = yield* quietLogs(Layer.build(TurnServer.layer({ port: 0, host: "127.0.0.1", prefix, ...options })))
     const address = yield* Effect.provide(TurnServer.address, context)
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
     return `http://127.0.0.1:${address.port}`
   })
 
@@ -45,7 +44,7 @@ export const trimmingPublisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, r
 
 // Runs a publishing stream with the test publisher; what it passed on.
 const published = <A, E>(stream: Stream.Stream<A, E, TurnPublisher.TurnPublisher>) =>
-  stream.pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray), Effect.provide(publisher))
+  stream.pipe(Stream.runCollect, Effect.provide(publisher))
 
 /** Publishes Stream B messages of a turn; what the publisher passed on. */
 export const publishUpserts = (turnId: string, messages: ReadonlyArray<StreamBMessage.StreamBMessage>) =>
@@ -104,17 +103,18 @@ export const producer = (
     )
     return {
       release: (n) =>
-        Effect.zipRight(
+        Effect.andThen(
           Queue.offerAll(gate, Array.from({ length: n }, () => undefined)),
-          Effect.map(Queue.takeN(confirmed, n), Chunk.toReadonlyArray)
+          Queue.takeN(confirmed, n)
         )
     }
   })
 
 /** A producer's lease on a turn as `TurnLease.hold` takes it, never renewed: it lapses after `leaseMs`. */
 export const unrenewedLease = (turnId: string, leaseMs = 6_000) =>
-  Effect.flatMap(RedisStreams.RedisStreams, (redis) =>
-    Effect.zipRight(
+  RedisStreams.RedisStreams.use((redis) =>
+    Effect.andThen(
       redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", 60_000),
       redis.setPx(TurnKeys.leaseKey(prefix, turnId), "1", leaseMs)
-    ))
+    )
+  )

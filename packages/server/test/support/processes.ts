@@ -44,13 +44,13 @@ export const spawnScript = (
         })
         const collect = (chunk: Buffer) => {
           output += chunk.toString("utf8")
-          if (output.includes(ready)) Deferred.unsafeDone(started, Effect.void)
+          if (output.includes(ready)) Deferred.doneUnsafe(started, Effect.void)
         }
         child.stdout.on("data", collect)
         child.stderr.on("data", collect)
         child.on("exit", (code, signal) => {
-          Deferred.unsafeDone(exit, Effect.succeed(signal ?? code ?? -1))
-          Deferred.unsafeDone(started, Effect.fail(new Error(`${script} exited before it was ready:\n${output}`)))
+          Deferred.doneUnsafe(exit, Effect.succeed(signal ?? code ?? -1))
+          Deferred.doneUnsafe(started, Effect.fail(new Error(`${script} exited before it was ready:\n${output}`)))
         })
         return child
       }),

@@ -4,20 +4,20 @@
  * logger a test installs itself (to read the access log) still gets every line.
  */
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 
-const warningsOnly = Logger.filterLogLevel(Logger.defaultLogger, LogLevel.greaterThanEqual(LogLevel.Warning))
+const warningsOnly = Logger.make<unknown, void>((options) => {
+  if (LogLevel.isGreaterThanOrEqualTo(options.logLevel, "Warn")) Logger.defaultLogger.log(options)
+})
 
 /**
  * Runs `effect` (the build of a server: the fibers it forks keep the setting) with the
  * default logger at Warning.
  */
 export const quietLogs = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locallyWith(
+  Effect.updateService(
     effect,
-    FiberRef.currentLoggers,
-    HashSet.map((logger) => (logger === Logger.defaultLogger ? warningsOnly : logger))
+    Logger.CurrentLoggers,
+    (loggers) => new Set([...loggers].map((logger) => (logger === Logger.defaultLogger ? warningsOnly : logger)))
   )

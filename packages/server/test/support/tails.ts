@@ -6,7 +6,6 @@
 import { RedisError, RedisStreams } from "@sluice/redis"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
@@ -30,45 +29,48 @@ export const watchedTails = (plan: (call: number) => TailPlan = () => pass) => {
   const log: TailLog = { starts: [], open: 0, released: 0 }
   const waiters: Array<readonly [number, Deferred.Deferred<void>]> = []
   const notify = () => {
-    for (const [n, waiter] of waiters) if (log.released >= n) Deferred.unsafeDone(waiter, Effect.void)
+    for (const [n, waiter] of waiters) if (log.released >= n) Deferred.doneUnsafe(waiter, Effect.void)
   }
   /** Completes once `n` tails have been released. */
   const released = (n: number) =>
     Effect.suspend(() => {
       if (log.released >= n) return Effect.void
-      const waiter = Deferred.unsafeMake<void>(FiberId.none)
+      const waiter = Deferred.makeUnsafe<void>()
       waiters.push([n, waiter])
       return Deferred.await(waiter)
     })
   const layer = Layer.effect(
     RedisStreams.RedisStreams,
-    Effect.map(RedisStreams.RedisStreams, (inner) => ({
+    RedisStreams.RedisStreams.useSync((inner) => ({
       ...inner,
       tail: (key: string, options?: RedisStreams.TailOptions) =>
-        Stream.acquireRelease(
-          Effect.sync(() => {
-            const step = plan(log.starts.length)
-            log.starts.push(options?.after ?? "0-0")
-            log.open++
-            return step
-          }),
-          () =>
+        Stream.unwrap(Effect.map(
+          Effect.acquireRelease(
             Effect.sync(() => {
-              log.open--
-              log.released++
-              notify()
+              const step = plan(log.starts.length)
+              log.starts.push(options?.after ?? "0-0")
+              log.open++
+              return step
+            }),
+            () =>
+              Effect.sync(() => {
+                log.open--
+                log.released++
+                notify()
+              })
+          ),
+          (step) => {
+            const entries = inner.tail(key, options)
+            if (!step.fail) return entries
+            const error = new RedisError.RedisError({
+              reason: step.reason,
+              command: "XREAD",
+              key,
+              detail: "injected failure"
             })
-        ).pipe(Stream.flatMap((step) => {
-          const entries = inner.tail(key, options)
-          if (!step.fail) return entries
-          const error = new RedisError.RedisError({
-            reason: step.reason,
-            command: "XREAD",
-            key,
-            detail: "injected failure"
-          })
-          return Stream.concat(Stream.take(entries, step.after), Stream.fail(error))
-        }))
+            return Stream.concat(Stream.take(entries, step.after), Stream.fail(error))
+          }
+        ))
     }))
   )
   return { layer, log, released }

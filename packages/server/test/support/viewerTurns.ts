@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 
 const fixture = readFileSync(new URL("../fixtures/anthropic-weather.upserts.jsonl", import.meta.url), "utf8")
-const decodeMessage = Schema.decodeUnknownSync(Schema.parseJson(StreamBMessage.StreamBMessage))
+const decodeMessage = Schema.decodeUnknownSync(Schema.fromJsonString(StreamBMessage.StreamBMessage))
 
 /**
  * The replayed sample, re-addressed to `turnId` (the fixture was written with
