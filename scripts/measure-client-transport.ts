@@ -153,7 +153,7 @@ const until = (done: () => boolean, seconds = 20) =>
 
 const outcome = (promise: Promise<unknown>) =>
   Effect.promise(() => promise.then(() => "finished", (error: unknown) => `failed (${String(error)})`)).pipe(
-    Effect.timeoutTo({ duration: "20 seconds", onTimeout: () => "still waiting after 20 s", onSuccess: (text) => text })
+    Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.succeed("still waiting after 20 s") })
   )
 
 // Each follower reads a running turn of 40 upserts through the proxy; every connection

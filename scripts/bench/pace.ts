@@ -23,6 +23,7 @@ import { RedisStreams, RedisStreamsLive, TurnKeys } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
@@ -142,29 +143,36 @@ interface Delivery {
 
 /** A turn's body: a role chunk, `SECONDS x RATE` content chunks each due on its period, the end. */
 const body = (network: Network, turn: PacedTurn, chunks: number): Stream.Stream<Uint8Array> =>
-  Stream.asyncPush<Uint8Array>((emit) =>
+  Stream.callback<Uint8Array>((queue) =>
     Effect.acquireRelease(
       Effect.sync(() => {
         let next = 0
-        emit.single(
+        Queue.offerUnsafe(
+          queue,
           sseChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })
         )
         const delivery: Delivery = {
           deliver: (now) => {
             while (next < chunks && turn.start + (next + 1) * PERIOD_MS <= now) {
-              emit.single(sseChunk({
-                choices: [{ index: 0, delta: { content: pieceText(turn.index, next) }, finish_reason: null }]
-              }))
+              Queue.offerUnsafe(
+                queue,
+                sseChunk({
+                  choices: [{ index: 0, delta: { content: pieceText(turn.index, next) }, finish_reason: null }]
+                })
+              )
               next++
             }
             if (next < chunks) return
-            emit.single(sseChunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }))
-            emit.single(sseChunk({
-              choices: [],
-              usage: { prompt_tokens: 100, completion_tokens: chunks, total_tokens: 100 + chunks }
-            }))
-            emit.single(encoder.encode("data: [DONE]\n\n"))
-            emit.end()
+            Queue.offerUnsafe(queue, sseChunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }))
+            Queue.offerUnsafe(
+              queue,
+              sseChunk({
+                choices: [],
+                usage: { prompt_tokens: 100, completion_tokens: chunks, total_tokens: 100 + chunks }
+              })
+            )
+            Queue.offerUnsafe(queue, encoder.encode("data: [DONE]\n\n"))
+            Queue.endUnsafe(queue)
             network.remove(delivery)
           }
         }
@@ -172,7 +180,8 @@ const body = (network: Network, turn: PacedTurn, chunks: number): Stream.Stream<
         return delivery
       }),
       (delivery) => Effect.sync(() => network.remove(delivery))
-    ), { bufferSize: "unbounded" })
+    )
+  )
 
 /**
  * The `RedisStreams` in context, with every confirmed Stream A `item_delta` entry
@@ -199,10 +208,10 @@ const observed = (turns: Map<string, PacedTurn>, delays: Histogram) =>
       return {
         ...inner,
         xadd: (key, entry, options) =>
-          Effect.tap(inner.xadd(key, entry, options), () => record(key, [entry], () => true)),
+          Effect.tap(inner.xadd(key, entry, options), () => Effect.sync(() => record(key, [entry], () => true))),
         xaddAll: (key, entries, options) =>
           Effect.tap(inner.xaddAll(key, entries, options), (results) =>
-            record(key, entries, (i) => results[i]?._tag === "Right"))
+            Effect.sync(() => record(key, entries, (i) => results[i]?._tag === "Success")))
       }
     })
   )
@@ -239,7 +248,7 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
   const network = new Network()
   const endings = new Map<string, number>()
   const oneTurn = (turn: PacedTurn) =>
-    Effect.zipRight(
+    Effect.andThen(
       Effect.sleep((turn.index / count) * STAGGER_MS),
       Effect.suspend(() => {
         turn.start = performance.now()
@@ -281,7 +290,7 @@ const runLevel = async (url: string, pid: () => number | undefined, count: numbe
     yield* Effect.forEach(
       turns,
       (turn) =>
-        Effect.catchAllCause(
+        Effect.catchCause(
           oneTurn(turn),
           (cause) => Effect.sync(() => failures.push(Cause.pretty(cause).split("\n")[0] ?? ""))
         ),

@@ -92,7 +92,7 @@ const publishTurn = (turn: Turn) =>
 /** One turn's events alone, generated and drained: the load's own cost, no Sluice stage. */
 const generateTurn = (turn: Turn) => Stream.runCount(Stream.fromIteratorSucceed(turnEvents(turn), CHUNK))
 
-const decodeUpsert = Schema.decodeUnknown(Schema.parseJson(UIUpsert.UIUpsert))
+const decodeUpsert = Schema.decodeUnknownEffect(Schema.fromJsonString(UIUpsert.UIUpsert))
 
 /** Checks one turn in Redis; a description of what is wrong, if anything. */
 const checkTurn = (turn: Turn, upserts: number) =>

@@ -12,8 +12,8 @@ import { TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnPublisher } from "@sluice/redis"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { CHUNK, DELTAS, eventsPerTurn, type Turn, turnEvents, TURNS } from "./pipeline.js"
 
@@ -60,7 +60,7 @@ const discarding = Layer.effect(
   RedisStreams.RedisStreams,
   Effect.map(RedisStreams.RedisStreams, (memory): RedisStreams.RedisStreamsService => ({
     ...memory,
-    xaddAll: (_key, entries) => Effect.succeed(entries.map((entry) => Either.right(entry.id)))
+    xaddAll: (_key, entries) => Effect.succeed(entries.map((entry) => Result.succeed(entry.id)))
   }))
 ).pipe(Layer.provide(RedisStreamsMemory.layer))
 

@@ -1,11 +1,12 @@
 /**
  * SSE framing: Sluice's `Sse.decode` inside an Effect Stream, next to a plain
  * split-lines-and-JSON.parse loop (the floor for anything that parses every event) and
- * to eventsource-parser inside the same kind of Stream.
+ * to eventsource-parser and to Effect's own SSE decoder (`effect/encoding/Sse`, after
+ * `Stream.decodeText`) inside the same kind of Stream.
  */
 import { Sse } from "@sluice/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as EffectSse from "effect/encoding/Sse"
 import * as Stream from "effect/Stream"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { measure, reads, report } from "./harness.js"
@@ -33,26 +34,27 @@ const splitAndParse = (chunks: ReadonlyArray<Uint8Array>): number => {
 
 /**
  * Runs a stream to its end and counts its elements, the way a consumer that hands each
- * chunk on and forgets it would (`Stream.mapChunks` then `Stream.runDrain`: no element
- * is kept alive by the counting).
+ * chunk on and forgets it would (`Stream.runForEachArray`: no element is kept alive by
+ * the counting).
  */
 export const count = <A, E>(stream: Stream.Stream<A, E>): Promise<number> => {
   let n = 0
   return Effect.runPromise(
-    Stream.runDrain(
-      Stream.mapChunks(stream, (chunk) => {
+    Stream.runForEachArray(stream, (chunk) =>
+      Effect.sync(() => {
         n += chunk.length
-        return Chunk.empty()
-      })
-    )
+      }))
   ).then(() => n)
 }
 
 /** A body as an HTTP client delivers it: one stream chunk per read. */
 export const body = (chunks: ReadonlyArray<Uint8Array>): Stream.Stream<Uint8Array> =>
-  Stream.fromChunks(...chunks.map((read) => Chunk.of(read)))
+  Stream.fromArrays(...chunks.map((read) => [read]))
 
 const sluice = (chunks: ReadonlyArray<Uint8Array>): Promise<number> => count(body(chunks).pipe(Sse.decode()))
+
+const effectSse = (chunks: ReadonlyArray<Uint8Array>): Promise<number> =>
+  count(body(chunks).pipe(Stream.decodeText(), Stream.pipeThroughChannel(EffectSse.decode())))
 
 const eventsourceParser = (chunks: ReadonlyArray<Uint8Array>): Promise<number> =>
   count(Stream.suspend(() => {
@@ -60,12 +62,13 @@ const eventsourceParser = (chunks: ReadonlyArray<Uint8Array>): Promise<number> =
     let pending: Array<EventSourceMessage> = []
     const parser = createParser({ onEvent: (event) => pending.push(event) })
     return body(chunks).pipe(
-      Stream.mapConcat((chunk) => {
+      Stream.map((chunk) => {
         parser.feed(decoder.decode(chunk, { stream: true }))
         const out = pending
         pending = []
         return out
-      })
+      }),
+      Stream.flattenIterable
     )
   }))
 
@@ -78,11 +81,13 @@ export const run = async (): Promise<string> => {
     const floor = await measure("split+JSON.parse", body.length, () => splitAndParse(chunks))
     const ours = await measure("Sluice Sse.decode", body.length, () => sluice(chunks))
     const esp = await measure("eventsource-parser in Stream", body.length, () => eventsourceParser(chunks))
+    const effect = await measure("effect/encoding Sse.decode in Stream", body.length, () => effectSse(chunks))
     sections.push(
       report(`SSE framing, ${(body.length / 1e6).toFixed(1)} MB transcript, ${size / 1024} KiB reads`, [
         floor,
         ours,
-        esp
+        esp,
+        effect
       ], floor)
     )
   }

@@ -48,4 +48,5 @@ export const states = (
           unsubscribe()
           handle.close()
         })
-    ))
+    )
+  )
