@@ -226,7 +226,7 @@ export type Phase = "start" | "delta" | "end"
  */
 export type BlockType = "text" | "reasoning" | "tool" | "tool_result"
 
-const decodePatch = SchemaDecode.decodeUnknownEither(EventPatch, { errors: "all" })
+const decodePatch = SchemaDecode.decodeUnknownResult(EventPatch, { errors: "all" })
 
 /**
  * Decodes one patch. `patchIndex` names its position in error messages.

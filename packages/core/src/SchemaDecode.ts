@@ -3,8 +3,7 @@
  *
  * A few inputs make a schema decoder throw instead of failing: an object whose
  * property cannot be read (a getter that throws), and a declaration
- * or filter whose predicate throws on a value it did not expect. (Effect 3 also threw on
- * JSON text such as `{"type": {"toString": false}}`, which Effect 4 fails cleanly.) The
+ * or filter whose predicate throws on a value it did not expect. The
  * decoders here turn such a throw into a `SchemaError` naming what went wrong, so
  * untrusted input always meets a typed failure, never a defect.
  *
@@ -28,13 +27,13 @@ const thrown = (error: unknown): Schema.SchemaError =>
   )
 
 /**
- * `Schema.decodeUnknownResult` (Effect 3's `decodeUnknownEither`), total: a decoder
- * that throws gives a `SchemaError`.
+ * `Schema.decodeUnknownResult`, total: a decoder that throws gives a `SchemaError`.
+ * (Named `decodeUnknownEither` before 0.2.0, when it gave an `Either`.)
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category decoding
  */
-export const decodeUnknownEither = <A, I>(schema: Schema.Codec<A, I, never, unknown>, options?: ParseOptions) => {
+export const decodeUnknownResult = <A, I>(schema: Schema.Codec<A, I, never, unknown>, options?: ParseOptions) => {
   const decode = Schema.decodeUnknownResult(schema, options)
   return (input: unknown, overrideOptions?: ParseOptions): Result.Result<A, Schema.SchemaError> => {
     try {
@@ -52,20 +51,20 @@ export const decodeUnknownEither = <A, I>(schema: Schema.Codec<A, I, never, unkn
  * @category decoding
  */
 export const decodeUnknownOption = <A, I>(schema: Schema.Codec<A, I, never, unknown>, options?: ParseOptions) => {
-  const decode = decodeUnknownEither(schema, options)
+  const decode = decodeUnknownResult(schema, options)
   return (input: unknown, overrideOptions?: ParseOptions): Option.Option<A> =>
     Result.getSuccess(decode(input, overrideOptions))
 }
 
 /**
- * `Schema.decodeUnknownEffect` (Effect 3's `decodeUnknown`), total: a decoder that
- * throws fails with a `SchemaError`.
+ * `Schema.decodeUnknownEffect`, total: a decoder that throws fails with a
+ * `SchemaError`.
  *
  * @since 0.1.0
  * @category decoding
  */
 export const decodeUnknown = <A, I>(schema: Schema.Codec<A, I, never, unknown>, options?: ParseOptions) => {
-  const decode = decodeUnknownEither(schema, options)
+  const decode = decodeUnknownResult(schema, options)
   return (input: unknown, overrideOptions?: ParseOptions): Effect.Effect<A, Schema.SchemaError> =>
     Effect.suspend(() => Effect.fromResult(decode(input, overrideOptions)))
 }

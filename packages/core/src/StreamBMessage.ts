@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import { UITurnEvent } from "./UITurnEvent.js"
 import { UIUpsert } from "./UIUpsert.js"
 
-// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+// a UUID in its 8-4-4-4-12 hex form, any version: the shape only (`isGUID`, where `isUUID` would also check the version)
 const Uuid = Schema.String.check(Schema.isGUID())
 
 /**

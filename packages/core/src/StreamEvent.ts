@@ -16,7 +16,7 @@ import * as SchemaDecode from "./SchemaDecode.js"
 import * as SchemaGuard from "./SchemaGuard.js"
 import { Usage } from "./Usage.js"
 
-// a UUID in its 8-4-4-4-12 hex form, any version (as Effect 3's `Schema.UUID` checked it)
+// a UUID in its 8-4-4-4-12 hex form, any version: the shape only (`isGUID`, where `isUUID` would also check the version)
 const Uuid = Schema.String.check(Schema.isGUID())
 
 const Timestamp = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))

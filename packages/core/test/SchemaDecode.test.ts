@@ -27,8 +27,8 @@ describe("SchemaDecode", () => {
     expect(() => Schema.decodeUnknownExit(Shape)(unreadable)).toThrow()
   })
 
-  it("decodeUnknownEither: decodes, fails as Schema does, and turns a throw into a SchemaError naming it", () => {
-    const decode = SchemaDecode.decodeUnknownEither(Shape)
+  it("decodeUnknownResult: decodes, fails as Schema does, and turns a throw into a SchemaError naming it", () => {
+    const decode = SchemaDecode.decodeUnknownResult(Shape)
     expect(decode({ type: "circle", radius: 2 })).toStrictEqual(Result.succeed({ type: "circle", radius: 2 }))
     const wrong = decode({ type: "circle", radius: "2" })
     expect(Result.isFailure(wrong) && wrong.failure.message).toContain("radius")

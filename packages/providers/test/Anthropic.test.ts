@@ -379,7 +379,7 @@ describe("Anthropic.normalize", () => {
               ? event("content_block_start", { type: "content_block_start", index, content_block: block })
               : "") +
             event("content_block_delta", data)
-          const bySchema = SchemaDecode.decodeUnknownEither(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
+          const bySchema = SchemaDecode.decodeUnknownResult(Anthropic.StreamChunk)(JSON.parse(JSON.stringify(data)))
           const exit = yield* Effect.result(run(body))
           if (Result.isFailure(bySchema)) {
             expect(exit._tag).toBe("Failure")

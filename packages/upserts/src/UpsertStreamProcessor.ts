@@ -36,8 +36,8 @@ export interface UpsertStreamProcessorOptions extends UpsertOptions.UpsertOption
   /** Receives every message, in order; a rejection is retried per the retry options. */
   readonly onEmit: (message: StreamBMessage.StreamBMessage) => Promise<void>
   /**
-   * The Effect services whose `Clock` and logger the processor uses (Effect 3's
-   * `Runtime`): a `Context`, as `yield* Effect.context()` gives it.
+   * The Effect services whose `Clock` and logger the processor uses (its
+   * runtime): a `Context`, as `yield* Effect.context()` gives it.
    */
   readonly runtime?: Context.Context<never> | undefined
 }

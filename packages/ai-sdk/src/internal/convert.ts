@@ -10,7 +10,7 @@ type OpenItem = TurnBuilder.OpenItem
 
 type Out = Array<StreamEvent.StreamEvent>
 
-const decodePart = SchemaDecode.decodeUnknownEither(Parts.Part)
+const decodePart = SchemaDecode.decodeUnknownResult(Parts.Part)
 const decodeUsage = SchemaDecode.decodeUnknownOption(Parts.AnyUsage)
 const decodeErrorFields = SchemaDecode.decodeUnknownOption(Parts.ErrorFields)
 

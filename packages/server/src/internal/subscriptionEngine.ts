@@ -168,7 +168,7 @@ interface Decision<A> {
 }
 
 const WebhookReply = Schema.fromJsonString(Schema.Struct({ done: Schema.optional(Schema.Unknown) }))
-const decodeReply = SchemaDecode.decodeUnknownEither(WebhookReply)
+const decodeReply = SchemaDecode.decodeUnknownResult(WebhookReply)
 
 const configHash = (body: typeof CreateBody.Type): string =>
   JSON.stringify([

@@ -39,10 +39,10 @@ export const TokenClaims = Schema.Struct({ sub: Schema.String, gen: Schema.Numbe
 /** @internal */
 export type TokenClaims = typeof TokenClaims.Type
 
-const decodeClaims = SchemaDecode.decodeUnknownEither(Schema.fromJsonString(TokenClaims))
+const decodeClaims = SchemaDecode.decodeUnknownResult(Schema.fromJsonString(TokenClaims))
 
 const PublicJwk = Schema.Struct({ kty: Schema.Literal("OKP"), crv: Schema.Literal("Ed25519"), x: Schema.String })
-const decodeJwk = SchemaDecode.decodeUnknownEither(PublicJwk)
+const decodeJwk = SchemaDecode.decodeUnknownResult(PublicJwk)
 
 /**
  * The signer of one key.

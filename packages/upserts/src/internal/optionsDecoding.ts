@@ -45,7 +45,7 @@ const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 export const decodeOptions =
   <A, I>(schema: Schema.Codec<A, I, never, unknown>) => (input: unknown): Result.Result<A, InvalidUpsertOptions> =>
     Result.mapError(
-      SchemaDecode.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input),
+      SchemaDecode.decodeUnknownResult(schema, { errors: "all", onExcessProperty: "ignore" })(input),
       (error) => {
         const seen = new Set<string>()
         const issues: Array<OptionIssue> = []
