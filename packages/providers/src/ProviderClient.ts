@@ -1,6 +1,6 @@
 /**
  * The live client: sends an `LlmRequest` to a provider as its streaming request, on
- * `effect/http`'s `HttpClient` (provide `NodeHttpClient.layer` of
+ * `effect/http`'s `HttpClient` (provide `NodeHttpClient.layerNodeHttp` of
  * `@effect/platform-node`, or `FetchHttpClient.layer`), and turns the response body
  * into StreamEvents through `Sse.decode()` and the provider's normalizer.
  *
