@@ -5,11 +5,11 @@
  *
  * @since 0.1.0
  */
-import { Command, ValidationError } from "@effect/cli"
-import type { Usage } from "@effect/cli/Usage"
 import * as Cause from "effect/Cause"
+import * as CliError from "effect/cli/CliError"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
 import * as Config from "effect/Config"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -35,13 +35,19 @@ export const command = Command.make("sluice").pipe(
   Command.withSubcommands([Normalize.command, Replay.command, Run.command, Serve.command, Demo.command])
 )
 
-const subcommands: ReadonlyMap<string, Usage> = new Map([
-  ["normalize", Command.getUsage(Normalize.command)],
-  ["replay", Command.getUsage(Replay.command)],
-  ["run", Command.getUsage(Run.command)],
-  ["serve", Command.getUsage(Serve.command)],
-  ["demo", Command.getUsage(Demo.command)]
+// The configuration of each command, by the command's name.
+const commandOptions: ReadonlyMap<string, Command.Command.Config> = new Map<string, Command.Command.Config>([
+  ["normalize", Normalize.options],
+  ["replay", Replay.options],
+  ["run", Run.options],
+  ["serve", Serve.options],
+  ["demo", Demo.options]
 ])
+
+// The `--name`s of each command, with whether each takes a value, by the command's name.
+const subcommands: ReadonlyMap<string, ReadonlyMap<string, boolean>> = new Map(
+  [...commandOptions].map(([name, config]) => [name, Argv.optionsOf(config)])
+)
 
 const globalHelp = [
   "GLOBAL OPTIONS",
@@ -58,7 +64,7 @@ const logFormatOf = (args: ReadonlyArray<string>) =>
     const { rest, value } = Argv.takeOption(args, "--log-format")
     const given = value ??
       Option.getOrUndefined(
-        yield* Config.option(Config.string("SLUICE_LOG_FORMAT")).pipe(Effect.orElseSucceed(Option.none))
+        yield* Config.option(Config.String("SLUICE_LOG_FORMAT")).pipe(Effect.orElseSucceed(Option.none))
       )
     const format = given === undefined || given === "" ? "pretty" : given
     return Schema.is(Logging.LogFormat)(format)
@@ -68,27 +74,67 @@ const logFormatOf = (args: ReadonlyArray<string>) =>
 
 // An option the command does not have, named as such (the parser would blame the next argument).
 const checkOptions = (args: ReadonlyArray<string>): Effect.Effect<void, CliFailure> => {
-  const usage = subcommands.get(args[0] ?? "")
+  const options = subcommands.get(args[0] ?? "")
   const first = args.findIndex((arg) => !arg.startsWith("-"))
-  const unknown = usage === undefined
-    ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf(Command.getUsage(command)))
-    : Argv.unknownOption(args.slice(1), Argv.optionsOf(usage))
-  const name = usage === undefined ? "sluice" : `sluice ${args[0]}`
+  const unknown = options === undefined
+    ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf({}))
+    : Argv.unknownOption(args.slice(1), options)
+  const name = options === undefined ? "sluice" : `sluice ${args[0]}`
   return unknown === undefined
     ? Effect.void
     : Effect.fail(badUsage(`unknown option ${unknown} for ${name} (see ${name} --help)`))
 }
 
-/**
- * The parser's console: what it prints for `--help` and `--version` goes to standard
- * output, made plain when that is not a styled terminal; its error reports are dropped,
- * since `run` reports every failure itself in one line.
- */
-const parserConsole = (base: Console.Console, output: Output.Service): Console.Console => {
-  const print = (args: ReadonlyArray<unknown>) =>
-    output.stdout(Argv.tidyHelp(args.map(String).join(" "), "sluice", globalHelp, output.isTTY))
-  return { ...base, log: (...args) => print(args), info: (...args) => print(args), error: () => Effect.void }
+// The parser names the first required flag it misses; the command names every one: each
+// flag of the command that the line does not give, and that neither the environment nor
+// a default supplies.
+const missingFlags = (config: Command.Command.Config, args: ReadonlyArray<string>) =>
+  Effect.filter(Argv.flagsOf(config), (flag) => {
+    const name = Argv.flagName(flag)
+    if (name === undefined || args.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))) {
+      return Effect.succeed(false)
+    }
+    return flag.parse({ flags: {}, arguments: [] }).pipe(
+      Effect.match({ onFailure: (error) => error._tag === "MissingOption", onSuccess: () => false })
+    )
+  }).pipe(Effect.map((flags) => flags.flatMap((flag) => Argv.flagName(flag) ?? [])))
+
+// A usage error that names a missing flag, made to name every missing flag.
+const withEveryMissingFlag = (args: ReadonlyArray<string>) => <E>(error: E) => {
+  const config = commandOptions.get(args[0] ?? "")
+  if (
+    config === undefined || !CliError.isCliError(error) || error._tag !== "ShowHelp" ||
+    !error.errors.some((reported) => reported._tag === "MissingOption")
+  ) return Effect.fail(error)
+  return Effect.flatMap(missingFlags(config, args.slice(1)), (missing) =>
+    Effect.fail(
+      missing.length === 0 ? error : new CliError.ShowHelp({
+        commandPath: error.commandPath,
+        errors: [
+          ...missing.map((option) => new CliError.MissingOption({ option })),
+          ...error.errors.filter((reported) => reported._tag !== "MissingOption")
+        ]
+      })
+    ))
 }
+
+/**
+ * What the parser shows: the help (`--help`) and the version (`--version`) on
+ * standard output, the help made plain when that is not a styled terminal; its report
+ * of a usage error is not shown, since `run` reports every failure itself in one line.
+ */
+const presenter = (output: Output.Service): CliOutput.Presenter => ({
+  present: (event) => {
+    switch (event._tag) {
+      case "Help":
+        return output.stdout(Argv.formatHelp(event.helpDoc, globalHelp, output.isTTY))
+      case "Version":
+        return output.stdout(`${event.version}\n`)
+      case "InvalidInvocation":
+        return Effect.void
+    }
+  }
+})
 
 /**
  * The one line a failure is reported as: a `CliFailure`'s message, a usage error the
@@ -99,8 +145,9 @@ const parserConsole = (base: Console.Console, output: Output.Service): Console.C
  */
 export const failureLine = (error: unknown): string | undefined => {
   if (error instanceof CliFailure) return `sluice: ${error.message.split("\n")[0]}`
-  if (ValidationError.isValidationError(error) && !ValidationError.isHelpRequested(error)) {
-    return `sluice: ${Argv.oneLine(error.error)}`
+  if (CliError.isCliError(error)) {
+    const errors = error._tag === "ShowHelp" ? error.errors : [error]
+    return errors.length === 0 ? undefined : `sluice: ${Argv.oneLine(errors, [...subcommands.keys()])}`
   }
   return undefined
 }
@@ -115,12 +162,12 @@ export const failureLine = (error: unknown): string | undefined => {
  * @category running
  */
 export const run = (argv: ReadonlyArray<string>) =>
-  Effect.flatMap(Output.Output, (output) =>
+  Output.Output.use((output) =>
     Effect.gen(function*() {
       const { format, rest } = yield* logFormatOf(argv.slice(2))
       const cli = Effect.gen(function*() {
         yield* checkOptions(rest)
-        yield* Command.run(command, { name: "sluice", version: "0.1.0" })([...argv.slice(0, 2), ...rest])
+        yield* Command.runWith(command, { version: "0.1.0" })(rest).pipe(Effect.catch(withEveryMissingFlag(rest)))
       })
       return yield* Logging.withLogger(format, output)(cli)
     }).pipe(
@@ -128,8 +175,9 @@ export const run = (argv: ReadonlyArray<string>) =>
         const line = failureLine(error)
         return line === undefined ? Effect.void : output.stderr(line + "\n")
       }),
-      (effect) => Console.consoleWith((base) => Console.withConsole(effect, parserConsole(base, output)))
-    ))
+      Effect.provideService(CliOutput.Presenter, presenter(output))
+    )
+  )
 
 /**
  * The process exit code for the command's outcome.
@@ -138,12 +186,12 @@ export const run = (argv: ReadonlyArray<string>) =>
  * @category running
  */
 export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number => {
-  if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return 0
-  const failure = Cause.failureOption(exit.cause)
+  if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return 0
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isSome(failure)) {
     const error: unknown = failure.value
     if (error instanceof CliFailure) return error.exitCode
-    if (ValidationError.isValidationError(error)) return ValidationError.isHelpRequested(error) ? 0 : 2
+    if (CliError.isCliError(error)) return error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2
   }
   return 1
 }

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
  * @category errors
  */
 export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
-  exitCode: Schema.Literal(1, 2, 3),
+  exitCode: Schema.Literals([1, 2, 3]),
   message: Schema.String
 }) {}
 

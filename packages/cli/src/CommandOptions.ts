@@ -5,9 +5,10 @@
  *
  * @since 0.3.0
  */
-import { Args, Options } from "@effect/cli"
 import * as ProviderName from "@sluice/providers/ProviderName"
 import * as TurnKeys from "@sluice/redis/TurnKeys"
+import * as Argument from "effect/cli/Argument"
+import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -36,8 +37,8 @@ export const provider = providerOption("the wire API the input was recorded from
  * @since 0.3.0
  * @category options
  */
-export const file = Args.text({ name: "FILE" }).pipe(
-  Args.withDescription("a recorded HTTP response body, or - for standard input")
+export const file = Argument.String("FILE").pipe(
+  Argument.withDescription("a recorded HTTP response body, or - for standard input")
 )
 
 const uuidOption = (name: string, description: string) =>
@@ -138,13 +139,13 @@ export const readyTimeoutMs = EnvOptions.integer(
  * @since 0.3.0
  * @category options
  */
-export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>>> = Options.redacted("read-tokens")
+export const readTokens: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("read-tokens")
   .pipe(
-    Options.withFallbackConfig(Config.redacted("SLUICE_READ_TOKENS")),
-    Options.withDescription(
+    Flag.withFallbackConfig(Config.Redacted("SLUICE_READ_TOKENS")),
+    Flag.withDescription(
       "bearer tokens of the read scope only, comma-separated: they read turns and durable streams, never write or cancel (default: none; env SLUICE_READ_TOKENS)"
     ),
-    Options.optional
+    Flag.optional
   )
 
 /**
@@ -154,8 +155,9 @@ export const readTokens: Options.Options<Option.Option<Redacted.Redacted<string>
  * @since 0.4.0
  * @category options
  */
-export const noCompression = Options.boolean("no-compression").pipe(
-  Options.withDescription(
+export const noCompression = Flag.Boolean("no-compression").pipe(
+  Flag.withDefault(false),
+  Flag.withDescription(
     "never gzip answers (by default Durable Streams catch-up reads and snapshots of 1 KiB or more are gzipped for clients that accept it)"
   )
 )

@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import { Options } from "@effect/cli"
+import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -14,12 +14,13 @@ const describe = (description: string, env: string, fallback?: string): string =
   `${description} (${fallback === undefined ? "" : `default ${fallback}; `}env ${env})`
 
 const fromEnv = <A>(
-  options: Options.Options<A>,
+  flag: Flag.Flag<A>,
   description: string,
   config: Config.Config<A>,
   env: string,
   fallback?: string
-) => options.pipe(Options.withFallbackConfig(config), Options.withDescription(describe(description, env, fallback)))
+): Flag.Flag<A> =>
+  flag.pipe(Flag.withFallbackConfig(config), Flag.withDescription(describe(description, env, fallback)))
 
 /**
  * `--name N`, else the integer in `env`, else `fallback`.
@@ -27,10 +28,8 @@ const fromEnv = <A>(
  * @since 0.2.0
  * @category options
  */
-export const integer = (name: string, env: string, fallback: number, description: string): Options.Options<number> =>
-  fromEnv(Options.integer(name), description, Config.integer(env), env, String(fallback)).pipe(
-    Options.withDefault(fallback)
-  )
+export const integer = (name: string, env: string, fallback: number, description: string): Flag.Flag<number> =>
+  fromEnv(Flag.Int(name), description, Config.Int(env), env, String(fallback)).pipe(Flag.withDefault(fallback))
 
 /**
  * `--name N`, else the integer in `env`, else none.
@@ -42,8 +41,7 @@ export const optionalInteger = (
   name: string,
   env: string,
   description: string
-): Options.Options<Option.Option<number>> =>
-  fromEnv(Options.integer(name), description, Config.integer(env), env).pipe(Options.optional)
+): Flag.Flag<Option.Option<number>> => fromEnv(Flag.Int(name), description, Config.Int(env), env).pipe(Flag.optional)
 
 /**
  * `--name TEXT`, else `env`, else `fallback`.
@@ -51,8 +49,8 @@ export const optionalInteger = (
  * @since 0.2.0
  * @category options
  */
-export const text = (name: string, env: string, fallback: string, description: string): Options.Options<string> =>
-  fromEnv(Options.text(name), description, Config.string(env), env, fallback).pipe(Options.withDefault(fallback))
+export const text = (name: string, env: string, fallback: string, description: string): Flag.Flag<string> =>
+  fromEnv(Flag.String(name), description, Config.String(env), env, fallback).pipe(Flag.withDefault(fallback))
 
 /**
  * `--name TEXT`, else `env`, else none.
@@ -60,8 +58,8 @@ export const text = (name: string, env: string, fallback: string, description: s
  * @since 0.2.0
  * @category options
  */
-export const optionalText = (name: string, env: string, description: string): Options.Options<Option.Option<string>> =>
-  fromEnv(Options.text(name), description, Config.string(env), env).pipe(Options.optional)
+export const optionalText = (name: string, env: string, description: string): Flag.Flag<Option.Option<string>> =>
+  fromEnv(Flag.String(name), description, Config.String(env), env).pipe(Flag.optional)
 
 /**
  * `--name TEXT`, else `env`: required.
@@ -69,8 +67,8 @@ export const optionalText = (name: string, env: string, description: string): Op
  * @since 0.2.0
  * @category options
  */
-export const requiredText = (name: string, env: string, description: string): Options.Options<string> =>
-  fromEnv(Options.text(name), description, Config.string(env), env)
+export const requiredText = (name: string, env: string, description: string): Flag.Flag<string> =>
+  fromEnv(Flag.String(name), description, Config.String(env), env)
 
 /**
  * `--name C` for one of `choices`, else `env`; required unless `fallback` is given.
@@ -83,8 +81,7 @@ export const choice = <const C extends ReadonlyArray<string>>(
   choices: C,
   env: string,
   description: string
-): Options.Options<C[number]> =>
-  fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env)
+): Flag.Flag<C[number]> => fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env)
 
 /**
  * `--name C` for one of `choices`, else `env`, else `fallback`.
@@ -98,9 +95,9 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
   env: string,
   fallback: C[number],
   description: string
-): Options.Options<C[number]> =>
-  fromEnv(Options.choice(name, choices), description, Config.literal(...choices)(env), env, fallback).pipe(
-    Options.withDefault(fallback)
+): Flag.Flag<C[number]> =>
+  fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env, fallback).pipe(
+    Flag.withDefault(fallback)
   )
 
 /**
@@ -110,12 +107,12 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
  * @since 0.2.0
  * @category options
  */
-export const redisUrl: Options.Options<Option.Option<Redacted.Redacted<string>>> = Options.redacted("redis-url").pipe(
-  Options.withFallbackConfig(
-    Config.redacted("SLUICE_REDIS_URL").pipe(Config.orElse(() => Config.redacted("REDIS_URL")))
+export const redisUrl: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("redis-url").pipe(
+  Flag.withFallbackConfig(
+    Config.Redacted("SLUICE_REDIS_URL").pipe(Config.orElse(() => Config.Redacted("REDIS_URL")))
   ),
-  Options.withDescription(
+  Flag.withDescription(
     "Redis to publish to or read from (default: the embedded in-memory store; env SLUICE_REDIS_URL, else REDIS_URL)"
   ),
-  Options.optional
+  Flag.optional
 )

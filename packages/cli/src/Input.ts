@@ -3,9 +3,9 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "./CliFailure.js"
 
@@ -18,10 +18,10 @@ import { badUsage, type CliFailure } from "./CliFailure.js"
  */
 export const bytes = (path: string): Stream.Stream<Uint8Array, CliFailure, FileSystem.FileSystem> =>
   path === "-"
-    ? NodeStream.fromReadable(
-      () => process.stdin,
-      (error) => badUsage(`cannot read standard input: ${String(error)}`)
-    )
+    ? NodeStream.fromReadable({
+      evaluate: () => process.stdin,
+      onError: (error) => badUsage(`cannot read standard input: ${String(error)}`)
+    })
     : Stream.unwrap(
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

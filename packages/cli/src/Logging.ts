@@ -7,11 +7,10 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
 import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import type * as Output from "./Output.js"
 
@@ -21,7 +20,7 @@ import type * as Output from "./Output.js"
  * @since 0.2.0
  * @category models
  */
-export const LogFormat = Schema.Literal("pretty", "json")
+export const LogFormat = Schema.Literals(["pretty", "json"])
 
 /**
  * @since 0.2.0
@@ -29,7 +28,10 @@ export const LogFormat = Schema.Literal("pretty", "json")
  */
 export type LogFormat = typeof LogFormat.Type
 
-const levelStyles: Partial<Record<LogLevel.LogLevel["label"], string>> = {
+/** A level as log lines name it: `WARN`, `INFO`, ... */
+const labelOf = (level: LogLevel.LogLevel): string => level.toUpperCase()
+
+const levelStyles: Partial<Record<string, string>> = {
   FATAL: "\x1b[1;31m",
   ERROR: "\x1b[31m",
   WARN: "\x1b[33m",
@@ -56,17 +58,43 @@ const annotationText = (value: unknown): string => {
  * @category loggers
  */
 export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
-  Logger.make(({ annotations, cause, date, logLevel, message }) => {
-    const level = logLevel.label.padEnd(5)
+  Logger.make(({ cause, date, fiber, logLevel, message }) => {
+    const label = labelOf(logLevel)
+    const level = label.padEnd(5)
     const parts = [
       date.toISOString().slice(11, 23),
-      styled ? `${levelStyles[logLevel.label] ?? ""}${level}\x1b[0m` : level,
+      styled ? `${levelStyles[label] ?? ""}${level}\x1b[0m` : level,
       messageText(message)
     ]
-    for (const [key, value] of annotations) parts.push(`${key}=${annotationText(value)}`)
-    if (!Cause.isEmpty(cause)) parts.push(`cause=${annotationText(Cause.pretty(cause).split("\n")[0] ?? "")}`)
+    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
+      parts.push(`${key}=${annotationText(value)}`)
+    }
+    if (cause.reasons.length > 0) parts.push(`cause=${annotationText(Cause.pretty(cause).split("\n")[0] ?? "")}`)
     return parts.join(" ")
   })
+
+/**
+ * One log line for log shippers: a JSON object with the `message`, the `logLevel`
+ * (`WARN`, ...), the `timestamp`, the `cause` when there is one, the `annotations`,
+ * the `spans` and the `fiberId` (the fields of Effect 3's JSON logger, which Effect 4
+ * names differently).
+ *
+ * @since 0.4.0
+ * @category loggers
+ */
+export const jsonLine: Logger.Logger<unknown, string> = Logger.map(
+  Logger.formatStructured,
+  ({ annotations, cause, fiberId, level, message, spans, timestamp }) =>
+    JSON.stringify({
+      message,
+      logLevel: level,
+      timestamp,
+      ...(cause === undefined ? {} : { cause }),
+      annotations,
+      spans,
+      fiberId
+    })
+)
 
 /**
  * The logger writing every log line to standard error in `format`.
@@ -75,7 +103,7 @@ export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
  * @category loggers
  */
 export const logger = (format: LogFormat, output: Output.Service): Logger.Logger<unknown, void> =>
-  Logger.map(format === "json" ? Logger.jsonLogger : prettyLine(output.stderrStyled), output.log)
+  Logger.map(format === "json" ? jsonLine : prettyLine(output.stderrStyled), output.log)
 
 /**
  * Runs `effect` with exactly this logger: Effect's default logger, and the pretty one a
@@ -87,4 +115,4 @@ export const logger = (format: LogFormat, output: Output.Service): Logger.Logger
  */
 export const withLogger =
   (format: LogFormat, output: Output.Service) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(logger(format, output), Logger.tracerLogger))
+    Effect.provideService(effect, References.CurrentLoggers, new Set([logger(format, output), Logger.tracerLogger]))

@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
  * @since 0.1.0
  * @category services
  */
-export class Output extends Context.Tag("@sluice/cli/Output")<
+export class Output extends Context.Service<
   Output,
   {
     /** Writes text to standard output, waiting while the pipe is full. */
@@ -27,7 +27,7 @@ export class Output extends Context.Tag("@sluice/cli/Output")<
     /** Whether standard error shows ANSI styles: a terminal, and `NO_COLOR` unset. */
     readonly stderrStyled: boolean
   }
->() {}
+>()("@sluice/cli/Output") {}
 
 /**
  * What the `Output` service offers.
@@ -35,7 +35,7 @@ export class Output extends Context.Tag("@sluice/cli/Output")<
  * @since 0.2.0
  * @category services
  */
-export type Service = Context.Tag.Service<typeof Output>
+export type Service = Context.Service.Shape<typeof Output>
 
 /**
  * A writer for a process stream. Once the reader has gone (EPIPE, as with `| head`),
@@ -49,7 +49,7 @@ const writer = (stream: NodeJS.WriteStream) => {
   return (text: string): Effect.Effect<void> =>
     closed
       ? Effect.interrupt
-      : Effect.async<void>((resume) => {
+      : Effect.callback<void>((resume) => {
         if (stream.write(text)) return resume(Effect.void)
         const onDrain = () => {
           stream.off("error", onError)
@@ -122,7 +122,7 @@ export const memory = (
  * @category writing
  */
 export const line = (text: string): Effect.Effect<void, never, Output> =>
-  Effect.flatMap(Output, (output) => output.stdout(text + "\n"))
+  Output.use((output) => output.stdout(text + "\n"))
 
 /**
  * Writes one line to standard error.
@@ -131,7 +131,7 @@ export const line = (text: string): Effect.Effect<void, never, Output> =>
  * @category writing
  */
 export const errorLine = (text: string): Effect.Effect<void, never, Output> =>
-  Effect.flatMap(Output, (output) => output.stderr(text + "\n"))
+  Output.use((output) => output.stderr(text + "\n"))
 
 /**
  * Writes text to standard output as it is, without a newline.
@@ -139,5 +139,4 @@ export const errorLine = (text: string): Effect.Effect<void, never, Output> =>
  * @since 0.1.0
  * @category writing
  */
-export const text = (text: string): Effect.Effect<void, never, Output> =>
-  Effect.flatMap(Output, (output) => output.stdout(text))
+export const text = (text: string): Effect.Effect<void, never, Output> => Output.use((output) => output.stdout(text))

@@ -27,6 +27,10 @@ import * as Redacted from "effect/Redacted"
 import { badUsage, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
 import * as Output from "./Output.js"
 
+// A layer whose construction failure is said in the command's terms.
+const mapLayerError = <A, E, R, E2>(self: Layer.Layer<A, E, R>, f: (error: E) => E2): Layer.Layer<A, E2, R> =>
+  Layer.fromBuild((memoMap, scope) => Effect.mapError(Layer.buildWithMemoMap(self, memoMap, scope), f))
+
 /**
  * A pipeline failure as the command's: its own `CliFailure`s as they are, Redis lost
  * past the retries as infrastructure lost (exit code 3), anything else (input that is
@@ -87,9 +91,10 @@ export interface TraceArgs {
   readonly tracestate: Option.Option<string>
 }
 
-// The innermost line of a schema's error tree: what is wrong, without the tree.
+// What a schema's error says is wrong, in one line: its first line, without where
+// (`at ["traceContext"]`, on the lines after it).
 const innermost = (detail: string): string =>
-  detail.split("\n").map((line) => line.replace(/^[\s└├─│]+/, "")).filter((line) => line !== "").at(-1) ?? detail
+  detail.split("\n").map((line) => line.trim()).find((line) => line !== "" && !line.startsWith("at [")) ?? detail
 
 /**
  * The turn context of a command: the given ids (checked to be UUIDs) or fresh ones,
@@ -131,7 +136,7 @@ export const contextOf = (
 export const pipelineLayer = (
   prefix: string
 ): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
-  TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.mapError((error) => badUsage(error.message)))
+  mapLayerError(TurnPipeline.layer({ publisher: { prefix } }), (error) => badUsage(error.message))
 
 /**
  * How a store is named to people: the Redis URL without its password, or the
@@ -154,13 +159,13 @@ export const storeName = (redisUrl: Option.Option<Redacted.Redacted<string>>): s
 
 // Without a URL: a Redis Cluster (`REDIS_CLUSTER_NODES`) or a Sentinel-watched master
 // (`REDIS_SENTINELS`) when the environment names one, else the embedded store.
-const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Layer.unwrapEffect(
+const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Layer.unwrap(
   Effect.map(
     Effect.mapError(RedisConfig.target, (error) => badUsage(`bad Redis configuration: ${String(error)}`)),
     Option.match({
       onNone: () => RedisStreamsMemory.layer,
       onSome: (target) =>
-        Layer.mapError(
+        mapLayerError(
           RedisConfig.layerOf(target),
           (error) => badUsage(`cannot use ${RedisConfig.describe(target)}: ${error.message}`)
         )
@@ -184,7 +189,7 @@ export const storeLayer = (
   Option.match(redisUrl, {
     onNone: () => fromEnvironment,
     onSome: (url) =>
-      Layer.mapError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
+      mapLayerError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
         badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`))
   })
 
@@ -204,7 +209,7 @@ export const durableStoreLayer = (
   Option.match(redisUrl, {
     onNone: () => Layer.merge(DurableStoreMemory.layer, DurableSubscriptions.layerMemory),
     onSome: (url) =>
-      Layer.mapError(
+      mapLayerError(
         Layer.merge(
           DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }),
           DurableSubscriptions.layerFrom({ url: Redacted.value(url), prefix })

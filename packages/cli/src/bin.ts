@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -16,12 +16,12 @@ import * as Output from "./Output.js"
 
 const program = Cli.run(process.argv).pipe(
   // a defect is a bug in Sluice, not bad input: report it plainly, without the fiber dump
-  Effect.catchAllDefect((defect) =>
+  Effect.catchDefect((defect) =>
     Output.errorLine(`sluice: internal error: ${defect instanceof Error ? defect.message : String(defect)}`).pipe(
-      Effect.zipRight(Effect.die(defect))
+      Effect.andThen(Effect.die(defect))
     )
   ),
-  Effect.provide(Layer.merge(NodeContext.layer, Output.layer)),
+  Effect.provide(Layer.merge(NodeServices.layer, Output.layer)),
   // outermost, so that the spans of the command are flushed before the process exits
   Effect.provide(Tracing.layerFromEnv)
 )
@@ -32,14 +32,14 @@ let signalled: "SIGINT" | "SIGTERM" | undefined
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void (signalled ??= signal))
 
 NodeRuntime.runMain(program, {
+  // the command reports its failures itself, and installs its own logger (standard
+  // error, --log-format)
   disableErrorReporting: true,
-  // the command installs its own logger (standard error, --log-format)
-  disablePrettyLogger: true,
   teardown: (exit, onExit) =>
     onExit(
-      Exit.isFailure(exit) && Cause.isDie(exit.cause)
+      Exit.isFailure(exit) && Cause.hasDies(exit.cause)
         ? 70
-        : signalled !== undefined && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+        : signalled !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
         ? Cli.signalExitCode(signalled)
         : Cli.exitCode(exit)
     )

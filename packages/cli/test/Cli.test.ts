@@ -1,10 +1,10 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
@@ -23,7 +23,7 @@ const run = (...args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const output = Output.memory()
     const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
+      Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
       Effect.exit
     )
     return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
@@ -114,7 +114,7 @@ describe("sluice normalize", () => {
       const decoded = events.stdout.trim().split("\n").map((line) => decodeEvent(JSON.parse(line)))
       expect(decoded[0]?.type).toBe("response_start")
       expect(decoded.at(-1)?.type).toBe("response_done")
-      const turn = Either.getOrThrow(Turn.fromEvents(decoded))
+      const turn = Result.getOrThrow(Turn.fromEvents(decoded))
       expect(Summary.fromTurn(turn)).toStrictEqual(JSON.parse(summary.stdout))
     }))
 
@@ -268,7 +268,7 @@ describe("sluice replay", () => {
 
 describe("the sluice executable", () => {
   const exec = (args: ReadonlyArray<string>) =>
-    Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+    Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
       execFile(
         process.execPath,
         ["--import", "tsx", bin, ...args],

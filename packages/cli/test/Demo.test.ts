@@ -3,7 +3,7 @@
  * samples become finished turns readable with the printed link, `--exit-after` ends
  * it, a taken port is said plainly.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { TurnSnapshot } from "@sluice/server"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -22,19 +22,19 @@ const getJson = (url: string) =>
     return { status: response.status, body: (await response.json()) as unknown }
   })
 
-const decodeList = Schema.decodeUnknown(
+const decodeList = Schema.decodeUnknownEffect(
   Schema.Struct({ turns: Schema.Array(Schema.Struct({ turnId: Schema.String, startedAt: Schema.Number })) })
 )
-const decodeSnapshot = Schema.decodeUnknown(TurnSnapshot.TurnSnapshot)
+const decodeSnapshot = Schema.decodeUnknownEffect(TurnSnapshot.TurnSnapshot)
 
 const cli = (layer: Layer.Layer<Output.Output>, ...args: ReadonlyArray<string>) =>
-  Cli.run(["node", "sluice", ...args]).pipe(Effect.provide(Layer.merge(NodeContext.layer, layer)))
+  Cli.run(["node", "sluice", ...args]).pipe(Effect.provide(Layer.merge(NodeServices.layer, layer)))
 
 describe("sluice demo", () => {
   it.live("replays every sample as a finished turn, readable with the printed link only", () =>
     Effect.gen(function*() {
       const output = yield* lines
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         cli(output.layer, "demo", "--port", "0", "--delay-ms", "0", "--pause-ms", "0", "--rounds", "1")
       )
       const open = yield* takeUntil(output.queue, (line) => line.trimStart().startsWith("Open "))
@@ -78,13 +78,13 @@ describe("sluice demo", () => {
     Effect.gen(function*() {
       const blocker = createServer()
       const port = yield* Effect.acquireRelease(
-        Effect.async<number>((resume) => {
+        Effect.callback<number>((resume) => {
           blocker.listen(0, "127.0.0.1", () => {
             const address = blocker.address()
             resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
           })
         }),
-        () => Effect.async<void>((resume) => void blocker.close(() => resume(Effect.void)))
+        () => Effect.callback<void>((resume) => void blocker.close(() => resume(Effect.void)))
       )
       for (
         const [args, message] of [
@@ -107,15 +107,18 @@ describe("sluice serve", () => {
   it.live("prints the page's link: signed with a token from SLUICE_API_TOKENS, bare with --insecure-local", () =>
     Effect.gen(function*() {
       const output = yield* lines
-      const fiber = yield* Effect.fork(cli(output.layer, "serve", "--port", "0", "--insecure-local"))
+      const fiber = yield* Effect.forkChild(cli(output.layer, "serve", "--port", "0", "--insecure-local"))
       const line = yield* takeUntil(output.queue, (text) => text.startsWith("the turn viewer: "))
       expect(line).toMatch(/^the turn viewer: http:\/\/127\.0\.0\.1:\d+\/$/)
       yield* Fiber.interrupt(fiber)
 
       const secured = yield* lines
-      const serving = yield* Effect.fork(
+      const serving = yield* Effect.forkChild(
         cli(secured.layer, "serve", "--port", "0", "--host", "127.0.0.1", "--link-ttl-minutes", "5").pipe(
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SLUICE_API_TOKENS", "serve-test-token"]])))
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnv({ env: { SLUICE_API_TOKENS: "serve-test-token" } })
+          )
         )
       )
       const link = new URL((yield* takeUntil(secured.queue, (text) => text.startsWith("the turn viewer: "))).slice(17))

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
@@ -20,7 +19,7 @@ const bin = join(import.meta.dirname, "..", "src", "bin.ts")
 
 /** The real executable, its stdout and stderr pipes (not terminals). */
 const exec = (args: ReadonlyArray<string>, env: Record<string, string | undefined>) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
     const child = execFile(
       process.execPath,
       ["--import", "tsx", bin, ...args],
@@ -216,7 +215,7 @@ describe("the pretty log line", () => {
         yield* Effect.logDebug("hidden").pipe(Logging.withLogger("json", service))
         yield* Effect.logDebug("shown").pipe(
           Logging.withLogger("json", service),
-          Logger.withMinimumLogLevel(LogLevel.Debug)
+          Effect.provideService(References.MinimumLogLevel, "Debug")
         )
       }).pipe(Effect.provide(output.layer))
       expect(output.stderr().trimEnd().split("\n").map((line) => (JSON.parse(line) as { message: unknown }).message))

@@ -1,6 +1,6 @@
 /**
  * The packages as a user gets them: built, packed with `pnpm pack`, installed from the
- * tarballs into a project outside the workspace on another effect 3.x minor, then used
+ * tarballs into a project outside the workspace on another effect 4.x minor, then used
  * with plain `node` (no tsx): a library program through `TurnPipeline`, and the packed
  * `sluice` command. Needs the npm registry (or npm's cache) for effect and its kin.
  */
@@ -19,21 +19,19 @@ const transcript = join(packagesDir, "providers", "test", "fixtures", "openai-ch
 
 /** The effect family the consumer installs: one minor below the workspace's. */
 const consumerVersions = {
-  effect: "3.21.5",
-  "@effect/platform": "0.96.3",
-  "@effect/platform-node": "0.107.0",
-  "@effect/cli": "0.75.2",
+  effect: "4.0.6",
+  "@effect/platform-node": "4.0.6",
   "@types/node": "^20.19.0"
 }
 
-const Dependencies = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+const Dependencies = Schema.optional(Schema.Record(Schema.String, Schema.String))
 
 /** The fields of a package.json this test reads. */
-const Manifest = Schema.parseJson(
+const Manifest = Schema.fromJsonString(
   Schema.Struct({ version: Schema.String, dependencies: Dependencies, peerDependencies: Dependencies })
 )
 
-const readManifest = (text: string) => Schema.decodeUnknown(Manifest)(text)
+const readManifest = (text: string) => Schema.decodeUnknownEffect(Manifest)(text)
 
 interface Ran {
   readonly stdout: string
@@ -46,7 +44,7 @@ const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => na
 
 /** Runs a command to its end; fails with its output when it exits non-zero. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Effect.Effect<Ran, Error> =>
-  Effect.async<Ran, Error>((resume, signal) => {
+  Effect.callback<Ran, Error>((resume, signal) => {
     execFile(command, args, { cwd, env, signal, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
       resume(
         error === null
@@ -121,7 +119,7 @@ const consumerTsconfig = {
 const versionMismatch = "Executing an Effect versioned"
 
 describe("packaging", () => {
-  it.scoped(
+  it.effect(
     "the packed packages install and run outside the workspace on another effect minor",
     () =>
       Effect.gen(function*() {
@@ -169,8 +167,8 @@ describe("packaging", () => {
 
         const consumer = yield* tempDir("sluice-consumer-")
         const dependencies = {
-          // every package but effect-ai, whose peer @effect/ai 0.37 needs effect ^3.22: this app
-          // runs an older minor on purpose
+          // every package but effect-ai, whose AI modules need effect ^4.1: this app runs an
+          // older minor on purpose
           ...Object.fromEntries(
             packed.filter(({ name }) => name !== "effect-ai").map((
               { name, tarball }

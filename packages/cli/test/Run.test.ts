@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "@sluice/accumulator"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -13,8 +13,8 @@ const run = (env: Record<string, string>, args: ReadonlyArray<string>, options: 
   Effect.gen(function*() {
     const output = Output.memory(options)
     const exit = yield* Cli.run(["node", "sluice", "run", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
       Effect.exit
     )
     return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
@@ -101,7 +101,7 @@ describe("sluice run", () => {
       })))
   }
 
-  it.scoped("prints the answer as it streams, tool calls shown, then where the turn was published and its summary", () =>
+  it.effect("prints the answer as it streams, tool calls shown, then where the turn was published and its summary", () =>
     Effect.gen(function*() {
       const server = yield* serve([{ _tag: "sse", body: recorded("anthropic/tool-parallel.sse") }])
       const { code, stdout } = yield* run({ ANTHROPIC_API_KEY: "k1", ANTHROPIC_BASE_URL: server.url }, [
@@ -124,7 +124,7 @@ describe("sluice run", () => {
       expect(server.requests()[0]?.url).toBe("/v1/messages")
     }))
 
-  it.scoped("reasoning is dimmed with ANSI on a terminal, and plain otherwise", () =>
+  it.effect("reasoning is dimmed with ANSI on a terminal, and plain otherwise", () =>
     Effect.gen(function*() {
       const replies: ReadonlyArray<Reply> = [{ _tag: "sse", body: fixture("anthropic/thinking-tools.sse") }]
       const args = ["--provider", "anthropic", "--model", "m"]
@@ -167,7 +167,7 @@ describe("sluice run", () => {
       })
     ))
 
-  it.scoped("a provider that refuses the request ends the turn with status error and its message; exit code 1", () =>
+  it.effect("a provider that refuses the request ends the turn with status error and its message; exit code 1", () =>
     Effect.gen(function*() {
       const server = yield* serve([
         {

@@ -2,7 +2,7 @@
  * SIGINT and SIGTERM to a real `sluice serve` process with a reader following a turn
  * over SSE: the process closes the open stream and exits 128 + the signal's number.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage } from "@sluice/core"
 import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
@@ -13,6 +13,8 @@ import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { inject } from "vitest"
+// the type of inject("redisUrl"), which the redis package's global setup provides
+import type {} from "../../redis/test/support/globalSetup.js"
 import { Cli, Output } from "../src/index.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -26,7 +28,7 @@ const startedTurn = Effect.gen(function*() {
   const turnId = randomUUID()
   const output = Output.memory()
   yield* Cli.run(["node", "sluice", "replay", "--provider", "anthropic", "--jsonl", "--turn", turnId, sample]).pipe(
-    Effect.provide(Layer.merge(NodeContext.layer, output.layer))
+    Effect.provide(Layer.merge(NodeServices.layer, output.layer))
   )
   const first = Schema.decodeUnknownSync(StreamBMessage.StreamBMessage)(JSON.parse(output.stdout().split("\n")[0]!))
   const redis = yield* RedisStreams.RedisStreams
@@ -36,7 +38,7 @@ const startedTurn = Effect.gen(function*() {
 
 /** Serves, follows the turn over SSE, signals the server once the first event arrived. */
 const serveUntilSignalled = (turnId: string, signal: "SIGINT" | "SIGTERM") =>
-  Effect.async<{ readonly code: number | null; readonly stderr: string }>((resume) => {
+  Effect.callback<{ readonly code: number | null; readonly stderr: string }>((resume) => {
     const child = spawn(
       process.execPath,
       ["--import", "tsx", bin, "serve", "--insecure-local", "--port", "0", "--prefix", prefix],

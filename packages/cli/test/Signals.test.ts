@@ -12,6 +12,8 @@ import { randomUUID } from "node:crypto"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
+// the type of inject("redisUrl"), which the redis package's global setup provides
+import type {} from "../../redis/test/support/globalSetup.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")
@@ -22,7 +24,7 @@ const prefix = `sluice-signals-${randomUUID().slice(0, 8)}`
 
 /** Starts a paced replay; resolves with its exit code once it was signalled mid-turn. */
 const replayUntilSignalled = (turnId: string, signal: "SIGINT" | "SIGTERM") =>
-  Effect.async<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
+  Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
     const child = spawn(
       process.execPath,
       [

@@ -1,10 +1,10 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { existsSync, readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -29,7 +29,7 @@ const run = (...args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const output = Output.memory()
     const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
+      Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
       Effect.exit
     )
     expect(output.stderr()).toBe("")
@@ -58,7 +58,7 @@ describe("every transcript pair in the repository", () => {
           .split("\n")
           .map((line) => decodeEvent(JSON.parse(line)))
         expect(nonStreaming).toStrictEqual(streamed)
-        expect(Summary.fromTurn(Either.getOrThrow(Turn.fromEvents(events)))).toStrictEqual(streamed)
+        expect(Summary.fromTurn(Result.getOrThrow(Turn.fromEvents(events)))).toStrictEqual(streamed)
       }))
   }
 })

@@ -4,7 +4,7 @@
  * probes on `--metrics-port` of a real `sluice serve` process; Durable Streams on the
  * embedded store; read-only tokens from `--read-tokens`.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -14,6 +14,8 @@ import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { inject } from "vitest"
+// the type of inject("redisUrl"), which the redis package's global setup provides
+import type {} from "../../redis/test/support/globalSetup.js"
 import { Cli, Output } from "../src/index.js"
 import { lines, takeUntil } from "./support/lines.js"
 import { sluice } from "./support/sluice.js"
@@ -97,7 +99,7 @@ describe("--traceparent and --tracestate (run, replay)", () => {
           expect(result.stderr.trimEnd().split("\n")).toStrictEqual([expect.stringContaining(message)])
         }
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })
 
 /** A `sluice serve` process for the length of the scope, and a wait for a line of its standard error. */
@@ -118,7 +120,7 @@ const serveProcess = (args: ReadonlyArray<string>) =>
       child.stdout.resume()
       // the first capture of `pattern` in standard error, once it is written
       const logged = (pattern: RegExp) =>
-        Effect.async<string, Error>((resume) => {
+        Effect.callback<string, Error>((resume) => {
           const check = () => {
             const found = pattern.exec(stderr)?.[1]
             if (found !== undefined) resume(Effect.succeed(found))
@@ -160,8 +162,8 @@ describe("sluice serve --metrics-port", () => {
 
 const cli = (layer: Layer.Layer<Output.Output>, env: Record<string, string>, ...args: ReadonlyArray<string>) =>
   Cli.run(["node", "sluice", ...args]).pipe(
-    Effect.provide(Layer.merge(NodeContext.layer, layer)),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    Effect.provide(Layer.merge(NodeServices.layer, layer)),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
   )
 
 /** Serves in process for the length of the scope; the base address of the API. */
@@ -289,5 +291,5 @@ describe("Durable Streams from sluice serve", () => {
           expect(result.stderr).not.toContain("not ok")
         }
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

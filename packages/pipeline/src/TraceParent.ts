@@ -5,7 +5,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
 
@@ -19,17 +18,16 @@ const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-
  * @since 0.1.0
  * @category schemas
  */
-export const TraceParent = Schema.String.pipe(
-  Schema.filter((text) => {
+export const TraceParent = Schema.String.check(
+  Schema.makeFilter((text) => {
     const match = traceparentPattern.exec(text)
     if (match === null) return "a traceparent is 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lower case"
     if (match[1] !== "00") return `traceparent version ${match[1]} is not supported (00)`
     if (/^0+$/.test(match[2]!)) return "the traceparent's trace id is all zeros"
     if (/^0+$/.test(match[3]!)) return "the traceparent's span id is all zeros"
     return true
-  }),
-  Schema.brand("TraceParent")
-).annotations({ identifier: "TraceParent" })
+  })
+).pipe(Schema.brand("TraceParent")).annotate({ identifier: "TraceParent" })
 
 /**
  * @since 0.1.0
@@ -44,10 +42,10 @@ export type TraceParent = typeof TraceParent.Type
  * @since 0.1.0
  * @category schemas
  */
-export const TraceState = Schema.String.pipe(
-  Schema.maxLength(512),
-  Schema.pattern(/^[\x20-\x7E]*$/, { message: () => "a tracestate is printable ASCII" })
-).annotations({ identifier: "TraceState" })
+export const TraceState = Schema.String.check(
+  Schema.isMaxLength(512),
+  Schema.isPattern(/^[\x20-\x7E]*$/, { message: "a tracestate is printable ASCII" })
+).annotate({ identifier: "TraceState" })
 
 /**
  * A turn's trace context: the caller's `traceparent` and `tracestate`, each checked.
@@ -57,9 +55,9 @@ export const TraceState = Schema.String.pipe(
  * @category schemas
  */
 export const TraceContext = Schema.Struct({
-  traceparent: Schema.optionalWith(TraceParent, { exact: true }),
-  tracestate: Schema.optionalWith(TraceState, { exact: true })
-}).annotations({ identifier: "TraceContext" })
+  traceparent: Schema.optionalKey(TraceParent),
+  tracestate: Schema.optionalKey(TraceState)
+}).annotate({ identifier: "TraceContext" })
 
 /**
  * The `traceparent` given was not one: `detail` says what is wrong with it.
@@ -76,7 +74,7 @@ export class InvalidTraceParent extends Schema.TaggedError<InvalidTraceParent>()
   }
 }
 
-const decode = Schema.decodeUnknown(TraceParent)
+const decode = Schema.decodeUnknownEffect(TraceParent)
 
 /**
  * Checks a `traceparent` value (as a CLI flag or header gives it), failing with
@@ -88,7 +86,7 @@ const decode = Schema.decodeUnknown(TraceParent)
 export const parse = (text: string): Effect.Effect<TraceParent, InvalidTraceParent> =>
   Effect.mapError(
     decode(text),
-    (error) => new InvalidTraceParent({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+    (error) => new InvalidTraceParent({ detail: error.message })
   )
 
 /**

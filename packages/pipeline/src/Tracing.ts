@@ -6,11 +6,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -23,6 +20,10 @@ import * as Option from "effect/Option"
  */
 export const defaultServiceName = "sluice"
 
+const isProcessorArray = (
+  processors: SpanProcessor | ReadonlyArray<SpanProcessor>
+): processors is ReadonlyArray<SpanProcessor> => Array.isArray(processors)
+
 /**
  * Spans handed to the given OpenTelemetry span processors (an exporter of your own,
  * an in-memory one in tests), under the service name (`OTEL_SERVICE_NAME`, else
@@ -34,15 +35,22 @@ export const defaultServiceName = "sluice"
 export const layer = (
   processors: SpanProcessor | ReadonlyArray<SpanProcessor>,
   options: { readonly serviceName?: string | undefined } = {}
-): Layer.Layer<never, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(
-    Config.withDefault(Config.string("OTEL_SERVICE_NAME"), options.serviceName ?? defaultServiceName),
-    (serviceName) =>
-      Layer.discard(NodeSdk.layer(() => ({
-        resource: { serviceName },
-        spanProcessor: Array.isArray(processors) ? processors : [processors as SpanProcessor]
-      })))
-  ))
+): Layer.Layer<never, Config.ConfigError> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const serviceName = yield* Config.withDefault(
+      Config.String("OTEL_SERVICE_NAME"),
+      options.serviceName ?? defaultServiceName
+    )
+    // loaded when spans are exported, with the OpenTelemetry SDK modules it loads
+    const NodeSdk = yield* Effect.promise(() => import("@effect/opentelemetry/NodeSdk"))
+    // the layer's output (its `Resource`) is not part of the type; its tracer is
+    // provided with it, so the context is kept whole
+    const sdk: Layer.Layer<never> = NodeSdk.layer(() => ({
+      resource: { serviceName },
+      spanProcessor: isProcessorArray(processors) ? processors : [processors]
+    }))
+    return sdk
+  }))
 
 // The signal path the OTLP/HTTP specification appends to the base endpoint.
 const tracesUrl = (endpoint: string): string => `${endpoint.replace(/\/+$/, "")}/v1/traces`
@@ -57,10 +65,15 @@ const tracesUrl = (endpoint: string): string => `${endpoint.replace(/\/+$/, "")}
  * @since 0.1.0
  * @category layers
  */
-export const layerFromEnv: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(Effect.map(
-  Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+export const layerFromEnv: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(Effect.flatMap(
+  Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
   Option.match({
-    onNone: () => Layer.empty,
-    onSome: (endpoint) => layer(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(endpoint) })))
+    onNone: () => Effect.succeed(Layer.empty),
+    // the exporter's modules are loaded only when spans are exported
+    onSome: (endpoint) =>
+      Effect.map(
+        Effect.promise(() => import("@opentelemetry/exporter-trace-otlp-http")),
+        ({ OTLPTraceExporter }) => layer(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(endpoint) })))
+      )
   })
 ))

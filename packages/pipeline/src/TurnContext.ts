@@ -6,9 +6,12 @@
  */
 import { Ids, type StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as TraceParent from "./TraceParent.js"
+
+// A UUID in its 8-4-4-4-12 hex form, of any version (as Effect 3's `Schema.UUID`;
+// Effect 4's `isUUID` also checks the version and variant digits).
+const Uuid = Schema.String.check(Schema.isGUID({ expected: "a UUID" }))
 
 /**
  * A turn's context. `runId` is the provider response's id in the events
@@ -20,12 +23,12 @@ import * as TraceParent from "./TraceParent.js"
  * @category schemas
  */
 export const TurnContext = Schema.Struct({
-  turnId: Schema.UUID,
-  threadId: Schema.UUID,
-  runId: Schema.UUID,
-  prefix: Schema.optionalWith(Schema.NonEmptyTrimmedString.pipe(Schema.pattern(/^[^\s{}]+$/)), { exact: true }),
-  traceContext: Schema.optionalWith(TraceParent.TraceContext, { exact: true })
-}).annotations({ identifier: "TurnContext" })
+  turnId: Uuid,
+  threadId: Uuid,
+  runId: Uuid,
+  prefix: Schema.optionalKey(Schema.Trimmed.check(Schema.isNonEmpty(), Schema.isPattern(/^[^\s{}]+$/))),
+  traceContext: Schema.optionalKey(TraceParent.TraceContext)
+}).annotate({ identifier: "TurnContext" })
 
 /**
  * @since 0.1.0
@@ -65,7 +68,7 @@ export class InvalidTurnContext extends Schema.TaggedError<InvalidTurnContext>()
   }
 }
 
-const decode = Schema.decodeUnknown(TurnContext, { errors: "all", onExcessProperty: "error" })
+const decode = Schema.decodeUnknownEffect(TurnContext, { errors: "all", onExcessProperty: "error" })
 
 /**
  * A turn context with fresh UUIDs for the ids not given; fails with
@@ -90,6 +93,6 @@ export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, I
       ...(input.prefix === undefined ? {} : { prefix: input.prefix }),
       ...(traceContext === undefined ? {} : { traceContext })
     }),
-    (error) => new InvalidTurnContext({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })
+    (error) => new InvalidTurnContext({ detail: error.message })
   )
 }

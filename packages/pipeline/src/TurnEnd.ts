@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const StopReason = Schema.Literal("aborted", "cancelled", "producer_lost").annotations({
+export const StopReason = Schema.Literals(["aborted", "cancelled", "producer_lost"]).annotate({
   identifier: "StopReason"
 })
 

@@ -41,20 +41,20 @@ import {
   TurnPublisher
 } from "@sluice/redis"
 import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
@@ -154,7 +154,9 @@ export interface TurnPipelineService {
  * @since 0.1.0
  * @category tags
  */
-export class TurnPipeline extends Context.Tag("@sluice/pipeline/TurnPipeline")<TurnPipeline, TurnPipelineService>() {}
+export class TurnPipeline
+  extends Context.Service<TurnPipeline, TurnPipelineService>()("@sluice/pipeline/TurnPipeline")
+{}
 
 /** The code and message a failure ends the turn with. */
 const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
@@ -179,11 +181,8 @@ type StageSpan = <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, 
 // makes of its own are children of the turn's span.
 const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
   Effect.gen(function*() {
-    // no stack trace: it would point into this module, and costs an `Error` per span
-    const span = yield* Effect.makeSpan(name, {
-      captureStackTrace: false,
-      ...(Option.isSome(parent) ? { parent: parent.value } : {})
-    })
+    // no stack trace (`makeSpan` captures none): it would point into this module
+    const span = yield* Effect.makeSpan(name, Option.isSome(parent) ? { parent: parent.value } : {})
     let ended = false
     const end = (exit: Exit.Exit<unknown, unknown>) =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>
@@ -193,7 +192,7 @@ const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
           span.end(now, exit)
         }))
     yield* Effect.addFinalizer(end)
-    const stage: StageSpan = (self) => Stream.ensuringWith(self, end)
+    const stage: StageSpan = (self) => Stream.onExit(self, end)
     return stage
   })
 
@@ -217,7 +216,7 @@ export const make = (options: Options = {}) =>
     const redis = yield* RedisStreams.RedisStreams
     const publisher = yield* TurnPublisher.make(options.publisher ?? {})
     // checked once here; each turn adds its ids
-    yield* UpsertOptions.make(options.upserts)
+    yield* Effect.fromResult(UpsertOptions.make(options.upserts))
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
     const running = new Map<string, Deferred.Deferred<StopReason>>()
@@ -244,7 +243,7 @@ export const make = (options: Options = {}) =>
           return stop === undefined ? Effect.void : Deferred.succeed(stop, "cancelled")
         }),
         Effect.tapError((error) => Effect.logWarning(`following cancel requests: ${error.message}`)),
-        Effect.retry(Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))),
+        Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")])),
         Effect.provideService(RedisStreams.RedisStreams, redis),
         Effect.forkScoped
       )
@@ -265,8 +264,8 @@ export const make = (options: Options = {}) =>
             retentionMs: turnPublisher.options.retentionMs
           }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
           yield* Deferred.await(lease.lost).pipe(
-            Effect.zipRight(Metric.increment(TurnMetrics.leaseExpiries("producer"))),
-            Effect.zipRight(Deferred.succeed(stop, "producer_lost")),
+            Effect.andThen(Metric.update(TurnMetrics.leaseExpiries("producer"), 1)),
+            Effect.andThen(Deferred.succeed(stop, "producer_lost")),
             Effect.forkScoped
           )
         }
@@ -286,7 +285,7 @@ export const make = (options: Options = {}) =>
                   runId: turn.runId ?? context.runId,
                   traceContext: context.traceContext
                 }, payload)
-                folded = Either.getOrElse(Turn.step(folded, event), () => folded)
+                folded = Result.getOrElse(Turn.step(folded, event), () => folded)
                 events.push(event)
               }
               yield* Ref.set(last, folded)
@@ -297,13 +296,10 @@ export const make = (options: Options = {}) =>
           stage.normalize,
           Accumulator.accumulate,
           // per chunk, not per event: a per-event effect would hand on one-event chunks
-          Stream.mapChunksEffect((steps) =>
-            Option.match(Chunk.last(steps), {
-              onNone: () => Effect.succeed(Chunk.empty<StreamEvent.StreamEvent>()),
-              onSome: (final) => Effect.as(Ref.set(last, final.turn), Chunk.map(steps, (step) => step.event))
-            })
+          Stream.mapArrayEffect((steps) =>
+            Effect.as(Ref.set(last, Arr.lastNonEmpty(steps).turn), Arr.map(steps, (step) => step.event))
           ),
-          Stream.catchAllCause((cause) => Stream.concat(closing(failedEnding(cause)), Stream.failCause(cause))),
+          Stream.catchCause((cause) => Stream.concat(closing(failedEnding(cause)), Stream.failCause(cause))),
           Stream.concat(
             Stream.unwrap(
               Effect.flatMap(
@@ -341,7 +337,6 @@ export const make = (options: Options = {}) =>
         Effect.scoped,
         Effect.withSpan("sluice.turn", {
           kind: "producer",
-          captureStackTrace: false,
           attributes: {
             "sluice.turn_id": context.turnId,
             "sluice.thread_id": context.threadId,
@@ -351,7 +346,7 @@ export const make = (options: Options = {}) =>
           ...(context.traceContext?.traceparent === undefined
             ? {}
             : { parent: TraceParent.toExternalSpan(context.traceContext.traceparent) })
-        })
+        }, { captureStackTrace: false })
       )
 
     const service: TurnPipelineService = {
@@ -361,26 +356,26 @@ export const make = (options: Options = {}) =>
           Effect.gen(function*() {
             const stop = yield* Deferred.make<StopReason>()
             running.set(context.turnId, stop)
-            yield* Metric.increment(TurnMetrics.turnsStarted)
-            yield* Metric.increment(TurnMetrics.turnsActive)
-            const fiber = yield* Effect.forkDaemon(restore(runTurn(context, source, stop, runOptions)))
+            yield* Metric.update(TurnMetrics.turnsStarted, 1)
+            yield* Metric.modify(TurnMetrics.turnsActive, 1)
+            const fiber = yield* Effect.forkDetach(restore(runTurn(context, source, stop, runOptions)))
             const watch = runOptions.stop === undefined
               ? undefined
-              : yield* Effect.forkDaemon(
+              : yield* Effect.forkDetach(
                 restore(Effect.flatMap(runOptions.stop, (reason) => Deferred.succeed(stop, reason)))
               )
             // interrupted: stop the input and let the turn write its ending, for a while
             const exit = yield* restore(Fiber.await(fiber)).pipe(
               Effect.onInterrupt(() =>
                 Deferred.succeed(stop, "aborted").pipe(
-                  Effect.zipRight(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
-                  Effect.zipRight(Fiber.interrupt(fiber))
+                  Effect.andThen(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
+                  Effect.andThen(Fiber.interrupt(fiber))
                 )
               ),
               Effect.ensuring(
                 Effect.sync(() => running.delete(context.turnId)).pipe(
-                  Effect.zipRight(Metric.incrementBy(TurnMetrics.turnsActive, -1)),
-                  Effect.zipRight(watch === undefined ? Effect.void : Fiber.interrupt(watch))
+                  Effect.andThen(Metric.modify(TurnMetrics.turnsActive, -1)),
+                  Effect.andThen(watch === undefined ? Effect.void : Fiber.interrupt(watch))
                 )
               )
             )
@@ -408,7 +403,7 @@ export const make = (options: Options = {}) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}) => Layer.scoped(TurnPipeline, make(options))
+export const layer = (options: Options = {}) => Layer.effect(TurnPipeline, make(options))
 
 /**
  * Runs one turn with the `TurnPipeline` in context.
@@ -417,7 +412,7 @@ export const layer = (options: Options = {}) => Layer.scoped(TurnPipeline, make(
  * @category running
  */
 export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E, R>, options?: RunOptions<R2>) =>
-  Effect.flatMap(TurnPipeline, (pipeline) => pipeline.run(context, source, options))
+  TurnPipeline.use((pipeline) => pipeline.run(context, source, options))
 
 /**
  * Cancels a turn with the `TurnPipeline` in context.
@@ -426,4 +421,4 @@ export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E
  * @category running
  */
 export const cancel = (turnId: string, prefix?: string) =>
-  Effect.flatMap(TurnPipeline, (pipeline) => pipeline.cancel(turnId, prefix))
+  TurnPipeline.use((pipeline) => pipeline.cancel(turnId, prefix))

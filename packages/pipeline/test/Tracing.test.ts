@@ -124,10 +124,10 @@ describe("Tracing", () => {
         const value = (name: string, tag?: readonly [string, string]) =>
           pairs
             .filter((pair) =>
-              pair.metricKey.name === name &&
-              (tag === undefined || pair.metricKey.tags.some((t) => t.key === tag[0] && t.value === tag[1]))
+              pair.id === name &&
+              (tag === undefined || pair.attributes?.[tag[0]] === tag[1])
             )
-            .reduce((sum, pair) => sum + ("count" in pair.metricState ? Number(pair.metricState.count) : 0), 0)
+            .reduce((sum, pair) => sum + ("count" in pair.state ? Number(pair.state.count) : 0), 0)
         return {
           started: value("sluice_turns_started_total"),
           complete: value("sluice_turns_ended_total", ["status", "complete"]),
@@ -155,13 +155,13 @@ describe("Tracing", () => {
 })
 
 describe("Tracing.layerFromEnv", () => {
-  it.scopedLive(
+  it.live(
     "exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, nothing when it is unset",
     () =>
       Effect.gen(function*() {
         const received: Array<{ readonly path: string; readonly body: string }> = []
         const server = yield* Effect.acquireRelease(
-          Effect.async<Server>((resume) => {
+          Effect.callback<Server>((resume) => {
             const made = createServer((request, response) => {
               let body = ""
               request.on("data", (chunk: Buffer) => {
@@ -177,18 +177,20 @@ describe("Tracing.layerFromEnv", () => {
             })
           }),
           (made) =>
-            Effect.async<void>((resume) => {
+            Effect.callback<void>((resume) => {
               made.close(() => resume(Effect.void))
             })
         )
         const address = server.address()
-        if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
+        if (address === null || typeof address === "string") {
+          return yield* Effect.die(new Error("expected a TCP address"))
+        }
         const endpoint = `http://127.0.0.1:${address.port}/`
         const traced = (env: ReadonlyArray<readonly [string, string]>) =>
           Effect.void.pipe(
             Effect.withSpan("operating.check", { attributes: { "check.id": "exported" } }),
             Effect.provide(Tracing.layerFromEnv),
-            Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+            Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(Object.fromEntries(env)))
           )
         // unset: the layer is empty, nothing is sent
         yield* traced([])

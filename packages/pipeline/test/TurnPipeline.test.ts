@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
@@ -76,7 +76,7 @@ const startedMidMessage = Effect.gen(function*() {
     {
       onMessage: () => Deferred.succeed(started, undefined)
     }
-  ).pipe(Effect.fork)
+  ).pipe(Effect.forkChild)
   yield* Deferred.await(started)
   return { context, fiber }
 })
@@ -160,7 +160,7 @@ describe("TurnPipeline", () => {
       const fiber = yield* TurnPipeline.run(context, source, {
         stop: Deferred.await(stop),
         onMessage: () => Deferred.succeed(firstUpsert, undefined)
-      }).pipe(Effect.fork)
+      }).pipe(Effect.forkChild)
       yield* Deferred.await(firstUpsert)
       yield* Deferred.succeed(stop, "aborted")
       const result = yield* Fiber.join(fiber)

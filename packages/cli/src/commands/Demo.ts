@@ -9,8 +9,8 @@
  *
  * @since 0.1.0
  */
-import { Command } from "@effect/cli"
 import type { ProviderName } from "@sluice/providers/ProviderName"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
@@ -30,7 +30,13 @@ export const samples: ReadonlyArray<{ readonly file: string; readonly provider: 
   { file: "anthropic-overloaded.sse", provider: "anthropic" }
 ]
 
-const options = {
+/**
+ * The flags and arguments of `demo`, as the parser reads them.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const options = {
   port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on (0: any free port)"),
   delayMs: EnvOptions.integer(
     "delay-ms",
@@ -64,7 +70,7 @@ const options = {
  * @since 0.3.0
  * @category models
  */
-export type Args = Command.Command.ParseConfig<typeof options>
+export type Args = Command.Command.Config.Infer<typeof options>
 
 /**
  * The `demo` command.

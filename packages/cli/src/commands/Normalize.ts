@@ -5,15 +5,26 @@
  *
  * @since 0.1.0
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 
-const options = {
+/**
+ * The flags and arguments of `normalize`, as the parser reads them.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const options = {
   provider: CommandOptions.provider,
-  events: Options.boolean("events").pipe(Options.withDescription("print the StreamEvents, one JSON object a line")),
-  nonStreaming: Options.boolean("non-streaming").pipe(
-    Options.withDescription("read a non-streaming JSON response instead of an SSE body")
+  events: Flag.Boolean("events").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("print the StreamEvents, one JSON object a line")
+  ),
+  nonStreaming: Flag.Boolean("non-streaming").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("read a non-streaming JSON response instead of an SSE body")
   ),
   file: CommandOptions.file
 }
@@ -24,7 +35,7 @@ const options = {
  * @since 0.3.0
  * @category models
  */
-export type Args = Command.Command.ParseConfig<typeof options>
+export type Args = Command.Command.Config.Infer<typeof options>
 
 /**
  * The `normalize` command.

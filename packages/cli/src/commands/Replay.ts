@@ -5,12 +5,19 @@
  *
  * @since 0.1.0
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
 
-const options = {
+/**
+ * The flags and arguments of `replay`, as the parser reads them.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const options = {
   provider: CommandOptions.provider,
   file: CommandOptions.file,
   turn: CommandOptions.turn,
@@ -30,8 +37,9 @@ const options = {
     25,
     "the delay between provider events at realtime pace, in milliseconds"
   ),
-  jsonl: Options.boolean("jsonl").pipe(
-    Options.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")
+  jsonl: Flag.Boolean("jsonl").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("print exactly one StreamBMessage JSON object a line, nothing else")
   ),
   prefix: CommandOptions.prefix,
   redisUrl: EnvOptions.redisUrl
@@ -43,7 +51,7 @@ const options = {
  * @since 0.3.0
  * @category models
  */
-export type Args = Command.Command.ParseConfig<typeof options>
+export type Args = Command.Command.Config.Infer<typeof options>
 
 /**
  * The `replay` command.

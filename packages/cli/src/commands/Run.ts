@@ -18,20 +18,28 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
 
-const options = {
+/**
+ * The flags and arguments of `run`, as the parser reads them.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const options = {
   provider: CommandOptions.providerOption("the wire API to call"),
   model: EnvOptions.requiredText("model", "SLUICE_MODEL", "the model id"),
   system: EnvOptions.optionalText("system", "SLUICE_SYSTEM", "the system prompt"),
-  baseUrl: Options.text("base-url").pipe(
-    Options.withDescription(
+  baseUrl: Flag.String("base-url").pipe(
+    Flag.withDescription(
       "the provider's base URL, as its SDK takes it (default: *_BASE_URL from the environment, else the provider's)"
     ),
-    Options.optional
+    Flag.optional
   ),
   timeout: EnvOptions.integer(
     "timeout",
@@ -39,14 +47,14 @@ const options = {
     300,
     "seconds the provider may stay silent (no response, or no byte of the body) before the attempt is retried"
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("print the turn summary only")),
+  json: Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("print the turn summary only")),
   turn: CommandOptions.turn,
   thread: CommandOptions.thread,
   traceparent: CommandOptions.traceparent,
   tracestate: CommandOptions.tracestate,
   prefix: CommandOptions.prefix,
   redisUrl: EnvOptions.redisUrl,
-  prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("the user's message"))
+  prompt: Argument.String("PROMPT").pipe(Argument.withDescription("the user's message"))
 }
 
 /**
@@ -55,7 +63,7 @@ const options = {
  * @since 0.3.0
  * @category models
  */
-export type Args = Command.Command.ParseConfig<typeof options>
+export type Args = Command.Command.Config.Infer<typeof options>
 
 /**
  * The `run` command.

@@ -7,20 +7,28 @@
  *
  * @since 0.1.0
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
 
-const options = {
+/**
+ * The flags and arguments of `serve`, as the parser reads them.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const options = {
   port: EnvOptions.integer("port", "SLUICE_PORT", 8787, "the port to listen on"),
   host: EnvOptions.optionalText(
     "host",
     "SLUICE_HOST",
     "the address to bind: all addresses by default, loopback with --insecure-local"
   ),
-  insecureLocal: Options.boolean("insecure-local").pipe(
-    Options.withDescription("serve without tokens, on loopback only (for local development)")
+  insecureLocal: Flag.Boolean("insecure-local").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("serve without tokens, on loopback only (for local development)")
   ),
   prefix: CommandOptions.prefix,
   ...CommandOptions.server
@@ -32,7 +40,7 @@ const options = {
  * @since 0.3.0
  * @category models
  */
-export type Args = Command.Command.ParseConfig<typeof options>
+export type Args = Command.Command.Config.Infer<typeof options>
 
 /**
  * The `serve` command. Runs until interrupted (Ctrl-C).

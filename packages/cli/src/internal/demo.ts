@@ -4,13 +4,14 @@
  *
  * @internal
  */
-import type { FileSystem } from "@effect/platform"
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { TurnKeys } from "@sluice/redis"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
@@ -47,7 +48,13 @@ const playSample = (sample: (typeof Demo.samples)[number], eventDelay: Duration.
     const events = TurnSource.sse(sample.provider, Input.bytes(`${samplesDir}${sample.file}`))
     const paced = (turn: TurnContext.TurnContext) =>
       events(turn).pipe(
-        Stream.schedule(Schedule.spaced(eventDelay).pipe(Schedule.jitteredWith({ min: 2 / 3, max: 4 / 3 })))
+        Stream.schedule(
+          Schedule.spaced(eventDelay).pipe(
+            Schedule.modifyDelay(({ duration }) =>
+              Effect.map(Random.nextBetween(2 / 3, 4 / 3), (factor) => Duration.times(duration, factor))
+            )
+          )
+        )
       )
     const turn = yield* Publishing.publish(context, paced)
     yield* Output.line(`  turn ${turnId}  ${sample.file}: ${turn.status}`)
@@ -64,14 +71,14 @@ export const play = (
     Array.from({ length: pace.parallel }, (_, lane) => Demo.samples.filter((_, i) => i % pace.parallel === lane)),
     (lane) => {
       const round = Effect.forEach(lane, (sample) =>
-        Effect.zipRight(playSample(sample, pace.eventDelay), Effect.sleep(pace.pause)), {
+        Effect.andThen(playSample(sample, pace.eventDelay), Effect.sleep(pace.pause)), {
         discard: true
       })
       return Option.match(pace.rounds, {
         onNone: () =>
           Effect.forever(round),
         onSome: (rounds) =>
-          Effect.repeatN(round, rounds - 1)
+          Effect.repeat(round, { times: rounds - 1 })
       })
     },
     { concurrency: "unbounded", discard: true }
@@ -119,14 +126,14 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
       pause: Duration.millis(args.pauseMs),
       rounds
     }).pipe(
-      Effect.zipRight(Output.line("demo: every round played; still serving"))
+      Effect.andThen(Output.line("demo: every round played; still serving"))
     )
-    const serving = Effect.zipRight(replay, Effect.never)
+    const serving = Effect.andThen(replay, Effect.never)
     yield* Option.match(exitAfter, {
       onNone: () => serving,
       onSome: (seconds) =>
         Effect.raceFirst(serving, Effect.sleep(Duration.seconds(seconds))).pipe(
-          Effect.zipRight(Output.line(`demo: stopped after ${seconds} s`))
+          Effect.andThen(Output.line(`demo: stopped after ${seconds} s`))
         )
     })
   }).pipe(

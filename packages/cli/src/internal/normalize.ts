@@ -4,12 +4,12 @@
  *
  * @internal
  */
-import type { FileSystem } from "@effect/platform"
 import { Accumulator, Summary } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
 import { Json, Sse } from "@sluice/core"
 import { type Normalizer, type ProviderName, Providers, TranscriptFormat } from "@sluice/providers"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type CliFailure, invalidInput } from "../CliFailure.js"

@@ -4,13 +4,13 @@
  *
  * @internal
  */
-import type { FileSystem } from "@effect/platform"
 import type { Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
 import type { ProviderName } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"

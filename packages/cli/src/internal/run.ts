@@ -4,13 +4,13 @@
  *
  * @internal
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
@@ -130,4 +130,5 @@ export const run = (args: Run.Args): Effect.Effect<void, CliFailure, Output.Outp
         turn
       })}
     yield* Publishing.failIfFailed(turn)
-  }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(NodeHttpClient.layerUndici))
+    // Node's own fetch: `NodeHttpClient` loads undici 8, which needs Node 22
+  }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(FetchHttpClient.layer))

@@ -6,15 +6,14 @@
  * @internal
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 /** Spans to OTLP when configured; pending spans are flushed when the layer closes. */
-export const layerFromEnv: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+export const layerFromEnv: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(
   Effect.flatMap(
-    Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
     (endpoint) =>
       Option.isNone(endpoint)
         ? Effect.succeed(Layer.empty)

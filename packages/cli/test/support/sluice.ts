@@ -2,7 +2,7 @@
  * The command run in process, as the tests run it: the given environment as its
  * configuration, its output collected.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,8 +17,8 @@ export const sluice = (
   Effect.gen(function*() {
     const output = Output.memory(options)
     const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeContext.layer, output.layer)),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
       Effect.exit
     )
     return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }

@@ -7,7 +7,6 @@
 import type { StreamEvent } from "@sluice/core"
 import { TurnMetrics } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Stream from "effect/Stream"
 
 /**
@@ -35,13 +34,15 @@ export const withTraceContext = <E, R>(
 export const countEvents = <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-  Stream.mapChunksEffect(self, (chunk) =>
-    // one step per chunk, whatever its events (the labels of `Effect.labelMetrics` included)
-    FiberRef.getWith(FiberRef.currentMetricLabels, (tags) =>
-      Effect.sync(() => {
-        for (const event of chunk) {
-          TurnMetrics.events(event.type).unsafeUpdate(1, tags)
-          if (event.payload.type === "response_done") TurnMetrics.turnsEnded(event.payload.status).unsafeUpdate(1, tags)
+  Stream.mapArrayEffect(self, (chunk) =>
+    // one step per chunk, whatever its events (the attributes of `Metric.CurrentMetricAttributes`
+    // and the registry in context included)
+    Effect.contextWith((context) => {
+      for (const event of chunk) {
+        TurnMetrics.events(event.type).updateUnsafe(1, context)
+        if (event.payload.type === "response_done") {
+          TurnMetrics.turnsEnded(event.payload.status).updateUnsafe(1, context)
         }
-        return chunk
-      })))
+      }
+      return Effect.succeed(chunk)
+    }))
