@@ -21,9 +21,12 @@ export const hookTimeout = 60_000
  */
 export const sourceCondition = "@sluice/source"
 
-// Vite's own defaults, which `resolve.conditions` replaces rather than extends
+// Vite's own defaults, which `resolve.conditions` replaces rather than extends; on the
+// server side without `module`: Vitest 5 resolves externalized dependencies with these
+// conditions too, and a CommonJS package that requires one with an ESM build under
+// `module` (OpenTelemetry's OTLP exporter) then loads a build Node cannot run
 const clientConditions = ["module", "browser", "development|production"]
-const serverConditions = ["module", "node", "development|production"]
+const serverConditions = ["node", "development|production"]
 
 /**
  * `NODE_OPTIONS` for the processes tests spawn (the `sluice` command through tsx, the
