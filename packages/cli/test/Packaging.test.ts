@@ -116,10 +116,16 @@ const npmInstall = ["install", "--prefer-offline", "--no-audit", "--no-fund"]
 
 /** A project of its own: a package.json with no dependency yet. */
 const project = (prefix: string) =>
-  Effect.tap(tempDir(prefix), (dir) =>
-    promise(() =>
-      writeFile(join(dir, "package.json"), JSON.stringify({ name: prefix.slice(0, -1), private: true, type: "module" }))
-    ))
+  Effect.tap(
+    tempDir(prefix),
+    (dir) =>
+      promise(() =>
+        writeFile(
+          join(dir, "package.json"),
+          JSON.stringify({ name: prefix.slice(0, -1), private: true, type: "module" })
+        )
+      )
+  )
 
 describe("packaging", () => {
   it.effect(
