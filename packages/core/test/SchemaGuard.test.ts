@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
@@ -91,6 +92,65 @@ const plainEntries: ReadonlyArray<Entry> = [
     "unknown fields",
     () => Schema.Struct({ anything: Schema.Unknown, maybe: Schema.Union([Schema.Undefined, Schema.String]) })
   ],
+  [
+    // the guard tries `type`'s members only when `type` holds their literal, in the members' order, the catch-all
+    // member wherever it stands
+    "a tagged union with a catch-all member",
+    () =>
+      Schema.Union([
+        Schema.Struct({ type: Schema.Literal("a"), text: Schema.String }),
+        Schema.Struct({ type: Schema.String, other: optional(Schema.Number) }),
+        Schema.Struct({ type: Schema.Literal("b"), index: Schema.Int, id: optional(Schema.NullOr(Schema.String)) }),
+        Schema.Struct({ type: Schema.Literal("a"), note: Schema.Boolean }),
+        Schema.Struct({ kind: Schema.Literal(2), type: Schema.Literal("c") })
+      ])
+  ],
+  [
+    "literals of every kind, with filters inside a union",
+    () =>
+      Schema.Struct({
+        literal: Schema.Literals(["a", 0, 1.5, true, false, -2]),
+        big: optional(Schema.Union([Schema.Literal(1n), Schema.BigInt])),
+        filtered: Schema.Union([Schema.String.check(Schema.isMinLength(3)), Schema.Number.check(Schema.isInt())])
+      })
+  ],
+  [
+    "fields named like Object.prototype's properties, beside a record",
+    () =>
+      Schema.StructWithRest(
+        Schema.Struct({
+          constructor: optional(Schema.String),
+          toString: optional(Schema.Number),
+          ["__proto__"]: optional(Schema.NullOr(Schema.String)),
+          valueOf: optional(Schema.Boolean)
+        }),
+        [Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null]))]
+      )
+  ],
+  [
+    "wire chunks: nested structs, arrays, records and JSON values",
+    () =>
+      Schema.Struct({
+        id: optional(Schema.String),
+        choices: Schema.Array(Schema.Struct({
+          index: optional(Schema.NullOr(Schema.Int)),
+          delta: optional(Schema.NullOr(Schema.Struct({
+            content: optional(Schema.NullOr(Schema.String)),
+            tool_calls: optional(Schema.Array(Schema.Struct({
+              index: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+              function: optional(Schema.Struct({ arguments: optional(Schema.String) }))
+            })))
+          }))),
+          finish_reason: optional(Schema.NullOr(Schema.String))
+        })),
+        usage: optional(
+          Schema.StructWithRest(Schema.Struct({ total_tokens: optional(Schema.NullOr(Schema.Number)) }), [
+            Schema.Record(Schema.String, Json.JsonValue)
+          ])
+        ),
+        args: optional(Schema.NullOr(Json.JsonObject))
+      })
+  ],
   ["Usage", () => Usage.Usage],
   ["OutputItem", () => OutputItem.OutputItem],
   ["UIUpsert", () => UIUpsert.UIUpsert],
@@ -124,6 +184,24 @@ const changingEntries: ReadonlyArray<Entry> = [
       )
   ],
   ["a class", () => Schema.Struct({ at: Schema.DateFromString, tags: Schema.Array(Schema.Trim) })],
+  [
+    "a tagged union whose transforming member comes first for some tags",
+    () =>
+      Schema.Union([
+        Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+        Schema.Struct({ type: Schema.Literal("n"), n: Schema.NumberFromString }),
+        Schema.Struct({ type: Schema.Literals(["n", "m"]), n: Schema.String }),
+        Schema.Struct({ type: Schema.String, value: optional(Schema.Number) })
+      ])
+  ],
+  [
+    "a default for a missing key",
+    () =>
+      Schema.Struct({
+        a: Schema.String,
+        b: Schema.Number.pipe(Schema.withDecodingDefaultKey(Effect.succeed(1)))
+      })
+  ],
   ["a declaration with type parameters", () => Schema.Struct({ values: Schema.ReadonlySet(Schema.Number) })],
   ["StreamEvent (a filter over the envelope)", () => StreamEvent.StreamEvent],
   [
@@ -379,6 +457,31 @@ describe("SchemaGuard", () => {
     expect(Schema.is(schema)(value)).toBe(false)
     expect(SchemaGuard.is(schema)(value)).toBe(false)
     expect(SchemaGuard.is(schema)({ a: "x", b: 1 })).toBe(true)
+  })
+
+  it("an inherited field is the decoder's to copy: decodesToItself leaves it to the decoder", () => {
+    const schema = Schema.Struct({ text: Schema.String, n: optional(Schema.Number) })
+    const inherited = Object.assign(Object.create({ text: "a" }), { n: 1 })
+    expect(Schema.is(schema)(inherited)).toBe(true)
+    expect(SchemaGuard.is(schema)(inherited)).toBe(true)
+    expect(SchemaGuard.decodesToItself(schema)(inherited)).toBe(false)
+    expect(SchemaGuard.decodesToItself(schema)({ text: "a", n: 1 })).toBe(true)
+    const own = JSON.parse("{\"__proto__\": \"x\", \"text\": \"a\"}")
+    const withProto = Schema.Struct({ ["__proto__"]: Schema.String, text: Schema.String })
+    expect(SchemaGuard.is(withProto)(own)).toBe(Schema.is(withProto)(own))
+    expect(SchemaGuard.decodesToItself(withProto)(own)).toBe(true)
+    expect(SchemaGuard.is(withProto)({ text: "a" })).toBe(false)
+  })
+
+  it("a member the decoder would transform stops the search only for the tags it takes", () => {
+    const schema = Schema.Union([
+      Schema.Struct({ type: Schema.Literal("n"), n: Schema.NumberFromString }),
+      Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+    ])
+    const guard = SchemaGuard.decodesToItself(schema)
+    expect(guard({ type: "text", text: "hi" })).toBe(true)
+    expect(guard({ type: "n", n: "1" })).toBe(false)
+    expect(guard({ type: "text", text: 1 })).toBe(false)
   })
 
   it("extra properties are allowed and kept", () => {

@@ -233,17 +233,6 @@ export const StreamChunk = Schema.Union(chunkMembers(ContentBlock, Delta)).annot
   identifier: "AnthropicStreamChunk"
 })
 
-// `StreamChunk` without the members that transform (`*_tool_result` blocks, block and
-// delta types Sluice does not read): the hot path's guard. Those members take only
-// types no other member takes, so a value this schema accepts is one `StreamChunk`
-// decodes to itself; the rest goes to `StreamChunk`'s decoder.
-const PlainStreamChunk = Schema.Union(
-  chunkMembers(
-    Schema.Union([TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, CompactionBlock]),
-    Schema.Union(PlainDeltas)
-  )
-)
-
 /**
  * @since 0.1.0
  * @category models
@@ -644,7 +633,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   return { onChunk, onEnd }
 }
 
-const decodeChunk = decodeData(providerId, StreamChunk, PlainStreamChunk)
+const decodeChunk = decodeData(providerId, StreamChunk)
 
 const makeHandler = (options: NormalizeOptions | undefined) => (now: () => number): Handler => {
   const machine = makeMachine(options, now)

@@ -83,6 +83,62 @@ describe("wire schema guards", () => {
     })
   }
 
+  // the events of an ordinary turn take the guard's fast path (used as they arrived, not decoded)
+  const common: ReadonlyArray<readonly [string, Schema.Codec<unknown, unknown>, unknown]> = [
+    ["OpenAiChat.StreamChunk", OpenAiChat.StreamChunk, {
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "gpt-4o",
+      choices: [{ index: 0, delta: { content: "Hi" }, logprobs: null, finish_reason: null }]
+    }],
+    ["OpenAiChat.StreamChunk", OpenAiChat.StreamChunk, {
+      id: "chatcmpl-1",
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: "{\"a" } }] } }],
+      usage: null
+    }],
+    ["OpenAiChat.StreamChunk", OpenAiChat.StreamChunk, {
+      id: "chatcmpl-1",
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 } }
+    }],
+    ["Anthropic.StreamChunk", Anthropic.StreamChunk, {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text: "Hi" }
+    }],
+    ["Anthropic.StreamChunk", Anthropic.StreamChunk, {
+      type: "content_block_start",
+      index: 1,
+      content_block: { type: "tool_use", id: "toolu_1", name: "f", input: {} }
+    }],
+    ["Anthropic.StreamChunk", Anthropic.StreamChunk, {
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 5 }
+    }],
+    ["Gemini.GenerateContentResponse", Gemini.GenerateContentResponse, {
+      candidates: [{ content: { role: "model", parts: [{ text: "Hi" }] }, index: 0 }],
+      usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
+      modelVersion: "gemini-2.5-pro",
+      responseId: "r"
+    }],
+    ["Gemini.GenerateContentResponse", Gemini.GenerateContentResponse, {
+      candidates: [{
+        content: { role: "model", parts: [{ functionCall: { name: "f", args: { city: "Paris", days: [1, 2] } } }] },
+        finishReason: "STOP",
+        index: 0
+      }]
+    }]
+  ]
+  for (const [name, schema, event] of common) {
+    it(`an ordinary event takes the fast path: ${name} ${JSON.stringify(event).slice(0, 60)}`, () => {
+      expect(oracles(schema).decodes(event)).toBe(true)
+      expect(SchemaGuard.decodesToItself(schema)(event)).toBe(true)
+      expect(SchemaGuard.is(schema)(event)).toBe(true)
+    })
+  }
+
   it.effect("every provider fails with a WireDecodeError, not a defect, on an event whose type cannot be printed", () =>
     Effect.gen(function*() {
       for (const provider of Providers.all) {

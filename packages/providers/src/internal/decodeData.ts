@@ -51,18 +51,10 @@ export const wireDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
  * so `instanceof` tells them apart, and a valid event allocates nothing more than its
  * JSON). Failures name the provider, the line, and what was wrong.
  *
- * `plain`, when given, is the guard's schema instead of `schema`: a schema without
- * transformations, every value of which `schema` decodes to itself (`schema` without
- * its transforming members), so that the common events are checked, not decoded.
- *
  * @internal
  */
-export const parseData = <A>(
-  provider: string,
-  schema: Schema.ConstraintDecoder<A>,
-  plain?: Schema.ConstraintDecoder<A>
-) => {
-  const passes: (u: unknown) => u is A = SchemaGuard.decodesToItself(plain ?? schema)
+export const parseData = <A>(provider: string, schema: Schema.ConstraintDecoder<A>) => {
+  const passes: (u: unknown) => u is A = SchemaGuard.decodesToItself(schema)
   const decode = schemaDecoder(schema)
   return (event: Sse.SseEvent): A | WireDecodeError => {
     let json: unknown
@@ -93,12 +85,8 @@ export const parseData = <A>(
  *
  * @internal
  */
-export const decodeData = <A>(
-  provider: string,
-  schema: Schema.ConstraintDecoder<A>,
-  plain?: Schema.ConstraintDecoder<A>
-) => {
-  const parse = parseData(provider, schema, plain)
+export const decodeData = <A>(provider: string, schema: Schema.ConstraintDecoder<A>) => {
+  const parse = parseData(provider, schema)
   return (event: Sse.SseEvent): Result.Result<A, WireDecodeError> => {
     const result = parse(event)
     return result instanceof WireDecodeError ? Result.fail(result) : Result.succeed(result)
