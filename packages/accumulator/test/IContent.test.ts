@@ -5,8 +5,9 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { IContent, Turn } from "../src/index.js"
-import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -157,7 +158,7 @@ describe("IContent", () => {
   })
 
   it.effect("the stream and fromTurn agree on text, tool calls and usage", () =>
-    assertEffect(
+    checkEffect(
       FastCheck.tuple(itemsArbitrary, cuts),
       ([items, c]) =>
         Effect.gen(function*() {

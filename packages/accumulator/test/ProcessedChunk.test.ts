@@ -6,8 +6,9 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { ProcessedChunk, Summary, Turn } from "../src/index.js"
-import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -163,7 +164,7 @@ describe("ProcessedChunk", () => {
   it.effect(
     "the chunks carry the turn's text, reasoning and tool calls, and end with done",
     () =>
-      assertEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
+      checkEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
         Effect.gen(function*() {
           const events = turnEvents(script(items, c))
           const chunks = yield* collect(events)

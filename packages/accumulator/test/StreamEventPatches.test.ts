@@ -4,8 +4,9 @@ import { Json } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { AssistantMessage, MessageAccumulator, StreamEventPatches } from "../src/index.js"
-import { assertEffect, event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 
@@ -44,7 +45,7 @@ describe("StreamEventPatches", () => {
   it.effect(
     "drives the message accumulator to the turn's items, however the deltas are split",
     () =>
-      assertEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
+      checkEffect(FastCheck.tuple(itemsArbitrary, cuts), ([items, c]) =>
         Effect.gen(function*() {
           const message = yield* toMessage(turnEvents(script(items, c)))
           expect(message.content).toStrictEqual(items.map(expectedContent))

@@ -1,6 +1,5 @@
 import type { OutputItem } from "@sluice/core"
 import { StreamEvent, Usage } from "@sluice/core"
-import * as Effect from "effect/Effect"
 import * as FastCheck from "fast-check"
 
 const runId = "5d3f1c2a-8a61-4c4e-9f3b-1e2d3c4b5a69"
@@ -105,21 +104,3 @@ export const turnEvents = (items: ReadonlyArray<ItemScript>): Array<StreamEvent.
   )
   return events
 }
-
-/**
- * Checks an effectful property with fast-check (what `it.effect.prop` did with
- * fast-check arbitraries in Effect 3): every run is an Effect on the services of the
- * test that calls it (its `TestClock`, ...).
- */
-export const assertEffect = <A>(
-  arbitrary: FastCheck.Arbitrary<A>,
-  property: (value: A) => Effect.Effect<void, unknown>,
-  parameters: FastCheck.Parameters<[A]>
-): Effect.Effect<void> =>
-  Effect.flatMap(Effect.context<never>(), (context) =>
-    Effect.promise(() =>
-      FastCheck.assert(
-        FastCheck.asyncProperty(arbitrary, (value) => Effect.runPromiseWith(context)(property(value))),
-        parameters
-      )
-    ))

@@ -52,23 +52,14 @@ const isJsonValueUnknown = (value: unknown): value is JsonValue => {
 // JSON text has no -0: the arbitraries generate values that survive JSON.stringify.
 const withoutNegativeZero = (value: unknown): JsonValue => {
   if (typeof value === "number") return value === 0 ? 0 : value
+  if (typeof value === "string" || typeof value === "boolean" || value === null) return value
   if (Array.isArray(value)) return value.map(withoutNegativeZero)
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, JsonValue> = {}
-    for (const [key, item] of Object.entries(value)) {
-      Object.defineProperty(out, key, {
-        value: withoutNegativeZero(item),
-        enumerable: true,
-        writable: true,
-        configurable: true
-      })
-    }
-    return out
-  }
-  return value as JsonValue
+  if (typeof value === "object") return withoutNegativeZeroObject(value)
+  throw new Error(`not a JSON value: ${typeof value}`)
 }
 
-const withoutNegativeZeroObject = (value: Schema.JsonObject): JsonObject => {
+// own properties defined, not assigned: a key such as `__proto__` stays a plain key
+const withoutNegativeZeroObject = (value: object): JsonObject => {
   const out: Record<string, JsonValue> = {}
   for (const [key, item] of Object.entries(value)) {
     Object.defineProperty(out, key, {

@@ -23,6 +23,7 @@ import {
   type Check,
   Compiler,
   isInputAsIs,
+  type Mode,
   PASS,
   PredicateAnnotationId as predicateAnnotationId
 } from "./internal/guardCompiler.js"
@@ -59,62 +60,44 @@ const compile = (compiler: Compiler, ast: AST.AST): Check | undefined => {
   }
 }
 
-const makeIs = (schema: Schema.Constraint): Guard => {
-  let guard = guards.get(schema.ast)
+/** A guard that says `false` where its check throws (see `SchemaDecode`). */
+const total = (check: Guard): Guard => (u) => {
+  try {
+    return check(u)
+  } catch {
+    return false
+  }
+}
+
+/** The guard of a node: its compiled check, else `fallback` (no generated code here). */
+const guardOf = (
+  cache: WeakMap<AST.AST, Guard>,
+  mode: Mode,
+  ast: AST.AST,
+  compiledAst: AST.AST,
+  fallback: () => Guard
+): Guard => {
+  let guard = cache.get(ast)
   if (guard === undefined) {
-    enableJit(schema.ast)
-    const check = compile(new Compiler("is"), AST.toType(schema.ast))
-    if (check !== undefined) {
-      guard = (u) => {
-        try {
-          return check(u) === PASS
-        } catch {
-          return false
-        }
-      }
-    } else {
-      const is = Schema.is(schema)
-      guard = (u) => {
-        try {
-          return is(u)
-        } catch {
-          return false
-        }
-      }
-    }
-    guards.set(schema.ast, guard)
+    enableJit(ast)
+    const check = compile(new Compiler(mode), compiledAst)
+    guard = total(check === undefined ? fallback() : (u) => check(u) === PASS)
+    cache.set(ast, guard)
   }
   return guard
 }
 
-const makeDecodingGuard = (schema: Schema.ConstraintDecoder<unknown>): Guard => {
-  let guard = decodingGuards.get(schema.ast)
-  if (guard === undefined) {
-    enableJit(schema.ast)
-    const check = compile(new Compiler("decode"), schema.ast)
-    if (check !== undefined) {
-      guard = (u) => {
-        try {
-          return check(u) === PASS
-        } catch {
-          return false
-        }
-      }
-    } else {
-      const decode = Schema.decodeUnknownExit(schema)
-      guard = (u) => {
-        try {
-          const exit = decode(u)
-          return Exit.isSuccess(exit) && isInputAsIs(exit.value, u)
-        } catch {
-          return false
-        }
-      }
+const makeIs = (schema: Schema.Constraint): Guard =>
+  guardOf(guards, "is", schema.ast, AST.toType(schema.ast), () => Schema.is(schema))
+
+const makeDecodingGuard = (schema: Schema.ConstraintDecoder<unknown>): Guard =>
+  guardOf(decodingGuards, "decode", schema.ast, schema.ast, () => {
+    const decode = Schema.decodeUnknownExit(schema)
+    return (u) => {
+      const exit = decode(u)
+      return Exit.isSuccess(exit) && isInputAsIs(exit.value, u)
     }
-    decodingGuards.set(schema.ast, guard)
-  }
-  return guard
-}
+  })
 
 /**
  * A guard that answers exactly as `Schema.is(schema)` does, compiled once from the

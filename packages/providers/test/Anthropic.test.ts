@@ -3,9 +3,9 @@ import { SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { Anthropic, WireDecodeError } from "../src/index.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
-import { checkEffect } from "./support/property.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const normalize = Anthropic.normalize

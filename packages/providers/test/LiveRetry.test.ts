@@ -5,8 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { LiveRetry } from "../src/index.js"
-import { checkEffect } from "./support/property.js"
 
 const failure = (retryAfterMs?: number): StreamEvent.ErrorObject => ({
   code: "429",

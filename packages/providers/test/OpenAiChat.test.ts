@@ -3,9 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import { OpenAiChat } from "../src/index.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
-import { checkEffect } from "./support/property.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const run = (text: string) => runText(OpenAiChat.normalize, text)

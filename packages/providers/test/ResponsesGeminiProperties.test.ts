@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as Gemini from "../src/Gemini.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
 import * as OpenAiResponses from "../src/OpenAiResponses.js"
@@ -27,7 +28,6 @@ import {
   runText,
   splitAt
 } from "./support/normalizerHarness.js"
-import { checkEffect } from "./support/property.js"
 
 interface Provider {
   readonly name: string

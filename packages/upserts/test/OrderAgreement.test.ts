@@ -9,6 +9,7 @@ import { EventOrder, type StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as F from "./fixtures.js"
 
 // The accumulator's names for two of the rules.
@@ -109,7 +110,7 @@ const ofUpserts = (events: ReadonlyArray<StreamEvent.StreamEvent>): Effect.Effec
 
 describe("the order rules of the accumulator and the upsert stage", () => {
   it.effect("accept and refuse exactly the same event sequences, as core's EventOrder does", () =>
-    F.assertEffect(
+    checkEffect(
       FastCheck.tuple(sequences),
       ([events]) =>
         Effect.gen(function*() {

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as Gradient from "../src/Gradient.js"
 import * as UpsertStream from "../src/UpsertStream.js"
 import * as F from "./fixtures.js"
@@ -67,7 +68,7 @@ const upsertsOf = (out: ReadonlyArray<StreamBMessage.UIPayload>, itemId: string)
 
 describe("UpsertStream.upserts: properties (clock not advancing)", () => {
   it.effect("the last upsert of each item is completed, with the concatenated deltas", () =>
-    F.assertEffect(
+    checkEffect(
       FastCheck.record({ turn: turnArb }),
       ({ turn }) =>
         Effect.gen(function*() {
@@ -86,7 +87,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
     ), 120_000)
 
   it.effect("each upsert's content is a prefix of the next, and only completed repeats content", () =>
-    F.assertEffect(
+    checkEffect(
       FastCheck.record({ turn: turnArb }),
       ({ turn }) =>
         Effect.gen(function*() {
@@ -104,7 +105,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
     ), 120_000)
 
   it.effect("at most one upsert per cumulative threshold crossed, plus created and completed", () =>
-    F.assertEffect(
+    checkEffect(
       FastCheck.record({ turn: turnArb }),
       ({ turn }) =>
         Effect.gen(function*() {
@@ -120,7 +121,7 @@ describe("UpsertStream.upserts: properties (clock not advancing)", () => {
     ), 120_000)
 
   it.effect("no timers or fibers remain after the stream ends or is interrupted", () =>
-    F.assertEffect(
+    checkEffect(
       FastCheck.record({
         turn: turnArb,
         cut: FastCheck.double({ min: 0, max: 1, noNaN: true }),

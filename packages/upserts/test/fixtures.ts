@@ -10,7 +10,6 @@ import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import * as FastCheck from "fast-check"
 import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
 import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
 import * as UpsertStream from "../src/UpsertStream.js"
@@ -183,21 +182,3 @@ export const trackFibers = Effect.sync(() => {
       Effect.provideService(effect, Metric.FiberRuntimeMetrics, metrics)
   }
 })
-
-/**
- * Checks an effectful property with fast-check (what `it.effect.prop` did with
- * fast-check arbitraries in Effect 3): every run is an Effect on the services of the
- * test that calls it (its `TestClock`, ...).
- */
-export const assertEffect = <A>(
-  arbitrary: FastCheck.Arbitrary<A>,
-  property: (value: A) => Effect.Effect<void, unknown>,
-  parameters: FastCheck.Parameters<[A]>
-): Effect.Effect<void> =>
-  Effect.flatMap(Effect.context<never>(), (context) =>
-    Effect.promise(() =>
-      FastCheck.assert(
-        FastCheck.asyncProperty(arbitrary, (value) => Effect.runPromiseWith(context)(property(value))),
-        parameters
-      )
-    ))

@@ -9,10 +9,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as FastCheck from "fast-check"
+import { checkEffect } from "../../../../scripts/effectProperty.js"
 import type { Normalize } from "../../src/Normalizer.js"
 import * as Arbitraries from "./arbitraries.js"
 import { bytes, corrupt, payloads, runReads, splitAt } from "./normalizerHarness.js"
-import { checkEffect } from "./property.js"
 
 export const transcriptProperties = (
   normalize: Normalize,

@@ -1,8 +1,8 @@
 /**
- * Property tests over Effects with fast-check arbitraries: `it.effect.prop` of
- * `@effect/vitest` 4 takes only effect Schemas or Arbitraries, so the tests run
- * `FastCheck.assert(FastCheck.asyncProperty(...))` themselves, each run in the
- * services of the test (its TestClock, its Scope).
+ * Property tests over Effects with fast-check arbitraries, for every package's tests:
+ * `it.effect.prop` of `@effect/vitest` 4 takes only effect Schemas or Arbitraries, so
+ * the tests run `FastCheck.assert(FastCheck.asyncProperty(...))` through this, each run
+ * in the services of the test (its TestClock, its Scope).
  */
 import * as Effect from "effect/Effect"
 import * as FastCheck from "fast-check"
