@@ -11,9 +11,10 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import { sleeps, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, pause, recorded, serve, sleeps, withSleeps } from "./support/loopback.js"
+import { drive, fixture, pause, recorded, serve } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]

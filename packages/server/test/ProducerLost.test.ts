@@ -12,11 +12,11 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
+import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, open, type Received, received, request } from "./support/client.js"
-import { countingSleeps, untilSleeping } from "./support/clock.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
@@ -78,7 +78,7 @@ describe("TurnFeed.follow watching the producer", () => {
       // Another reader that notices later writes nothing more.
       expect(yield* TurnFeed.endIfProducerLost(prefix, turnId)).toBe(false)
       expect((yield* redis.xrange(key, "-", "+")).length).toBe(5)
-    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("a turn that never had a lease is never declared lost", () =>
     Effect.gen(function*() {
@@ -101,7 +101,7 @@ describe("TurnFeed.follow watching the producer", () => {
       const entries = Array.from(yield* Fiber.join(fiber))
       expect(entries.length).toBe(messages.length)
       expect(JSON.parse(payloadOf(entries.at(-1)!))).toMatchObject({ type: "turn_completed" })
-    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })
 
 describe("producer_lost over HTTP", () => {
@@ -126,7 +126,7 @@ describe("producer_lost over HTTP", () => {
       expect(seen.length).toBe(4)
       expect(seen[3]).toMatchObject({ id: "0-4", event: "turn_event" })
       expect(JSON.parse(seen[3]!.data)).toMatchObject({ type: "turn_error", error: { code: "producer_lost" } })
-    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("the snapshot of such a turn ends it too, and shows it ended", () =>
     Effect.gen(function*() {

@@ -14,9 +14,9 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
+import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
-import { countingSleeps, untilSleeping } from "./support/clock.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
 
@@ -136,7 +136,7 @@ describe("SSE connections", () => {
       expect(frames.map(received)).toStrictEqual(expectedFrames(messages.slice(0, 2)))
       yield* produce.release(6)
       expect(yield* readAll(url, { ...auth, "last-event-id": "0-2" })).toStrictEqual(expectedFrames(messages, 2))
-    }).pipe(countingSleeps, Effect.provide(RedisStreamsMemory.layer)))
+    }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })
 
 describe("resuming past the end", () => {

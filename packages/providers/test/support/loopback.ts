@@ -4,7 +4,6 @@
  * connection, a transcript cut off or left hanging) and records what it received.
  */
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
@@ -14,6 +13,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from "nod
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { sleeps, withSleeps } from "../../../../scripts/testClockSleeps.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -149,46 +149,6 @@ export const serve = (replies: ReadonlyArray<Reply>): Effect.Effect<Loopback, ne
     }),
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ loopback }) => loopback))
-
-// the wake-up times of the sleeps pending on each clock `withSleeps` made
-const pendingSleeps = new WeakMap<Clock.Clock, Set<{ readonly at: number }>>()
-
-/**
- * Runs an effect on the test's TestClock, wrapped so that `sleeps` can tell the wake-up
- * times of the sleeps pending on it (Effect 3's `TestClock.sleeps`). Forked fibers keep
- * the wrapped clock; `TestClock.adjust` moves it as before.
- */
-export const withSleeps = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  TestClock.testClockWith((testClock) => {
-    const pending = new Set<{ readonly at: number }>()
-    const clock: TestClock.TestClock = {
-      currentTimeMillisUnsafe: () => testClock.currentTimeMillisUnsafe(),
-      currentTimeMillis: testClock.currentTimeMillis,
-      currentTimeNanosUnsafe: () => testClock.currentTimeNanosUnsafe(),
-      currentTimeNanos: testClock.currentTimeNanos,
-      monotonicTimeNanosUnsafe: () => testClock.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: testClock.monotonicTimeNanos,
-      sleep: (duration) =>
-        Effect.suspend(() => {
-          const entry = { at: testClock.currentTimeMillisUnsafe() + Duration.toMillis(duration) }
-          pending.add(entry)
-          return Effect.ensuring(testClock.sleep(duration), Effect.sync(() => pending.delete(entry)))
-        }),
-      adjust: (duration) => testClock.adjust(duration),
-      setTime: (timestamp) => testClock.setTime(timestamp),
-      withLive: (effect) => testClock.withLive(effect)
-    }
-    pendingSleeps.set(clock, pending)
-    return Effect.provideService(effect, Clock.Clock, clock)
-  })
-
-/** The wake-up times of the sleeps pending on the clock of `withSleeps`, earliest first. */
-export const sleeps: Effect.Effect<ReadonlyArray<number>> = Clock.clockWith((clock) => {
-  const pending = pendingSleeps.get(clock)
-  return pending === undefined
-    ? Effect.die(new Error("sleeps is read inside withSleeps only"))
-    : Effect.sync(() => [...pending].map((entry) => entry.at).sort((a, b) => a - b))
-})
 
 /**
  * Runs an effect that sleeps on the TestClock while it waits for real I/O: whenever it
