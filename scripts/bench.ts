@@ -3,6 +3,7 @@
  * process and prints a Markdown report. Results are written down in BENCHMARKS.md.
  */
 import * as Accumulator from "./bench/accumulator.js"
+import * as Durable from "./bench/durable.js"
 import * as NormalizeAnthropicOpenAiChat from "./bench/normalize-anthropic-openai-chat.js"
 import * as NormalizeResponsesGemini from "./bench/normalize-responses-gemini.js"
 import * as NormalizeShapes from "./bench/normalize-shapes.js"
@@ -25,7 +26,8 @@ const sections: Record<string, () => Promise<string>> = {
   "pipeline-stages": PipelineStages.run,
   startup: Startup.run,
   pace: Pace.run,
-  storage: Storage.run
+  storage: Storage.run,
+  durable: Durable.run
 }
 
 const main = async () => {

@@ -1,0 +1,256 @@
+/**
+ * Durable Streams appends: the same load against the protocol's reference server
+ * (`@durable-streams/server`, in memory and file-backed) and against `sluice serve` on
+ * a redis-server started for the run, each server in a process of its own, in one run.
+ *
+ * The load: `BENCH_DURABLE_STREAMS` streams (50), each with a writer that appends
+ * `BENCH_DURABLE_APPENDS` (200) small bodies one after another and a live reader
+ * (long-poll) that follows it from its start. Reported per server: appends per second,
+ * the server's CPU per append (its process; for Sluice also the redis-server's), the
+ * live delay from an append's request to its reader holding it (p50, p99), and then
+ * `BENCH_DURABLE_CONCURRENT` (100) appenders at once on one stream: how many of their
+ * requests failed (a reset connection, a refusal). Ratios are Sluice's over the
+ * reference's. A benchmark, never a test.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
+import { processCpuSeconds } from "./processCpu.js"
+
+const STREAMS = Number(process.env.BENCH_DURABLE_STREAMS ?? "50")
+const APPENDS = Number(process.env.BENCH_DURABLE_APPENDS ?? "200")
+const CONCURRENT = Number(process.env.BENCH_DURABLE_CONCURRENT ?? "100")
+const TOKEN = "bench-durable-token"
+
+interface Server {
+  readonly name: string
+  readonly base: string
+  readonly child: ChildProcess
+  /** Other processes whose CPU counts as the server's (Sluice's redis-server). */
+  readonly helpers: ReadonlyArray<number>
+  readonly headers: Record<string, string>
+}
+
+interface Result {
+  readonly name: string
+  readonly appendsPerSecond: number
+  readonly cpuMsPerAppend: number
+  readonly p50: number
+  readonly p99: number
+  readonly seen: number
+  readonly concurrentFailures: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const waitFor = async (url: string, headers: Record<string, string>): Promise<void> => {
+  for (let i = 0; i < 600; i++) {
+    try {
+      const response = await fetch(url, { headers })
+      await response.arrayBuffer()
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${url} did not answer`)
+}
+
+const port = () => 20_000 + Math.floor(Math.random() * 20_000)
+
+// The reference server in a process of its own (the module's own test server class).
+const startReference = async (dataDir: string | undefined): Promise<Server> => {
+  const listen = port()
+  const source = `
+    import { DurableStreamTestServer } from "@durable-streams/server"
+    const server = new DurableStreamTestServer({ port: ${listen}, host: "127.0.0.1"${
+    dataDir === undefined ? "" : `, dataDir: ${JSON.stringify(dataDir)}`
+  } })
+    await server.start()
+    process.on("SIGTERM", () => server.stop().then(() => process.exit(0)))
+  `
+  const child = spawn(process.execPath, ["--input-type=module", "-e", source], { stdio: "ignore" })
+  const base = `http://127.0.0.1:${listen}`
+  await waitFor(`${base}/v1/stream/__bench_probe`, {})
+  return {
+    name: dataDir === undefined ? "@durable-streams/server, in memory" : "@durable-streams/server, file-backed",
+    base,
+    child,
+    helpers: [],
+    headers: {}
+  }
+}
+
+// The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
+const builtCli = "packages/cli/dist/bin.js"
+const cli = (): ReadonlyArray<string> =>
+  existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
+
+const startSluice = async (redisUrl: string, redisPid: number | undefined): Promise<Server> => {
+  const listen = port()
+  const child = spawn(process.execPath, [
+    ...cli(),
+    "serve",
+    "--port",
+    String(listen),
+    "--host",
+    "127.0.0.1",
+    "--prefix",
+    `bench-durable-${listen}`
+  ], { env: { ...process.env, REDIS_URL: redisUrl, SLUICE_API_TOKENS: TOKEN }, stdio: "ignore" })
+  const headers = { authorization: `Bearer ${TOKEN}` }
+  const base = `http://127.0.0.1:${listen}`
+  await waitFor(`${base}/healthz`, headers)
+  return {
+    name: `sluice serve (${existsSync(builtCli) ? "as built" : "under tsx"}), redis-server`,
+    base,
+    child,
+    helpers: redisPid === undefined ? [] : [redisPid],
+    headers
+  }
+}
+
+const cpuOf = async (server: Server): Promise<number> => {
+  let total = 0
+  for (const pid of [server.child.pid, ...server.helpers]) total += (await processCpuSeconds(pid)) ?? 0
+  return total
+}
+
+const text = { "content-type": "text/plain" }
+
+/** One stream: a live reader from its start and a writer of `APPENDS` bodies, each its send time. */
+const oneStream = async (server: Server, name: string, delays: Array<number>): Promise<number> => {
+  const url = `${server.base}/v1/stream/${name}`
+  const created = await fetch(url, { method: "PUT", headers: { ...server.headers, ...text } })
+  await created.arrayBuffer()
+  if (created.status !== 201 && created.status !== 200) throw new Error(`PUT ${url}: ${created.status}`)
+  let seen = 0
+  const reader = (async () => {
+    let offset = "-1"
+    let rest = ""
+    while (seen < APPENDS) {
+      const response = await fetch(`${url}?offset=${offset}&live=long-poll`, { headers: server.headers })
+      const body = await response.text()
+      const now = performance.now()
+      offset = response.headers.get("stream-next-offset") ?? offset
+      if (response.status !== 200) continue
+      const lines = (rest + body).split("\n")
+      rest = lines.pop() ?? ""
+      for (const line of lines) {
+        if (line === "") continue
+        delays.push(now - Number(line))
+        seen++
+      }
+    }
+  })()
+  for (let i = 0; i < APPENDS; i++) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { ...server.headers, ...text },
+      body: `${performance.now()}\n`
+    })
+    await response.arrayBuffer()
+    if (response.status !== 204 && response.status !== 200) throw new Error(`POST ${url}: ${response.status}`)
+  }
+  await reader
+  return seen
+}
+
+/** `CONCURRENT` appenders at once on one stream: how many requests failed. */
+const concurrent = async (server: Server): Promise<number> => {
+  const url = `${server.base}/v1/stream/bench-concurrent`
+  await (await fetch(url, { method: "PUT", headers: { ...server.headers, ...text } })).arrayBuffer()
+  const outcomes = await Promise.all(
+    Array.from(
+      { length: CONCURRENT },
+      (_, i) =>
+        fetch(url, { method: "POST", headers: { ...server.headers, ...text }, body: `${i}\n` }).then(
+          async (response) => {
+            await response.arrayBuffer()
+            return response.status === 204 || response.status === 200
+          },
+          () => false
+        )
+    )
+  )
+  return outcomes.filter((ok) => !ok).length
+}
+
+const measure = async (server: Server): Promise<Result> => {
+  const delays: Array<number> = []
+  const cpuBefore = await cpuOf(server)
+  const start = performance.now()
+  const seen = await Promise.all(
+    Array.from({ length: STREAMS }, (_, i) => oneStream(server, `bench-${i}-${port()}`, delays))
+  )
+  const seconds = (performance.now() - start) / 1000
+  const cpu = (await cpuOf(server)) - cpuBefore
+  const total = STREAMS * APPENDS
+  const sorted = delays.sort((a, b) => a - b)
+  return {
+    name: server.name,
+    appendsPerSecond: total / seconds,
+    cpuMsPerAppend: (cpu * 1000) / total,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    seen: seen.reduce((a, b) => a + b, 0),
+    concurrentFailures: await concurrent(server)
+  }
+}
+
+const stop = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+/** The durable section's Markdown. */
+export const run = async (): Promise<string> => {
+  const results: Array<Result> = []
+  const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-durable-"))
+  const redis = await startRedisServer()
+  try {
+    for (
+      const start of [
+        () => startReference(undefined),
+        () => startReference(dataDir),
+        () => startSluice(redis.url, redis.pid())
+      ]
+    ) {
+      const server = await start()
+      try {
+        results.push(await measure(server))
+      } finally {
+        await stop(server.child)
+      }
+    }
+  } finally {
+    await redis.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  const fileBacked = results[1]!
+  const sluice = results[2]!
+  const row = (r: Result) =>
+    `| ${r.name} | ${r.appendsPerSecond.toFixed(0)} | ${r.cpuMsPerAppend.toFixed(2)} | ${r.p50.toFixed(1)} ms | ${
+      r.p99.toFixed(1)
+    } ms | ${r.seen} of ${STREAMS * APPENDS} | ${r.concurrentFailures} of ${CONCURRENT} |`
+  return [
+    `\n## Durable Streams appends: ${STREAMS} streams x ${APPENDS} sequential appends, a live reader each`,
+    "",
+    "| server | appends/s | server CPU ms/append | live p50 | live p99 | appends the readers saw | failed of the concurrent appends |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    ...results.map(row),
+    "",
+    `Sluice against the file-backed reference: ${
+      (sluice.appendsPerSecond / fileBacked.appendsPerSecond).toFixed(2)
+    }x the appends/s, ${(sluice.cpuMsPerAppend / fileBacked.cpuMsPerAppend).toFixed(2)}x the CPU per append, ` +
+    `${(sluice.p99 / fileBacked.p99).toFixed(2)}x the live p99 (target: at least its throughput, at most its p99).`,
+    "Live delay: from the append's request to its reader holding it. Server CPU counts the server's process (and " +
+    "Sluice's redis-server); the bench's own process makes the load, so run it on a quiet machine."
+  ].join("\n")
+}
