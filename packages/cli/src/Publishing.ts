@@ -24,7 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { badUsage, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
+import { badUsage, cancelled, CliFailure, infrastructureLost, invalidInput } from "./CliFailure.js"
 import * as Output from "./Output.js"
 
 // A layer whose construction failure is said in the command's terms.
@@ -65,17 +65,24 @@ export const publish = <E extends { readonly _tag: string; readonly message: str
 
 /**
  * A turn that ended in error (a provider error, a truncated stream) as the command's
- * failure, exit code 1, naming the first error; any other turn as it is. For the
- * commands that run a turn, after their output is written in full.
+ * failure, exit code 1, naming the first error; a turn cancelled by a cancel request
+ * (status `cancelled`) as exit code 130, the code of Ctrl-C: the user stopped it, so it
+ * neither succeeded nor failed on its input; any other turn as it is. For the commands
+ * that run a turn, after their output is written in full.
  *
  * @since 0.2.0
  * @category errors
  */
 export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailure> => {
+  const id = turn.turnId === undefined ? "" : ` ${turn.turnId}`
+  if (turn.status === "cancelled") {
+    return Effect.fail(
+      cancelled(`the turn${id} was cancelled by a cancel request; what arrived before it is published`)
+    )
+  }
   if (turn.status !== "error") return Effect.succeed(turn)
   const [first] = turn.errors
   const reason = first === undefined ? "" : `: ${first.type ?? "api_error"} ${first.code}: ${first.message}`
-  const id = turn.turnId === undefined ? "" : ` ${turn.turnId}`
   return Effect.fail(invalidInput(`the turn${id} failed${reason}`))
 }
 

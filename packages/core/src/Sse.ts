@@ -41,7 +41,10 @@ export type SseEvent = typeof SseEvent.Type
 
 /**
  * Framing failed: an event grew past the configured size (`EventTooLarge`, at `line`),
- * or the bytes are not UTF-8 (`InvalidUtf8`, near `byteOffset`).
+ * or the bytes are not UTF-8 (`InvalidUtf8`: `byteOffset` is the 0-based offset in the
+ * body of the first byte that starts no valid UTF-8 sequence, `line` the 1-based line
+ * it is on, whichever reads the body came in). The events before that byte are framed
+ * first.
  *
  * @since 0.1.0
  * @category errors
@@ -85,7 +88,8 @@ const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
     })
     : new SseError({
       reason: "InvalidUtf8",
-      message: `SSE body is not valid UTF-8 (at or after byte ${failure.byteOffset})`,
+      message: `SSE body is not valid UTF-8 at byte ${failure.byteOffset} (line ${failure.line})`,
+      line: failure.line,
       byteOffset: failure.byteOffset
     })
 

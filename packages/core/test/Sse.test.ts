@@ -110,7 +110,9 @@ describe("Sse.decode", () => {
         frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xff, 0xfe, 0x0a)])
       )
       expect(Result.isFailure(result) && result.failure.reason).toBe("InvalidUtf8")
-      expect(Result.isFailure(result) && result.failure.byteOffset).toBe(10)
+      // the byte itself (0xFF, the second of the second read), not the read's start (issue 26)
+      expect(Result.isFailure(result) && result.failure.byteOffset).toBe(11)
+      expect(Result.isFailure(result) && result.failure.line).toBe(3)
     }))
 
   it.effect("strips a BOM only at the start of the body, even when it is split across reads", () =>

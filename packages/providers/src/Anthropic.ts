@@ -395,6 +395,15 @@ const unexpected = (line: number, message: string): WireDecodeError =>
     message: `anthropic event at line ${line}: ${message}`
   })
 
+// an event the stream's order does not allow where it came (WireDecodeError `InvalidOrder`)
+const outOfOrder = (line: number, message: string): WireDecodeError =>
+  new WireDecodeError({
+    provider: providerId,
+    line,
+    reason: "InvalidOrder",
+    message: `anthropic event at line ${line}: ${message}`
+  })
+
 const mismatch = (line: number, deltaType: string, kind: string, index: number): WireDecodeError =>
   unexpected(line, `${deltaType} does not belong in a ${kind} block (block ${index})`)
 
@@ -404,6 +413,10 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   const calls = new ToolCalls()
   let rawUsage: Json.JsonObject | undefined
   let stopReason: string | null = null
+  // the lines of the message's start and stop, once they came: nothing may repeat the
+  // one or follow the other
+  let startLine: number | undefined
+  let stopLine: number | undefined
 
   const finalOf = (block: Exclude<Block, { kind: "skipped" }>): OutputItem.OutputItem => {
     const content = builder.content(block.itemId)
@@ -463,7 +476,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   }
 
   const open = (index: number, block: ContentBlock, line: number, out: Out): WireDecodeError | undefined => {
-    if (blocks.has(index)) return unexpected(line, `content_block_start for block ${index}, which is already open`)
+    if (blocks.has(index)) return outOfOrder(line, `content_block_start for block ${index}, which is already open`)
     switch (block.type) {
       case "text": {
         const itemId = builder.openItem(out, "message", { initial_content: block.text })
@@ -535,7 +548,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
 
   const delta = (index: number, delta: typeof Delta.Type, line: number, out: Out): WireDecodeError | undefined => {
     const block = blocks.get(index)
-    if (block === undefined) return unexpected(line, `${delta.type} for block ${index}, which is not open`)
+    if (block === undefined) return outOfOrder(line, `${delta.type} for block ${index}, which is not open`)
     if (block.kind === "skipped") return undefined
     switch (delta.type) {
       case "text_delta":
@@ -577,9 +590,14 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   }
 
   const onChunk = (chunk: StreamChunk, line: number, out: Out): WireDecodeError | undefined => {
+    if (stopLine !== undefined) return outOfOrder(line, `${chunk.type} after message_stop (line ${stopLine})`)
     if (builder.isFinished) return undefined
     switch (chunk.type) {
       case "message_start":
+        if (startLine !== undefined) {
+          return outOfOrder(line, `a second message_start (the message started at line ${startLine})`)
+        }
+        startLine = line
         if (chunk.message.usage !== undefined && chunk.message.usage !== null) {
           rawUsage = mergeUsage(rawUsage, chunk.message.usage)
         }
@@ -591,7 +609,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         return delta(chunk.index, chunk.delta, line, out)
       case "content_block_stop":
         if (!blocks.has(chunk.index)) {
-          return unexpected(line, `content_block_stop for block ${chunk.index}, which is not open`)
+          return outOfOrder(line, `content_block_stop for block ${chunk.index}, which is not open`)
         }
         close(chunk.index, out)
         return undefined
@@ -602,6 +620,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         if (chunk.usage !== undefined && chunk.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.usage)
         return undefined
       case "message_stop": {
+        stopLine = line
         if (stopReason === "refusal") {
           fail(
             out,
@@ -650,7 +669,10 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * Normalizes an Anthropic Messages SSE stream. In-stream `error` events and a
  * `refusal` stop become `response_error`s and end the turn with status `error`; a
  * stream that stops before `message_stop` keeps what arrived and ends with a
- * retryable `stream_truncated` error. Events after `message_stop` are ignored.
+ * retryable `stream_truncated` error. The order is the wire's: a second `message_start`,
+ * anything after `message_stop`, an event for a block that is not open and a block
+ * opened twice fail with `WireDecodeError` `InvalidOrder` naming the event (events
+ * after an `error` event, which ends the turn, are ignored).
  *
  * @since 0.1.0
  * @category normalizers

@@ -500,7 +500,9 @@ const openAiCompatible = makeNormalizers("openai-compatible")
  * Normalizes an OpenAI Chat Completions SSE stream (`provider_id` `openai-chat`).
  * The turn ends at `[DONE]`; a stream that ends without it still completes when a
  * `finish_reason` or an error arrived (some servers omit `[DONE]`), and otherwise
- * keeps what arrived and ends with a retryable `stream_truncated` error.
+ * keeps what arrived and ends with a retryable `stream_truncated` error. What follows
+ * `[DONE]` is ignored: OpenAI-compatible servers differ there (a second `[DONE]`, a
+ * late usage chunk), and the turn has ended.
  *
  * @since 0.1.0
  * @category normalizers

@@ -28,7 +28,7 @@ import * as HostedTools from "./internal/hostedTools.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
-import type { WireDecodeError } from "./WireDecodeError.js"
+import { WireDecodeError } from "./WireDecodeError.js"
 
 const provider = "openai-responses"
 
@@ -503,16 +503,37 @@ const deltaFallback: Record<string, string> = {
   "response.code_interpreter_call_code.delta": "code_interpreter_call"
 }
 
+// an event the stream's order does not allow where it came (WireDecodeError `InvalidOrder`)
+const outOfOrder = (line: number, message: string): WireDecodeError =>
+  new WireDecodeError({
+    provider,
+    line,
+    reason: "InvalidOrder",
+    message: `${provider} event at line ${line}: ${message}`
+  })
+
 const makeHandler = (options: NormalizeOptions | undefined) => (now: () => number): Handler => {
   const turn = new ResponsesTurn(options, now)
+  // the line of `response.created`, and the event that ended the response and its line,
+  // once they came: nothing may repeat the one or follow the other
+  let createdLine: number | undefined
+  let ended: { readonly type: string; readonly line: number } | undefined
   return {
     onEvent: (event, out) => {
-      if (turn.isOver) return undefined
+      // after an `error` event, which ends the turn, the rest is ignored
+      if (ended === undefined && turn.isOver) return undefined
       const json = parseJson(provider, event.data, event.line)
       if (Result.isFailure(json)) return json.failure
       const head = decodeEventType(json.success, event.line, "event")
       if (Result.isFailure(head)) return head.failure
       const type = head.success.type
+      if (ended !== undefined) return outOfOrder(event.line, `${type} after ${ended.type} (line ${ended.line})`)
+      if (type === "response.created") {
+        if (createdLine !== undefined) {
+          return outOfOrder(event.line, `a second response.created (the response was created at line ${createdLine})`)
+        }
+        createdLine = event.line
+      }
       const what = `${type} event`
       switch (type) {
         case "response.created":
@@ -533,6 +554,7 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
             : type === "response.incomplete"
             ? "incomplete"
             : "failed"
+          ended = { type, line: event.line }
           return turn.end(out, { ...decoded.success.response, status }, event.line)
         }
         case "response.output_item.added":
@@ -578,7 +600,9 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * Normalizes a Responses API event stream. The turn ends at `response.completed`,
  * `response.incomplete`, `response.failed` or an `error` event; a stream that stops
  * before any of them ends with a retryable `stream_truncated` error, keeping what
- * arrived.
+ * arrived. A second `response.created`, and any event after `response.completed`,
+ * `response.incomplete` or `response.failed`, fail with `WireDecodeError`
+ * `InvalidOrder` naming the event (events after an `error` event are ignored).
  *
  * @since 0.1.0
  * @category normalizing

@@ -8,7 +8,7 @@ export interface FramerOptions {
 /** @internal */
 export type FramerFailure =
   | { readonly _tag: "EventTooLarge"; readonly line: number; readonly size: number }
-  | { readonly _tag: "InvalidUtf8"; readonly byteOffset: number }
+  | { readonly _tag: "InvalidUtf8"; readonly byteOffset: number; readonly line: number }
 
 /** @internal */
 export interface Framer {
@@ -40,6 +40,46 @@ const fieldName = (text: string, start: number, end: number): "data" | "event" |
 
 /** The length of the UTF-8 sequence a lead byte starts (1 for a byte no sequence starts with). */
 const sequenceLength = (lead: number): number => (lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1)
+
+/**
+ * The index of the first byte of `bytes[0, end)` that starts no valid UTF-8 sequence
+ * (a stray continuation byte, a lead byte no sequence has, or a lead byte whose
+ * sequence breaks off, as the WHATWG decoder reads them), or `end` when there is none.
+ * A sequence that `end` cuts short is valid when `cutIsValid`. Only on the failure path
+ * and at the end of the input, to say where the input stopped being UTF-8.
+ */
+const firstInvalid = (bytes: Uint8Array, end: number, cutIsValid = false): number => {
+  let i = 0
+  while (i < end) {
+    const lead = bytes[i]!
+    if (lead < 0x80) {
+      i++
+      continue
+    }
+    let need: number
+    let lower = 0x80
+    let upper = 0xbf
+    if (lead >= 0xc2 && lead <= 0xdf) need = 1
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      need = 2
+      if (lead === 0xe0) lower = 0xa0
+      if (lead === 0xed) upper = 0x9f
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      need = 3
+      if (lead === 0xf0) lower = 0x90
+      if (lead === 0xf4) upper = 0x8f
+    } else return i
+    for (let k = 1; k <= need; k++) {
+      if (i + k >= end) return cutIsValid ? end : i
+      const next = bytes[i + k]
+      if (next === undefined || next < lower || next > upper) return i
+      lower = 0x80
+      upper = 0xbf
+    }
+    i += need + 1
+  }
+  return end
+}
 
 /**
  * The length of the part of `bytes` that ends on a character boundary: all of it, or
@@ -203,63 +243,100 @@ export const makeFramer = (options: FramerOptions): Framer => {
     return joined
   }
 
-  const decode = (bytes: Uint8Array, final: boolean): string | FramerFailure => {
+  // text decoded so far has its BOM stripped once, at the start of the body
+  const withoutBom = (text: string): string => {
+    if (!atStart || text.length === 0) return text
+    atStart = false
+    return text.charCodeAt(0) === BOM ? text.slice(1) : text
+  }
+
+  /**
+   * One read as text; the bytes of a character it cuts short wait in `pending`. Bytes
+   * that are not UTF-8 give where the first of them is (`byteOffset`, in the body) and
+   * the text before it, so that what came before is framed first.
+   */
+  const decode = (
+    bytes: Uint8Array,
+    final: boolean
+  ): string | { readonly byteOffset: number; readonly before: string } => {
     let text = ""
     let input = bytes
+    let taken = 0 // bytes of this read that completed the pending character
     if (pendingLength > 0) {
       // the character the previous read cut short takes its last bytes from this one
       const start = bytesSeen - pendingLength
-      const take = Math.min(sequenceLength(pending[0]!) - pendingLength, bytes.length)
-      for (let i = 0; i < take; i++) pending[pendingLength++] = bytes[i]!
+      taken = Math.min(sequenceLength(pending[0]!) - pendingLength, bytes.length)
+      for (let i = 0; i < taken; i++) pending[pendingLength++] = bytes[i]!
       if (pendingLength < sequenceLength(pending[0]!) && !final) return ""
       try {
         text = decoder.decode(pending.subarray(0, pendingLength))
       } catch {
-        return { _tag: "InvalidUtf8", byteOffset: start }
+        return { byteOffset: start, before: "" }
       }
       pendingLength = 0
-      input = take === 0 ? bytes : bytes.subarray(take)
+      input = taken === 0 ? bytes : bytes.subarray(taken)
     }
     const end = final ? input.length : completeUpTo(input)
     try {
       if (end > 0) text += decoder.decode(end === input.length ? input : input.subarray(0, end))
     } catch {
-      return { _tag: "InvalidUtf8", byteOffset: bytesSeen }
+      // the slow path, once: find the byte, and decode what precedes it
+      const at = firstInvalid(input, end)
+      let before = text
+      try {
+        before += decoder.decode(input.subarray(0, at))
+      } catch {
+        return { byteOffset: bytesSeen, before: "" }
+      }
+      return { byteOffset: bytesSeen + taken + at, before: withoutBom(before) }
     }
     for (let i = end; i < input.length; i++) pending[pendingLength++] = input[i]!
-    if (atStart && text.length > 0) {
-      atStart = false
-      if (text.charCodeAt(0) === BOM) text = text.slice(1)
+    return withoutBom(text)
+  }
+
+  const frame = (text: string, out: Array<SseEvent>): FramerFailure | undefined => {
+    if (partial.length === 0 || skipLf) return feedText(text, out, 0)
+    const lf = text.indexOf("\n")
+    const cr = text.indexOf("\r")
+    if (lf === -1 && cr === -1) {
+      // still inside one long line: keep the pieces, join them once the line ends
+      partial.push(text)
+      partialLength += text.length
+      return checkPartial()
     }
-    return text
+    // the carried line ends in this read: frame it alone, so that the read is never
+    // joined to it (the engine would copy the whole read into the joined string)
+    const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr
+    const next = end === cr && text.charCodeAt(end + 1) === LF ? end + 2 : end + 1
+    const failure = feedText(takePartial(text.slice(0, next)), out, 0)
+    return failure !== undefined ? failure : feedText(text, out, next)
+  }
+
+  // the events before bytes that are not UTF-8 are framed; the failure names the first
+  // such byte and its line (the lines completed before it, plus its own)
+  const invalid = (
+    decoded: { readonly byteOffset: number; readonly before: string },
+    out: Array<SseEvent>
+  ): FramerFailure => {
+    const failure = decoded.before.length === 0 ? undefined : frame(decoded.before, out)
+    return failure ?? { _tag: "InvalidUtf8", byteOffset: decoded.byteOffset, line: line + 1 }
   }
 
   return {
     push: (bytes, out) => {
       const text = decode(bytes, false)
       bytesSeen += bytes.length
-      if (typeof text !== "string") return text
-      if (partial.length === 0 || skipLf) return feedText(text, out, 0)
-      const lf = text.indexOf("\n")
-      const cr = text.indexOf("\r")
-      if (lf === -1 && cr === -1) {
-        // still inside one long line: keep the pieces, join them once the line ends
-        partial.push(text)
-        partialLength += text.length
-        return checkPartial()
-      }
-      // the carried line ends in this read: frame it alone, so that the read is never
-      // joined to it (the engine would copy the whole read into the joined string)
-      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr
-      const next = end === cr && text.charCodeAt(end + 1) === LF ? end + 2 : end + 1
-      const failure = feedText(takePartial(text.slice(0, next)), out, 0)
-      return failure !== undefined ? failure : feedText(text, out, next)
+      return typeof text === "string" ? frame(text, out) : invalid(text, out)
     },
     end: (out) => {
-      // a character the input ended inside is a body cut short, not invalid UTF-8
-      if (pendingLength > 0 && pendingLength < sequenceLength(pending[0]!)) pendingLength = 0
+      // a character the input ended inside is a body cut short, not invalid UTF-8; bytes
+      // no character starts with (0xFF at the very end) are decoded, and refused, below
+      if (
+        pendingLength > 0 && pendingLength < sequenceLength(pending[0]!) &&
+        firstInvalid(pending, pendingLength, true) === pendingLength
+      ) pendingLength = 0
       const text = decode(new Uint8Array(0), true)
-      if (typeof text !== "string") return text
+      if (typeof text !== "string") return invalid(text, out)
       const rest = takePartial(text)
       ended = true
       if (rest.length > 0) {
