@@ -1,7 +1,8 @@
 /**
  * The `sluice` command and how its failures become exit codes: 0 success; 1 the turn
  * or its input failed; 2 bad usage or configuration; 3 the infrastructure was lost
- * mid-turn; never a stack trace for bad input.
+ * mid-turn; 130 a turn cancelled by a cancel request (and 128 + the signal's number for
+ * SIGINT and SIGTERM); never a stack trace for bad input.
  *
  * @since 0.1.0
  */
