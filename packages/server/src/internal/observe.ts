@@ -41,11 +41,13 @@ export const redactUrl = (url: string): string => {
   return `${url.slice(0, query)}?${parts.join("&")}`
 }
 
-const turnRoute = /^\/v1\/turns\/[^/?]+(\/(upserts|events|cancel))?\/?$/
+const turnRoute = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream|cancel))?\/?$/
 
 /**
- * The route a path is served by, with the turn id as `:turnId`: what a span is named
- * after and the metrics are tagged with (a bounded set of values).
+ * The route a path is served by, with the turn id as `:turnId` and a Durable Streams
+ * path as `:path` (`/v1/stream/:path`, and `/v1/stream/__ds` for the subscription
+ * APIs): what a span is named after and the metrics are tagged with, one of a fixed
+ * set of values whatever the path (anything else is `other`).
  *
  * @internal
  */
@@ -53,6 +55,8 @@ export const routeOf = (path: string): string => {
   if (path === "/v1/turns" || path === "/v1/turns/") return "/v1/turns"
   const match = turnRoute.exec(path)
   if (match !== null) return match[2] === undefined ? "/v1/turns/:turnId" : `/v1/turns/:turnId/${match[2]}`
+  if (path === "/v1/stream/__ds" || path.startsWith("/v1/stream/__ds/")) return "/v1/stream/__ds"
+  if (path.startsWith("/v1/stream/") && path.length > "/v1/stream/".length) return "/v1/stream/:path"
   if (path === "/healthz" || path === "/readyz" || path === "/metrics") return path
   if (path === "/" || path === "/viewer.js" || path === "/viewer.css") return path
   return "other"

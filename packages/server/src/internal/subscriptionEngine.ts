@@ -59,10 +59,15 @@ import {
   type WebhookPolicy,
   webhookUrlProblem
 } from "./subscriptionWire.js"
+import { addressRefusal, webhookTarget } from "./webhookAddress.js"
 
 type Subscription = DurableSubscriptions.Subscription
 type Link = DurableSubscriptions.Link
 type Failure = SubscriptionRefusal | RedisError.RedisError
+
+// The addresses a webhook's name resolves to are checked without the loopback
+// exception of an insecure-local server (its receivers are named `localhost`).
+const strictAddresses = { loopbackHttp: false } as const
 
 /**
  * How the engine runs: the webhook URL policy (and how a webhook host's addresses are
@@ -338,13 +343,16 @@ export const make = (
         try: () => dnsLookup(host, { all: true }),
         catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
       }).pipe(Effect.map((addresses) => addresses.map((entry) => entry.address))))
-    // A name that resolves to a private address is refused, post by post.
+    // A name that resolves to a private address is refused, post by post, and so is an
+    // IP address in any form that reaches one (a record may predate a check).
     const reachable = (url: string): Effect.Effect<Result.Result<void, string>> => {
+      const target = webhookTarget(url, options.policy)
+      if (target._tag === "Refused") return Effect.succeed(Result.fail(target.reason))
       const host = hostToResolve(url, options.policy)
-      if (host === undefined) return Effect.succeed(Result.void)
+      if (target._tag === "Allowed" || host === undefined) return Effect.succeed(Result.void)
       return lookup(host).pipe(
         Effect.map((addresses): Result.Result<void, string> =>
-          addresses.some(isLocalAddress)
+          addresses.some((address) => isLocalAddress(address) || addressRefusal(address, strictAddresses) !== undefined)
             ? Result.fail(`${host} resolves to a private, loopback or link-local address`)
             : Result.void
         ),
@@ -559,6 +567,15 @@ export const make = (
             if (body.webhook === undefined) return yield* refuse(400, "INVALID_REQUEST", "webhook.url is required")
             const problem = webhookUrlProblem(body.webhook.url, options.policy)
             if (problem !== undefined) return yield* refuse(400, "WEBHOOK_URL_REJECTED", problem)
+            // every form of a local host: trailing dots, NAT64, 6to4, Teredo, mapped, ...
+            const target = webhookTarget(body.webhook.url, options.policy)
+            if (target._tag === "Refused") {
+              return yield* refuse(
+                400,
+                "WEBHOOK_URL_REJECTED",
+                `webhook.url must not target a private, loopback or link-local host (${target.reason})`
+              )
+            }
           }
           if (body.type === "pull-wake" && body.wake_stream === undefined) {
             return yield* refuse(400, "INVALID_REQUEST", "wake_stream is required for a pull-wake subscription")

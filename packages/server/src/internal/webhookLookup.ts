@@ -1,17 +1,25 @@
 /**
- * The name lookup of the connections that post subscription webhooks, checked where
- * the connection is made: the addresses a name resolves to are the addresses the
- * socket connects to, so a name cannot pass the check with a public address and then
- * connect to a private one (DNS rebinding). A name of the allow-list connects to
- * whatever it resolves to; on an insecure-local server, loopback addresses are
+ * The connections that post subscription webhooks, checked where they are made: the
+ * addresses a name resolves to are the addresses the socket connects to, so a name
+ * cannot pass the check with a public address and then connect to a private one (DNS
+ * rebinding); and a host that is an IP address, which Node connects to without any
+ * lookup, is checked before its connection is opened, in whatever form it is written
+ * (IPv4-mapped, NAT64, 6to4, Teredo, ...: `webhookAddress`). A host of the allow-list
+ * connects to whatever it is; on an insecure-local server, loopback addresses are
  * allowed too (its plain-http receivers on `localhost`).
  *
  * @internal
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as Layer from "effect/Layer"
 import type { LookupAddress, LookupAllOptions, LookupOptions } from "node:dns"
 import { lookup as dnsLookup } from "node:dns"
-import type { LookupFunction } from "node:net"
-import { isLocalAddress, isLoopback, type WebhookPolicy } from "./subscriptionWire.js"
+import { isIP, type LookupFunction } from "node:net"
+import type { WebhookPolicy } from "./subscriptionWire.js"
+import { addressRefusal, isAllowedHost, normalHost } from "./webhookAddress.js"
 
 /**
  * Resolves a name to all its addresses, as `dns.lookup` with `all: true` (the default).
@@ -26,39 +34,35 @@ export type Resolve = (
 
 const systemResolve: Resolve = (hostname, options, callback) => dnsLookup(hostname, options, callback)
 
-// The host part of an allow-list entry (`host`, `host:port`, `[v6]:port`).
-const hostOf = (entry: string): string => {
-  const lower = entry.toLowerCase()
-  if (lower.startsWith("[")) return lower.slice(1, lower.indexOf("]"))
-  const colon = lower.lastIndexOf(":")
-  return colon === -1 ? lower : lower.slice(0, colon)
+const denied = (message: string): NodeJS.ErrnoException => {
+  const error: NodeJS.ErrnoException = new Error(message)
+  error.code = "EADDRNOTAVAIL"
+  return error
 }
 
 /**
  * A `lookup` for an HTTP agent's connections: it refuses (with `EADDRNOTAVAIL`-like
  * error naming the host) a name that resolves to a private, loopback or link-local
- * address, unless the name is on the allow-list (with any port: the webhook URL's own
- * port was checked against the list when it was accepted).
+ * address in any form (`webhookAddress.addressRefusal`), unless the name is on the
+ * allow-list (with any port: the webhook URL's own port was checked against the list
+ * when it was accepted; case and trailing dots ignored).
  *
  * @internal
  */
 export const guardedLookup = (policy: WebhookPolicy, resolve: Resolve = systemResolve): LookupFunction => {
-  const allowed = new Set(policy.allowHosts.map(hostOf))
   return (hostname: string, options: LookupOptions, callback) => {
     const host = hostname.toLowerCase()
     resolve(host, { ...options, all: true }, (error, addresses) => {
       if (error !== null) return callback(error, "", 0)
-      const refused = allowed.has(host)
+      const refused = isAllowedHost(policy, host)
         ? undefined
-        : addresses.find((entry) =>
-          isLocalAddress(entry.address) && !(policy.loopbackHttp && isLoopback(entry.address))
-        )
+        : addresses.find((entry) => addressRefusal(entry.address, policy) !== undefined)
       if (refused !== undefined) {
-        const denied: NodeJS.ErrnoException = new Error(
-          `${hostname} resolves to ${refused.address}, a private, loopback or link-local address`
+        return callback(
+          denied(`${hostname} resolves to ${refused.address}, a private, loopback or link-local address`),
+          "",
+          0
         )
-        denied.code = "EADDRNOTAVAIL"
-        return callback(denied, "", 0)
       }
       if (options.all === true) return callback(null, addresses)
       const first = addresses[0]
@@ -69,5 +73,57 @@ export const guardedLookup = (policy: WebhookPolicy, resolve: Resolve = systemRe
       }
       return callback(null, first.address, first.family)
     })
+  }
+}
+
+/**
+ * Why a connection to a host that is an IP address may not be opened (Node opens it
+ * without calling `lookup`), or `undefined`: a name (its lookup checks it), a host of
+ * the allow-list, or an address that may be reached.
+ *
+ * @internal
+ */
+export const literalRefusal = (policy: WebhookPolicy, host: string | null | undefined): string | undefined => {
+  if (host === null || host === undefined) return undefined
+  const bare = normalHost(host)
+  if (isIP(bare) === 0 || isAllowedHost(policy, bare)) return undefined
+  const refusal = addressRefusal(bare, policy)
+  return refusal === undefined ? undefined : `the webhook host ${refusal}`
+}
+
+/**
+ * The HTTP client of subscription webhooks: Node's, whose connections resolve names
+ * through `guardedLookup` (its agents closed with the layer), and whose requests to a
+ * host that is an IP address (which Node connects to without a lookup) are checked
+ * before they are sent: failed with a `TransportError` naming the address, never
+ * connected. The client follows no redirect, so the URL's host is the host connected
+ * to: the address checked is the address connected to, for names and IP addresses
+ * alike.
+ *
+ * @internal
+ */
+export const webhookClient = (policy: WebhookPolicy): Layer.Layer<HttpClient.HttpClient> =>
+  Layer.effect(
+    HttpClient.HttpClient,
+    HttpClient.HttpClient.useSync(
+      HttpClient.mapRequestEffect((request) => {
+        const refusal = literalRefusal(policy, hostOf(request.url))
+        return refusal === undefined
+          ? Effect.succeed(request)
+          : Effect.fail(
+            new HttpClientError.HttpClientError({
+              reason: new HttpClientError.TransportError({ request, cause: denied(refusal), description: refusal })
+            })
+          )
+      })
+    )
+  ).pipe(Layer.provide(NodeHttpClient.layerNodeHttpOptions({ lookup: guardedLookup(policy) })))
+
+// The host of an absolute URL (brackets kept), or `undefined`.
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname
+  } catch {
+    return undefined
   }
 }
