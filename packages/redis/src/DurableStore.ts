@@ -148,7 +148,8 @@ export interface Commit {
 }
 
 /**
- * The operations. Every failure is a `RedisError`.
+ * The operations. Every failure is a `RedisError`; on Redis, a command that gets no
+ * reply within the connection's command timeout fails `Unavailable`.
  *
  * @since 0.3.0
  * @category models
@@ -185,7 +186,10 @@ export interface DurableStoreService {
   readonly remove: (name: string) => Effect.Effect<RemoveOutcome, RedisError>
   /**
    * Waits until the stream changes after the state whose `signal` is given, for at
-   * most `timeoutMs`: whether it changed (or was deleted) before the time ran out.
+   * most `timeoutMs`: whether it changed, was deleted or expired before the time ran
+   * out. A wait ends at the stream's deadline (its TTL or expiry time) as it ends at a
+   * delete, so a waiting reader learns of the expiry then; a stream already gone (over,
+   * kept for its forks) has nothing to wait for.
    */
   readonly awaitChange: (name: string, signal: string, timeoutMs: number) => Effect.Effect<boolean, RedisError>
 }

@@ -6,9 +6,18 @@
  * level of its chain), and a wait is `XREAD BLOCK` on the stream's signal key over a
  * connection of its own, closed when the wait ends. The steps of a fork's creation
  * and of a delete that reaches a fork's sources are separate scripts, one per stream,
- * so that they work when the streams live on different Redis Cluster slots. Commands
- * are never queued while the connection is down: they fail at once with an
- * `Unavailable` `RedisError`.
+ * so that they work when the streams live on different Redis Cluster slots.
+ *
+ * The connections are opened as `RedisStreamsLive.openClient` opens the turns' (the
+ * same TLS, Sentinel, connect timeout and reconnection), so every command has the
+ * turns' bound: it is never queued while the connection is down (it fails at once with
+ * an `Unavailable` `RedisError`), and a command sent but not answered fails with
+ * `Unavailable` after `commandTimeoutMs` (5 s by default), as when Redis is frozen; a
+ * wait's `XREAD BLOCK` fails so once its block time and that bound have passed.
+ *
+ * A wait also ends when the stream's deadline (a TTL or an expiry time) comes first:
+ * Redis's own time of the deadline bounds the block, so a waiting reader learns of an
+ * expiry as soon as of a delete.
  *
  * @since 0.3.0
  */
@@ -17,12 +26,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
+import { Command, type Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
 import { bookkeeping, DurableStore, key } from "./DurableStore.js"
 import * as EntryId from "./EntryId.js"
-import { connect as openConnection } from "./internal/connection.js"
 import { maxChain, readThrough, startOf } from "./internal/durableFork.js"
 import {
   commitScript,
@@ -32,15 +40,13 @@ import {
   readScript,
   removeScript,
   touchScript,
-  unlinkScript
+  unlinkScript,
+  waitScript
 } from "./internal/durableScripts.js"
 import { decodeReply, toRedisError } from "./internal/replies.js"
-import type { RedisError } from "./RedisError.js"
+import { RedisError } from "./RedisError.js"
 import type { LiveOptions } from "./RedisStreamsLive.js"
 import * as RedisStreamsLive from "./RedisStreamsLive.js"
-
-const connect = (url: string, name: string): Effect.Effect<Redis, RedisError, Scope.Scope> =>
-  openConnection(url, { connectionName: name })
 
 const expiryArgs = (expiry: Expiry): [string, string] =>
   expiry._tag === "Persist"
@@ -59,8 +65,17 @@ const asStrings = decodeReply(Schema.Array(Schema.String))
 const asText = decodeReply(Schema.NullOr(Schema.String))
 const asNumber = decodeReply(Schema.Number)
 const asOwnEntries = decodeReply(Schema.Tuple([Schema.Uint8Array, Schema.Uint8Array, BufferEntries]))
+// A command whose reply keeps its bytes. Sent as it is, never auto-pipelined: ioredis's
+// auto-pipelining drops the command name of a `callBuffer` (it would send the script
+// as the command); the command timeout still applies.
+const sendBuffer = (redis: Redis, name: string, args: ReadonlyArray<string | number>): Promise<unknown> => {
+  const command = new Command(name, [...args], { replyEncoding: null })
+  redis.sendCommand(command)
+  return command.promise
+}
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("latin1")
 const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
+const asWait = decodeReply(Schema.Tuple([Schema.Number, Schema.Number]))
 
 /**
  * The options of the live store: the Redis connection, the key prefix, and how long a
@@ -86,7 +101,9 @@ export const make = (
 ): Effect.Effect<DurableStoreService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
     const pruneAfterMs = options.pruneAfterMs ?? 60_000
-    const client = yield* connect(options.url, "sluice-durable")
+    const client = yield* RedisStreamsLive.openClient(options, "commands")
+    // The bound of a command on that connection, the turns' own (`commandTimeoutMs`).
+    const bound = client.options.commandTimeout
     const keys = (name: string) =>
       [
         key(options.prefix, name, "meta"),
@@ -211,7 +228,7 @@ export const make = (
           asOwnEntries,
           "EVAL",
           name,
-          (redis) => redis.callBuffer("EVAL", readScript, 4, ...keys(name), after, String(Math.max(1, count)))
+          (redis) => sendBuffer(redis, "EVAL", [readScript, 4, ...keys(name), after, String(Math.max(1, count))])
         ),
         ([source, at, entries]) => ({
           forkOf: source.length === 0
@@ -286,16 +303,35 @@ export const make = (
           return yield* removed(outcome, name, source, link)
         }),
       awaitChange: (name, signal, timeoutMs) =>
-        Effect.scoped(Effect.gen(function*() {
-          const waiter = yield* connect(options.url, "sluice-durable-wait")
-          const reply = yield* run(
-            asRead,
-            "XREAD",
-            name,
-            () => waiter.call("XREAD", "BLOCK", Math.max(1, Math.ceil(timeoutMs)), "STREAMS", keys(name)[2], signal)
-          )
-          return reply !== null
-        }))
+        Effect.gen(function*() {
+          const [changed, left] = yield* run(asWait, "EVAL", name, script(waitScript, name, [signal]))
+          if (changed === 1) return true
+          // the deadline comes first: the block ends there, and the stream is then over
+          const expires = left >= 0 && left <= timeoutMs
+          const blockMs = Math.max(1, Math.ceil(expires ? left : timeoutMs))
+          const reply = yield* Effect.scoped(Effect.gen(function*() {
+            const waiter = yield* RedisStreamsLive.openClient(options, "tail")
+            const read = run(
+              asRead,
+              "XREAD",
+              name,
+              () => waiter.call("XREAD", "BLOCK", blockMs, "STREAMS", keys(name)[2], signal)
+            )
+            return yield* bound === undefined ? read : read.pipe(Effect.timeoutOrElse({
+              duration: blockMs + bound,
+              orElse: () =>
+                Effect.fail(
+                  new RedisError({
+                    reason: "Unavailable",
+                    command: "XREAD",
+                    key: keys(name)[2],
+                    detail: `no reply within ${bound} ms after its block of ${blockMs} ms`
+                  })
+                )
+            }))
+          }))
+          return reply !== null || expires
+        })
     }
     return service
   })

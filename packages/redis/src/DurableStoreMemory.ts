@@ -2,7 +2,8 @@
  * `DurableStore` in process memory, with the semantics of the live layer: versioned
  * conditional commits, entry ids `0-1`, `0-2`, ..., forks linked to their sources (a
  * source over is kept, gone, while forks read it), expiry on Effect's `Clock` (so
- * `TestClock` drives it) and waits woken by every change. For unit tests and the
+ * `TestClock` drives it) and waits woken by every change and by the stream's expiry
+ * (a wait ends at the stream's deadline on that `Clock`). For unit tests and the
  * command line's embedded default; nothing survives the process.
  *
  * @since 0.3.0
@@ -216,22 +217,25 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
       Effect.flatMap(
         withNow((now) => {
           const stored = live(name, now)
-          if (stored === undefined || String(stored.version) !== signal) return undefined
+          if (stored === undefined || over(stored, now) || String(stored.version) !== signal) return undefined
           let waiting = signals.get(name)
           if (waiting === undefined) {
             waiting = Deferred.makeUnsafe<void>()
             signals.set(name, waiting)
           }
-          return waiting
+          // the deadline comes first: the wait ends there, and the stream is then over
+          const left = stored.expiresAt === undefined ? Infinity : stored.expiresAt - now
+          const expires = left <= timeoutMs
+          return { waiting, duration: Math.max(0, expires ? left : timeoutMs), expires }
         }),
-        (waiting) =>
-          waiting === undefined
+        (wait) =>
+          wait === undefined
             ? Effect.succeed(true)
-            : Deferred.await(waiting).pipe(
+            : Deferred.await(wait.waiting).pipe(
               Effect.as(true),
               Effect.timeoutOrElse({
-                duration: Math.max(0, timeoutMs),
-                orElse: () => Effect.succeed(false)
+                duration: wait.duration,
+                orElse: () => Effect.succeed(wait.expires)
               })
             )
       )

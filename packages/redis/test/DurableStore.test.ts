@@ -30,4 +30,24 @@ describe("DurableStoreMemory on Effect's Clock", () => {
       yield* TestClock.adjust(100)
       expect(yield* store.load("s")).toEqual(Option.none())
     }).pipe(Effect.provide(DurableStoreMemory.layer)))
+
+  it.effect("a wait ends at the stream's deadline, not before, for a TTL and an expiry time", () =>
+    Effect.gen(function*() {
+      const store = yield* DurableStore
+      const expiries = [{ _tag: "After", ms: 1_000 }, { _tag: "At", epochMs: 1_000 }] as const
+      for (const [i, expiry] of expiries.entries()) {
+        const name = `expiring-${i}`
+        yield* store.commit(name, { expect: 0, set: {}, append: [], expiry })
+        const state = Option.getOrThrow(yield* store.load(name))
+        const waiting = yield* Effect.forkChild(store.awaitChange(name, state.signal, 20_000), {
+          startImmediately: true
+        })
+        yield* TestClock.adjust(999)
+        expect(waiting.pollUnsafe()).toBeUndefined()
+        yield* TestClock.adjust(1)
+        expect(yield* Fiber.join(waiting)).toBe(true)
+        expect(yield* store.load(name)).toEqual(Option.none())
+        yield* TestClock.setTime(0)
+      }
+    }).pipe(Effect.provide(DurableStoreMemory.layer)))
 })

@@ -57,6 +57,18 @@ for _, item in ipairs(all) do reply[#reply + 1] = item end
 return reply
 `
 
+// ARGV: the signal a reader waits from. Replies {1, -1} when there is nothing to wait
+// for (the stream does not exist, is over, or has changed since that signal), else
+// {0, the milliseconds left before its deadline} ({0, -1}: it has none).
+/** @internal */
+export const waitScript = `${prelude}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {1, -1} end
+if (redis.call('HGET', KEYS[1], 's') or '0-0') ~= ARGV[1] or over(KEYS[1]) then return {1, -1} end
+local dl = redis.call('HGET', KEYS[1], 'dl')
+if dl == false then return {0, -1} end
+return {0, tonumber(dl) - now_ms()}
+`
+
 // ARGV: an entry id and a count. Replies {source, fork point, entries}: the stream's
 // own entries after the id (XRANGE), with its fork point ('' '' for no fork).
 /** @internal */

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { DurableStore } from "../../src/DurableStore.js"
 import type { RedisError } from "../../src/RedisError.js"
@@ -67,4 +68,26 @@ export const durableSuite = (name: string, layer: Layer.Layer<DurableStore, Redi
         expect(yield* store.remove(stream)).toBe("Missing")
         expect(yield* store.load(stream)).toEqual(Option.none())
       }).pipe(Effect.provide(layer)), { timeout: 60_000 })
+
+    it.effect(
+      "a wait ends when the stream expires, as at a delete, and the stream is then gone",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* DurableStore
+          const stream = randomUUID()
+          const ttl = { _tag: "After", ms: 300 } as const
+          yield* store.commit(stream, { expect: 0, set: { ct: "text/plain" }, append: [], expiry: ttl })
+          const state = Option.getOrThrow(yield* store.load(stream))
+          const waiting = yield* Effect.forkChild(store.awaitChange(stream, state.signal, 600_000), {
+            startImmediately: true
+          })
+          // the in-memory store's deadline is on the TestClock; Redis keeps its own time
+          yield* TestClock.adjust(300)
+          expect(yield* Fiber.join(waiting)).toBe(true)
+          expect(yield* store.load(stream)).toEqual(Option.none())
+          // a wait from a state that is over has nothing to wait for
+          expect(yield* store.awaitChange(stream, state.signal, 600_000)).toBe(true)
+        }).pipe(Effect.provide(layer)),
+      { timeout: 30_000 }
+    )
   })
