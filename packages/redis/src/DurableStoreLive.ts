@@ -4,7 +4,8 @@
  * is `XRANGE` on the data stream, bytes kept as they are, with the stream's fork point,
  * and a fork read before its fork point reads its source the same way, one script per
  * level of its chain), and a wait is `XREAD BLOCK` on the stream's signal key over a
- * connection of its own, closed when the wait ends. The steps of a fork's creation
+ * blocking connection of its own, given back for the next wait when it is answered
+ * (up to 64 are kept) and closed when the wait is interrupted mid-block. The steps of a fork's creation
  * and of a delete that reaches a fork's sources are separate scripts, one per stream,
  * so that they work when the streams live on different Redis Cluster slots.
  *
@@ -22,10 +23,11 @@
  * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { Command, type Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
@@ -90,8 +92,17 @@ export interface DurableLiveOptions extends LiveOptions {
   readonly pruneAfterMs?: number
 }
 
+interface Waiter {
+  readonly redis: Redis
+  readonly scope: Scope.Closeable
+}
+
+// How many idle blocking connections the store keeps for its waits.
+const maxIdleWaiters = 64
+
 /**
- * Connects to Redis and builds the store; the connection closes with the scope.
+ * Connects to Redis and builds the store; its connections (the commands', and the
+ * blocking ones kept for waits) close with the scope.
  *
  * @since 0.3.0
  * @category constructors
@@ -104,6 +115,28 @@ export const make = (
     const client = yield* RedisStreamsLive.openClient(options, "commands")
     // The bound of a command on that connection, the turns' own (`commandTimeoutMs`).
     const bound = client.options.commandTimeout
+    // Blocking connections for waits, kept from one wait to the next (opening one per
+    // wait cost more than the wait: a long-poll reader re-waits after every append). A
+    // wait whose XREAD was answered gives its connection back; one interrupted or failed
+    // mid-block is closed, as it may still be blocked. At most `maxIdleWaiters` are kept.
+    const layerScope = yield* Effect.scope
+    const idleWaiters: Array<Waiter> = []
+    const takeWaiter: Effect.Effect<Waiter, RedisError> = Effect.suspend(() => {
+      const idle = idleWaiters.pop()
+      if (idle !== undefined) return Effect.succeed(idle)
+      return Effect.flatMap(Scope.fork(layerScope, "sequential"), (scope) =>
+        RedisStreamsLive.openClient(options, "tail").pipe(
+          Scope.provide(scope),
+          Effect.map((redis) => ({ redis, scope })),
+          Effect.onError(() =>
+            Scope.close(scope, Exit.void)
+          )
+        ))
+    })
+    const giveBack = (waiter: Waiter) =>
+      idleWaiters.length < maxIdleWaiters
+        ? Effect.sync(() => void idleWaiters.push(waiter))
+        : Scope.close(waiter.scope, Exit.void)
     const keys = (name: string) =>
       [
         key(options.prefix, name, "meta"),
@@ -309,27 +342,32 @@ export const make = (
           // the deadline comes first: the block ends there, and the stream is then over
           const expires = left >= 0 && left <= timeoutMs
           const blockMs = Math.max(1, Math.ceil(expires ? left : timeoutMs))
-          const reply = yield* Effect.scoped(Effect.gen(function*() {
-            const waiter = yield* RedisStreamsLive.openClient(options, "tail")
-            const read = run(
-              asRead,
-              "XREAD",
-              name,
-              () => waiter.call("XREAD", "BLOCK", blockMs, "STREAMS", keys(name)[2], signal)
-            )
-            return yield* bound === undefined ? read : read.pipe(Effect.timeoutOrElse({
-              duration: blockMs + bound,
-              orElse: () =>
-                Effect.fail(
-                  new RedisError({
-                    reason: "Unavailable",
-                    command: "XREAD",
-                    key: keys(name)[2],
-                    detail: `no reply within ${bound} ms after its block of ${blockMs} ms`
-                  })
-                )
-            }))
-          }))
+          const reply = yield* Effect.uninterruptibleMask((restore) =>
+            Effect.gen(function*() {
+              const waiter = yield* takeWaiter
+              const read = run(
+                asRead,
+                "XREAD",
+                name,
+                () => waiter.redis.call("XREAD", "BLOCK", blockMs, "STREAMS", keys(name)[2], signal)
+              )
+              const bounded = bound === undefined ? read : read.pipe(Effect.timeoutOrElse({
+                duration: blockMs + bound,
+                orElse: () =>
+                  Effect.fail(
+                    new RedisError({
+                      reason: "Unavailable",
+                      command: "XREAD",
+                      key: keys(name)[2],
+                      detail: `no reply within ${bound} ms after its block of ${blockMs} ms`
+                    })
+                  )
+              }))
+              return yield* restore(bounded).pipe(
+                Effect.onExit((exit) => Exit.isSuccess(exit) ? giveBack(waiter) : Scope.close(waiter.scope, Exit.void))
+              )
+            })
+          )
           return reply !== null || expires
         })
     }
