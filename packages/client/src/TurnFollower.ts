@@ -77,7 +77,9 @@ const parseData = (data: string, what: string): unknown => {
 
 /**
  * Follows the turn `turnId` on the server at `baseUrl` (`http://host:port`, with or
- * without a trailing slash): loads its snapshot, then, while it runs, its live feed.
+ * without a trailing slash): loads its snapshot, then, while it runs, its live feed,
+ * until the turn's last entry (`turn_completed`; a failed turn's `turn_error` comes
+ * before it, and following goes on to it and its usage: `TurnState.isEnded`).
  * A dropped feed, a network failure, a 5xx, 408, 429 or `stream_error` is retried after
  * `Reconnect.delayMs`, resuming after the last entry applied, so every entry is
  * applied once; any other answer (401, 403, 404, a body that is not the API's) stops
@@ -108,6 +110,7 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
   // True when an event was applied (the backoff starts over).
   const attempt = async (): Promise<boolean> => {
     let progressed = false
+    let applied = 0
     if (state.lastEventId === undefined) {
       const response = await send(turnUrl(baseUrl, turnId), request)
       const snapshot = await readJson(response, isSnapshot, "a turn snapshot")
@@ -135,7 +138,11 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
         set(TurnState.applyTurnEvent(state, event.id, turnEvent))
       }
       progressed = true
+      applied++
     })
+    // A failed turn's snapshot may stop at its `turn_error`; the server closes the feed
+    // at once, with no entry, only for a reader that has the turn's last entry.
+    if (applied === 0 && state.status === "error" && !TurnState.isEnded(state)) set(TurnState.ended(state))
     return progressed
   }
 

@@ -6,8 +6,12 @@
  *
  * @since 0.1.0
  */
+import type { LastEntry } from "@sluice/core"
 import type { ClientError } from "./ClientError.js"
 import type { Snapshot, TurnError, TurnEvent, TurnStatus, Upsert, Usage } from "./Wire.js"
+
+// core's `LastEntry.lastTurnEventType`, held to it by the type (nothing of core is bundled)
+const lastTurnEventType: typeof LastEntry.lastTurnEventType = "turn_completed"
 
 /**
  * Where the connection to the server stands:
@@ -30,7 +34,11 @@ export type Connection = "loading" | "live" | "reconnecting" | "finished" | "fai
  *
  * - `items`: each item's latest full state (its upsert), in the order the items first
  *   appeared;
- * - `status`, `usage`, `error`: how the turn stands or ended;
+ * - `status`, `usage`, `error`: how the turn stands or ended (`status` is `error` from
+ *   a failed turn's `turn_error` on, before its `turn_completed`);
+ * - `ended`: whether the turn's last entry (`turn_completed`, core's `LastEntry`) is in
+ *   the state: a failed turn's `turn_error` is followed by `turn_completed` with the
+ *   usage, and following stops only after it;
  * - `lastEventId`: the last entry applied (`undefined` before the snapshot), from which
  *   the feed resumes;
  * - `connection`, `lastError`: how following goes, and the last error met.
@@ -46,6 +54,7 @@ export interface TurnState {
   readonly status: TurnStatus
   readonly usage?: Usage | undefined
   readonly error?: TurnError | undefined
+  readonly ended?: boolean | undefined
   readonly items: ReadonlyArray<Upsert>
   readonly lastEventId: string | undefined
   readonly connection: Connection
@@ -80,9 +89,31 @@ export const fromSnapshot = (state: TurnState, snapshot: Snapshot): TurnState =>
   status: snapshot.status,
   usage: snapshot.usage,
   error: snapshot.error,
+  ended: snapshotEnded(snapshot),
   items: snapshot.items,
   lastEventId: snapshot.lastEventId
 })
+
+/**
+ * Whether a snapshot shows the turn's last entry: only `turn_completed` gives a status
+ * other than `streaming` and `error`, or a usage. A snapshot in status `error` without
+ * a usage may stop at the `turn_error` before the last entry; the feed tells (`ended`).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const snapshotEnded = (snapshot: Snapshot): boolean =>
+  snapshot.status !== "streaming" && (snapshot.status !== "error" || snapshot.usage !== undefined)
+
+/**
+ * The state of a turn found ended without a further entry: the server closed the feed
+ * at once after the last entry applied (it does so only when that entry is the turn's
+ * last).
+ *
+ * @since 0.2.0
+ * @category folding
+ */
+export const ended = (state: TurnState): TurnState => (state.ended === true ? state : { ...state, ended: true })
 
 /**
  * Applies an upsert read as entry `entryId`: it replaces its item (keeping the item's
@@ -122,20 +153,22 @@ export const applyTurnEvent = (state: TurnState, entryId: string, event: TurnEve
         providerId: event.providerId ?? state.providerId,
         lastEventId: entryId
       }
-    case "turn_completed":
-      return { ...state, status: event.status, usage: event.usage ?? state.usage, lastEventId: entryId }
+    case lastTurnEventType:
+      return { ...state, status: event.status, usage: event.usage ?? state.usage, ended: true, lastEventId: entryId }
     case "turn_error":
       return { ...state, status: "error", error: event.error, lastEventId: entryId }
   }
 }
 
 /**
- * Whether the turn has ended (its status is no longer `streaming`).
+ * Whether the turn has ended: its last entry (`turn_completed`) is in the state. A
+ * failed turn's status is `error` from its `turn_error` on, but it ends only with the
+ * `turn_completed` (and usage) after it.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isEnded = (state: TurnState): boolean => state.status !== "streaming"
+export const isEnded = (state: TurnState): boolean => state.ended === true
 
 /**
  * The state with a new connection state and, when given, the error met (the same

@@ -31,6 +31,11 @@ export * as Ids from "./Ids.js"
 export * as Json from "./Json.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as LastEntry from "./LastEntry.js"
+
+/**
  * @since 0.1.0
  */
 export * as OutputItem from "./OutputItem.js"

@@ -1,17 +1,24 @@
 /**
- * Ends a turn its producer can no longer end: appends the terminal entries to Stream A
- * (`response_error` then `response_done`, status `error`) and Stream B (`turn_error`)
- * after whatever the streams hold, unless a terminal entry is already there.
+ * Ends a turn its producer can no longer end: appends the ending after whatever the
+ * streams hold, unless the turn's last entry (core's `LastEntry`) is already there.
+ * Stream A gets `response_error` then `response_done` (status `error`), Stream B the
+ * turn events `turn_error` then `turn_completed` (status `error`): the same two entries
+ * a producer writes for a failed turn, so every reader stops at the same entry.
  *
  * Each entry takes the id after the stream's last (`0-<n+1>`), the publisher's own id
  * scheme, so whoever writes first wins: a second server that notices the same lost
  * turn, or the producer itself coming back after its lease lapsed, is refused by Redis
- * (`IdTooSmall`), reads the stream again and finds it ended. Nothing is ever written
- * past a terminal entry.
+ * (`IdTooSmall`), reads the stream again and goes on from what it finds. Each write
+ * depends on the one before: a stream that ends at an error entry (an ending cut short
+ * by a crash, or a turn whose producer died right after its error) gets only the last
+ * entry; one that ends at the last entry is left alone. Nothing is ever written past
+ * the last entry, and an ending is never left halfway by this process: `end` is
+ * uninterruptible, so a reader that goes away while its watcher writes the ending
+ * cannot cut it (docs/redis.md#leases-and-endings).
  *
  * @since 0.2.0
  */
-import { Ids, StreamBMessage, StreamEvent } from "@sluice/core"
+import { Ids, LastEntry, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -19,7 +26,7 @@ import * as Result from "effect/Result"
 import * as EntryId from "./EntryId.js"
 import { RedisError } from "./RedisError.js"
 import { RedisStreams } from "./RedisStreams.js"
-import type { Fields, StreamEntry } from "./StreamEntry.js"
+import { field, type Fields, type StreamEntry } from "./StreamEntry.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 
@@ -47,13 +54,31 @@ export const producerLost: Ending = {
 }
 
 /**
- * What `end` did: `ended` (it wrote the terminal entries), `already_ended` (someone
- * had), or `empty` (the turn has no entries to end).
+ * What `end` did: `ended` (it wrote the ending, or the part of it that was missing),
+ * `already_ended` (the stream's last entry was there), or `empty` (the turn has no
+ * entries to end).
  *
  * @since 0.2.0
  * @category models
  */
 export type Outcome = "ended" | "already_ended" | "empty"
+
+const fieldOf = (entry: StreamEntry, name: string): string | undefined => Option.getOrUndefined(field(entry, name))
+
+/**
+ * Whether an entry of either stream is its turn's last entry (core's
+ * `LastEntry.isLastEntry` on the entry's `payloadType` and `payload`): `response_done`
+ * in Stream A, a `turn_completed` turn event in Stream B. Readers stop after it; an
+ * error entry (`response_error`, `turn_error`) does not end a turn.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isLast = (entry: StreamEntry): boolean =>
+  LastEntry.isLastEntry(fieldOf(entry, "payloadType"), fieldOf(entry, "payload"))
+
+const isError = (entry: StreamEntry): boolean =>
+  LastEntry.isErrorEntry(fieldOf(entry, "payloadType"), fieldOf(entry, "payload"))
 
 const attempts = 5
 
@@ -62,33 +87,37 @@ const idAfter = (entry: StreamEntry): string =>
   Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(entry.id), EntryId.next), EntryId.format), () => "*")
 
 /**
- * Appends the entries after the stream's last entry, unless that entry is terminal;
- * retries when another writer took the id first.
+ * Writes a stream's ending, `[error, last]`, after the stream's last entry: both when
+ * the stream is running, only `last` when it already ends at an error entry, nothing
+ * when it ends at its last entry. Each write is at the id after the entry before it,
+ * so another writer's entry makes it fail (`IdTooSmall`); then the stream is read
+ * again and the ending goes on from what is there.
  */
 const append = (
   key: string,
-  entries: readonly [Fields, ...Array<Fields>]
+  ending: readonly [error: Fields, last: Fields]
 ): Effect.Effect<Outcome, RedisError, RedisStreams> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams
+    let wrote = false
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const last = yield* redis.xlast(key)
-      if (Option.isNone(last)) return "empty"
-      if (TurnEntry.isFinal(last.value)) return "already_ended"
-      const first = idAfter(last.value)
-      const written = yield* Effect.result(redis.xadd(key, { id: first, fields: entries[0] }))
-      if (Result.isFailure(written)) {
-        if (written.failure.reason === "IdTooSmall") continue
-        return yield* written.failure
+      const found = yield* redis.xlast(key)
+      if (Option.isNone(found)) return "empty"
+      let last = found.value
+      if (isLast(last)) return wrote ? "ended" : "already_ended"
+      const pending = isError(last) ? [ending[1]] : ending
+      let refused = false
+      for (const fields of pending) {
+        const written = yield* Effect.result(redis.xadd(key, { id: idAfter(last), fields }))
+        if (Result.isFailure(written)) {
+          if (written.failure.reason !== "IdTooSmall") return yield* written.failure
+          refused = true
+          break
+        }
+        wrote = true
+        last = { id: written.success, fields }
       }
-      // the first entry ended the stream; the rest follow it, after it
-      let previous: StreamEntry = { id: written.success, fields: entries[0] }
-      for (const fields of entries.slice(1)) {
-        const id = idAfter(previous)
-        const next = yield* redis.xadd(key, { id, fields })
-        previous = { id: next, fields }
-      }
-      return "ended"
+      if (!refused) return "ended"
     }
     return yield* new RedisError({
       reason: "Rejected",
@@ -112,14 +141,16 @@ const startOf = (prefix: string, turnId: string) =>
   })
 
 /**
- * Ends the turn in both streams with the given ending, unless it has ended already.
- * Returns what it did to Stream B, the stream readers follow.
+ * Ends the turn in both streams with the given ending, unless it has ended already:
+ * Stream A first, then Stream B, each written whole (see the module's description).
+ * Uninterruptible: once begun it finishes, whoever stops waiting for it. Returns what
+ * it did to Stream B, the stream readers follow.
  *
  * @since 0.2.0
  * @category endings
  */
 export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effect<Outcome, RedisError, RedisStreams> =>
-  Effect.gen(function*() {
+  Effect.uninterruptible(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const start = yield* startOf(prefix, turnId)
     const error = { code: ending.code, message: ending.message, type: "api_error" as const, retryable: false }
@@ -135,20 +166,12 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
         fields({ type: "response_done", response_id: payload.response_id, status: "error", finish_reason: "error" })
       ])
     }
-    const threadId = Option.map(start, (s) => s.start.thread_id)
-    if (Option.isNone(threadId)) return "empty"
+    if (Option.isNone(start)) return "empty"
+    const meta = { turnId, threadId: start.value.start.thread_id }
+    const turnEvent = (payload: StreamBMessage.UIPayload) =>
+      TurnEntry.fromStreamBMessage(StreamBMessage.wrap(payload, Ids.generateEventId(), now))
     return yield* append(TurnKeys.upsertsKey(prefix, turnId), [
-      TurnEntry.fromStreamBMessage(
-        StreamBMessage.wrap(
-          {
-            type: "turn_error",
-            turnId,
-            threadId: threadId.value,
-            error: { code: ending.code, message: ending.message }
-          },
-          Ids.generateEventId(),
-          now
-        )
-      )
+      turnEvent({ type: "turn_error", ...meta, error: { code: ending.code, message: ending.message } }),
+      turnEvent({ type: "turn_completed", ...meta, status: "error" })
     ])
-  })
+  }))

@@ -129,13 +129,15 @@ export const resumeStart = (after: string, last: Option.Option<StreamEntry.Strea
   if (Option.isNone(resumeId) || Option.isNone(lastId)) return tailFrom
   const atOrPast = EntryId.order(resumeId.value, lastId.value) >= 0
   if (!atOrPast) return tailFrom
-  if (TurnEntry.isFinal(last.value)) return { _tag: "ended" }
+  if (TurnEnding.isLast(last.value)) return { _tag: "ended" }
   return { _tag: "tail", from: last.value.id, skipThrough: Option.some(resumeId.value) }
 }
 
 /**
  * The entries of `key` after `options.after`, then each entry appended later, ending
- * after the entry that ends the turn (`TurnEntry.isFinal`). Nothing when the turn has
+ * after the turn's last entry (`TurnEnding.isLast`: `response_done`, `turn_completed`;
+ * an error entry before it does not end the stream, so a failed turn's reader gets
+ * its usage too). Nothing when the turn has
  * ended and `after` is its last entry or an id past it; on a running turn, an id past
  * its last entry waits for the entries after that id, and the stream still ends when
  * the turn does (see `resumeStart`). When the tail fails while Redis is unavailable it
@@ -159,7 +161,7 @@ export const follow = (
     const tail = Stream.unwrap(
       Effect.map(
         Ref.get(last),
-        (after) => redis.tail(key, { after, until: TurnEntry.isFinal, blockMs: options.blockMs })
+        (after) => redis.tail(key, { after, until: TurnEnding.isLast, blockMs: options.blockMs })
       )
     ).pipe(
       Stream.mapArrayEffect((chunk) => Effect.as(Ref.set(last, chunk[chunk.length - 1]!.id), chunk)),
@@ -194,7 +196,7 @@ export const follow = (
 
 /**
  * Ends the turn with `producer_lost` (`TurnEnding.producerLost`, in both streams)
- * when its producer's lease has lapsed and the turn has no terminal entry; `true` when
+ * when its producer's lease has lapsed and the turn has no last entry; `true` when
  * this call wrote the ending. A turn that never had a lease (`none`) is never ended
  * here, and whoever writes the ending first wins (another server, the producer itself
  * coming back): the others find it ended.

@@ -10,8 +10,12 @@
  * | reasoning items | `reasoning-start`, `reasoning-delta`, `reasoning-end` |
  * | function call items | `tool-input-start`, `tool-input-delta`, `tool-input-available` (`providerExecuted` kept) |
  * | function call output `item_done` | `tool-output-available`, or `tool-output-error` when it failed |
- * | error items, `item_error`, `response_error` | `error` |
- * | `response_done` | `finish-step`, then `finish` (complete, error) or `abort` (aborted, cancelled) |
+ * | error items, `item_error`, `response_error` | `error` (the open parts closed first on `response_error`) |
+ * | `response_done` | `finish-step`, then `finish` (complete, error; with `messageMetadata: {usage}` when the event has a usage) or `abort` (aborted, cancelled) |
+ *
+ * Only `response_done`, the turn's last event (core's `LastEntry`), finishes the
+ * message: a failed turn's `response_error` gives its `error` chunk, and the
+ * `response_done` (status `error`) that follows it gives `finish` and `[DONE]`.
  *
  * A call's `toolCallId` is its item id, so its output (which names the call by
  * `call_id`) lands on it. User and system messages, script executions and compactions
@@ -19,7 +23,7 @@
  *
  * @since 0.3.0
  */
-import { Json, type StreamEvent } from "@sluice/core"
+import { Json, type StreamEvent, Usage } from "@sluice/core"
 import { type RedisError, type StreamEntry, TurnEntry } from "@sluice/redis"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -73,7 +77,8 @@ export const UiMessageChunk = Schema.Union([
   chunk("error", { errorText: Schema.String }),
   chunk("finish-step", {}),
   chunk("finish", {
-    finishReason: optional(Schema.Literals(["stop", "length", "content-filter", "tool-calls", "error", "other"]))
+    finishReason: optional(Schema.Literals(["stop", "length", "content-filter", "tool-calls", "error", "other"])),
+    messageMetadata: optional(Schema.Struct({ usage: Usage.Usage }))
   }),
   chunk("abort", { reason: optional(Schema.String) })
 ]).annotate({ identifier: "UiMessageChunk" })
@@ -310,15 +315,18 @@ export const step = (state: State, event: StreamEvent.StreamEvent): readonly [St
     case "response_done": {
       const ending: UiMessageChunk = payload.status === "aborted" || payload.status === "cancelled"
         ? { type: "abort", reason: payload.status }
-        : { type: "finish", finishReason: payload.finish_reason ?? (payload.status === "error" ? "error" : "stop") }
+        : {
+          type: "finish",
+          finishReason: payload.finish_reason ?? (payload.status === "error" ? "error" : "stop"),
+          ...(payload.usage === undefined ? {} : { messageMetadata: { usage: payload.usage } })
+        }
       return [initial, [...closeAll(state), { type: "finish-step" }, ending]]
     }
     case "response_error":
-      return [initial, [
+      // not the end: the turn's `response_done` (status `error`) follows and finishes it
+      return [{ ...state, open: new Map() }, [
         ...closeAll(state),
-        { type: "error", errorText: errorText(payload.error) },
-        { type: "finish-step" },
-        { type: "finish", finishReason: "error" }
+        { type: "error", errorText: errorText(payload.error) }
       ]]
   }
 }
@@ -360,7 +368,7 @@ export const uiMessageSse = <R>(
     Stream.timeout(Duration.millis(options.idleTimeoutMs)),
     Stream.mapEffect(TurnEntry.toStreamEvent),
     chunks,
-    // the turn's ending is its last chunk: `[DONE]` follows it
+    // the chunk of the turn's last event (`response_done`) is the last: `[DONE]` follows it
     Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk))),
     Stream.catch((error) =>
       Stream.unwrap(Effect.as(

@@ -65,11 +65,16 @@ describe("the server's sweep of dead producers", () => {
       const after = yield* streams(dead)
       expect(after.a.length).toBe(before.dead.a.length + 2)
       expect(after.a.slice(-2).map(typeOf)).toStrictEqual(["response_error", "response_done"])
-      expect(after.b.length).toBe(before.dead.b.length + 1)
-      expect(JSON.parse(payloadOf(after.b.at(-1)!))).toMatchObject({
+      expect(after.b.length).toBe(before.dead.b.length + 2)
+      expect(JSON.parse(payloadOf(after.b.at(-2)!))).toMatchObject({
         type: "turn_error",
         turnId: dead,
         error: { code: "producer_lost" }
+      })
+      expect(JSON.parse(payloadOf(after.b.at(-1)!))).toMatchObject({
+        type: "turn_completed",
+        turnId: dead,
+        status: "error"
       })
       expect(yield* streams(noLease)).toStrictEqual(before.noLease)
 
@@ -100,7 +105,7 @@ describe("the server's sweep of dead producers", () => {
       expect(first + second).toBe(1)
       const after = yield* streams(dead)
       expect(after.a.length).toBe(before.a.length + 2)
-      expect(after.b.length).toBe(before.b.length + 1)
+      expect(after.b.length).toBe(before.b.length + 2)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("sweeps on its own every everyMs of Effect's Clock", () =>
@@ -115,7 +120,7 @@ describe("the server's sweep of dead producers", () => {
       expect((yield* streams(dead)).b.length).toBe(before.b.length)
       yield* TestClock.adjust(options.everyMs)
       yield* untilSleeping(1)
-      expect((yield* streams(dead)).b.length).toBe(before.b.length + 1)
+      expect((yield* streams(dead)).b.length).toBe(before.b.length + 2)
       yield* Fiber.interrupt(fiber)
     }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })

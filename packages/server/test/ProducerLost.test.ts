@@ -1,7 +1,8 @@
 /**
  * A producer that dies mid-turn, on the in-memory store and the TestClock: a reader
  * that follows the turn checks the producer's lease every `leaseCheckMs`, ends the
- * turn with `producer_lost` once the lease has lapsed, receives that ending and closes.
+ * turn with `producer_lost` once the lease has lapsed (`turn_error`, then the turn's
+ * last entry `turn_completed`), receives that ending and closes.
  * A turn that never had a lease is never ended this way.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -65,19 +66,21 @@ describe("TurnFeed.follow watching the producer", () => {
       // 6 s: the lease has lapsed at the next check.
       yield* TestClock.adjust(3_000)
       const entries = Array.from(yield* Fiber.join(fiber))
-      expect(entries.map((entry) => entry.id)).toStrictEqual(["0-1", "0-2", "0-3", "0-4", "0-5"])
-      expect(typeOf(entries[4]!)).toBe("turn_event")
+      expect(entries.map((entry) => entry.id)).toStrictEqual(["0-1", "0-2", "0-3", "0-4", "0-5", "0-6"])
+      expect(entries.slice(4).map(typeOf)).toStrictEqual(["turn_event", "turn_event"])
       expect(JSON.parse(payloadOf(entries[4]!))).toMatchObject({
         type: "turn_error",
         turnId,
         error: { code: "producer_lost" }
       })
+      // the turn's last entry follows the error, and the follower reads on to it
+      expect(JSON.parse(payloadOf(entries[5]!))).toMatchObject({ type: "turn_completed", turnId, status: "error" })
       const redis = yield* RedisStreams.RedisStreams
       const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
       expect(streamA.slice(-2).map(typeOf)).toStrictEqual(["response_error", "response_done"])
       // Another reader that notices later writes nothing more.
       expect(yield* TurnFeed.endIfProducerLost(prefix, turnId)).toBe(false)
-      expect((yield* redis.xrange(key, "-", "+")).length).toBe(5)
+      expect((yield* redis.xrange(key, "-", "+")).length).toBe(6)
     }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("a turn that never had a lease is never declared lost", () =>
@@ -123,9 +126,11 @@ describe("producer_lost over HTTP", () => {
         Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
       )
       expect(Cause.isDone(end)).toBe(true)
-      expect(seen.length).toBe(4)
+      expect(seen.length).toBe(5)
       expect(seen[3]).toMatchObject({ id: "0-4", event: "turn_event" })
       expect(JSON.parse(seen[3]!.data)).toMatchObject({ type: "turn_error", error: { code: "producer_lost" } })
+      expect(seen[4]).toMatchObject({ id: "0-5", event: "turn_event" })
+      expect(JSON.parse(seen[4]!.data)).toMatchObject({ type: "turn_completed", status: "error" })
     }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("the snapshot of such a turn ends it too, and shows it ended", () =>
@@ -136,6 +141,6 @@ describe("producer_lost over HTTP", () => {
       expect(before.status).toBe("streaming")
       yield* TestClock.adjust(leaseMs)
       const after = (yield* request(`${base}/v1/turns/${turnId}`, auth)).body as TurnSnapshot.TurnSnapshot
-      expect(after).toMatchObject({ status: "error", error: { code: "producer_lost" }, lastEventId: "0-4" })
+      expect(after).toMatchObject({ status: "error", error: { code: "producer_lost" }, lastEventId: "0-5" })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

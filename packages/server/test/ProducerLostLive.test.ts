@@ -2,10 +2,11 @@
  * A producer that dies for real: a process runs a turn slowly through `TurnPipeline`
  * against redis-server (the global setup's, or REDIS_URL), a reader follows the turn
  * through the server, and the process is killed with SIGKILL. Within 15 s the reader is
- * told (`turn_error`, `producer_lost`) and its stream closes cleanly.
+ * told (`turn_error`, `producer_lost`, then the last entry `turn_completed`) and its
+ * stream closes cleanly.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive, TurnEnding, TurnEntry, TurnKeys } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -45,16 +46,20 @@ layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServic
           const closedAfter = Date.now() - killedAt
           expect(Cause.isDone(end)).toBe(true)
           expect(closedAfter).toBeLessThan(15_000)
-          const last = seen.at(-1)!
-          expect(last.event).toBe("turn_event")
-          expect(JSON.parse(last.data)).toMatchObject({ type: "turn_error", turnId, error: { code: "producer_lost" } })
+          const [error, last] = seen.slice(-2)
+          expect([error!.event, last!.event]).toStrictEqual(["turn_event", "turn_event"])
+          const lost = { type: "turn_error", turnId, error: { code: "producer_lost" } }
+          expect(JSON.parse(error!.data)).toMatchObject(lost)
+          // the turn's last entry follows the error, and the reader reads on to it
+          expect(JSON.parse(last!.data)).toMatchObject({ type: "turn_completed", turnId, status: "error" })
           // Nothing after the ending, in either stream, and both streams end.
           const redis = yield* RedisStreams.RedisStreams
           const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
-          expect(streamB.at(-1)!.id).toBe(last.id)
-          expect(streamB.filter(TurnEntry.isFinal).length).toBe(1)
+          expect(streamB.at(-1)!.id).toBe(last!.id)
+          expect(streamB.filter(TurnEnding.isLast).length).toBe(1)
           const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
-          expect(TurnEntry.isFinal(streamA.at(-1)!)).toBe(true)
+          expect(streamA.filter(TurnEnding.isLast).length).toBe(1)
+          expect(TurnEnding.isLast(streamA.at(-1)!)).toBe(true)
           const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
           expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
         }), 120_000)

@@ -1,5 +1,5 @@
 import type { Turn } from "@sluice/accumulator"
-import type { OutputItem, StreamEvent } from "@sluice/core"
+import { LastEntry, type OutputItem, type StreamEvent } from "@sluice/core"
 import type { TurnContext } from "../TurnContext.js"
 import type { StopReason } from "../TurnEnd.js"
 
@@ -33,7 +33,9 @@ const leaseLapsed = "this producer's lease lapsed (it was paused or cut off) bef
 /**
  * The payloads that end a turn the input did not end: a `response_start` if it never
  * started, each open item closed (text kept, a partial tool call cancelled), then the
- * terminal events for the ending. Nothing for a turn that has ended.
+ * ending, whose last payload is always the turn's last event (core's `LastEntry`:
+ * `response_done`), after a `response_error` for a failure. Nothing for a turn that has
+ * ended (its `response_done` was folded; a `response_error` alone does not end it).
  *
  * @internal
  */
@@ -69,7 +71,7 @@ export const closingPayloads = (
   }
   switch (ending._tag) {
     case "Ended":
-      out.push({ type: "response_done", response_id: responseId, status: "aborted", finish_reason: null })
+      out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "aborted", finish_reason: null })
       break
     case "Stopped":
       if (ending.reason === "producer_lost") {
@@ -78,9 +80,9 @@ export const closingPayloads = (
           response_id: responseId,
           error: { code: "producer_lost", message: leaseLapsed, type: "api_error", retryable: false }
         })
-        out.push({ type: "response_done", response_id: responseId, status: "error", finish_reason: "error" })
+        out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "error", finish_reason: "error" })
       } else {
-        out.push({ type: "response_done", response_id: responseId, status: ending.reason, finish_reason: null })
+        out.push({ type: LastEntry.lastEventType, response_id: responseId, status: ending.reason, finish_reason: null })
       }
       break
     case "Failed":
@@ -89,7 +91,7 @@ export const closingPayloads = (
         response_id: responseId,
         error: { code: ending.code, message: ending.message, type: "api_error", retryable: false }
       })
-      out.push({ type: "response_done", response_id: responseId, status: "error", finish_reason: "error" })
+      out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "error", finish_reason: "error" })
       break
   }
   return out

@@ -1,7 +1,7 @@
 /**
  * A turn whose producer is gone, and requests to producers, run on every
- * `RedisStreams` layer: `TurnEnding.end` writes the terminal entries once, whoever
- * calls it first; a producer that comes back cannot write past them; cancel requests
+ * `RedisStreams` layer: `TurnEnding.end` writes the ending once, whoever calls it
+ * first, with the turn's last entry last in each stream; a producer that comes back cannot write past them; cancel requests
  * reach a follower of the control stream.
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -12,6 +12,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { RedisStreams } from "../../src/RedisStreams.js"
+import type { StreamEntry } from "../../src/StreamEntry.js"
 import * as TurnControl from "../../src/TurnControl.js"
 import * as TurnEnding from "../../src/TurnEnding.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
@@ -38,7 +39,7 @@ const entries = (key: string) => RedisStreams.use((redis) => redis.xrange(key, "
 export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   layer(streams, { timeout: 60_000 })(name, (it) => {
     describe("TurnEnding.end", () => {
-      it.effect("ends both streams once: response_error and response_done in A, turn_error in B, producer_lost", () =>
+      it.effect("ends both streams once: response_error and response_done in A, turn_error and turn_completed in B", () =>
         Effect.gen(function*() {
           const turnId = randomUUID()
           yield* publishPartial(turnId)
@@ -51,18 +52,27 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
             { type: "response_done", status: "error" }
           ])
           const b = yield* entries(TurnKeys.upsertsKey(prefix, turnId))
-          const last = yield* TurnEntry.toStreamBMessage(b.at(-1)!)
-          expect([b.at(-1)!.id, JSON.parse(last.payload)]).toMatchObject(["0-4", {
+          const ending = yield* Effect.forEach(b.slice(-2), TurnEntry.toStreamBMessage)
+          expect([b.at(-2)!.id, JSON.parse(ending[0]!.payload)]).toMatchObject(["0-4", {
             type: "turn_error",
             turnId,
             error: { code: "producer_lost" }
           }])
+          // the turn's last entry, as a producer writes it after a turn_error
+          expect([b.at(-1)!.id, JSON.parse(ending[1]!.payload)]).toMatchObject(["0-5", {
+            type: "turn_completed",
+            turnId,
+            status: "error"
+          }])
+          expect([a.filter(TurnEnding.isLast).length, b.filter(TurnEnding.isLast).length]).toStrictEqual([1, 1])
+          expect([TurnEnding.isLast(a.at(-1)!), TurnEnding.isLast(b.at(-1)!)]).toStrictEqual([true, true])
           // a second server that noticed the same turn finds it ended (0-2 was superseded by 0-3)
           expect(yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)).toBe("already_ended")
           expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual([
             "0-1",
             "0-3",
-            "0-4"
+            "0-4",
+            "0-5"
           ])
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
@@ -76,9 +86,15 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           )
           expect(outcomes.filter((outcome) => outcome === "ended")).toHaveLength(1)
           const b = yield* entries(TurnKeys.upsertsKey(prefix, turnId))
-          expect(b.filter(TurnEntry.isFinal)).toHaveLength(1)
           const a = yield* entries(TurnKeys.eventsKey(prefix, turnId))
-          expect(a.filter((entry) => TurnEntry.isFinal(entry))).toHaveLength(2) // response_error, response_done
+          // one error and one last entry in each stream, the last entry last
+          const payloadTypes = (stream: ReadonlyArray<StreamEntry>) =>
+            stream.slice(-2).map((entry) => entry.fields.find(([field]) => field === "payloadType")?.[1])
+          expect([a.filter(TurnEnding.isLast).length, b.filter(TurnEnding.isLast).length]).toStrictEqual([1, 1])
+          expect([TurnEnding.isLast(a.at(-1)!), TurnEnding.isLast(b.at(-1)!)]).toStrictEqual([true, true])
+          expect(payloadTypes(a)).toStrictEqual(["response_error", "response_done"])
+          expect(payloadTypes(b)).toStrictEqual(["turn_event", "turn_event"])
+          expect([a.length, b.length]).toStrictEqual([9, 4])
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
       it.effect("a producer that comes back after its turn was ended cannot write past the end", () =>
@@ -94,7 +110,7 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect(Result.isFailure(resumed)).toBe(true)
           const a = yield* entries(TurnKeys.eventsKey(prefix, turnId))
           expect(a).toHaveLength(9)
-          expect(TurnEntry.isFinal(a.at(-1)!)).toBe(true)
+          expect(TurnEnding.isLast(a.at(-1)!)).toBe(true)
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
       it.effect("a finished turn is left alone, and a turn with no entries is empty", () =>

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { type DurableStore, RedisStreams, StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
+import { type DurableStore, RedisStreams, StreamEntry, TurnEnding, TurnKeys } from "@sluice/redis"
 import type { RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -104,7 +104,8 @@ export const turnValue = (entry: StreamEntry.StreamEntry): unknown => {
 
 /**
  * Stream A or B of a turn, read-only: JSON, one value per entry, closed once it holds
- * the turn's final entry. A wait that finds nothing checks the producer's lease (a
+ * the turn's last entry (`TurnEnding.isLast`: `response_done`, `turn_completed`; not
+ * the error entry before it). A wait that finds nothing checks the producer's lease (a
  * turn whose producer died is ended with `producer_lost`, as on the SSE routes).
  *
  * @internal
@@ -122,7 +123,7 @@ export const turnSource = (
       Option.map((last) => ({
         contentType: "application/json",
         tail: last.id,
-        closed: TurnEntry.isFinal(last),
+        closed: TurnEnding.isLast(last),
         meta: {},
         signal: last.id,
         gone: false

@@ -7,7 +7,7 @@
 import { StreamEvent } from "@sluice/core"
 import { randomUUID } from "node:crypto"
 
-/** The events of the turn, ending as `ending` says. */
+/** The events of the turn, ending as `ending` says (`response_error` then `response_done`, status `error`, for an error). */
 export const uiTurn = (
   turnId: string,
   ending: StreamEvent.PayloadOf<"response_done"> | StreamEvent.PayloadOf<"response_error"> | undefined = undefined
@@ -103,7 +103,22 @@ export const uiTurn = (
         }]
       }
     },
-    ending ?? { type: "response_done", response_id: responseId, status: "complete", finish_reason: "stop" }
+    ...(ending === undefined
+      ? [{
+        type: "response_done" as const,
+        response_id: responseId,
+        status: "complete" as const,
+        finish_reason: "stop" as const
+      }]
+      : ending.type === "response_error"
+      // a failed turn ends as producers end it: `response_done` (status `error`) after the error
+      ? [ending, {
+        type: "response_done" as const,
+        response_id: responseId,
+        status: "error" as const,
+        finish_reason: "error" as const
+      }]
+      : [ending])
   ]
   return payloads.map((payload, i) => StreamEvent.envelope(context, payload, randomUUID(), 1_700_000_000_000 + i))
 }
