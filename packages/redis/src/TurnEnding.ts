@@ -66,16 +66,15 @@ export type Outcome = "ended" | "already_ended" | "empty"
 const fieldOf = (entry: StreamEntry, name: string): string | undefined => Option.getOrUndefined(field(entry, name))
 
 /**
- * Whether an entry of either stream is its turn's last entry (core's
- * `LastEntry.isLastEntry` on the entry's `payloadType` and `payload`): `response_done`
+ * Whether an entry of either stream is its turn's last entry (`TurnEntry.isFinal`, on
+ * core's `LastEntry`): `response_done`
  * in Stream A, a `turn_completed` turn event in Stream B. Readers stop after it; an
  * error entry (`response_error`, `turn_error`) does not end a turn.
  *
  * @since 0.2.0
  * @category predicates
  */
-export const isLast = (entry: StreamEntry): boolean =>
-  LastEntry.isLastEntry(fieldOf(entry, "payloadType"), fieldOf(entry, "payload"))
+export const isLast: (entry: StreamEntry) => boolean = TurnEntry.isFinal
 
 const isError = (entry: StreamEntry): boolean =>
   LastEntry.isErrorEntry(fieldOf(entry, "payloadType"), fieldOf(entry, "payload"))

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
+import { LastEntry, SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -142,23 +142,17 @@ const decodeEvent = Schema.decodeEffect(Schema.fromJsonString(StreamEvent.Stream
 export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.StreamEvent, Schema.SchemaError> =>
   Effect.flatMap(decode(entry), (fields) => decodeEvent(fields.payload))
 
-const finalEventTypes: ReadonlySet<string> = new Set(["response_done", "response_error"])
-const FinalTurnEvent = Schema.fromJsonString(Schema.Struct({ type: Schema.Literals(["turn_completed", "turn_error"]) }))
-const decodeFinalTurnEvent = SchemaDecode.decodeUnknownOption(FinalTurnEvent)
-
 /**
- * Whether an entry ends its turn: `response_done` or `response_error` in Stream A, a
- * `turn_completed` or `turn_error` turn event in Stream B. A follower stops after it
- * (the `until` of a tail).
+ * Whether an entry ends its turn: its last entry, `response_done` in Stream A or the
+ * `turn_completed` turn event in Stream B (core's `LastEntry`). A failed turn's
+ * `response_error` / `turn_error` comes just before it and does not end the turn. A
+ * follower stops after it (the `until` of a tail).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isFinal = (entry: StreamEntry): boolean => {
-  const payloadType = Option.getOrUndefined(field(entry, "payloadType"))
-  if (payloadType === undefined) return false
-  if (finalEventTypes.has(payloadType)) return true
-  if (payloadType !== "turn_event") return false
-  const payload = Option.getOrUndefined(field(entry, "payload"))
-  return payload !== undefined && Option.isSome(decodeFinalTurnEvent(payload))
-}
+export const isFinal = (entry: StreamEntry): boolean =>
+  LastEntry.isLastEntry(
+    Option.getOrUndefined(field(entry, "payloadType")),
+    Option.getOrUndefined(field(entry, "payload"))
+  )
