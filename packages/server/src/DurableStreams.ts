@@ -27,6 +27,7 @@ import * as Read from "./internal/durableRead.js"
 import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
 import * as Subscriptions from "./internal/durableSubscriptions.js"
 import * as Write from "./internal/durableWrite.js"
+import * as Body from "./internal/requestBody.js"
 import type { Engine } from "./internal/subscriptionEngine.js"
 import { isReserved, streamNamePattern } from "./internal/subscriptionWire.js"
 
@@ -45,7 +46,12 @@ export const basePath = "/v1/stream/"
  * closing (open SSE streams end then), and whether a catch-up read's body is gzipped
  * for a client that accepts it (`compression`, off when absent); with
  * `subscriptions`, the reserved subscription routes (`__ds/...`) are served, and every
- * write to a client stream is told to them.
+ * write to a client stream is told to them. `baseUrl` is the server's public address
+ * (no trailing slash), the start of the URLs written into answers (`Location`,
+ * `jwks_url`, `callback_url`; `http://localhost` when absent): never the request's
+ * `Host`. `maxBodyBytes` (8 MiB) bounds the body of a write to a client stream,
+ * `maxSubscriptionBodyBytes` (1 MiB) that of a subscription route: a larger one is
+ * answered 413, unread.
  *
  * @since 0.3.0
  * @category models
@@ -58,7 +64,20 @@ export interface Context {
   readonly closing: Effect.Effect<void>
   readonly subscriptions?: Engine | undefined
   readonly compression?: boolean | undefined
+  readonly baseUrl?: string | undefined
+  readonly maxBodyBytes?: number | undefined
+  readonly maxSubscriptionBodyBytes?: number | undefined
 }
+
+// The start of the URLs the protocol writes into its answers: the context's
+// `baseUrl`, `http://localhost` without one (never the request's `Host`).
+const baseUrlOf = (context: Context): string => context.baseUrl ?? "http://localhost"
+
+// The subscription routes' settings from the context.
+const subscriptionSettings = (context: Context) => ({
+  baseUrl: baseUrlOf(context),
+  maxBodyBytes: context.maxSubscriptionBodyBytes ?? Body.defaultLimits.subscription
+})
 
 const common: Record<string, string> = {
   "access-control-allow-origin": "*",
@@ -108,10 +127,11 @@ export const preflight: HttpServerResponse.HttpServerResponse = HttpServerRespon
   headers: common
 })
 
-const readBody = (request: HttpServerRequest.HttpServerRequest) =>
+// A write's body under the context's limit: 413 beyond it (unread), 400 when it breaks off.
+const readBody = (context: Context, request: HttpServerRequest.HttpServerRequest) =>
   Effect.mapError(
-    Effect.map(request.arrayBuffer, (buffer) => new Uint8Array(buffer)),
-    () => new Read.Refusal(400, "the request body could not be read")
+    Body.read(request, context.maxBodyBytes ?? Body.defaultLimits.durable),
+    (error) => new Read.Refusal(error._tag === "BodyTooLarge" ? 413 : 400, error.message)
   )
 
 /**
@@ -120,7 +140,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest) =>
  * writes (405). Every refusal is a plain-text body naming what was wrong, with the
  * protocol's status: 400 malformed, 403 a fenced-off producer or a caller without the
  * write scope, 404 no such stream, 409 a conflict, 410 a stream deleted or expired but
- * kept for its forks, 503 Redis unavailable.
+ * kept for its forks, 413 a body over `maxBodyBytes` (refused unread, once the scope
+ * is checked), 503 Redis unavailable.
  *
  * @since 0.3.0
  * @category handlers
@@ -137,7 +158,7 @@ export const handle = (
   const subscriptions = context.subscriptions
   if (subscriptions !== undefined && isReserved(rawName)) {
     return Effect.map(
-      Subscriptions.handle(subscriptions, request, rawName, Option.some(credentials)),
+      Subscriptions.handle(subscriptions, request, rawName, Option.some(credentials), subscriptionSettings(context)),
       (response) => HttpServerResponse.setHeaders(response ?? text(Read.notFound), common)
     )
   }
@@ -168,9 +189,9 @@ export const handle = (
       const store = context.store.value
       source = storeSource(store, rawName)
       if (method === "PUT") {
-        const location = `http://${header("host") ?? "localhost"}${url.pathname}`
+        const location = `${baseUrlOf(context)}${url.pathname}`
         return yield* told(Effect.flatMap(
-          Effect.flatMap(readBody(request), (body) => Write.createRequest(header, body, location, forkSource)),
+          Effect.flatMap(readBody(context, request), (body) => Write.createRequest(header, body, location, forkSource)),
           (create) =>
             create.fork === undefined
               ? Write.create(store, rawName, create)
@@ -179,7 +200,7 @@ export const handle = (
       }
       if (method === "POST") {
         return yield* told(Effect.flatMap(
-          Effect.flatMap(readBody(request), (body) => Write.appendRequest(header, body)),
+          Effect.flatMap(readBody(context, request), (body) => Write.appendRequest(header, body)),
           (append) => Write.append(store, rawName, append)
         ))
       }
@@ -233,7 +254,7 @@ export const handleOpen = (
   const subscriptions = context.subscriptions
   if (subscriptions === undefined || !isReserved(name)) return Effect.succeedNone
   return Effect.map(
-    Subscriptions.handle(subscriptions, request, name, Option.none()),
+    Subscriptions.handle(subscriptions, request, name, Option.none(), subscriptionSettings(context)),
     (response) => Option.map(Option.fromNullishOr(response), (open) => HttpServerResponse.setHeaders(open, common))
   )
 }

@@ -15,6 +15,7 @@
  * | `GET /metrics` | the process's metrics as Prometheus text (token; or `metricsPort`) |
  * | `GET /healthz` | liveness, no token: 200 `{"status":"ok"}` |
  * | `GET /readyz` | readiness, no token: 200 when Redis answers in time, else 503 |
+ * | `OPTIONS` any route | a CORS preflight, no token (see `makeApp`) |
  *
  * Every request runs in a span and is logged once answered (method, target with
  * credentials redacted, status, duration); each SSE stream has its own span.
@@ -34,12 +35,13 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
-import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { createServer } from "node:http"
+import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { ApiError, toResponse } from "./ApiError.js"
 import * as DurableStreams from "./DurableStreams.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
@@ -106,13 +108,22 @@ const accessTokens = (url: string): ReadonlyArray<string> => {
  * the streams of turns from the `RedisStreams`, and streams of clients' own in the
  * `DurableStore` when the context has one (without it they answer 501), with the
  * subscription APIs (`__ds/...`, webhooks posted through `fetch`) when it also has a
- * `DurableSubscriptions`.
+ * `DurableSubscriptions`. The URLs written into answers start with `baseUrl` (the
+ * options' `publicUrl` when absent, else `http://localhost`), never with the
+ * request's `Host`.
+ *
+ * An `OPTIONS` request (a CORS preflight, which carries no credentials) is answered
+ * before authentication: under `/v1/stream/` with the protocol's CORS headers (any
+ * origin); elsewhere 204 with the route's `Allow` and no `Access-Control-Allow-Origin`
+ * (the turn routes are for their own origin, so a browser refuses a cross-origin
+ * request there), or 404 for an unknown route.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeApp = (
-  options: TurnServerOptions.ResolvedOptions
+  options: TurnServerOptions.ResolvedOptions,
+  baseUrl?: string
 ): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
@@ -137,7 +148,10 @@ export const makeApp = (
       longPollMs: options.durableLongPollMs,
       closing: streams.closing,
       subscriptions,
-      compression: options.compression
+      compression: options.compression,
+      baseUrl: baseUrl ?? options.publicUrl,
+      maxBodyBytes: options.maxBodyBytes,
+      maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes
     }
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
       HttpRouter.route("GET", "/v1/turns", recentTurns(options)),
@@ -156,6 +170,7 @@ export const makeApp = (
       if (Option.isSome(probe)) return yield* probe.value
       const isDurable = DurableStreams.isDurablePath(request.url)
       if (isDurable && request.method === "OPTIONS") return DurableStreams.preflight
+      if (request.method === "OPTIONS") return preflight(request)
       if (isDurable) {
         const open = yield* DurableStreams.handleOpen(durable, request)
         if (Option.isSome(open)) return open.value
@@ -183,6 +198,24 @@ export const makeApp = (
     )
     return observed(app)
   })
+
+// The methods of each turn route, as a preflight's `Allow` names them.
+const routeMethods = (path: string): string | undefined => {
+  if (path === "/metrics" || path === "/v1/turns" || path === "/v1/turns/") return "GET, HEAD, OPTIONS"
+  if (cancelPathPattern.test(path)) return "POST, OPTIONS"
+  return turnPathPattern.test(path) ? "GET, HEAD, OPTIONS" : undefined
+}
+
+// `OPTIONS` of a route outside `/v1/stream/`, before authentication (a preflight
+// carries no credentials): 204 with the route's methods and no CORS grant, the turn
+// routes being same-origin; 404 for an unknown route.
+const preflight = (request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse => {
+  const path = request.url.split("?")[0]!
+  const allow = routeMethods(path)
+  return allow === undefined
+    ? toResponse(new ApiError({ code: "not_found", message: `no route for OPTIONS ${path}` }))
+    : HttpServerResponse.empty({ status: 204, headers: { allow, "cache-control": "no-store", vary: "Origin" } })
+}
 
 // `/healthz` and `/readyz`, answered to anyone.
 const probes = (
@@ -251,6 +284,71 @@ const serveScoped = <E, R>(server: HttpServer.HttpServer["Service"], make: Effec
 export const address: Effect.Effect<NetAddress.SocketAddress, never, HttpServer.HttpServer> = HttpServer.HttpServer
   .useSync((server) => server.address)
 
+// A Node HTTP server that, once it stops listening, keeps no connection alive: the
+// connections without a request in flight are closed at once (Node's own `close`
+// leaves those that were opened but never sent a request), and the others as soon as
+// their response ends.
+class ClosingServer extends Server {
+  private readonly quiet = new Set<Socket>()
+
+  constructor(options: ServerOptions) {
+    super(options)
+    this.on("connection", (socket: Socket) => {
+      this.quiet.add(socket)
+      socket.once("close", () => this.quiet.delete(socket))
+    })
+    const inFlight = (request: IncomingMessage, response: ServerResponse) => {
+      const socket = request.socket
+      this.quiet.delete(socket)
+      response.once("finish", () => {
+        if (socket.destroyed) return
+        if (this.listening) this.quiet.add(socket)
+        else setImmediate(() => this.closeIdleConnections())
+      })
+    }
+    this.on("request", inFlight)
+    // a request with `Expect: 100-continue` comes as this event instead (the HTTP
+    // server of `effect` answers it)
+    this.on("checkContinue", inFlight)
+  }
+
+  override close(callback?: (error?: Error) => void): this {
+    for (const socket of this.quiet) socket.destroy()
+    this.quiet.clear()
+    return super.close(callback)
+  }
+}
+
+/**
+ * The Node HTTP server of the options: idle kept-alive connections closed after
+ * `keepAliveTimeoutMs` (sent to clients as `Keep-Alive: timeout=<s>`), request
+ * headers bounded by `headersTimeoutMs`. Once it stops listening, a connection is
+ * closed as soon as no request is in flight on it, rather than kept alive: closing
+ * waits for the responses in flight, never for a keep-alive timeout.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const nodeServer = (
+  options: Pick<TurnServerOptions.ResolvedOptions, "keepAliveTimeoutMs" | "headersTimeoutMs">
+): Server =>
+  new ClosingServer({ keepAliveTimeout: options.keepAliveTimeoutMs, headersTimeout: options.headersTimeoutMs })
+
+/**
+ * The start of the URLs the server writes into its answers: `publicUrl`, else the
+ * address it listens on (`localhost` for every interface).
+ *
+ * @since 0.2.0
+ * @category accessors
+ */
+export const publicBase = (
+  options: Pick<TurnServerOptions.ResolvedOptions, "publicUrl">,
+  address: NetAddress.SocketAddress
+): string =>
+  options.publicUrl ?? (NetAddress.isInetAddress(address)
+    ? `http://${linkHost(address)}:${address.port}`
+    : "http://localhost")
+
 const linkHost = (address: NetAddress.InetAddress): string =>
   NetAddress.isUnspecified(address.address)
     ? "localhost"
@@ -293,7 +391,9 @@ export const pageUrl = (
  * `SLUICE_API_TOKENS`, or a `ServeError` when the port cannot be bound. The
  * `HttpServer` it provides tells the bound address (`TurnServer.address`). With
  * `metricsPort`, a second server on that port answers `/metrics`, `/healthz` and
- * `/readyz` (`makeMetricsApp`).
+ * `/readyz` (`makeMetricsApp`). Both are `nodeServer`s: kept-alive connections idle
+ * for `keepAliveTimeoutMs` (65 s) close, headers must arrive within
+ * `headersTimeoutMs` (66 s).
  *
  * @since 0.1.0
  * @category layers
@@ -308,7 +408,7 @@ export const layer = (
   Layer.unwrap(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
     const serving = Layer.effectDiscard(Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
-      yield* serveScoped(server, makeApp(resolved))
+      yield* serveScoped(server, makeApp(resolved, publicBase(resolved, server.address)))
       const where = HttpServer.formatAddress(server.address)
       yield* resolved.tokens.length === 0 && resolved.readTokens.length === 0
         ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
@@ -326,13 +426,15 @@ export const layer = (
           })
       })
     )
-    const api = Layer.provideMerge(serving, NodeHttpServer.layerServer(createServer, listen))
+    const api = Layer.provideMerge(serving, NodeHttpServer.layerServer(() => nodeServer(resolved), listen))
     const metricsServer = resolved.metricsPort === undefined
       ? Layer.empty
       : Layer.effectDiscard(Effect.gen(function*() {
         const server = yield* HttpServer.HttpServer
         yield* serveApp(server, yield* makeMetricsApp(resolved))
         yield* Effect.logInfo(`serving metrics and health on ${HttpServer.formatAddress(server.address)}`)
-      })).pipe(Layer.provide(NodeHttpServer.layerServer(createServer, { ...listen, port: resolved.metricsPort })))
+      })).pipe(Layer.provide(
+        NodeHttpServer.layerServer(() => nodeServer(resolved), { ...listen, port: resolved.metricsPort })
+      ))
     return Layer.mergeAll(api, metricsServer, signer)
   }))

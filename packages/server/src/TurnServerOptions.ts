@@ -10,6 +10,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { defaultLimits } from "./internal/requestBody.js"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -82,6 +83,20 @@ export const AllowHost = Schema.String.check(
  * - `compression` (true): gzip the bodies read whole (a Durable Streams catch-up read,
  *   a turn's snapshot) of 1 KiB or more for a client whose `Accept-Encoding` accepts
  *   it; live bodies (SSE, long-polls) are never compressed.
+ * - `maxBodyBytes` (8 MiB): the largest body of a Durable Streams write (`PUT`,
+ *   `POST` of a client's stream); a larger one is answered 413 without being read.
+ * - `maxSubscriptionBodyBytes` (1 MiB): the largest body of a subscription route
+ *   (`__ds/subscriptions/...`: create, link, claim, callback, ack, release); 413 beyond.
+ * - `keepAliveTimeoutMs` (65000): how long an idle kept-alive connection stays open
+ *   between requests; longer than the idle timeout of the proxies in front (60 s for
+ *   most), so that the proxy, not the server, closes an idle connection.
+ * - `headersTimeoutMs` (66000): how long a request's headers may take to arrive;
+ *   above `keepAliveTimeoutMs`, at most 300000 (Node's request timeout).
+ * - `publicUrl`: the server's address as its clients reach it (`https://host[:port]
+ *   [/path]`, e.g. a proxy's), the start of every URL the server writes into an answer
+ *   (a created stream's `Location`, a webhook's `jwks_url` and `callback_url`). Absent,
+ *   the address it listens on (`localhost` for every interface). Never the request's
+ *   `Host`.
  *
  * @since 0.1.0
  * @category schemas
@@ -107,7 +122,12 @@ export const TurnServerOptions = Schema.Struct({
   readTokens: withDefault(Schema.Array(Token), []),
   durableLongPollMs: withDefault(PositiveInt, 20_000),
   webhookAllowHosts: withDefault(Schema.Array(AllowHost), []),
-  compression: withDefault(Schema.Boolean, true)
+  compression: withDefault(Schema.Boolean, true),
+  maxBodyBytes: withDefault(PositiveInt, defaultLimits.durable),
+  maxSubscriptionBodyBytes: withDefault(PositiveInt, defaultLimits.subscription),
+  keepAliveTimeoutMs: withDefault(PositiveInt, 65_000),
+  headersTimeoutMs: withDefault(PositiveInt, 66_000),
+  publicUrl: Schema.optionalKey(NonEmptyTrimmedString)
 }).annotate({ identifier: "TurnServerOptions" })
 
 /**
@@ -119,14 +139,36 @@ export const TurnServerOptions = Schema.Struct({
 export type Options = typeof TurnServerOptions.Encoded
 
 /**
- * Options with their defaults, the tokens resolved and the host decided.
+ * Options with their defaults, the tokens resolved, the host decided and the public
+ * URL without a trailing slash.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "tokens" | "host"> {
+export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "tokens" | "host" | "publicUrl"> {
   readonly tokens: ReadonlyArray<string>
   readonly host: string | undefined
+  readonly publicUrl: string | undefined
+}
+
+/**
+ * The longest `headersTimeoutMs`: Node's request timeout (300 s), which bounds the
+ * headers and the body together.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const maxHeadersTimeoutMs = 300_000
+
+// `publicUrl` without its trailing slashes; none when it is not an http(s) URL
+// without credentials, query or fragment.
+const publicBase = (given: string): string | undefined => {
+  if (!URL.canParse(given)) return undefined
+  const url = new URL(given)
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") return undefined
+  if (given.includes("?") || given.includes("#")) return undefined
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`
 }
 
 /**
@@ -213,6 +255,27 @@ export const resolve = (
         `resumeBaseMs (${decoded.resumeBaseMs}) is above resumeMaxMs (${decoded.resumeMaxMs})`
       )
     }
+    if (decoded.headersTimeoutMs <= decoded.keepAliveTimeoutMs) {
+      return yield* invalid(
+        "InvalidOptions",
+        `headersTimeoutMs (${decoded.headersTimeoutMs}) must be above keepAliveTimeoutMs (${decoded.keepAliveTimeoutMs})`
+      )
+    }
+    if (decoded.headersTimeoutMs > maxHeadersTimeoutMs) {
+      return yield* invalid(
+        "InvalidOptions",
+        `headersTimeoutMs (${decoded.headersTimeoutMs}) is above ${maxHeadersTimeoutMs} (Node's request timeout)`
+      )
+    }
+    const publicUrl = decoded.publicUrl === undefined ? undefined : publicBase(decoded.publicUrl)
+    if (decoded.publicUrl !== undefined && publicUrl === undefined) {
+      return yield* invalid(
+        "InvalidOptions",
+        `publicUrl ${
+          JSON.stringify(decoded.publicUrl.slice(0, 128))
+        } is not an http(s) URL without credentials, query or fragment`
+      )
+    }
     const configured = decoded.tokens === undefined ? yield* tokensConfig : Option.some(decoded.tokens)
     const tokens = yield* Effect.mapError(
       decodeTokens(Option.getOrElse(configured, () => [])),
@@ -228,5 +291,5 @@ export const resolve = (
       return yield* invalid("NotLoopback", `insecureLocal serves on loopback only, not on ${decoded.host}`)
     }
     const host = decoded.insecureLocal ? decoded.host ?? "127.0.0.1" : decoded.host
-    return { ...decoded, tokens, host }
+    return { ...decoded, tokens, host, publicUrl }
   })

@@ -85,7 +85,8 @@ const harness = (
       prefix: "test",
       longPollMs: 1_000,
       closing: Effect.never,
-      subscriptions: engine
+      subscriptions: engine,
+      baseUrl: "http://127.0.0.1:8787"
     }
     const respond = (response: HttpServerResponse.HttpServerResponse) =>
       Effect.promise(async () => {

@@ -46,7 +46,12 @@ describe("TurnServerOptions.resolve", () => {
         readTokens: [],
         durableLongPollMs: 20_000,
         webhookAllowHosts: [],
-        compression: true
+        compression: true,
+        maxBodyBytes: 8 * 1024 * 1024,
+        maxSubscriptionBodyBytes: 1024 * 1024,
+        keepAliveTimeoutMs: 65_000,
+        headersTimeoutMs: 66_000,
+        publicUrl: undefined
       })
     }))
 
@@ -127,6 +132,45 @@ describe("TurnServerOptions.resolve", () => {
     Effect.gen(function*() {
       expect((yield* refusal({ tokens: ["t"], listLimit: 200 })).detail).toMatch(/listLimit/)
       expect((yield* refusal({ tokens: ["t"], resumeBaseMs: 10_000, resumeMaxMs: 100 })).detail).toMatch(/resumeBaseMs/)
+      expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 70_000 })).detail).toBe(
+        "headersTimeoutMs (66000) must be above keepAliveTimeoutMs (70000)"
+      )
+      expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 5_000, headersTimeoutMs: 5_000 })).detail).toMatch(
+        /headersTimeoutMs/
+      )
+      expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 1_000, headersTimeoutMs: 300_001 })).detail).toBe(
+        "headersTimeoutMs (300001) is above 300000 (Node's request timeout)"
+      )
+      for (const field of ["maxBodyBytes", "maxSubscriptionBodyBytes", "keepAliveTimeoutMs", "headersTimeoutMs"]) {
+        expect((yield* refusal({ tokens: ["t"], [field]: 0 })).detail).toMatch(field)
+      }
+    }))
+
+  it.effect("publicUrl: an http(s) URL, kept without its trailing slashes; anything else is refused", () =>
+    Effect.gen(function*() {
+      const resolved = (publicUrl: string) =>
+        Effect.map(TurnServerOptions.resolve({ tokens: ["t"], publicUrl }).pipe(noEnv), (options) => options.publicUrl)
+      expect(yield* resolved("https://sluice.example.com")).toBe("https://sluice.example.com")
+      expect(yield* resolved("https://sluice.example.com/")).toBe("https://sluice.example.com")
+      expect(yield* resolved("http://10.0.0.5:8787/api/sluice//")).toBe("http://10.0.0.5:8787/api/sluice")
+      expect(yield* resolved("https://[::1]:8443")).toBe("https://[::1]:8443")
+      for (
+        const bad of [
+          "sluice.example.com",
+          "ftp://sluice.example.com",
+          "https://user:pw@sluice.example.com",
+          "https://sluice.example.com/?x=1",
+          "https://sluice.example.com/#top",
+          "https://"
+        ]
+      ) {
+        const refused = yield* refusal({ tokens: ["t"], publicUrl: bad })
+        expect([bad, refused.reason, refused.detail]).toEqual([
+          bad,
+          "InvalidOptions",
+          expect.stringMatching(/^publicUrl/)
+        ])
+      }
     }))
 })
 

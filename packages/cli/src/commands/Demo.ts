@@ -14,6 +14,7 @@ import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
+import * as ServerLimits from "../internal/serverLimits.js"
 
 /**
  * The bundled transcripts, in the order they are played, with their providers.
@@ -61,7 +62,8 @@ export const options = {
     "SLUICE_EXIT_AFTER",
     "stop after this many seconds (for scripts and tests)"
   ),
-  ...CommandOptions.server
+  ...CommandOptions.server,
+  ...ServerLimits.options
 }
 
 /**

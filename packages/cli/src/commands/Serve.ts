@@ -3,7 +3,9 @@
  * embedded in-memory store, with bearer tokens from `SLUICE_API_TOKENS` (and read-only
  * ones from `--read-tokens`), Durable Streams of clients' own beside the turns,
  * `/metrics` and the probes on `--metrics-port`, and the turn viewer page at `/`, whose
- * signed link it prints. What it runs is loaded when it runs.
+ * signed link it prints; request bodies bounded (`--max-body-bytes`,
+ * `--max-subscription-body-bytes`), connections kept alive `--keep-alive-timeout-ms`,
+ * answers' URLs from `--public-url`. What it runs is loaded when it runs.
  *
  * @since 0.1.0
  */
@@ -12,6 +14,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
+import * as ServerLimits from "../internal/serverLimits.js"
 
 /**
  * The flags and arguments of `serve`, as the parser reads them.
@@ -31,7 +34,8 @@ export const options = {
     Flag.withDescription("serve without tokens, on loopback only (for local development)")
   ),
   prefix: CommandOptions.prefix,
-  ...CommandOptions.server
+  ...CommandOptions.server,
+  ...ServerLimits.options
 }
 
 /**

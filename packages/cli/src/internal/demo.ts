@@ -22,6 +22,7 @@ import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
+import * as ServerLimits from "./serverLimits.js"
 
 const samplesDir = fileURLToPath(new URL("../../samples/", import.meta.url))
 
@@ -103,7 +104,8 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
       host: "127.0.0.1",
       prefix: TurnKeys.defaultPrefix,
       tokens: [token],
-      ...(yield* Serving.serverOptions(args))
+      ...(yield* Serving.serverOptions(args)),
+      ...(yield* ServerLimits.serverOptions(args))
     })
     const url = yield* running.pageUrl(ttl)
     const api = url.slice(0, url.indexOf("/#"))

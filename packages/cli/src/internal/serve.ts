@@ -12,6 +12,7 @@ import type * as Serve from "../commands/Serve.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
+import * as ServerLimits from "./serverLimits.js"
 
 /** Runs `sluice serve` until interrupted. */
 export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output.Output> =>
@@ -22,6 +23,7 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
       prefix: args.prefix,
       insecureLocal: args.insecureLocal,
       ...(yield* Serving.serverOptions(args)),
+      ...(yield* ServerLimits.serverOptions(args)),
       ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
     })
     const url = yield* running.pageUrl(ttl)

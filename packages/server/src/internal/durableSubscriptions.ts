@@ -14,7 +14,10 @@
  * | `POST __ds/subscriptions/:id/claim` | write | a pull-wake worker takes the wake |
  * | `POST __ds/subscriptions/:id/ack`, `/release` | the claim's token | its acks, its release |
  *
- * Every refusal is `{"error": {"code", "message"}}`.
+ * Every refusal is `{"error": {"code", "message"}}`. A body is read only once the
+ * request's credentials are checked (the server's token, or the wake's own token on
+ * the callback, ack and release routes), and up to the route's limit: 413
+ * `PAYLOAD_TOO_LARGE` beyond it, unread.
  *
  * @internal
  */
@@ -25,6 +28,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type { Credentials } from "./access.js"
+import * as Body from "./requestBody.js"
 import type { Engine } from "./subscriptionEngine.js"
 import type { Signer } from "./subscriptionSigning.js"
 import {
@@ -87,7 +91,17 @@ const isOpen = (method: string, route: Route | undefined): boolean =>
     (route._tag === "Action" && method === "POST" && ["callback", "ack", "release"].includes(route.action))
   )
 
-const baseUrlOf = (request: HttpServerRequest.HttpServerRequest) => `http://${request.headers.host ?? "localhost"}`
+/**
+ * What the routes are served with: the server's public address (no trailing slash),
+ * the start of the URLs written into answers (`jwks_url`, a webhook's `callback_url`),
+ * and the largest body a route reads.
+ *
+ * @internal
+ */
+export interface Settings {
+  readonly baseUrl: string
+  readonly maxBodyBytes: number
+}
 
 const view = (subscription: DurableSubscriptions.Subscription, signer: Option.Option<Signer>, base: string) => ({
   id: subscription.id,
@@ -114,18 +128,28 @@ const view = (subscription: DurableSubscriptions.Subscription, signer: Option.Op
   description: subscription.description
 })
 
-const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
+const bodyOf = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
   Effect.mapError(
-    Effect.map(request.arrayBuffer, (buffer) => new Uint8Array(buffer)),
-    () => new SubscriptionRefusal(400, "INVALID_REQUEST", "the request body could not be read")
+    Body.read(request, limit),
+    (error) =>
+      error._tag === "BodyTooLarge"
+        ? new SubscriptionRefusal(413, "PAYLOAD_TOO_LARGE", error.message)
+        : new SubscriptionRefusal(400, "INVALID_REQUEST", error.message)
   )
 
-const bearer = (request: HttpServerRequest.HttpServerRequest) => {
-  const match = bearerPattern.exec(request.headers.authorization ?? "")
-  return match === null
-    ? refuse(401, "TOKEN_INVALID", "missing Authorization: Bearer <token of the wake>")
-    : Effect.succeed(match[1]!)
-}
+const tokenInvalid = "the bearer token is not a token of this subscription's wakes"
+
+// The wake's token of a callback, ack or release, checked against the subscription
+// before the body is read (the engine checks it again with the wake it names).
+const bearer = (engine: Engine, request: HttpServerRequest.HttpServerRequest, id: string) =>
+  Effect.gen(function*() {
+    const match = bearerPattern.exec(request.headers.authorization ?? "")
+    if (match === null) return yield* refuse(401, "TOKEN_INVALID", "missing Authorization: Bearer <token of the wake>")
+    const token = match[1]!
+    const claims = (yield* engine.signer).verify(token)
+    if (Option.isNone(claims) || claims.value.sub !== id) return yield* refuse(401, "TOKEN_INVALID", tokenInvalid)
+    return token
+  })
 
 /**
  * Answers a request for the reserved routes: `credentials` of an authenticated
@@ -139,7 +163,8 @@ export const handle = (
   engine: Engine,
   request: HttpServerRequest.HttpServerRequest,
   name: string,
-  credentials: Option.Option<Credentials>
+  credentials: Option.Option<Credentials>,
+  settings: Settings
 ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> => {
   const method = request.method.toUpperCase()
   return Effect.gen(function*() {
@@ -151,7 +176,8 @@ export const handle = (
     if (!open && writes && Option.isSome(credentials) && !credentials.value.mayWrite) {
       return yield* refuse(403, "FORBIDDEN", "this token may not change subscriptions")
     }
-    const base = baseUrlOf(request)
+    const base = settings.baseUrl
+    const body = bodyOf(request, settings.maxBodyBytes)
     switch (route._tag) {
       case "Jwks": {
         if (!open) break
@@ -162,8 +188,8 @@ export const handle = (
       }
       case "Subscription": {
         if (method === "PUT") {
-          const body = yield* Effect.flatMap(bodyOf(request), decodeBody(CreateBody))
-          const { created, subscription } = yield* engine.create(route.id, body, base)
+          const create = yield* Effect.flatMap(body, decodeBody(CreateBody))
+          const { created, subscription } = yield* engine.create(route.id, create, base)
           return json(created ? 201 : 200, view(subscription, Option.some(yield* engine.signer), base))
         }
         if (method === "GET" || method === "HEAD") {
@@ -182,26 +208,25 @@ export const handle = (
       }
       case "Action": {
         if (method !== "POST") break
-        const body = yield* bodyOf(request)
         switch (route.action) {
           case "streams": {
-            const { streams } = yield* decodeBody(StreamsBody)(body)
+            const { streams } = yield* Effect.flatMap(body, decodeBody(StreamsBody))
             return yield* Effect.as(engine.addStreams(route.id, streams), HttpServerResponse.empty({ status: 204 }))
           }
           case "claim":
-            return json(200, yield* engine.claim(route.id, yield* decodeBody(ClaimBody)(body)))
+            return json(200, yield* engine.claim(route.id, yield* Effect.flatMap(body, decodeBody(ClaimBody))))
           case "callback":
           case "ack": {
-            const token = yield* bearer(request)
-            const ack = yield* decodeBody(AckBody)(body)
+            const token = yield* bearer(engine, request, route.id)
+            const ack = yield* Effect.flatMap(body, decodeBody(AckBody))
             return json(
               200,
               yield* (route.action === "callback" ? engine.callback : engine.ack)(route.id, token, ack)
             )
           }
           case "release": {
-            const token = yield* bearer(request)
-            const release = yield* decodeBody(AckBody)(body)
+            const token = yield* bearer(engine, request, route.id)
+            const release = yield* Effect.flatMap(body, decodeBody(AckBody))
             return yield* Effect.as(engine.release(route.id, token, release), HttpServerResponse.empty({ status: 204 }))
           }
         }

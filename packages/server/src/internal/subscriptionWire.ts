@@ -44,6 +44,7 @@ export type ErrorCode =
   | "NO_PENDING_WORK"
   | "INVALID_OFFSET"
   | "NOT_FOUND"
+  | "PAYLOAD_TOO_LARGE"
   | "UNAVAILABLE"
   | "INTERNAL"
 

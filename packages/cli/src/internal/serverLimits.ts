@@ -1,0 +1,95 @@
+/**
+ * The flags of `sluice serve` and `sluice demo` that bound what one request may cost
+ * and set how connections are kept: the body limits of the Durable Streams writes and
+ * of the subscription routes, the keep-alive and headers timeouts, and the public URL
+ * that answers' URLs start with. Each from its flag, else its variable, else the
+ * server's default.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { badUsage, type CliFailure } from "../CliFailure.js"
+import * as EnvOptions from "../EnvOptions.js"
+
+/**
+ * The flags, spread into the command's options.
+ *
+ * @internal
+ */
+export const options = {
+  maxBodyBytes: EnvOptions.integer(
+    "max-body-bytes",
+    "SLUICE_MAX_BODY_BYTES",
+    8 * 1024 * 1024,
+    "the largest body of a Durable Streams write (PUT, POST), in bytes; larger ones get 413"
+  ),
+  maxSubscriptionBodyBytes: EnvOptions.integer(
+    "max-subscription-body-bytes",
+    "SLUICE_MAX_SUBSCRIPTION_BODY_BYTES",
+    1024 * 1024,
+    "the largest body of a subscription route (/v1/stream/__ds/...), in bytes; larger ones get 413"
+  ),
+  keepAliveTimeoutMs: EnvOptions.integer(
+    "keep-alive-timeout-ms",
+    "SLUICE_KEEP_ALIVE_TIMEOUT_MS",
+    65_000,
+    "how long an idle kept-alive connection stays open, in milliseconds (above your proxy's idle timeout)"
+  ),
+  headersTimeoutMs: EnvOptions.integer(
+    "headers-timeout-ms",
+    "SLUICE_HEADERS_TIMEOUT_MS",
+    66_000,
+    "how long a request's headers may take to arrive, in milliseconds (above --keep-alive-timeout-ms)"
+  ),
+  publicUrl: EnvOptions.optionalText(
+    "public-url",
+    "SLUICE_PUBLIC_URL",
+    "the server's address as clients reach it (https://host[/path], e.g. a proxy's): URLs in answers start with it"
+  )
+} as const
+
+/**
+ * The flags as parsed.
+ *
+ * @internal
+ */
+export interface Args {
+  readonly maxBodyBytes: number
+  readonly maxSubscriptionBodyBytes: number
+  readonly keepAliveTimeoutMs: number
+  readonly headersTimeoutMs: number
+  readonly publicUrl: Option.Option<string>
+}
+
+const positive = (flag: string, value: number): Effect.Effect<number, CliFailure> =>
+  value >= 1 ? Effect.succeed(value) : Effect.fail(badUsage(`--${flag} must be a positive integer, got ${value}`))
+
+/**
+ * The server's options of the flags: each count positive (bad usage otherwise, named
+ * by its flag); how the timeouts relate and the public URL's form are the server's to
+ * check.
+ *
+ * @internal
+ */
+export const serverOptions = (args: Args) =>
+  Effect.gen(function*() {
+    const maxBodyBytes = yield* positive("max-body-bytes", args.maxBodyBytes)
+    const maxSubscriptionBodyBytes = yield* positive("max-subscription-body-bytes", args.maxSubscriptionBodyBytes)
+    const keepAliveTimeoutMs = yield* positive("keep-alive-timeout-ms", args.keepAliveTimeoutMs)
+    const headersTimeoutMs = yield* positive("headers-timeout-ms", args.headersTimeoutMs)
+    if (headersTimeoutMs <= keepAliveTimeoutMs) {
+      return yield* Effect.fail(
+        badUsage(
+          `--headers-timeout-ms (${headersTimeoutMs}) must be above --keep-alive-timeout-ms (${keepAliveTimeoutMs})`
+        )
+      )
+    }
+    return {
+      maxBodyBytes,
+      maxSubscriptionBodyBytes,
+      keepAliveTimeoutMs,
+      headersTimeoutMs,
+      ...Option.match(args.publicUrl, { onNone: () => ({}), onSome: (publicUrl) => ({ publicUrl }) })
+    }
+  })

@@ -1,0 +1,124 @@
+/**
+ * The limits of issue 26 from `sluice serve`'s flags and variables: the body limits
+ * (`--max-body-bytes`, `--max-subscription-body-bytes`), the keep-alive and headers
+ * timeouts, and `--public-url`; bad values are bad usage, each in one line, for
+ * `serve` and `demo`.
+ */
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Cli } from "../src/index.js"
+import { lines, takeUntil } from "./support/lines.js"
+import { sluice } from "./support/sluice.js"
+
+/** Serves in process for the length of the scope; the base address of the API. */
+const serving = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const output = yield* lines
+    yield* Effect.forkScoped(
+      Cli.run(["node", "sluice", "serve", "--port", "0", "--insecure-local", ...args]).pipe(
+        Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+      )
+    )
+    const link = new URL(
+      (yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length)
+    )
+    return `${link.protocol}//${link.host}`
+  })
+
+// The answers of a server with a 1 KiB body limit: a created stream's Location, the
+// statuses of a 2 KiB and a 512-byte append, and /healthz's Keep-Alive.
+const probe = (base: string) =>
+  Effect.promise(async () => {
+    const headers = { "content-type": "application/octet-stream" }
+    const put = await fetch(`${base}/v1/stream/notes`, { method: "PUT", headers })
+    const over = await fetch(`${base}/v1/stream/notes`, { method: "POST", headers, body: new Uint8Array(2048) })
+    await over.arrayBuffer()
+    const under = await fetch(`${base}/v1/stream/notes`, { method: "POST", headers, body: new Uint8Array(512) })
+    const health = await fetch(`${base}/healthz`)
+    await health.arrayBuffer()
+    return {
+      location: put.headers.get("location"),
+      statuses: [put.status, over.status, under.status],
+      keepAlive: health.headers.get("keep-alive")
+    }
+  })
+
+describe("sluice serve: request limits and connections", () => {
+  it.live("from the flags", () =>
+    Effect.gen(function*() {
+      const base = yield* serving(
+        {},
+        "--max-body-bytes",
+        "1024",
+        "--keep-alive-timeout-ms",
+        "30000",
+        "--headers-timeout-ms",
+        "31000",
+        "--public-url",
+        "https://sluice.example.com/"
+      )
+      expect(yield* probe(base)).toEqual({
+        location: "https://sluice.example.com/v1/stream/notes",
+        statuses: [201, 413, 204],
+        keepAlive: "timeout=30"
+      })
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("from the environment", () =>
+    Effect.gen(function*() {
+      const base = yield* serving({
+        SLUICE_MAX_BODY_BYTES: "1024",
+        SLUICE_KEEP_ALIVE_TIMEOUT_MS: "40000",
+        SLUICE_HEADERS_TIMEOUT_MS: "41000",
+        SLUICE_PUBLIC_URL: "https://proxy.example.com/sluice"
+      })
+      expect(yield* probe(base)).toEqual({
+        location: "https://proxy.example.com/sluice/v1/stream/notes",
+        statuses: [201, 413, 204],
+        keepAlive: "timeout=40"
+      })
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("the defaults: 65 s keep-alive, Location on the address served", () =>
+    Effect.gen(function*() {
+      const base = yield* serving({})
+      const { keepAlive, location } = yield* probe(base)
+      expect([keepAlive, location]).toEqual(["timeout=65", `${base}/v1/stream/notes`])
+    }).pipe(Effect.scoped), 60_000)
+
+  it.effect("bad values are bad usage, each named in one line", () =>
+    Effect.gen(function*() {
+      for (
+        const [args, message] of [
+          [["--max-body-bytes", "0"], "sluice: --max-body-bytes must be a positive integer, got 0"],
+          [
+            ["--max-subscription-body-bytes", "-1"],
+            "sluice: --max-subscription-body-bytes must be a positive integer, got -1"
+          ],
+          [
+            ["--keep-alive-timeout-ms", "70000"],
+            "sluice: --headers-timeout-ms (66000) must be above --keep-alive-timeout-ms (70000)"
+          ],
+          [
+            ["--public-url", "ftp://sluice.example.com"],
+            "sluice: invalid server options: InvalidOptions: publicUrl \"ftp://sluice.example.com\" is not an http(s) URL without credentials, query or fragment"
+          ]
+        ] as const
+      ) {
+        for (const command of ["serve", "demo"]) {
+          const result = yield* sluice({}, [
+            command,
+            "--port",
+            "0",
+            ...(command === "serve" ? ["--insecure-local"] : []),
+            ...args
+          ])
+          expect([command, result.code, result.stderr.trimEnd().split("\n")]).toStrictEqual([command, 2, [message]])
+        }
+      }
+    }), 60_000)
+})
