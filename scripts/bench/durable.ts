@@ -10,7 +10,9 @@
  * live delay from an append's request to its reader holding it (p50, p99), and then
  * `BENCH_DURABLE_CONCURRENT` (100) appenders at once on one stream: how many of their
  * requests failed (a reset connection, a refusal). Ratios are Sluice's over the
- * reference's. A benchmark, never a test.
+ * reference's. `BENCH_DURABLE_SLUICE_BIN` runs another build of `sluice` (an older
+ * checkout's `packages/cli/dist/bin.js`, for a before and after). A benchmark, never a
+ * test.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
@@ -87,8 +89,13 @@ const startReference = async (dataDir: string | undefined): Promise<Server> => {
 
 // The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
 const builtCli = "packages/cli/dist/bin.js"
+const otherCli = process.env.BENCH_DURABLE_SLUICE_BIN
 const cli = (): ReadonlyArray<string> =>
-  existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
+  otherCli !== undefined
+    ? [otherCli]
+    : existsSync(builtCli)
+    ? [builtCli]
+    : ["--import", "tsx", "packages/cli/src/bin.ts"]
 
 const startSluice = async (redisUrl: string, redisPid: number | undefined): Promise<Server> => {
   const listen = port()
@@ -106,7 +113,9 @@ const startSluice = async (redisUrl: string, redisPid: number | undefined): Prom
   const base = `http://127.0.0.1:${listen}`
   await waitFor(`${base}/healthz`, headers)
   return {
-    name: `sluice serve (${existsSync(builtCli) ? "as built" : "under tsx"}), redis-server`,
+    name: `sluice serve (${
+      otherCli !== undefined ? otherCli : existsSync(builtCli) ? "as built" : "under tsx"
+    }), redis-server`,
     base,
     child,
     helpers: redisPid === undefined ? [] : [redisPid],
