@@ -22,7 +22,6 @@
  *
  * @since 0.1.0
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { DurableStore, DurableSubscriptions, RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
@@ -54,11 +53,11 @@ import {
   uiMessageStream
 } from "./internal/handlers.js"
 import { healthz, metrics, readyz } from "./internal/health.js"
+import * as LeaseSweeper from "./internal/leaseSweeper.js"
 import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
 import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
-import type { WebhookPolicy } from "./internal/subscriptionWire.js"
-import { guardedLookup } from "./internal/webhookLookup.js"
+import { webhookClient } from "./internal/webhookLookup.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -66,10 +65,6 @@ import * as ViewerToken from "./ViewerToken.js"
 // percent escape) is a bad turn id, not an unknown route.
 const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream))?\/?(\?.*)?$/
 const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
-
-// The HTTP client of subscription webhooks: Node's, whose connections resolve names
-// through the guarded lookup (the address checked is the address connected to).
-const webhookClient = (policy: WebhookPolicy) => NodeHttpClient.layerNodeHttpOptions({ lookup: guardedLookup(policy) })
 
 /**
  * An app of the server: an HTTP effect (v3's `HttpApp.Default`) that answers the
@@ -136,6 +131,9 @@ export const makeApp = (
         policy: webhookPolicy
       }).pipe(Effect.provide(webhookClient(webhookPolicy)))
       : undefined
+    // turns whose producer died are ended whether anyone reads them or not
+    yield* LeaseSweeper.sweep({ prefix: options.prefix, everyMs: options.sweepEveryMs, batch: options.sweepBatch })
+      .pipe(Effect.provideService(RedisStreams.RedisStreams, redis), Effect.forkScoped)
     const authenticate = authenticator(options.tokens, options.readTokens)
     const slots = yield* streamLimiter(options.maxStreamsPerToken)
     const closing = yield* Deferred.make<void>()

@@ -67,6 +67,10 @@ export const AllowHost = Schema.String.check(
  *   `GET /v1/turns`.
  * - `leaseCheckMs` (3000): how often a stream following a running turn checks its
  *   producer's lease; a lapsed lease ends the turn with `producer_lost`.
+ * - `sweepEveryMs` (5000), `sweepBatch` (1000): how often the server looks at the
+ *   newest `sweepBatch` turns of the prefix, read or not, and ends those whose
+ *   producer's lease lapsed with `producer_lost` (every server sweeps; a turn is ended
+ *   once).
  * - `metricsPort`: also serve `/metrics`, `/healthz` and `/readyz` on this port, on
  *   the same host, without a token (for a scraper on a private network); `/metrics`
  *   on the API port always needs a token. Absent by default; must differ from `port`.
@@ -117,6 +121,8 @@ export const TurnServerOptions = Schema.Struct({
   listLimit: withDefault(PositiveInt, 20),
   maxListLimit: withDefault(PositiveInt, 100),
   leaseCheckMs: withDefault(PositiveInt, 3_000),
+  sweepEveryMs: withDefault(PositiveInt, 5_000),
+  sweepBatch: withDefault(PositiveInt, 1_000),
   metricsPort: Schema.optionalKey(PortNumber),
   readyTimeoutMs: withDefault(PositiveInt, 1_000),
   readTokens: withDefault(Schema.Array(Token), []),

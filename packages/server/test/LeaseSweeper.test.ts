@@ -13,7 +13,8 @@ import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
 import * as LeaseSweeper from "../src/internal/leaseSweeper.js"
-import { prefix, producer, publishEvents } from "./support/harness.js"
+import { bearer, request } from "./support/client.js"
+import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const leaseMs = 6_000
 const options: LeaseSweeper.SweepOptions = { prefix, everyMs: 5_000, batch: 100 }
@@ -122,5 +123,32 @@ describe("the server's sweep of dead producers", () => {
       yield* untilSleeping(1)
       expect((yield* streams(dead)).b.length).toBe(before.b.length + 2)
       yield* Fiber.interrupt(fiber)
+    }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
+
+  it.effect("over HTTP: a turn nobody reads is listed ended once the server has swept", () =>
+    Effect.gen(function*() {
+      const base = yield* serve({ sweepEveryMs: 5_000 })
+      const dead = yield* turn({ lease: true })
+      const statusOf = Effect.map(
+        request(`${base}/v1/turns`, bearer(tokens[0])),
+        (response) => {
+          const body: unknown = response.body
+          const turns = typeof body === "object" && body !== null && "turns" in body && Array.isArray(body.turns)
+            ? body.turns
+            : []
+          const listed: unknown = turns.find((t: unknown) =>
+            typeof t === "object" && t !== null && "turnId" in t && t.turnId === dead
+          )
+          return typeof listed === "object" && listed !== null && "status" in listed ? listed.status : undefined
+        }
+      )
+      expect(yield* statusOf).toBe("streaming")
+      // the sweep at 5 s finds the lease (6 s) held; the one at 10 s ends the turn
+      for (let i = 0; i < 2; i++) {
+        yield* untilSleeping(1)
+        yield* TestClock.adjust(options.everyMs)
+      }
+      for (let i = 0; i < 1_000 && (yield* statusOf) === "streaming"; i++) yield* Effect.yieldNow
+      expect(yield* statusOf).toBe("error")
     }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 })

@@ -42,6 +42,8 @@ describe("TurnServerOptions.resolve", () => {
         listLimit: 20,
         maxListLimit: 100,
         leaseCheckMs: 3_000,
+        sweepEveryMs: 5_000,
+        sweepBatch: 1_000,
         readyTimeoutMs: 1_000,
         readTokens: [],
         durableLongPollMs: 20_000,
