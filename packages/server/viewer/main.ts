@@ -156,9 +156,9 @@ const follow = (turn: Viewed, after: string) => {
     const turnEvent = parse(event)
     if (!isTurnEvent(turnEvent)) return
     applyTurnEvent(turn, turnEvent)
-    if (turnEvent.type !== "turn_started") {
-      // The server closes the stream after the event that ends the turn: do not
-      // reconnect.
+    if (turnEvent.type === "turn_completed") {
+      // The server closes the stream after the turn's last entry (a failed turn's
+      // `turn_error` comes just before it): do not reconnect.
       source.close()
       if (current === turn) setConnection("finished", "finished")
       void refreshList()
@@ -169,6 +169,13 @@ const follow = (turn: Viewed, after: string) => {
   })
   source.onerror = () => {
     if (current !== turn) return
+    if (turn.head.status !== "streaming") {
+      // a failed turn followed on from its `turn_error`: the server closed the stream
+      // at its last entry, or at once when it had been read already; it has ended
+      source.close()
+      setConnection("finished", "finished")
+      return
+    }
     if (source.readyState === EventSource.CLOSED) {
       setConnection("error", "disconnected")
       showNotice("The stream was refused (the link may have expired): reload the page or open a new link.")
@@ -208,8 +215,11 @@ const openTurn = async (turnId: string) => {
     }
     setHead(turn)
     for (const upsert of snapshot.items) bind(turn, upsert)
-    if (snapshot.status === "streaming") follow(turn, snapshot.lastEventId)
-    else setConnection("finished", "finished")
+    // a failed turn's snapshot may stop at its `turn_error`, before the last entry and
+    // its usage: follow on to it (the server closes at once when there is nothing left)
+    if (snapshot.status === "streaming" || (snapshot.status === "error" && snapshot.usage === undefined)) {
+      follow(turn, snapshot.lastEventId)
+    } else setConnection("finished", "finished")
   } catch (error) {
     if (current !== turn) return
     setConnection("error", "not loaded")
