@@ -50,8 +50,6 @@ import {
   ClaimBody,
   CreateBody,
   globMatches,
-  hostToResolve,
-  isLocalAddress,
   isReserved,
   leaseTtl,
   refuse,
@@ -348,11 +346,11 @@ export const make = (
     const reachable = (url: string): Effect.Effect<Result.Result<void, string>> => {
       const target = webhookTarget(url, options.policy)
       if (target._tag === "Refused") return Effect.succeed(Result.fail(target.reason))
-      const host = hostToResolve(url, options.policy)
-      if (target._tag === "Allowed" || host === undefined) return Effect.succeed(Result.void)
+      if (target._tag === "Allowed") return Effect.succeed(Result.void)
+      const host = target.host
       return lookup(host).pipe(
         Effect.map((addresses): Result.Result<void, string> =>
-          addresses.some((address) => isLocalAddress(address) || addressRefusal(address, strictAddresses) !== undefined)
+          addresses.some((address) => addressRefusal(address, strictAddresses) !== undefined)
             ? Result.fail(`${host} resolves to a private, loopback or link-local address`)
             : Result.void
         ),

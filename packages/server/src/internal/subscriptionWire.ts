@@ -11,6 +11,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { classifyAddress, isAllowedHost, normalHost, webhookTarget } from "./webhookAddress.js"
 
 /**
  * A durable stream's name (its path under `/v1/stream/`): 1 to 512 characters, no
@@ -245,48 +246,16 @@ export interface WebhookPolicy {
   readonly allowHosts: ReadonlyArray<string>
 }
 
-const ipv4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/
-
-const isLocalIpv4 = (host: string): boolean => {
-  const match = ipv4.exec(host)
-  if (match === null) return false
-  const [a, b] = [Number(match[1]), Number(match[2])]
-  return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19)) ||
-    a >= 224
-}
-
-const isLocalIpv6 = (host: string): boolean => {
-  if (!host.includes(":")) return false
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)
-  if (mapped !== null) return isLocalIpv4(mapped[1]!)
-  // a mapped address the URL parser wrote in hex, the unspecified and loopback
-  // addresses, unique-local (fc00::/7), link-local (fe80::/10) and multicast (ff00::/8)
-  return host.startsWith("::") || /^f[c-f]/.test(host)
-}
-
 /**
- * Whether an IP address is one a webhook must not reach: private, loopback,
- * link-local, unique-local, multicast or unspecified.
+ * Whether a host name or address is loopback (`localhost` and its subdomains, 127/8,
+ * `::1`, the IPv4-mapped 127/8), whatever its case and trailing dots.
  *
  * @internal
  */
-export const isLocalAddress = (address: string): boolean => {
-  const host = address.toLowerCase()
-  return isLocalIpv4(host) || isLocalIpv6(host)
+export const isLoopback = (host: string): boolean => {
+  const name = normalHost(host)
+  return name === "localhost" || name.endsWith(".localhost") || classifyAddress(name)?._tag === "Loopback"
 }
-
-/**
- * Whether a host name or address is loopback.
- *
- * @internal
- */
-export const isLoopback = (host: string): boolean =>
-  host === "localhost" || host.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
-  host === "::1"
-
-const isLocalName = (host: string): boolean =>
-  host === "localhost" || [".localhost", ".local", ".internal", ".home.arpa"].some((suffix) => host.endsWith(suffix))
 
 /**
  * Why a webhook URL is refused, or `undefined` when it is accepted: it must be
@@ -294,7 +263,7 @@ const isLocalName = (host: string): boolean =>
  * server, and any scheme for a host of the allow-list. Private (RFC 1918, carrier-
  * grade NAT), loopback, link-local (cloud metadata), unique-local and multicast
  * addresses and local names are refused. The addresses a name resolves to are
- * checked when a post is due (`hostToResolve`).
+ * checked when a post is due (`webhookTarget`).
  *
  * @internal
  */
@@ -307,33 +276,13 @@ export const webhookUrlProblem = (raw: string, policy: WebhookPolicy): string | 
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return "webhook.url must use https"
   if (url.username !== "" || url.password !== "") return "webhook.url must not carry credentials"
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "")
-  if (policy.allowHosts.some((allowed) => allowed.toLowerCase() === host || allowed.toLowerCase() === url.host)) {
-    return undefined
+  if (isAllowedHost(policy, url.hostname, url.port)) return undefined
+  if (url.protocol === "http:" && !(policy.loopbackHttp && isLoopback(url.hostname))) {
+    return "webhook.url must use https (plain http only to loopback on an insecure-local server, or to an allowed host)"
   }
-  if (url.protocol === "http:") {
-    return policy.loopbackHttp && isLoopback(host)
-      ? undefined
-      : "webhook.url must use https (plain http only to loopback on an insecure-local server, or to an allowed host)"
-  }
-  if (isLocalName(host) || isLocalAddress(host)) {
-    return "webhook.url must not target a private, loopback or link-local host"
-  }
-  return undefined
-}
-
-/**
- * The host name of an accepted webhook URL whose addresses must be checked before a
- * post (an `https` URL to a name, not an address, that the allow-list does not name),
- * or `undefined`.
- *
- * @internal
- */
-export const hostToResolve = (raw: string, policy: WebhookPolicy): string | undefined => {
-  const url = new URL(raw)
-  const host = url.hostname.toLowerCase()
-  if (url.protocol !== "https:" || host.startsWith("[") || ipv4.test(host)) return undefined
-  return policy.allowHosts.some((allowed) => allowed.toLowerCase() === host || allowed.toLowerCase() === url.host)
-    ? undefined
-    : host
+  // every form of a local host (names, mapped, NAT64, 6to4, Teredo, ...): one rule
+  const target = webhookTarget(raw, policy)
+  return target._tag === "Refused"
+    ? `webhook.url must not target a private, loopback or link-local host (${target.reason})`
+    : undefined
 }

@@ -225,22 +225,38 @@ export const isLocalName = (host: string): boolean => {
   return !name.includes(".") || localSuffixes.some((suffix) => name.endsWith(suffix))
 }
 
-// The host part of an allow-list entry (`host`, `host:port`, `[v6]:port`).
-const allowedHostOf = (entry: string): string => {
+// The host and port of an allow-list entry (`host`, `host:port`, `[v6]`, `[v6]:port`).
+const allowedEntryOf = (entry: string): { readonly host: string; readonly port: string | undefined } => {
   const lower = entry.toLowerCase()
-  if (lower.startsWith("[")) return normalHost(lower.slice(0, lower.indexOf("]") + 1))
+  if (lower.startsWith("[")) {
+    const end = lower.indexOf("]")
+    const rest = lower.slice(end + 1)
+    return { host: normalHost(lower.slice(0, end + 1)), port: rest.startsWith(":") ? rest.slice(1) : undefined }
+  }
   const colon = lower.lastIndexOf(":")
-  return normalHost(colon === -1 || lower.indexOf(":") !== colon ? lower : lower.slice(0, colon))
+  return colon === -1 || lower.indexOf(":") !== colon
+    ? { host: normalHost(lower), port: undefined }
+    : { host: normalHost(lower.slice(0, colon)), port: lower.slice(colon + 1) }
 }
 
 /**
- * Whether the allow-list names a host (any port), compared as `normalHost` does.
+ * Whether the allow-list names a host, compared as `normalHost` does. An entry with a
+ * port names that port of the host only: given the URL's `port` (`""` for the
+ * scheme's default), it must be the same; without one (a connection's lookup, which
+ * knows no port: the URL's port was checked when it was accepted), any port matches.
  *
  * @internal
  */
-export const isAllowedHost = (policy: Pick<WebhookPolicy, "allowHosts">, host: string): boolean => {
+export const isAllowedHost = (
+  policy: Pick<WebhookPolicy, "allowHosts">,
+  host: string,
+  port?: string | undefined
+): boolean => {
   const name = normalHost(host)
-  return policy.allowHosts.some((entry) => allowedHostOf(entry) === name)
+  return policy.allowHosts.some((entry) => {
+    const allowed = allowedEntryOf(entry)
+    return allowed.host === name && (allowed.port === undefined || port === undefined || allowed.port === port)
+  })
 }
 
 /**
@@ -270,7 +286,7 @@ export const webhookTarget = (raw: string, policy: WebhookPolicy): WebhookTarget
     return { _tag: "Refused", reason: "webhook.url is not a URL" }
   }
   const host = normalHost(url.hostname)
-  if (isAllowedHost(policy, host)) return { _tag: "Allowed" }
+  if (isAllowedHost(policy, host, url.port)) return { _tag: "Allowed" }
   if (isIP(host) !== 0) {
     const refusal = addressRefusal(host, policy)
     return refusal === undefined ? { _tag: "Allowed" } : { _tag: "Refused", reason: refusal }
