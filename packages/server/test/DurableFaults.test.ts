@@ -12,22 +12,10 @@ import { randomUUID } from "node:crypto"
 import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { upsertMessages } from "../../redis/test/support/turns.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer } from "./support/client.js"
+import { bearer, call } from "./support/client.js"
 import { publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
-
-interface Answer {
-  readonly status: number
-  readonly contentType: string | null
-  readonly text: string
-}
-
-const call = (url: string, init: RequestInit = {}): Effect.Effect<Answer> =>
-  Effect.promise(async () => {
-    const response = await fetch(url, init)
-    return { status: response.status, contentType: response.headers.get("content-type"), text: await response.text() }
-  })
 
 describe("Durable Streams with Redis down", () => {
   it.effect(

@@ -99,3 +99,17 @@ export const readAll = (url: string, headers: Record<string, string> = {}) =>
     Effect.flatMap(open(url, headers), (opened) =>
       Effect.map(Stream.runCollect(opened.events), (events) => Array.from(events, received)))
   )
+
+/** What a plain `fetch` answered: its status, content type and body as text. */
+export interface Answer {
+  readonly status: number
+  readonly contentType: string | null
+  readonly text: string
+}
+
+/** A `fetch` of `url`, its answer read whole as text (never fails: a test asserts the status). */
+export const call = (url: string, init: RequestInit = {}): Effect.Effect<Answer> =>
+  Effect.promise(async () => {
+    const response = await fetch(url, init)
+    return { status: response.status, contentType: response.headers.get("content-type"), text: await response.text() }
+  })
