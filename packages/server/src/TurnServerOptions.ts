@@ -47,6 +47,21 @@ export const AllowHost = Schema.String.check(
 ).annotate({ identifier: "AllowHost" })
 
 /**
+ * The defaults of the options that bound a request and keep a connection: the body
+ * limits (8 MiB for a Durable Streams write, 1 MiB for a subscription route) and the
+ * keep-alive (65 s) and headers (66 s) timeouts; `sluice serve` takes them too.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const connectionDefaults = {
+  maxBodyBytes: defaultLimits.durable,
+  maxSubscriptionBodyBytes: defaultLimits.subscription,
+  keepAliveTimeoutMs: 65_000,
+  headersTimeoutMs: 66_000
+} as const
+
+/**
  * The options, with their defaults:
  *
  * - `port` (8787): the TCP port; 0 picks a free one.
@@ -129,10 +144,10 @@ export const TurnServerOptions = Schema.Struct({
   durableLongPollMs: withDefault(PositiveInt, 20_000),
   webhookAllowHosts: withDefault(Schema.Array(AllowHost), []),
   compression: withDefault(Schema.Boolean, true),
-  maxBodyBytes: withDefault(PositiveInt, defaultLimits.durable),
-  maxSubscriptionBodyBytes: withDefault(PositiveInt, defaultLimits.subscription),
-  keepAliveTimeoutMs: withDefault(PositiveInt, 65_000),
-  headersTimeoutMs: withDefault(PositiveInt, 66_000),
+  maxBodyBytes: withDefault(PositiveInt, connectionDefaults.maxBodyBytes),
+  maxSubscriptionBodyBytes: withDefault(PositiveInt, connectionDefaults.maxSubscriptionBodyBytes),
+  keepAliveTimeoutMs: withDefault(PositiveInt, connectionDefaults.keepAliveTimeoutMs),
+  headersTimeoutMs: withDefault(PositiveInt, connectionDefaults.headersTimeoutMs),
   publicUrl: Schema.optionalKey(NonEmptyTrimmedString)
 }).annotate({ identifier: "TurnServerOptions" })
 

@@ -7,6 +7,8 @@
  *
  * @internal
  */
+// the options module alone: the command's definition loads no server at start-up
+import * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { badUsage, type CliFailure } from "../CliFailure.js"
@@ -21,25 +23,25 @@ export const options = {
   maxBodyBytes: EnvOptions.integer(
     "max-body-bytes",
     "SLUICE_MAX_BODY_BYTES",
-    8 * 1024 * 1024,
+    TurnServerOptions.connectionDefaults.maxBodyBytes,
     "the largest body of a Durable Streams write (PUT, POST), in bytes; larger ones get 413"
   ),
   maxSubscriptionBodyBytes: EnvOptions.integer(
     "max-subscription-body-bytes",
     "SLUICE_MAX_SUBSCRIPTION_BODY_BYTES",
-    1024 * 1024,
+    TurnServerOptions.connectionDefaults.maxSubscriptionBodyBytes,
     "the largest body of a subscription route (/v1/stream/__ds/...), in bytes; larger ones get 413"
   ),
   keepAliveTimeoutMs: EnvOptions.integer(
     "keep-alive-timeout-ms",
     "SLUICE_KEEP_ALIVE_TIMEOUT_MS",
-    65_000,
+    TurnServerOptions.connectionDefaults.keepAliveTimeoutMs,
     "how long an idle kept-alive connection stays open, in milliseconds (above your proxy's idle timeout)"
   ),
   headersTimeoutMs: EnvOptions.integer(
     "headers-timeout-ms",
     "SLUICE_HEADERS_TIMEOUT_MS",
-    66_000,
+    TurnServerOptions.connectionDefaults.headersTimeoutMs,
     "how long a request's headers may take to arrive, in milliseconds (above --keep-alive-timeout-ms)"
   ),
   publicUrl: EnvOptions.optionalText(
