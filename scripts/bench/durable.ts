@@ -15,11 +15,12 @@
  * test.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
+import { sluiceCommand } from "./harness.js"
 import { processCpuSeconds } from "./processCpu.js"
 
 const STREAMS = Number(process.env.BENCH_DURABLE_STREAMS ?? "50")
@@ -87,20 +88,13 @@ const startReference = async (dataDir: string | undefined): Promise<Server> => {
   }
 }
 
-// The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
-const builtCli = "packages/cli/dist/bin.js"
 const otherCli = process.env.BENCH_DURABLE_SLUICE_BIN
-const cli = (): ReadonlyArray<string> =>
-  otherCli !== undefined
-    ? [otherCli]
-    : existsSync(builtCli)
-    ? [builtCli]
-    : ["--import", "tsx", "packages/cli/src/bin.ts"]
+const cli = () => otherCli === undefined ? sluiceCommand() : { args: [otherCli], how: otherCli }
 
 const startSluice = async (redisUrl: string, redisPid: number | undefined): Promise<Server> => {
   const listen = port()
   const child = spawn(process.execPath, [
-    ...cli(),
+    ...cli().args,
     "serve",
     "--port",
     String(listen),
@@ -113,9 +107,7 @@ const startSluice = async (redisUrl: string, redisPid: number | undefined): Prom
   const base = `http://127.0.0.1:${listen}`
   await waitFor(`${base}/healthz`, headers)
   return {
-    name: `sluice serve (${
-      otherCli !== undefined ? otherCli : existsSync(builtCli) ? "as built" : "under tsx"
-    }), redis-server`,
+    name: `sluice serve (${cli().how}), redis-server`,
     base,
     child,
     helpers: redisPid === undefined ? [] : [redisPid],

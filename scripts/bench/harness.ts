@@ -2,6 +2,7 @@
  * Timing helpers for the benchmark scripts: warm up, run several rounds, report the
  * median. Wall-clock time is fine here: these are scripts, never tests.
  */
+import { existsSync } from "node:fs"
 import { performance } from "node:perf_hooks"
 
 /** One measured case. */
@@ -115,3 +116,14 @@ export const reads = (bytes: Uint8Array, size: number): Array<Uint8Array> => {
   for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
   return out
 }
+
+const builtCli = "packages/cli/dist/bin.js"
+
+/**
+ * How a bench starts `sluice`: as built (`pnpm build`, as it ships) when it is, else
+ * its sources under tsx; and which of the two it is, for the report.
+ */
+export const sluiceCommand = (): { readonly args: ReadonlyArray<string>; readonly how: string } =>
+  existsSync(builtCli)
+    ? { args: [builtCli], how: "as built" }
+    : { args: ["--import", "tsx", "packages/cli/src/bin.ts"], how: "under tsx" }

@@ -18,9 +18,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
+import { sluiceCommand } from "./harness.js"
 
 const PREFIX = "bench-storage"
 const TOKEN = "bench-storage-token-0123456789"
@@ -74,16 +75,11 @@ const get = (url: string) =>
     return body.length
   })
 
-// The CLI as built (`pnpm build`), as it ships; its sources under tsx when it is not built.
-const builtCli = "packages/cli/dist/bin.js"
-const cli = (): ReadonlyArray<string> =>
-  existsSync(builtCli) ? [builtCli] : ["--import", "tsx", "packages/cli/src/bin.ts"]
-
 /** `sluice serve` on `url`'s Redis, in a process of its own; its base URL once it answers. */
 const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
   const port = 20_000 + Math.floor(Math.random() * 20_000)
   const child = spawn(process.execPath, [
-    ...cli(),
+    ...sluiceCommand().args,
     "serve",
     "--port",
     String(port),
@@ -159,9 +155,9 @@ export const run = async (): Promise<string> => {
         }x |`
       ),
       "",
-      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` ${
-        existsSync(builtCli) ? "as built" : "under tsx"
-      } in its own process): median of 5 ${median.toFixed(0)} ms ` +
+      `Snapshot of the 4 MB turn (\`GET /v1/turns/:id\`, \`sluice serve\` ${sluiceCommand().how} in its own process): median of 5 ${
+        median.toFixed(0)
+      } ms ` +
       `(min ${served.single[0]!.toFixed(0)}, max ${served.single.at(-1)!.toFixed(0)}); ten at once ${
         served.ten.toFixed(0)
       } ms; ` +
