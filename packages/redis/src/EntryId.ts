@@ -92,6 +92,25 @@ export const format = (id: EntryId): string => `${id.ms}-${id.seq}`
 export const order: Order.Order<EntryId> = (a, b) =>
   a.ms < b.ms ? -1 : a.ms > b.ms ? 1 : a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0
 
+// Compares two decimal numbers without leading zeros, as text.
+const compareDecimal = (a: string, b: string): number =>
+  a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0
+
+/**
+ * Whether the id `a` comes after the id `b`, both as Redis writes them (`<ms>-<seq>`,
+ * no leading zeros, as `format` gives): a comparison of the text, with no parsing, for
+ * paths that compare an id per entry.
+ *
+ * @since 0.2.0
+ * @category ordering
+ */
+export const isAfter = (a: string, b: string): boolean => {
+  const dashA = a.indexOf("-")
+  const dashB = b.indexOf("-")
+  const ms = compareDecimal(a.slice(0, dashA), b.slice(0, dashB))
+  return ms !== 0 ? ms > 0 : compareDecimal(a.slice(dashA + 1), b.slice(dashB + 1)) > 0
+}
+
 /**
  * The id that follows `id`, `None` after the largest id.
  *

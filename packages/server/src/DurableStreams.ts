@@ -30,6 +30,7 @@ import * as Write from "./internal/durableWrite.js"
 import * as Body from "./internal/requestBody.js"
 import type { Engine } from "./internal/subscriptionEngine.js"
 import { isReserved, streamNamePattern } from "./internal/subscriptionWire.js"
+import type * as SharedTail from "./SharedTail.js"
 
 /**
  * The path prefix of the protocol.
@@ -62,6 +63,8 @@ export interface Context {
   readonly prefix: string
   readonly longPollMs: number
   readonly closing: Effect.Effect<void>
+  /** Shared tails for the turn streams' waits; each wait opens a tail of its own without. */
+  readonly tails?: SharedTail.SharedTailService | undefined
   readonly subscriptions?: Engine | undefined
   readonly compression?: boolean | undefined
   readonly baseUrl?: string | undefined
@@ -181,7 +184,13 @@ export const handle = (
         return yield* Read.refuse(405, "a turn's streams are written by its pipeline only", { allow: "GET, HEAD" })
       }
       if (turn === null || !Ids.isUuid(turn[1]!)) return yield* Effect.fail(Read.notFound)
-      source = turnSource(context.redis, context.prefix, turn[1]!, turn[2] === "events" ? "events" : "upserts")
+      source = turnSource(
+        context.redis,
+        context.prefix,
+        turn[1]!,
+        turn[2] === "events" ? "events" : "upserts",
+        context.tails
+      )
     } else {
       if (Option.isNone(context.store)) {
         return yield* Read.refuse(501, "this server keeps no durable streams of its own")

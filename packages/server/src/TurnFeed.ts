@@ -28,6 +28,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ApiErrorBody } from "./ApiError.js"
+import * as SharedTail from "./SharedTail.js"
 
 /**
  * How to follow a stream.
@@ -157,6 +158,7 @@ export const follow = (
     const redis = yield* RedisStreams.RedisStreams
     const start = resumeStart(options.after, yield* redis.xlast(key))
     if (start._tag === "ended") return Stream.empty
+    const shared = yield* Effect.serviceOption(SharedTail.SharedTail)
     const last = yield* Ref.make(start.from)
     const tail = Stream.unwrap(
       Effect.map(
@@ -172,7 +174,9 @@ export const follow = (
         )
       )
     )
-    const resumed = Stream.retry(tail, resumeSchedule(options))
+    const resumed = Option.isSome(shared)
+      ? shared.value.follow(key, start.from)
+      : Stream.retry(tail, resumeSchedule(options))
     const entries = Option.match(start.skipThrough, {
       onNone: () => resumed,
       onSome: (through) =>

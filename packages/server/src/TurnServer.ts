@@ -58,6 +58,8 @@ import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
 import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import { webhookClient } from "./internal/webhookLookup.js"
+import * as SharedTail from "./SharedTail.js"
+import * as TurnFeed from "./TurnFeed.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -138,13 +140,19 @@ export const makeApp = (
     const slots = yield* streamLimiter(options.maxStreamsPerToken)
     const closing = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))
-    const streams = { slots, closing: Deferred.await(closing) }
+    const tails = yield* SharedTail.make({
+      ...SharedTail.defaults,
+      blockMs: options.tailBlockMs,
+      resume: TurnFeed.resumeSchedule(options)
+    })
+    const streams = { slots, closing: Deferred.await(closing), tails }
     const durable: DurableStreams.Context = {
       store: durableStore,
       redis,
       prefix: options.prefix,
       longPollMs: options.durableLongPollMs,
       closing: streams.closing,
+      tails,
       subscriptions,
       compression: options.compression,
       baseUrl: baseUrl ?? options.publicUrl,

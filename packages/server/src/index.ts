@@ -14,6 +14,13 @@
 export * as ApiError from "./ApiError.js"
 
 /**
+ * One live tail per stream in the process, shared by all its readers.
+ *
+ * @since 0.2.0
+ */
+export * as SharedTail from "./SharedTail.js"
+
+/**
  * @since 0.1.0
  */
 export * as TurnFeed from "./TurnFeed.js"

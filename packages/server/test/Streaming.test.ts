@@ -16,6 +16,7 @@ import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import * as SharedTail from "../src/SharedTail.js"
 import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
@@ -45,7 +46,7 @@ const resumeRunningTurn = (total: number, before: number, lastEventId: string) =
   })
 
 describe("SSE connections", () => {
-  it.effect("a client that goes away releases its tail and its stream slot", () => {
+  it.effect("a client that goes away leaves the shared tail, which closes idleMs later, and frees its stream slot", () => {
     const watched = watchedTails()
     return Effect.gen(function*() {
       const base = yield* serve({ maxStreamsPerToken: 1 })
@@ -58,47 +59,78 @@ describe("SSE connections", () => {
       const pull = yield* Stream.toPull(opened.events)
       const seen: Array<Received> = []
       while (seen.length < 5) seen.push(...Array.from(yield* pull, received))
+      // The shared tail opens in a fiber of its own.
+      for (let spins = 0; watched.log.open === 0 && spins < 1_000; spins++) yield* Effect.yieldNow
       expect(watched.log.open).toBe(1)
       // The one slot of the token is taken.
       expect((yield* request(url, auth)).status).toBe(429)
       yield* opened.abort
-      // The server notices, interrupts the stream, and the tail is released.
-      yield* watched.released(1)
-      expect(watched.log.open).toBe(0)
-      // The slot is free again (its release follows the tail's, within the same request).
+      // The server notices and interrupts the stream; the slot is free again.
       const again = yield* Effect.retry(
         Effect.filterOrFail(readFirst(url, auth), (status) => status === 200, (status) => `still ${status}`),
         { times: 20 }
       )
       expect(again).toBe(200)
+      // With no reader left (the server notices each client's going on its own time),
+      // the shared tail closes once it has been idle for idleMs on the Clock.
+      for (let round = 0; watched.log.open > 0 && round < 10; round++) {
+        yield* TestClock.adjust(SharedTail.defaults.idleMs)
+        for (let spins = 0; watched.log.open > 0 && spins < 1_000; spins++) yield* Effect.yieldNow
+      }
+      yield* watched.released(1)
+      expect(watched.log.open).toBe(0)
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
-  it.effect("a tail that fails mid-turn is resumed from the last entry sent: the client sees every entry once", () => {
+  // The turn's first entry is read before the rest is written: the shared tail opens
+  // after it ("0-1") and reads the rest live.
+  const liveTurn = (total: number) =>
+    Effect.gen(function*() {
+      const turnId = randomUUID()
+      const messages = upsertMessages(turnId, total)
+      const produce = yield* producer(turnId, messages)
+      yield* produce.release(1)
+      return { turnId, messages, produce }
+    })
+
+  it.effect("a shared tail that fails mid-turn is resumed from the last entry it read: the client sees every entry once", () => {
     const watched = watchedTails((call) => (call < 4 ? { fail: true, after: 9, reason: "Unavailable" } : pass))
     return Effect.gen(function*() {
       const base = yield* serve({ resumeBaseMs: 0, resumeMaxMs: 0 })
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 50)
-      yield* publishUpserts(turnId, messages)
-      expect(yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)).toStrictEqual(expectedFrames(messages))
-      expect(watched.log.starts).toStrictEqual(["0-0", "0-9", "0-18", "0-27", "0-36"])
+      const { messages, produce, turnId } = yield* liveTurn(50)
+      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+      const pull = yield* Stream.toPull(opened.events)
+      const seen: Array<Received> = []
+      while (seen.length < 1) seen.push(...Array.from(yield* pull, received))
+      yield* produce.release(49)
+      const end = yield* Effect.flip(
+        Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
+      )
+      expect(Cause.isDone(end)).toBe(true)
+      expect(seen).toStrictEqual(expectedFrames(messages))
+      expect(watched.log.starts).toStrictEqual(["0-1", "0-10", "0-19", "0-28", "0-37"])
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 
-  it.effect("a tail that keeps failing ends the stream with a stream_error event after the entries it read", () => {
+  it.effect("a shared tail that keeps failing ends its readers' streams with a stream_error event after the entries they read", () => {
     const watched = watchedTails((call) => ({ fail: true, after: call === 0 ? 3 : 0, reason: "Unavailable" }))
     return Effect.gen(function*() {
       const base = yield* serve({ resumeAttempts: 2, resumeBaseMs: 0, resumeMaxMs: 0 })
-      const turnId = randomUUID()
-      const messages = upsertMessages(turnId, 10)
-      yield* publishUpserts(turnId, messages)
-      const events = yield* readAll(`${base}/v1/turns/${turnId}/upserts`, auth)
-      expect(events.slice(0, 3)).toStrictEqual(expectedFrames(messages).slice(0, 3))
-      expect(events.length).toBe(4)
-      expect(events[3]!.event).toBe("stream_error")
-      expect(JSON.parse(events[3]!.data)).toMatchObject({ error: { code: "redis_unavailable" } })
-      expect(watched.log.starts).toStrictEqual(["0-0", "0-3", "0-3"])
+      const { messages, produce, turnId } = yield* liveTurn(10)
+      const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+      const pull = yield* Stream.toPull(opened.events)
+      const events: Array<Received> = []
+      while (events.length < 1) events.push(...Array.from(yield* pull, received))
+      yield* produce.release(9)
+      const end = yield* Effect.flip(
+        Effect.forever(Effect.map(pull, (chunk) => events.push(...Array.from(chunk, received))))
+      )
+      expect(Cause.isDone(end)).toBe(true)
+      expect(events.slice(0, 4)).toStrictEqual(expectedFrames(messages).slice(0, 4))
+      expect(events.length).toBe(5)
+      expect(events[4]!.event).toBe("stream_error")
+      expect(JSON.parse(events[4]!.data)).toMatchObject({ error: { code: "redis_unavailable" } })
+      expect(watched.log.starts).toStrictEqual(["0-1", "0-4", "0-4"])
     }).pipe(Effect.provide(watched.layer.pipe(Layer.provideMerge(RedisStreamsMemory.layer))))
   })
 

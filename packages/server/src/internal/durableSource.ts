@@ -11,6 +11,7 @@ import type { RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import type * as SharedTail from "../SharedTail.js"
 import * as TurnFeed from "../TurnFeed.js"
 
 /**
@@ -114,7 +115,8 @@ export const turnSource = (
   redis: RedisStreams.RedisStreamsService,
   prefix: string,
   turnId: string,
-  stream: TurnKeys.TurnStream
+  stream: TurnKeys.TurnStream,
+  tails?: SharedTail.SharedTailService
 ): Source => {
   const key = TurnKeys.streamKey(prefix, turnId, stream)
   return {
@@ -136,7 +138,7 @@ export const turnSource = (
           entries.map((entry) => ({ id: entry.id, data: encoder.encode(`${JSON.stringify(turnValue(entry))},`) }))
       ),
     awaitChange: (view, timeoutMs) =>
-      redis.tail(key, { after: view.tail }).pipe(
+      (tails === undefined ? redis.tail(key, { after: view.tail }) : tails.follow(key, view.tail)).pipe(
         Stream.take(1),
         Stream.runDrain,
         Effect.as(true),

@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { ApiError } from "../ApiError.js"
+import * as SharedTail from "../SharedTail.js"
 import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
@@ -40,6 +41,8 @@ export class CurrentCaller extends Context.Service<CurrentCaller, Credentials>()
 export interface StreamContext {
   readonly slots: { readonly acquire: (caller: Caller) => Effect.Effect<void, ApiError, Scope.Scope> }
   readonly closing: Effect.Effect<void>
+  /** The process's shared tails: every reader of a stream joins its one tail. */
+  readonly tails: SharedTail.SharedTailService
 }
 
 const noStore = { "cache-control": "no-store" } as const
@@ -130,7 +133,10 @@ const followed = (options: ResolvedOptions, context: StreamContext, stream: Turn
       resumeBaseMs: options.resumeBaseMs,
       resumeMaxMs: options.resumeMaxMs,
       producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
-    }).pipe(Stream.provideService(RedisStreams.RedisStreams, redis))
+    }).pipe(
+      Stream.provideService(RedisStreams.RedisStreams, redis),
+      Stream.provideService(SharedTail.SharedTail, context.tails)
+    )
   })
 
 const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<string, string>>) =>
