@@ -10,6 +10,7 @@ import * as NormalizeShapes from "./bench/normalize-shapes.js"
 import * as Pace from "./bench/pace.js"
 import * as Pipeline from "./bench/pipeline.js"
 import * as PipelineStages from "./bench/pipelineStages.js"
+import * as Readers from "./bench/readers.js"
 import * as Sse from "./bench/sse.js"
 import * as Startup from "./bench/startup.js"
 import * as Storage from "./bench/storage.js"
@@ -27,7 +28,8 @@ const sections: Record<string, () => Promise<string>> = {
   startup: Startup.run,
   pace: Pace.run,
   storage: Storage.run,
-  durable: Durable.run
+  durable: Durable.run,
+  readers: Readers.run
 }
 
 const main = async () => {

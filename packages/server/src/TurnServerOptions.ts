@@ -47,7 +47,8 @@ export const AllowHost = Schema.String.check(
 ).annotate({ identifier: "AllowHost" })
 
 /**
- * The defaults of the options that bound a request and keep a connection: the body
+ * The defaults of the options that bound a request and keep a connection: the SSE
+ * streams one token may hold open (16), the body
  * limits (8 MiB for a Durable Streams write, 1 MiB for a subscription route) and the
  * keep-alive (65 s) and headers (66 s) timeouts; `sluice serve` takes them too.
  *
@@ -55,6 +56,7 @@ export const AllowHost = Schema.String.check(
  * @category constants
  */
 export const connectionDefaults = {
+  maxStreamsPerToken: 16,
   maxBodyBytes: defaultLimits.durable,
   maxSubscriptionBodyBytes: defaultLimits.subscription,
   keepAliveTimeoutMs: 65_000,
@@ -126,7 +128,7 @@ export const TurnServerOptions = Schema.Struct({
   prefix: withDefault(NonEmptyTrimmedString.check(Schema.isPattern(/^[^\s{}]+$/)), "codex"),
   tokens: Schema.optionalKey(Schema.Array(Token)),
   insecureLocal: withDefault(Schema.Boolean, false),
-  maxStreamsPerToken: withDefault(PositiveInt, 16),
+  maxStreamsPerToken: withDefault(PositiveInt, connectionDefaults.maxStreamsPerToken),
   heartbeatMs: withDefault(PositiveInt, 15_000),
   idleTimeoutMs: withDefault(PositiveInt, 600_000),
   tailBlockMs: withDefault(PositiveInt, 5_000),

@@ -1,6 +1,6 @@
 /**
  * The flags of `sluice serve` and `sluice demo` that bound what one request may cost
- * and set how connections are kept: the body limits of the Durable Streams writes and
+ * and set how connections are kept: the SSE streams one token may hold, the body limits of the Durable Streams writes and
  * of the subscription routes, the keep-alive and headers timeouts, and the public URL
  * that answers' URLs start with. Each from its flag, else its variable, else the
  * server's default.
@@ -20,6 +20,12 @@ import * as EnvOptions from "../EnvOptions.js"
  * @internal
  */
 export const options = {
+  maxStreamsPerToken: EnvOptions.integer(
+    "max-streams-per-token",
+    "SLUICE_MAX_STREAMS_PER_TOKEN",
+    TurnServerOptions.connectionDefaults.maxStreamsPerToken,
+    "the most SSE streams one token may hold open at once; more get 429"
+  ),
   maxBodyBytes: EnvOptions.integer(
     "max-body-bytes",
     "SLUICE_MAX_BODY_BYTES",
@@ -57,6 +63,7 @@ export const options = {
  * @internal
  */
 export interface Args {
+  readonly maxStreamsPerToken: number
   readonly maxBodyBytes: number
   readonly maxSubscriptionBodyBytes: number
   readonly keepAliveTimeoutMs: number
@@ -76,6 +83,7 @@ const positive = (flag: string, value: number): Effect.Effect<number, CliFailure
  */
 export const serverOptions = (args: Args) =>
   Effect.gen(function*() {
+    const maxStreamsPerToken = yield* positive("max-streams-per-token", args.maxStreamsPerToken)
     const maxBodyBytes = yield* positive("max-body-bytes", args.maxBodyBytes)
     const maxSubscriptionBodyBytes = yield* positive("max-subscription-body-bytes", args.maxSubscriptionBodyBytes)
     const keepAliveTimeoutMs = yield* positive("keep-alive-timeout-ms", args.keepAliveTimeoutMs)
@@ -88,6 +96,7 @@ export const serverOptions = (args: Args) =>
       )
     }
     return {
+      maxStreamsPerToken,
       maxBodyBytes,
       maxSubscriptionBodyBytes,
       keepAliveTimeoutMs,
