@@ -250,7 +250,9 @@ export const toolCalls = (message: AssistantMessage): ReadonlyArray<typeof ToolC
 
 /**
  * Any event the accumulator yields: `message_start` and `message_delta` with the
- * message so far, block events, and `message_end` with the final message.
+ * message so far, block events, and `message_end` with the final message. When
+ * `message_end` came with blocks still open, it closed them as their `*_end` would
+ * (with what they had) and `closed` lists their content indexes (since 0.2.0).
  *
  * @since 0.1.0
  * @category models
@@ -259,4 +261,8 @@ export type AssistantStreamEvent =
   | { readonly type: "message_start"; readonly partial: AssistantMessage }
   | { readonly type: "message_delta"; readonly partial: AssistantMessage }
   | BlockEvent
-  | { readonly type: "message_end"; readonly message: AssistantMessage }
+  | {
+    readonly type: "message_end"
+    readonly message: AssistantMessage
+    readonly closed?: ReadonlyArray<number> | undefined
+  }

@@ -17,6 +17,10 @@
  * block and then sends the first block's deltas after opening the next one: those
  * deltas land in the open block, as the seed says.
  *
+ * `message_end` with blocks still open is accepted, as docs/views.md's accumulator
+ * accepts it: each open block is closed as its `*_end` would close it, and the
+ * `message_end` event lists their content indexes in `closed`.
+ *
  * Three ways to use it: `step` is the pure fold; `make` gives a mutable push API like
  * the seed's; `accumulate` and `run` are the Effect stage (patches decoded by Schema,
  * state in a `Ref`, the timestamp from Effect's `Clock`).
@@ -223,6 +227,12 @@ const append = (block: Content, patch: BlockPatch, end: boolean): Content => {
   }
 }
 
+// A block closed by `message_end`: what its `*_end` with an empty delta does.
+const closeBlock = (block: Content): Content =>
+  block.type === "tool_call" || block.type === "provider_tool_call"
+    ? { ...block, input: Json.parseArguments(block.arguments) }
+    : block
+
 /**
  * Takes one decoded patch at time `now` (used as the message's timestamp when this is
  * the first patch and no `message_start` names one). Pure: gives the event to yield and
@@ -270,10 +280,24 @@ export const step = (
       return Result.succeed([{ type: "message_delta", partial: message(next) }, next])
     }
     case "message_end": {
-      const still = Object.entries(state.open).map(([type, index]) => `${type} (content index ${index})`)
-      if (still.length > 0) return refuse("UnclosedBlock", `blocks still open: ${still.join(", ")}`)
-      const next: State = { ...base, ended: true }
-      return Result.succeed([{ type: "message_end", message: message(next) }, next])
+      // Blocks still open are closed as their `*_end` with an empty delta would close
+      // them: their text as it stands, a tool call's arguments parsed (the arguments
+      // rule keeps a cut one as `_invalid_arguments`). Nothing is lost; `closed` says
+      // which were.
+      const closed = Object.values(state.open).filter((index) => index !== undefined).sort((a, b) => a - b)
+      let blocks = state.blocks
+      if (closed.length > 0) {
+        const copy = state.blocks.slice()
+        for (const index of closed) copy[index] = closeBlock(copy[index]!)
+        blocks = copy
+      }
+      const next: State = { ...base, blocks, open: {}, ended: true }
+      return Result.succeed([
+        closed.length === 0
+          ? { type: "message_end", message: message(next) }
+          : { type: "message_end", message: message(next), closed },
+        next
+      ])
     }
     default: {
       const [blockType, phase] = blockOf[patch.type]

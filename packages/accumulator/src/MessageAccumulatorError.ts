@@ -10,8 +10,9 @@ import * as Schema from "effect/Schema"
  * Why: a patch that is not an object or has an unknown `type` (`UnknownPatchType`) or
  * a known type with bad fields (`InvalidPatch`); a block started while a block of the
  * same type is open (`BlockAlreadyOpen`: the interleaving docs/views.md#messageaccumulator-over-event-patches cannot follow); a
- * delta or end with no open block of its type (`NoOpenBlock`); `message_end` with
- * blocks still open (`UnclosedBlock`); a second `message_start`
+ * delta or end with no open block of its type (`NoOpenBlock`); `UnclosedBlock` is no
+ * longer raised (since 0.2.0 `message_end` closes open blocks; the name stays for
+ * callers that match on it); a second `message_start`
  * (`DuplicateMessageStart`); anything after `message_end` (`MessageEnded`); a stream
  * that stopped before `message_end` (`MessageNotEnded`); or, in the StreamEvent mapper,
  * a finished item whose content does not extend what its deltas carried

@@ -11,13 +11,18 @@
  * | `item_start` of a message with `initial_content` | `text` with that content |
  * | `item_delta` of a message | `text` with the delta |
  * | `item_done` of an agent message that holds more than its deltas, or carries a thought signature | `text` with the rest (maybe empty) and `metadata.thoughtSignature` (Gemini's `thoughtSignature` on a text part) |
- * | `item_start` / `item_delta` of reasoning | `text` with empty `content` and `thoughts: [{text}]` |
- * | `item_done` of reasoning with a signature or redacted data | `text` with empty `content`, `thoughts: [{text, signature?, redacted?}]` and `metadata.thoughtSignature` |
+ * | `item_start` / `item_delta` of reasoning | `text` with empty `content` and `thoughts: [{text, kind?}]` |
+ * | `item_done` of reasoning with a signature or redacted data | `text` with empty `content`, `thoughts: [{text, kind?, signature?, redacted?}]` and `metadata.thoughtSignature` |
  * | `item_done` of a function call the caller must run | `function_call` with `{name, args, id, thoughtSignature?}`; Gemini's `thoughtSignature` comes from the item's `provider_metadata` |
  * | `item_done` of a call the provider ran (`provider_executed`) | none: there is nothing for the caller to run |
- * | `item_error`, `response_error` | `error` with the `ProviderError` shape (no `originalError`: events never carry it) |
+ * | `item_error`, `response_error` | `error` with the `ProviderError` shape; `originalError` is the error's `raw` (the provider's own error, when it arrived inside the stream) |
  * | `response_done` | `done` with `metadata: {finishReason, usage?}` |
  * | anything else (`response_start`, argument deltas, tool results, cancellations, empty text) | none |
+ *
+ * A thought's `kind` is the reasoning kind its event states (the delta's, else its item
+ * start's; for an `item_done`, the final item's, else the start's), left out when none
+ * does (it is then raw): `thoughtSegments` folds chunks into the summary segments and
+ * the raw segments.
  *
  * Content-blocked responses reach this view already as `response_error` events of type
  * `content_blocked` (the provider normalizers classify them), so they become `error`
@@ -26,7 +31,7 @@
  * @since 0.1.0
  */
 import type { StreamEvent } from "@sluice/core"
-import { FinishReason, Json, ProviderError as CoreProviderError, Usage } from "@sluice/core"
+import { FinishReason, Json, OutputItem, ProviderError as CoreProviderError, Usage } from "@sluice/core"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -36,14 +41,17 @@ import { fromErrorObject } from "./internal/providerError.js"
 import * as Turn from "./Turn.js"
 
 /**
- * A piece of the model's thinking: its text, and what the provider needs to verify it
- * later (`signature`, or `redacted` for thinking the provider withheld).
+ * A piece of the model's thinking: its text, its `kind` when stated (`summary`, a
+ * summary the provider wrote, or `raw` thinking; absent is raw; since 0.2.0), and what
+ * the provider needs to verify it later (`signature`, or `redacted` for thinking the
+ * provider withheld).
  *
  * @since 0.1.0
  * @category schemas
  */
 export const ThoughtLogEntry = Schema.Struct({
   text: Schema.String,
+  kind: Schema.optionalKey(OutputItem.ReasoningKind),
   signature: Schema.optionalKey(Schema.String),
   redacted: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "ThoughtLogEntry" })
@@ -170,8 +178,10 @@ export const fromProviderError = (error: CoreProviderError.ProviderError): Proce
   error: providerError(error)
 })
 
-const thoughts = (text: string): Option.Option<ProcessedChunk> =>
-  text === "" ? Option.none() : Option.some({ type: "text", content: "", thoughts: [{ text }] })
+const thoughts = (text: string, kind: OutputItem.ReasoningKind | undefined): Option.Option<ProcessedChunk> =>
+  text === ""
+    ? Option.none()
+    : Option.some({ type: "text", content: "", thoughts: [kind === undefined ? { text } : { text, kind }] })
 
 const text = (content: string): Option.Option<ProcessedChunk> =>
   content === "" ? Option.none() : Option.some({ type: "text", content })
@@ -194,17 +204,20 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
   switch (payload.type) {
     case "item_start":
       if (payload.item_type === "message") return text(payload.initial_content ?? "")
-      if (payload.item_type === "reasoning") return thoughts(payload.initial_content ?? "")
+      if (payload.item_type === "reasoning") return thoughts(payload.initial_content ?? "", payload.reasoning_kind)
       return Option.none()
     case "item_delta": {
-      const type = Turn.item(before, payload.item_id)?.type
-      if (type === "message") return text(payload.delta_content)
-      if (type === "reasoning") return thoughts(payload.delta_content)
+      const item = Turn.item(before, payload.item_id)
+      if (item?.type === "message") return text(payload.delta_content)
+      if (item?.type === "reasoning") {
+        return thoughts(payload.delta_content, payload.reasoning_kind ?? item.reasoningKind)
+      }
       return Option.none()
     }
     case "item_done": {
       const final = payload.final_item
-      const streamed = Turn.item(before, payload.item_id)?.content ?? ""
+      const started = Turn.item(before, payload.item_id)
+      const streamed = started?.content ?? ""
       switch (final.type) {
         case "message": {
           if (final.origin !== "agent") return Option.none()
@@ -217,9 +230,11 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
         case "reasoning": {
           const signature = final.signature ?? stringField(final.provider_metadata, "thoughtSignature")
           const remainder = rest(final.content, streamed)
-          if (signature === undefined && final.redacted !== true) return thoughts(remainder)
+          const kind = final.reasoning_kind ?? started?.reasoningKind
+          if (signature === undefined && final.redacted !== true) return thoughts(remainder, kind)
           const entry: ThoughtLogEntry = {
             text: remainder,
+            ...(kind === undefined ? {} : { kind }),
             ...(signature === undefined ? {} : { signature }),
             ...(final.redacted === true ? { redacted: true } : {})
           }
@@ -261,6 +276,29 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
     default:
       return Option.none()
   }
+}
+
+/**
+ * The thoughts of some chunks, in order, kept apart by kind: `thoughtSummarySegments`
+ * (the summaries the provider wrote) and `thoughtRawSegments` (raw thinking, and
+ * thoughts of no stated kind). Empty texts are left out.
+ *
+ * @since 0.2.0
+ * @category folding
+ */
+export const thoughtSegments = (chunks: Iterable<ProcessedChunk>): {
+  readonly thoughtSummarySegments: ReadonlyArray<string>
+  readonly thoughtRawSegments: ReadonlyArray<string>
+} => {
+  const thoughtSummarySegments: Array<string> = []
+  const thoughtRawSegments: Array<string> = []
+  for (const chunk of chunks) {
+    for (const thought of chunk.thoughts ?? []) {
+      if (thought.text === "") continue
+      ;(thought.kind === "summary" ? thoughtSummarySegments : thoughtRawSegments).push(thought.text)
+    }
+  }
+  return { thoughtSummarySegments, thoughtRawSegments }
 }
 
 /**

@@ -11,11 +11,24 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })
 
+const ApprovalRequest = Schema.Struct({
+  id: Schema.String,
+  serverLabel: Schema.optionalKey(Schema.String),
+  name: Schema.String,
+  arguments: Json.JsonObject
+})
+
 /**
- * `{provider, status, text, reasoning, toolCalls, providerToolCalls, finishReason,
- * usage, errors}`. `toolCalls` are only the calls the caller must run;
+ * `{provider, status, text, reasoning, reasoningSummary, reasoningRaw, toolCalls,
+ * providerToolCalls, approvalRequests, finishReason, usage, errors}`. `reasoning` is all
+ * the reasoning text; `reasoningSummary` and `reasoningRaw` (since 0.2.0) keep the
+ * summaries the provider wrote apart from the raw thinking (text of no stated kind is
+ * raw), so `reasoning` holds both. `toolCalls` are only the calls the caller must run;
  * `providerToolCalls` are the calls the provider ran itself (web search, code
  * execution, ...: `provider_executed`), listed for information, never to be run.
+ * `approvalRequests` (since 0.2.0) are the questions the caller must answer (approve or
+ * deny) in the next request: `id` is the provider's request id the answer names,
+ * `serverLabel` the remote server, `name` and `arguments` the tool call it would make.
  *
  * @since 0.1.0
  * @category schemas
@@ -25,8 +38,11 @@ export const Summary = Schema.Struct({
   status: Schema.Literals(["pending", "streaming", "complete", "error", "aborted", "cancelled"]),
   text: Schema.String,
   reasoning: Schema.String,
+  reasoningSummary: Schema.String,
+  reasoningRaw: Schema.String,
   toolCalls: Schema.Array(ToolCall),
   providerToolCalls: Schema.Array(ToolCall),
+  approvalRequests: Schema.Array(ApprovalRequest),
   finishReason: Schema.NullOr(FinishReason.FinishReason),
   usage: Schema.Struct({
     input: Count,
@@ -56,7 +72,8 @@ export type Summary = typeof Summary.Type
  * Summarizes a turn. `text` and `reasoning` concatenate the agent's message items and
  * the reasoning items (finished items, or what arrived of unfinished ones); tool call
  * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}`; calls
- * the provider ran (`provider_executed`) go to `providerToolCalls`, not `toolCalls`.
+ * the provider ran (`provider_executed`) go to `providerToolCalls`, not `toolCalls`;
+ * approval requests go to `approvalRequests`, never to either list of calls.
  *
  * @since 0.1.0
  * @category constructors
@@ -64,14 +81,22 @@ export type Summary = typeof Summary.Type
 export const fromTurn = (turn: Turn.Turn): Summary => {
   let text = ""
   let reasoning = ""
+  let reasoningSummary = ""
+  let reasoningRaw = ""
+  const addReasoning = (item: Turn.TurnItem) => {
+    reasoning += item.content
+    reasoningSummary += item.reasoning?.summary ?? ""
+    reasoningRaw += item.reasoning?.raw ?? item.content
+  }
   const toolCalls: Array<Summary["toolCalls"][number]> = []
   const providerToolCalls: Array<Summary["providerToolCalls"][number]> = []
+  const approvalRequests: Array<Summary["approvalRequests"][number]> = []
   for (const item of turn.items) {
     if (item.status === "cancelled") continue
     const final = item.final
     if (final === undefined) {
       if (item.type === "message") text += item.content
-      else if (item.type === "reasoning") reasoning += item.content
+      else if (item.type === "reasoning") addReasoning(item)
       continue
     }
     switch (final.type) {
@@ -79,11 +104,19 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
         if (final.origin === "agent") text += final.content
         break
       case "reasoning":
-        reasoning += final.content
+        addReasoning(item)
         break
       case "function_call":
         ;(final.provider_executed === true ? providerToolCalls : toolCalls).push({
           id: final.call_id,
+          name: final.name,
+          arguments: Json.parseArguments(final.arguments)
+        })
+        break
+      case "approval_request":
+        approvalRequests.push({
+          id: final.provider_id,
+          ...(final.server_label === undefined ? {} : { serverLabel: final.server_label }),
           name: final.name,
           arguments: Json.parseArguments(final.arguments)
         })
@@ -98,8 +131,11 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
     status: turn.status,
     text,
     reasoning,
+    reasoningSummary,
+    reasoningRaw,
     toolCalls,
     providerToolCalls,
+    approvalRequests,
     finishReason: turn.finishReason,
     usage: { input, output, cacheRead, cacheWrite, reasoning: reasoningTokens, total },
     errors: turn.errors.map((error) => ({

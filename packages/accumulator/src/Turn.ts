@@ -21,9 +21,24 @@ import { AccumulatorError } from "./AccumulatorError.js"
 export type ItemStatus = "in_progress" | "done" | "error" | "cancelled"
 
 /**
+ * A reasoning item's text kept apart by kind (docs/events.md#output-items): the
+ * summaries the provider wrote of the model's thinking, and the raw thinking. Text of
+ * no stated kind is raw.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReasoningParts {
+  readonly summary: string
+  readonly raw: string
+}
+
+/**
  * One item of a turn. `contentIndex` is its position among the turn's items, assigned
  * when it starts (docs/views.md#messageaccumulator-over-event-patches). `content` is what its deltas carried (for a function call,
- * the argument text); `final` is the item from its `item_done`.
+ * the argument text); `final` is the item from its `item_done`. A reasoning item also
+ * has `reasoningKind`, the kind its start stated, and `reasoning`, its text by kind
+ * (both since 0.2.0).
  *
  * @since 0.1.0
  * @category models
@@ -37,6 +52,8 @@ export interface TurnItem {
   readonly name?: string | undefined
   readonly final?: OutputItem.OutputItem | undefined
   readonly error?: StreamEvent.ErrorObject | undefined
+  readonly reasoningKind?: OutputItem.ReasoningKind | undefined
+  readonly reasoning?: ReasoningParts | undefined
 }
 
 /**
@@ -112,6 +129,37 @@ const phaseOf = (status: TurnStatus): EventOrder.TurnPhase =>
 const itemStateOf = (item: TurnItem | undefined): EventOrder.ItemState =>
   item === undefined ? "unknown" : item.status === "in_progress" ? "open" : item.status
 
+const noReasoning: ReasoningParts = { summary: "", raw: "" }
+
+// Text of one kind added to a reasoning item's parts (no stated kind is raw).
+const addReasoning = (
+  parts: ReasoningParts,
+  kind: OutputItem.ReasoningKind | undefined,
+  text: string
+): ReasoningParts =>
+  text === ""
+    ? parts
+    : kind === "summary"
+    ? { summary: Text.append(parts.summary, text), raw: parts.raw }
+    : { summary: parts.summary, raw: Text.append(parts.raw, text) }
+
+// A reasoning item's parts once its final form came: what streamed when the final
+// content is what streamed; the rest of a final content that extends it, of the final's
+// kind (else the start's); otherwise the final content whole, of that kind.
+const finalReasoning = (
+  current: TurnItem | undefined,
+  final: OutputItem.ReasoningItem
+): ReasoningParts => {
+  const kind = final.reasoning_kind ?? current?.reasoningKind
+  if (current === undefined) return addReasoning(noReasoning, kind, final.content)
+  const parts = current.reasoning ?? noReasoning
+  if (final.content === current.content) return parts
+  if (final.content.startsWith(current.content)) {
+    return addReasoning(parts, kind, final.content.slice(current.content.length))
+  }
+  return addReasoning(noReasoning, kind, final.content)
+}
+
 // Puts `item` at `position`. The order rules already made sure an item is there.
 const replaceItem = (turn: Turn, position: number, item: TurnItem): Turn => {
   const items = turn.items.slice()
@@ -139,15 +187,28 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Result.Result<
     switch (payload.type) {
       case "item_delta":
         return Result.succeed(
-          replaceItem(turn, position, { ...current, content: Text.append(current.content, payload.delta_content) })
+          replaceItem(turn, position, {
+            ...current,
+            content: Text.append(current.content, payload.delta_content),
+            ...(current.reasoning === undefined ? {} : {
+              reasoning: addReasoning(
+                current.reasoning,
+                payload.reasoning_kind ?? current.reasoningKind,
+                payload.delta_content
+              )
+            })
+          })
         )
-      case "item_done":
+      case "item_done": {
+        const final = payload.final_item
         return Result.succeed(replaceItem(turn, position, {
           ...current,
           status: "done",
-          content: OutputItem.streamedContent(payload.final_item),
-          final: payload.final_item
+          content: OutputItem.streamedContent(final),
+          final,
+          ...(final.type === "reasoning" ? { reasoning: finalReasoning(current, final) } : {})
         }))
+      }
       case "item_cancelled":
         return Result.succeed(replaceItem(turn, position, { ...current, status: "cancelled" }))
       case "item_error": {
@@ -170,13 +231,20 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Result.Result<
     case "item_start": {
       const index = new Map(turn.index)
       index.set(payload.item_id, turn.items.length)
+      const content = payload.initial_content ?? payload.arguments ?? payload.code ?? ""
       const item: TurnItem = {
         id: payload.item_id,
         type: payload.item_type,
         contentIndex: turn.items.length,
         status: "in_progress",
-        content: payload.initial_content ?? payload.arguments ?? payload.code ?? "",
-        name: payload.name
+        content,
+        name: payload.name,
+        ...(payload.item_type === "reasoning"
+          ? {
+            ...(payload.reasoning_kind === undefined ? {} : { reasoningKind: payload.reasoning_kind }),
+            reasoning: addReasoning(noReasoning, payload.reasoning_kind, content)
+          }
+          : {})
       }
       return Result.succeed({ ...turn, items: [...turn.items, item], index })
     }
@@ -184,13 +252,15 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Result.Result<
       // An item_done for an item that never started: the item, whole.
       const index = new Map(turn.index)
       index.set(payload.item_id, turn.items.length)
+      const final = payload.final_item
       const item: TurnItem = {
         id: payload.item_id,
-        type: payload.final_item.type,
+        type: final.type,
         contentIndex: turn.items.length,
         status: "done",
-        content: OutputItem.streamedContent(payload.final_item),
-        final: payload.final_item
+        content: OutputItem.streamedContent(final),
+        final,
+        ...(final.type === "reasoning" ? { reasoning: finalReasoning(undefined, final) } : {})
       }
       return Result.succeed({ ...turn, items: [...turn.items, item], index })
     }

@@ -36,8 +36,11 @@ describe("Turn", () => {
       status: "complete",
       text: "Hello there",
       reasoning: "think",
+      reasoningSummary: "",
+      reasoningRaw: "think",
       toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1 } }],
       providerToolCalls: [],
+      approvalRequests: [],
       finishReason: "stop",
       usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 7 },
       errors: []

@@ -74,7 +74,8 @@ const itemTypes: ReadonlySet<unknown> = new Set([
   "tool_call",
   "tool_output",
   "error",
-  "compaction"
+  "compaction",
+  "approval_request"
 ])
 const changeTypes: ReadonlySet<unknown> = new Set(["created", "updated", "completed"])
 const statuses: ReadonlySet<unknown> = new Set(["streaming", "complete", "error", "aborted", "cancelled"])

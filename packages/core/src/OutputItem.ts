@@ -37,7 +37,8 @@ export const ItemType = Schema.Literals([
   "function_call_output",
   "error",
   "script_execution",
-  "compaction"
+  "compaction",
+  "approval_request"
 ]).annotate({ identifier: "ItemType" })
 
 /**
@@ -119,8 +120,29 @@ export const MessageItem = Schema.Struct({
 }).annotate({ identifier: "MessageItem" })
 
 /**
+ * What reasoning text is: `summary`, a summary of the model's thinking written for
+ * the reader (OpenAI Responses reasoning `summary` parts, Gemini thought parts, Claude 4
+ * models' summarized thinking), or `raw`, the thinking as the model produced it
+ * (Responses `reasoning_text`, Claude 3.7 and Anthropic-compatible servers' thinking,
+ * `reasoning_content` of OpenAI-compatible servers). Text of no stated kind counts as
+ * `raw`.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ReasoningKind = Schema.Literals(["summary", "raw"]).annotate({ identifier: "ReasoningKind" })
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type ReasoningKind = typeof ReasoningKind.Type
+
+/**
  * Reasoning: the visible thinking text or summary, plus whatever the provider needs to
- * verify it later (`signature`, redacted `data`, `encrypted_content`).
+ * verify it later (`signature`, redacted `data`, `encrypted_content`). `reasoning_kind`
+ * (since 0.2.0) says what `content` is when all of it is of one kind; an item whose
+ * deltas mix kinds leaves it out (its deltas say).
  *
  * @since 0.1.0
  * @category schemas
@@ -129,6 +151,7 @@ export const ReasoningItem = Schema.Struct({
   type: Schema.Literal("reasoning"),
   id: Schema.String,
   content: Schema.String,
+  reasoning_kind: Schema.optionalKey(ReasoningKind),
   provider_id: Schema.optionalKey(Schema.String),
   signature: Schema.optionalKey(Schema.String),
   redacted: Schema.optionalKey(Schema.Boolean),
@@ -226,6 +249,32 @@ export const CompactionItem = Schema.Struct({
 }).annotate({ identifier: "CompactionItem" })
 
 /**
+ * A request the application must answer before the provider goes on: the provider
+ * wants to call a tool on a remote server (OpenAI Responses `mcp_approval_request`)
+ * and asks whether it may. It is not a tool call for the caller to run, and it is
+ * never among the turn's tool calls: the caller answers it with an approval or a
+ * denial in the next request (OpenAI `mcp_approval_response` with
+ * `approval_request_id` = `provider_id`), and the provider then runs the tool or not.
+ *
+ * `server_label` names the server, `name` the tool it would call, `arguments` the raw
+ * JSON text of the call as the provider sent it, `provider_id` the provider's id of the
+ * request (what the answer refers to). `provider_metadata` keeps the rest of the
+ * provider's item.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ApprovalRequestItem = Schema.Struct({
+  type: Schema.Literal("approval_request"),
+  id: Schema.String,
+  provider_id: Schema.String,
+  server_label: Schema.optionalKey(Schema.String),
+  name: Schema.String,
+  arguments: Schema.String,
+  provider_metadata: providerMetadata
+}).annotate({ identifier: "ApprovalRequestItem" })
+
+/**
  * Any finished item.
  *
  * @since 0.1.0
@@ -238,7 +287,8 @@ export const OutputItem = Schema.Union([
   FunctionCallOutputItem,
   ErrorItem,
   ScriptExecutionItem,
-  CompactionItem
+  CompactionItem,
+  ApprovalRequestItem
 ]).annotate({ identifier: "OutputItem" })
 
 /**
@@ -290,9 +340,15 @@ export type ScriptExecutionItem = typeof ScriptExecutionItem.Type
 export type CompactionItem = typeof CompactionItem.Type
 
 /**
+ * @since 0.2.0
+ * @category models
+ */
+export type ApprovalRequestItem = typeof ApprovalRequestItem.Type
+
+/**
  * The text an item's `item_delta`s carry: a message's or reasoning's content, a
  * function call's argument text, a tool output, an error's message, a script's code, a
- * compaction's summary.
+ * compaction's summary, an approval request's argument text.
  *
  * @since 0.1.0
  * @category accessors
@@ -304,6 +360,7 @@ export const streamedContent = (item: OutputItem): string => {
     case "compaction":
       return item.content
     case "function_call":
+    case "approval_request":
       return item.arguments
     case "function_call_output":
       return item.output
@@ -332,3 +389,12 @@ export const isClientToolCall = (item: OutputItem): item is FunctionCallItem =>
  */
 export const isProviderToolCall = (item: OutputItem): item is FunctionCallItem =>
   item.type === "function_call" && item.provider_executed === true
+
+/**
+ * Whether an item is a request the application must answer (approve or deny) in the
+ * next request: an `approval_request`. Never a tool call to run.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isApprovalRequest = (item: OutputItem): item is ApprovalRequestItem => item.type === "approval_request"

@@ -9,7 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { FinishReason } from "./FinishReason.js"
 import * as Ids from "./Ids.js"
-import { ItemType, MessageOrigin, OutputItem } from "./OutputItem.js"
+import { JsonValue } from "./Json.js"
+import { ItemType, MessageOrigin, OutputItem, ReasoningKind } from "./OutputItem.js"
 import type { ProviderError } from "./ProviderError.js"
 import { ProviderErrorType } from "./ProviderError.js"
 import * as SchemaDecode from "./SchemaDecode.js"
@@ -39,8 +40,10 @@ export const TraceContext = Schema.Struct({
 export type TraceContext = typeof TraceContext.Type
 
 /**
- * Error details on the wire. Provider errors add their classification; the raw
- * provider error is never part of it.
+ * Error details on the wire. Provider errors add their classification. `raw` (since
+ * 0.2.0) is the provider's own error object when the error arrived inside the stream
+ * (an Anthropic `event: error`'s `error`, an OpenAI `error` event), as JSON; it is for
+ * logs (`ProcessedChunk` gives it back as `originalError`), never for deciding anything.
  *
  * @since 0.1.0
  * @category schemas
@@ -52,7 +55,8 @@ export const ErrorObject = Schema.Struct({
   type: Schema.optionalKey(ProviderErrorType),
   retryable: Schema.optionalKey(Schema.Boolean),
   status: Schema.optionalKey(Schema.Int),
-  retry_after_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+  retry_after_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  raw: Schema.optionalKey(JsonValue)
 }).annotate({ identifier: "ErrorObject" })
 
 /**
@@ -62,12 +66,14 @@ export const ErrorObject = Schema.Struct({
 export type ErrorObject = typeof ErrorObject.Type
 
 /**
- * The wire form of a `ProviderError`, without its raw cause.
+ * The wire form of a `ProviderError`. Its raw cause is left out unless the caller
+ * passes the provider's error object as `raw` (since 0.2.0: an error that arrived inside
+ * the stream, as JSON).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const errorObjectFromProviderError = (error: ProviderError): ErrorObject => {
+export const errorObjectFromProviderError = (error: ProviderError, raw?: JsonValue): ErrorObject => {
   const base: { -readonly [K in keyof ErrorObject]: ErrorObject[K] } = {
     code: error.code,
     message: error.message,
@@ -76,6 +82,7 @@ export const errorObjectFromProviderError = (error: ProviderError): ErrorObject 
   }
   if (error.status !== undefined) base.status = error.status
   if (error.retryAfterMs !== undefined) base.retry_after_ms = error.retryAfterMs
+  if (raw !== undefined) base.raw = raw
   return base
 }
 
@@ -99,6 +106,8 @@ export const ResponseStart = Schema.Struct({
 /**
  * An output item begins. A message may say its `origin` already (docs/upserts.md#held-items holds a user
  * message back until its `item_done` when its id names a user or its origin says so).
+ * A reasoning item may say its `reasoning_kind` (since 0.2.0): the kind of its
+ * `initial_content` and of every delta that states none.
  *
  * @since 0.1.0
  * @category schemas
@@ -111,11 +120,16 @@ export const ItemStart = Schema.Struct({
   name: Schema.optionalKey(Schema.String),
   arguments: Schema.optionalKey(Schema.String),
   code: Schema.optionalKey(Schema.String),
-  origin: Schema.optionalKey(MessageOrigin)
+  origin: Schema.optionalKey(MessageOrigin),
+  reasoning_kind: Schema.optionalKey(ReasoningKind)
 }).annotate({ identifier: "ItemStart" })
 
 /**
- * A piece of an item's content (text, reasoning text, or argument JSON text).
+ * A piece of an item's content (text, reasoning text, or argument JSON text). A
+ * reasoning delta may say its `reasoning_kind` (since 0.2.0; else its item's): a
+ * provider item that holds both a summary and raw thinking (a Responses reasoning item
+ * with `summary` and `reasoning_text` parts) stays one item, its deltas telling the
+ * two apart.
  *
  * @since 0.1.0
  * @category schemas
@@ -123,7 +137,8 @@ export const ItemStart = Schema.Struct({
 export const ItemDelta = Schema.Struct({
   type: Schema.Literal("item_delta"),
   item_id: Schema.String,
-  delta_content: Schema.String
+  delta_content: Schema.String,
+  reasoning_kind: Schema.optionalKey(ReasoningKind)
 }).annotate({ identifier: "ItemDelta" })
 
 /**

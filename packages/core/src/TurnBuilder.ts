@@ -8,8 +8,8 @@
  */
 import type { FinishReason } from "./FinishReason.js"
 import * as Ids from "./Ids.js"
-import type { JsonObject } from "./Json.js"
-import type { ItemType, OutputItem } from "./OutputItem.js"
+import type { JsonObject, JsonValue } from "./Json.js"
+import type { ItemType, OutputItem, ReasoningKind } from "./OutputItem.js"
 import { ProviderError } from "./ProviderError.js"
 import * as StreamEvent from "./StreamEvent.js"
 import * as Text from "./Text.js"
@@ -80,7 +80,8 @@ export interface OpenItem {
 /**
  * How an item starts: its id (`item_0`, `item_1`, ... in start order when left out),
  * the key the caller finds it by (its id when left out), a name (sent in
- * `item_start`), content it starts with, and provider metadata to hold.
+ * `item_start`), content it starts with, provider metadata to hold, and for reasoning
+ * the kind of its text (`reasoning_kind`, sent in `item_start`; since 0.2.0).
  *
  * @since 0.1.0
  * @category models
@@ -91,6 +92,7 @@ export interface OpenFields {
   readonly name?: string | undefined
   readonly initial_content?: string | undefined
   readonly metadata?: JsonObject | undefined
+  readonly reasoning_kind?: ReasoningKind | undefined
 }
 
 /**
@@ -234,6 +236,7 @@ export class TurnBuilder {
     if (fields.initial_content !== undefined && fields.initial_content !== "") {
       payload.initial_content = fields.initial_content
     }
+    if (fields.reasoning_kind !== undefined) payload.reasoning_kind = fields.reasoning_kind
     const item: OpenItem = {
       id,
       key: fields.key ?? id,
@@ -252,13 +255,22 @@ export class TurnBuilder {
     return this.open(out, type, fields).id
   }
 
-  /** Appends content to the item open under this key. Empty deltas are dropped. */
-  delta(out: Out, key: string, text: string): void {
+  /**
+   * Appends content to the item open under this key. Empty deltas are dropped. A
+   * reasoning delta may state its `reasoningKind` (since 0.2.0), when it differs from
+   * what its item's start said.
+   */
+  delta(out: Out, key: string, text: string, reasoningKind?: ReasoningKind): void {
     if (text === "") return
     const item = this.items.get(key)
     if (item === undefined) return
     item.content = Text.append(item.content, text)
-    this.emit({ type: "item_delta", item_id: item.id, delta_content: text }, out)
+    this.emit(
+      reasoningKind === undefined
+        ? { type: "item_delta", item_id: item.id, delta_content: text }
+        : { type: "item_delta", item_id: item.id, delta_content: text, reasoning_kind: reasoningKind },
+      out
+    )
   }
 
   /** Closes the item open under this key (or, when none is, the item with this id) with its final form. */
@@ -268,14 +280,18 @@ export class TurnBuilder {
     this.emit({ type: "item_done", item_id: item === undefined ? key : item.id, final_item: finalItem }, out)
   }
 
-  /** Emits a turn-level error; the turn will end with status `error`. */
-  error(out: Out, error: ProviderError): void {
+  /**
+   * Emits a turn-level error; the turn will end with status `error`. `raw` (since
+   * 0.2.0) is the provider's own error object, for an error that arrived inside the
+   * stream: it rides along as the error's `raw`.
+   */
+  error(out: Out, error: ProviderError, raw?: JsonValue): void {
     this.start(out)
     this.failed = true
     this.emit({
       type: "response_error",
       response_id: this.runId,
-      error: StreamEvent.errorObjectFromProviderError(error)
+      error: StreamEvent.errorObjectFromProviderError(error, raw)
     }, out)
   }
 

@@ -12,7 +12,9 @@ import { MessageOrigin, Source } from "./OutputItem.js"
 const Uuid = Schema.String.check(Schema.isGUID())
 
 /**
- * `message | reasoning | tool_call | tool_output | error`.
+ * `message | reasoning | tool_call | tool_output | error | compaction |
+ * approval_request`. An `approval_request` (since 0.2.0) is a question for the user
+ * (may the provider call this tool on this server?), never a tool call to run.
  *
  * @since 0.1.0
  * @category schemas
@@ -23,7 +25,8 @@ export const UIUpsertItemType = Schema.Literals([
   "tool_call",
   "tool_output",
   "error",
-  "compaction"
+  "compaction",
+  "approval_request"
 ]).annotate({
   identifier: "UIUpsertItemType"
 })
@@ -54,7 +57,10 @@ export type UIUpsertChangeType = typeof UIUpsertChangeType.Type
  * An item's full state so far. `providerExecuted` is `true` on the `tool_call` and
  * `tool_output` of a tool the provider ran itself (web search, code execution, ...),
  * which a UI shows as done by the provider and never offers to run. `sources` are the
- * sources a message cites (`OutputItem.Source`), on its `completed` upsert.
+ * sources a message cites (`OutputItem.Source`), on its `completed` upsert. An
+ * `approval_request` upsert names the tool in `toolName` and `toolArguments`, the server
+ * in `serverLabel`, and the provider's request id (what the answer refers to) in
+ * `approvalRequestId` (both since 0.2.0).
  *
  * @since 0.1.0
  * @category schemas
@@ -76,6 +82,8 @@ export const UIUpsert = Schema.Struct({
   success: Schema.optionalKey(Schema.Boolean),
   providerExecuted: Schema.optionalKey(Schema.Boolean),
   sources: Schema.optionalKey(Schema.Array(Source)),
+  serverLabel: Schema.optionalKey(Schema.String),
+  approvalRequestId: Schema.optionalKey(Schema.String),
   errorCode: Schema.optionalKey(Schema.String),
   errorMessage: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "UIUpsert" })

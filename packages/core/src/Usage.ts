@@ -5,12 +5,44 @@
  * is `input + cacheRead + cacheWrite + output`. The provider's own object is kept in
  * `raw`. Missing counts are zeros, never `NaN`.
  *
+ * `reasoning` is the part of `output` the model spent reasoning, never added to it.
+ * `iterations` (since 0.2.0) breaks a response's usage down by server-side sampling
+ * pass when the provider reports one (Anthropic `usage.iterations[]`: `message`,
+ * `compaction`, `advisor_message`, `fallback_message`), each with its own `model` when
+ * it ran on another model than the one requested. The top-level counts stay the
+ * provider's top-level figures; what a response bills is the sum over its
+ * iterations, each at its own model's price (docs/events.md#usage-and-finish-reasons).
+ *
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { JsonValue } from "./Json.js"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * One server-side sampling pass of a response: its kind as the provider names it
+ * (`message`, `compaction`, `advisor_message`, ...), the model it ran on when the
+ * provider names one (absent: the requested model), and its counts, counted like
+ * `Usage`'s (`input` excludes cache reads and writes).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const UsageIteration = Schema.Struct({
+  type: Schema.String,
+  model: Schema.optionalKey(Schema.String),
+  input: Count,
+  output: Count,
+  cacheRead: Count,
+  cacheWrite: Count
+}).annotate({ identifier: "UsageIteration" })
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type UsageIteration = typeof UsageIteration.Type
 
 /**
  * The usage schema.
@@ -25,6 +57,7 @@ export const Usage = Schema.Struct({
   cacheWrite: Count,
   reasoning: Count,
   total: Count,
+  iterations: Schema.optionalKey(Schema.Array(UsageIteration)),
   raw: Schema.optionalKey(JsonValue)
 }).annotate({ identifier: "Usage" })
 
@@ -47,7 +80,8 @@ const count = (n: number | null | undefined): number =>
 
 /**
  * Builds a usage from counts that may be missing, negative or not numbers; those
- * become zero. `total` is always derived.
+ * become zero. `total` is always derived. `iterations` is kept when given and not
+ * empty (its counts cleaned the same way).
  *
  * @since 0.1.0
  * @category constructors
@@ -58,6 +92,7 @@ export const make = (counts: {
   readonly cacheRead?: number | null | undefined
   readonly cacheWrite?: number | null | undefined
   readonly reasoning?: number | null | undefined
+  readonly iterations?: ReadonlyArray<UsageIteration> | undefined
   readonly raw?: JsonValue | undefined
 }): Usage => {
   const input = count(counts.input)
@@ -72,5 +107,19 @@ export const make = (counts: {
     reasoning: count(counts.reasoning),
     total: input + cacheRead + cacheWrite + output
   }
-  return counts.raw === undefined ? usage : { ...usage, raw: counts.raw }
+  const iterations = counts.iterations === undefined || counts.iterations.length === 0
+    ? undefined
+    : counts.iterations.map((iteration): UsageIteration => ({
+      type: iteration.type,
+      ...(iteration.model === undefined ? {} : { model: iteration.model }),
+      input: count(iteration.input),
+      output: count(iteration.output),
+      cacheRead: count(iteration.cacheRead),
+      cacheWrite: count(iteration.cacheWrite)
+    }))
+  return {
+    ...usage,
+    ...(iterations === undefined ? {} : { iterations }),
+    ...(counts.raw === undefined ? {} : { raw: counts.raw })
+  }
 }

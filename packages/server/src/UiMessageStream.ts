@@ -317,7 +317,10 @@ export const step = (state: State, event: StreamEvent.StreamEvent): readonly [St
         ? { type: "abort", reason: payload.status }
         : {
           type: "finish",
-          finishReason: payload.finish_reason ?? (payload.status === "error" ? "error" : "stop"),
+          // the AI SDK has no `paused`: a paused turn (to be continued) finishes as `other`
+          finishReason: payload.finish_reason === "paused"
+            ? "other"
+            : payload.finish_reason ?? (payload.status === "error" ? "error" : "stop"),
           ...(payload.usage === undefined ? {} : { messageMetadata: { usage: payload.usage } })
         }
       return [initial, [...closeAll(state), { type: "finish-step" }, ending]]

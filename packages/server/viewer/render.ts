@@ -112,6 +112,17 @@ const body = (upsert: Upsert, previous: HTMLElement | undefined): ReadonlyArray<
           markdown(upsert.content, previous)
         )
       ]
+    case "approval_request":
+      // a question for the user (may the provider call this tool?), never a call to run
+      return [
+        label(
+          "Approval requested ",
+          h("code", "tool-name", upsert.toolName ?? "(unnamed)"),
+          upsert.serverLabel === undefined ? undefined : h("span", "badge server-label", upsert.serverLabel),
+          stateBadge(upsert)
+        ),
+        h("pre", "args", formatJson(upsert.toolArguments ?? upsert.content))
+      ]
     case "error":
       return [
         label("Error ", h("code", "error-code", upsert.errorCode ?? "error"), stateBadge(upsert)),

@@ -26,7 +26,7 @@ export interface Source {
 export interface Upsert {
   readonly type: "item_upsert"
   readonly itemId: string
-  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error" | "compaction"
+  readonly itemType: "message" | "reasoning" | "tool_call" | "tool_output" | "error" | "compaction" | "approval_request"
   readonly changeType: "created" | "updated" | "completed"
   readonly content: string
   readonly origin?: "user" | "agent" | "system"
@@ -38,6 +38,8 @@ export interface Upsert {
   readonly success?: boolean
   readonly providerExecuted?: boolean
   readonly sources?: ReadonlyArray<Source>
+  readonly serverLabel?: string
+  readonly approvalRequestId?: string
   readonly errorCode?: string
   readonly errorMessage?: string
 }

@@ -2,8 +2,8 @@ import type { StreamEvent } from "@sluice/core"
 import { ProviderError } from "@sluice/core"
 
 /**
- * The `ProviderError` an error event carries. Events never carry the raw cause, so the
- * result has none.
+ * The `ProviderError` an error event carries, with the provider's own error as `raw`
+ * when the event has one (an error that arrived inside the stream).
  *
  * @internal
  */
@@ -14,5 +14,6 @@ export const fromErrorObject = (error: StreamEvent.ErrorObject): ProviderError.P
     code: error.code,
     message: error.message,
     ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retry_after_ms === undefined ? {} : { retryAfterMs: error.retry_after_ms })
+    ...(error.retry_after_ms === undefined ? {} : { retryAfterMs: error.retry_after_ms }),
+    ...(error.raw === undefined ? {} : { raw: error.raw })
   })

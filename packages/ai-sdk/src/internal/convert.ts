@@ -58,7 +58,11 @@ const keptMetadata = (metadata: Json.JsonObject | undefined): Json.JsonObject | 
   return signature === undefined || metadata === undefined ? metadata : { ...metadata, thoughtSignature: signature }
 }
 
-const finishReasonOf = (reason: string | { readonly unified: string }): FinishReason.FinishReason => {
+// The AI SDK has no paused reason: an Anthropic `pause_turn` shows only as the raw reason.
+const finishReasonOf = (
+  reason: string | { readonly unified: string; readonly raw?: string | undefined }
+): FinishReason.FinishReason => {
+  if (typeof reason !== "string" && reason.raw === "pause_turn") return "paused"
   const value = typeof reason === "string" ? reason : reason.unified
   return value === "stop" || value === "length" || value === "tool-calls" || value === "content-filter" ||
       value === "error"

@@ -21,10 +21,13 @@ export type AnyStreamPart =
   | Response.ToolCallPart<string, unknown>
   | Response.ToolResultPart<string, unknown, unknown>
 
+// Effect AI's `pause` (the provider paused the turn, to be continued) is Sluice's `paused`.
 const finishReasonOf = (reason: Response.FinishReason): FinishReason.FinishReason =>
   reason === "stop" || reason === "length" || reason === "tool-calls" || reason === "content-filter" ||
     reason === "error"
     ? reason
+    : reason === "pause"
+    ? "paused"
     : "other"
 
 const usageOf = (usage: Response.Usage): Usage.Usage => {

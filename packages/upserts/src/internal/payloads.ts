@@ -73,6 +73,7 @@ export const fromBuffer = (
       if (buffer.providerId !== undefined) upsert.providerId = buffer.providerId
       break
     case "tool_call":
+    case "approval_request":
       if (buffer.toolName !== undefined) upsert.toolName = buffer.toolName
       if (buffer.content !== "") upsert.toolArguments = toolArguments(buffer.content)
       break
@@ -135,6 +136,14 @@ export const fromFinalItem = (
       return {
         ...base(meta, itemId, "compaction", "completed", item.content),
         providerId: buffer?.providerId ?? meta.providerId
+      }
+    case "approval_request":
+      return {
+        ...base(meta, itemId, "approval_request", "completed", item.arguments),
+        toolName: item.name,
+        toolArguments: toolArguments(item.arguments),
+        approvalRequestId: item.provider_id,
+        ...(item.server_label === undefined ? {} : { serverLabel: item.server_label })
       }
     case "script_execution": {
       const upsert = base(meta, itemId, "tool_call", "completed", item.code)
