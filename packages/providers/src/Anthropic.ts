@@ -197,7 +197,11 @@ const Delta = Schema.Union([
 
 const BlockIndex = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const ErrorDetails = Schema.Struct({ type: Schema.String, message: Schema.String })
+// the error's other fields are kept: the whole object is the error's `raw`
+const ErrorDetails = Schema.StructWithRest(
+  Schema.Struct({ type: Schema.String, message: Schema.String }),
+  [Schema.Record(Schema.String, Json.JsonValue)]
+)
 
 /** The members of a stream event union, by `type`, with the given content block and delta schemas. */
 const chunkMembers = <B extends Schema.Top, D extends Schema.Top>(contentBlock: B, delta: D) =>
@@ -302,8 +306,9 @@ export const classifyError = (
 /**
  * The finish reason of a stop reason: `end_turn` and `stop_sequence` are `stop`,
  * `max_tokens` and `model_context_window_exceeded` are `length`, `tool_use` is
- * `tool-calls`, `refusal` is `content-filter`, anything else (`pause_turn`, ...) is
- * `other`.
+ * `tool-calls`, `refusal` is `content-filter`, `pause_turn` is `paused` (the turn
+ * stopped during a long server-tool run: send the response back unchanged as the last
+ * assistant message and the model continues it), anything else is `other`.
  *
  * @since 0.1.0
  * @category mappings
@@ -320,27 +325,53 @@ export const finishReason = (stopReason: string): FinishReason.FinishReason => {
       return "tool-calls"
     case "refusal":
       return "content-filter"
+    case "pause_turn":
+      return "paused"
     default:
       return "other"
   }
 }
 
-/** The sum of one count over the usage's `iterations`, or its top-level count when there are none. */
-const billed = (raw: Json.JsonObject, key: string): number | undefined => {
+// The iterations of a usage object (`usage.iterations[]`), each with its kind, its model
+// when it names one (an advisor's, a fallback's) and its counts; entries that are not
+// objects are skipped.
+const iterationsOf = (raw: Json.JsonObject): Array<Usage.UsageIteration> | undefined => {
   const iterations = raw.iterations
-  if (!Array.isArray(iterations) || iterations.length === 0) return countOf(raw, key)
-  let sum = 0
-  for (const iteration of iterations) sum += (Json.isObject(iteration) ? countOf(iteration, key) : undefined) ?? 0
-  return sum
+  if (!Array.isArray(iterations)) return undefined
+  return iterations.flatMap((iteration): Array<Usage.UsageIteration> => {
+    if (!Json.isObject(iteration)) return []
+    const model = iteration.model
+    return [{
+      type: typeof iteration.type === "string" ? iteration.type : "unknown",
+      ...(typeof model === "string" ? { model } : {}),
+      input: countOf(iteration, "input_tokens") ?? 0,
+      output: countOf(iteration, "output_tokens") ?? 0,
+      cacheRead: countOf(iteration, "cache_read_input_tokens") ?? 0,
+      cacheWrite: countOf(iteration, "cache_creation_input_tokens") ?? 0
+    }]
+  })
+}
+
+// `output_tokens_details.thinking_tokens`: never more than the output it is part of
+const thinkingOf = (raw: Json.JsonObject): number | undefined => {
+  const thinking = countOf(raw, "output_tokens_details", "thinking_tokens")
+  const output = countOf(raw, "output_tokens")
+  return thinking === undefined || output === undefined ? thinking : Math.min(thinking, output)
 }
 
 /**
  * Usage of an Anthropic usage object: `input_tokens` already excludes cache reads
  * (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`);
- * `output_tokens` includes thinking, which Anthropic does not count apart, so
- * `reasoning` is zero. When the usage has `iterations` (a turn that compacted the
- * context first: one iteration per sampling pass), the top-level counts cover only the
- * last one and every count is the sum over the iterations instead.
+ * `output_tokens` includes thinking, and `output_tokens_details.thinking_tokens` (when
+ * sent) says how much of it was thinking: that is `reasoning`, a part of `output`, never
+ * added to it.
+ *
+ * The counts are the top-level figures: the passes that produced the answer. When the
+ * usage has `iterations` (a context compaction, an advisor sub-inference, a server-tool
+ * loop, a fallback model), they become `Usage.iterations`, one entry per pass with its
+ * type, model and counts. The top-level figures leave out the `compaction` and
+ * `advisor_message` passes, which Anthropic bills too (an advisor's at its own model's
+ * price): the response's bill is the sum over the iterations, each at its model's price.
  *
  * @since 0.1.0
  * @category mappings
@@ -349,10 +380,12 @@ export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
   raw === undefined
     ? Usage.empty
     : Usage.make({
-      input: billed(raw, "input_tokens"),
-      output: billed(raw, "output_tokens"),
-      cacheRead: billed(raw, "cache_read_input_tokens"),
-      cacheWrite: billed(raw, "cache_creation_input_tokens"),
+      input: countOf(raw, "input_tokens"),
+      output: countOf(raw, "output_tokens"),
+      cacheRead: countOf(raw, "cache_read_input_tokens"),
+      cacheWrite: countOf(raw, "cache_creation_input_tokens"),
+      reasoning: thinkingOf(raw),
+      iterations: iterationsOf(raw),
       raw
     })
 
@@ -364,7 +397,13 @@ type Out = Array<StreamEvent.StreamEvent>
 
 type Block =
   | { readonly kind: "message"; readonly itemId: string; citations: Array<Json.JsonValue> | undefined }
-  | { readonly kind: "reasoning"; readonly itemId: string; signature: string; readonly data: string | undefined }
+  | {
+    readonly kind: "reasoning"
+    readonly itemId: string
+    signature: string
+    readonly data: string | undefined
+    readonly textKind: OutputItem.ReasoningKind | undefined
+  }
   | {
     readonly kind: "call"
     readonly itemId: string
@@ -407,6 +446,21 @@ const outOfOrder = (line: number, message: string): WireDecodeError =>
 const mismatch = (line: number, deltaType: string, kind: string, index: number): WireDecodeError =>
   unexpected(line, `${deltaType} does not belong in a ${kind} block (block ${index})`)
 
+/**
+ * Whether a model's thinking comes back summarized: Anthropic returns the thinking of
+ * Claude 4 and later models as a summary of the full thinking, Claude 3.7's (and any
+ * Anthropic-compatible server's model) as it was produced.
+ *
+ * @since 0.2.0
+ * @category mappings
+ */
+export const summarizesThinking = (model: string): boolean => {
+  const named = /claude-(?:opus|sonnet|haiku)-(\d+)/i.exec(model)
+  if (named !== null) return Number(named[1]) >= 4
+  const numbered = /claude-(\d+)(?:[-.]\d+)?-(?:opus|sonnet|haiku)/i.exec(model)
+  return numbered !== null && Number(numbered[1]) >= 4
+}
+
 const makeMachine = (options: NormalizeOptions | undefined, now: () => number) => {
   const builder = new TurnBuilder.TurnBuilder({ providerId, options, now })
   const blocks = new Map<number, Block>()
@@ -435,6 +489,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           type: "reasoning",
           id: block.itemId,
           content,
+          ...(block.textKind === undefined ? {} : { reasoning_kind: block.textKind }),
           provider_id: providerId,
           ...(block.signature === "" ? {} : { signature: block.signature }),
           ...(block.data === undefined ? {} : { redacted: true, data: block.data })
@@ -488,13 +543,15 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         return undefined
       }
       case "thinking": {
-        const itemId = builder.openItem(out, "reasoning", { initial_content: block.thinking })
-        blocks.set(index, { kind: "reasoning", itemId, signature: block.signature ?? "", data: undefined })
+        // a summary of the thinking for Claude 4 and later models, the thinking itself otherwise
+        const textKind = summarizesThinking(builder.modelId) ? "summary" : "raw"
+        const itemId = builder.openItem(out, "reasoning", { initial_content: block.thinking, reasoning_kind: textKind })
+        blocks.set(index, { kind: "reasoning", itemId, signature: block.signature ?? "", data: undefined, textKind })
         return undefined
       }
       case "redacted_thinking": {
         const itemId = builder.openItem(out, "reasoning")
-        blocks.set(index, { kind: "reasoning", itemId, signature: "", data: block.data })
+        blocks.set(index, { kind: "reasoning", itemId, signature: "", data: block.data, textKind: undefined })
         return undefined
       }
       case "tool_use":
@@ -583,9 +640,14 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
     }
   }
 
-  const fail = (out: Out, error: ProviderError.ProviderError, reason: FinishReason.FinishReason): void => {
+  const fail = (
+    out: Out,
+    error: ProviderError.ProviderError,
+    reason: FinishReason.FinishReason,
+    raw?: Json.JsonObject
+  ): void => {
     closeAll(out)
-    builder.error(out, error)
+    builder.error(out, error, raw)
     builder.finish(out, { finishReason: reason, usage: usage(rawUsage) })
   }
 
@@ -639,7 +701,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "ping":
         return undefined
       case "error":
-        fail(out, classifyError(chunk.error), "error")
+        // the wire's error object rides along as the error's `raw` (ProcessedChunk's originalError)
+        fail(out, classifyError(chunk.error), "error", chunk.error)
         return undefined
     }
   }

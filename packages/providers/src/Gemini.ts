@@ -314,6 +314,7 @@ const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
       type: "reasoning",
       id: item.id,
       content,
+      reasoning_kind: "summary",
       ...(item.signature === undefined ? {} : { signature: item.signature })
     }
   }
@@ -543,7 +544,11 @@ class GeminiTurn {
   private openText(out: Out, kind: "message" | "reasoning"): TextItem {
     this.closeText(out)
     this.closeCall(out)
-    const item: TextItem = { id: this.builder.openItem(out, kind), kind, signature: undefined }
+    // Gemini's thought parts are summaries of the model's thoughts (docs/providers.md)
+    const id = kind === "reasoning"
+      ? this.builder.open(out, kind, { reasoning_kind: "summary" }).id
+      : this.builder.openItem(out, kind)
+    const item: TextItem = { id, kind, signature: undefined }
     this.text = item
     return item
   }

@@ -1,6 +1,7 @@
 /**
  * An `LlmRequest` as a Gemini streaming request:
- * `POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse` with `x-goog-api-key`.
+ * `POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse` with `x-goog-api-key`
+ * (`:generateContent` for a non-streaming request, `streaming: false`).
  *
  * Model turns send back every `thoughtSignature` on the part it came on: thought
  * parts (`thought: true`), text parts and `functionCall` parts (Gemini refuses a turn
@@ -89,7 +90,9 @@ export const contents = (request: LlmRequest): Array<Json.JsonObject> =>
   ).map(({ entries, role }) => ({ role, parts: entries }))
 
 /**
- * The streaming request. The model may be given with or without its `models/` prefix.
+ * The streaming request (`:generateContent`, answered with one JSON body, when
+ * `request.streaming === false`). The model may be given with or without its `models/`
+ * prefix.
  *
  * @since 0.1.0
  * @category encoding
@@ -113,11 +116,16 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
       })
   }
   return {
-    url: join(options.baseUrl, `models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`),
+    url: join(
+      options.baseUrl,
+      `models/${encodeURIComponent(model)}:${
+        request.streaming === false ? "generateContent" : "streamGenerateContent?alt=sse"
+      }`
+    ),
     headers: {
       "x-goog-api-key": options.apiKey,
       "content-type": "application/json",
-      accept: "text/event-stream"
+      accept: request.streaming === false ? "application/json" : "text/event-stream"
     },
     body: {
       contents: contents(request),

@@ -15,7 +15,11 @@
  * @since 0.1.0
  */
 import { Json } from "@sluice/core"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 
 const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
 
@@ -162,7 +166,9 @@ export const Message = Schema.Union([UserMessage, AssistantMessage, ToolMessage]
 export type Message = typeof Message.Type
 
 /**
- * A tool the model may call: `parameters` is a JSON Schema object.
+ * A tool the model may call: `parameters` is a JSON Schema object. Decoding a tool
+ * without `parameters` gives `{}` (docs/generation.md#requests): a tool that takes no
+ * arguments need not spell out an empty schema. `tool` builds one the same way.
  *
  * @since 0.1.0
  * @category schemas
@@ -170,7 +176,7 @@ export type Message = typeof Message.Type
 export const ToolDefinition = Schema.Struct({
   name: Schema.String,
   description: optional(Schema.String),
-  parameters: Json.JsonObject
+  parameters: Json.JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({})))
 }).annotate({ identifier: "ToolDefinition" })
 
 /**
@@ -201,7 +207,25 @@ export const Reasoning = Schema.Struct({
 export type Reasoning = typeof Reasoning.Type
 
 /**
- * The request.
+ * The lowest `temperature` a request may ask for: 0.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const minTemperature = 0
+
+/**
+ * The highest `temperature` a request may ask for: 2, for every provider (OpenAI's and
+ * Gemini's range; Anthropic's own range ends at 1 and the API refuses more).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const maxTemperature = 2
+
+/**
+ * The request. `temperature` is from 0 to 2, `maxTokens` a positive integer; `streaming`
+ * chooses the streaming (default) or the non-streaming request.
  *
  * @since 0.1.0
  * @category schemas
@@ -211,9 +235,14 @@ export const LlmRequest = Schema.Struct({
   system: optional(Schema.String),
   messages: Schema.Array(Message),
   tools: optional(Schema.Array(ToolDefinition)),
-  temperature: optional(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))),
+  temperature: optional(Schema.Finite.check(Schema.isBetween({ minimum: minTemperature, maximum: maxTemperature }))),
   maxTokens: optional(Schema.Int.check(Schema.isGreaterThan(0))),
-  reasoning: optional(Reasoning)
+  reasoning: optional(Reasoning),
+  /**
+   * `false` sends the provider's non-streaming request (its whole answer as one JSON
+   * body) and turns that answer into the same events; absent or `true` streams.
+   */
+  streaming: optional(Schema.Boolean)
 }).annotate({ identifier: "LlmRequest" })
 
 /**
@@ -242,3 +271,94 @@ export const prompt = (
  */
 export const isFor = (part: { readonly provider?: string | undefined }, provider: string): boolean =>
   part.provider === undefined || part.provider === provider
+
+/**
+ * A request that breaks a rule of `LlmRequest` (docs/generation.md#requests): `field`
+ * names the offending field by its path (`temperature`, `tools[1].name`), `message`
+ * says what was wrong with it.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class LlmRequestError extends Schema.TaggedError<LlmRequestError>()("LlmRequestError", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+const pathOf = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (out, key) => typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`,
+    ""
+  )
+
+const decodeRequest = SchemaParser.decodeUnknownResult(LlmRequest)
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * Checks a request (typed or not) against every rule of `LlmRequest` and fills its
+ * defaults: a tool without `parameters` gets `{}`. The rules hold for every provider:
+ * `temperature` a number from 0 to 2, `maxTokens` a positive integer, a non-empty
+ * model. Fails with a `LlmRequestError` naming the first offending field.
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export const validateResult = (request: unknown): Result.Result<LlmRequest, LlmRequestError> => {
+  const decoded = decodeRequest(request)
+  return Result.isSuccess(decoded) ? Result.succeed(decoded.success) : Result.fail(errorOf(decoded.failure))
+}
+
+const errorOf = (issue: SchemaIssue.Issue): LlmRequestError => {
+  const first = formatIssue(issue).issues[0]
+  const field = pathOf((first?.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment))
+  const message = first?.message ?? "invalid request"
+  return new LlmRequestError({
+    field: field === "" ? "request" : field,
+    message: field === "temperature"
+      ? `temperature must be a number from ${minTemperature} to ${maxTemperature}: ${message}`
+      : `${field === "" ? "request" : field}: ${message}`
+  })
+}
+
+const { messages: _messages, ...optionFields } = LlmRequest.fields
+const decodeOptions = SchemaParser.decodeUnknownResult(Schema.Struct(optionFields))
+
+/**
+ * `validateResult` for a request already typed as `LlmRequest`: the same rules and
+ * defaults for everything but the conversation, which is taken as it is (its parts are
+ * typed already, and any value it carries goes to the provider unchanged). What the live
+ * client and the generation entry point check before sending.
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export const checkResult = (request: LlmRequest): Result.Result<LlmRequest, LlmRequestError> => {
+  const { messages, ...options } = request
+  const decoded = decodeOptions(options)
+  if (Result.isSuccess(decoded)) return Result.succeed({ ...decoded.success, messages })
+  return Result.fail(errorOf(decoded.failure))
+}
+
+/**
+ * `validateResult` as an Effect.
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export const validate = (request: unknown): Effect.Effect<LlmRequest, LlmRequestError> =>
+  Effect.fromResult(validateResult(request))
+
+/**
+ * A tool definition; `parameters` defaults to `{}` (no arguments).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const tool = (
+  name: string,
+  options: { readonly description?: string | undefined; readonly parameters?: Json.JsonObject | undefined } = {}
+): ToolDefinition => ({
+  name,
+  ...(options.description === undefined ? {} : { description: options.description }),
+  parameters: options.parameters ?? {}
+})

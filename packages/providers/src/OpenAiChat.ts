@@ -3,11 +3,17 @@
  * OpenRouter, ...): the streaming body (`chat.completion.chunk` events and `[DONE]`)
  * and the non-streaming `chat.completion` response, into StreamEvents.
  *
- * - `content` deltas become a `message` item; `refusal` deltas a `message` item with
+ * - `content` deltas become a `message` item; a `content` array of typed parts
+ *   (Mistral) gives its `text` parts to the message and its `thinking` parts (their own
+ *   arrays of text parts) to the `reasoning` item, and keeps parts of other kinds
+ *   (`reference`, ...) in the message's `provider_metadata.other_content`;
+ *   `refusal` deltas a `message` item with
  *   `provider_metadata.refusal: true` (and the turn gets a `content_blocked` error).
  * - `reasoning_content` (DeepSeek) and `reasoning` / `reasoning_details`
  *   (OpenRouter) deltas become a `reasoning` item; a `reasoning_details` signature
- *   becomes its `signature` and encrypted details its `encrypted_content`.
+ *   becomes its `signature` and encrypted details its `encrypted_content`; the details
+ *   themselves, merged across chunks, are kept in `provider_metadata.reasoning_details`
+ *   to go back in the next request as they came.
  * - `tool_calls` fragments (and the legacy `function_call`) go through
  *   `ToolCallAccumulator` and become `function_call` items, finalized when the turn
  *   ends.
@@ -82,23 +88,53 @@ const ToolCallFragment = Schema.Struct({
   function: optional(FunctionFragment)
 })
 
-const ReasoningDetail = Schema.Struct({
-  type: Schema.String,
-  text: optional(Schema.String),
-  summary: optional(Schema.String),
-  signature: optional(Schema.String),
-  data: optional(Schema.String)
+/**
+ * One OpenRouter `reasoning_details` entry (`reasoning.text`, `reasoning.summary`,
+ * `reasoning.encrypted`): every field is kept, so that the details can go back in the
+ * next request as they came.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ReasoningDetail = Schema.StructWithRest(
+  Schema.Struct({
+    type: Schema.String,
+    text: optional(Schema.String),
+    summary: optional(Schema.String),
+    signature: optional(Schema.String),
+    data: optional(Schema.String)
+  }),
+  [JsonFields]
+).annotate({ identifier: "OpenAiChatReasoningDetail" })
+
+/**
+ * One typed part of a `content` array (Mistral): `{"type": "text", "text"}`,
+ * `{"type": "thinking", "thinking": [<text parts>]}`, `{"type": "reference",
+ * "reference_ids"}`, or any other kind, kept as it came.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ContentPart = Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [JsonFields]).annotate({
+  identifier: "OpenAiChatContentPart"
 })
 
 /**
- * A chunk's `delta` (and, in the non-streaming response, the `message`).
+ * @since 0.2.0
+ * @category models
+ */
+export type ContentPart = typeof ContentPart.Type
+
+/**
+ * A chunk's `delta` (and, in the non-streaming response, the `message`). `content` is
+ * a string, or (Mistral) an array of typed parts.
  *
  * @since 0.1.0
  * @category schemas
  */
 export const Delta = Schema.Struct({
   role: optional(Schema.String),
-  content: optional(Schema.String),
+  content: optional(Schema.Union([Schema.String, Schema.Array(ContentPart)])),
   refusal: optional(Schema.String),
   reasoning_content: optional(Schema.String),
   reasoning: optional(Schema.String),
@@ -268,6 +304,61 @@ interface Reasoning {
   readonly itemId: string
   signature: string
   encrypted: string
+  /** the `reasoning_details` entries as they stand, merged across chunks */
+  readonly details: Array<Record<string, Json.JsonValue>>
+  /** the kinds of text it received */
+  readonly kinds: Set<"summary" | "raw">
+}
+
+// the fields of a `reasoning_details` entry that stream in pieces
+const streamedDetailFields = ["text", "summary", "data", "signature"]
+
+/**
+ * Merges one streamed `reasoning_details` entry into the entries so far: an entry of the
+ * same `type` and `index` (or, without an `index`, the last entry when it is a text or
+ * summary entry of the same type without one) grows by its streamed fields, and takes the
+ * other fields it lacks; any other entry is added as it came.
+ */
+const mergeDetail = (details: Array<Record<string, Json.JsonValue>>, detail: typeof ReasoningDetail.Type): void => {
+  const index = detail.index
+  let target: Record<string, Json.JsonValue> | undefined
+  if (index !== undefined && index !== null) {
+    for (let i = details.length - 1; i >= 0 && target === undefined; i--) {
+      const known = details[i]!
+      if (known.type === detail.type && known.index === index) target = known
+    }
+  } else {
+    const last = details.at(-1)
+    if (
+      last !== undefined && last.type === detail.type && (last.index === undefined || last.index === null) &&
+      detail.type !== "reasoning.encrypted"
+    ) target = last
+  }
+  if (target === undefined) {
+    const copy: Record<string, Json.JsonValue> = {}
+    for (const [key, value] of Object.entries(detail)) if (value !== undefined) copy[key] = value
+    details.push(copy)
+    return
+  }
+  for (const [key, value] of Object.entries(detail)) {
+    if (value === undefined || value === null) continue
+    const known = target[key]
+    if (streamedDetailFields.includes(key) && typeof value === "string" && typeof known === "string") {
+      target[key] = known + value
+    } else if (known === undefined || known === null) target[key] = value
+  }
+}
+
+/** The text of a Mistral `thinking` part: its `thinking` is an array of text parts (or a string). */
+const thinkingText = (value: Json.JsonValue | undefined): string => {
+  if (typeof value === "string") return value
+  if (!Array.isArray(value)) return ""
+  let text = ""
+  for (const part of value) {
+    if (typeof part === "string") text += part
+    else if (Json.isObject(part) && typeof part.text === "string") text += part.text
+  }
+  return text
 }
 
 const makeMachine = (providerId: string, options: NormalizeOptions | undefined, now: () => number) => {
@@ -275,6 +366,8 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   const calls = new ToolCalls()
   const callItems: Array<string | undefined> = []
   let message: string | undefined
+  // content parts of kinds that carry no text (Mistral `reference`, ...), for the message
+  let otherContent: Array<Json.JsonObject> = []
   let refusal: string | undefined
   let reasoning: Reasoning | undefined
   let reason: string | null = null
@@ -283,20 +376,29 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
 
   const closeMessage = (out: Out): void => {
     if (message === undefined) return
-    builder.done(out, message, { type: "message", id: message, content: builder.content(message), origin: "agent" })
+    builder.done(out, message, {
+      type: "message",
+      id: message,
+      content: builder.content(message),
+      origin: "agent",
+      ...(otherContent.length === 0 ? {} : { provider_metadata: { other_content: otherContent } })
+    })
     message = undefined
+    otherContent = []
   }
 
   const closeReasoning = (out: Out): void => {
     if (reasoning === undefined) return
-    const { encrypted, itemId, signature } = reasoning
+    const { details, encrypted, itemId, kinds, signature } = reasoning
     builder.done(out, itemId, {
       type: "reasoning",
       id: itemId,
       content: builder.content(itemId),
+      ...(kinds.size === 1 && kinds.has("summary") ? { reasoning_kind: "summary" as const } : {}),
       provider_id: providerId,
       ...(signature === "" ? {} : { signature }),
-      ...(encrypted === "" ? {} : { encrypted_content: encrypted })
+      ...(encrypted === "" ? {} : { encrypted_content: encrypted }),
+      ...(details.length === 0 ? {} : { provider_metadata: { reasoning_details: details } })
     })
     reasoning = undefined
   }
@@ -304,23 +406,43 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   const openReasoning = (out: Out): Reasoning => {
     if (reasoning !== undefined) return reasoning
     closeMessage(out)
-    reasoning = { itemId: builder.openItem(out, "reasoning"), signature: "", encrypted: "" }
+    reasoning = {
+      itemId: builder.openItem(out, "reasoning"),
+      signature: "",
+      encrypted: "",
+      details: [],
+      kinds: new Set()
+    }
     return reasoning
   }
 
   const onReasoning = (delta: Delta, out: Out): void => {
     const text = delta.reasoning_content ?? delta.reasoning
     let detailText = ""
+    // whether the details' text is all summary (`reasoning.summary`), not raw thinking
+    let summaries = 0
+    let raws = 0
     const details = delta.reasoning_details ?? noDetails
     for (let i = 0; i < details.length; i++) {
       const detail = details[i]!
+      mergeDetail(openReasoning(out).details, detail)
       if (detail.signature != null && detail.signature !== "") openReasoning(out).signature += detail.signature
       if (detail.type === "reasoning.encrypted" && detail.data != null) openReasoning(out).encrypted += detail.data
-      detailText += detail.text ?? detail.summary ?? ""
+      const piece = detail.text ?? detail.summary ?? ""
+      if (piece !== "") {
+        if (detail.type === "reasoning.summary") summaries++
+        else raws++
+      }
+      detailText += piece
     }
     // `reasoning` repeats the text of `reasoning_details`; read the details only alone
     const visible = text ?? detailText
-    if (visible !== "") builder.delta(out, openReasoning(out).itemId, visible)
+    if (visible === "") return
+    const state = openReasoning(out)
+    // OpenRouter's summaries are stated as such; all other reasoning text is raw
+    const kind = summaries > 0 && raws === 0 ? "summary" : "raw"
+    state.kinds.add(kind)
+    builder.delta(out, state.itemId, visible, kind === "summary" ? "summary" : undefined)
   }
 
   const onToolCall = (
@@ -337,13 +459,41 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (itemId !== undefined) builder.delta(out, itemId, calls.text)
   }
 
+  const onText = (text: string, out: Out): void => {
+    if (text === "") return
+    closeReasoning(out)
+    if (message === undefined) message = builder.openItem(out, "message")
+    builder.delta(out, message, text)
+  }
+
+  // a content array (Mistral): text parts are the message, thinking parts reasoning,
+  // parts of other kinds are kept on the message as they came
+  const onContentParts = (parts: ReadonlyArray<ContentPart>, out: Out): void => {
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!
+      if (part.type === "text") onText(typeof part.text === "string" ? part.text : "", out)
+      else if (part.type === "thinking") {
+        const text = thinkingText(part.thinking)
+        if (text !== "") {
+          const state = openReasoning(out)
+          state.kinds.add("raw")
+          builder.delta(out, state.itemId, text)
+        }
+      } else {
+        if (message === undefined) {
+          closeReasoning(out)
+          message = builder.openItem(out, "message")
+        }
+        otherContent.push(part)
+      }
+    }
+  }
+
   const onDelta = (delta: Delta, out: Out): void => {
     onReasoning(delta, out)
-    if (delta.content != null && delta.content !== "") {
-      closeReasoning(out)
-      if (message === undefined) message = builder.openItem(out, "message")
-      builder.delta(out, message, delta.content)
-    }
+    const content = delta.content
+    if (typeof content === "string") onText(content, out)
+    else if (content != null) onContentParts(content, out)
     if (delta.refusal != null && delta.refusal !== "") {
       if (refusal === undefined) refusal = builder.openItem(out, "message")
       builder.delta(out, refusal, delta.refusal)
@@ -384,10 +534,10 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     })
   }
 
-  const block = (out: Out, error: ProviderError.ProviderError): void => {
+  const block = (out: Out, error: ProviderError.ProviderError, raw?: Json.JsonValue): void => {
     if (blocked) return
     blocked = true
-    builder.error(out, error)
+    builder.error(out, error, raw)
   }
 
   const finish = (out: Out): void => {
@@ -425,8 +575,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     }
     if (chunk.error != null) {
       const error = classifyError(chunk.error)
-      if (error.type === "content_blocked") block(out, error)
-      else builder.error(out, error)
+      // the wire's error object, every field kept (`originalError` of a ProcessedChunk)
+      if (error.type === "content_blocked") block(out, error, chunk.error)
+      else builder.error(out, error, chunk.error)
     }
   }
 

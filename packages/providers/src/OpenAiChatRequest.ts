@@ -4,7 +4,8 @@
  * and `stream_options.include_usage` (so the last chunk carries usage). Also the
  * request of OpenAI-compatible servers (`variant` `openai-compatible`: `max_tokens`
  * instead of `max_completion_tokens`, and DeepSeek's `reasoning_content` sent back on
- * assistant turns it came on).
+ * assistant turns it came on, or OpenRouter's `reasoning_details`, the entries as they
+ * came, signatures and encrypted data byte for byte).
  *
  * Chat Completions has no field for reasoning of its own: OpenAI reasoning is not sent
  * back (use the Responses API for that), nor is any other provider's.
@@ -36,6 +37,7 @@ export type Variant = "openai-chat" | "openai-compatible"
 const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject | undefined => {
   let content = ""
   let reasoning = ""
+  const details: Array<Json.JsonValue> = []
   const calls: Array<Json.JsonObject> = []
   for (const part of message.parts) {
     switch (part._tag) {
@@ -52,15 +54,22 @@ const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject
           function: { name: part.name, arguments: part.arguments }
         })
         break
-      case "provider_item":
+      case "provider_item": {
+        const sent = part.item.reasoning_details
+        if (
+          variant === "openai-compatible" && part.provider === variant && part.item.type === "reasoning_details" &&
+          Array.isArray(sent)
+        ) details.push(...sent)
         break
+      }
     }
   }
-  if (content === "" && reasoning === "" && calls.length === 0) return undefined
+  if (content === "" && reasoning === "" && details.length === 0 && calls.length === 0) return undefined
   return {
     role: "assistant",
     content: content === "" && calls.length > 0 ? null : content,
-    ...(reasoning === "" ? {} : { reasoning_content: reasoning }),
+    // OpenRouter takes its details back whole (their text included); DeepSeek its text
+    ...(details.length > 0 ? { reasoning_details: details } : reasoning === "" ? {} : { reasoning_content: reasoning }),
     ...(calls.length === 0 ? {} : { tool_calls: calls })
   }
 }

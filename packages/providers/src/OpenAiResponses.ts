@@ -10,9 +10,19 @@
  * `image_generation_call`, `mcp_call`, `mcp_list_tools`: OpenAI runs them) becomes a
  * provider-executed `function_call` named after its type (an MCP call after its tool)
  * with what the tool was asked as arguments, followed by a provider-executed
- * `function_call_output` with what it gave. Every other output item
- * (`custom_tool_call`, `computer_call`, ...) becomes a `function_call` named after its
- * type (or its tool), with the whole item in `provider_metadata.item`.
+ * `function_call_output` with what it gave. The client calls of their own kind keep the
+ * whole item in `provider_metadata.item` and are named after their tool: a
+ * `custom_tool_call` (its free-text input as `{"input": ...}`), an `apply_patch_call`
+ * (`apply_patch`, its operation), a `local_shell_call` (`local_shell`) and a
+ * `shell_call` (`shell`) with their `action` as sent, a client `tool_search_call`, a
+ * `computer_call`. A
+ * `shell_call` in a hosted container and a server `tool_search_call` are OpenAI's: their
+ * output items in the stream become their provider-executed results. An
+ * `mcp_approval_request` is an `approval_request` item, never a tool call. Reasoning
+ * text from every source (deltas, `.done` events, the finished item) is folded once per
+ * part, summaries and raw `reasoning_text` each stated as such. Any other output item
+ * becomes a `function_call` named after its type, with the whole item in
+ * `provider_metadata.item`.
  *
  * @since 0.1.0
  */
@@ -27,6 +37,9 @@ import { endTruncated, finishWith } from "./internal/endTurn.js"
 import * as HostedTools from "./internal/hostedTools.js"
 import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
+
+// an error event as it came, for `originalError` (parsed JSON always passes)
+const isJson = Schema.is(Json.JsonValue)
 import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
@@ -111,11 +124,26 @@ export const Response = Schema.Struct({
  */
 export type Response = typeof Response.Type
 
+const Index = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const EventType = Schema.Struct({ type: Schema.String })
 const LifecycleEvent = Schema.Struct({ response: Response })
-const OutputItemEvent = Schema.Struct({ output_index: optional(Schema.Number), item: RawOutputItem })
-const DeltaEvent = Schema.Struct({ item_id: Schema.String, delta: Schema.String })
-const SummaryPartEvent = Schema.Struct({ item_id: Schema.String, summary_index: Schema.Number })
+const OutputItemEvent = Schema.Struct({ output_index: nullable(Index), item: RawOutputItem })
+const DeltaEvent = Schema.Struct({
+  item_id: nullable(Schema.String),
+  output_index: nullable(Index),
+  delta: Schema.String
+})
+// the reasoning events: `.delta`, `.done`, `reasoning_summary_part.*`, `content_part.*`;
+// gateways leave out `item_id` or the index at times
+const ReasoningEvent = Schema.Struct({
+  item_id: nullable(Schema.String),
+  output_index: nullable(Index),
+  summary_index: nullable(Index),
+  content_index: nullable(Index),
+  delta: nullable(Schema.String),
+  text: nullable(Schema.String),
+  part: nullable(Schema.Struct({ type: nullable(Schema.String), text: nullable(Schema.String) }))
+})
 const ErrorEvent = Schema.Struct({
   code: nullable(Schema.String),
   message: nullable(Schema.String),
@@ -136,6 +164,11 @@ const ReasoningWire = Schema.Struct({
   content: nullable(Schema.Array(TextPart)),
   encrypted_content: nullable(Schema.String)
 })
+const ApprovalWire = Schema.Struct({
+  name: Schema.String,
+  arguments: Schema.String,
+  server_label: optional(Schema.String)
+})
 const FunctionCallWire = Schema.Struct({
   id: Schema.String,
   call_id: Schema.String,
@@ -147,11 +180,12 @@ const decodeEventType = decodeValue(provider, EventType)
 const decodeLifecycle = decodeValue(provider, LifecycleEvent)
 const decodeOutputItemEvent = decodeValue(provider, OutputItemEvent)
 const decodeDelta = decodeValue(provider, DeltaEvent)
-const decodeSummaryPart = decodeValue(provider, SummaryPartEvent)
+const decodeReasoningEvent = decodeValue(provider, ReasoningEvent)
 const decodeErrorEvent = decodeValue(provider, ErrorEvent)
 const decodeMessage = decodeValue(provider, MessageWire)
 const decodeReasoning = decodeValue(provider, ReasoningWire)
 const decodeFunctionCall = decodeValue(provider, FunctionCallWire)
+const decodeApproval = decodeValue(provider, ApprovalWire)
 const decodeResponse = decodeValue(provider, Response)
 
 // ---------------------------------------------------------------------------
@@ -193,25 +227,111 @@ export const toUsage = (usage: ResponseUsage | null | undefined): Usage.Usage =>
 // Output items
 // ---------------------------------------------------------------------------
 
-const itemTypeOf = (type: string): OutputItem.ItemType =>
-  type === "message" ? "message" : type === "reasoning" ? "reasoning" : "function_call"
-
-/** Items the client must run: the turn then ends with `tool-calls`. */
-const isClientCall = (type: string): boolean => type === "function_call" || type === "custom_tool_call"
-
-const executedBy = (type: string): { readonly provider_executed?: true } =>
-  HostedTools.isHosted(type) ? { provider_executed: true } : {}
-
 const stringField = (item: RawOutputItem, key: string): string | undefined => {
   const value = item[key]
   return typeof value === "string" ? value : undefined
 }
 
+/** The tool name of the items named after their tool, not a `name` field (the request's tool type). */
+const toolNames: Readonly<Record<string, string>> = {
+  local_shell_call: "local_shell",
+  shell_call: "shell",
+  apply_patch_call: "apply_patch",
+  tool_search_call: "tool_search"
+}
+
+/** A `shell_call` run in a hosted container (its `environment` is not `local`): OpenAI runs it. */
+const isHostedShell = (item: RawOutputItem): boolean => {
+  const environment = item.environment
+  return item.type === "shell_call" && Json.isObject(environment) && environment.type !== "local"
+}
+
+/** A tool search OpenAI runs itself (`execution` `server`, the default). */
+const isServerSearch = (item: RawOutputItem): boolean =>
+  (item.type === "tool_search_call" || item.type === "tool_search_output") && item.execution !== "client"
+
+/** Output items that report a result OpenAI produced in the turn: a hosted shell's, a tool search's. */
+const isProviderOutput = (item: RawOutputItem): boolean =>
+  item.type === "shell_call_output" || (item.type === "tool_search_output" && isServerSearch(item))
+
+/** Items the client must run: the turn then ends with `tool-calls`. */
+const isClientCall = (item: RawOutputItem): boolean => {
+  switch (item.type) {
+    case "function_call":
+    case "custom_tool_call":
+    case "apply_patch_call":
+    case "local_shell_call":
+    case "computer_call":
+      return true
+    case "shell_call":
+      return !isHostedShell(item)
+    case "tool_search_call":
+      return !isServerSearch(item)
+    default:
+      return false
+  }
+}
+
+/** Items OpenAI ran itself: hosted tools, a shell in a hosted container, a server tool search. */
+const isProviderExecuted = (item: RawOutputItem): boolean =>
+  HostedTools.isHosted(item.type) || isHostedShell(item) ||
+  (item.type === "tool_search_call" && isServerSearch(item)) || isProviderOutput(item)
+
+const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
+  item.type === "message"
+    ? "message"
+    : item.type === "reasoning"
+    ? "reasoning"
+    : item.type === "mcp_approval_request"
+    ? "approval_request"
+    : isProviderOutput(item)
+    ? "function_call_output"
+    : "function_call"
+
+const executedBy = (item: RawOutputItem): { readonly provider_executed?: true } =>
+  isProviderExecuted(item) ? { provider_executed: true } : {}
+
 /** The name under which an item that is not a message or reasoning is reported. */
 const callName = (item: RawOutputItem): string =>
-  item.type === "function_call" || item.type === "custom_tool_call" || item.type === "mcp_call"
+  item.type === "function_call" || item.type === "custom_tool_call" || item.type === "mcp_call" ||
+    item.type === "mcp_approval_request"
     ? stringField(item, "name") ?? item.type
-    : item.type
+    : toolNames[item.type] ?? item.type
+
+/** The call id of a call item: its `call_id`, else its item id. */
+const callIdOf = (item: RawOutputItem, id: string): string => stringField(item, "call_id") ?? item.id ?? id
+
+/**
+ * The JSON text of what a call item that is not a plain function call asks: a custom
+ * tool's free-text `input` as `{"input": ...}`; an `apply_patch_call`'s `operation`; a
+ * shell call's `action` as the provider sent it; a tool search's `arguments`.
+ */
+const callArguments = (item: RawOutputItem, streamed: string): string => {
+  switch (item.type) {
+    case "custom_tool_call": {
+      const input = stringField(item, "input")
+      return input === undefined ? streamed : HostedTools.stringArguments("input", input)
+    }
+    case "apply_patch_call":
+      return Json.isObject(item.operation) ? HostedTools.patchArguments(item.operation) : streamed
+    case "tool_search_call": {
+      const args = item.arguments
+      return typeof args === "string" ? args : args === undefined || args === null ? "{}" : JSON.stringify(args)
+    }
+    default: {
+      const args = stringField(item, "arguments") ?? stringField(item, "code")
+      if (args !== undefined) return args
+      const action = item.action
+      return action === undefined ? streamed : JSON.stringify(action)
+    }
+  }
+}
+
+/** The result a provider-run output item reports, as text: the shell's output entries, the tools found. */
+const outputText = (item: RawOutputItem): string => {
+  const result = item.type === "tool_search_output" ? item.tools : item.output
+  return result === undefined ? "" : typeof result === "string" ? result : JSON.stringify(result)
+}
 
 interface FinalItem {
   readonly item: OutputItem.OutputItem
@@ -222,14 +342,16 @@ interface FinalItem {
 }
 
 /**
- * The finished form of an output item. `id` is the Sluice item id; `streamed` is the
- * content that arrived as deltas, used only when the finished item carries no text.
+ * The finished form of an output item other than reasoning. `id` is the Sluice item id;
+ * `streamed` is the content that arrived as deltas, used only when the finished item
+ * carries no text; `callId` the call id of an output item whose own is missing.
  */
 const finalItem = (
   raw: RawOutputItem,
   id: string,
   streamed: string,
-  line: number
+  line: number,
+  callId?: string
 ): Result.Result<FinalItem, WireDecodeError> => {
   switch (raw.type) {
     case "message":
@@ -265,40 +387,76 @@ const finalItem = (
         }
         return { item, refusal }
       })
-    case "reasoning":
-      return Result.map(decodeReasoning({ ...raw, id }, line, "reasoning item"), (reasoning) => {
-        const texts = [...(reasoning.summary ?? []), ...(reasoning.content ?? [])].map((part) => part.text)
-        const content = texts.join("\n\n")
-        const item: OutputItem.ReasoningItem = {
-          type: "reasoning",
+    case "function_call":
+      return Result.map(decodeFunctionCall({ ...raw, id }, line, "function_call item"), (call) => {
+        // a function found by tool search names its namespace, which must go back with it
+        const namespace = stringField(raw, "namespace")
+        return {
+          item: {
+            type: "function_call",
+            id,
+            call_id: call.call_id,
+            name: call.name,
+            arguments: call.arguments,
+            ...(namespace === undefined ? {} : { provider_metadata: { namespace } })
+          },
+          refusal: undefined
+        }
+      })
+    case "mcp_approval_request":
+      return Result.map(decodeApproval({ ...raw, id }, line, "mcp_approval_request item"), (request) => {
+        const rest = Object.fromEntries(
+          Object.entries(raw).filter(([field]) => !["type", "id", "name", "arguments", "server_label"].includes(field))
+        )
+        const item: OutputItem.ApprovalRequestItem = {
+          type: "approval_request",
           id,
-          content: content === "" ? streamed : content,
-          ...(typeof reasoning.encrypted_content === "string" ? { encrypted_content: reasoning.encrypted_content } : {})
+          provider_id: raw.id ?? id,
+          ...(request.server_label === undefined ? {} : { server_label: request.server_label }),
+          name: request.name,
+          arguments: request.arguments,
+          ...(Object.keys(rest).length > 0 ? { provider_metadata: rest } : {})
         }
         return { item, refusal: undefined }
       })
-    case "function_call":
-      return Result.map(decodeFunctionCall({ ...raw, id }, line, "function_call item"), (call) => ({
-        item: { type: "function_call", id, call_id: call.call_id, name: call.name, arguments: call.arguments },
-        refusal: undefined
-      }))
     default: {
+      if (isProviderOutput(raw)) {
+        const item: OutputItem.FunctionCallOutputItem = {
+          type: "function_call_output",
+          id,
+          call_id: stringField(raw, "call_id") ?? callId ?? raw.id ?? id,
+          output: outputText(raw),
+          success: raw.status !== "incomplete" && raw.status !== "failed",
+          provider_executed: true,
+          provider_metadata: { type: raw.type, item: raw }
+        }
+        return Result.succeed({ item, refusal: undefined })
+      }
       const hosted = HostedTools.split(raw, id, callName(raw))
       if (hosted !== undefined) return Result.succeed({ item: hosted.call, refusal: undefined, result: hosted.result })
-      const action = raw.action
-      const args = stringField(raw, "arguments") ?? stringField(raw, "input") ?? stringField(raw, "code")
       const item: OutputItem.FunctionCallItem = {
         type: "function_call",
         id,
-        call_id: stringField(raw, "call_id") ?? raw.id ?? id,
+        call_id: callIdOf(raw, id),
         name: callName(raw),
-        arguments: args ?? (action === undefined ? streamed : JSON.stringify(action)),
-        ...executedBy(raw.type),
+        arguments: callArguments(raw, streamed),
+        ...executedBy(raw),
         provider_metadata: { type: raw.type, item: raw }
       }
       return Result.succeed({ item, refusal: undefined })
     }
   }
+}
+
+/**
+ * The arguments of a cut-off call whose streamed text ends inside its last string field
+ * (a custom tool's `{"input":"…`, a patch's `…"diff":"…`): that string closed, so the
+ * text that arrived is valid JSON; any other text as it is.
+ */
+const closedString = (streamed: string): string => {
+  if (streamed === "") return streamed
+  const closed = `${streamed}"}`
+  return Json.isObject(Json.parseOrUndefined(closed)) ? closed : streamed
 }
 
 /** The final form of an item that was cut off: what arrived, under the added item's fields. */
@@ -309,16 +467,69 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
     const encrypted = added === undefined ? undefined : stringField(added, "encrypted_content")
     return { type: "reasoning", id, content, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) }
   }
+  if (added !== undefined && type === "mcp_approval_request") {
+    return {
+      type: "approval_request",
+      id,
+      provider_id: added.id ?? id,
+      name: callName(added),
+      arguments: stringField(added, "arguments") ?? content
+    }
+  }
+  if (added !== undefined && isProviderOutput(added)) {
+    return {
+      type: "function_call_output",
+      id,
+      call_id: callIdOf(added, id),
+      output: content,
+      success: false,
+      provider_executed: true,
+      provider_metadata: { type, item: added }
+    }
+  }
   return {
     type: "function_call",
     id,
     call_id: (added && stringField(added, "call_id")) ?? added?.id ?? id,
     name: added === undefined ? type : callName(added),
-    arguments: content,
-    ...executedBy(type),
+    arguments: type === "custom_tool_call" || type === "apply_patch_call" ? closedString(content) : content,
+    ...(added === undefined ? {} : executedBy(added)),
     ...(added === undefined || type === "function_call" ? {} : { provider_metadata: { type, item: added } })
   }
 }
+
+// ---------------------------------------------------------------------------
+// Reasoning text
+// ---------------------------------------------------------------------------
+
+/** A reasoning item's two kinds of text: `summary` parts and raw `reasoning_text` content parts. */
+type PartKind = OutputItem.ReasoningKind
+
+/**
+ * The reasoning text of one item, part by part, as it stands. Every source of a part's
+ * text (its deltas, its `.done` event, the content part's `.done`, the finished item)
+ * folds into the same slot: a later whole text that extends what arrived adds only the
+ * rest, and one that equals it adds nothing, so each piece of text counts once.
+ *
+ * Both kinds stream, each delta saying its kind (`reasoning_kind`); the item's content
+ * is its parts in the order their text began, a blank line between parts.
+ */
+interface ReasoningText {
+  /** each part's text, by `summary:<summary_index>` / `raw:<content_index>` */
+  readonly parts: Map<string, string>
+  /** the parts in the order their text began */
+  readonly order: Array<{ readonly kind: PartKind; readonly slot: string }>
+}
+
+const emptyReasoning = (): ReasoningText => ({ parts: new Map(), order: [] })
+
+/** The non-empty texts of one kind's parts, by index. */
+const textsOf = (state: ReasoningText, kind: PartKind): Array<string> =>
+  [...state.parts.entries()]
+    .filter(([slot, text]) => slot.startsWith(`${kind}:`) && text !== "")
+    .map(([slot, text]) => [Number(slot.slice(kind.length + 1)), text] as const)
+    .sort(([a], [b]) => a - b)
+    .map(([, text]) => text)
 
 // ---------------------------------------------------------------------------
 // The turn
@@ -326,7 +537,7 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
 
 interface ItemState {
   readonly added: RawOutputItem | undefined
-  summaryParts: number
+  readonly reasoning: ReasoningText
 }
 
 /** The state of one turn, shared by the streaming handler and the non-streaming decoder. */
@@ -334,8 +545,17 @@ class ResponsesTurn {
   readonly builder: TurnBuilder.TurnBuilder
   private readonly items = new Map<string, ItemState>()
   private readonly finished = new Set<string>()
+  /** the Sluice key of each provider item id that arrived after its item was opened under another */
+  private readonly aliases = new Map<string, string>()
+  /** the Sluice key of each `output_index` */
+  private readonly byIndex = new Map<number, string>()
+  /** items opened by an event that named neither an item nor an index, in order: the next item of their type claims them */
+  private readonly anonymous: Array<string> = []
+  /** the call id of the last provider-run tool search, for its output when that names none */
+  private lastSearch: string | undefined
   private unnamed = 0
-  private clientCalls = false
+  /** the call ids of the calls the client must run, as the items stand */
+  private readonly clientCalls = new Set<string>()
   private refusal: string | undefined
   private usage: Usage.Usage = Usage.empty
 
@@ -352,46 +572,207 @@ class ResponsesTurn {
     if (response.usage !== undefined && response.usage !== null) this.usage = toUsage(response.usage)
   }
 
-  /** Opens an output item under its provider id (or the next `item_N`). */
-  open(out: Out, raw: RawOutputItem, knownId?: string): string {
-    const id = raw.id ?? knownId ?? `item_${this.unnamed++}`
-    if (this.builder.isOpen(id) || this.finished.has(id)) return id
-    const type = itemTypeOf(raw.type)
-    if (isClientCall(raw.type)) this.clientCalls = true
-    const initial = type === "function_call" ? stringField(raw, "arguments") : undefined
-    this.builder.openItem(out, type, {
-      id,
-      ...(type === "function_call" ? { name: callName(raw) } : {}),
-      ...(initial === undefined ? {} : { initial_content: initial })
-    })
-    this.items.set(id, { added: raw, summaryParts: 0 })
+  private known(key: string): boolean {
+    return this.builder.isOpen(key) || this.finished.has(key)
+  }
+
+  /**
+   * The Sluice key of an item: by its provider id (or the id it is known under), else by
+   * its `output_index` when an item of the same type was opened there without that id.
+   */
+  keyOf(raw: RawOutputItem, outputIndex: number | undefined): string | undefined {
+    const id = raw.id
+    if (id !== undefined) {
+      const alias = this.aliases.get(id)
+      if (alias !== undefined) return alias
+      if (this.known(id)) return id
+    }
+    const indexed = outputIndex === undefined ? undefined : this.byIndex.get(outputIndex)
+    if (indexed !== undefined && this.known(indexed) && this.items.get(indexed)?.added?.type === raw.type) {
+      if (id !== undefined) this.aliases.set(id, indexed)
+      return indexed
+    }
+    const position = this.anonymous.findIndex((key) => this.items.get(key)?.added?.type === raw.type)
+    if (position !== -1 && id !== undefined) {
+      const [claimed] = this.anonymous.splice(position, 1)
+      this.aliases.set(id, claimed!)
+      return claimed
+    }
     return id
   }
 
-  /** A delta for an item; an item the stream never announced is opened as `fallback`. */
-  delta(out: Out, itemId: string, text: string, fallback: string): void {
-    if (this.finished.has(itemId)) return
-    if (!this.builder.isOpen(itemId)) this.open(out, { type: fallback, id: itemId })
-    const code = this.items.get(itemId)?.added?.type === "code_interpreter_call"
-    this.builder.delta(out, itemId, code ? HostedTools.codeDelta(this.builder.content(itemId), text) : text)
+  /** Opens an output item under its provider id (or the next `item_N`). */
+  open(out: Out, raw: RawOutputItem, knownId?: string, outputIndex?: number): string {
+    const id = knownId ?? this.keyOf(raw, outputIndex) ?? `item_${this.unnamed++}`
+    if (outputIndex !== undefined && !this.byIndex.has(outputIndex)) this.byIndex.set(outputIndex, id)
+    if (this.known(id)) return id
+    const type = itemTypeOf(raw)
+    if (isClientCall(raw)) this.clientCalls.add(callIdOf(raw, id))
+    if (raw.type === "tool_search_call" && isServerSearch(raw)) this.lastSearch = callIdOf(raw, id)
+    const initial = type === "function_call" ? stringField(raw, "arguments") : undefined
+    this.builder.openItem(out, type, {
+      id,
+      ...(type === "function_call" || type === "approval_request" ? { name: callName(raw) } : {}),
+      ...(initial === undefined ? {} : { initial_content: initial })
+    })
+    this.items.set(id, { added: raw, reasoning: emptyReasoning() })
+    return id
   }
 
-  /** A new reasoning summary part: parts after the first are separated by a blank line. */
-  summaryPart(out: Out, itemId: string): void {
-    if (!this.builder.isOpen(itemId)) this.open(out, { type: "reasoning", id: itemId })
-    const state = this.items.get(itemId)
+  /**
+   * The key a delta or `.done` event goes to: its `item_id` (or what that id is known
+   * under), else the item at its `output_index`, else the last open item of the kind;
+   * an item the stream never announced is opened as `fallback`.
+   */
+  target(out: Out, itemId: string | undefined, outputIndex: number | undefined, fallback: string): string {
+    const probe: RawOutputItem = itemId === undefined ? { type: fallback } : { type: fallback, id: itemId }
+    const key = this.keyOf(probe, outputIndex)
+    if (key !== undefined && this.known(key)) return key
+    if (itemId === undefined) {
+      const indexed = outputIndex === undefined ? undefined : this.byIndex.get(outputIndex)
+      if (indexed !== undefined && this.known(indexed)) return indexed
+      const last = this.builder.lastOpen(itemTypeOf(probe))
+      if (last !== undefined && outputIndex === undefined) return last.key
+      if (outputIndex === undefined) {
+        const opened = this.open(out, probe)
+        this.anonymous.push(opened)
+        return opened
+      }
+    }
+    return this.open(out, probe, key, outputIndex)
+  }
+
+  /** A delta for an item. */
+  delta(out: Out, key: string, text: string): void {
+    if (this.finished.has(key)) return
+    const type = this.items.get(key)?.added?.type
+    const streamed = this.builder.content(key)
+    this.builder.delta(
+      out,
+      key,
+      type === "code_interpreter_call"
+        ? HostedTools.codeDelta(streamed, text)
+        : type === "custom_tool_call"
+        ? HostedTools.stringDelta("input", streamed, text)
+        : type === "apply_patch_call"
+        ? HostedTools.patchDelta(this.items.get(key)?.added?.operation, streamed, text)
+        : text
+    )
+  }
+
+  /**
+   * Reasoning text for one part of an item: a `delta` appends to the part, a `done`
+   * gives the part's whole text. What a part gains streams, tagged with its kind; a
+   * part's first text comes after a blank line when the item already has text.
+   */
+  reasoningText(out: Out, key: string, kind: PartKind, index: number, text: string, mode: "delta" | "done"): void {
+    if (this.finished.has(key)) return
+    const state = this.items.get(key)?.reasoning
     if (state === undefined) return
-    if (state.summaryParts > 0) this.builder.delta(out, itemId, "\n\n")
-    state.summaryParts++
+    const slot = `${kind}:${index}`
+    const known = state.parts.get(slot) ?? ""
+    if (mode === "done" && !text.startsWith(known)) {
+      // a whole text that does not extend what streamed: the finished item keeps it
+      state.parts.set(slot, text)
+      return
+    }
+    const next = mode === "delta" ? known + text : text
+    if (next.length > known.length) {
+      if (known === "") {
+        state.order.push({ kind, slot })
+        if (this.builder.content(key) !== "") this.builder.delta(out, key, "\n\n", kind)
+      }
+      this.builder.delta(out, key, next.slice(known.length), kind)
+    }
+    state.parts.set(slot, next)
+  }
+
+  /**
+   * The reasoning of an item as its parts stand: its content (the parts in the order
+   * their text began; what streamed, unless a later whole text replaced a part), its
+   * kind when it has text of one kind only, and both kinds' parts apart when it has both.
+   */
+  private reasoningOf(key: string): {
+    readonly content: string
+    readonly kind?: PartKind
+    readonly apart?: Json.JsonObject
+  } {
+    const state = this.items.get(key)?.reasoning ?? emptyReasoning()
+    const content = state.order.map(({ slot }) => state.parts.get(slot) ?? "").filter((text) => text !== "").join(
+      "\n\n"
+    )
+    const summary = textsOf(state, "summary")
+    const raw = textsOf(state, "raw")
+    return {
+      content: content === "" ? this.builder.content(key) : content,
+      ...(summary.length > 0 && raw.length > 0
+        ? { apart: { summary, reasoning_text: raw } }
+        : summary.length > 0
+        ? { kind: "summary" }
+        : raw.length > 0
+        ? { kind: "raw" }
+        : {})
+    }
+  }
+
+  /** The final form of an item that was cut off (see `partialItem`), its reasoning as its parts stand. */
+  private partial(key: string): OutputItem.OutputItem {
+    const item = partialItem(this.items.get(key)?.added, key, this.builder.content(key))
+    if (item.type !== "reasoning") return item
+    const { apart, content, kind } = this.reasoningOf(key)
+    return {
+      ...item,
+      content,
+      ...(kind === undefined ? {} : { reasoning_kind: kind }),
+      ...(apart === undefined ? {} : { provider_metadata: apart })
+    }
+  }
+
+  /** The finished reasoning item, from the finished item's parts folded into what streamed. */
+  private finalReasoning(
+    out: Out,
+    raw: RawOutputItem,
+    key: string,
+    line: number
+  ): Result.Result<FinalItem, WireDecodeError> {
+    return Result.map(decodeReasoning({ ...raw, id: key }, line, "reasoning item"), (reasoning) => {
+      ;(reasoning.summary ?? []).forEach((part, index) =>
+        this.reasoningText(out, key, "summary", index, part.text, "done")
+      )
+      ;(reasoning.content ?? []).forEach((part, index) => this.reasoningText(out, key, "raw", index, part.text, "done"))
+      const { apart, content, kind } = this.reasoningOf(key)
+      const item: OutputItem.ReasoningItem = {
+        type: "reasoning",
+        id: key,
+        content,
+        ...(kind === undefined ? {} : { reasoning_kind: kind }),
+        ...(typeof reasoning.encrypted_content === "string" ? { encrypted_content: reasoning.encrypted_content } : {}),
+        ...(apart === undefined ? {} : { provider_metadata: apart })
+      }
+      return { item, refusal: undefined }
+    })
   }
 
   /** An output item is finished. */
-  done(out: Out, raw: RawOutputItem, line: number, knownId?: string): WireDecodeError | undefined {
-    const id = this.open(out, raw, knownId)
+  done(
+    out: Out,
+    raw: RawOutputItem,
+    line: number,
+    knownId?: string,
+    outputIndex?: number
+  ): WireDecodeError | undefined {
+    const id = this.open(out, raw, knownId, outputIndex)
     if (this.finished.has(id)) return undefined
-    const final = finalItem(raw, id, this.builder.content(id), line)
+    const final = raw.type === "reasoning"
+      ? this.finalReasoning(out, raw, id, line)
+      : finalItem(raw, id, this.builder.content(id), line, isProviderOutput(raw) ? this.lastSearch : undefined)
     if (Result.isFailure(final)) return final.failure
-    if (isClientCall(raw.type)) this.clientCalls = true
+    // the finished item decides (a shell's environment may come only with it), and a
+    // result OpenAI reported in the turn means OpenAI ran the call
+    const item = final.success.item
+    if (isClientCall(raw)) this.clientCalls.add(callIdOf(raw, id))
+    else if (item.type === "function_call") this.clientCalls.delete(item.call_id)
+    if (item.type === "function_call_output" && item.provider_executed === true) this.clientCalls.delete(item.call_id)
     if (final.success.refusal !== undefined) this.refusal = (this.refusal ?? "") + final.success.refusal
     this.builder.done(out, id, final.success.item)
     this.finished.add(id)
@@ -407,7 +788,7 @@ class ResponsesTurn {
   /** Closes every open item with what it received. */
   private closeOpen(out: Out): void {
     for (const id of this.builder.openItems()) {
-      this.builder.done(out, id, partialItem(this.items.get(id)?.added, id, this.builder.content(id)))
+      this.builder.done(out, id, this.partial(id))
       this.finished.add(id)
     }
   }
@@ -418,18 +799,22 @@ class ResponsesTurn {
    */
   end(out: Out, response: Response, line: number): WireDecodeError | undefined {
     this.start(out, response)
-    for (const raw of response.output ?? []) {
-      const id = raw.id
-      if (id !== undefined && this.finished.has(id)) continue
-      const opened = this.open(out, raw)
-      const final = finalItem(raw, opened, this.builder.content(opened), line)
-      if (Result.isFailure(final)) return final.failure
-      this.builder.delta(
-        out,
-        opened,
-        OutputItem.streamedContent(final.success.item).slice(this.builder.content(opened).length)
-      )
-      const failure = this.done(out, raw, line, opened)
+    const output = response.output ?? []
+    for (let position = 0; position < output.length; position++) {
+      const raw = output[position]!
+      const key = this.keyOf(raw, position)
+      if (key !== undefined && this.finished.has(key)) continue
+      const opened = this.open(out, raw, key, position)
+      if (raw.type !== "reasoning" && raw.type !== "mcp_approval_request") {
+        const final = finalItem(raw, opened, this.builder.content(opened), line, this.lastSearch)
+        if (Result.isFailure(final)) return final.failure
+        this.builder.delta(
+          out,
+          opened,
+          OutputItem.streamedContent(final.success.item).slice(this.builder.content(opened).length)
+        )
+      }
+      const failure = this.done(out, raw, line, opened, position)
       if (failure !== undefined) return failure
     }
     this.closeOpen(out)
@@ -443,7 +828,8 @@ class ResponsesTurn {
       finishWith(this.builder, out, {
         finishReason: error.type === "content_blocked" ? "content-filter" : "error",
         usage,
-        error
+        error,
+        raw: details ?? undefined
       })
     } else if (status === "incomplete") {
       const reason = response.incomplete_details?.reason ?? "unknown"
@@ -459,7 +845,7 @@ class ResponsesTurn {
       if (this.refusal !== undefined) {
         const error = ErrorClassification.contentBlocked("refusal", this.refusal)
         finishWith(this.builder, out, { finishReason: "content-filter", usage, error })
-      } else finishWith(this.builder, out, { finishReason: this.clientCalls ? "tool-calls" : "stop", usage })
+      } else finishWith(this.builder, out, { finishReason: this.clientCalls.size > 0 ? "tool-calls" : "stop", usage })
     } else {
       const error = ErrorClassification.make(
         "api_error",
@@ -474,10 +860,10 @@ class ResponsesTurn {
     return undefined
   }
 
-  /** An `error` event: the turn ends with it. */
-  fail(out: Out, error: ProviderError.ProviderError): void {
+  /** An `error` event: the turn ends with it (`raw`: the event as it came). */
+  fail(out: Out, error: ProviderError.ProviderError, raw?: Json.JsonValue): void {
     this.closeOpen(out)
-    finishWith(this.builder, out, { finishReason: "error", usage: this.usage, error })
+    finishWith(this.builder, out, { finishReason: "error", usage: this.usage, error, raw })
   }
 
   /** The input ended without a terminal event. */
@@ -486,7 +872,7 @@ class ResponsesTurn {
       this.builder,
       out,
       provider,
-      (id, content) => partialItem(this.items.get(id)?.added, id, content),
+      (id) => this.partial(id),
       this.usage
     )
   }
@@ -495,10 +881,9 @@ class ResponsesTurn {
 const deltaFallback: Record<string, string> = {
   "response.output_text.delta": "message",
   "response.refusal.delta": "message",
-  "response.reasoning_summary_text.delta": "reasoning",
-  "response.reasoning_text.delta": "reasoning",
   "response.function_call_arguments.delta": "function_call",
   "response.custom_tool_call_input.delta": "custom_tool_call",
+  "response.apply_patch_call_operation_diff.delta": "apply_patch_call",
   "response.mcp_call_arguments.delta": "mcp_call",
   "response.code_interpreter_call_code.delta": "code_interpreter_call"
 }
@@ -561,16 +946,46 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
         case "response.output_item.done": {
           const decoded = decodeOutputItemEvent(json.success, event.line, what)
           if (Result.isFailure(decoded)) return decoded.failure
+          const index = decoded.success.output_index ?? undefined
           if (type === "response.output_item.added") {
-            turn.open(out, decoded.success.item)
+            turn.open(out, decoded.success.item, undefined, index)
             return undefined
           }
-          return turn.done(out, decoded.success.item, event.line)
+          return turn.done(out, decoded.success.item, event.line, undefined, index)
         }
-        case "response.reasoning_summary_part.added": {
-          const decoded = decodeSummaryPart(json.success, event.line, what)
+        case "response.reasoning_summary_part.added":
+        case "response.reasoning_summary_part.done":
+        case "response.reasoning_summary_text.delta":
+        case "response.reasoning_summary_text.done":
+        case "response.reasoning_text.delta":
+        case "response.reasoning_text.done":
+        case "response.content_part.done": {
+          const decoded = decodeReasoningEvent(json.success, event.line, what)
           if (Result.isFailure(decoded)) return decoded.failure
-          turn.summaryPart(out, decoded.success.item_id)
+          const e = decoded.success
+          if (type === "response.content_part.done" && e.part?.type !== "reasoning_text") return undefined
+          const raw = type.startsWith("response.reasoning_text") || type === "response.content_part.done"
+          const text = type.endsWith(".delta") ? e.delta : e.text ?? e.part?.text
+          if (text === undefined || text === null) {
+            if (type.endsWith(".delta")) {
+              return new WireDecodeError({
+                provider,
+                line: event.line,
+                reason: "UnexpectedShape",
+                message: `${provider} ${what} at line ${event.line} has no delta`
+              })
+            }
+            return undefined
+          }
+          const key = turn.target(out, e.item_id ?? undefined, e.output_index ?? undefined, "reasoning")
+          turn.reasoningText(
+            out,
+            key,
+            raw ? "raw" : "summary",
+            (raw ? e.content_index : e.summary_index) ?? 0,
+            text,
+            type.endsWith(".delta") ? "delta" : "done"
+          )
           return undefined
         }
         case "error": {
@@ -579,7 +994,7 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
           const nested = decoded.success.error
           const code = decoded.success.code ?? nested?.code ?? nested?.type ?? "error"
           const message = decoded.success.message ?? nested?.message ?? "the provider reported an error"
-          turn.fail(out, classifyError(code, message, json.success))
+          turn.fail(out, classifyError(code, message, json.success), isJson(json.success) ? json.success : undefined)
           return undefined
         }
         default: {
@@ -587,7 +1002,8 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
           if (fallback === undefined) return undefined
           const decoded = decodeDelta(json.success, event.line, what)
           if (Result.isFailure(decoded)) return decoded.failure
-          turn.delta(out, decoded.success.item_id, decoded.success.delta, fallback)
+          const { delta, item_id, output_index } = decoded.success
+          turn.delta(out, turn.target(out, item_id ?? undefined, output_index ?? undefined, fallback), delta)
           return undefined
         }
       }

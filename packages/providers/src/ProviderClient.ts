@@ -16,6 +16,13 @@
  * its wire format (`WireDecodeError`, `SseError`). Interrupting the stream aborts the
  * HTTP request.
  *
+ * A request is checked before it is sent (`LlmRequest.checkResult`: temperature from
+ * 0 to 2, a positive `maxTokens`, ...): a request that breaks a rule fails the stream
+ * with a `LlmRequestError` naming the field, and nothing is sent. A request with
+ * `streaming: false` is sent as the provider's non-streaming request: its one JSON
+ * answer is decoded by the provider's `normalizeResponse` into the same events a
+ * stream of the same content gives, under the same retry rules.
+ *
  * A provider that goes quiet cannot stall a turn: when no response arrives within
  * `responseTimeout`, or no byte of the body within `idleTimeout` (both 5 minutes by
  * default, on Effect's Clock), the request is aborted and the attempt fails with a
@@ -49,12 +56,12 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ErrorClassification from "./ErrorClassification.js"
 import * as LiveRetry from "./LiveRetry.js"
-import type { LlmRequest } from "./LlmRequest.js"
+import { checkResult, type LlmRequest, type LlmRequestError } from "./LlmRequest.js"
 import type { NormalizeOptions } from "./Normalizer.js"
 import type { ProviderName } from "./ProviderName.js"
 import * as ProviderRequest from "./ProviderRequest.js"
 import * as Providers from "./Providers.js"
-import type { WireDecodeError } from "./WireDecodeError.js"
+import { WireDecodeError } from "./WireDecodeError.js"
 
 /**
  * How to reach one provider.
@@ -92,12 +99,14 @@ export interface Settings {
 export const defaultTimeout: Duration.Duration = Duration.minutes(5)
 
 /**
- * What the stream fails with: the provider's bytes are not its wire format.
+ * What the stream fails with: the provider's bytes are not its wire format
+ * (`WireDecodeError`, `SseError`), or the request broke a rule of `LlmRequest`
+ * (`LlmRequestError`, before anything was sent).
  *
  * @since 0.1.0
  * @category errors
  */
-export type StreamError = WireDecodeError | Sse.SseError
+export type StreamError = WireDecodeError | Sse.SseError | LlmRequestError
 
 /**
  * A client of one provider.
@@ -173,7 +182,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withScope)
     const provider = settings.provider
     const baseUrl = settings.baseUrl ?? ProviderRequest.defaultBaseUrl(provider)
-    const normalize = Providers.get(provider).normalize
+    const { normalize, normalizeResponse } = Providers.get(provider)
     const keys = settings.apiKeys
     const keyIndex = yield* Ref.make(0)
     const retry = settings.retry ?? {}
@@ -255,6 +264,45 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         }
       })
 
+    /** The one JSON body of a non-streaming answer, decoded into the turn's events. */
+    const answered = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
+      Effect.gen(function*() {
+        const text = yield* response.text.pipe(
+          Effect.timeoutOrElse({
+            duration: idleTimeout,
+            orElse: () => Effect.fail(quiet("stream_idle_timeout", "no complete response body", idleTimeout))
+          }),
+          Effect.result
+        )
+        if (Result.isFailure(text)) {
+          const failure = text.failure
+          return yield* failed(
+            failure._tag === "ProviderError"
+              ? failure
+              : ErrorClassification.make("api_error", "stream_truncated", `${provider}: ${failure.message}`, {
+                retryable: true,
+                raw: failure
+              }),
+            options
+          )
+        }
+        let body: unknown
+        try {
+          body = JSON.parse(text.success)
+        } catch (error) {
+          return yield* new WireDecodeError({
+            provider,
+            line: 0,
+            reason: "InvalidJson",
+            message: `${provider} response body is not JSON (${String(error)}): ${text.success.slice(0, 200)}`
+          })
+        }
+        const events = yield* normalizeResponse(body, options)
+        return events.some(isOutput)
+          ? ({ _tag: "Started", head: events, rest: Stream.empty } satisfies Attempt)
+          : ({ _tag: "Ended", events } satisfies Attempt)
+      })
+
     const attempt = (request: LlmRequest, options: NormalizeOptions, scope: Scope.Scope) =>
       Effect.gen(function*() {
         const index = yield* Ref.get(keyIndex)
@@ -273,7 +321,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               error
             ) => (error._tag === "ProviderError" ? failed(error, options) : unreachable(error, options)),
             onSuccess: (response) => (response.status >= 200 && response.status < 300
-              ? started(response, options)
+              ? (request.streaming === false ? answered(response, options) : started(response, options))
               : rejected(response, options))
           }),
           Scope.provide(scope)
@@ -282,11 +330,13 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       })
 
     const stream = (
-      request: LlmRequest,
+      unchecked: LlmRequest,
       given?: NormalizeOptions
     ): Stream.Stream<StreamEvent.StreamEvent, StreamError> =>
       Stream.unwrap(
         Effect.gen(function*() {
+          // the rules every provider's request keeps (temperature 0-2, ...), and the defaults
+          const request = yield* Effect.fromResult(checkResult(unchecked))
           const options: NormalizeOptions = {
             ...given,
             runId: given?.runId ?? Ids.generateEventId(),

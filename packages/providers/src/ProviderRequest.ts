@@ -9,23 +9,81 @@
  * | `anthropic` | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL` | `https://api.anthropic.com` |
  * | `gemini` | `GEMINI_API_KEY` | `GEMINI_BASE_URL` | `https://generativelanguage.googleapis.com/v1beta` |
  *
+ * A request with `streaming: false` is encoded as the provider's non-streaming request
+ * (docs/generation.md#non-streaming-requests): the same body without `stream` (and
+ * `stream_options`), `accept: application/json`, and Gemini's `:generateContent`
+ * instead of `:streamGenerateContent?alt=sse`. Every encoding gives a tool without
+ * `parameters` the empty schema `{}`; `encodeChecked` also checks the request's rules
+ * (`LlmRequest.validateResult`: temperature from 0 to 2, ...) first.
+ *
  * @since 0.1.0
  */
+import type { Json } from "@sluice/core"
+import * as Result from "effect/Result"
 import * as AnthropicRequest from "./AnthropicRequest.js"
 import * as GeminiRequest from "./GeminiRequest.js"
-import type { LlmRequest } from "./LlmRequest.js"
+import type { LlmRequest, LlmRequestError } from "./LlmRequest.js"
+import { validateResult } from "./LlmRequest.js"
 import * as OpenAiChatRequest from "./OpenAiChatRequest.js"
 import * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
 import type { ProviderName } from "./ProviderName.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 
 /**
- * The provider's streaming request.
+ * The provider's request: the streaming one, or the non-streaming one when
+ * `request.streaming === false`.
  *
  * @since 0.1.0
  * @category encoding
  */
-export const encode = (provider: ProviderName, request: LlmRequest, options: EncodeOptions): WireRequest => {
+export const encode = (provider: ProviderName, given: LlmRequest, options: EncodeOptions): WireRequest => {
+  const request = withToolDefaults(given)
+  const wire = encodeStreaming(provider, request, options)
+  return request.streaming === false ? nonStreaming(wire) : wire
+}
+
+/**
+ * The provider's request after `LlmRequest.validateResult` accepted `request` (a typed
+ * value or not): a `LlmRequestError` naming the field otherwise.
+ *
+ * @since 0.2.0
+ * @category encoding
+ */
+export const encodeChecked = (
+  provider: ProviderName,
+  request: unknown,
+  options: EncodeOptions
+): Result.Result<WireRequest, LlmRequestError> =>
+  Result.map(validateResult(request), (valid) => encode(provider, valid, options))
+
+/**
+ * Whether a request asks for the non-streaming form (`streaming: false`).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isNonStreaming = (request: LlmRequest): boolean => request.streaming === false
+
+/** Every tool with a `parameters` schema, `{}` when a caller left it out. */
+const withToolDefaults = (request: LlmRequest): LlmRequest => {
+  const tools = request.tools
+  // `parameters` is required by the type, but a caller outside TypeScript may omit it
+  if (tools === undefined || tools.every((tool) => (tool.parameters as Json.JsonObject | undefined) !== undefined)) {
+    return request
+  }
+  return {
+    ...request,
+    tools: tools.map((tool) => ({ ...tool, parameters: (tool.parameters as Json.JsonObject | undefined) ?? {} }))
+  }
+}
+
+/** A streaming request made non-streaming: no `stream` / `stream_options`, JSON back. */
+const nonStreaming = (wire: WireRequest): WireRequest => {
+  const { stream: _stream, stream_options: _options, ...body } = wire.body
+  return { url: wire.url, headers: { ...wire.headers, accept: "application/json" }, body }
+}
+
+const encodeStreaming = (provider: ProviderName, request: LlmRequest, options: EncodeOptions): WireRequest => {
   switch (provider) {
     case "openai-chat":
     case "openai-compatible":

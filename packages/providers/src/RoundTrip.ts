@@ -6,6 +6,10 @@
  *
  * - reasoning keeps its `signature`, redacted `data`, `encrypted_content` and (for
  *   the Responses API) its item id, tagged with the provider that issued them;
+ *   OpenRouter's `reasoning_details` follow it as a `provider_item` part of type
+ *   `reasoning_details` (the entries as they came, sent back as they are); Responses
+ *   reasoning with raw `reasoning_text` goes back as the reasoning item itself (a
+ *   `provider_item`), its summary and raw text in their own parts;
  * - tool calls keep their id, name, raw argument text and `provider_metadata` (Gemini
  *   `thoughtSignature`); text keeps its `thoughtSignature` too;
  * - provider-executed tool calls and results (`provider_executed`: Responses
@@ -18,6 +22,13 @@
  *   `provider_item` part, the `compaction` block the API requires back;
  * - a provider-executed call with no such form (an AI SDK part) is left out: the
  *   provider ran it, and no result can be sent for it (`toolResults` refuses one);
+ * - a client call of a Responses item kind (`custom_tool_call`, `apply_patch_call`,
+ *   `local_shell_call`, a local `shell_call`, a client `tool_search_call`, a
+ *   `computer_call`) is a tool call
+ *   whose `providerMetadata.item` is the item as it came: the Responses request sends
+ *   it back whole and its result as that kind's output item;
+ * - an `approval_request` (Responses `mcp_approval_request`) goes back as the request
+ *   item, a `provider_item` part; the answers follow it (`approvalResponses`);
  * - `error` and `script_execution` items are not part of what the model said and are
  *   left out.
  *
@@ -106,6 +117,30 @@ const part = (
     }
     case "reasoning": {
       const issuer = item.provider_id ?? provider
+      const summaries = metadata?.summary
+      const raws = metadata?.reasoning_text
+      if (
+        issuer === "openai-responses" &&
+        (item.reasoning_kind === "raw" || (Array.isArray(summaries) && Array.isArray(raws)))
+      ) {
+        // raw reasoning text goes back as the item's `content` parts, apart from its `summary` parts
+        const texts = (value: Json.JsonValue | undefined, fallback: ReadonlyArray<string>) =>
+          Array.isArray(value) ? value.filter((text): text is string => typeof text === "string") : fallback
+        return {
+          _tag: "provider_item",
+          provider: issuer,
+          item: {
+            type: "reasoning",
+            id: item.id,
+            summary: texts(summaries, []).map((text) => ({ type: "summary_text", text })),
+            content: texts(raws, item.content === "" ? [] : [item.content]).map((text) => ({
+              type: "reasoning_text",
+              text
+            })),
+            ...(item.encrypted_content === undefined ? {} : { encrypted_content: item.encrypted_content })
+          }
+        }
+      }
       return {
         _tag: "reasoning",
         text: item.content,
@@ -117,6 +152,19 @@ const part = (
       }
     }
     case "function_call": {
+      if (metadata !== undefined && Json.isObject(metadata.item) && item.provider_executed !== true) {
+        // a client call of a Responses item kind (`custom_tool_call`, `apply_patch_call`,
+        // a shell call, ...): a tool call to answer, whose item goes back whole to its
+        // provider (and whose result takes that kind's output item there)
+        return {
+          _tag: "tool_call",
+          id: item.call_id,
+          name: item.name,
+          arguments: item.arguments,
+          provider,
+          providerMetadata: metadata
+        }
+      }
       const hosted = metadata?.item ?? metadata?.part
       if (Json.isObject(hosted)) {
         return { _tag: "provider_item", provider, item: { ...hosted, ...restored.get(item.call_id) } }
@@ -148,7 +196,7 @@ const part = (
       }
     }
     case "function_call_output": {
-      const part = metadata?.part
+      const part = metadata?.part ?? metadata?.item
       if (item.provider_executed === true && Json.isObject(part)) return { _tag: "provider_item", provider, item: part }
       const blockType = stringOf(metadata, "block_type")
       if (metadata?.server_tool !== true || blockType === undefined) return undefined
@@ -161,10 +209,40 @@ const part = (
     case "compaction":
       // Anthropic requires the compaction block back, in place of what it summarized
       return { _tag: "provider_item", provider, item: { ...metadata, type: "compaction", content: item.content } }
+    case "approval_request":
+      // the request goes back before its answer (`approvalResponses`), as the provider sent it
+      return {
+        _tag: "provider_item",
+        provider,
+        item: {
+          ...metadata,
+          type: "mcp_approval_request",
+          id: item.provider_id,
+          ...(item.server_label === undefined ? {} : { server_label: item.server_label }),
+          name: item.name,
+          arguments: item.arguments
+        }
+      }
     case "error":
     case "script_execution":
       return undefined
   }
+}
+
+/**
+ * What else an item needs back besides its part: OpenRouter's `reasoning_details` (kept
+ * on an OpenAI-compatible reasoning item as they came), as a `provider_item` of type
+ * `reasoning_details` for the issuing provider, right after the reasoning part.
+ */
+const extraParts = (item: OutputItem.OutputItem, provider: string): ReadonlyArray<AssistantPart> => {
+  if (item.type !== "reasoning") return []
+  const details = item.provider_metadata?.reasoning_details
+  if (!Array.isArray(details) || details.length === 0) return []
+  return [{
+    _tag: "provider_item",
+    provider: item.provider_id ?? provider,
+    item: { type: "reasoning_details", reasoning_details: details }
+  }]
 }
 
 /**
@@ -175,7 +253,13 @@ const part = (
  */
 export const assistantMessage = (turn: FinishedTurn): AssistantMessage => {
   const restored = restoredFields(turn.items)
-  return { _tag: "assistant", parts: turn.items.flatMap((item) => part(item, turn.provider, restored) ?? []) }
+  return {
+    _tag: "assistant",
+    parts: turn.items.flatMap((item) => {
+      const main = part(item, turn.provider, restored)
+      return main === undefined ? [] : [main, ...extraParts(item, turn.provider)]
+    })
+  }
 }
 
 /**
@@ -213,20 +297,86 @@ export const toolResults = (
 }
 
 /**
- * The messages that follow a finished turn: its assistant message, then a tool
- * message with the given results (none when there are no results).
+ * The application's answer to one of the turn's approval requests (an
+ * `approval_request` item): `requestId` is its `provider_id` (or its item id).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ApprovalAnswer {
+  readonly requestId: string
+  readonly approve: boolean
+  readonly reason?: string | undefined
+}
+
+/**
+ * The answers to the turn's approval requests, as the parts that carry them to their
+ * provider: an OpenAI Responses `mcp_approval_response` (`approval_request_id`,
+ * `approve`, `reason`) each, a `provider_item` part for the turn's provider, sent after
+ * the request it answers (other providers leave them out). An answer to a request the
+ * turn did not make fails with `RoundTripError`.
+ *
+ * @since 0.2.0
+ * @category conversions
+ */
+export const approvalResponses = (
+  turn: FinishedTurn,
+  answers: ReadonlyArray<ApprovalAnswer>
+): Result.Result<ReadonlyArray<AssistantPart>, RoundTripError> => {
+  const requests = new Map<string, string>()
+  for (const item of turn.items) {
+    if (!OutputItem.isApprovalRequest(item)) continue
+    requests.set(item.provider_id, item.provider_id)
+    requests.set(item.id, item.provider_id)
+  }
+  const parts: Array<AssistantPart> = []
+  for (const answer of answers) {
+    const requestId = requests.get(answer.requestId)
+    if (requestId === undefined) {
+      return Result.fail(
+        new RoundTripError({
+          callId: answer.requestId,
+          message: `the turn made no approval request ${answer.requestId}`
+        })
+      )
+    }
+    parts.push({
+      _tag: "provider_item",
+      provider: turn.provider,
+      item: {
+        type: "mcp_approval_response",
+        approval_request_id: requestId,
+        approve: answer.approve,
+        ...(answer.reason === undefined ? {} : { reason: answer.reason })
+      }
+    })
+  }
+  return Result.succeed(parts)
+}
+
+/**
+ * The messages that follow a finished turn: its assistant message (with the answers to
+ * its approval requests at its end, see `approvalResponses`), then a tool message with
+ * the given results (none when there are no results).
  *
  * @since 0.1.0
  * @category conversions
  */
 export const messages = (
   turn: FinishedTurn,
-  outputs: ReadonlyArray<ToolOutput> = []
+  outputs: ReadonlyArray<ToolOutput> = [],
+  approvals: ReadonlyArray<ApprovalAnswer> = []
 ): Result.Result<ReadonlyArray<Message>, RoundTripError> =>
-  Result.map(
+  Result.flatMap(
     toolResults(turn, outputs),
-    (results): ReadonlyArray<Message> =>
-      results.length === 0 ? [assistantMessage(turn)] : [assistantMessage(turn), { _tag: "tool", results }]
+    (results) =>
+      Result.map(approvalResponses(turn, approvals), (answers): ReadonlyArray<Message> => {
+        const assistant = assistantMessage(turn)
+        const withAnswers: AssistantMessage = answers.length === 0
+          ? assistant
+          : { ...assistant, parts: [...assistant.parts, ...answers] }
+        return results.length === 0 ? [withAnswers] : [withAnswers, { _tag: "tool", results }]
+      })
   )
 
 /**
@@ -238,6 +388,7 @@ export const messages = (
 export const continueWith = (
   request: LlmRequest,
   turn: FinishedTurn,
-  outputs: ReadonlyArray<ToolOutput> = []
+  outputs: ReadonlyArray<ToolOutput> = [],
+  approvals: ReadonlyArray<ApprovalAnswer> = []
 ): Result.Result<LlmRequest, RoundTripError> =>
-  Result.map(messages(turn, outputs), (next) => ({ ...request, messages: [...request.messages, ...next] }))
+  Result.map(messages(turn, outputs, approvals), (next) => ({ ...request, messages: [...request.messages, ...next] }))

@@ -3,6 +3,13 @@
  * index-keyed argument pieces, Anthropic's start / partial JSON / stop phases, and
  * Gemini's whole calls.
  *
+ * `feed` takes a fragment either tagged (`Fragment.OpenAi({...})`) or as the provider
+ * sent it, and then finds its shape itself (`detect`, docs/generation.md#tool-call-fragments-by-shape):
+ * an OpenAI Chat `tool_calls[]` entry (or the list, the delta or the chunk holding
+ * them), an Anthropic `content_block_start` / `input_json_delta` / `content_block_stop`
+ * event, a Gemini `functionCall` part (or the chunk holding it), a Responses
+ * `function_call` item or `response.function_call_arguments.delta` event.
+ *
  * The accumulator is a value: `feed` returns a new accumulator and leaves the old one
  * as it was. Feeding costs O(calls) (the copy that keeps the old value as it was) and
  * never looks at the argument text seen so far; each call's text is joined once, when
@@ -15,6 +22,8 @@
  */
 import { Json } from "@sluice/core"
 import * as Data from "effect/Data"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { ToolCalls } from "./internal/toolCalls.js"
 
 /**
@@ -124,6 +133,12 @@ export interface Step {
 export class ToolCallAccumulator extends Data.Class<{
   /** @internal the calls, never changed once this value is made */
   readonly state: ToolCalls
+  /**
+   * @internal Anthropic content block indexes a raw `content_block_start` opened for
+   * something other than a `tool_use` (text, thinking, a server tool): their raw deltas
+   * and stop are not a call's
+   */
+  readonly otherBlocks?: ReadonlySet<number> | undefined
 }> {}
 
 /**
@@ -159,7 +174,7 @@ export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
   const state = self.state.clone()
   const kind = apply(state, fragment)
   return {
-    accumulator: new ToolCallAccumulator({ state }),
+    accumulator: new ToolCallAccumulator({ state, otherBlocks: self.otherBlocks }),
     kind,
     position: state.position,
     name: state.nameAt(state.position),
@@ -168,13 +183,43 @@ export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
 }
 
 /**
- * Feeds one fragment.
+ * Feeds one fragment: a tagged `Fragment`, or a fragment as the provider sent it, whose
+ * shape `detect` finds (one raw value may hold several calls: an OpenAI `tool_calls`
+ * list, a Gemini chunk). A raw value of no known shape is dropped: the accumulator comes
+ * back as it was.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const feed = (self: ToolCallAccumulator, fragment: Fragment): ToolCallAccumulator =>
-  step(self, fragment).accumulator
+export const feed = (self: ToolCallAccumulator, fragment: Fragment | RawFragment): ToolCallAccumulator => {
+  if (isFragment(fragment)) return step(self, fragment).accumulator
+  const other = otherBlockStart(fragment)
+  if (other !== undefined) {
+    if (self.otherBlocks?.has(other) === true) return self
+    return new ToolCallAccumulator({ state: self.state, otherBlocks: new Set([...(self.otherBlocks ?? []), other]) })
+  }
+  let state: ToolCalls | undefined
+  let otherBlocks = self.otherBlocks
+  for (const found of detected(fragment)) {
+    // a finished Responses item repeats a call its deltas already built: only an
+    // item no earlier event announced is a call of its own
+    if (found.unlessKnown !== undefined && knows(state ?? self.state, found.unlessKnown)) continue
+    const block = found.fragment
+    if (block._tag === "AnthropicStart" && otherBlocks?.has(block.index) === true) {
+      // the index now holds a tool_use block
+      const next = new Set(otherBlocks)
+      next.delete(block.index)
+      otherBlocks = next
+    } else if (
+      (block._tag === "AnthropicPartial" || block._tag === "AnthropicStop") && otherBlocks?.has(block.index) === true
+    ) continue
+    state ??= self.state.clone()
+    apply(state, block)
+  }
+  return state === undefined && otherBlocks === self.otherBlocks
+    ? self
+    : new ToolCallAccumulator({ state: state ?? self.state, otherBlocks })
+}
 
 /**
  * The number of calls seen so far.
@@ -203,3 +248,307 @@ export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolC
  * @category destructors
  */
 export const finalize = (self: ToolCallAccumulator): ReadonlyArray<ToolCall> => self.state.finalize()
+
+// ---------------------------------------------------------------------------------
+// shape detection: fragments as the providers send them
+// ---------------------------------------------------------------------------------
+
+/**
+ * A fragment as its provider sent it (parsed JSON), for `feed` and `detect` to find the
+ * shape of.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type RawFragment = unknown
+
+const tags: ReadonlySet<string> = new Set(["OpenAi", "AnthropicStart", "AnthropicPartial", "AnthropicStop", "Gemini"])
+
+/**
+ * Whether a value is a tagged `Fragment` (made with the `Fragment` constructors).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isFragment = (value: unknown): value is Fragment =>
+  typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string" &&
+  tags.has(value._tag)
+
+const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+const Index = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Text = Schema.NullOr(Schema.String)
+
+/** An OpenAI Chat `tool_calls[]` entry: `{index, id?, type?, function: {name?, arguments?}}`. */
+const OpenAiEntry = Schema.Struct({
+  index: optional(Index),
+  id: optional(Text),
+  function: Schema.Struct({ name: optional(Text), arguments: optional(Text) })
+})
+const OpenAiEntries = Schema.Array(OpenAiEntry)
+/** A chat completion delta, or a whole chunk of them. */
+const OpenAiDelta = Schema.Struct({ tool_calls: OpenAiEntries })
+const OpenAiChunk = Schema.Struct({
+  choices: Schema.Array(
+    Schema.Struct({
+      delta: optional(Schema.NullOr(Schema.Struct({ tool_calls: optional(Schema.NullOr(OpenAiEntries)) })))
+    })
+  )
+})
+
+/** Anthropic's stream events of a `tool_use` block, and the `_phase` form of docs/views.md. */
+const AnthropicStart = Schema.Struct({
+  type: Schema.Literal("content_block_start"),
+  index: Index,
+  content_block: Schema.Struct({
+    type: Schema.Literal("tool_use"),
+    id: Schema.String,
+    name: Schema.String,
+    input: optional(Json.JsonObject)
+  })
+})
+const AnthropicDelta = Schema.Struct({
+  type: Schema.Literal("content_block_delta"),
+  index: Index,
+  delta: Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String })
+})
+const AnthropicStop = Schema.Struct({ type: Schema.Literal("content_block_stop"), index: Index })
+const PhaseStart = Schema.Struct({
+  _phase: Schema.Literal("start"),
+  _index: Index,
+  id: Schema.String,
+  name: Schema.String,
+  input: optional(Json.JsonObject)
+})
+const PhasePartial = Schema.Struct({ _phase: Schema.Literal("partial"), _index: Index, partial_json: Schema.String })
+const PhaseStop = Schema.Struct({ _phase: Schema.Literal("stop"), _index: Index })
+
+/** Any other Anthropic content block's start: text, thinking, a server or MCP tool. */
+const AnthropicOtherStart = Schema.Struct({
+  type: Schema.Literal("content_block_start"),
+  index: Index,
+  content_block: Schema.Struct({ type: Schema.String })
+})
+
+/** A Gemini `functionCall` part, a bare call, or a chunk of parts. */
+const GeminiCall = Schema.Struct({
+  id: optional(Schema.String),
+  name: Schema.String,
+  args: optional(Json.JsonObject)
+})
+/** A bare call outside its part: its `args` must be there to tell it from other objects. */
+const GeminiBareCall = Schema.Struct({ id: optional(Schema.String), name: Schema.String, args: Json.JsonObject })
+const GeminiPart = Schema.Struct({ functionCall: GeminiCall, thoughtSignature: optional(Schema.String) })
+const GeminiChunk = Schema.Struct({
+  candidates: Schema.Array(Schema.Struct({
+    content: optional(Schema.Struct({ parts: optional(Schema.Array(Schema.Unknown)) }))
+  }))
+})
+/** The seed form of a whole call: `{name, arguments: {...}}` (arguments already an object). */
+const WholeCall = Schema.Struct({ id: optional(Schema.String), name: Schema.String, arguments: Json.JsonObject })
+
+/** A Responses `function_call` item, its events, and its argument deltas. */
+const ResponsesItem = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  call_id: Schema.String,
+  name: Schema.String,
+  arguments: optional(Schema.String)
+})
+const ResponsesItemEvent = Schema.Struct({
+  type: Schema.Literals(["response.output_item.added", "response.output_item.done"]),
+  output_index: Index,
+  item: ResponsesItem
+})
+const ResponsesArgumentsDelta = Schema.Struct({
+  type: Schema.Literal("response.function_call_arguments.delta"),
+  output_index: Index,
+  delta: Schema.String
+})
+
+const decoder = <S extends Schema.Decoder<unknown>>(schema: S) => {
+  const decode = Schema.decodeUnknownOption(schema)
+  return (value: unknown): S["Type"] | undefined => Option.getOrUndefined(decode(value))
+}
+
+const shapes = {
+  openAiEntry: decoder(OpenAiEntry),
+  openAiEntries: decoder(OpenAiEntries),
+  openAiDelta: decoder(OpenAiDelta),
+  openAiChunk: decoder(OpenAiChunk),
+  anthropicStart: decoder(AnthropicStart),
+  anthropicDelta: decoder(AnthropicDelta),
+  anthropicOtherStart: decoder(AnthropicOtherStart),
+  anthropicStop: decoder(AnthropicStop),
+  phaseStart: decoder(PhaseStart),
+  phasePartial: decoder(PhasePartial),
+  phaseStop: decoder(PhaseStop),
+  geminiPart: decoder(GeminiPart),
+  geminiCall: decoder(GeminiBareCall),
+  geminiChunk: decoder(GeminiChunk),
+  wholeCall: decoder(WholeCall),
+  responsesItem: decoder(ResponsesItem),
+  responsesItemEvent: decoder(ResponsesItemEvent),
+  responsesDelta: decoder(ResponsesArgumentsDelta)
+}
+
+/** A detected fragment; `unlessKnown`: skip it when a call of this id is already there. */
+interface Detected {
+  readonly fragment: Fragment
+  readonly unlessKnown?: string | undefined
+}
+
+const orUndefined = (value: string | null | undefined): string | undefined => value ?? undefined
+
+const openAiFragments = (entries: ReadonlyArray<typeof OpenAiEntry.Type>): Array<Detected> =>
+  entries.map((entry) => ({
+    fragment: Fragment.OpenAi({
+      index: entry.index,
+      id: orUndefined(entry.id),
+      name: orUndefined(entry.function.name),
+      arguments: orUndefined(entry.function.arguments)
+    })
+  }))
+
+const geminiFragment = (
+  call: typeof GeminiCall.Type,
+  signature: string | undefined
+): Detected => ({
+  fragment: Fragment.Gemini({
+    id: call.id,
+    name: call.name,
+    args: call.args ?? {},
+    metadata: signature === undefined ? undefined : { thoughtSignature: signature }
+  })
+})
+
+const detected = (raw: unknown): ReadonlyArray<Detected> => {
+  if (isFragment(raw)) return [{ fragment: raw }]
+  const anthropicStart = shapes.anthropicStart(raw)
+  if (anthropicStart !== undefined) {
+    const block = anthropicStart.content_block
+    return [{
+      fragment: Fragment.AnthropicStart({
+        index: anthropicStart.index,
+        id: block.id,
+        name: block.name,
+        input: block.input
+      })
+    }]
+  }
+  const anthropicDelta = shapes.anthropicDelta(raw)
+  if (anthropicDelta !== undefined) {
+    return [{
+      fragment: Fragment.AnthropicPartial({
+        index: anthropicDelta.index,
+        partialJson: anthropicDelta.delta.partial_json
+      })
+    }]
+  }
+  const anthropicStop = shapes.anthropicStop(raw)
+  if (anthropicStop !== undefined) return [{ fragment: Fragment.AnthropicStop({ index: anthropicStop.index }) }]
+  const phaseStart = shapes.phaseStart(raw)
+  if (phaseStart !== undefined) {
+    return [{
+      fragment: Fragment.AnthropicStart({
+        index: phaseStart._index,
+        id: phaseStart.id,
+        name: phaseStart.name,
+        input: phaseStart.input
+      })
+    }]
+  }
+  const phasePartial = shapes.phasePartial(raw)
+  if (phasePartial !== undefined) {
+    return [{
+      fragment: Fragment.AnthropicPartial({ index: phasePartial._index, partialJson: phasePartial.partial_json })
+    }]
+  }
+  const phaseStop = shapes.phaseStop(raw)
+  if (phaseStop !== undefined) return [{ fragment: Fragment.AnthropicStop({ index: phaseStop._index }) }]
+  const itemEvent = shapes.responsesItemEvent(raw)
+  if (itemEvent !== undefined) {
+    const item = itemEvent.item
+    return [{
+      fragment: Fragment.OpenAi({
+        index: itemEvent.output_index,
+        id: item.call_id,
+        name: item.name,
+        arguments: item.arguments
+      }),
+      ...(itemEvent.type === "response.output_item.done" ? { unlessKnown: item.call_id } : {})
+    }]
+  }
+  const responsesDelta = shapes.responsesDelta(raw)
+  if (responsesDelta !== undefined) {
+    return [{ fragment: Fragment.OpenAi({ index: responsesDelta.output_index, arguments: responsesDelta.delta }) }]
+  }
+  const item = shapes.responsesItem(raw)
+  if (item !== undefined) {
+    return [{
+      fragment: Fragment.OpenAi({ id: item.call_id, name: item.name, arguments: item.arguments }),
+      unlessKnown: item.call_id
+    }]
+  }
+  const geminiPart = shapes.geminiPart(raw)
+  if (geminiPart !== undefined) return [geminiFragment(geminiPart.functionCall, geminiPart.thoughtSignature)]
+  const geminiChunk = shapes.geminiChunk(raw)
+  if (geminiChunk !== undefined) {
+    return geminiChunk.candidates.flatMap((candidate) =>
+      (candidate.content?.parts ?? []).flatMap((part) => {
+        const call = shapes.geminiPart(part)
+        return call === undefined ? [] : [geminiFragment(call.functionCall, call.thoughtSignature)]
+      })
+    )
+  }
+  const openAiEntry = shapes.openAiEntry(raw)
+  if (openAiEntry !== undefined) return openAiFragments([openAiEntry])
+  const openAiEntries = shapes.openAiEntries(raw)
+  if (openAiEntries !== undefined) return openAiFragments(openAiEntries)
+  const openAiDelta = shapes.openAiDelta(raw)
+  if (openAiDelta !== undefined) return openAiFragments(openAiDelta.tool_calls)
+  const openAiChunk = shapes.openAiChunk(raw)
+  if (openAiChunk !== undefined) {
+    return openAiChunk.choices.flatMap((choice) => openAiFragments(choice.delta?.tool_calls ?? []))
+  }
+  const wholeCall = shapes.wholeCall(raw)
+  if (wholeCall !== undefined) {
+    return [{ fragment: Fragment.Gemini({ id: wholeCall.id, name: wholeCall.name, args: wholeCall.arguments }) }]
+  }
+  const geminiCall = shapes.geminiCall(raw)
+  if (geminiCall !== undefined) return [geminiFragment(geminiCall, undefined)]
+  return []
+}
+
+/** The index of a raw `content_block_start` of a block that is not a `tool_use`. */
+const otherBlockStart = (raw: unknown): number | undefined => {
+  if (shapes.anthropicStart(raw) !== undefined) return undefined
+  return shapes.anthropicOtherStart(raw)?.index
+}
+
+const knows = (state: ToolCalls, id: string): boolean => {
+  for (let position = 0; position < state.size; position++) {
+    if (state.finalizeCall(position)?.id === id) return true
+  }
+  return false
+}
+
+/**
+ * The tagged fragments a raw provider value holds, found by its shape (none when it has
+ * no known shape; a tagged `Fragment` is itself):
+ *
+ * | provider | shape | fragment |
+ * |---|---|---|
+ * | OpenAI Chat | a `tool_calls[]` entry `{index, id?, function: {name?, arguments?}}`, the list, a `delta` or a chunk holding them | `OpenAi` per entry |
+ * | Anthropic | `content_block_start` of a `tool_use` block, `content_block_delta` of an `input_json_delta`, `content_block_stop` (or `{_phase, _index, ...}`) | `AnthropicStart` / `AnthropicPartial` / `AnthropicStop` |
+ * | Gemini | a part `{functionCall: {name, args, id?}, thoughtSignature?}`, a bare call, or a chunk with such parts | `Gemini` per call |
+ * | OpenAI Responses | `response.output_item.added` / `.done` of a `function_call` item, a bare item, `response.function_call_arguments.delta` | `OpenAi` keyed by `output_index` (id: `call_id`) |
+ *
+ * A whole call `{name, arguments: {...}}` whose arguments are already an object is a
+ * `Gemini` fragment. `feed` skips a finished Responses item whose call is already known
+ * (its deltas built it), and the raw `input_json_delta`s and stop of an Anthropic block
+ * whose raw start was not a `tool_use` (a `server_tool_use` or `mcp_tool_use` is the
+ * provider's call, not the caller's).
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const detect = (raw: RawFragment): ReadonlyArray<Fragment> => detected(raw).map((found) => found.fragment)

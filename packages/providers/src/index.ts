@@ -115,3 +115,8 @@ export * as WireRequest from "./WireRequest.js"
  * @since 0.2.0
  */
 export * as TranscriptFormat from "./TranscriptFormat.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as ErrorDescription from "./ErrorDescription.js"

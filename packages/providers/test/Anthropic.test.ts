@@ -120,6 +120,8 @@ describe("Anthropic.normalize", () => {
           type: "reasoning",
           id: "item_0",
           content: "Two lookups, both at once.",
+          // claude-opus-4-1: Anthropic returns Claude 4 models' thinking summarized
+          reasoning_kind: "summary",
           provider_id: "anthropic",
           signature: "EqQBCkgIARABGAIiQL2sig=="
         },
@@ -203,7 +205,15 @@ describe("Anthropic.normalize", () => {
       const events = yield* run(own("anthropic", "overloaded.sse"))
       expect(finals(events)).toStrictEqual([{ type: "message", id: "item_0", content: "Partial ans", origin: "agent" }])
       expect(errors(events)).toStrictEqual([
-        { code: "overloaded_error", message: "Overloaded", type: "provider_overloaded", retryable: true, status: 529 }
+        {
+          code: "overloaded_error",
+          message: "Overloaded",
+          type: "provider_overloaded",
+          retryable: true,
+          status: 529,
+          // the wire's error object, for logs (ProcessedChunk's originalError)
+          raw: { type: "overloaded_error", message: "Overloaded" }
+        }
       ])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error", usage: { input: 40, output: 1 } })
     }))
@@ -262,7 +272,8 @@ describe("Anthropic.normalize", () => {
         ["max_tokens", "length"],
         ["model_context_window_exceeded", "length"],
         ["tool_use", "tool-calls"],
-        ["pause_turn", "other"]
+        ["pause_turn", "paused"],
+        ["some_future_reason", "other"]
       ]
       for (const [reason, expected] of reasons) {
         const events = yield* run(start + textBlock(0, "x") + stop(reason))
@@ -415,13 +426,15 @@ describe("Anthropic.normalize", () => {
     ["recorded web-fetch", recorded("anthropic", "web-fetch.sse")],
     ["recorded code-execution", recorded("anthropic", "code-execution.sse")],
     ["overloaded", own("anthropic", "overloaded.sse")],
+    ["pause-turn", own("anthropic", "pause-turn.sse")],
+    ["thinking-usage", own("anthropic", "thinking-usage.sse")],
     ["refusal", own("anthropic", "refusal.sse")],
     ["truncated", own("anthropic", "truncated.sse")]
   ])
 })
 
 describe("Anthropic compaction", () => {
-  it.effect("keeps a compaction block as its own item and bills usage summed over iterations (recorded)", () =>
+  it.effect("keeps a compaction block as its own item; usage keeps the top level and lists the iterations (recorded)", () =>
     Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "compaction.sse"))
       const items = finals(events)
@@ -431,15 +444,24 @@ describe("Anthropic compaction", () => {
         compaction.type === "compaction" &&
           compaction.content.startsWith("## Summary of Conversation\n\n### Task Context")
       ).toBe(true)
-      // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; the top level says only 612 / 2819
+      // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; the top level is the message's:
+      // the compaction pass is listed apart (billed too: the bill is the sum over the iterations)
       expect(done(events)).toMatchObject({
         status: "complete",
         finish_reason: "stop",
-        usage: { input: 60997, output: 3341, total: 64338 }
+        usage: {
+          input: 612,
+          output: 2819,
+          total: 3431,
+          iterations: [
+            { type: "compaction", input: 60385, output: 522, cacheRead: 0, cacheWrite: 0 },
+            { type: "message", input: 612, output: 2819, cacheRead: 0, cacheWrite: 0 }
+          ]
+        }
       })
     }))
 
-  it.effect("streamed and non-streaming compaction give the same items and the same summed usage", () =>
+  it.effect("streamed and non-streaming compaction give the same items and the same usage with iterations", () =>
     Effect.gen(function*() {
       const streamed = yield* run(own("anthropic", "compaction.sse"))
       const whole = yield* Anthropic.normalizeResponse(ownJson("anthropic", "compaction.json"))
@@ -449,8 +471,16 @@ describe("Anthropic compaction", () => {
         content: "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
       })
       for (const events of [streamed, whole]) {
-        expect(done(events)).toMatchObject({
-          usage: { input: 281, output: 91, cacheRead: 0, cacheWrite: 0, total: 372 }
+        expect(done(events)?.usage).toMatchObject({
+          input: 181,
+          output: 8,
+          cacheRead: 0,
+          cacheWrite: 0,
+          total: 189,
+          iterations: [
+            { type: "compaction", input: 100, output: 83, cacheRead: 0, cacheWrite: 0 },
+            { type: "message", input: 181, output: 8, cacheRead: 0, cacheWrite: 0 }
+          ]
         })
       }
     }))

@@ -99,7 +99,12 @@ describe("Gemini.normalize", () => {
     Effect.gen(function*() {
       const events = yield* run(fixture("thought-signature-text.sse"))
       expect(finals(events)).toStrictEqual([
-        { type: "reasoning", id: "item_0", content: "**Weighing options**\n\nThe user wants a short answer." },
+        {
+          type: "reasoning",
+          id: "item_0",
+          content: "**Weighing options**\n\nThe user wants a short answer.",
+          reasoning_kind: "summary"
+        },
         {
           type: "message",
           id: "item_1",
@@ -115,8 +120,8 @@ describe("Gemini.normalize", () => {
       )
       // A second signature for the same item starts a new item, so neither is lost.
       expect(finals(thoughtSigned)).toStrictEqual([
-        { type: "reasoning", id: "item_0", content: "plan", signature: "sig-a" },
-        { type: "reasoning", id: "item_1", content: "more", signature: "sig-b" }
+        { type: "reasoning", id: "item_0", content: "plan", reasoning_kind: "summary", signature: "sig-a" },
+        { type: "reasoning", id: "item_1", content: "more", reasoning_kind: "summary", signature: "sig-b" }
       ])
     }))
 
@@ -224,7 +229,7 @@ describe("Gemini.normalize", () => {
     Effect.gen(function*() {
       const events = yield* run(fixture("truncated.sse"))
       expect(finals(events)).toStrictEqual([
-        { type: "reasoning", id: "item_0", content: "Thinking about it" },
+        { type: "reasoning", id: "item_0", content: "Thinking about it", reasoning_kind: "summary" },
         { type: "message", id: "item_1", content: "The answer is", origin: "agent" }
       ])
       expect(errors(events).map((e) => [e.code, e.retryable])).toStrictEqual([["stream_truncated", true]])

@@ -89,7 +89,14 @@ describe("OpenAiChat.normalize", () => {
         content: "We need to respond to a greeting. The user"
       }])
       expect(errors(events)).toStrictEqual([
-        { code: "400", message: "Token limit reached", type: "api_error", retryable: false, status: 400 }
+        {
+          code: "400",
+          message: "Token limit reached",
+          type: "api_error",
+          retryable: false,
+          status: 400,
+          raw: { code: 400, message: "Token limit reached" }
+        }
       ])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error", usage: { input: 43, output: 10 } })
     }))
@@ -193,7 +200,20 @@ describe("OpenAiChat.normalize", () => {
           content: "Add two numbers.",
           provider_id: "openai-compatible",
           signature: "c2lnLW9wZW5yb3V0ZXI=",
-          encrypted_content: "ZW5jcnlwdGVk"
+          encrypted_content: "ZW5jcnlwdGVk",
+          // the details as they came, merged across chunks by type and index, to go back as they are
+          provider_metadata: {
+            reasoning_details: [
+              {
+                type: "reasoning.text",
+                text: "Add two numbers.",
+                signature: "c2lnLW9wZW5yb3V0ZXI=",
+                index: 0,
+                format: "anthropic-claude-v1"
+              },
+              { type: "reasoning.encrypted", data: "ZW5jcnlwdGVk", index: 1, format: "anthropic-claude-v1" }
+            ]
+          }
         },
         { type: "message", id: "item_1", content: "2 + 3 = 5", origin: "agent" }
       ])

@@ -69,8 +69,14 @@ describe("OpenAiResponses.normalize", () => {
         type: "reasoning",
         id: "rs_1",
         content: expected,
+        // summaries are stated as such, apart from raw reasoning text
+        reasoning_kind: "summary",
         encrypted_content: "gAAAAABo_encrypted_reasoning_blob=="
       })
+      expect(
+        ofType(events, "item_delta").filter((d) => d.item_id === "rs_1").every((d) => d.reasoning_kind === "summary")
+      )
+        .toBe(true)
       expect(finals(events)[1]).toMatchObject({
         type: "message",
         id: "msg_1",
@@ -175,7 +181,15 @@ describe("OpenAiResponses.normalize", () => {
           code: "server_is_overloaded",
           message: "The server is overloaded. Please retry.",
           type: "provider_overloaded",
-          retryable: true
+          retryable: true,
+          // the error event as it came (`originalError`)
+          raw: {
+            type: "error",
+            code: "server_is_overloaded",
+            message: "The server is overloaded. Please retry.",
+            param: null,
+            sequence_number: 4
+          }
         }
       ])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
@@ -190,7 +204,8 @@ describe("OpenAiResponses.normalize", () => {
         code: "server_error",
         message: "boom",
         type: "api_error",
-        retryable: true
+        retryable: true,
+        raw: { type: "error", error: { type: "server_error", code: "server_error", message: "boom" } }
       }])
     }))
 
@@ -198,7 +213,13 @@ describe("OpenAiResponses.normalize", () => {
     Effect.gen(function*() {
       const events = yield* run(fixture("failed-rate-limit.sse"))
       expect(errors(events)).toStrictEqual([
-        { code: "rate_limit_exceeded", message: "Rate limit reached for requests", type: "rate_limit", retryable: true }
+        {
+          code: "rate_limit_exceeded",
+          message: "Rate limit reached for requests",
+          type: "rate_limit",
+          retryable: true,
+          raw: { code: "rate_limit_exceeded", message: "Rate limit reached for requests" }
+        }
       ])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
     }))

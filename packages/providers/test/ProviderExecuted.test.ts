@@ -144,7 +144,8 @@ describe("provider-executed tool calls", () => {
     ...["code-interpreter", "image-generation", "file-search", "web-search"].map((name) =>
       [`recorded ${name}`, recorded("openai-responses", `${name}.sse`)] as const
     ),
-    ["hosted-tools", own("openai-responses", "hosted-tools.sse")] as const
+    ["hosted-tools", own("openai-responses", "hosted-tools.sse")] as const,
+    ["recorded shell-container", own("openai-responses", "vercel-shell-container.sse")] as const
   ]
   for (const [name, text] of responsesHosted) {
     it.effect(`OpenAI Responses ${name}: each hosted tool item goes back whole, as the stream finished it, never as a function_call_output`, () =>

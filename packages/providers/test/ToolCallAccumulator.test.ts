@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "fast-check"
+import { readFileSync } from "node:fs"
 import { ToolCallAccumulator } from "../src/index.js"
 
 const { Fragment } = ToolCallAccumulator
@@ -252,4 +253,216 @@ describe("ToolCallAccumulator", () => {
       { numRuns: 100 }
     )
   }, 60_000)
+})
+
+/**
+ * Shape detection (seed 003's `feed`): fragments as the providers send them, no tag.
+ * The raw events are copied from this repo's recorded transcripts
+ * (test/fixtures/openai-chat/tools-interleaved.sse, anthropic/thinking-tools.sse,
+ * gemini/vertex-streamed-args.sse, openai-responses/parallel-tools.sse) and the
+ * providers' streaming docs.
+ */
+describe("ToolCallAccumulator shape detection", () => {
+  const rawCalls = (fragments: ReadonlyArray<unknown>) =>
+    ToolCallAccumulator.finalize(fragments.reduce<ToolCallAccumulator.ToolCallAccumulator>(
+      (acc, fragment) => ToolCallAccumulator.feed(acc, fragment),
+      ToolCallAccumulator.empty
+    )).map(({ arguments: args, id, metadata, name }) => ({ id, name, arguments: args, metadata }))
+
+  it("detects OpenAI Chat tool_calls entries, lists, deltas and chunks", () => {
+    expect(rawCalls([
+      { index: 0, id: "call_a", type: "function", function: { name: "search", arguments: "" } },
+      [{ index: 0, function: { arguments: "{\"q" } }],
+      { role: "assistant", content: null, tool_calls: [{ index: 0, function: { arguments: "uery\":" } }] },
+      {
+        id: "chatcmpl-1",
+        object: "chat.completion.chunk",
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: "\"hi\"}" } }] } }]
+      },
+      { id: "chatcmpl-1", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }
+    ])).toStrictEqual([{ id: "call_a", name: "search", arguments: { query: "hi" }, metadata: undefined }])
+  })
+
+  it("detects Anthropic content_block_start / input_json_delta / content_block_stop", () => {
+    expect(rawCalls([
+      {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: "toolu_01", name: "get_weather", input: {} }
+      },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "" } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"city\": \"Pa" } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "ris\"}" } },
+      { type: "content_block_stop", index: 1 }
+    ])).toStrictEqual([{ id: "toolu_01", name: "get_weather", arguments: { city: "Paris" }, metadata: undefined }])
+  })
+
+  it("skips the input deltas of Anthropic blocks that are not tool_use (server tools, text)", () => {
+    // after recorded/anthropic/web-search.sse: a server_tool_use block streams its input too
+    expect(rawCalls([
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Searching." } },
+      { type: "content_block_stop", index: 0 },
+      {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "server_tool_use", id: "srvtoolu_01", name: "web_search", input: {} }
+      },
+      {
+        type: "content_block_delta",
+        index: 1,
+        delta: { type: "input_json_delta", partial_json: "{\"query\": \"x\"}" }
+      },
+      { type: "content_block_stop", index: 1 },
+      {
+        type: "content_block_start",
+        index: 2,
+        content_block: { type: "tool_use", id: "toolu_02", name: "f", input: {} }
+      },
+      { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: "{\"a\": 1}" } },
+      { type: "content_block_stop", index: 2 }
+    ])).toStrictEqual([{ id: "toolu_02", name: "f", arguments: { a: 1 }, metadata: undefined }])
+  })
+
+  it("detects the seed's `_phase` form of Anthropic fragments", () => {
+    expect(rawCalls([
+      { id: "tu_a", name: "search", _index: 0, _phase: "start" },
+      { _index: 0, _phase: "partial", partial_json: "{\"q" },
+      { _index: 0, _phase: "partial", partial_json: "uery\":\"hi\"}" },
+      { _index: 0, _phase: "stop" }
+    ])).toStrictEqual([{ id: "tu_a", name: "search", arguments: { query: "hi" }, metadata: undefined }])
+  })
+
+  it("detects Gemini functionCall parts, bare calls and whole chunks", () => {
+    expect(rawCalls([
+      { functionCall: { name: "search", args: { query: "hi" } }, thoughtSignature: "c2ln" },
+      {
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [{ text: "two calls" }, { functionCall: { id: "fc_1", name: "fetch", args: { url: "u" } } }]
+          }
+        }]
+      },
+      { name: "ping", args: {} },
+      { name: "search", arguments: { query: "seed" } }
+    ])).toStrictEqual([
+      { id: undefined, name: "search", arguments: { query: "hi" }, metadata: { thoughtSignature: "c2ln" } },
+      { id: "fc_1", name: "fetch", arguments: { url: "u" }, metadata: undefined },
+      { id: undefined, name: "ping", arguments: {}, metadata: undefined },
+      { id: undefined, name: "search", arguments: { query: "seed" }, metadata: undefined }
+    ])
+  })
+
+  it("detects Responses function_call items and argument deltas, folding the done item once", () => {
+    const item = (args: string) => ({
+      type: "function_call",
+      id: "fc_68",
+      call_id: "call_x",
+      name: "get_weather",
+      arguments: args,
+      status: args === "" ? "in_progress" : "completed"
+    })
+    expect(rawCalls([
+      { type: "response.output_item.added", output_index: 1, sequence_number: 4, item: item("") },
+      {
+        type: "response.function_call_arguments.delta",
+        item_id: "fc_68",
+        output_index: 1,
+        sequence_number: 5,
+        delta: "{\"location\":"
+      },
+      {
+        type: "response.function_call_arguments.delta",
+        item_id: "fc_68",
+        output_index: 1,
+        sequence_number: 6,
+        delta: "\"Paris\"}"
+      },
+      {
+        type: "response.function_call_arguments.done",
+        item_id: "fc_68",
+        output_index: 1,
+        sequence_number: 7,
+        arguments: "{\"location\":\"Paris\"}"
+      },
+      { type: "response.output_item.done", output_index: 1, sequence_number: 8, item: item("{\"location\":\"Paris\"}") }
+    ])).toStrictEqual([{ id: "call_x", name: "get_weather", arguments: { location: "Paris" }, metadata: undefined }])
+    // a done item no event announced is a call of its own
+    expect(rawCalls([
+      { type: "response.output_item.done", output_index: 0, item: item("{\"location\":\"Rome\"}") }
+    ])).toStrictEqual([{ id: "call_x", name: "get_weather", arguments: { location: "Rome" }, metadata: undefined }])
+  })
+
+  it("drops values of no known shape and keeps tagged fragments working beside raw ones", () => {
+    const start = ToolCallAccumulator.feed(ToolCallAccumulator.empty, { type: "ping" })
+    expect(start).toBe(ToolCallAccumulator.empty)
+    expect(ToolCallAccumulator.detect("text")).toStrictEqual([])
+    expect(ToolCallAccumulator.detect(null)).toStrictEqual([])
+    expect(rawCalls([
+      Fragment.OpenAi({ index: 0, id: "call_a", name: "f", arguments: "{\"a\"" }),
+      [{ index: 0, function: { arguments: ":1}" } }]
+    ])).toStrictEqual([{ id: "call_a", name: "f", arguments: { a: 1 }, metadata: undefined }])
+    expect(ToolCallAccumulator.detect(Fragment.AnthropicStop({ index: 2 }))).toStrictEqual([
+      Fragment.AnthropicStop({ index: 2 })
+    ])
+    expect(ToolCallAccumulator.isFragment({ _tag: "Other" })).toBe(false)
+  })
+
+  it("keeps malformed raw arguments as `_invalid_arguments`", () => {
+    expect(rawCalls([{ index: 0, id: "c", function: { name: "f", arguments: "{\"a\": tru" } }])[0]?.arguments)
+      .toStrictEqual({ _invalid_arguments: "{\"a\": tru" })
+  })
+})
+
+/**
+ * Every data line of a recorded body fed raw, as a caller that does not know the
+ * provider would (test/fixtures/recorded/<provider>/<name>.sse; sources in the
+ * `.source.json` beside each).
+ */
+describe("ToolCallAccumulator shape detection on recorded bodies", () => {
+  const dataOf = (name: string): Array<unknown> =>
+    readFileSync(new URL(`./fixtures/recorded/${name}`, import.meta.url), "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("data:") && line.slice(5).trim() !== "[DONE]")
+      .map((line): unknown => JSON.parse(line.slice(5)))
+
+  const fed = (name: string) =>
+    ToolCallAccumulator.finalize(
+      dataOf(name).reduce<ToolCallAccumulator.ToolCallAccumulator>(
+        (acc, raw) => ToolCallAccumulator.feed(acc, raw),
+        ToolCallAccumulator.empty
+      )
+    ).map(({ arguments: args, id, name }) => ({ id, name, arguments: args }))
+
+  it("OpenAI Chat chunks (charmbracelet/fantasy multi_tool_streaming)", () => {
+    const calls = fed("openai-chat/tool-parallel.sse")
+    expect(calls.map((call) => call.name)).toStrictEqual(["add", "multiply"])
+    expect(calls.every((call) => typeof call.id === "string" && !("_invalid_arguments" in call.arguments))).toBe(true)
+  })
+
+  it("Anthropic events (charmbracelet/fantasy multi_tool_streaming)", () => {
+    expect(fed("anthropic/tool-parallel.sse").map((call) => [call.name, call.arguments])).toStrictEqual([
+      ["add", { a: 2, b: 3 }],
+      ["multiply", { a: 2, b: 3 }]
+    ])
+  })
+
+  it("Anthropic server tool use gives no client call", () => {
+    expect(fed("anthropic/web-search.sse")).toStrictEqual([])
+  })
+
+  it("Gemini chunks", () => {
+    expect(fed("gemini/tool-parallel.sse").map((call) => [call.name, call.arguments])).toStrictEqual([
+      ["add", { b: 3, a: 2 }],
+      ["multiply", { a: 2, b: 3 }]
+    ])
+  })
+
+  it("Responses events: one call, its arguments once", () => {
+    const calls = fed("openai-responses/reasoning-summary-tool.sse")
+    expect(calls).toHaveLength(1)
+    expect(calls[0]?.name).toBe("weather")
+    expect(calls[0]?.arguments).not.toHaveProperty("_invalid_arguments")
+  })
 })

@@ -1,4 +1,4 @@
-import type { FinishReason, OutputItem, ProviderError, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
+import type { FinishReason, Json, OutputItem, ProviderError, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
 import * as ErrorClassification from "../ErrorClassification.js"
 
 type Out = Array<StreamEvent.StreamEvent>
@@ -24,6 +24,8 @@ export const endTruncated = (
 
 /**
  * Ends a turn with an error event first (when there is one) and then `response_done`.
+ * `raw` is the provider's own error object for an error that arrived inside the
+ * stream: it rides along as the error event's `raw` (docs/events.md#output-items).
  *
  * @internal
  */
@@ -34,8 +36,9 @@ export const finishWith = (
     readonly finishReason: FinishReason.FinishReason
     readonly usage: Usage.Usage
     readonly error?: ProviderError.ProviderError | undefined
+    readonly raw?: Json.JsonValue | undefined
   }
 ): void => {
-  if (end.error !== undefined) builder.error(out, end.error)
+  if (end.error !== undefined) builder.error(out, end.error, end.raw)
   builder.finish(out, { finishReason: end.finishReason, usage: end.usage })
 }

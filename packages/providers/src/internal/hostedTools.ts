@@ -88,6 +88,54 @@ export const codeDelta = (streamed: string, delta: string): string =>
   (streamed === "" ? "{\"code\":\"" : "") + escapeAscii(delta)
 
 /**
+ * The JSON text `{"<field>":"<text>"}` of a free-text tool input (a `custom_tool_call`'s
+ * `input`), escaped as `stringDelta` escapes its pieces, so that the streamed deltas
+ * form a prefix of it.
+ *
+ * @internal
+ */
+export const stringArguments = (field: string, text: string): string =>
+  `{${JSON.stringify(field)}:"${escapeAscii(text)}"}`
+
+/**
+ * One piece of a free-text input as it streams into `stringArguments(field, ...)`: the
+ * first piece opens the object and the string.
+ *
+ * @internal
+ */
+export const stringDelta = (field: string, streamed: string, delta: string): string =>
+  (streamed === "" ? `{${JSON.stringify(field)}:"` : "") + escapeAscii(delta)
+
+/** An `apply_patch_call` operation's fields but its `diff`, as JSON text without the closing brace. */
+const patchHead = (operation: Json.JsonObject): string => {
+  const head = JSON.stringify(without(operation, ["diff"])).slice(0, -1)
+  return head === "{" ? head : `${head},`
+}
+
+/**
+ * The JSON text of an `apply_patch_call`'s operation (`type`, `path`, `diff`): its other
+ * fields first, then the `diff` last, escaped as `patchDelta` escapes its pieces, so the
+ * diff's deltas form a prefix of it. An operation without a diff (`delete_file`) is its
+ * JSON text.
+ *
+ * @internal
+ */
+export const patchArguments = (operation: Json.JsonObject): string => {
+  const diff = operation.diff
+  if (typeof diff !== "string") return JSON.stringify(operation)
+  return `${patchHead(operation)}"diff":"${escapeAscii(diff)}"}`
+}
+
+/**
+ * One piece of an `apply_patch_call`'s diff as it streams into `patchArguments`: the
+ * first piece opens the object with the fields the added item's operation has.
+ *
+ * @internal
+ */
+export const patchDelta = (operation: Json.JsonValue | undefined, streamed: string, delta: string): string =>
+  (streamed === "" ? `${patchHead(objectOf(operation))}"diff":"` : "") + escapeAscii(delta)
+
+/**
  * The JSON text of a hosted tool's arguments.
  *
  * @internal
