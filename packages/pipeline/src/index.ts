@@ -46,3 +46,11 @@ export * as TraceParent from "./TraceParent.js"
  * @since 0.1.0
  */
 export * as Tracing from "./Tracing.js"
+
+/**
+ * The generation entry point: one live request as `IContent`s, an `AsyncIterable`
+ * (`generateStreaming`) or an Effect `Stream`.
+ *
+ * @since 0.2.0
+ */
+export * as Generation from "./Generation.js"

@@ -178,14 +178,21 @@ export class UpsertStreamProcessor {
   /**
    * Flushes what is buffered, ends an unfinished turn with `turn_completed` status
    * `aborted`, stops every timer and releases the buffers. Later calls do nothing;
-   * other methods reject with `ProcessorDestroyed` afterwards.
+   * other methods reject with `ProcessorDestroyed` afterwards. The Promise rejects with
+   * `EmitFailed` when the final flush fails; a caller that does not await it (the
+   * seed's `destroy(): void`) never gets an unhandled rejection: the failure is logged
+   * (docs/upserts.md#destroy).
    *
    * @since 0.1.0
    */
   destroy(): Promise<void> {
     if (this.#destroyed) return Promise.resolve()
     this.#destroyed = true
-    return this.#runPromise(Effect.ensuring(this.#core.abort, Scope.close(this.#scope, Exit.void)))
+    const done = this.#runPromise(Effect.ensuring(this.#core.abort, Scope.close(this.#scope, Exit.void)))
+    void done.catch((error: unknown) =>
+      Effect.runForkWith(this.#context)(Effect.logError("UpsertStreamProcessor.destroy() failed", error))
+    )
+    return done
   }
 
   /**
