@@ -40,6 +40,12 @@ export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefine
   const itemId = payload.item_id
   const content = payload.delta_content
   if (payload.type !== "item_delta" || typeof itemId !== "string" || typeof content !== "string") return undefined
+  let kind = ""
+  if (hasOwn(payload, "reasoning_kind")) {
+    const value = payload.reasoning_kind
+    if (value !== "summary" && value !== "raw") return undefined
+    kind = `,"reasoning_kind":"${value}"`
+  }
   const eventId: unknown = event.event_id
   const runId: unknown = event.run_id
   const timestamp: unknown = event.timestamp
@@ -50,5 +56,5 @@ export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefine
   // UUIDs are hex digits and dashes: quoted as they are
   return `{"event_id":"${eventId}","timestamp":${timestamp},"trace_context":${traceContext},` +
     `"run_id":"${runId}","type":"item_delta","payload":{"type":"item_delta",` +
-    `"item_id":${JSON.stringify(itemId)},"delta_content":${JSON.stringify(content)}}}`
+    `"item_id":${JSON.stringify(itemId)},"delta_content":${JSON.stringify(content)}${kind}}}`
 }
