@@ -31,10 +31,15 @@ import { prefix, serve, tokens, trimmingPublisher } from "./support/harness.js"
 const auth = bearer(tokens[0])
 const text = messageText(4 * 1024 * 1024)
 
-/** Publishes the 4 MB message's turn through the upsert stage to Stream B; how many upserts. */
+/**
+ * Publishes the 4 MB message's turn through the upsert stage to Stream B; how many
+ * upserts. Without the gradient's growth (`batchGrowth: 0`, the last step repeating),
+ * so that hundreds of whole-content upserts reach the store and its trimming is what
+ * keeps Stream B linear.
+ */
 const publishMessage = (turnId: string) =>
   messageTurn(turnId, text).pipe(
-    UpsertStream.upserts(),
+    UpsertStream.upserts({ batchGrowth: 0 }),
     StreamBMessages.wrap,
     TurnPublisher.publishUpserts(turnId),
     Stream.runCount,

@@ -1,8 +1,11 @@
 /**
  * The batch gradient (docs/upserts.md): how many more tokens an item must gain before its next
  * `updated` upsert. Steps add up to cumulative thresholds (`[10, 10, 20, 20, 50, ...]`
- * gives 10, 20, 40, 60, 110, ...), and the last step repeats forever, so a long item
- * keeps getting upserts at a steady pace after the listed steps run out.
+ * gives 10, 20, 40, 60, 110, ...). Past the listed steps the last step repeats, and,
+ * with a `growth` above 0, each further step is also at least `growth` times what the
+ * item had when it was last upserted: a long item keeps getting upserts, and what all
+ * its upserts carry together stays within about `1 + 1/growth` times its size (each
+ * upsert carries the whole content), whatever the number of its deltas.
  *
  * @since 0.1.0
  */
@@ -20,6 +23,11 @@ export interface Gradient {
   readonly steps: Arr.NonEmptyReadonlyArray<number>
   /** `thresholds[i]` is the sum of `steps[0..i]`. */
   readonly thresholds: Arr.NonEmptyReadonlyArray<number>
+  /**
+   * Past the listed steps, the least growth of an item between two upserts, as a share
+   * of what was last upserted (0: the last step alone).
+   */
+  readonly growth: number
 }
 
 /**
@@ -49,25 +57,35 @@ export const defaultSteps: Arr.NonEmptyReadonlyArray<number> = [
 ]
 
 /**
- * Builds a gradient from steps that are already known to be positive integers (the
- * options schema checks them).
+ * The default growth past the listed steps: a quarter of what was last upserted, so an
+ * item's upserts carry together at most about five times its size.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultGrowth = 0.25
+
+/**
+ * Builds a gradient from steps that are already known to be positive integers and a
+ * growth that is a finite number at or above 0 (the options schema checks them).
+ * Without a growth, the last step alone repeats past the listed steps.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (steps: Arr.NonEmptyReadonlyArray<number>): Gradient => {
+export const make = (steps: Arr.NonEmptyReadonlyArray<number>, growth = 0): Gradient => {
   const thresholds: Arr.NonEmptyArray<number> = [steps[0]]
   for (let i = 1; i < steps.length; i++) thresholds.push(thresholds[i - 1]! + steps[i]!)
-  return { steps, thresholds }
+  return { steps, thresholds, growth }
 }
 
 /**
- * The gradient of docs/upserts.md's default steps.
+ * The gradient of docs/upserts.md's default steps, with the default growth.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultGradient: Gradient = make(defaultSteps)
+export const defaultGradient: Gradient = make(defaultSteps, defaultGrowth)
 
 /**
  * The cumulative threshold at a batch index: past the listed steps, each further
@@ -81,6 +99,21 @@ export const thresholdAt = (self: Gradient, index: number): number => {
   if (index < listed) return self.thresholds[index]!
   const last = self.steps[self.steps.length - 1]!
   return self.thresholds[listed - 1]! + (index - listed + 1) * last
+}
+
+/**
+ * The tokens an item must reach for its next `updated` upsert, at batch index `index`
+ * with `emitted` tokens in its last upsert: the threshold at the index, and past the
+ * listed steps at least `emitted * (1 + growth)`.
+ *
+ * @since 0.2.0
+ * @category accessors
+ */
+export const nextThreshold = (self: Gradient, index: number, emitted: number): number => {
+  const threshold = thresholdAt(self, index)
+  return index < self.thresholds.length || self.growth <= 0
+    ? threshold
+    : Math.max(threshold, Math.ceil(emitted * (1 + self.growth)))
 }
 
 /**

@@ -198,7 +198,9 @@ export const advancePastReached: {
 })
 
 /**
- * Whether the content has reached the threshold of the current gradient level.
+ * Whether the content has reached the threshold of the current gradient level (past
+ * the listed steps, also the gradient's growth over what was last emitted:
+ * `Gradient.nextThreshold`).
  *
  * @since 0.1.0
  * @category predicates
@@ -209,7 +211,8 @@ export const reachedThreshold: {
 } = dual(
   2,
   (self: ItemBuffer, gradient: Gradient.Gradient): boolean =>
-    getTokenCount(self) >= Gradient.thresholdAt(gradient, self.batchIndex)
+    getTokenCount(self) >=
+      Gradient.nextThreshold(gradient, self.batchIndex, Tokens.tokensForLength(self.emittedLength))
 )
 
 /**

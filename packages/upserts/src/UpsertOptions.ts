@@ -19,12 +19,21 @@ const Steps = Schema.Array(PositiveInt).pipe(
 
 const mustBeUuid = { message: "must be a UUID" }
 
+const growthMessage = { message: "must be a finite number at or above 0" }
+
+const Growth = Schema.Number.annotate(growthMessage).check(
+  Schema.isFinite(growthMessage).abort(),
+  Schema.isGreaterThanOrEqualTo(0, growthMessage)
+)
+
 const Id = Schema.String.annotate(mustBeUuid).check(Schema.isUUID(undefined, mustBeUuid))
 
 /**
  * The stage options as a schema. Defaults: `batchGradient` docs/upserts.md's
  * `[10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000]`,
- * `batchTimeoutMs` 1000. `turnId` and `threadId`, when given, override the ids of
+ * `batchTimeoutMs` 1000, `batchGrowth` 0.25 (past the listed steps, an item's next
+ * `updated` upsert waits until it grew by that share of what was last upserted; 0
+ * keeps the last step alone, as docs/upserts.md's first design). `turnId` and `threadId`, when given, override the ids of
  * `response_start` in every emitted payload.
  *
  * @since 0.1.0
@@ -34,7 +43,8 @@ export const UpsertOptions = Schema.Struct({
   turnId: Schema.optionalKey(Id),
   threadId: Schema.optionalKey(Id),
   batchGradient: Steps.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(Gradient.defaultSteps))),
-  batchTimeoutMs: NonNegativeInt.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(1000)))
+  batchTimeoutMs: NonNegativeInt.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(1000))),
+  batchGrowth: Growth.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(Gradient.defaultGrowth)))
 }).annotate({ identifier: "UpsertOptions" })
 
 /**
@@ -83,6 +93,6 @@ export const make = (input: UpsertOptionsInput | undefined): Result.Result<Resol
   Result.map(decodeOptions(UpsertOptions)(input ?? {}), (options) => ({
     turnId: options.turnId,
     threadId: options.threadId,
-    gradient: Gradient.make(options.batchGradient),
+    gradient: Gradient.make(options.batchGradient, options.batchGrowth),
     batchTimeoutMs: options.batchTimeoutMs
   }))
