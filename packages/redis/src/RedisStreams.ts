@@ -127,6 +127,18 @@ export interface RedisStreamsService {
     count?: number
   ) => Effect.Effect<ReadonlyArray<StreamEntry>, RedisError>
   /**
+   * Appends `entries` (each at its own explicit id) in one atomic step, only when the
+   * stream's last entry is `after` at that moment: `true` when every entry was
+   * written, `false` (and nothing written) when the stream is missing or its last
+   * entry is another one. On Redis one Lua script (`XREVRANGE`, then the `XADD`s), so
+   * no reader or writer ever sees part of it.
+   */
+  readonly xaddAfter: (
+    key: string,
+    after: string,
+    entries: ReadonlyArray<XAddEntry>
+  ) => Effect.Effect<boolean, RedisError>
+  /**
    * `XDEL key id ...`: how many of the entries were there and are now deleted. The
    * stream's top id stays where it was, so a deleted id can never be written again.
    */

@@ -168,6 +168,22 @@ const xaddResults = (
 const scoreBound = (score: number): string => score === Infinity ? "+inf" : score === -Infinity ? "-inf" : String(score)
 
 const asString = decodeReply(StringReply)
+
+// `xaddAfter`: ARGV = after, the entry count, then per entry its id, its field count
+// and its fields; nothing is written unless the stream's last entry is `after`.
+const appendAfterScript = `
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #top == 0 or top[1][1] ~= ARGV[1] then return 0 end
+local i = 3
+for n = 1, tonumber(ARGV[2]) do
+  local count = tonumber(ARGV[i + 1])
+  local args = {}
+  for k = 1, count * 2 do args[k] = ARGV[i + 1 + k] end
+  redis.call('XADD', KEYS[1], ARGV[i], unpack(args))
+  i = i + 2 + count * 2
+end
+return 1
+`
 const asOptionalString = decodeReply(Schema.NullOr(StringReply))
 const asInteger = decodeReply(IntegerReply)
 const asRange = decodeReply(RangeReply)
@@ -306,6 +322,18 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
 
   const service: RedisStreamsService = {
     xadd: (key, entry, xaddOptions) => call(asString, "XADD", key, xaddArgs(key, entry, xaddOptions)),
+    xaddAfter: (key, after, entries) =>
+      Effect.map(
+        call(asInteger, "EVAL", key, [
+          appendAfterScript,
+          1,
+          key,
+          after,
+          entries.length,
+          ...entries.flatMap((entry) => [entry.id, entry.fields.length, ...entry.fields.flat()])
+        ]),
+        (reply) => reply === 1
+      ),
     xaddAll: connections.xaddAll,
     xrange: (key, start, end, count) =>
       Effect.map(

@@ -294,6 +294,26 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
 
   const service: RedisStreamsService = {
     xadd: (key, entry, options) => withNow((now) => append(key, entry, options, now)),
+    xaddAfter: (key, after, entries) =>
+      withNow((now) =>
+        Result.gen(function*() {
+          const stream = yield* streamOf("XREVRANGE", key, now)
+          const last = stream === undefined || stream.entries.length === stream.head
+            ? undefined
+            : stream.entries[stream.entries.length - 1]!.entry.id
+          if (last !== after) return false
+          // Checked first, so that the entries are written all or none.
+          let top = stream!.lastId
+          for (const entry of entries) {
+            if (entry.fields.length === 0) {
+              return yield* Result.fail(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
+            }
+            top = yield* nextId(key, entry.id, top, now)
+          }
+          for (const entry of entries) yield* append(key, entry, undefined, now)
+          return true
+        })
+      ),
     xaddAll: (key, entries, options) =>
       withNow((now) => Result.succeed(entries.map((entry) => append(key, entry, options, now)))),
     xrange,

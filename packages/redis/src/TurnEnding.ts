@@ -5,16 +5,17 @@
  * turn events `turn_error` then `turn_completed` (status `error`): the same two entries
  * a producer writes for a failed turn, so every reader stops at the same entry.
  *
- * Each entry takes the id after the stream's last (`0-<n+1>`), the publisher's own id
- * scheme, so whoever writes first wins: a second server that notices the same lost
- * turn, or the producer itself coming back after its lease lapsed, is refused by Redis
- * (`IdTooSmall`), reads the stream again and goes on from what it finds. Each write
- * depends on the one before: a stream that ends at an error entry (an ending cut short
- * by a crash, or a turn whose producer died right after its error) gets only the last
- * entry; one that ends at the last entry is left alone. Nothing is ever written past
- * the last entry, and an ending is never left halfway by this process: `end` is
- * uninterruptible, so a reader that goes away while its watcher writes the ending
- * cannot cut it (docs/redis.md#leases-and-endings).
+ * A stream's ending is written as one atomic step (`RedisStreams.xaddAfter`: one Lua
+ * script on Redis), at the ids after the stream's last entry (`0-<n+1>`, the
+ * publisher's own id scheme), and only if that entry is still the last: whoever writes
+ * first wins. A second server that notices the same lost turn, or the producer itself
+ * coming back after its lease lapsed, writes nothing, reads the stream again and goes
+ * on from what it finds. A stream that ends at an error entry (a turn whose producer
+ * died right after its error) gets only the last entry; one that ends at the last
+ * entry is left alone. Nothing is ever written past the last entry, and no reader ever
+ * sees an ending halfway: each stream's is one step, and `end` is uninterruptible, so
+ * a reader that goes away while its watcher writes the ending cannot cut it between
+ * the two streams (docs/redis.md#leases-and-endings).
  *
  * @since 0.2.0
  */
@@ -25,7 +26,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as EntryId from "./EntryId.js"
 import { RedisError } from "./RedisError.js"
-import { RedisStreams } from "./RedisStreams.js"
+import { RedisStreams, type XAddEntry } from "./RedisStreams.js"
 import { field, type Fields, type StreamEntry } from "./StreamEntry.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
@@ -81,16 +82,17 @@ const isError = (entry: StreamEntry): boolean =>
 
 const attempts = 5
 
-/** The id after an entry's, in the publisher's `0-<n>` scheme (a bare next id otherwise). */
-const idAfter = (entry: StreamEntry): string =>
-  Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(entry.id), EntryId.next), EntryId.format), () => "*")
+/** The id after an entry id (`0-<n>` gives `0-<n+1>`, as the publisher numbers). */
+const idAfter = (id: string): string =>
+  Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(id), EntryId.next), EntryId.format), () => id)
 
 /**
- * Writes a stream's ending, `[error, last]`, after the stream's last entry: both when
- * the stream is running, only `last` when it already ends at an error entry, nothing
- * when it ends at its last entry. Each write is at the id after the entry before it,
- * so another writer's entry makes it fail (`IdTooSmall`); then the stream is read
- * again and the ending goes on from what is there.
+ * Writes a stream's ending, `[error, last]`, after the stream's last entry, as one
+ * atomic step (`RedisStreams.xaddAfter`): both when the stream is running, only `last`
+ * when it already ends at an error entry, nothing when it ends at its last entry. The
+ * entries take the ids after the stream's last entry; when another writer appended in
+ * between, nothing is written, the stream is read again and the ending goes on from
+ * what is there.
  */
 const append = (
   key: string,
@@ -98,25 +100,19 @@ const append = (
 ): Effect.Effect<Outcome, RedisError, RedisStreams> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams
-    let wrote = false
     for (let attempt = 0; attempt < attempts; attempt++) {
       const found = yield* redis.xlast(key)
       if (Option.isNone(found)) return "empty"
-      let last = found.value
-      if (isLast(last)) return wrote ? "ended" : "already_ended"
+      const last = found.value
+      if (isLast(last)) return "already_ended"
       const pending = isError(last) ? [ending[1]] : ending
-      let refused = false
+      const entries: Array<XAddEntry> = []
+      let id = last.id
       for (const fields of pending) {
-        const written = yield* Effect.result(redis.xadd(key, { id: idAfter(last), fields }))
-        if (Result.isFailure(written)) {
-          if (written.failure.reason !== "IdTooSmall") return yield* written.failure
-          refused = true
-          break
-        }
-        wrote = true
-        last = { id: written.success, fields }
+        id = idAfter(id)
+        entries.push({ id, fields })
       }
-      if (!refused) return "ended"
+      if (yield* redis.xaddAfter(key, last.id, entries)) return "ended"
     }
     return yield* new RedisError({
       reason: "Rejected",

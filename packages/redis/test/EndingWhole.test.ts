@@ -64,21 +64,23 @@ const endingOf = (turnId: string) =>
 const whole = { a: ["response_error", "response_done"], b: ["turn_error", "turn_completed"], lastA: 1, lastB: 1 }
 
 /**
- * The store in context, whose `xadd` of the ending's first entry (`response_error`)
- * waits for `gate` after telling `started`.
+ * The store in context, whose write of Stream A's ending (the step with its
+ * `response_error`) waits for `gate` after telling `started`.
  */
 const gatedEnding = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
   Layer.effect(
     RedisStreams,
     Effect.map(RedisStreams, (inner) => ({
       ...inner,
-      xadd: (key, entry, options) =>
-        entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
+      xaddAfter: (key, after, entries) =>
+        entries.some((entry) =>
+            entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
+          )
           ? Effect.andThen(
             Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(gate)),
-            inner.xadd(key, entry, options)
+            inner.xaddAfter(key, after, entries)
           )
-          : inner.xadd(key, entry, options)
+          : inner.xaddAfter(key, after, entries)
     }))
   )
 

@@ -263,6 +263,7 @@ function unavailable(): RedisStreams.RedisStreamsService {
   return {
     xadd: () => Effect.fail(fail("XADD")),
     xaddAll: () => Effect.fail(fail("XADD")),
+    xaddAfter: () => Effect.fail(fail("EVAL")),
     xrange: () => Effect.fail(fail("XRANGE")),
     xdel: () => Effect.fail(fail("XDEL")),
     xlen: () => Effect.fail(fail("XLEN")),

@@ -119,6 +119,55 @@ export const streamsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
         }))
     })
 
+    describe("xaddAfter", () => {
+      it.effect("appends every entry when the stream's last entry is the one named, nothing otherwise", () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams
+          const k = key("after")
+          // a missing stream has no last entry
+          expect(yield* redis.xaddAfter(k, "0-0", [{ id: "0-1", fields: fields(1) }])).toBe(false)
+          expect(yield* redis.xlen(k)).toBe(0)
+          yield* redis.xadd(k, { id: "0-1", fields: fields(1) })
+          yield* redis.xadd(k, { id: "0-2", fields: fields(2) })
+          // another entry is last: nothing is written
+          expect(
+            yield* redis.xaddAfter(k, "0-1", [{ id: "0-3", fields: fields(3) }, { id: "0-4", fields: fields(4) }])
+          ).toBe(false)
+          expect(numbers(yield* redis.xrange(k, "-", "+"))).toStrictEqual([1, 2])
+          expect(
+            yield* redis.xaddAfter(k, "0-2", [{ id: "0-3", fields: fields(3) }, { id: "0-4", fields: fields(4) }])
+          ).toBe(true)
+          expect((yield* redis.xrange(k, "-", "+")).map((entry) => entry.id)).toStrictEqual([
+            "0-1",
+            "0-2",
+            "0-3",
+            "0-4"
+          ])
+          expect(numbers(yield* redis.xrange(k, "-", "+"))).toStrictEqual([1, 2, 3, 4])
+          // the last entry, not the top id: after a delete the entry before it is last
+          yield* redis.xdel(k, ["0-4"])
+          expect(yield* redis.xaddAfter(k, "0-3", [{ id: "0-5", fields: fields(5) }])).toBe(true)
+          expect(numbers(yield* redis.xrange(k, "-", "+"))).toStrictEqual([1, 2, 3, 5])
+        }))
+
+      it.effect("two writers racing to append after the same entry: exactly one wins, whole", () =>
+        Effect.gen(function*() {
+          const redis = yield* RedisStreams
+          const k = key("race")
+          yield* redis.xadd(k, { id: "0-1", fields: fields(1) })
+          const ending = (n: number) => [{ id: "0-2", fields: fields(n) }, { id: "0-3", fields: fields(n + 1) }]
+          const won = yield* Effect.all(
+            [redis.xaddAfter(k, "0-1", ending(10)), redis.xaddAfter(k, "0-1", ending(20))],
+            {
+              concurrency: "unbounded"
+            }
+          )
+          expect(won.filter((w) => w).length).toBe(1)
+          const written = numbers(yield* redis.xrange(k, "-", "+"))
+          expect([[1, 10, 11], [1, 20, 21]]).toContainEqual(written)
+        }))
+    })
+
     describe("xrange", () => {
       it.effect("reads inclusive, exclusive and millisecond bounds with a count", () =>
         Effect.gen(function*() {
