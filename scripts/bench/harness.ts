@@ -2,7 +2,8 @@
  * Timing helpers for the benchmark scripts: warm up, run several rounds, report the
  * median. Wall-clock time is fine here: these are scripts, never tests.
  */
-import { existsSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { performance } from "node:perf_hooks"
 
 /** One measured case. */
@@ -127,3 +128,50 @@ export const sluiceCommand = (): { readonly args: ReadonlyArray<string>; readonl
   existsSync(builtCli)
     ? { args: [builtCli], how: "as built" }
     : { args: ["--import", "tsx", "packages/cli/src/bin.ts"], how: "under tsx" }
+
+/** A `/proc/<pid>/status` field in bytes (`VmRSS`, `VmHWM`). */
+export const procBytes = (pid: number, field: string): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? ""
+  return Number(line.replace(/\D+/g, "")) * 1024
+}
+
+/**
+ * `sluice serve` on the Redis at `url` with one token, in a process of its own on a
+ * random port, with `args` added; its process and base URL once `probe` (a path)
+ * answers 200 with the token.
+ */
+export const startSluiceServe = async (
+  url: string,
+  options: {
+    readonly token: string
+    readonly prefix: string
+    readonly probe: string
+    readonly args?: ReadonlyArray<string>
+  }
+): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const child = spawn(process.execPath, [
+    ...sluiceCommand().args,
+    "serve",
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--prefix",
+    options.prefix,
+    ...(options.args ?? [])
+  ], { env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: options.token }, stdio: "ignore" })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    try {
+      const response = await fetch(`${base}${options.probe}`, { headers: { authorization: `Bearer ${options.token}` } })
+      await response.arrayBuffer()
+      if (response.status === 200) return { child, base }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  child.kill()
+  throw new Error("sluice serve did not answer")
+}

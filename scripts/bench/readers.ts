@@ -12,54 +12,28 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
 import { request } from "node:http"
 import { performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { upsertMessages } from "../../packages/redis/test/support/turns.js"
 import { admin } from "../../packages/server/test/support/redisAdmin.js"
-import { sluiceCommand } from "./harness.js"
+import { procBytes, sluiceCommand, startSluiceServe } from "./harness.js"
 
 const READERS = Number(process.env.BENCH_READERS ?? "2000")
 const TOKEN = "bench-readers-token"
 const PREFIX = "bench"
 const MESSAGES = 40
 
-const procBytes = (pid: number, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? ""
-  return Number(line.replace(/\D+/g, "")) * 1024
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const child = spawn(process.execPath, [
-    ...sluiceCommand().args,
-    "serve",
-    "--port",
-    String(port),
-    "--host",
-    "127.0.0.1",
-    "--prefix",
-    PREFIX,
-    "--max-streams-per-token",
-    String(READERS + 10)
-  ], { env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN }, stdio: "ignore" })
-  const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).status === 200) return { child, base }
-    } catch {
-      // not listening yet
-    }
-    await sleep(100)
-  }
-  child.kill()
-  throw new Error("sluice serve did not answer")
-}
+const startServer = (url: string) =>
+  startSluiceServe(url, {
+    token: TOKEN,
+    prefix: PREFIX,
+    probe: "/healthz",
+    args: ["--max-streams-per-token", String(READERS + 10)]
+  })
 
 interface Reader {
   connected: boolean

@@ -17,11 +17,9 @@ import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
-import { sluiceCommand } from "./harness.js"
+import { procBytes, sluiceCommand, startSluiceServe } from "./harness.js"
 
 const PREFIX = "bench-storage"
 const TOKEN = "bench-storage-token-0123456789"
@@ -62,12 +60,6 @@ const timed = async <A>(f: () => Promise<A>): Promise<readonly [A, number]> => {
   return [value, performance.now() - start] as const
 }
 
-// A `/proc/<pid>/status` field in bytes (`VmRSS`, `VmHWM`).
-const procBytes = (pid: number, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? ""
-  return Number(line.replace(/\D+/g, "")) * 1024
-}
-
 const get = (url: string) =>
   fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (response) => {
     const body = await response.text()
@@ -76,33 +68,7 @@ const get = (url: string) =>
   })
 
 /** `sluice serve` on `url`'s Redis, in a process of its own; its base URL once it answers. */
-const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const child = spawn(process.execPath, [
-    ...sluiceCommand().args,
-    "serve",
-    "--port",
-    String(port),
-    "--host",
-    "127.0.0.1",
-    "--prefix",
-    PREFIX
-  ], {
-    env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN },
-    stdio: "ignore"
-  })
-  const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 600; i++) {
-    try {
-      await get(`${base}/v1/turns`)
-      return { child, base }
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  child.kill()
-  throw new Error("sluice serve did not answer")
-}
+const startServer = (url: string) => startSluiceServe(url, { token: TOKEN, prefix: PREFIX, probe: "/v1/turns" })
 
 const snapshots = async (url: string, turnId: string) => {
   const { child, base } = await startServer(url)

@@ -152,19 +152,18 @@ const part = (
       }
     }
     case "function_call": {
-      if (metadata !== undefined && Json.isObject(metadata.item) && item.provider_executed !== true) {
-        // a client call of a Responses item kind (`custom_tool_call`, `apply_patch_call`,
-        // a shell call, ...): a tool call to answer, whose item goes back whole to its
-        // provider (and whose result takes that kind's output item there)
-        return {
-          _tag: "tool_call",
-          id: item.call_id,
-          name: item.name,
-          arguments: item.arguments,
-          provider,
-          providerMetadata: metadata
-        }
+      const toolCall = {
+        _tag: "tool_call" as const,
+        id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        provider,
+        ...(metadata === undefined ? {} : { providerMetadata: metadata })
       }
+      // a client call of a Responses item kind (`custom_tool_call`, `apply_patch_call`,
+      // a shell call, ...): a tool call to answer, whose item goes back whole to its
+      // provider (and whose result takes that kind's output item there)
+      if (metadata !== undefined && Json.isObject(metadata.item) && item.provider_executed !== true) return toolCall
       const hosted = metadata?.item ?? metadata?.part
       if (Json.isObject(hosted)) {
         return { _tag: "provider_item", provider, item: { ...hosted, ...restored.get(item.call_id) } }
@@ -186,14 +185,7 @@ const part = (
       // a call the provider ran, in no form its provider takes back (an AI SDK part, say):
       // sent as a client tool call it would demand a result the caller does not have
       if (item.provider_executed === true) return undefined
-      return {
-        _tag: "tool_call",
-        id: item.call_id,
-        name: item.name,
-        arguments: item.arguments,
-        provider,
-        ...(metadata === undefined ? {} : { providerMetadata: metadata })
-      }
+      return toolCall
     }
     case "function_call_output": {
       const part = metadata?.part ?? metadata?.item
