@@ -94,18 +94,21 @@ describe("a producer_lost ending and its reader", () => {
         const turnId = yield* deadProducerTurn
         const started = yield* Deferred.make<void>()
         const gate = yield* Deferred.make<void>()
-        // the store, whose write of the ending's first entry waits for the gate
+        // the store, whose write of Stream A's ending (the step with its response_error)
+        // waits for the gate
         const gated = yield* Layer.build(Layer.effect(
           RedisStreams.RedisStreams,
           Effect.map(RedisStreams.RedisStreams, (inner) => ({
             ...inner,
-            xadd: (key, entry, options) =>
-              entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
+            xaddAfter: (key, after, entries) =>
+              entries.some((entry) =>
+                  entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
+                )
                 ? Effect.andThen(
                   Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(gate)),
-                  inner.xadd(key, entry, options)
+                  inner.xaddAfter(key, after, entries)
                 )
-                : inner.xadd(key, entry, options)
+                : inner.xaddAfter(key, after, entries)
           }))
         ))
         const reader = yield* TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), {

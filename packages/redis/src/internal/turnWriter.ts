@@ -291,14 +291,14 @@ export const writer =
       }
 
       // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
-      const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend(() => {
+      const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend((): Effect.Effect<void, RedisError> => {
         if (superseded.length === 0) return Effect.void
         const ids = superseded
         superseded = []
-        return Effect.tapError(redis.xdel(key, ids), () =>
+        return Effect.asVoid(Effect.tapError(redis.xdel(key, ids), () =>
           Effect.sync(() => {
             superseded = ids.concat(superseded)
-          }))
+          })))
       })
 
       // A batch written while the entries superseded so far are deleted; then the slots
