@@ -29,10 +29,10 @@ import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { gzipSync } from "node:zlib"
 import { followTurn, TurnState } from "../packages/client/src/index.js"
-import { upsertMessages } from "../packages/redis/test/support/turns.js"
 import { proxy } from "../packages/server/test/support/browser.js"
 import { producer, serveWith } from "../packages/server/test/support/harness.js"
 import { quietLogs } from "../packages/server/test/support/quietLogs.js"
+import { upsertMessages } from "../packages/turns/test/support/turns.js"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const clientSrc = join(root, "packages", "client", "src")

@@ -19,7 +19,8 @@
  */
 import { Ids } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
-import { RedisStreams, RedisStreamsLive, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -9,7 +9,8 @@
  */
 import { Ids } from "@sluice/core"
 import { TurnPipeline, TurnSource } from "@sluice/pipeline"
-import { RedisStreams, RedisStreamsLive, RedisStreamsMemory, TurnPublisher } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
+import { TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

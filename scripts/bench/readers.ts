@@ -7,7 +7,8 @@
  * readers connected, and, once the turn is finished, how many readers read it whole. A
  * benchmark, never a test.
  */
-import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
+import { RedisStreamsLive } from "@sluice/redis"
+import { TurnPublisher } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -16,8 +17,8 @@ import { randomUUID } from "node:crypto"
 import { request } from "node:http"
 import { performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
-import { upsertMessages } from "../../packages/redis/test/support/turns.js"
 import { admin } from "../../packages/server/test/support/redisAdmin.js"
+import { upsertMessages } from "../../packages/turns/test/support/turns.js"
 import { procBytes, sluiceCommand, startSluiceServe } from "./harness.js"
 
 const READERS = Number(process.env.BENCH_READERS ?? "2000")

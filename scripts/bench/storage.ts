@@ -12,7 +12,8 @@
  * Wall-clock time and `setInterval` are fine here: this is a script, never a test.
  */
 import { Ids } from "@sluice/core"
-import { ReadBudget, RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys, TurnPublisher } from "@sluice/redis"
+import { ReadBudget, RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnEntry, TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

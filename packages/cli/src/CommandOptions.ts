@@ -6,7 +6,7 @@
  * @since 0.3.0
  */
 import * as ProviderName from "@sluice/providers/ProviderName"
-import * as TurnKeys from "@sluice/redis/TurnKeys"
+import * as TurnKeys from "@sluice/turns/TurnKeys"
 import * as Argument from "effect/cli/Argument"
 import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"

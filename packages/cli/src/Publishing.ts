@@ -17,9 +17,9 @@ import {
   RedisConfig,
   type RedisStreams,
   RedisStreamsLive,
-  RedisStreamsMemory,
-  TurnKeys
+  RedisStreamsMemory
 } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

@@ -8,7 +8,8 @@
  * and sizes, never timings.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"

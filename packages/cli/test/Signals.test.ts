@@ -4,8 +4,9 @@
  * exits 128 + the signal's number.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreamsLive } from "@sluice/redis"
 import { RedisStreams } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"

@@ -6,7 +6,8 @@
  * `cancelled`, once, and the one `sluice:` line says so. On the test's redis-server.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, TurnControl, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnControl, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"

@@ -6,7 +6,8 @@
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

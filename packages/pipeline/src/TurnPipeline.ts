@@ -31,15 +31,8 @@
  */
 import { Accumulator, type AccumulatorError, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent } from "@sluice/core"
-import {
-  type PublishError,
-  type RedisError,
-  RedisStreams,
-  TurnControl,
-  TurnLease,
-  TurnMetrics,
-  TurnPublisher
-} from "@sluice/redis"
+import { type RedisError, RedisStreams } from "@sluice/redis"
+import { type PublishError, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"

@@ -5,15 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
-import {
-  RedisStreams,
-  RedisStreamsMemory,
-  TurnControl,
-  TurnEntry,
-  TurnKeys,
-  TurnLease,
-  TurnMetrics
-} from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -1,7 +1,8 @@
 /**
- * `@sluice/redis`: the Redis Streams service (live on ioredis, and in memory), the
- * turn publisher that writes Streams A and B exactly once and in order, and the key
- * layout and entry format they share.
+ * `@sluice/redis`: Redis itself: the Redis Streams service (live on ioredis, on a
+ * Cluster, and in memory), its entries and ids, config and TLS, and the Durable Streams
+ * stores. A turn's rules on Redis (keys, entries, publisher, lease, endings) are
+ * `@sluice/turns`.
  *
  * @since 0.1.0
  */
@@ -35,55 +36,6 @@ export * as RedisStreamsMemory from "./RedisStreamsMemory.js"
  * @since 0.1.0
  */
 export * as StreamEntry from "./StreamEntry.js"
-
-/**
- * @since 0.1.0
- */
-export * as PublishError from "./PublishError.js"
-
-/**
- * @since 0.1.0
- */
-export * as TurnEntry from "./TurnEntry.js"
-
-/**
- * @since 0.1.0
- */
-export * as TurnKeys from "./TurnKeys.js"
-
-/**
- * @since 0.1.0
- */
-export * as TurnPublisher from "./TurnPublisher.js"
-
-/**
- * The producer's liveness lease of a turn.
- *
- * @since 0.2.0
- */
-export * as TurnLease from "./TurnLease.js"
-
-/**
- * Ending a turn its producer can no longer end (`producer_lost`).
- *
- * @since 0.2.0
- */
-export * as TurnEnding from "./TurnEnding.js"
-
-/**
- * Requests to the processes that run turns (cancel).
- *
- * @since 0.2.0
- */
-export * as TurnControl from "./TurnControl.js"
-
-/**
- * The metrics of turns: started, active, ended, entries per stream, publish latency,
- * retries, lease expiries.
- *
- * @since 0.2.0
- */
-export * as TurnMetrics from "./TurnMetrics.js"
 
 /**
  * Reads bounded by bytes as well as entries: page counts sized from the largest entry

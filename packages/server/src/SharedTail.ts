@@ -19,7 +19,8 @@
  *
  * @since 0.2.0
  */
-import { EntryId, ReadBudget, type RedisError, RedisStreams, type StreamEntry, TurnEnding } from "@sluice/redis"
+import { EntryId, ReadBudget, type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
+import { TurnEnding } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"

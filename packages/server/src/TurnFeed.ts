@@ -8,16 +8,8 @@
  * @since 0.1.0
  */
 import { Backoff, Sse } from "@sluice/core"
-import {
-  EntryId,
-  RedisError,
-  RedisStreams,
-  type StreamEntry,
-  TurnEnding,
-  TurnEntry,
-  TurnLease,
-  TurnMetrics
-} from "@sluice/redis"
+import { EntryId, RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
+import { TurnEnding, TurnEntry, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"

@@ -8,7 +8,8 @@
  * @since 0.1.0
  */
 import { StreamBMessage, UITurnEvent, UIUpsert } from "@sluice/core"
-import { ReadBudget, type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
+import { ReadBudget, type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"

@@ -24,7 +24,8 @@
  * @since 0.3.0
  */
 import { Json, type StreamEvent, Usage } from "@sluice/core"
-import { type RedisError, type StreamEntry, TurnEntry } from "@sluice/redis"
+import { type RedisError, type StreamEntry } from "@sluice/redis"
+import { TurnEntry } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"

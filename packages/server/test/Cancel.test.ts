@@ -6,11 +6,12 @@
  * that stops, is in `CancelLive.test.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsMemory, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, request } from "./support/client.js"

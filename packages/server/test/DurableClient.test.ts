@@ -12,7 +12,7 @@ import { DurableStoreMemory, RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { upsertMessages } from "../../redis/test/support/turns.js"
+import { upsertMessages } from "../../turns/test/support/turns.js"
 import { producer, serveWith, tokens } from "./support/harness.js"
 
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
-import { upsertMessages } from "../../redis/test/support/turns.js"
+import { upsertMessages } from "../../turns/test/support/turns.js"
 import { bearer, call } from "./support/client.js"
 import { publishUpserts, serve, tokens } from "./support/harness.js"
 

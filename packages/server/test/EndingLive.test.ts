@@ -9,7 +9,8 @@
  * writing the ending: Stream A had no `response_done`, Stream B no ending.)
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, type StreamEntry, TurnEnding, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive, type StreamEntry } from "@sluice/redis"
+import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"

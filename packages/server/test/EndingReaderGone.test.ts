@@ -5,7 +5,8 @@
  * away at once (its stream interrupted while the ending is being written).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsMemory, type StreamEntry, TurnEnding, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -14,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import { prefix, producer, publishEvents } from "./support/harness.js"
 

@@ -5,13 +5,14 @@
  * as they are; two servers sweeping the same prefix end a turn once.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsMemory, type StreamEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as LeaseSweeper from "../src/internal/leaseSweeper.js"
 import { bearer, request } from "./support/client.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"

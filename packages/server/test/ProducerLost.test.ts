@@ -6,7 +6,8 @@
  * A turn that never had a lease is never ended this way.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsMemory, type StreamEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -14,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
-import { streamEvents, upsertMessages } from "../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, open, type Received, received, request } from "./support/client.js"

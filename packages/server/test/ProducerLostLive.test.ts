@@ -6,7 +6,8 @@
  * stream closes cleanly.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { RedisStreams, RedisStreamsLive, TurnEnding, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"

@@ -5,7 +5,8 @@
  * Clock, and a failed tail fails its readers and is replaced for the next one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RedisStreams, RedisStreamsMemory, type StreamEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"

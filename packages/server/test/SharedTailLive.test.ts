@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
 import { inject } from "vitest"
-import { upsertMessages } from "../../redis/test/support/turns.js"
+import { upsertMessages } from "../../turns/test/support/turns.js"
 import { producer, serve, tokens } from "./support/harness.js"
 import { admin } from "./support/redisAdmin.js"
 

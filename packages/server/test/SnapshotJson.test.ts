@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
-import { RedisStreams, RedisStreamsMemory, TurnEntry, TurnKeys } from "@sluice/redis"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as FastCheck from "fast-check"

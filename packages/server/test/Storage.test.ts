@@ -7,22 +7,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
-import {
-  ReadBudget,
-  RedisStreams,
-  RedisStreamsLive,
-  RedisStreamsMemory,
-  TurnEntry,
-  TurnKeys,
-  TurnPublisher
-} from "@sluice/redis"
+import { ReadBudget, RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
+import { TurnEntry, TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { kept, upsertMessages } from "../../redis/test/support/turns.js"
+import { kept, upsertMessages } from "../../turns/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { messageText, messageTurn } from "./support/bigTurn.js"
 import { bearer, readAll, request } from "./support/client.js"

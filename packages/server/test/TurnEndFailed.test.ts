@@ -11,7 +11,7 @@ import { StreamBMessage, StreamEvent, type UITurnEvent, type UIUpsert } from "@s
 import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { streamEvents } from "../../redis/test/support/turns.js"
+import { streamEvents } from "../../turns/test/support/turns.js"
 import { bearer, readAll } from "./support/client.js"
 import { producer, publishEvents, publishTurn, serve, tokens } from "./support/harness.js"
 

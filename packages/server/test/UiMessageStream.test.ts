@@ -7,7 +7,8 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
-import { RedisStreamsLive, TurnPublisher } from "@sluice/redis"
+import { RedisStreamsLive } from "@sluice/redis"
+import { TurnPublisher } from "@sluice/turns"
 import {
   parseJsonEventStream,
   readUIMessageStream,

@@ -5,7 +5,7 @@
  * @internal
  */
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
-import { TurnKeys } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"

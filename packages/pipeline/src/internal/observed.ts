@@ -5,7 +5,7 @@
  * @internal
  */
 import type { StreamEvent } from "@sluice/core"
-import { TurnMetrics } from "@sluice/redis"
+import { TurnMetrics } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 

@@ -6,8 +6,9 @@
  *
  * @internal
  */
-import { type DurableStore, RedisStreams, StreamEntry, TurnEnding, TurnKeys } from "@sluice/redis"
+import { type DurableStore, RedisStreams, StreamEntry } from "@sluice/redis"
 import type { RedisError } from "@sluice/redis"
+import { TurnEnding, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"

@@ -4,7 +4,8 @@
  * @internal
  */
 import { Ids } from "@sluice/core"
-import { EntryId, type RedisError, RedisStreams, TurnControl, TurnEntry, TurnKeys } from "@sluice/redis"
+import { EntryId, type RedisError, RedisStreams } from "@sluice/redis"
+import { TurnControl, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"

@@ -4,7 +4,8 @@
  *
  * @internal
  */
-import { RedisStreams, TurnKeys } from "@sluice/redis"
+import { RedisStreams } from "@sluice/redis"
+import { TurnKeys } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"

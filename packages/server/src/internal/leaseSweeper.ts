@@ -11,7 +11,8 @@
  *
  * @internal
  */
-import { type RedisError, RedisStreams, TurnEnding, TurnKeys, TurnLease, TurnMetrics } from "@sluice/redis"
+import { type RedisError, RedisStreams } from "@sluice/redis"
+import { TurnEnding, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { TurnKeys } from "@sluice/redis"
+import type { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"

@@ -5,7 +5,8 @@
  * @internal
  */
 import { StreamBMessage } from "@sluice/core"
-import { type RedisError, RedisStreams, type StreamEntry, TurnEntry, TurnKeys } from "@sluice/redis"
+import { type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

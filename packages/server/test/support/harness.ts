@@ -3,7 +3,8 @@
  * in context, and publishing turns into that store.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import { RedisStreams, TurnKeys, TurnPublisher } from "@sluice/redis"
+import { RedisStreams } from "@sluice/redis"
+import { TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { streamEvents, upsertMessages } from "../../../redis/test/support/turns.js"
+import { streamEvents, upsertMessages } from "../../../turns/test/support/turns.js"
 import { bearer, open, readAll, type Received, received, takeEvents } from "./client.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./harness.js"
 

@@ -7,13 +7,13 @@
  *
  * @since 0.2.0
  */
+import type { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
+import { field, type StreamEntry } from "@sluice/redis/StreamEntry"
 import * as Effect from "effect/Effect"
 import * as Filter from "effect/Filter"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import type { RedisError } from "./RedisError.js"
-import { RedisStreams } from "./RedisStreams.js"
-import { field, type StreamEntry } from "./StreamEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 
 /**

@@ -8,13 +8,13 @@
  *
  * @since 0.2.0
  */
+import type { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { RedisError } from "./RedisError.js"
-import { RedisStreams } from "./RedisStreams.js"
 import * as TurnKeys from "./TurnKeys.js"
 
 /**

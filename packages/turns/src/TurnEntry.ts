@@ -13,14 +13,14 @@
  * @since 0.1.0
  */
 import { LastEntry, SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
+import type { Fields, StreamEntry } from "@sluice/redis/StreamEntry"
+import { field } from "@sluice/redis/StreamEntry"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { itemDeltaJson } from "./internal/eventJson.js"
-import type { Fields, StreamEntry } from "./StreamEntry.js"
-import { field } from "./StreamEntry.js"
 
 /**
  * The five fields of an entry, decoded: `timestamp` becomes a number.

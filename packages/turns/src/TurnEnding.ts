@@ -20,14 +20,14 @@
  * @since 0.2.0
  */
 import { Ids, LastEntry, StreamBMessage, StreamEvent } from "@sluice/core"
+import * as EntryId from "@sluice/redis/EntryId"
+import { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams, type XAddEntry } from "@sluice/redis/RedisStreams"
+import { field, type Fields, type StreamEntry } from "@sluice/redis/StreamEntry"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import * as EntryId from "./EntryId.js"
-import { RedisError } from "./RedisError.js"
-import { RedisStreams, type XAddEntry } from "./RedisStreams.js"
-import { field, type Fields, type StreamEntry } from "./StreamEntry.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 

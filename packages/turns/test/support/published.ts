@@ -4,9 +4,9 @@
  * Stream B holds.
  */
 import type { StreamBMessage } from "@sluice/core"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { RedisStreams } from "../../src/RedisStreams.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
 import * as TurnKeys from "../../src/TurnKeys.js"
 

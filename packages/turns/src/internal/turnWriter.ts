@@ -19,6 +19,10 @@
  * @internal
  */
 import { Backoff } from "@sluice/core"
+import * as EntryId from "@sluice/redis/EntryId"
+import { RedisError } from "@sluice/redis/RedisError"
+import type { RedisStreamsService, XAddEntry } from "@sluice/redis/RedisStreams"
+import { type Fields, sameFields } from "@sluice/redis/StreamEntry"
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -26,11 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as EntryId from "../EntryId.js"
 import { PublishError } from "../PublishError.js"
-import { RedisError } from "../RedisError.js"
-import type { RedisStreamsService, XAddEntry } from "../RedisStreams.js"
-import { type Fields, sameFields } from "../StreamEntry.js"
 import * as TurnKeys from "../TurnKeys.js"
 
 /** @internal */

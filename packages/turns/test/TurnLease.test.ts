@@ -4,13 +4,13 @@
  * had one, and `lost` when a renewal finds it gone.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
+import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { RedisStreams } from "../src/RedisStreams.js"
-import * as RedisStreamsMemory from "../src/RedisStreamsMemory.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnLease from "../src/TurnLease.js"
 

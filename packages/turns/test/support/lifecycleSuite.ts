@@ -5,14 +5,14 @@
  * reach a follower of the control stream.
  */
 import { describe, expect, layer } from "@effect/vitest"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
+import type { StreamEntry } from "@sluice/redis/StreamEntry"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { RedisStreams } from "../../src/RedisStreams.js"
-import type { StreamEntry } from "../../src/StreamEntry.js"
 import * as TurnControl from "../../src/TurnControl.js"
 import * as TurnEnding from "../../src/TurnEnding.js"
 import * as TurnEntry from "../../src/TurnEntry.js"

@@ -22,6 +22,8 @@
  */
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
+import type { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams, type RedisStreamsService } from "@sluice/redis/RedisStreams"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -35,8 +37,6 @@ import * as Stream from "effect/Stream"
 import { topLevelString } from "./internal/topLevelField.js"
 import { writer } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
-import type { RedisError } from "./RedisError.js"
-import { RedisStreams, type RedisStreamsService } from "./RedisStreams.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
 import * as TurnMetrics from "./TurnMetrics.js"
@@ -125,7 +125,7 @@ export interface TurnPublisherService {
  * @category tags
  */
 export class TurnPublisher extends Context.Service<TurnPublisher, TurnPublisherService>()(
-  "@sluice/redis/TurnPublisher"
+  "@sluice/turns/TurnPublisher"
 ) {}
 
 // The Redis service with its batch writes measured: the entries confirmed, the time

@@ -1,6 +1,6 @@
+import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
+import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import { inject } from "vitest"
-import * as RedisStreamsLive from "../src/RedisStreamsLive.js"
-import * as RedisStreamsMemory from "../src/RedisStreamsMemory.js"
 import { lifecycleSuite } from "./support/lifecycleSuite.js"
 
 lifecycleSuite("turn lifecycle on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
