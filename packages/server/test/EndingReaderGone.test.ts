@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
+import { gatedEnding } from "../../turns/test/support/gatedEnding.js"
 import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import { prefix, producer, publishEvents } from "./support/harness.js"
@@ -95,23 +96,7 @@ describe("a producer_lost ending and its reader", () => {
         const turnId = yield* deadProducerTurn
         const started = yield* Deferred.make<void>()
         const gate = yield* Deferred.make<void>()
-        // the store, whose write of Stream A's ending (the step with its response_error)
-        // waits for the gate
-        const gated = yield* Layer.build(Layer.effect(
-          RedisStreams.RedisStreams,
-          Effect.map(RedisStreams.RedisStreams, (inner) => ({
-            ...inner,
-            xaddAfter: (key, after, entries) =>
-              entries.some((entry) =>
-                  entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
-                )
-                ? Effect.andThen(
-                  Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(gate)),
-                  inner.xaddAfter(key, after, entries)
-                )
-                : inner.xaddAfter(key, after, entries)
-          }))
-        ))
+        const gated = yield* Layer.build(gatedEnding(started, gate))
         const reader = yield* TurnFeed.follow(TurnKeys.upsertsKey(prefix, turnId), {
           ...follow,
           after: "0-0",

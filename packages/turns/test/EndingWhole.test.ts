@@ -23,6 +23,7 @@ import * as TurnEnding from "../src/TurnEnding.js"
 import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
+import { gatedEnding } from "./support/gatedEnding.js"
 import { streamEvents, upsertMessages } from "./support/turns.js"
 
 const prefix = `sluice-ending-${randomUUID().slice(0, 8)}`
@@ -62,27 +63,6 @@ const endingOf = (turnId: string) =>
   })
 
 const whole = { a: ["response_error", "response_done"], b: ["turn_error", "turn_completed"], lastA: 1, lastB: 1 }
-
-/**
- * The store in context, whose write of Stream A's ending (the step with its
- * `response_error`) waits for `gate` after telling `started`.
- */
-const gatedEnding = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
-  Layer.effect(
-    RedisStreams,
-    Effect.map(RedisStreams, (inner) => ({
-      ...inner,
-      xaddAfter: (key, after, entries) =>
-        entries.some((entry) =>
-            entry.fields.some(([name, value]) => name === "payloadType" && value === "response_error")
-          )
-          ? Effect.andThen(
-            Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(gate)),
-            inner.xaddAfter(key, after, entries)
-          )
-          : inner.xaddAfter(key, after, entries)
-    }))
-  )
 
 const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   layer(streams, { timeout: 60_000 })(name, (it) => {
