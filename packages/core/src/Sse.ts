@@ -160,22 +160,42 @@ export const decodeText = (text: string, options?: DecodeOptions): Effect.Effect
   )
 
 /**
+ * How `encodeEvent` writes an event's `data:` lines.
+ *
+ * - `dataSpace` (true): a space after `data:`, as most servers write it (`data: x`);
+ *   false writes `data:x`, as the Durable Streams server does.
+ *
+ * @since 0.2.0
+ * @category encoding
+ */
+export interface EncodeOptions {
+  readonly dataSpace?: boolean | undefined
+}
+
+/**
  * Encodes one event back into SSE text (`id`, `event`, `retry`, then one `data:` line
  * per line of data, then a blank line). `decode` of the result gives the event back.
+ * The data is split at CR, LF or CRLF, each line in a `data:` line of its own, so that
+ * data cannot end the event or forge another. The one SSE writer of Sluice: the turn
+ * feeds and the Durable Streams server write with it.
  *
  * @since 0.1.0
  * @category encoding
  */
-export const encodeEvent = (event: {
-  readonly event?: string | undefined
-  readonly data: string
-  readonly id?: string | undefined
-  readonly retry?: number | undefined
-}): string => {
+export const encodeEvent = (
+  event: {
+    readonly event?: string | undefined
+    readonly data: string
+    readonly id?: string | undefined
+    readonly retry?: number | undefined
+  },
+  options?: EncodeOptions
+): string => {
+  const data = options?.dataSpace === false ? "data:" : "data: "
   let text = ""
   if (event.id !== undefined) text += `id: ${event.id}\n`
   if (event.event !== undefined && event.event !== "message") text += `event: ${event.event}\n`
   if (event.retry !== undefined) text += `retry: ${event.retry}\n`
-  for (const line of event.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
+  for (const line of event.data.split(/\r\n|\r|\n/)) text += `${data}${line}\n`
   return text + "\n"
 }

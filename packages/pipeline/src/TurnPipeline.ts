@@ -29,11 +29,11 @@
  *
  * @since 0.1.0
  */
-import { Accumulator, type AccumulatorError, Turn } from "@sluice/accumulator"
+import { Accumulator, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent } from "@sluice/core"
 import { type RedisError, RedisStreams } from "@sluice/redis"
-import { type PublishError, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
-import { StreamBMessages, type UpsertErrors, UpsertOptions, UpsertStream } from "@sluice/upserts"
+import { TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
+import { StreamBMessages, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -54,6 +54,7 @@ import type * as Tracer from "effect/Tracer"
 import { closingPayloads, type Ending } from "./internal/closing.js"
 import { countEvents, withTraceContext } from "./internal/observed.js"
 import { untilStopped } from "./internal/untilStopped.js"
+import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
 import type { TurnContext } from "./TurnContext.js"
 import type { StopReason } from "./TurnEnd.js"
@@ -108,18 +109,14 @@ export interface TurnResult {
 }
 
 /**
- * The failures a run passes on, after ending the turn: the source's own, an event
- * the fold refuses, the upsert stage's, and Redis past its retries.
+ * The failures a run passes on, after ending the turn, besides the source's own and
+ * Redis's. Defined, with the classification of every failure a turn can end with, in
+ * `PipelineError`.
  *
  * @since 0.1.0
  * @category models
  */
-export type PipelineError =
-  | AccumulatorError.AccumulatorError
-  | UpsertErrors.UnexpectedEvent
-  | UpsertErrors.InvalidUpsertOptions
-  | PublishError.PublishError
-  | PublishError.InvalidPublisherOptions
+export type PipelineError = PipelineErrors.PipelineError
 
 /**
  * The pipeline.
@@ -151,17 +148,11 @@ export class TurnPipeline
   extends Context.Service<TurnPipeline, TurnPipelineService>()("@sluice/pipeline/TurnPipeline")
 {}
 
-/** The code and message a failure ends the turn with. */
+/** The code (from `PipelineError.classify`) and message a failure ends the turn with. */
 const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
   const failure = Cause.squash(cause)
-  const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? String(failure._tag) : "Error"
   const message = failure instanceof Error ? failure.message : String(failure)
-  const code = tag === "WireDecodeError" || tag === "SseError"
-    ? "invalid_input"
-    : tag === "AccumulatorError" || tag === "UnexpectedEvent"
-    ? "invalid_event_order"
-    : "pipeline_error"
-  return { _tag: "Failed", code, message }
+  return { _tag: "Failed", code: PipelineErrors.errorCode(PipelineErrors.classify(failure)), message }
 }
 
 /** Ends a stage's span with the stage's stream (or, when the turn ends first, with the turn). */

@@ -55,6 +55,94 @@ export const producerLost: Ending = {
 }
 
 /**
+ * The error object a turn's ending carries in Stream A's `response_error`: the
+ * ending's code and message, an `api_error` that is not retryable.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const errorObject = (ending: Ending): StreamEvent.ErrorObject => ({
+  code: ending.code,
+  message: ending.message,
+  type: "api_error",
+  retryable: false
+})
+
+/**
+ * Stream A's error entry of an ending: `response_error` with the ending's error.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const errorPayload = (responseId: string, ending: Ending): StreamEvent.Payload => ({
+  type: "response_error",
+  response_id: responseId,
+  error: errorObject(ending)
+})
+
+/**
+ * Stream A's last entry of a turn the producer did not see end (core's `LastEntry`:
+ * `response_done`) with the turn's status: finish reason `error` for `error`, none
+ * for any other status.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const lastPayload = (responseId: string, status: StreamEvent.ResponseStatus): StreamEvent.Payload => ({
+  type: LastEntry.lastEventType,
+  response_id: responseId,
+  status,
+  finish_reason: status === "error" ? "error" : null
+})
+
+/**
+ * Stream A's ending of a failed turn, `[error, last]`: the ending's
+ * `response_error`, then `response_done` with status `error`.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const streamAEnding = (
+  responseId: string,
+  ending: Ending
+): readonly [error: StreamEvent.Payload, last: StreamEvent.Payload] => [
+  errorPayload(responseId, ending),
+  lastPayload(responseId, "error")
+]
+
+/**
+ * The turn a Stream B turn event names.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TurnMeta {
+  readonly turnId: string
+  readonly threadId: string
+}
+
+/**
+ * Stream B's ending of a failed turn, `[error, last]`: the turn events `turn_error`
+ * with the ending's code and message, then `turn_completed` (core's `LastEntry`) with
+ * status `error`.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const streamBEnding = (
+  meta: TurnMeta,
+  ending: Ending
+): readonly [error: StreamBMessage.UIPayload, last: StreamBMessage.UIPayload] => [
+  {
+    type: "turn_error",
+    turnId: meta.turnId,
+    threadId: meta.threadId,
+    error: { code: ending.code, message: ending.message }
+  },
+  { type: LastEntry.lastTurnEventType, turnId: meta.turnId, threadId: meta.threadId, status: "error" }
+]
+
+/**
  * What `end` did: `ended` (it wrote the ending, or the part of it that was missing),
  * `already_ended` (the stream's last entry was there), or `empty` (the turn has no
  * entries to end).
@@ -148,25 +236,17 @@ export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effe
   Effect.uninterruptible(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const start = yield* startOf(prefix, turnId)
-    const error = { code: ending.code, message: ending.message, type: "api_error" as const, retryable: false }
-    if (Option.isSome(start)) {
-      const { event, start: payload } = start.value
-      const context = { runId: event.run_id, traceContext: event.trace_context }
-      const fields = (payloadOf: StreamEvent.Payload) =>
-        Result.getOrThrow(
-          TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now))
-        )
-      yield* append(TurnKeys.eventsKey(prefix, turnId), [
-        fields({ type: "response_error", response_id: payload.response_id, error }),
-        fields({ type: "response_done", response_id: payload.response_id, status: "error", finish_reason: "error" })
-      ])
-    }
     if (Option.isNone(start)) return "empty"
-    const meta = { turnId, threadId: start.value.start.thread_id }
-    const turnEvent = (payload: StreamBMessage.UIPayload) =>
-      TurnEntry.fromStreamBMessage(StreamBMessage.wrap(payload, Ids.generateEventId(), now))
-    return yield* append(TurnKeys.upsertsKey(prefix, turnId), [
-      turnEvent({ type: "turn_error", ...meta, error: { code: ending.code, message: ending.message } }),
-      turnEvent({ type: "turn_completed", ...meta, status: "error" })
-    ])
+    const { event, start: payload } = start.value
+    const context = { runId: event.run_id, traceContext: event.trace_context }
+    const fields = (payloadOf: StreamEvent.Payload) =>
+      Result.getOrThrow(
+        TurnEntry.fromStreamEvent(turnId, StreamEvent.envelope(context, payloadOf, Ids.generateEventId(), now))
+      )
+    const [errorA, lastA] = streamAEnding(payload.response_id, ending)
+    yield* append(TurnKeys.eventsKey(prefix, turnId), [fields(errorA), fields(lastA)])
+    const turnEvent = (payloadOf: StreamBMessage.UIPayload) =>
+      TurnEntry.fromStreamBMessage(StreamBMessage.wrap(payloadOf, Ids.generateEventId(), now))
+    const [errorB, lastB] = streamBEnding({ turnId, threadId: payload.thread_id }, ending)
+    return yield* append(TurnKeys.upsertsKey(prefix, turnId), [turnEvent(errorB), turnEvent(lastB)])
   }))

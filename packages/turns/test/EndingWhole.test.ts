@@ -5,7 +5,7 @@
  * halfway before (a stream left at its error entry) is completed with the turn's last
  * entry alone, never a second error.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { StreamBMessage, type UITurnEvent } from "@sluice/core"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
@@ -146,3 +146,28 @@ const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
 
 suite("a whole ending on RedisStreamsMemory", RedisStreamsMemory.layer)
 suite("a whole ending on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+
+describe("TurnEnding's closing payloads, the one home of a turn's ending", () => {
+  it("builds Stream A's and Stream B's [error, last] from one ending", () => {
+    const ending = TurnEnding.producerLost
+    expect(ending.code).toBe("producer_lost")
+    expect(TurnEnding.streamAEnding("r1", ending)).toStrictEqual([
+      {
+        type: "response_error",
+        response_id: "r1",
+        error: { code: "producer_lost", message: ending.message, type: "api_error", retryable: false }
+      },
+      { type: "response_done", response_id: "r1", status: "error", finish_reason: "error" }
+    ])
+    expect(TurnEnding.streamBEnding({ turnId: "t", threadId: "h" }, ending)).toStrictEqual([
+      { type: "turn_error", turnId: "t", threadId: "h", error: { code: "producer_lost", message: ending.message } },
+      { type: "turn_completed", turnId: "t", threadId: "h", status: "error" }
+    ])
+    expect(TurnEnding.lastPayload("r1", "aborted")).toStrictEqual({
+      type: "response_done",
+      response_id: "r1",
+      status: "aborted",
+      finish_reason: null
+    })
+  })
+})

@@ -1,5 +1,6 @@
 import type { Turn } from "@sluice/accumulator"
-import { LastEntry, type OutputItem, type StreamEvent } from "@sluice/core"
+import type { OutputItem, StreamEvent } from "@sluice/core"
+import { TurnEnding } from "@sluice/turns"
 import type { TurnContext } from "../TurnContext.js"
 import type { StopReason } from "../TurnEnd.js"
 
@@ -28,13 +29,13 @@ const keptItem = (item: Turn.TurnItem): OutputItem.OutputItem | undefined => {
   }
 }
 
-const leaseLapsed = "this producer's lease lapsed (it was paused or cut off) before the turn ended"
-
 /**
  * The payloads that end a turn the input did not end: a `response_start` if it never
  * started, each open item closed (text kept, a partial tool call cancelled), then the
  * ending, whose last payload is always the turn's last event (core's `LastEntry`:
- * `response_done`), after a `response_error` for a failure. Nothing for a turn that has
+ * `response_done`), after a `response_error` for a failure. The ending's payloads, and
+ * the `producer_lost` code and message, are `TurnEnding`'s, the one home of a turn's
+ * closing payloads. Nothing for a turn that has
  * ended (its `response_done` was folded; a `response_error` alone does not end it).
  *
  * @internal
@@ -71,27 +72,14 @@ export const closingPayloads = (
   }
   switch (ending._tag) {
     case "Ended":
-      out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "aborted", finish_reason: null })
+      out.push(TurnEnding.lastPayload(responseId, "aborted"))
       break
     case "Stopped":
-      if (ending.reason === "producer_lost") {
-        out.push({
-          type: "response_error",
-          response_id: responseId,
-          error: { code: "producer_lost", message: leaseLapsed, type: "api_error", retryable: false }
-        })
-        out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "error", finish_reason: "error" })
-      } else {
-        out.push({ type: LastEntry.lastEventType, response_id: responseId, status: ending.reason, finish_reason: null })
-      }
+      if (ending.reason === "producer_lost") out.push(...TurnEnding.streamAEnding(responseId, TurnEnding.producerLost))
+      else out.push(TurnEnding.lastPayload(responseId, ending.reason))
       break
     case "Failed":
-      out.push({
-        type: "response_error",
-        response_id: responseId,
-        error: { code: ending.code, message: ending.message, type: "api_error", retryable: false }
-      })
-      out.push({ type: LastEntry.lastEventType, response_id: responseId, status: "error", finish_reason: "error" })
+      out.push(...TurnEnding.streamAEnding(responseId, ending))
       break
   }
   return out

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import { Sse } from "@sluice/core"
 import * as Option from "effect/Option"
 
 /** @internal */
@@ -189,13 +190,14 @@ export const responseCursor = (now: number, client: string | undefined): string 
 }
 
 /**
- * One SSE event: every line of the payload (split at CR, LF or CRLF) in a `data:`
- * line of its own, so that a payload cannot end the event or forge another.
+ * One SSE event, written by core's `Sse.encodeEvent`: every line of the payload (split
+ * at CR, LF or CRLF) in a `data:` line of its own, so that a payload cannot end the
+ * event or forge another.
  *
  * @internal
  */
 export const sseEvent = (event: string, payload: string): Uint8Array =>
-  encoder.encode(`event: ${event}\n${payload.split(/\r\n|\r|\n/).map((line) => `data:${line}`).join("\n")}\n\n`)
+  encoder.encode(Sse.encodeEvent({ event, data: payload }, { dataSpace: false }))
 
 /** @internal */
 export const utf8 = (data: Uint8Array): string => decoder.decode(data)
