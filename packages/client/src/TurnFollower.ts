@@ -17,7 +17,9 @@ import { isSnapshot, isTurnEvent, isUpsert } from "./Wire.js"
 /**
  * How to follow a turn.
  *
- * - `token`: a bearer token, or a signed page token (sent as `Authorization: Bearer`);
+ * - `token`: a bearer token (sent as `Authorization: Bearer`);
+ * - `accessToken`: a signed page token (sent as `?access_token=`, where the server
+ *   takes page tokens);
  * - `fetch`: the `fetch` to use (the global one by default);
  * - `signal`: stops following when aborted (as `close()` does);
  * - `reconnect`: the backoff between attempts (`Reconnect.defaults`);
@@ -94,7 +96,12 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
   const stop = () => controller.abort()
   options.signal?.addEventListener("abort", stop, { once: true })
   if (options.signal?.aborted === true) stop()
-  const request: RequestOptions = { token: options.token, fetch: options.fetch, signal }
+  const request: RequestOptions = {
+    token: options.token,
+    accessToken: options.accessToken,
+    fetch: options.fetch,
+    signal
+  }
   const sleep = options.sleep ?? platformSleep
   const maxAttempts = options.reconnect?.maxAttempts ?? Reconnect.defaults.maxAttempts
   const listeners = new Set<() => void>()

@@ -68,17 +68,27 @@ export interface Snapshot {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
-const itemTypes: ReadonlySet<unknown> = new Set([
-  "message",
-  "reasoning",
-  "tool_call",
-  "tool_output",
-  "error",
-  "compaction",
-  "approval_request"
-])
-const changeTypes: ReadonlySet<unknown> = new Set(["created", "updated", "completed"])
-const statuses: ReadonlySet<unknown> = new Set(["streaming", "complete", "error", "aborted", "cancelled"])
+// The values of core's literal types, as run-time sets (nothing of core is bundled): a
+// record keyed by the type, so the compiler wants every value of it and no other, and a
+// value added to core's schema fails here until it is added.
+const valuesOf = (record: Readonly<Record<string, true>>): ReadonlySet<unknown> => new Set(Object.keys(record))
+const itemTypes = valuesOf(
+  {
+    message: true,
+    reasoning: true,
+    tool_call: true,
+    tool_output: true,
+    error: true,
+    compaction: true,
+    approval_request: true
+  } satisfies Record<Upsert["itemType"], true>
+)
+const changeTypes = valuesOf(
+  { created: true, updated: true, completed: true } satisfies Record<Upsert["changeType"], true>
+)
+const statuses = valuesOf(
+  { streaming: true, complete: true, error: true, aborted: true, cancelled: true } satisfies Record<TurnStatus, true>
+)
 
 /**
  * Whether a parsed value is an upsert: the fields the client relies on are checked.
@@ -128,3 +138,45 @@ export const isSnapshot = (value: unknown): value is Snapshot =>
   isObject(value) && typeof value["turnId"] === "string" && statuses.has(value["status"]) &&
   Array.isArray(value["items"]) && value["items"].every(isUpsert) && typeof value["lastEventId"] === "string" &&
   (value["usage"] === undefined || isUsage(value["usage"])) && (value["error"] === undefined || isError(value["error"]))
+
+/**
+ * A turn of `GET /v1/turns` (the server's `TurnSummary`): its id and start, and, when
+ * the server knows them, its provider and model, its status, when it ended, how long
+ * it took and how soon it gave its first output (ms from its first entry).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TurnListEntry {
+  readonly turnId: string
+  readonly startedAt: number
+  readonly providerId?: string
+  readonly modelId?: string
+  readonly status?: TurnStatus
+  readonly endedAt?: number
+  readonly durationMs?: number
+  readonly firstOutputMs?: number
+}
+
+/**
+ * `GET /v1/turns`: recent turns, newest first.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TurnList {
+  readonly turns: ReadonlyArray<TurnListEntry>
+}
+
+/**
+ * Whether a parsed body is the list of turns.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isTurnList = (value: unknown): value is TurnList =>
+  isObject(value) && Array.isArray(value["turns"]) &&
+  value["turns"].every((turn) =>
+    isObject(turn) && typeof turn["turnId"] === "string" && typeof turn["startedAt"] === "number" &&
+    (turn["status"] === undefined || statuses.has(turn["status"]))
+  )

@@ -2,8 +2,9 @@
  * `@sluice/client`: a small client for apps that read Sluice turns, in browsers and
  * Node. `followTurn` gives a turn's state from its snapshot and then its live feed,
  * resuming by `Last-Event-ID` and reconnecting with backoff and jitter; `cancel` stops
- * a running turn. No runtime dependency but `eventsource-parser`; the wire types come
- * from `@sluice/core`'s schemas by type-only imports.
+ * a running turn; `listTurns` lists the recent ones. No runtime dependency but
+ * `eventsource-parser`; the wire types come from `@sluice/core`'s schemas by type-only
+ * imports.
  *
  * @since 0.1.0
  */
@@ -17,6 +18,11 @@ export { cancel } from "./Cancel.js"
  * @since 0.1.0
  */
 export { ClientError, type ClientErrorCode } from "./ClientError.js"
+
+/**
+ * @since 0.2.0
+ */
+export { listTurns, type ListTurnsOptions } from "./ListTurns.js"
 
 /**
  * @since 0.1.0
@@ -42,3 +48,16 @@ export type { Connection } from "./TurnState.js"
  * @since 0.1.0
  */
 export type { Snapshot, TurnError, TurnEvent, TurnStatus, Upsert, Usage } from "./Wire.js"
+
+/**
+ * @since 0.2.0
+ */
+export type { TurnList, TurnListEntry } from "./Wire.js"
+
+/**
+ * The wire types and the checks that hold a parsed body to them (`isSnapshot`,
+ * `isUpsert`, `isTurnEvent`, `isTurnList`).
+ *
+ * @since 0.2.0
+ */
+export * as Wire from "./Wire.js"

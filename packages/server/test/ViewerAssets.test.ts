@@ -4,12 +4,12 @@
  * `viewer/` type-checks against the DOM is `pnpm typecheck`'s to say.)
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Wire } from "@sluice/client"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
-import * as Wire from "../viewer/wire.js"
 import { assetsModule, assetsModulePath } from "./support/viewerBuild.js"
 import { everyKind } from "./support/viewerTurns.js"
 

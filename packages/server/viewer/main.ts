@@ -1,17 +1,26 @@
 /**
  * The turn viewer: the list of recent turns and, for the chosen turn, its items bound
  * by `itemId` from the upserts alone (a tool's output nested under its call, by
- * `callId`). A turn is loaded from its snapshot and, while it
- * streams, followed over SSE from the snapshot's `lastEventId`; the browser's
- * `EventSource` resumes a dropped stream with `Last-Event-ID`. Each upsert carries the
- * item's whole content, so an upsert replaces its item's rendering: no delta logic,
- * and an upsert seen twice changes nothing. A page whose token may cancel shows a stop
- * button on a running turn (`POST /v1/turns/:turnId/cancel`); the turn then ends
- * `cancelled` through its stream like any ending.
+ * `callId`). Reading the API is `@sluice/client`'s: `followTurn` loads a turn's
+ * snapshot and, while it streams, follows its feed from the snapshot's `lastEventId`,
+ * resuming a dropped feed with `Last-Event-ID`; `listTurns` reads the list and `cancel`
+ * stops a turn. This page only shows the state the client folds. Each upsert carries
+ * the item's whole content, so an upsert replaces its item's rendering: no delta logic,
+ * and only the items whose upsert changed are rendered again. A page whose token may
+ * cancel shows a stop button on a running turn; the turn then ends `cancelled` through
+ * its feed like any ending.
  */
-import { ApiFailure, apiUrl, cancelTurn, listTurns, loadSnapshot, mayCancel, takeAccessToken } from "./api.js"
+import {
+  cancel,
+  ClientError,
+  followTurn,
+  listTurns,
+  type TurnHandle,
+  type TurnList,
+  TurnState,
+  type Upsert
+} from "@sluice/client"
 import { renderHead, renderItem, renderListEntry, type TurnHead } from "./render.js"
-import { isTurnEvent, isUpsert, type TurnEvent, type TurnList, type Upsert } from "./wire.js"
 
 const element = (id: string): HTMLElement => {
   const found = document.getElementById(id)
@@ -19,8 +28,44 @@ const element = (id: string): HTMLElement => {
   return found
 }
 
+const storageKey = "sluice.access_token"
+
+/**
+ * The page token: `#access_token=` in the address the server printed, moved to
+ * `sessionStorage` and out of the address bar (and so out of the history and of
+ * anything the address is copied into). Undefined on a server without tokens.
+ */
+const takeAccessToken = (): string | undefined => {
+  const fragment = new URLSearchParams(location.hash.slice(1))
+  const given = fragment.get("access_token")
+  if (given !== null) {
+    sessionStorage.setItem(storageKey, given)
+    fragment.delete("access_token")
+    const rest = fragment.toString()
+    history.replaceState(null, "", `${location.pathname}${location.search}${rest === "" ? "" : `#${rest}`}`)
+    return given
+  }
+  return sessionStorage.getItem(storageKey) ?? undefined
+}
+
+/**
+ * Whether the page may stop turns: its token is a page token of the `control` scope
+ * (`v1.<expiresAt>.control.<mac>`; the scope is signed, not secret), or the server
+ * needs no token (`insecure-local`). The server decides in the end: a refused request
+ * is 403.
+ */
+const mayCancel = (token: string | undefined): boolean => token === undefined || token.split(".")[2] === "control"
+
 const token = takeAccessToken()
 const canStop = mayCancel(token)
+// Every request goes to this page's server with the page token (in `?access_token=`).
+const base = location.origin
+const access = token === undefined ? {} : { accessToken: token }
+// A page has one reader and no herd to spread: it waits at least half of each backoff
+// (from 1 s), so a dropped feed shows as reconnecting rather than flickering.
+const reconnect = { baseMs: 1000, maxMs: 30_000 }
+const random = () => 0.5 + Math.random() / 2
+
 const list = element("turn-list")
 const items = element("items")
 const notice = element("notice")
@@ -30,10 +75,12 @@ const connection = element("connection")
 interface Viewed {
   readonly turnId: string
   head: TurnHead
+  /** Each item's element, and the upsert it shows. */
   readonly items: Map<string, HTMLElement>
+  readonly shown: Map<string, Upsert>
   /** The elements of tool calls, by `callId`: where their outputs go. */
   readonly calls: Map<string, HTMLElement>
-  source: EventSource | undefined
+  handle: TurnHandle | undefined
   stopping: boolean
 }
 
@@ -54,7 +101,9 @@ const showNotice = (text: string | undefined) => {
 }
 
 const describe = (error: unknown): string => {
-  if (!(error instanceof ApiFailure)) return `The server cannot be reached (${String(error)}).`
+  if (!(error instanceof ClientError)) return `The server cannot be reached (${String(error)}).`
+  // "the server cannot be reached: <why>", as a sentence
+  if (error.code === "network") return `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`
   if (error.status === 401) {
     return token === undefined
       ? "This server needs a page token: open the link that sluice serve printed."
@@ -68,24 +117,24 @@ const setHead = (turn: Viewed) => {
   element("turn-head").replaceWith(renderHead(turn.head, control))
 }
 
-// Asks the server to cancel the turn; its stream then brings the ending (`cancelled`).
+// Asks the server to cancel the turn; its feed then brings the ending (`cancelled`).
 // A turn that had ended meanwhile (409) is loaded again to show how it ended.
 async function stop(turn: Viewed) {
   if (turn.stopping) return
   turn.stopping = true
   setHead(turn)
   try {
-    await cancelTurn(token, turn.turnId)
+    await cancel(base, turn.turnId, access)
   } catch (error) {
     turn.stopping = false
     if (current !== turn) return
-    if (error instanceof ApiFailure && error.status === 409) {
-      void openTurn(turn.turnId)
+    if (error instanceof ClientError && error.status === 409) {
+      openTurn(turn.turnId)
       return
     }
     setHead(turn)
     showNotice(
-      error instanceof ApiFailure && error.status === 403
+      error instanceof ClientError && error.status === 403
         ? "This link may only read: it cannot stop turns."
         : describe(error)
     )
@@ -102,7 +151,6 @@ const placeFor = (turn: Viewed, upsert: Upsert): HTMLElement => {
 
 // Only the item an upsert names is rendered again; the rest of the page stays.
 const bind = (turn: Viewed, upsert: Upsert) => {
-  if (current !== turn) return
   const previous = turn.items.get(upsert.itemId)
   const next = renderItem(upsert, previous)
   const scroller = document.scrollingElement
@@ -113,86 +161,70 @@ const bind = (turn: Viewed, upsert: Upsert) => {
     items.insertBefore(next, items.querySelector(":scope > .item:not(.origin-user)"))
   } else placeFor(turn, upsert).append(next)
   turn.items.set(upsert.itemId, next)
+  turn.shown.set(upsert.itemId, upsert)
   if (upsert.itemType === "tool_call" && upsert.callId !== undefined) turn.calls.set(upsert.callId, next)
   if (atBottom && scroller !== null) scroller.scrollTop = scroller.scrollHeight
 }
 
-const applyTurnEvent = (turn: Viewed, event: TurnEvent) => {
-  switch (event.type) {
-    case "turn_started":
-      turn.head = { ...turn.head, providerId: event.providerId, modelId: event.modelId }
-      break
-    case "turn_completed":
-      turn.head = { ...turn.head, status: event.status, usage: event.usage }
-      break
-    case "turn_error":
-      turn.head = { ...turn.head, status: "error", error: event.error }
-      break
-  }
-  if (current === turn) setHead(turn)
+// The head as the client's state tells it; rendered again only when it changed.
+const showHead = (turn: Viewed, state: TurnState.TurnState) => {
+  const { providerId, modelId, status, usage, error } = state
+  const head = turn.head
+  if (
+    head.providerId === providerId && head.modelId === modelId && head.status === status && head.usage === usage &&
+    head.error === error
+  ) return
+  turn.head = { ...head, providerId, modelId, status, usage, error }
+  setHead(turn)
 }
 
-const parse = (event: MessageEvent): unknown => {
-  try {
-    return JSON.parse(String(event.data))
-  } catch {
-    return undefined
-  }
-}
-
-const follow = (turn: Viewed, after: string) => {
-  const source = new EventSource(apiUrl(`/v1/turns/${encodeURIComponent(turn.turnId)}/upserts`, { after }, token))
-  turn.source = source
-  setConnection("connecting", "connecting…")
-  source.onopen = () => {
-    setConnection("live", "live")
-    showNotice(undefined)
-  }
-  source.addEventListener("item_upsert", (event) => {
-    const upsert = parse(event)
-    if (isUpsert(upsert)) bind(turn, upsert)
-  })
-  source.addEventListener("turn_event", (event) => {
-    const turnEvent = parse(event)
-    if (!isTurnEvent(turnEvent)) return
-    applyTurnEvent(turn, turnEvent)
-    if (turnEvent.type === "turn_completed") {
-      // The server closes the stream after the turn's last entry (a failed turn's
-      // `turn_error` comes just before it): do not reconnect.
-      source.close()
-      if (current === turn) setConnection("finished", "finished")
-      void refreshList()
-    }
-  })
-  source.addEventListener("stream_error", () => {
-    if (current === turn) showNotice("The server lost the turn's stream for a moment; resuming where it stopped…")
-  })
-  source.onerror = () => {
-    if (current !== turn) return
-    if (turn.head.status !== "streaming") {
-      // a failed turn followed on from its `turn_error`: the server closed the stream
-      // at its last entry, or at once when it had been read already; it has ended
-      source.close()
-      setConnection("finished", "finished")
-      return
-    }
-    if (source.readyState === EventSource.CLOSED) {
-      setConnection("error", "disconnected")
-      showNotice("The stream was refused (the link may have expired): reload the page or open a new link.")
-    } else {
+// How following goes, as the connection indicator and the notice show it.
+const showConnection = (state: TurnState.TurnState, fedFrom: string | undefined) => {
+  switch (state.connection) {
+    case "loading":
+      // the snapshot is in, and the turn goes on: its feed is being opened
+      if (state.lastEventId !== undefined && !TurnState.isEnded(state)) setConnection("connecting", "connecting…")
+      break
+    case "live":
+      setConnection("live", "live")
+      showNotice(undefined)
+      break
+    case "reconnecting":
       setConnection("reconnecting", "reconnecting…")
-    }
+      if (state.lastError?.code === "stream_error") {
+        showNotice("The server lost the turn's stream for a moment; resuming where it stopped…")
+      } else if (state.lastEventId === undefined && state.lastError !== undefined) {
+        showNotice(describe(state.lastError))
+      }
+      break
+    case "finished":
+      setConnection("finished", "finished")
+      // the turn ended while the page followed it: the list shows how it ended
+      if (fedFrom !== undefined && state.lastEventId !== fedFrom) void refreshList()
+      break
+    case "failed":
+      if (state.lastEventId === undefined) {
+        setConnection("error", "not loaded")
+        showNotice(describe(state.lastError))
+      } else {
+        setConnection("error", "disconnected")
+        showNotice("The stream was refused (the link may have expired): reload the page or open a new link.")
+      }
+      break
+    case "closed":
+      break
   }
 }
 
-const openTurn = async (turnId: string) => {
-  current?.source?.close()
+function openTurn(turnId: string) {
+  current?.handle?.close()
   const turn: Viewed = {
     turnId,
     head: { turnId, status: "streaming" },
     items: new Map(),
+    shown: new Map(),
     calls: new Map(),
-    source: undefined,
+    handle: undefined,
     stopping: false
   }
   current = turn
@@ -200,31 +232,28 @@ const openTurn = async (turnId: string) => {
   setHead(turn)
   renderList()
   setConnection("loading", "loading…")
-  try {
-    const snapshot = await loadSnapshot(token, turnId)
-    if (current !== turn) return
-    showNotice(undefined)
-    turn.head = {
-      ...turn.head,
-      turnId,
-      providerId: snapshot.providerId,
-      modelId: snapshot.modelId,
-      status: snapshot.status,
-      usage: snapshot.usage,
-      error: snapshot.error
+  const handle = followTurn(base, turnId, { ...access, reconnect, random })
+  turn.handle = handle
+  let last = handle.getSnapshot()
+  // The snapshot's `lastEventId`: where the feed started.
+  let fedFrom: string | undefined
+  handle.subscribe(() => {
+    const state = handle.getSnapshot()
+    const before = last
+    last = state
+    if (current !== turn) return handle.close()
+    if (before.lastEventId === undefined && state.lastEventId !== undefined) {
+      fedFrom = state.lastEventId
+      showNotice(undefined)
     }
-    setHead(turn)
-    for (const upsert of snapshot.items) bind(turn, upsert)
-    // a failed turn's snapshot may stop at its `turn_error`, before the last entry and
-    // its usage: follow on to it (the server closes at once when there is nothing left)
-    if (snapshot.status === "streaming" || (snapshot.status === "error" && snapshot.usage === undefined)) {
-      follow(turn, snapshot.lastEventId)
-    } else setConnection("finished", "finished")
-  } catch (error) {
-    if (current !== turn) return
-    setConnection("error", "not loaded")
-    showNotice(describe(error))
-  }
+    showHead(turn, state)
+    for (const upsert of state.items) {
+      if (turn.shown.get(upsert.itemId) !== upsert) bind(turn, upsert)
+    }
+    if (state.connection !== before.connection || state.lastEventId !== before.lastEventId) {
+      showConnection(state, fedFrom)
+    }
+  })
 }
 
 const renderList = () => {
@@ -243,12 +272,12 @@ const renderList = () => {
 const followNewest = () => {
   const newest = recent[0]
   if (newest === undefined || newest.turnId === current?.turnId) return
-  if (current === undefined || current.head.status !== "streaming") void openTurn(newest.turnId)
+  if (current === undefined || current.head.status !== "streaming") openTurn(newest.turnId)
 }
 
 async function refreshList() {
   try {
-    recent = (await listTurns(token, 50)).turns
+    recent = (await listTurns(base, { ...access, limit: 50 })).turns
     renderList()
     if (following) followNewest()
   } catch (error) {
@@ -262,14 +291,14 @@ window.addEventListener("hashchange", () => {
   const turnId = chosenTurn()
   if (turnId === undefined || turnId === current?.turnId) return
   following = false
-  void openTurn(turnId)
+  openTurn(turnId)
 })
 element("refresh").addEventListener("click", () => void refreshList())
 
 const initial = chosenTurn()
 if (initial !== undefined) {
   following = false
-  void openTurn(initial)
+  openTurn(initial)
 }
 void refreshList()
 // New turns show up in the list without a reload (browser code: there is no Effect

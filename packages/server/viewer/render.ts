@@ -3,8 +3,14 @@
  * text node, never as markup; message and summary text is markdown, turned into
  * sanitized DOM by `markdown.ts`.
  */
+import type { TurnListEntry, TurnStatus, Upsert, Usage } from "@sluice/client"
 import { renderMarkdown } from "./markdown.js"
-import type { JsonValue, Snapshot, Source, TurnListEntry, Upsert, Usage } from "./wire.js"
+
+/** A source a message cites. */
+type Source = NonNullable<Upsert["sources"]>[number]
+
+/** A tool's arguments or output. */
+type JsonValue = NonNullable<Upsert["toolArguments"] | Upsert["toolOutput"]>
 
 type Child = Node | string | undefined
 
@@ -194,7 +200,7 @@ export interface TurnHead {
   readonly turnId: string
   readonly providerId?: string | undefined
   readonly modelId?: string | undefined
-  readonly status: Snapshot["status"]
+  readonly status: TurnStatus
   readonly usage?: Usage | undefined
   readonly error?: { readonly code: string; readonly message: string } | undefined
   /** From the list of turns: the time from the turn's first entry to its first output and to its last entry. */

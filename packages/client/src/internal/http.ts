@@ -8,13 +8,16 @@ import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { ClientError, fromResponse, fromThrown } from "../ClientError.js"
 
 /**
- * What every request takes: the token (sent as `Authorization: Bearer`), the `fetch`
- * to use, and the signal that stops it.
+ * What every request takes: the token (sent as `Authorization: Bearer`) or a signed
+ * page token (`accessToken`, sent as `?access_token=`: the server takes page tokens
+ * only in the query, and a bearer header, when there is one, wins), the `fetch` to
+ * use, and the signal that stops it.
  *
  * @internal
  */
 export interface RequestOptions {
   readonly token?: string | undefined
+  readonly accessToken?: string | undefined
   readonly fetch?: typeof globalThis.fetch | undefined
   readonly signal?: AbortSignal | undefined
 }
@@ -25,7 +28,23 @@ export interface RequestOptions {
  * @internal
  */
 export const turnUrl = (baseUrl: string, turnId: string, suffix = ""): string =>
-  `${baseUrl.replace(/\/+$/, "")}/v1/turns/${encodeURIComponent(turnId)}${suffix}`
+  apiUrl(baseUrl, `/v1/turns/${encodeURIComponent(turnId)}${suffix}`)
+
+/**
+ * The address of an API path: `<baseUrl><path>`, with `query` when it has any entry.
+ *
+ * @internal
+ */
+export const apiUrl = (baseUrl: string, path: string, query: Record<string, string> = {}): string => {
+  const search = new URLSearchParams(query).toString()
+  return `${baseUrl.replace(/\/+$/, "")}${path}${search === "" ? "" : `?${search}`}`
+}
+
+// The address with the page token in its query, when the options carry one.
+const withAccessToken = (url: string, accessToken: string | undefined): string =>
+  accessToken === undefined
+    ? url
+    : `${url}${url.includes("?") ? "&" : "?"}${new URLSearchParams({ access_token: accessToken }).toString()}`
 
 /**
  * Sends a request; the response when it is 2xx, else the `ClientError` the server's
@@ -43,7 +62,7 @@ export const send = async (
   const doFetch = options.fetch ?? globalThis.fetch
   let response: Response
   try {
-    response = await doFetch(url, {
+    response = await doFetch(withAccessToken(url, options.accessToken), {
       method: init.method ?? "GET",
       headers,
       credentials: "omit",

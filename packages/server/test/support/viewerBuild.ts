@@ -1,6 +1,7 @@
 /**
- * Builds the viewer page (`viewer/`) with esbuild into `src/internal/viewerAssets.ts`,
- * the module the server serves it from. `pnpm --filter @sluice/server build:viewer`
+ * Builds the viewer page (`viewer/`, with the `@sluice/client` it reads the API with)
+ * with esbuild into `src/internal/viewerAssets.ts`, the module the server serves it
+ * from. `pnpm --filter @sluice/server build:viewer`
  * writes it; `ViewerAssets.test.ts` checks that the committed module is what the
  * sources build to.
  */
@@ -15,6 +16,9 @@ const bundle = async (entry: string): Promise<string> => {
   const result = await build({
     entryPoints: [`${viewerDir}${entry}`],
     bundle: true,
+    // `@sluice/client` from its sources, as the workspace resolves it (its `dist` may
+    // not be built)
+    conditions: ["@sluice/source"],
     write: false,
     minify: true,
     format: "iife",
