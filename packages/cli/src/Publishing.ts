@@ -8,7 +8,7 @@
 import { Summary, type Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import { Ids } from "@sluice/core"
-import { TraceParent, TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
+import { PipelineError, TraceParent, TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
 import {
   type DurableStore,
   DurableStoreLive,
@@ -34,7 +34,8 @@ const mapLayerError = <A, E, R, E2>(self: Layer.Layer<A, E, R>, f: (error: E) =>
 /**
  * A pipeline failure as the command's: its own `CliFailure`s as they are, Redis lost
  * past the retries as infrastructure lost (exit code 3), anything else (input that is
- * not the wire format, events out of order) as invalid input (exit code 1).
+ * not the wire format, events out of order) as invalid input (exit code 1). The
+ * failure is classified by the pipeline's own rule (`PipelineError.classify`).
  *
  * @since 0.1.0
  * @category errors
@@ -42,7 +43,7 @@ const mapLayerError = <A, E, R, E2>(self: Layer.Layer<A, E, R>, f: (error: E) =>
 export const failureOf = (error: { readonly _tag: string; readonly message: string }): CliFailure =>
   error instanceof CliFailure
     ? error
-    : error._tag === "PublishError" || error._tag === "RedisError"
+    : PipelineError.classify(error) === "InfrastructureLost"
     ? infrastructureLost(`Redis was lost mid-turn: ${error.message}`)
     : invalidInput(error.message)
 
@@ -173,7 +174,7 @@ const fromEnvironment: Layer.Layer<RedisStreams.RedisStreams, CliFailure> = Laye
       onNone: () => RedisStreamsMemory.layer,
       onSome: (target) =>
         mapLayerError(
-          RedisConfig.layerOf(target),
+          RedisConfig.layer(target),
           (error) => badUsage(`cannot use ${RedisConfig.describe(target)}: ${error.message}`)
         )
     })
@@ -218,8 +219,8 @@ export const durableStoreLayer = (
     onSome: (url) =>
       mapLayerError(
         Layer.merge(
-          DurableStoreLive.layerFrom({ url: Redacted.value(url), prefix }),
-          DurableSubscriptions.layerFrom({ url: Redacted.value(url), prefix })
+          DurableStoreLive.layer({ url: Redacted.value(url), prefix }),
+          DurableSubscriptions.layer({ url: Redacted.value(url), prefix })
         ),
         (error) => badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
       )

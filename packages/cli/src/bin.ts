@@ -23,7 +23,7 @@ const program = Cli.run(process.argv).pipe(
   ),
   Effect.provide(Layer.merge(NodeServices.layer, Output.layer)),
   // outermost, so that the spans of the command are flushed before the process exits
-  Effect.provide(Tracing.layerFromEnv)
+  Effect.provide(Tracing.layerConfig)
 )
 
 // SIGINT and SIGTERM interrupt the program (runMain's own handlers); a turn in flight

@@ -41,16 +41,17 @@ export * as TurnSource from "./TurnSource.js"
 export * as TraceParent from "./TraceParent.js"
 
 /**
- * Span export with OpenTelemetry: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
- *
- * @since 0.1.0
- */
-export * as Tracing from "./Tracing.js"
-
-/**
  * The generation entry point: one live request as `IContent`s, an `AsyncIterable`
  * (`generateStreaming`) or an Effect `Stream`.
  *
  * @since 0.2.0
  */
 export * as Generation from "./Generation.js"
+
+/**
+ * The failures a turn's pipeline can end with, and the one classification of them
+ * (`PipelineError.classify`), shared by the pipeline and the applications on it.
+ *
+ * @since 0.2.0
+ */
+export * as PipelineError from "./PipelineError.js"

@@ -22,6 +22,7 @@
  *
  * @since 0.3.0
  */
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -375,13 +376,18 @@ export const make = (
   })
 
 /**
- * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
+ * The live layer with the connection's options read from `Config`: by default
+ * `RedisStreamsLive.config` (`REDIS_URL`, default `redis://127.0.0.1:6379`), keys
+ * under `prefix`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category layers
  */
-export const layer = (prefix: string) =>
-  Layer.effect(DurableStore, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
+export const layerConfig = (
+  prefix: string,
+  options: Config.Wrap<LiveOptions> = RedisStreamsLive.config
+): Layer.Layer<DurableStore, RedisError | Config.ConfigError> =>
+  Layer.effect(DurableStore, Effect.flatMap(Config.unwrap(options), (live) => make({ ...live, prefix })))
 
 /**
  * The live layer from the given options.
@@ -389,5 +395,26 @@ export const layer = (prefix: string) =>
  * @since 0.3.0
  * @category layers
  */
-export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> =>
-  Layer.effect(DurableStore, make(options))
+export function layer(options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError>
+/**
+ * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
+ *
+ * @since 0.3.0
+ * @category layers
+ * @deprecated since 0.2.0: use layerConfig(prefix)
+ */
+export function layer(prefix: string): Layer.Layer<DurableStore, RedisError | Config.ConfigError>
+export function layer(
+  options: DurableLiveOptions | string
+): Layer.Layer<DurableStore, RedisError | Config.ConfigError> {
+  return typeof options === "string" ? layerConfig(options) : Layer.effect(DurableStore, make(options))
+}
+
+/**
+ * The live layer from the given options.
+ *
+ * @since 0.3.0
+ * @category layers
+ * @deprecated since 0.2.0: use layer(options)
+ */
+export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> => layer(options)

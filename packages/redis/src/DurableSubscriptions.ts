@@ -15,11 +15,11 @@
  *
  * Stream keys are `<prefix>:ds:{<name>}:...` (`DurableStore`), so none of these can
  * meet a stream's. Two layers implement it, with the same semantics: `layer` /
- * `layerFrom` on Redis, and `layerMemory` in process.
+ * `layer` (options) and `layerConfig` on Redis, and `layerMemory` in process.
  *
  * @since 0.3.0
  */
-import type * as Config from "effect/Config"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -102,13 +102,18 @@ export class DurableSubscriptions extends Context.Service<DurableSubscriptions, 
 export const make = Live.make
 
 /**
- * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
+ * The live layer with the connection's options read from `Config`: by default
+ * `RedisStreamsLive.config` (`REDIS_URL`, default `redis://127.0.0.1:6379`), keys
+ * under `prefix`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category layers
  */
-export const layer = (prefix: string): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> =>
-  Layer.effect(DurableSubscriptions, Effect.flatMap(RedisStreamsLive.config, (live) => make({ ...live, prefix })))
+export const layerConfig = (
+  prefix: string,
+  options: Config.Wrap<LiveOptions> = RedisStreamsLive.config
+): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> =>
+  Layer.effect(DurableSubscriptions, Effect.flatMap(Config.unwrap(options), (live) => make({ ...live, prefix })))
 
 /**
  * The live layer from the given options.
@@ -116,9 +121,31 @@ export const layer = (prefix: string): Layer.Layer<DurableSubscriptions, RedisEr
  * @since 0.3.0
  * @category layers
  */
+export function layer(options: LiveOptions & { readonly prefix: string }): Layer.Layer<DurableSubscriptions, RedisError>
+/**
+ * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
+ *
+ * @since 0.3.0
+ * @category layers
+ * @deprecated since 0.2.0: use layerConfig(prefix)
+ */
+export function layer(prefix: string): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError>
+export function layer(
+  options: (LiveOptions & { readonly prefix: string }) | string
+): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> {
+  return typeof options === "string" ? layerConfig(options) : Layer.effect(DurableSubscriptions, make(options))
+}
+
+/**
+ * The live layer from the given options.
+ *
+ * @since 0.3.0
+ * @category layers
+ * @deprecated since 0.2.0: use layer(options)
+ */
 export const layerFrom = (
   options: LiveOptions & { readonly prefix: string }
-): Layer.Layer<DurableSubscriptions, RedisError> => Layer.effect(DurableSubscriptions, make(options))
+): Layer.Layer<DurableSubscriptions, RedisError> => layer(options)
 
 /**
  * A layer with a fresh in-memory store.

@@ -91,20 +91,39 @@ export const target: Effect.Effect<Option.Option<Target>, Config.ConfigError> = 
  * @since 0.2.0
  * @category layers
  */
-export const layerOf = (target: Target): Layer.Layer<RedisStreams, RedisError> =>
+export const layer = (target: Target): Layer.Layer<RedisStreams, RedisError> =>
   target._tag === "Cluster" ? RedisStreamsCluster.layerFrom(target.options) : RedisStreamsLive.layerFrom(target.options)
 
 /**
- * The layer the environment names, if it names one: what the command line and the
- * server use to choose their store.
+ * The layer the environment (`Config`) names, if it names one: what the command line
+ * and the server use to choose their store. Not a layer itself: with none of the
+ * variables set there is no Redis to use, and the caller picks its own store.
  *
  * @since 0.2.0
  * @category layers
  */
-export const layerFromEnv: Effect.Effect<
+export const layerConfig: Effect.Effect<
   Option.Option<Layer.Layer<RedisStreams, RedisError>>,
   Config.ConfigError
-> = Effect.map(target, Option.map(layerOf))
+> = Effect.map(target, Option.map(layer))
+
+/**
+ * The layer for a setup.
+ *
+ * @since 0.2.0
+ * @category layers
+ * @deprecated since 0.2.0: use layer
+ */
+export const layerOf = layer
+
+/**
+ * The layer the environment names, if it names one.
+ *
+ * @since 0.2.0
+ * @category layers
+ * @deprecated since 0.2.0: use layerConfig
+ */
+export const layerFromEnv = layerConfig
 
 /**
  * Where a setup points, for messages: never a password.

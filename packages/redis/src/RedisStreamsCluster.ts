@@ -266,7 +266,9 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
   })
 
 /**
- * The cluster layer from the given options.
+ * The cluster layer from the given options: Effect's `layer(options)`, under this
+ * name while the deprecated `layer` value keeps its meaning (a later version makes
+ * `layer` take the options).
  *
  * @since 0.2.0
  * @category layers
@@ -275,13 +277,24 @@ export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, Re
   Layer.effect(RedisStreams, make(options))
 
 /**
+ * The cluster layer with its options read from `Config`: by default `config`
+ * (`REDIS_CLUSTER_NODES` and the variables it lists), or a `Config` (or a record of
+ * `Config`s) of the options.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Config.Wrap<ClusterOptions> = config
+): Layer.Layer<RedisStreams, RedisError | Config.ConfigError> =>
+  Layer.effect(RedisStreams, Effect.flatMap(Config.unwrap(options), make))
+
+/**
  * The cluster layer, configured by `REDIS_CLUSTER_NODES` and the variables of
  * `config`.
  *
  * @since 0.2.0
  * @category layers
+ * @deprecated since 0.2.0: use layerConfig()
  */
-export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = Layer.effect(
-  RedisStreams,
-  Effect.flatMap(config, make)
-)
+export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = layerConfig()

@@ -379,7 +379,9 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
 }
 
 /**
- * The live layer from the given options.
+ * The live layer from the given options: Effect's `layer(options)`, under this name
+ * while the deprecated `layer` value keeps its meaning (a later version makes
+ * `layer` take the options).
  *
  * @since 0.1.0
  * @category layers
@@ -388,12 +390,23 @@ export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, Redis
   Layer.effect(RedisStreams, make(options))
 
 /**
+ * The live layer with its options read from `Config`: by default `config`
+ * (`REDIS_URL`, default `redis://127.0.0.1:6379`), or a `Config` (or a record of
+ * `Config`s) of the options.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Config.Wrap<LiveOptions> = config
+): Layer.Layer<RedisStreams, RedisError | Config.ConfigError> =>
+  Layer.effect(RedisStreams, Effect.flatMap(Config.unwrap(options), make))
+
+/**
  * The live layer, configured by `REDIS_URL` (default `redis://127.0.0.1:6379`).
  *
  * @since 0.1.0
  * @category layers
+ * @deprecated since 0.2.0: use layerConfig()
  */
-export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = Layer.effect(
-  RedisStreams,
-  Effect.flatMap(config, make)
-)
+export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = layerConfig()
