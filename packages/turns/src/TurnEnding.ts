@@ -24,6 +24,7 @@ import * as EntryId from "@sluice/redis/EntryId"
 import { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams, type XAddEntry } from "@sluice/redis/RedisStreams"
 import { field, type Fields, type StreamEntry } from "@sluice/redis/StreamEntry"
+import { TurnEvents } from "@sluice/upserts"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -122,7 +123,8 @@ export interface TurnMeta {
 }
 
 /**
- * Stream B's ending of a failed turn, `[error, last]`: the turn events `turn_error`
+ * Stream B's ending of a failed turn, `[error, last]`, built by the upsert stage's own
+ * rules (`TurnEvents` of `@sluice/upserts`): `turn_error`
  * with the ending's code and message, then `turn_completed` (core's `LastEntry`) with
  * status `error`.
  *
@@ -133,13 +135,8 @@ export const streamBEnding = (
   meta: TurnMeta,
   ending: Ending
 ): readonly [error: StreamBMessage.UIPayload, last: StreamBMessage.UIPayload] => [
-  {
-    type: "turn_error",
-    turnId: meta.turnId,
-    threadId: meta.threadId,
-    error: { code: ending.code, message: ending.message }
-  },
-  { type: LastEntry.lastTurnEventType, turnId: meta.turnId, threadId: meta.threadId, status: "error" }
+  TurnEvents.turnError(meta, ending),
+  TurnEvents.turnCompleted(meta, "error", undefined)
 ]
 
 /**

@@ -59,3 +59,11 @@ export { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent }
  * @since 0.1.0
  */
 export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe } from "./Helpers.js"
+
+/**
+ * Stream B's turn events (`turn_completed`, `turn_error`) as the stage writes them, for
+ * whoever else ends a turn.
+ *
+ * @since 0.2.0
+ */
+export * as TurnEvents from "./TurnEvents.js"

@@ -2,6 +2,7 @@ import type { OutputItem, StreamBMessage, StreamEvent, UITurnEvent, UIUpsert, Us
 import { Json } from "@sluice/core"
 import type * as Types from "effect/Types"
 import type { ItemBuffer } from "../ItemBuffer.js"
+import * as TurnEvents from "../TurnEvents.js"
 
 /**
  * What every payload of one turn shares.
@@ -181,33 +182,12 @@ export const turnStarted = (meta: TurnMeta): UITurnEvent.UITurnEvent => ({
 })
 
 /** @internal */
-export const turnCompleted = (
+export const turnCompleted: (
   meta: TurnMeta,
   status: StreamEvent.ResponseStatus,
   usage: Usage.Usage | undefined
-): UITurnEvent.UITurnEvent =>
-  usage === undefined
-    ? { type: "turn_completed", turnId: meta.turnId, threadId: meta.threadId, status }
-    : {
-      type: "turn_completed",
-      turnId: meta.turnId,
-      threadId: meta.threadId,
-      status,
-      usage: {
-        promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
-        completionTokens: usage.output,
-        totalTokens: usage.total,
-        inputTokens: usage.input,
-        cacheReadTokens: usage.cacheRead,
-        cacheWriteTokens: usage.cacheWrite,
-        reasoningTokens: usage.reasoning
-      }
-    }
+) => UITurnEvent.UITurnEvent = TurnEvents.turnCompleted
 
 /** @internal */
-export const turnError = (meta: TurnMeta, error: StreamEvent.ErrorObject): UITurnEvent.UITurnEvent => ({
-  type: "turn_error",
-  turnId: meta.turnId,
-  threadId: meta.threadId,
-  error: { code: error.code, message: error.message }
-})
+export const turnError: (meta: TurnMeta, error: StreamEvent.ErrorObject) => UITurnEvent.UITurnEvent =
+  TurnEvents.turnError
