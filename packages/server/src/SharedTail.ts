@@ -33,6 +33,7 @@ import * as RcMap from "effect/RcMap"
 import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { resumingTail } from "./internal/resumingTail.js"
 
 /**
  * The shared tails' options.
@@ -137,30 +138,21 @@ const openTail = (redis: RedisStreams.RedisStreamsService, options: SharedTailOp
       finish(tail, { _tag: "ended" })
       return tail
     }
-    let after = Option.isSome(last) ? last.value.id : "0-0"
-    const reads = Stream.suspend(() => redis.tail(key, { after, until: TurnEnding.isLast, blockMs: options.blockMs }))
-      .pipe(
-        Stream.tapError((error) => Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)),
-        Stream.retry(options.resume)
-      )
-    yield* Stream.runForEachArray(reads, (entries) =>
-      Effect.sync(() => {
-        after = entries[entries.length - 1]!.id
-        publish(tail, entries)
-      })).pipe(
-        Effect.matchEffect({
-          onFailure: (error) => Effect.sync(() => finish(tail, { _tag: "failed", error })),
-          onSuccess: () => Effect.sync(() => finish(tail, { _tag: "ended" }))
-        }),
-        Effect.forkScoped
-      )
+    const reads = resumingTail(redis, key, Option.isSome(last) ? last.value.id : "0-0", options)
+    yield* Stream.runForEachArray(reads, (entries) => Effect.sync(() => publish(tail, entries))).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => Effect.sync(() => finish(tail, { _tag: "failed", error })),
+        onSuccess: () => Effect.sync(() => finish(tail, { _tag: "ended" }))
+      }),
+      Effect.forkScoped
+    )
     return tail
   })
 
 // The entries after `after`, read in pages bounded in bytes, up to the stream's end
 // now (or its last entry).
 const catchUp = (redis: RedisStreams.RedisStreamsService, key: string, after: string, pageBytes: number) => {
-  const pages = ReadBudget.pager({ maxCount: 256, maxBytes: pageBytes })
+  const pages = ReadBudget.pager({ maxCount: RedisStreams.tailDefaults.count, maxBytes: pageBytes })
   return Stream.paginate(after, (from) => {
     const count = pages.count()
     return Effect.map(redis.xrange(key, `(${from}`, "+", count), (entries) => {

@@ -14,12 +14,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ApiErrorBody } from "./ApiError.js"
+import { resumingTail } from "./internal/resumingTail.js"
 import * as SharedTail from "./SharedTail.js"
 
 /**
@@ -151,35 +151,15 @@ export const follow = (
     const start = resumeStart(options.after, yield* redis.xlast(key))
     if (start._tag === "ended") return Stream.empty
     const shared = yield* Effect.serviceOption(SharedTail.SharedTail)
-    const last = yield* Ref.make(start.from)
-    const tail = Stream.unwrap(
-      Effect.map(
-        Ref.get(last),
-        (after) => redis.tail(key, { after, until: TurnEnding.isLast, blockMs: options.blockMs })
-      )
-    ).pipe(
-      Stream.mapArrayEffect((chunk) => Effect.as(Ref.set(last, chunk[chunk.length - 1]!.id), chunk)),
-      Stream.tapError((error) =>
-        Effect.flatMap(
-          Ref.get(last),
-          (after) => Effect.logWarning(`tail of ${key} failed after ${after}: ${error.message}`)
-        )
-      )
-    )
     const resumed = Option.isSome(shared)
       ? shared.value.follow(key, start.from)
-      : Stream.retry(tail, resumeSchedule(options))
+      : resumingTail(redis, key, start.from, { blockMs: options.blockMs, resume: resumeSchedule(options) })
     const entries = Option.match(start.skipThrough, {
       onNone: () => resumed,
-      onSome: (through) =>
-        Stream.filter(
-          resumed,
-          (entry) =>
-            Option.match(EntryId.parse(entry.id), {
-              onNone: () => true,
-              onSome: (id) => EntryId.order(id, through) > 0
-            })
-        )
+      onSome: (through) => {
+        const skipped = EntryId.format(through)
+        return Stream.filter(resumed, (entry) => EntryId.isAfter(entry.id, skipped))
+      }
     })
     const watch = options.producer
     return watch === undefined
