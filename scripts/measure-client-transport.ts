@@ -17,7 +17,8 @@
  *
  * Run with `pnpm exec tsx scripts/measure-client-transport.ts`.
  */
-import { DurableStoreMemory, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { build } from "esbuild"

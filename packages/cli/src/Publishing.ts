@@ -8,17 +8,9 @@
 import { Summary, type Turn } from "@sluice/accumulator"
 import type { StreamBMessage } from "@sluice/core"
 import { Ids } from "@sluice/core"
+import { type DurableStore, DurableStoreLive, DurableStoreMemory, DurableSubscriptions } from "@sluice/durable-streams"
 import { PipelineError, TraceParent, TurnContext, TurnPipeline, type TurnSource } from "@sluice/pipeline"
-import {
-  type DurableStore,
-  DurableStoreLive,
-  DurableStoreMemory,
-  DurableSubscriptions,
-  RedisConfig,
-  type RedisStreams,
-  RedisStreamsLive,
-  RedisStreamsMemory
-} from "@sluice/redis"
+import { RedisConfig, type RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

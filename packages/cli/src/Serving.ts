@@ -7,7 +7,8 @@
  *
  * @since 0.1.0
  */
-import type { DurableStore, RedisStreams } from "@sluice/redis"
+import type { DurableStore } from "@sluice/durable-streams"
+import type { RedisStreams } from "@sluice/redis"
 import { TurnServer, TurnServerOptions } from "@sluice/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

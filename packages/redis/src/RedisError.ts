@@ -3,6 +3,8 @@
  *
  * @since 0.1.0
  */
+import { SchemaDecode } from "@sluice/core"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /**
@@ -72,3 +74,37 @@ const transientPattern = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONL
  */
 export const reasonOfReply = (reply: string): RedisErrorReason =>
   idTooSmallPattern.test(reply) ? "IdTooSmall" : transientPattern.test(reply) ? "Unavailable" : "Rejected"
+
+/**
+ * The `RedisError` for what a client call threw: a server error reply is classified
+ * by its text, anything else (a closed connection, a timeout) is `Unavailable`.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const fromCause = (command: string, key: string | undefined, cause: unknown): RedisError => {
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  const reason = cause instanceof Error && cause.name === "ReplyError" ? reasonOfReply(detail) : "Unavailable"
+  return key === undefined
+    ? new RedisError({ reason, command, detail, cause })
+    : new RedisError({ reason, command, key, detail, cause })
+}
+
+/**
+ * Decodes a reply by a schema, failing with a `Rejected` error that names the command
+ * and key when the reply has an unexpected shape.
+ *
+ * @since 0.3.0
+ * @category decoding
+ */
+export const decodeReply = <A, I>(schema: Schema.Codec<A, I>) => {
+  const decode = SchemaDecode.decodeUnknown(schema)
+  return (command: string, key: string) => (reply: unknown): Effect.Effect<A, RedisError> =>
+    Effect.mapError(decode(reply), (error) =>
+      new RedisError({
+        reason: "Rejected",
+        command,
+        key,
+        detail: `unexpected reply: ${error.message}`
+      }))
+}

@@ -1,8 +1,8 @@
 /**
  * `@sluice/redis`: Redis itself: the Redis Streams service (live on ioredis, on a
- * Cluster, and in memory), its entries and ids, config and TLS, and the Durable Streams
- * stores. A turn's rules on Redis (keys, entries, publisher, lease, endings) are
- * `@sluice/turns`.
+ * Cluster, and in memory), its entries and ids, config and TLS. A turn's rules on
+ * Redis (keys, entries, publisher, lease, endings) are `@sluice/turns`; the Durable
+ * Streams stores are `@sluice/durable-streams`.
  *
  * @since 0.1.0
  */
@@ -44,34 +44,6 @@ export * as StreamEntry from "./StreamEntry.js"
  * @since 0.3.0
  */
 export * as ReadBudget from "./ReadBudget.js"
-
-/**
- * The storage of durable streams (metadata hash, data stream, change signal).
- *
- * @since 0.3.0
- */
-export * as DurableStore from "./DurableStore.js"
-
-/**
- * `DurableStore` on Redis (ioredis, Lua scripts).
- *
- * @since 0.3.0
- */
-export * as DurableStoreLive from "./DurableStoreLive.js"
-
-/**
- * `DurableStore` in process memory.
- *
- * @since 0.3.0
- */
-export * as DurableStoreMemory from "./DurableStoreMemory.js"
-
-/**
- * The storage of Durable Streams subscriptions (webhook and pull-wake), on Redis and in memory.
- *
- * @since 0.3.0
- */
-export * as DurableSubscriptions from "./DurableSubscriptions.js"
 
 /**
  * `RedisStreams` on a Redis Cluster.

@@ -23,7 +23,8 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { DurableStore, DurableSubscriptions, RedisStreams } from "@sluice/redis"
+import { DurableStreams } from "@sluice/durable-streams"
+import { RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
@@ -42,7 +43,6 @@ import * as Scope from "effect/Scope"
 import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { ApiError, toResponse } from "./ApiError.js"
-import * as DurableStreams from "./DurableStreams.js"
 import { authenticator, streamLimiter } from "./internal/access.js"
 import {
   cancelTurn,
@@ -56,8 +56,7 @@ import { healthz, metrics, readyz } from "./internal/health.js"
 import * as LeaseSweeper from "./internal/leaseSweeper.js"
 import { observed } from "./internal/observe.js"
 import { pageAsset } from "./internal/page.js"
-import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
-import { webhookClient } from "./internal/webhookLookup.js"
+import { turnStreams } from "./internal/turnSource.js"
 import * as SharedTail from "./SharedTail.js"
 import * as TurnFeed from "./TurnFeed.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
@@ -124,15 +123,6 @@ export const makeApp = (
 ): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const durableStore = yield* Effect.serviceOption(DurableStore.DurableStore)
-    const subscriptionStore = yield* Effect.serviceOption(DurableSubscriptions.DurableSubscriptions)
-    const webhookPolicy = { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
-    const subscriptions = Option.isSome(durableStore) && Option.isSome(subscriptionStore)
-      ? yield* SubscriptionEngine.make(durableStore.value, subscriptionStore.value, {
-        ...SubscriptionEngine.defaultOptions,
-        policy: webhookPolicy
-      }).pipe(Effect.provide(webhookClient(webhookPolicy)))
-      : undefined
     // turns whose producer died are ended whether anyone reads them or not
     yield* LeaseSweeper.sweep({ prefix: options.prefix, everyMs: options.sweepEveryMs, batch: options.sweepBatch })
       .pipe(Effect.provideService(RedisStreams.RedisStreams, redis), Effect.forkScoped)
@@ -146,19 +136,16 @@ export const makeApp = (
       resume: TurnFeed.resumeSchedule(options)
     })
     const streams = { slots, closing: Deferred.await(closing), tails }
-    const durable: DurableStreams.Context = {
-      store: durableStore,
-      redis,
-      prefix: options.prefix,
+    const durable = yield* DurableStreams.make({
+      readOnly: turnStreams(redis, options.prefix, tails),
       longPollMs: options.durableLongPollMs,
       closing: streams.closing,
-      tails,
-      subscriptions,
       compression: options.compression,
       baseUrl: baseUrl ?? options.publicUrl,
       maxBodyBytes: options.maxBodyBytes,
-      maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes
-    }
+      maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes,
+      webhooks: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
+    })
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
       HttpRouter.route("GET", "/v1/turns", recentTurns(options)),
       HttpRouter.route("GET", "/v1/turns/:turnId", turnSnapshot(options)),

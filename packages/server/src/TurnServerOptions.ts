@@ -6,11 +6,11 @@
  *
  * @since 0.1.0
  */
+import { RequestBody } from "@sluice/durable-streams"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { defaultLimits } from "./internal/requestBody.js"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -57,8 +57,8 @@ export const AllowHost = Schema.String.check(
  */
 export const connectionDefaults = {
   maxStreamsPerToken: 16,
-  maxBodyBytes: defaultLimits.durable,
-  maxSubscriptionBodyBytes: defaultLimits.subscription,
+  maxBodyBytes: RequestBody.defaultLimits.durable,
+  maxSubscriptionBodyBytes: RequestBody.defaultLimits.subscription,
   keepAliveTimeoutMs: 65_000,
   headersTimeoutMs: 66_000
 } as const

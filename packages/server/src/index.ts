@@ -62,9 +62,10 @@ export * as UiMessageStream from "./UiMessageStream.js"
 export * as Prometheus from "./Prometheus.js"
 
 /**
- * The Durable Streams protocol under `/v1/stream/`: clients' own streams, and every
- * turn's streams read-only.
+ * The Durable Streams protocol, which the server mounts under `/v1/stream/`: moved to
+ * `@sluice/durable-streams`, re-exported here.
  *
  * @since 0.3.0
+ * @deprecated import `DurableStreams` from `@sluice/durable-streams`
  */
-export * as DurableStreams from "./DurableStreams.js"
+export { DurableStreams } from "@sluice/durable-streams"

@@ -7,11 +7,12 @@
  * each chunk onto what came before, as Effect 3's body reader did, copies 8 GiB).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory, DurableSubscriptions } from "@sluice/durable-streams"
+import { RequestBody } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { BodyTooLarge, collect, type Join } from "../src/internal/requestBody.js"
 import { rawRequest } from "./support/bodyLimitsHttp.js"
 import { serve, serveWith, tokens } from "./support/harness.js"
 
@@ -37,7 +38,7 @@ const chunks = (count: number, size: number) => {
 // A join that counts its calls and the bytes it copies.
 const countingJoin = () => {
   const counted = { joins: 0, copied: 0 }
-  const join: Join = (parts, total) => {
+  const join: RequestBody.Join = (parts, total) => {
     counted.joins++
     const joined = new Uint8Array(total)
     let at = 0
@@ -56,7 +57,7 @@ describe("reading a body", () => {
     Effect.gen(function*() {
       const { pulled, stream } = chunks(1024, 16 * 1024)
       const { counted, join } = countingJoin()
-      const body = yield* collect(stream, 32 * MiB, join)
+      const body = yield* RequestBody.collect(stream, 32 * MiB, join)
       expect(body.length).toBe(16 * MiB)
       expect(counted).toEqual({ joins: 1, copied: 16 * MiB })
       expect(pulled.bytes).toBe(16 * MiB)
@@ -68,7 +69,7 @@ describe("reading a body", () => {
       const copied: Array<number> = []
       for (const mib of [1, 4, 16]) {
         const { counted, join } = countingJoin()
-        yield* collect(chunks(mib * 64, 16 * 1024).stream, 32 * MiB, join)
+        yield* RequestBody.collect(chunks(mib * 64, 16 * 1024).stream, 32 * MiB, join)
         copied.push(counted.copied / MiB)
       }
       expect(copied).toEqual([1, 4, 16])
@@ -78,8 +79,8 @@ describe("reading a body", () => {
     Effect.gen(function*() {
       const { pulled, stream } = chunks(64, MiB)
       const { counted, join } = countingJoin()
-      const refused = yield* Effect.flip(collect(stream, 4 * MiB, join))
-      expect(refused).toBeInstanceOf(BodyTooLarge)
+      const refused = yield* Effect.flip(RequestBody.collect(stream, 4 * MiB, join))
+      expect(refused).toBeInstanceOf(RequestBody.BodyTooLarge)
       expect(pulled.bytes).toBe(5 * MiB)
       expect(counted.joins).toBe(0)
     }))
@@ -87,8 +88,10 @@ describe("reading a body", () => {
   it.effect("an empty body, and one chunk, are not copied", () =>
     Effect.gen(function*() {
       const { counted, join } = countingJoin()
-      expect((yield* collect(Stream.empty, 10, join)).length).toBe(0)
-      expect(yield* collect(Stream.make(new Uint8Array([1, 2, 3])), 10, join)).toEqual(new Uint8Array([1, 2, 3]))
+      expect((yield* RequestBody.collect(Stream.empty, 10, join)).length).toBe(0)
+      expect(yield* RequestBody.collect(Stream.make(new Uint8Array([1, 2, 3])), 10, join)).toEqual(
+        new Uint8Array([1, 2, 3])
+      )
       expect(counted.joins).toBe(0)
     }))
 })

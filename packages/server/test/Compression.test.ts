@@ -6,14 +6,15 @@
  * GETs for either representation, live reads never compressed, and the switch off.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory } from "@sluice/durable-streams"
+import { HttpCompression as Compression } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { get, type IncomingHttpHeaders } from "node:http"
 import { gunzipSync } from "node:zlib"
 import { upsertMessages } from "../../turns/test/support/turns.js"
-import * as Compression from "../src/internal/compression.js"
 import { bearer } from "./support/client.js"
 import { publishUpserts, serve, tokens } from "./support/harness.js"
 

@@ -6,7 +6,8 @@
  * lines (an access log line per request) left out of the test output.
  */
 import { runConformanceTests } from "@durable-streams/server-conformance-tests"
-import { DurableStoreLive, DurableSubscriptions, RedisStreamsLive } from "@sluice/redis"
+import { DurableStoreLive, DurableSubscriptions } from "@sluice/durable-streams"
+import { RedisStreamsLive } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"

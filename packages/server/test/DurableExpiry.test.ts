@@ -6,7 +6,8 @@
  * ends then.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"

@@ -5,7 +5,8 @@
  * token, of either scope, reads durable streams but may not write them (403).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreLive, DurableStoreMemory, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreLive, DurableStoreMemory } from "@sluice/durable-streams"
+import { RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"

@@ -8,7 +8,8 @@
  * new fork or a re-creation).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"

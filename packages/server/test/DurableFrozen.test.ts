@@ -6,7 +6,8 @@
  * goes on (SIGCONT) the stream is read and written again.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreLive, RedisStreamsLive } from "@sluice/redis"
+import { DurableStoreLive } from "@sluice/durable-streams"
+import { RedisStreamsLive } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"

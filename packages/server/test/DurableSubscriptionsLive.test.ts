@@ -6,7 +6,8 @@
  * not the server's.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreLive, DurableSubscriptions, RedisStreamsLive } from "@sluice/redis"
+import { DurableStoreLive, DurableSubscriptions } from "@sluice/durable-streams"
+import { RedisStreamsLive } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"

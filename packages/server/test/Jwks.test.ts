@@ -5,7 +5,8 @@
  * `publicUrl`, else with the address the server listens on, whatever `Host` says.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
+import { DurableStoreMemory, DurableSubscriptions } from "@sluice/durable-streams"
+import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"

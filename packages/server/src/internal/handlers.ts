@@ -4,6 +4,7 @@
  * @internal
  */
 import { Ids } from "@sluice/core"
+import { HttpCompression as Compression } from "@sluice/durable-streams"
 import { EntryId, type RedisError, RedisStreams } from "@sluice/redis"
 import { TurnControl, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Context from "effect/Context"
@@ -22,7 +23,6 @@ import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
-import * as Compression from "./compression.js"
 import { observeFeed } from "./serverMetrics.js"
 import { summarize, TurnList } from "./turnSummary.js"
 

@@ -6,6 +6,7 @@
  * once here: the live layer is built without its grace period).
  */
 import { describe, expect, it } from "@effect/vitest"
+import type { RedisError } from "@sluice/redis/RedisError"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -17,7 +18,6 @@ import type { ForkCommit } from "../src/DurableStore.js"
 import { DurableStore, key } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
 import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
-import type { RedisError } from "../src/RedisError.js"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

@@ -25,7 +25,7 @@
  * @internal
  */
 import { Backoff, SchemaDecode } from "@sluice/core"
-import type { DurableStore, DurableSubscriptions, RedisError } from "@sluice/redis"
+import type { RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -42,6 +42,8 @@ import type * as Scope from "effect/Scope"
 import * as Struct from "effect/Struct"
 import { randomBytes } from "node:crypto"
 import { lookup as dnsLookup } from "node:dns/promises"
+import type * as DurableStore from "../DurableStore.js"
+import type * as DurableSubscriptions from "../DurableSubscriptions.js"
 import * as Wire from "./durableWire.js"
 import * as Write from "./durableWrite.js"
 import { generateKey, makeSigner, type Signer } from "./subscriptionSigning.js"

@@ -4,9 +4,9 @@
  * (`POST`), read (`GET`: catch-up, `live=long-poll`, `live=sse`), inspect (`HEAD`) and
  * delete (`DELETE`; a stream that forks read is kept for them, gone: 410), addressed
  * by opaque offsets, with JSON mode, TTL and expiry times, idempotent producers and
- * closure, kept in the `DurableStore`; and every Sluice turn as two read-only JSON streams,
- * `/v1/stream/turns/<turnId>/events` (Stream A) and `/v1/stream/turns/<turnId>/upserts`
- * (Stream B), closed once the turn has ended.
+ * closure, kept in the `DurableStore`; and, under a prefix the application reserves
+ * (`ReadOnlyStreams`), streams of its own that clients only read (the Sluice server's
+ * turn streams).
  *
  * Offsets are Redis entry ids written `<ms>_<seq>` with both parts zero-padded to 16
  * digits: opaque to clients, ordered as strings, `-1` for the start and `now` for the
@@ -14,23 +14,25 @@
  *
  * @since 0.3.0
  */
-import { Ids } from "@sluice/core"
-import type { DurableStore, RedisStreams } from "@sluice/redis"
 import * as Effect from "effect/Effect"
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
-import type { Credentials } from "./internal/access.js"
-import * as Compression from "./internal/compression.js"
+import type * as Scope from "effect/Scope"
+import { type Source, storeSource } from "./DurableSource.js"
+import * as DurableStore from "./DurableStore.js"
+import * as DurableSubscriptions from "./DurableSubscriptions.js"
+import * as Compression from "./HttpCompression.js"
 import * as Fork from "./internal/durableFork.js"
 import * as Read from "./internal/durableRead.js"
-import { type Source, storeSource, turnSource } from "./internal/durableSource.js"
 import * as Subscriptions from "./internal/durableSubscriptions.js"
 import * as Write from "./internal/durableWrite.js"
-import * as Body from "./internal/requestBody.js"
+import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import type { Engine } from "./internal/subscriptionEngine.js"
-import { isReserved, streamNamePattern } from "./internal/subscriptionWire.js"
-import type * as SharedTail from "./SharedTail.js"
+import { isReserved, streamNamePattern, type WebhookPolicy } from "./internal/subscriptionWire.js"
+import { webhookClient } from "./internal/webhookLookup.js"
+import * as Body from "./RequestBody.js"
 
 /**
  * The path prefix of the protocol.
@@ -41,8 +43,34 @@ import type * as SharedTail from "./SharedTail.js"
 export const basePath = "/v1/stream/"
 
 /**
- * What the protocol's requests need: the store of client streams (none: only turns
- * are served, and writes answer 501), the Redis of the turns, their key prefix, how
+ * What a request may do: read (every authenticated caller) and, with `mayWrite`,
+ * create, append to, close and delete streams and manage subscriptions.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Access {
+  readonly mayWrite: boolean
+}
+
+/**
+ * Streams an application serves read-only under a reserved name prefix (ending in
+ * `/`): `source` finds a stream by its whole name (none: 404). Writes there are
+ * refused with 405 and `writeRefusal`, forks from there with 400 and `forkRefusal`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ReadOnlyStreams {
+  readonly prefix: string
+  readonly source: (name: string) => Option.Option<Source>
+  readonly writeRefusal: string
+  readonly forkRefusal: string
+}
+
+/**
+ * What the protocol's requests need: the store of client streams (none: only the
+ * read-only streams are served, and writes answer 501), the read-only streams, how
  * long a long-poll (or a quiet SSE stream) waits, the signal that the server is
  * closing (open SSE streams end then), and whether a catch-up read's body is gzipped
  * for a client that accepts it (`compression`, off when absent); with
@@ -59,18 +87,59 @@ export const basePath = "/v1/stream/"
  */
 export interface Context {
   readonly store: Option.Option<DurableStore.DurableStoreService>
-  readonly redis: RedisStreams.RedisStreamsService
-  readonly prefix: string
+  readonly readOnly?: ReadOnlyStreams | undefined
   readonly longPollMs: number
   readonly closing: Effect.Effect<void>
-  /** Shared tails for the turn streams' waits; each wait opens a tail of its own without. */
-  readonly tails?: SharedTail.SharedTailService | undefined
   readonly subscriptions?: Engine | undefined
   readonly compression?: boolean | undefined
   readonly baseUrl?: string | undefined
   readonly maxBodyBytes?: number | undefined
   readonly maxSubscriptionBodyBytes?: number | undefined
 }
+
+/**
+ * Where webhooks may be posted: `loopbackHttp` lets an insecure-local server post to
+ * `http://localhost`; `allowHosts` names private hosts that may receive them.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Webhooks = WebhookPolicy
+
+/**
+ * The protocol's settings: a `Context` but for the stores, which come from the
+ * services in context, and the subscription engine, made from them when both a
+ * `DurableStore` and a `DurableSubscriptions` are there, its webhooks posted under
+ * `webhooks`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Options extends Omit<Context, "store" | "subscriptions"> {
+  readonly webhooks: Webhooks
+}
+
+/**
+ * The protocol's context from the services in context: the `DurableStore` (optional:
+ * without it only the read-only streams are served) and, with a `DurableSubscriptions`
+ * too, the subscription engine, whose webhook posts and sweeps run in the scope.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<Context, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const store = yield* Effect.serviceOption(DurableStore.DurableStore)
+    const subscriptionStore = yield* Effect.serviceOption(DurableSubscriptions.DurableSubscriptions)
+    const subscriptions = Option.isSome(store) && Option.isSome(subscriptionStore)
+      ? yield* SubscriptionEngine.make(store.value, subscriptionStore.value, {
+        ...SubscriptionEngine.defaultOptions,
+        policy: options.webhooks
+      }).pipe(Effect.provide(webhookClient(options.webhooks)))
+      : undefined
+    const { webhooks: _, ...rest } = options
+    return { ...rest, store, subscriptions }
+  })
 
 // The start of the URLs the protocol writes into its answers: the context's
 // `baseUrl`, `http://localhost` without one (never the request's `Host`).
@@ -93,10 +162,8 @@ const common: Record<string, string> = {
   "cross-origin-resource-policy": "cross-origin"
 }
 
-const turnPath = /^turns\/([^/]+)\/(events|upserts)$/
-
 // The stream a `Stream-Forked-From` path names: a client stream under the base path.
-const forkSource = (given: string): Effect.Effect<string, Read.Refusal> => {
+const forkSource = (readOnly: ReadOnlyStreams | undefined) => (given: string): Effect.Effect<string, Read.Refusal> => {
   const path = /^https?:\/\//i.test(given) && URL.canParse(given) ? new URL(given).pathname : given
   const name = path.startsWith(basePath) ? path.slice(basePath.length) : undefined
   if (name === undefined || !streamNamePattern.test(name)) {
@@ -105,7 +172,9 @@ const forkSource = (given: string): Effect.Effect<string, Read.Refusal> => {
       `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`
     )
   }
-  return name.startsWith("turns/") ? Read.refuse(400, "a turn's streams cannot be forked") : Effect.succeed(name)
+  return readOnly !== undefined && name.startsWith(readOnly.prefix)
+    ? Read.refuse(400, readOnly.forkRefusal)
+    : Effect.succeed(name)
 }
 
 const text = (refusal: Read.Refusal) =>
@@ -152,7 +221,7 @@ const readBody = (context: Context, request: HttpServerRequest.HttpServerRequest
 export const handle = (
   context: Context,
   request: HttpServerRequest.HttpServerRequest,
-  credentials: Credentials
+  credentials: Access
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   const url = new URL(request.url, "http://localhost")
   const rawName = url.pathname.slice(basePath.length)
@@ -175,22 +244,15 @@ export const handle = (
       : Effect.tap(write, (response) => response.status < 300 ? subscriptions.notify(rawName, deleted) : Effect.void)
   return Effect.gen(function*() {
     if (!streamNamePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
-    const turn = turnPath.exec(rawName)
     const reading = method === "GET" || method === "HEAD"
     if (!reading && !credentials.mayWrite) return yield* Read.refuse(403, "this token may not write durable streams")
     let source: Source
-    if (turn !== null || rawName.startsWith("turns/")) {
-      if (!reading) {
-        return yield* Read.refuse(405, "a turn's streams are written by its pipeline only", { allow: "GET, HEAD" })
-      }
-      if (turn === null || !Ids.isUuid(turn[1]!)) return yield* Effect.fail(Read.notFound)
-      source = turnSource(
-        context.redis,
-        context.prefix,
-        turn[1]!,
-        turn[2] === "events" ? "events" : "upserts",
-        context.tails
-      )
+    const readOnly = context.readOnly
+    if (readOnly !== undefined && rawName.startsWith(readOnly.prefix)) {
+      if (!reading) return yield* Read.refuse(405, readOnly.writeRefusal, { allow: "GET, HEAD" })
+      const found = readOnly.source(rawName)
+      if (Option.isNone(found)) return yield* Effect.fail(Read.notFound)
+      source = found.value
     } else {
       if (Option.isNone(context.store)) {
         return yield* Read.refuse(501, "this server keeps no durable streams of its own")
@@ -200,7 +262,10 @@ export const handle = (
       if (method === "PUT") {
         const location = `${baseUrlOf(context)}${url.pathname}`
         return yield* told(Effect.flatMap(
-          Effect.flatMap(readBody(context, request), (body) => Write.createRequest(header, body, location, forkSource)),
+          Effect.flatMap(
+            readBody(context, request),
+            (body) => Write.createRequest(header, body, location, forkSource(readOnly))
+          ),
           (create) =>
             create.fork === undefined
               ? Write.create(store, rawName, create)
@@ -266,4 +331,28 @@ export const handleOpen = (
     Subscriptions.handle(subscriptions, request, name, Option.none(), subscriptionSettings(context)),
     (response) => Option.map(Option.fromNullishOr(response), (open) => HttpServerResponse.setHeaders(open, common))
   )
+}
+
+/**
+ * The protocol as `HttpRouter` routes under `/v1/stream/`, for an application to add
+ * to its router: the CORS preflight and the open subscription routes (signing keys, a
+ * wake's callback, ack and release) answered to anyone, every other request once
+ * `authenticate` has found its caller's `Access`. A refusal of the protocol is an
+ * answer, never a failure: the routes fail only as `authenticate` does.
+ *
+ * @since 0.3.0
+ * @category routing
+ */
+export const routes = <E, R>(
+  context: Context,
+  authenticate: Effect.Effect<Access, E, R>
+): ReadonlyArray<HttpRouter.Route<E, Exclude<R, HttpRouter.Provided>>> => {
+  const answer = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (request.method === "OPTIONS") return preflight
+    const open = yield* handleOpen(context, request)
+    if (Option.isSome(open)) return open.value
+    return yield* handle(context, request, yield* authenticate)
+  })
+  return [HttpRouter.route("*", "/v1/stream/*", answer)]
 }

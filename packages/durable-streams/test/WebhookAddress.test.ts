@@ -8,7 +8,6 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
@@ -19,8 +18,9 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type { LookupAddress } from "node:dns"
 import * as http from "node:http"
+import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import * as DurableStreams from "../src/DurableStreams.js"
-import type { Credentials } from "../src/internal/access.js"
+import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
 import * as SubscriptionEngine from "../src/internal/subscriptionEngine.js"
 import type { WebhookPolicy } from "../src/internal/subscriptionWire.js"
 import { addressRefusal, classifyAddress, isLocalName, webhookTarget } from "../src/internal/webhookAddress.js"
@@ -289,12 +289,12 @@ const stores = Effect.gen(function*() {
     Effect.service(DurableSubscriptions.DurableSubscriptions),
     DurableSubscriptions.layerMemory
   )
-  return { store, subscriptions, redis: yield* RedisStreamsMemory.make, posted: new Array<string>() }
+  return { store, subscriptions, posted: new Array<string>() }
 })
 
 type Stores = Effect.Success<typeof stores>
 
-const engineOn = ({ posted, redis, store, subscriptions }: Stores, policy: WebhookPolicy) =>
+const engineOn = ({ posted, store, subscriptions }: Stores, policy: WebhookPolicy) =>
   Effect.gen(function*() {
     const client = HttpClient.make((request) =>
       Effect.sync(() => {
@@ -309,13 +309,11 @@ const engineOn = ({ posted, redis, store, subscriptions }: Stores, policy: Webho
     }).pipe(Effect.provideService(HttpClient.HttpClient, client))
     const context: DurableStreams.Context = {
       store: Option.some(store),
-      redis,
-      prefix: "test",
       longPollMs: 1_000,
       closing: Effect.never,
       subscriptions: engine
     }
-    const writer: Credentials = { caller: 0, mayCancel: true, mayWrite: true }
+    const writer: DurableStreams.Access = { mayWrite: true }
     const call = (method: string, path: string, body?: unknown) =>
       Effect.flatMap(
         DurableStreams.handle(

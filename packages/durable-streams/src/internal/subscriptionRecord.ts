@@ -4,9 +4,9 @@
  * @internal
  */
 import { SchemaDecode } from "@sluice/core"
+import { RedisError } from "@sluice/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { RedisError } from "../RedisError.js"
 
 /**
  * One stream of a subscription: its path, how it was linked (by the pattern, by name,

@@ -5,7 +5,7 @@
  * of each representation, and `If-None-Match` against either. Live bodies (SSE,
  * long-polls) are never compressed: they go through their callers untouched.
  *
- * @internal
+ * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -14,7 +14,7 @@ import { gzip } from "node:zlib"
 /**
  * The codings a body is sent in.
  *
- * @internal
+ * @since 0.3.0
  */
 export type Encoding = "gzip" | "identity"
 
@@ -22,7 +22,7 @@ export type Encoding = "gzip" | "identity"
  * Bodies smaller than this many bytes go as they are: gzip's header and trailer would
  * eat what it saves.
  *
- * @internal
+ * @since 0.3.0
  */
 export const minBytes = 1024
 
@@ -33,7 +33,7 @@ export const minBytes = 1024
  * takes to write the plain body. The work runs on libuv's thread pool, not on the
  * event loop.
  *
- * @internal
+ * @since 0.3.0
  */
 export const level = 1
 
@@ -44,7 +44,7 @@ const qvaluePattern = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
  * `x-gzip` counts as `gzip`). An element whose q-value is malformed is ignored, as if
  * it were not there.
  *
- * @internal
+ * @since 0.3.0
  */
 export const acceptedCodings = (header: string): ReadonlyMap<string, number> => {
   const codings = new Map<string, number>()
@@ -72,7 +72,7 @@ export const acceptedCodings = (header: string): ReadonlyMap<string, number> => 
  * `*`, with a higher q-value); else identity. No header, or an empty one, is
  * identity; so is a header that refuses both (nothing better can be sent).
  *
- * @internal
+ * @since 0.3.0
  */
 export const negotiate = (acceptEncoding: string | undefined): Encoding => {
   if (acceptEncoding === undefined) return "identity"
@@ -87,7 +87,7 @@ export const negotiate = (acceptEncoding: string | undefined): Encoding => {
  * The coding a body may go in when compression is `enabled` (`negotiate`), or
  * `undefined` (never compressed) when it is not.
  *
- * @internal
+ * @since 0.3.0
  */
 export const encodingFor = (enabled: boolean, acceptEncoding: string | undefined): Encoding | undefined =>
   enabled ? negotiate(acceptEncoding) : undefined
@@ -96,7 +96,7 @@ export const encodingFor = (enabled: boolean, acceptEncoding: string | undefined
  * The entity tag of a representation: the identity tag as it is, the gzip one with
  * `-gzip` before its closing quote (`"abc"` becomes `"abc-gzip"`).
  *
- * @internal
+ * @since 0.3.0
  */
 export const etagOf = (etag: string, encoding: Encoding): string =>
   encoding === "identity" ? etag : etag.endsWith("\"") ? `${etag.slice(0, -1)}-gzip"` : `${etag}-gzip`
@@ -105,7 +105,7 @@ export const etagOf = (etag: string, encoding: Encoding): string =>
  * The tag of `If-None-Match` (a list of tags, weak or strong, or `*`) that matches one
  * of `etags` by the weak comparison, if any.
  *
- * @internal
+ * @since 0.3.0
  */
 export const matching = (ifNoneMatch: string | undefined, etags: ReadonlyArray<string>): string | undefined => {
   if (ifNoneMatch === undefined) return undefined
@@ -122,7 +122,7 @@ export const matching = (ifNoneMatch: string | undefined, etags: ReadonlyArray<s
 /**
  * `body` gzipped, off the event loop's thread.
  *
- * @internal
+ * @since 0.3.0
  */
 export const gzipped = (body: Uint8Array): Effect.Effect<Uint8Array> =>
   Effect.callback<Uint8Array>((resume) => {
@@ -135,7 +135,7 @@ export const gzipped = (body: Uint8Array): Effect.Effect<Uint8Array> =>
  * (its `content-type` among them), its entity tag if it has one, and the request's
  * `If-None-Match`.
  *
- * @internal
+ * @since 0.3.0
  */
 export interface Representation {
   readonly encoding: Encoding | undefined
@@ -161,7 +161,7 @@ const identity = (body: Uint8Array | string, headers: Readonly<Record<string, st
  * gzip and the body is at least `minBytes`, else as it is. While compression is on,
  * every such response says `Vary: Accept-Encoding`.
  *
- * @internal
+ * @since 0.3.0
  */
 export const respond = (
   representation: Representation,

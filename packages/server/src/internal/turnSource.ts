@@ -1,83 +1,18 @@
 /**
- * What a durable stream read needs from where the stream lives: a view of its state,
- * its entries after an id, and a wait for its next change. Two sources: a stream that
- * clients write (`DurableStore`), and a stream of a Sluice turn (Stream A or B in
- * `RedisStreams`, read-only, closed once the turn has ended).
+ * A Sluice turn's streams as read-only durable streams: Stream A or B in
+ * `RedisStreams`, JSON, closed once the turn has ended.
  *
  * @internal
  */
-import { type DurableStore, RedisStreams, StreamEntry } from "@sluice/redis"
-import type { RedisError } from "@sluice/redis"
+import { Ids } from "@sluice/core"
+import type { DurableSource, DurableStreams } from "@sluice/durable-streams"
+import { RedisStreams, StreamEntry } from "@sluice/redis"
 import { TurnEnding, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as SharedTail from "../SharedTail.js"
 import * as TurnFeed from "../TurnFeed.js"
-
-/**
- * A stream's state as read: its content type, last entry id, whether it is closed,
- * its settings, and the signal to wait from.
- *
- * @internal
- */
-export interface View {
-  readonly contentType: string
-  readonly tail: string
-  readonly closed: boolean
-  readonly meta: Readonly<Record<string, string>>
-  readonly signal: string
-  /** Deleted or expired, kept only for the forks that read it. */
-  readonly gone: boolean
-}
-
-/** @internal */
-export interface Source {
-  readonly load: Effect.Effect<Option.Option<View>, RedisError.RedisError>
-  readonly read: (
-    after: string,
-    count: number
-  ) => Effect.Effect<ReadonlyArray<DurableStore.DurableEntry>, RedisError.RedisError>
-  /** Waits for a change after `view`, at most `timeoutMs`. */
-  readonly awaitChange: (view: View, timeoutMs: number) => Effect.Effect<void, RedisError.RedisError>
-  /** Renews a sliding TTL after a read. */
-  readonly touched: (view: View) => Effect.Effect<void, RedisError.RedisError>
-}
-
-/**
- * The expiry a stream's settings ask for: a sliding TTL (`ttl`, seconds), a fixed
- * time (`exp`), or none.
- *
- * @internal
- */
-export const expiryOf = (meta: Readonly<Record<string, string>>): DurableStore.Expiry =>
-  meta.ttl !== undefined
-    ? { _tag: "After", ms: Number(meta.ttl) * 1000 }
-    : meta.exp !== undefined
-    ? { _tag: "At", epochMs: Date.parse(meta.exp) }
-    : { _tag: "Persist" }
-
-/**
- * A stream that clients write, in the store (a fork reads through its source).
- *
- * @internal
- */
-export const storeSource = (store: DurableStore.DurableStoreService, name: string): Source => ({
-  load: Effect.map(
-    store.load(name),
-    Option.map((state) => ({
-      contentType: state.meta.ct ?? "application/octet-stream",
-      tail: state.tail,
-      closed: state.meta.closed === "1",
-      meta: state.meta,
-      signal: state.signal,
-      gone: state.gone
-    }))
-  ),
-  read: (after, count) => store.read(name, after, count),
-  awaitChange: (view, timeoutMs) => Effect.asVoid(store.awaitChange(name, view.signal, timeoutMs)),
-  touched: (view) => view.meta.ttl === undefined ? Effect.void : store.touch(name, expiryOf(view.meta))
-})
 
 const encoder = new TextEncoder()
 
@@ -118,7 +53,7 @@ export const turnSource = (
   turnId: string,
   stream: TurnKeys.TurnStream,
   tails?: SharedTail.SharedTailService
-): Source => {
+): DurableSource.Source => {
   const key = TurnKeys.streamKey(prefix, turnId, stream)
   return {
     load: Effect.map(
@@ -155,3 +90,27 @@ export const turnSource = (
     touched: () => Effect.void
   }
 }
+
+const turnPath = /^turns\/([^/]+)\/(events|upserts)$/
+
+/**
+ * Every turn's streams as read-only durable streams under `turns/`:
+ * `turns/<turnId>/events` (Stream A) and `turns/<turnId>/upserts` (Stream B).
+ *
+ * @internal
+ */
+export const turnStreams = (
+  redis: RedisStreams.RedisStreamsService,
+  prefix: string,
+  tails?: SharedTail.SharedTailService
+): DurableStreams.ReadOnlyStreams => ({
+  prefix: "turns/",
+  source: (name) => {
+    const turn = turnPath.exec(name)
+    return turn === null || !Ids.isUuid(turn[1]!)
+      ? Option.none()
+      : Option.some(turnSource(redis, prefix, turn[1]!, turn[2] === "events" ? "events" : "upserts", tails))
+  },
+  writeRefusal: "a turn's streams are written by its pipeline only",
+  forkRefusal: "a turn's streams cannot be forked"
+})

@@ -10,8 +10,8 @@ import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as Compression from "./compression.js"
-import type { Source, View } from "./durableSource.js"
+import type { Source, View } from "../DurableSource.js"
+import * as Compression from "../HttpCompression.js"
 import * as Wire from "./durableWire.js"
 
 /**

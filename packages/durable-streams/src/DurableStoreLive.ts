@@ -22,6 +22,11 @@
  *
  * @since 0.3.0
  */
+import * as EntryId from "@sluice/redis/EntryId"
+import { decodeReply, fromCause as toRedisError } from "@sluice/redis/RedisError"
+import { RedisError } from "@sluice/redis/RedisError"
+import type { LiveOptions } from "@sluice/redis/RedisStreamsLive"
+import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,8 +38,7 @@ import { Command, type Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
 import { bookkeeping, DurableStore, key } from "./DurableStore.js"
-import * as EntryId from "./EntryId.js"
-import { maxChain, readThrough, startOf } from "./internal/durableFork.js"
+import { maxChain, readThrough, startOf } from "./internal/storeFork.js"
 import {
   commitScript,
   extendScript,
@@ -45,11 +49,7 @@ import {
   touchScript,
   unlinkScript,
   waitScript
-} from "./internal/durableScripts.js"
-import { decodeReply, toRedisError } from "./internal/replies.js"
-import { RedisError } from "./RedisError.js"
-import type { LiveOptions } from "./RedisStreamsLive.js"
-import * as RedisStreamsLive from "./RedisStreamsLive.js"
+} from "./internal/storeScripts.js"
 
 const expiryArgs = (expiry: Expiry): [string, string] =>
   expiry._tag === "Persist"

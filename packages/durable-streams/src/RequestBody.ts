@@ -7,7 +7,7 @@
  * chunks are joined once, at the end: every byte is copied once, so reading a body
  * costs time linear in its size.
  *
- * @internal
+ * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -17,7 +17,7 @@ import * as Stream from "effect/Stream"
  * A body over its route's limit: the limit, and the `Content-Length` the request
  * declared when it declared one (none: the body went over while it was read).
  *
- * @internal
+ * @since 0.3.0
  */
 export class BodyTooLarge {
   readonly _tag = "BodyTooLarge"
@@ -34,7 +34,7 @@ export class BodyTooLarge {
 /**
  * A body that could not be read (the client went away, a malformed chunked encoding).
  *
- * @internal
+ * @since 0.3.0
  */
 export class BodyUnreadable {
   readonly _tag = "BodyUnreadable"
@@ -45,7 +45,7 @@ export class BodyUnreadable {
  * Joins the chunks of a body, `total` bytes in all, into one array: the one copy a
  * body's bytes go through.
  *
- * @internal
+ * @since 0.3.0
  */
 export type Join = (chunks: ReadonlyArray<Uint8Array>, total: number) => Uint8Array
 
@@ -63,7 +63,7 @@ const join: Join = (chunks, total) => {
  * The default limits: a Durable Streams write's body (8 MiB) and a subscription
  * route's (1 MiB).
  *
- * @internal
+ * @since 0.3.0
  */
 export const defaultLimits = { durable: 8 * 1024 * 1024, subscription: 1024 * 1024 } as const
 
@@ -74,7 +74,7 @@ const lengthPattern = /^\d{1,16}$/
  * chunked body), or for a value that is not a length (Node's parser refuses those
  * before a request reaches the app).
  *
- * @internal
+ * @since 0.3.0
  */
 export const declaredLength = (headers: Readonly<Record<string, string | undefined>>): number | undefined => {
   const value = headers["content-length"]?.trim()
@@ -86,7 +86,7 @@ export const declaredLength = (headers: Readonly<Record<string, string | undefin
  * `limit` (no chunk after that one is pulled). Several chunks are joined once, at the
  * end, by `joinWith` (given by tests to count the joins); one chunk is the body.
  *
- * @internal
+ * @since 0.3.0
  */
 export const collect = <E>(
   chunks: Stream.Stream<Uint8Array, E>,
@@ -114,7 +114,7 @@ export const collect = <E>(
  * when its `Content-Length` is over the limit, or once what has been read goes over
  * it; `BodyUnreadable` when the body breaks off.
  *
- * @internal
+ * @since 0.3.0
  */
 export const read = (
   request: HttpServerRequest.HttpServerRequest,

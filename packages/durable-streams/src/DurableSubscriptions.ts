@@ -19,6 +19,9 @@
  *
  * @since 0.3.0
  */
+import type { RedisError } from "@sluice/redis/RedisError"
+import type { LiveOptions } from "@sluice/redis/RedisStreamsLive"
+import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -27,9 +30,6 @@ import type * as Option from "effect/Option"
 import type { Subscription } from "./internal/subscriptionRecord.js"
 import * as Live from "./internal/subscriptionsLive.js"
 import * as Memory from "./internal/subscriptionsMemory.js"
-import type { RedisError } from "./RedisError.js"
-import type { LiveOptions } from "./RedisStreamsLive.js"
-import * as RedisStreamsLive from "./RedisStreamsLive.js"
 
 export {
   decodeRecord,
@@ -90,7 +90,7 @@ export interface DurableSubscriptionsService {
  * @category tags
  */
 export class DurableSubscriptions extends Context.Service<DurableSubscriptions, DurableSubscriptionsService>()(
-  "@sluice/redis/DurableSubscriptions"
+  "@sluice/durable-streams/DurableSubscriptions"
 ) {}
 
 /**

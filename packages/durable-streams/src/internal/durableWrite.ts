@@ -6,14 +6,15 @@
  *
  * @internal
  */
-import type { DurableStore, RedisError } from "@sluice/redis"
+import type { RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Response from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
+import { expiryOf } from "../DurableSource.js"
+import type * as DurableStore from "../DurableStore.js"
 import { gone, notFound, Refusal, refuse } from "./durableRead.js"
-import { expiryOf } from "./durableSource.js"
 import * as Wire from "./durableWire.js"
 
 type Outcome =

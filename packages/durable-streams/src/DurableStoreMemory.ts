@@ -8,6 +8,7 @@
  *
  * @since 0.3.0
  */
+import * as EntryId from "@sluice/redis/EntryId"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -25,8 +26,7 @@ import type {
   RemoveOutcome
 } from "./DurableStore.js"
 import { DurableStore } from "./DurableStore.js"
-import * as EntryId from "./EntryId.js"
-import { isAfter, readThrough, startOf } from "./internal/durableFork.js"
+import { isAfter, readThrough, startOf } from "./internal/storeFork.js"
 
 interface Stored {
   meta: Record<string, string>

@@ -5,16 +5,16 @@
  *
  * @internal
  */
+import type { RedisError } from "@sluice/redis/RedisError"
+import { decodeReply, fromCause as toRedisError } from "@sluice/redis/RedisError"
+import type { LiveOptions } from "@sluice/redis/RedisStreamsLive"
+import { openClient } from "@sluice/redis/RedisStreamsLive"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import type { DurableSubscriptionsService } from "../DurableSubscriptions.js"
-import type { RedisError } from "../RedisError.js"
-import type { LiveOptions } from "../RedisStreamsLive.js"
-import { openClient } from "../RedisStreamsLive.js"
-import { decodeReply, toRedisError } from "./replies.js"
 import { decodeRecord, encodeRecord, indexKey, recordKey, signingKeyKey } from "./subscriptionRecord.js"
 
 // KEYS: the record. ARGV: the expected version, the record's JSON. Replies 1 when saved.

@@ -10,9 +10,9 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
+import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { DurableStore } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
-import { scopedRedisServer } from "./support/RedisServer.js"
 
 const persist = { _tag: "Persist" } as const
 const bytes = (text: string) => new TextEncoder().encode(text)

@@ -4,7 +4,6 @@
  * are refused (and how), webhook retries while the receiver is down, leases that end.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableStoreMemory, DurableSubscriptions, RedisStreamsMemory } from "@sluice/redis"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
@@ -15,8 +14,9 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import { createPublicKey, verify } from "node:crypto"
+import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import * as DurableStreams from "../src/DurableStreams.js"
-import type { Credentials } from "../src/internal/access.js"
+import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
 import * as SubscriptionEngine from "../src/internal/subscriptionEngine.js"
 import { globMatches, type WebhookPolicy, webhookUrlProblem } from "../src/internal/subscriptionWire.js"
 
@@ -34,8 +34,8 @@ interface Post {
 
 type Answer = { readonly status: number; readonly body: string } | "unreachable"
 
-const writer: Credentials = { caller: 0, mayCancel: true, mayWrite: true }
-const reader: Credentials = { caller: 1, mayCancel: false, mayWrite: false }
+const writer: DurableStreams.Access = { mayWrite: true }
+const reader: DurableStreams.Access = { mayWrite: false }
 const local: WebhookPolicy = { loopbackHttp: true, allowHosts: [] }
 const hook = "http://127.0.0.1:9/hook"
 
@@ -81,8 +81,6 @@ const harness = (
     }).pipe(Effect.provideService(HttpClient.HttpClient, client))
     const context: DurableStreams.Context = {
       store: Option.some(store),
-      redis: yield* RedisStreamsMemory.make,
-      prefix: "test",
       longPollMs: 1_000,
       closing: Effect.never,
       subscriptions: engine,
@@ -106,7 +104,7 @@ const harness = (
           ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
         })
       )
-    const call = (method: string, path: string, body?: unknown, credentials: Credentials = writer) =>
+    const call = (method: string, path: string, body?: unknown, credentials: DurableStreams.Access = writer) =>
       Effect.flatMap(DurableStreams.handle(context, build(method, path, body), credentials), respond)
     // a wake's own routes, as they arrive before the server's authentication
     const callOpen = (method: string, path: string, token: string, body: unknown) =>

@@ -22,13 +22,14 @@
  * @internal
  */
 import { SchemaDecode } from "@sluice/core"
-import type { DurableSubscriptions, RedisError } from "@sluice/redis"
+import type { RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
-import type { Credentials } from "./access.js"
-import * as Body from "./requestBody.js"
+import type { Access } from "../DurableStreams.js"
+import type * as DurableSubscriptions from "../DurableSubscriptions.js"
+import * as Body from "../RequestBody.js"
 import type { Engine } from "./subscriptionEngine.js"
 import type { Signer } from "./subscriptionSigning.js"
 import {
@@ -163,7 +164,7 @@ export const handle = (
   engine: Engine,
   request: HttpServerRequest.HttpServerRequest,
   name: string,
-  credentials: Option.Option<Credentials>,
+  credentials: Option.Option<Access>,
   settings: Settings
 ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> => {
   const method = request.method.toUpperCase()

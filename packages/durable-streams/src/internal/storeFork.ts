@@ -4,10 +4,10 @@
  *
  * @internal
  */
+import * as EntryId from "@sluice/redis/EntryId"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { DurableEntry, ForkPoint } from "../DurableStore.js"
-import * as EntryId from "../EntryId.js"
 
 const parsed = (id: string): EntryId.EntryId => Option.getOrElse(EntryId.parse(id), () => EntryId.zero)
 

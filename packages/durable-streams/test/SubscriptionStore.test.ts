@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { RedisError } from "@sluice/redis/RedisError"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -10,7 +11,6 @@ import { inject } from "vitest"
 import { DurableStore } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
 import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
-import type { RedisError } from "../src/RedisError.js"
 
 const subscription = (id: string, generation = 0): DurableSubscriptions.Subscription => ({
   id,

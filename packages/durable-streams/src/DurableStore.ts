@@ -35,10 +35,10 @@
  *
  * @since 0.3.0
  */
+import type { RedisError } from "@sluice/redis/RedisError"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { RedisError } from "./RedisError.js"
 
 /**
  * One stored append: its entry id (`0-<n>`) and its bytes.
@@ -200,7 +200,9 @@ export interface DurableStoreService {
  * @since 0.3.0
  * @category tags
  */
-export class DurableStore extends Context.Service<DurableStore, DurableStoreService>()("@sluice/redis/DurableStore") {}
+export class DurableStore
+  extends Context.Service<DurableStore, DurableStoreService>()("@sluice/durable-streams/DurableStore")
+{}
 
 /**
  * The fields of the metadata hash that the store keeps for itself.

@@ -2,6 +2,7 @@
  * What every `DurableStore` layer must do, run against each of them.
  */
 import { describe, expect, it } from "@effect/vitest"
+import type { RedisError } from "@sluice/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
@@ -9,7 +10,6 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { DurableStore } from "../../src/DurableStore.js"
-import type { RedisError } from "../../src/RedisError.js"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const persist = { _tag: "Persist" } as const
