@@ -33,6 +33,7 @@ import * as Exit from "effect/Exit"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerError from "effect/http/HttpServerError"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -55,7 +56,7 @@ import {
 import { healthz, metrics, readyz } from "./internal/health.js"
 import * as LeaseSweeper from "./internal/leaseSweeper.js"
 import { observed } from "./internal/observe.js"
-import { pageAsset } from "./internal/page.js"
+import { pageRoutes } from "./internal/page.js"
 import { turnStreams } from "./internal/turnSource.js"
 import * as SharedTail from "./SharedTail.js"
 import * as TurnFeed from "./TurnFeed.js"
@@ -80,11 +81,14 @@ export type App = Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 >
 
+const routeNotFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
+  new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
+
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
   (request.method === "GET" && turnPathPattern.test(request.url)) ||
     (request.method === "POST" && cancelPathPattern.test(request.url))
     ? new ApiError({ code: "invalid_turn_id", message: "the turn id is not a UUID" })
-    : new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
+    : routeNotFound(request)
 
 const accessTokens = (url: string): ReadonlyArray<string> => {
   const query = url.indexOf("?")
@@ -146,36 +150,36 @@ export const makeApp = (
       maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes,
       webhooks: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
     })
+    // the caller of a request, from its bearer token or its page token
+    const caller = Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => authenticate(request.headers.authorization, accessTokens(request.url))
+    )
+    // a turn route, answered once its caller is known
+    const authed = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.flatMap(caller, (credentials) => Effect.provideService(handler, CurrentCaller, credentials))
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
-      HttpRouter.route("GET", "/v1/turns", recentTurns(options)),
-      HttpRouter.route("GET", "/v1/turns/:turnId", turnSnapshot(options)),
-      HttpRouter.route("GET", "/v1/turns/:turnId/upserts", turnStream(options, streams, "upserts")),
-      HttpRouter.route("GET", "/v1/turns/:turnId/events", turnStream(options, streams, "events")),
-      HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", uiMessageStream(options, streams)),
-      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", cancelTurn(options)),
-      HttpRouter.route("GET", "/metrics", metrics)
+      ...pageRoutes,
+      HttpRouter.route("GET", "/healthz", healthz),
+      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs)),
+      HttpRouter.route("OPTIONS", "*", (request) => Effect.succeed(preflight(request))),
+      HttpRouter.route("GET", "/v1/turns", authed(recentTurns(options))),
+      HttpRouter.route("GET", "/v1/turns/:turnId", authed(turnSnapshot(options))),
+      HttpRouter.route("GET", "/v1/turns/:turnId/upserts", authed(turnStream(options, streams, "upserts"))),
+      HttpRouter.route("GET", "/v1/turns/:turnId/events", authed(turnStream(options, streams, "events"))),
+      HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", authed(uiMessageStream(options, streams))),
+      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", authed(cancelTurn(options))),
+      HttpRouter.route("GET", "/metrics", authed(metrics)),
+      ...DurableStreams.routes(durable, caller)
     ]))
-    const app: App = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const asset = pageAsset(request)
-      if (Option.isSome(asset)) return asset.value
-      const probe = probes(options, request)
-      if (Option.isSome(probe)) return yield* probe.value
-      const isDurable = DurableStreams.isDurablePath(request.url)
-      if (isDurable && request.method === "OPTIONS") return DurableStreams.preflight
-      if (request.method === "OPTIONS") return preflight(request)
-      if (isDurable) {
-        const open = yield* DurableStreams.handleOpen(durable, request)
-        if (Option.isSome(open)) return open.value
-      }
-      const caller = yield* authenticate(request.headers.authorization, accessTokens(request.url))
-      if (isDurable) return yield* DurableStreams.handle(durable, request, caller)
-      return yield* routed.pipe(
-        Effect.provideService(CurrentCaller, caller),
-        Effect.catchTag("HttpServerError", (error) =>
-          Effect.fail(error.reason._tag === "RouteNotFound" ? notFound(request) : error))
-      )
-    }).pipe(
+    // an unknown route is told only to a caller the server knows
+    const app: App = routed.pipe(
+      Effect.catchIf(
+        (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
+        () =>
+          Effect.flatMap(caller, () =>
+            Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.fail(notFound(request))))
+      ),
       Effect.provideService(RedisStreams.RedisStreams, redis),
       Effect.catchIf((error): error is ApiError =>
         error instanceof ApiError, (error) =>
@@ -210,20 +214,6 @@ const preflight = (request: HttpServerRequest.HttpServerRequest): HttpServerResp
     : HttpServerResponse.empty({ status: 204, headers: { allow, "cache-control": "no-store", vary: "Origin" } })
 }
 
-// `/healthz` and `/readyz`, answered to anyone.
-const probes = (
-  options: TurnServerOptions.ResolvedOptions,
-  request: HttpServerRequest.HttpServerRequest
-): Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse, never, RedisStreams.RedisStreams>> => {
-  if (request.method !== "GET" && request.method !== "HEAD") return Option.none()
-  const path = request.url.split("?")[0]
-  return path === "/healthz"
-    ? Option.some(healthz)
-    : path === "/readyz"
-    ? Option.some(readyz(options.prefix, options.readyTimeoutMs))
-    : Option.none()
-}
-
 /**
  * The app of the metrics port: `/metrics`, `/healthz` and `/readyz` without a token,
  * 404 for anything else.
@@ -233,19 +223,29 @@ const probes = (
  */
 export const makeMetricsApp = (
   options: TurnServerOptions.ResolvedOptions
-): Effect.Effect<App, never, RedisStreams.RedisStreams> =>
-  RedisStreams.RedisStreams.useSync((redis) => {
-    const app: App = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const probe = probes(options, request)
-      if (Option.isSome(probe)) return yield* probe.value
-      if ((request.method === "GET" || request.method === "HEAD") && request.url.split("?")[0] === "/metrics") {
-        return yield* metrics
-      }
-      return toResponse(
-        new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
+): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
+      HttpRouter.route("GET", "/healthz", healthz),
+      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs)),
+      HttpRouter.route("GET", "/metrics", metrics)
+    ]))
+    const app: App = routed.pipe(
+      Effect.catchIf(
+        (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
+        () => Effect.map(HttpServerRequest.HttpServerRequest, (request) => toResponse(routeNotFound(request)))
+      ),
+      Effect.provideService(RedisStreams.RedisStreams, redis),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause).pipe(Effect.orDie)
+          : Effect.as(
+            Effect.logError("request failed", cause),
+            toResponse(new ApiError({ code: "internal", message: "internal error" }))
+          )
       )
-    }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
+    )
     return observed(app)
   })
 

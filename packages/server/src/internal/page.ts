@@ -4,9 +4,8 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as Option from "effect/Option"
 import { indexHtml, script, style } from "./viewerAssets.js"
 
 // Only the page's own script and style, no framing, no referrer (the page's address
@@ -20,21 +19,18 @@ const headers = {
   "x-frame-options": "DENY"
 } as const
 
-const assets = new Map<string, HttpServerResponse.HttpServerResponse>([
+const assets = new Map<`/${string}`, HttpServerResponse.HttpServerResponse>([
   ["/", HttpServerResponse.text(indexHtml, { contentType: "text/html; charset=utf-8", headers })],
   ["/viewer.js", HttpServerResponse.text(script, { contentType: "text/javascript; charset=utf-8", headers })],
   ["/viewer.css", HttpServerResponse.text(style, { contentType: "text/css; charset=utf-8", headers })]
 ])
 
 /**
- * The response for a `GET` (or `HEAD`) of the page or one of its assets; `None` for
- * any other request.
+ * The routes of the page and its assets (`GET`, and `HEAD` through it).
  *
  * @internal
  */
-export const pageAsset = (
-  request: HttpServerRequest.HttpServerRequest
-): Option.Option<HttpServerResponse.HttpServerResponse> =>
-  request.method === "GET" || request.method === "HEAD"
-    ? Option.fromNullishOr(assets.get(request.url.split("?")[0]!))
-    : Option.none()
+export const pageRoutes: ReadonlyArray<HttpRouter.Route> = Array.from(
+  assets,
+  ([path, response]) => HttpRouter.route("GET", path, response)
+)
