@@ -32,7 +32,7 @@
 import { Accumulator, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent } from "@sluice/core"
 import { type RedisError, RedisStreams } from "@sluice/redis"
-import { TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
+import { LeaseKeeper, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertOptions, UpsertStream } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -205,6 +205,8 @@ export const make = (options: Options = {}) =>
     const drainMs = options.drainMs ?? 10_000
     const running = new Map<string, Deferred.Deferred<StopReason>>()
     const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
+    // one fiber renews the leases of every turn this pipeline runs
+    const keeper = yield* LeaseKeeper.make
 
     const publisherFor = (turnPrefix: string) => {
       const known = publishers.get(turnPrefix)
@@ -243,14 +245,16 @@ export const make = (options: Options = {}) =>
         const turnPrefix = context.prefix ?? prefix
         const turnPublisher = yield* publisherFor(turnPrefix)
         if (options.lease !== false) {
-          const lease = yield* TurnLease.hold(turnPrefix, context.turnId, {
+          yield* TurnLease.hold(turnPrefix, context.turnId, {
             ...options.lease,
-            retentionMs: turnPublisher.options.retentionMs
-          }).pipe(Effect.provideService(RedisStreams.RedisStreams, redis))
-          yield* Deferred.await(lease.lost).pipe(
-            Effect.andThen(Metric.update(TurnMetrics.leaseExpiries("producer"), 1)),
-            Effect.andThen(Deferred.succeed(stop, "producer_lost")),
-            Effect.forkScoped
+            retentionMs: turnPublisher.options.retentionMs,
+            onLost: Metric.update(TurnMetrics.leaseExpiries("producer"), 1).pipe(
+              Effect.andThen(Deferred.succeed(stop, "producer_lost")),
+              Effect.asVoid
+            )
+          }).pipe(
+            Effect.provideService(RedisStreams.RedisStreams, redis),
+            Effect.provideService(LeaseKeeper.LeaseKeeper, keeper)
           )
         }
         const stage = yield* stageSpans

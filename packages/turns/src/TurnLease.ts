@@ -11,10 +11,10 @@
 import type { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as LeaseKeeper from "./LeaseKeeper.js"
 import * as TurnKeys from "./TurnKeys.js"
 
 /**
@@ -52,9 +52,11 @@ export interface Lease {
 }
 
 /**
- * Takes the lease of a turn for the life of the scope: sets it, renews it in a fiber
- * of the scope (a renewal that fails on a Redis error is retried at the next tick),
- * and deletes it when the scope closes.
+ * Takes the lease of a turn for the life of the scope: sets it, has it renewed (a
+ * renewal that fails on a Redis error is retried at the next period), and deletes it
+ * when the scope closes. The renewals are the `LeaseKeeper`'s in context, one fiber for
+ * every lease of the process; without one, a keeper of this lease alone runs in the
+ * scope. `onLost` runs, in the keeper's fiber, when a renewal finds the lease gone.
  *
  * @since 0.2.0
  * @category constructors
@@ -62,7 +64,7 @@ export interface Lease {
 export const hold = (
   prefix: string,
   turnId: string,
-  options: LeaseOptions = {}
+  options: LeaseOptions & { readonly onLost?: Effect.Effect<void> | undefined } = {}
 ): Effect.Effect<Lease, RedisError, RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams
@@ -72,22 +74,10 @@ export const hold = (
     yield* redis.setPx(TurnKeys.leasedKey(prefix, turnId), "1", options.retentionMs ?? 24 * 60 * 60 * 1000)
     yield* redis.setPx(lease, "1", leaseMs)
     const lost = yield* Deferred.make<void>()
-    // true while the lease is alive; a Redis error is logged and tried again next tick
-    const renew = Effect.flatMap(redis.pexpire(lease, leaseMs), (alive) =>
-      alive ? Effect.succeed(true) : Effect.as(Deferred.succeed(lost, undefined), false)).pipe(
-        Effect.catch((error) =>
-          Effect.as(Effect.logWarning(`renewing the lease of turn ${turnId}: ${error.message}`), true)
-        )
-      )
-    yield* renew.pipe(
-      Effect.delay(Duration.millis(renewEveryMs)),
-      Effect.repeat({
-        while: (alive) =>
-          alive
-      }),
-      Effect.forkScoped
-    )
     yield* Effect.addFinalizer(() => Effect.ignore(redis.pexpire(lease, 0)))
+    const keeper = yield* Effect.serviceOption(LeaseKeeper.LeaseKeeper)
+    const kept = { key: lease, leaseMs, renewEveryMs, lost, onLost: options.onLost }
+    yield* Option.isSome(keeper) ? keeper.value.keep(kept) : Effect.flatMap(LeaseKeeper.make, (own) => own.keep(kept))
     return { lost }
   })
 

@@ -35,6 +35,13 @@ export * as TurnPublisher from "./TurnPublisher.js"
 export * as TurnLease from "./TurnLease.js"
 
 /**
+ * One fiber renewing every lease of the process.
+ *
+ * @since 0.3.0
+ */
+export * as LeaseKeeper from "./LeaseKeeper.js"
+
+/**
  * Ending a turn its producer can no longer end (`producer_lost`).
  *
  * @since 0.2.0

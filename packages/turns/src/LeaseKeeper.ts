@@ -1,0 +1,121 @@
+/**
+ * One keeper renews every lease a process holds: one fiber, whatever the number of
+ * running turns. Each period it renews the leases that are due, all at once (the
+ * commands of one tick leave in one pipeline on the live layer), and tells a lease
+ * whose key it found gone (`lost`, and the `onLost` effect it was taken with). A
+ * renewal that fails on a Redis error is logged and tried again at the next period.
+ * It sleeps on Effect's `Clock` until the next lease is due, so `TestClock` drives it.
+ *
+ * @since 0.3.0
+ */
+import type { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+
+/**
+ * A lease to keep: its key, how long it lives without renewal, how often it is
+ * renewed, and what to do if a renewal finds it gone.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Kept {
+  readonly key: string
+  readonly leaseMs: number
+  readonly renewEveryMs: number
+  readonly lost: Deferred.Deferred<void>
+  readonly onLost?: Effect.Effect<void> | undefined
+}
+
+/**
+ * The keeper: `keep` renews a lease (already set) until the scope closes.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface LeaseKeeperService {
+  readonly keep: (kept: Kept) => Effect.Effect<void, never, Scope.Scope>
+  /** How many leases it keeps now. */
+  readonly size: Effect.Effect<number>
+}
+
+/**
+ * The process's lease keeper.
+ *
+ * @since 0.3.0
+ * @category services
+ */
+export class LeaseKeeper extends Context.Service<LeaseKeeper, LeaseKeeperService>()("@sluice/turns/LeaseKeeper") {}
+
+interface Entry {
+  readonly kept: Kept
+  dueAt: number
+}
+
+/**
+ * A keeper whose fiber runs in the scope, renewing leases on the `RedisStreams` in
+ * context.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const make: Effect.Effect<LeaseKeeperService, never, RedisStreams | Scope.Scope> = Effect.gen(function*() {
+  const redis = yield* RedisStreams
+  const entries = new Set<Entry>()
+  // woken when a lease is added (it may be due before the keeper's next wake)
+  const added = yield* Queue.sliding<void>(1)
+
+  const renew = (entry: Entry): Effect.Effect<void> =>
+    redis.pexpire(entry.kept.key, entry.kept.leaseMs).pipe(
+      Effect.flatMap((alive) => {
+        if (alive) return Effect.void
+        entries.delete(entry)
+        return Effect.andThen(Deferred.succeed(entry.kept.lost, undefined), entry.kept.onLost ?? Effect.void)
+      }),
+      Effect.catch((error: RedisError) => Effect.logWarning(`renewing the lease ${entry.kept.key}: ${error.message}`))
+    )
+
+  const round = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const due: Array<Entry> = []
+    let next = Number.POSITIVE_INFINITY
+    for (const entry of entries) {
+      if (entry.dueAt <= now) {
+        entry.dueAt = now + entry.kept.renewEveryMs
+        due.push(entry)
+      }
+      next = Math.min(next, entry.dueAt)
+    }
+    if (due.length > 0) yield* Effect.forEach(due, renew, { concurrency: "unbounded", discard: true })
+    const wait = Queue.take(added)
+    yield* next === Number.POSITIVE_INFINITY
+      ? wait
+      : Effect.raceFirst(Effect.sleep(Math.max(0, next - now)), wait)
+  })
+  yield* Effect.forkScoped(Effect.forever(round))
+
+  return {
+    keep: (kept) =>
+      Effect.gen(function*() {
+        const entry: Entry = { kept, dueAt: (yield* Clock.currentTimeMillis) + kept.renewEveryMs }
+        entries.add(entry)
+        yield* Queue.offer(added, undefined)
+        yield* Effect.addFinalizer(() => Effect.sync(() => entries.delete(entry)))
+      }),
+    size: Effect.sync(() => entries.size)
+  }
+})
+
+/**
+ * The keeper as a layer, for an application that holds leases from several places.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer: Layer.Layer<LeaseKeeper, never, RedisStreams> = Layer.effect(LeaseKeeper, make)
