@@ -104,3 +104,10 @@ export * as UIUpsert from "./UIUpsert.js"
  * @since 0.1.0
  */
 export * as Usage from "./Usage.js"
+
+/**
+ * One clock for the timers of a process: a heap of timers, one fiber.
+ *
+ * @since 0.3.0
+ */
+export * as TimerWheel from "./TimerWheel.js"

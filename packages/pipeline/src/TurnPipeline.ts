@@ -30,7 +30,7 @@
  * @since 0.1.0
  */
 import { Accumulator, Turn } from "@sluice/accumulator"
-import { type StreamBMessage, StreamEvent } from "@sluice/core"
+import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
 import { type RedisError, RedisStreams } from "@sluice/redis"
 import { LeaseKeeper, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertOptions, UpsertStream } from "@sluice/upserts"
@@ -53,6 +53,7 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import { closingPayloads, type Ending } from "./internal/closing.js"
 import { countEvents, withTraceContext } from "./internal/observed.js"
+import * as StopSignal from "./internal/stopSignal.js"
 import { untilStopped } from "./internal/untilStopped.js"
 import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
@@ -203,10 +204,12 @@ export const make = (options: Options = {}) =>
     yield* Effect.fromResult(UpsertOptions.make(options.upserts))
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
-    const running = new Map<string, Deferred.Deferred<StopReason>>()
+    const running = new Map<string, StopSignal.StopSignal<StopReason>>()
     const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
     // one fiber renews the leases of every turn this pipeline runs
     const keeper = yield* LeaseKeeper.make
+    // and one wheel holds the upsert stage's fallback timers of all of them
+    const wheel = yield* TimerWheel.make
 
     const publisherFor = (turnPrefix: string) => {
       const known = publishers.get(turnPrefix)
@@ -226,7 +229,7 @@ export const make = (options: Options = {}) =>
       yield* TurnControl.requests(prefix).pipe(
         Stream.runForEach((request) => {
           const stop = running.get(request.turnId)
-          return stop === undefined ? Effect.void : Deferred.succeed(stop, "cancelled")
+          return stop === undefined ? Effect.void : stop.stop("cancelled")
         }),
         Effect.tapError((error) => Effect.logWarning(`following cancel requests: ${error.message}`)),
         Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")])),
@@ -238,7 +241,7 @@ export const make = (options: Options = {}) =>
     const runTurn = <E, R, R2>(
       context: TurnContext,
       source: TurnSource<E, R>,
-      stop: Deferred.Deferred<StopReason>,
+      stop: StopSignal.StopSignal<StopReason>,
       runOptions: RunOptions<R2>
     ) =>
       Effect.gen(function*() {
@@ -249,7 +252,7 @@ export const make = (options: Options = {}) =>
             ...options.lease,
             retentionMs: turnPublisher.options.retentionMs,
             onLost: Metric.update(TurnMetrics.leaseExpiries("producer"), 1).pipe(
-              Effect.andThen(Deferred.succeed(stop, "producer_lost")),
+              Effect.andThen(stop.stop("producer_lost")),
               Effect.asVoid
             )
           }).pipe(
@@ -291,7 +294,7 @@ export const make = (options: Options = {}) =>
           Stream.concat(
             Stream.unwrap(
               Effect.flatMap(
-                Deferred.poll(stop),
+                Deferred.poll(stop.reason),
                 Option.match({
                   onNone: () => Effect.succeed(closing({ _tag: "Ended" })),
                   onSome: (reason) =>
@@ -314,9 +317,10 @@ export const make = (options: Options = {}) =>
           Stream.runForEach((message) => {
             messages++
             return runOptions.onMessage === undefined ? Effect.void : runOptions.onMessage(message)
-          })
+          }),
+          Effect.provideService(TimerWheel.TimerWheel, wheel)
         )
-        const reason = yield* Deferred.poll(stop)
+        const reason = yield* Deferred.poll(stop.reason)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
         const turn = yield* Ref.get(last)
         yield* Effect.annotateCurrentSpan({ "sluice.status": turn.status, "sluice.messages": messages })
@@ -342,7 +346,7 @@ export const make = (options: Options = {}) =>
       run: (context, source, runOptions = {}) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
-            const stop = yield* Deferred.make<StopReason>()
+            const stop = yield* StopSignal.make<StopReason>()
             running.set(context.turnId, stop)
             yield* Metric.update(TurnMetrics.turnsStarted, 1)
             yield* Metric.modify(TurnMetrics.turnsActive, 1)
@@ -350,12 +354,12 @@ export const make = (options: Options = {}) =>
             const watch = runOptions.stop === undefined
               ? undefined
               : yield* Effect.forkDetach(
-                restore(Effect.flatMap(runOptions.stop, (reason) => Deferred.succeed(stop, reason)))
+                restore(Effect.flatMap(runOptions.stop, stop.stop))
               )
             // interrupted: stop the input and let the turn write its ending, for a while
             const exit = yield* restore(Fiber.await(fiber)).pipe(
               Effect.onInterrupt(() =>
-                Deferred.succeed(stop, "aborted").pipe(
+                stop.stop("aborted").pipe(
                   Effect.andThen(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
                   Effect.andThen(Fiber.interrupt(fiber))
                 )
@@ -373,7 +377,7 @@ export const make = (options: Options = {}) =>
       cancel: (turnId, turnPrefix) => {
         const stop = running.get(turnId)
         return stop !== undefined
-          ? Effect.asVoid(Deferred.succeed(stop, "cancelled"))
+          ? stop.stop("cancelled")
           : Effect.provideService(
             TurnControl.requestCancel(turnPrefix ?? prefix, turnId),
             RedisStreams.RedisStreams,

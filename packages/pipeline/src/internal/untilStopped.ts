@@ -1,25 +1,25 @@
 import type * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import type { StopSignal } from "./stopSignal.js"
 
 /** How many elements the reader may run ahead of the consumer. */
 const capacity = 64
 
 /**
- * The stream until `stop` completes, then its end. One fiber reads the input into a
- * small queue and one waits for `stop`: when it completes, the reader is interrupted
- * at once (a read waiting on the network too), what it read ahead is dropped, and the
- * output ends. Chunks pass whole, and nothing is forked or raced per chunk.
+ * The stream until `stop` stops, then its end. One fiber reads the input into a small
+ * queue; when the signal stops, its hook (run by whoever stops it, no fiber waits)
+ * interrupts the reader at once (a read waiting on the network too), drops what it
+ * read ahead, and ends the output. Chunks pass whole, and nothing is forked or raced
+ * per chunk.
  *
  * @internal
  */
 export const untilStopped = <A, E, R, S>(
   self: Stream.Stream<A, E, R>,
-  stop: Deferred.Deferred<S>
+  stop: StopSignal<S>
 ): Stream.Stream<A, E, R> =>
   Stream.unwrap(
     Effect.gen(function*() {
@@ -31,11 +31,14 @@ export const untilStopped = <A, E, R, S>(
         Effect.flatMap((exit) => Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause)),
         Effect.forkScoped
       )
-      yield* Deferred.await(stop).pipe(
-        Effect.andThen(Fiber.interrupt(reader)),
-        Effect.andThen(Queue.clear(queue)),
-        Effect.andThen(Queue.end(queue)),
-        Effect.forkScoped
+      // the reader is told to stop without waiting for it: once the queue has ended,
+      // whatever it still offers is dropped
+      yield* stop.onStop(
+        Effect.sync(() => reader.interruptUnsafe()).pipe(
+          Effect.andThen(Effect.ignore(Queue.clear(queue))),
+          Effect.andThen(Queue.end(queue)),
+          Effect.asVoid
+        )
       )
       return Stream.fromQueue(queue)
     })

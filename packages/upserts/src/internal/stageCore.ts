@@ -1,18 +1,18 @@
 /**
  * The effectful half of the stage, shared by the Stream transformer and the Promise
  * facade: the turn state, a lock so that every transition delivers its payloads in the
- * order the state changed, and one fallback timer fiber per item on Effect's `Clock`,
- * kept in a `FiberMap` that the scope cleans up. The state is a plain variable: it
+ * order the state changed, and one fallback timer per item on the `TimerWheel` in
+ * context (a wheel of the stage's own without one): a timer costs no fiber while it
+ * waits; when it is due, its look at the item runs in a fiber of a `FiberMap` that the
+ * scope cleans up. The state is a plain variable: it
  * changes only inside a transition under the lock, or in `processQuiet` while no
  * transition is under way (JavaScript runs one of them at a time).
  */
-import type { StreamEvent } from "@sluice/core"
+import { type StreamEvent, TimerWheel } from "@sluice/core"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import type * as ItemBuffer from "../ItemBuffer.js"
@@ -40,13 +40,6 @@ export interface StageCore<E> {
   readonly processQuiet: (event: StreamEvent.StreamEvent) => boolean
 }
 
-// The timeout fallback: the timer looks at its item, and as long as the item still
-// has time left (deltas moved its deadline) it sleeps exactly that long and looks again.
-const fallback: Schedule.Schedule<number, number> = Schedule.identity<number>().pipe(
-  Schedule.while(({ input: remaining }) => remaining > 0),
-  Schedule.addDelay(({ input: remaining }) => Effect.succeed(Duration.millis(remaining)))
-)
-
 /**
  * Builds the core. `deliver` receives each transition's payloads, in order, while the
  * lock is held; a transition's new state is committed only once `deliver` succeeded,
@@ -64,7 +57,14 @@ export const make = <E>(
     let inFlight = 0
     const clock = yield* Clock.Clock
     const lock = yield* Semaphore.make(1)
-    const timers = yield* FiberMap.make<string>()
+    const wheel = yield* Effect.flatMap(
+      Effect.serviceOption(TimerWheel.TimerWheel),
+      (given) => given._tag === "Some" ? Effect.succeed(given.value) : TimerWheel.make
+    )
+    // each armed item's timer on the wheel, and the look at its item once it is due
+    const scheduled = new Map<string, TimerWheel.Timer>()
+    const looks = yield* FiberMap.make<string>()
+    yield* Effect.addFinalizer(() => Effect.forEach(scheduled.values(), (timer) => timer.cancel, { discard: true }))
 
     const transact = <A, X>(
       f: (
@@ -82,21 +82,42 @@ export const make = <E>(
             const [after, result] = f(state, now, fx)
             if (fx.out.length > 0) yield* restore(deliver(fx.out))
             state = after
-            for (const itemId of fx.disarm) yield* FiberMap.remove(timers, itemId)
-            for (const itemId of fx.arm) yield* FiberMap.run(timers, itemId, timer(itemId))
+            for (const itemId of fx.disarm) yield* disarm(itemId)
+            for (const itemId of fx.arm) yield* arm(itemId, now + options.batchTimeoutMs)
             return yield* Effect.fromResult(result)
           })
         )).pipe(Effect.ensuring(Effect.sync(() => inFlight--)))
       })
 
-    const timer = (itemId: string): Effect.Effect<void> =>
+    // the timeout fallback: at its deadline the timer looks at its item, and as long as
+    // the item still has time left (deltas moved its deadline) it is due again that much later
+    const schedule = (itemId: string, at: number): Effect.Effect<void> =>
+      Effect.map(wheel.schedule(at, Effect.asVoid(FiberMap.run(looks, itemId, look(itemId)))), (timer) => {
+        scheduled.set(itemId, timer)
+      })
+
+    const arm = (itemId: string, at: number): Effect.Effect<void> =>
+      Effect.andThen(disarm(itemId), schedule(itemId, at))
+
+    const disarm = (itemId: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const timer = scheduled.get(itemId)
+        scheduled.delete(itemId)
+        return Effect.andThen(timer === undefined ? Effect.void : timer.cancel, FiberMap.remove(looks, itemId))
+      })
+
+    const look = (itemId: string): Effect.Effect<void> =>
       transact((before, now, fx) => {
         const tick = TurnState.tick(before, itemId, now, options, fx)
         return [tick.state, Result.succeed(tick.remaining)] as const
       }).pipe(
-        Effect.repeat(fallback),
-        Effect.delay(Duration.millis(options.batchTimeoutMs)),
-        Effect.asVoid,
+        Effect.flatMap((remaining) =>
+          remaining > 0
+            ? Effect.flatMap(Clock.currentTimeMillis, (now) => schedule(itemId, now + remaining))
+            : Effect.sync(() => {
+              scheduled.delete(itemId)
+            })
+        ),
         Effect.catchCause((cause) =>
           Effect.sync(() => {
             state = TurnState.disarmed(state, itemId)
