@@ -16,21 +16,18 @@
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type Source, storeSource } from "./DurableSource.js"
+import type { Source } from "./DurableSource.js"
 import * as DurableStore from "./DurableStore.js"
 import * as DurableSubscriptions from "./DurableSubscriptions.js"
-import * as Compression from "./HttpCompression.js"
-import * as Fork from "./internal/durableFork.js"
-import * as Read from "./internal/durableRead.js"
-import * as Subscriptions from "./internal/durableSubscriptions.js"
-import * as Write from "./internal/durableWrite.js"
+import * as Common from "./internal/routeCommon.js"
+import * as StreamRoutes from "./internal/streamRoutes.js"
 import * as SubscriptionEngine from "./internal/subscriptionEngine.js"
 import type { Engine } from "./internal/subscriptionEngine.js"
-import { isReserved, streamNamePattern, type WebhookPolicy } from "./internal/subscriptionWire.js"
+import * as SubscriptionRoutes from "./internal/subscriptionRoutes.js"
+import type { WebhookPolicy } from "./internal/subscriptionWire.js"
 import { webhookClient } from "./internal/webhookLookup.js"
 import * as Body from "./RequestBody.js"
 
@@ -40,7 +37,7 @@ import * as Body from "./RequestBody.js"
  * @since 0.3.0
  * @category constants
  */
-export const basePath = "/v1/stream/"
+export const basePath = Common.basePath
 
 /**
  * What a request may do: read (every authenticated caller) and, with `mayWrite`,
@@ -141,44 +138,12 @@ export const make = (options: Options): Effect.Effect<Context, never, Scope.Scop
     return { ...rest, store, subscriptions }
   })
 
-// The start of the URLs the protocol writes into its answers: the context's
-// `baseUrl`, `http://localhost` without one (never the request's `Host`).
-const baseUrlOf = (context: Context): string => context.baseUrl ?? "http://localhost"
-
-// The subscription routes' settings from the context.
-const subscriptionSettings = (context: Context) => ({
-  baseUrl: baseUrlOf(context),
+// The subscription routes' settings from the context: URLs in answers start with
+// `baseUrl` (`http://localhost` without one, never the request's `Host`).
+const subscriptionSettings = (context: Context): SubscriptionRoutes.Settings => ({
+  baseUrl: context.baseUrl ?? "http://localhost",
   maxBodyBytes: context.maxSubscriptionBodyBytes ?? Body.defaultLimits.subscription
 })
-
-const common: Record<string, string> = {
-  "access-control-allow-origin": "*",
-  "access-control-allow-methods": "GET, POST, PUT, DELETE, HEAD, OPTIONS",
-  "access-control-allow-headers":
-    "content-type, authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, If-None-Match, Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset",
-  "access-control-expose-headers":
-    "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, location",
-  "x-content-type-options": "nosniff",
-  "cross-origin-resource-policy": "cross-origin"
-}
-
-// The stream a `Stream-Forked-From` path names: a client stream under the base path.
-const forkSource = (readOnly: ReadOnlyStreams | undefined) => (given: string): Effect.Effect<string, Read.Refusal> => {
-  const path = /^https?:\/\//i.test(given) && URL.canParse(given) ? new URL(given).pathname : given
-  const name = path.startsWith(basePath) ? path.slice(basePath.length) : undefined
-  if (name === undefined || !streamNamePattern.test(name)) {
-    return Read.refuse(
-      400,
-      `invalid Stream-Forked-From ${JSON.stringify(path.slice(0, 64))}: expected ${basePath}<name>`
-    )
-  }
-  return readOnly !== undefined && name.startsWith(readOnly.prefix)
-    ? Read.refuse(400, readOnly.forkRefusal)
-    : Effect.succeed(name)
-}
-
-const text = (refusal: Read.Refusal) =>
-  HttpServerResponse.text(refusal.message, { status: refusal.status, headers: refusal.headers })
 
 /**
  * Whether a request is for the protocol (its path is under `/v1/stream/`).
@@ -196,149 +161,29 @@ export const isDurablePath = (url: string): boolean => url.startsWith(basePath)
  */
 export const preflight: HttpServerResponse.HttpServerResponse = HttpServerResponse.empty({
   status: 204,
-  headers: common
+  headers: Common.commonHeaders
 })
-
-// A write's body under the context's limit: 413 beyond it (unread), 400 when it breaks off.
-const readBody = (context: Context, request: HttpServerRequest.HttpServerRequest) =>
-  Effect.mapError(
-    Body.read(request, context.maxBodyBytes ?? Body.defaultLimits.durable),
-    (error) => new Read.Refusal(error._tag === "BodyTooLarge" ? 413 : 400, error.message)
-  )
-
-/**
- * Answers a request under `/v1/stream/` for an authenticated caller: reads need the
- * read scope (every caller has it), writes the write scope; a turn's streams refuse
- * writes (405). Every refusal is a plain-text body naming what was wrong, with the
- * protocol's status: 400 malformed, 403 a fenced-off producer or a caller without the
- * write scope, 404 no such stream, 409 a conflict, 410 a stream deleted or expired but
- * kept for its forks, 413 a body over `maxBodyBytes` (refused unread, once the scope
- * is checked), 503 Redis unavailable.
- *
- * @since 0.3.0
- * @category handlers
- */
-export const handle = (
-  context: Context,
-  request: HttpServerRequest.HttpServerRequest,
-  credentials: Access
-): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-  const url = new URL(request.url, "http://localhost")
-  const rawName = url.pathname.slice(basePath.length)
-  const method = request.method.toUpperCase()
-  const header = (name: string): string | undefined => request.headers[name.toLowerCase()]
-  const subscriptions = context.subscriptions
-  if (subscriptions !== undefined && isReserved(rawName)) {
-    return Effect.map(
-      Subscriptions.handle(subscriptions, request, rawName, Option.some(credentials), subscriptionSettings(context)),
-      (response) => HttpServerResponse.setHeaders(response ?? text(Read.notFound), common)
-    )
-  }
-  // A committed write is told to the subscriptions.
-  const told = <E>(
-    write: Effect.Effect<HttpServerResponse.HttpServerResponse, E>,
-    deleted = false
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
-    subscriptions === undefined
-      ? write
-      : Effect.tap(write, (response) => response.status < 300 ? subscriptions.notify(rawName, deleted) : Effect.void)
-  return Effect.gen(function*() {
-    if (!streamNamePattern.test(rawName)) return yield* Read.refuse(400, "invalid stream path")
-    const reading = method === "GET" || method === "HEAD"
-    if (!reading && !credentials.mayWrite) return yield* Read.refuse(403, "this token may not write durable streams")
-    let source: Source
-    const readOnly = context.readOnly
-    if (readOnly !== undefined && rawName.startsWith(readOnly.prefix)) {
-      if (!reading) return yield* Read.refuse(405, readOnly.writeRefusal, { allow: "GET, HEAD" })
-      const found = readOnly.source(rawName)
-      if (Option.isNone(found)) return yield* Effect.fail(Read.notFound)
-      source = found.value
-    } else {
-      if (Option.isNone(context.store)) {
-        return yield* Read.refuse(501, "this server keeps no durable streams of its own")
-      }
-      const store = context.store.value
-      source = storeSource(store, rawName)
-      if (method === "PUT") {
-        const location = `${baseUrlOf(context)}${url.pathname}`
-        return yield* told(Effect.flatMap(
-          Effect.flatMap(
-            readBody(context, request),
-            (body) => Write.createRequest(header, body, location, forkSource(readOnly))
-          ),
-          (create) =>
-            create.fork === undefined
-              ? Write.create(store, rawName, create)
-              : Fork.create(store, rawName, create, create.fork)
-        ))
-      }
-      if (method === "POST") {
-        return yield* told(Effect.flatMap(
-          Effect.flatMap(readBody(context, request), (body) => Write.appendRequest(header, body)),
-          (append) => Write.append(store, rawName, append)
-        ))
-      }
-      if (method === "DELETE") return yield* told(Write.remove(store, rawName), true)
-      if (!reading) {
-        return yield* Read.refuse(405, `${method} is not a Durable Streams method`, {
-          allow: "GET, HEAD, PUT, POST, DELETE"
-        })
-      }
-    }
-    const loaded = yield* source.load
-    if (Option.isNone(loaded)) return yield* Effect.fail(Read.notFound)
-    if (loaded.value.gone) return yield* Effect.fail(Read.gone)
-    if (method === "HEAD") return Read.head(loaded.value, Buffer.from(rawName).toString("base64"))
-    const encoding = Compression.encodingFor(context.compression === true, header("accept-encoding"))
-    const read = yield* Read.readRequest(url.searchParams, header("if-none-match"), rawName, encoding)
-    return read.live === "sse"
-      ? Read.sse(source, loaded.value, read, context.longPollMs, context.closing)
-      : yield* Read.get(source, loaded.value, read, context.longPollMs)
-  }).pipe(
-    Effect.catch((error) =>
-      error instanceof Read.Refusal
-        ? Effect.succeed(text(error))
-        : Effect.as(
-          Effect.logError(`durable stream ${rawName}: ${error.message}`),
-          text(
-            error.reason === "Unavailable"
-              ? new Read.Refusal(503, "Redis is unavailable, try again later")
-              : new Read.Refusal(500, `Redis refused ${error.command}`)
-          )
-        )
-    ),
-    Effect.map((response) => HttpServerResponse.setHeaders(response, common))
-  )
-}
-
-/**
- * Answers the requests under `/v1/stream/` that are not authenticated by the server's
- * tokens: the webhook signing keys (`GET __ds/jwks.json`, public) and a wake's
- * callback, ack and release (authenticated by the wake's own token). None for every
- * other request, and when the server serves no subscriptions.
- *
- * @since 0.3.0
- * @category handlers
- */
-export const handleOpen = (
-  context: Context,
-  request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> => {
-  const name = new URL(request.url, "http://localhost").pathname.slice(basePath.length)
-  const subscriptions = context.subscriptions
-  if (subscriptions === undefined || !isReserved(name)) return Effect.succeedNone
-  return Effect.map(
-    Subscriptions.handle(subscriptions, request, name, Option.none(), subscriptionSettings(context)),
-    (response) => Option.map(Option.fromNullishOr(response), (open) => HttpServerResponse.setHeaders(open, common))
-  )
-}
 
 /**
  * The protocol as `HttpRouter` routes under `/v1/stream/`, for an application to add
- * to its router: the CORS preflight and the open subscription routes (signing keys, a
- * wake's callback, ack and release) answered to anyone, every other request once
- * `authenticate` has found its caller's `Access`. A refusal of the protocol is an
- * answer, never a failure: the routes fail only as `authenticate` does.
+ * to its router:
+ *
+ * - `OPTIONS /v1/stream/*`: the CORS preflight, to anyone;
+ * - with the subscription engine, `/v1/stream/__ds/jwks.json`,
+ *   `/v1/stream/__ds/subscriptions/:id`, `.../:id/:action` and `.../:id/streams/*`
+ *   (see the subscription APIs); the signing keys and a wake's callback, ack and
+ *   release are answered without `authenticate` (a wake's own token authenticates
+ *   them), the others once it has found the caller;
+ * - `GET`, `HEAD`, `PUT`, `POST`, `DELETE /v1/stream/*` (any other method: 405 with
+ *   `Allow`), once `authenticate` has found the caller's `Access`: reads need the read
+ *   scope (every caller has it), writes the write scope (403); a read-only stream
+ *   refuses writes (405); without a store, writes answer 501.
+ *
+ * A stream's name is its raw path under `/v1/stream/` (percent-escapes kept), and
+ * `authenticate` runs before any body is read. A refusal of the protocol is an answer
+ * (plain text on the stream routes, `{"error": {"code", "message"}}` on the
+ * subscription routes), never a failure, and so is a store error (503 when Redis is
+ * unavailable, else 500): the routes fail only as `authenticate` does.
  *
  * @since 0.3.0
  * @category routing
@@ -347,12 +192,13 @@ export const routes = <E, R>(
   context: Context,
   authenticate: Effect.Effect<Access, E, R>
 ): ReadonlyArray<HttpRouter.Route<E, Exclude<R, HttpRouter.Provided>>> => {
-  const answer = Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (request.method === "OPTIONS") return preflight
-    const open = yield* handleOpen(context, request)
-    if (Option.isSome(open)) return open.value
-    return yield* handle(context, request, yield* authenticate)
-  })
-  return [HttpRouter.route("*", "/v1/stream/*", answer)]
+  const engine = context.subscriptions
+  const reserved = engine === undefined
+    ? undefined
+    : SubscriptionRoutes.serve(engine, subscriptionSettings(context), authenticate)
+  return [
+    HttpRouter.route("OPTIONS", `${basePath}*`, preflight),
+    ...(reserved === undefined ? [] : SubscriptionRoutes.routes(reserved)),
+    ...StreamRoutes.routes(context, authenticate, reserved)
+  ]
 }

@@ -2,17 +2,32 @@
  * `@sluice/durable-streams`: the Durable Streams protocol. Streams that clients
  * create, append to, fork, read live and delete, with their subscriptions (webhook
  * and pull-wake); the stores of both on Redis and in memory; and the protocol's
- * HTTP handling, which the Sluice server mounts under `/v1/stream/`.
+ * operations and HTTP routes, which the Sluice server mounts under `/v1/stream/`.
  *
  * @since 0.3.0
  */
 
 /**
- * The protocol under `/v1/stream/`: its context, its handlers.
+ * The protocol under `/v1/stream/`: its context and its `HttpRouter` routes.
  *
  * @since 0.3.0
  */
 export * as DurableStreams from "./DurableStreams.js"
+
+/**
+ * The protocol's operations (create, fork, append and close, head, read, delete) as
+ * Effect functions over a store, returning typed outcomes.
+ *
+ * @since 0.3.0
+ */
+export * as DurableOperations from "./DurableOperations.js"
+
+/**
+ * The one refusal of the protocol, and its renderings (plain text, JSON).
+ *
+ * @since 0.3.0
+ */
+export * as DurableRefusal from "./DurableRefusal.js"
 
 /**
  * Where a stream's reads go: the store, or an application's own read-only streams.

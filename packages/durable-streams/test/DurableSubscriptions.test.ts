@@ -1,5 +1,5 @@
 /**
- * The subscription APIs (`/v1/stream/__ds/...`) through `DurableStreams.handle` on the
+ * The subscription APIs (`/v1/stream/__ds/...`) through `DurableStreams.routes` on the
  * in-memory stores, with a scripted webhook receiver and the TestClock: requests that
  * are refused (and how), webhook retries while the receiver is down, leases that end.
  */
@@ -19,6 +19,7 @@ import * as DurableStreams from "../src/DurableStreams.js"
 import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
 import * as SubscriptionEngine from "../src/internal/subscriptionEngine.js"
 import { globMatches, type WebhookPolicy, webhookUrlProblem } from "../src/internal/subscriptionWire.js"
+import { serve } from "./support/routes.js"
 
 interface Post {
   readonly body: Record<string, unknown> & {
@@ -105,13 +106,12 @@ const harness = (
         })
       )
     const call = (method: string, path: string, body?: unknown, credentials: DurableStreams.Access = writer) =>
-      Effect.flatMap(DurableStreams.handle(context, build(method, path, body), credentials), respond)
+      Effect.flatMap(serve(context, build(method, path, body), Effect.succeed(credentials)), respond)
     // a wake's own routes, as they arrive before the server's authentication
     const callOpen = (method: string, path: string, token: string, body: unknown) =>
       Effect.flatMap(
-        DurableStreams.handleOpen(context, build(method, path, body, token)),
-        (response) =>
-          Option.isSome(response) ? respond(response.value) : Effect.die(new Error(`${path} is not an open route`))
+        serve(context, build(method, path, body, token), Effect.die(new Error(`${path} is not an open route`))),
+        respond
       )
     const postsAtLeast = (n: number) =>
       Effect.gen(function*() {

@@ -25,6 +25,7 @@ import * as SubscriptionEngine from "../src/internal/subscriptionEngine.js"
 import type { WebhookPolicy } from "../src/internal/subscriptionWire.js"
 import { addressRefusal, classifyAddress, isLocalName, webhookTarget } from "../src/internal/webhookAddress.js"
 import { guardedLookup, literalRefusal, type Resolve, webhookClient } from "../src/internal/webhookLookup.js"
+import { serve } from "./support/routes.js"
 
 const strict: WebhookPolicy = { loopbackHttp: false, allowHosts: [] }
 const insecureLocal: WebhookPolicy = { loopbackHttp: true, allowHosts: [] }
@@ -316,7 +317,7 @@ const engineOn = ({ posted, store, subscriptions }: Stores, policy: WebhookPolic
     const writer: DurableStreams.Access = { mayWrite: true }
     const call = (method: string, path: string, body?: unknown) =>
       Effect.flatMap(
-        DurableStreams.handle(
+        serve(
           context,
           HttpServerRequest.fromWeb(
             new Request(`http://127.0.0.1:8787/v1/stream/${path}`, {
@@ -325,7 +326,7 @@ const engineOn = ({ posted, store, subscriptions }: Stores, policy: WebhookPolic
               ...(body === undefined ? {} : { body: JSON.stringify(body) })
             })
           ),
-          writer
+          Effect.succeed(writer)
         ),
         (response) =>
           Effect.promise(async () => {

@@ -11,6 +11,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { DurableRefusal } from "../DurableRefusal.js"
 import { classifyAddress, isAllowedHost, normalHost, webhookTarget } from "./webhookAddress.js"
 
 /**
@@ -50,28 +51,30 @@ export type ErrorCode =
   | "INTERNAL"
 
 /**
- * A refused subscription request: its status, code, a message naming what was wrong,
- * and further fields of the error object (`current_holder`, `generation`).
+ * Fails with a refusal of a subscription request: its status, code, a message naming
+ * what was wrong, and further fields of the error object (`current_holder`,
+ * `generation`).
  *
  * @internal
  */
-export class SubscriptionRefusal {
-  readonly _tag = "SubscriptionRefusal"
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    readonly message: string,
-    readonly extra: Readonly<Record<string, string | number>> = {}
-  ) {}
-}
-
-/** @internal */
 export const refuse = (
   status: number,
   code: ErrorCode,
   message: string,
-  extra: Readonly<Record<string, string | number>> = {}
-) => Effect.fail(new SubscriptionRefusal(status, code, message, extra))
+  details?: Readonly<Record<string, string | number>>
+): Effect.Effect<never, DurableRefusal> => Effect.fail(refusal(status, code, message, details))
+
+/**
+ * A refusal of a subscription request.
+ *
+ * @internal
+ */
+export const refusal = (
+  status: number,
+  code: ErrorCode,
+  message: string,
+  details?: Readonly<Record<string, string | number>>
+): DurableRefusal => new DurableRefusal({ status, code, message, ...(details === undefined ? {} : { details }) })
 
 /**
  * A JSON response that no cache keeps.
@@ -80,14 +83,6 @@ export const refuse = (
  */
 export const json = (status: number, body: unknown): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store" } })
-
-/**
- * The response of a refusal.
- *
- * @internal
- */
-export const refusalResponse = (refusal: SubscriptionRefusal): HttpServerResponse.HttpServerResponse =>
-  json(refusal.status, { error: { code: refusal.code, message: refusal.message, ...refusal.extra } })
 
 /**
  * A stream path in a request body: a stream name, not under `__ds/`; leading and
@@ -194,17 +189,14 @@ const describe = (issue: SchemaIssue.Issue): string =>
  */
 export const decodeBody = <A, I>(schema: Schema.Codec<A, I, never, unknown>) => {
   const decode = SchemaDecode.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })
-  return (body: Uint8Array): Effect.Effect<A, SubscriptionRefusal> => {
+  return (body: Uint8Array): Effect.Effect<A, DurableRefusal> => {
     let parsed: unknown
     try {
       parsed = JSON.parse(new TextDecoder().decode(body))
     } catch {
       return refuse(400, "INVALID_REQUEST", "the body is not JSON")
     }
-    return Effect.mapError(
-      decode(parsed),
-      (error) => new SubscriptionRefusal(400, "INVALID_REQUEST", describe(error.issue))
-    )
+    return Effect.mapError(decode(parsed), (error) => refusal(400, "INVALID_REQUEST", describe(error.issue)))
   }
 }
 
