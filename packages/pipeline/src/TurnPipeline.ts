@@ -33,7 +33,7 @@ import { Accumulator, Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
 import { type RedisError, RedisStreams } from "@sluice/redis"
 import { LeaseKeeper, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
-import { StreamBMessages, UpsertOptions, UpsertStream } from "@sluice/upserts"
+import { StreamBMessages, UpsertOptions, UpsertStage } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -304,22 +304,41 @@ export const make = (options: Options = {}) =>
             )
           )
         )
+        // Past the fold, the stages run fused, as calls in this fiber: each chunk is
+        // written to Stream A, the events Redis confirmed go through the upsert stage,
+        // and the payloads it emits are written to Stream B (from a fallback timer's
+        // fiber too, under the stage's lock), then told to `onMessage`.
         let messages = 0
-        yield* events.pipe(
-          turnPublisher.events(context.turnId),
-          stage.publishEvents,
-          countEvents,
-          UpsertStream.upserts({ ...options.upserts, turnId: context.turnId, threadId: context.threadId }),
-          stage.upserts,
-          StreamBMessages.wrap,
-          turnPublisher.upserts(context.turnId),
-          stage.publishUpserts,
-          Stream.runForEach((message) => {
-            messages++
-            return runOptions.onMessage === undefined ? Effect.void : runOptions.onMessage(message)
-          }),
-          Effect.provideService(TimerWheel.TimerWheel, wheel)
+        const callerContext = yield* Effect.context<R2>()
+        const writers = yield* turnPublisher.writers(context.turnId)
+        const told = (passed: ReadonlyArray<StreamBMessage.StreamBMessage>) => {
+          messages += passed.length
+          const onMessage = runOptions.onMessage
+          return onMessage === undefined
+            ? Effect.void
+            : Effect.provideContext(Effect.forEach(passed, onMessage, { discard: true }), callerContext)
+        }
+        const upserts = yield* UpsertStage.make(
+          { ...options.upserts, turnId: context.turnId, threadId: context.threadId },
+          (payloads) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (now) => writers.upserts(StreamBMessages.wrapAll(payloads, now), told)
+            )
+        ).pipe(Effect.provideService(TimerWheel.TimerWheel, wheel))
+        const published = (chunk: ReadonlyArray<StreamEvent.StreamEvent>) =>
+          Effect.andThen(countEvents(chunk), upserts.process(chunk))
+        // as the composed stages end: Stream A's end (or failure) is the upsert stage's
+        // input's, which closes the turn there before Stream B ends
+        const eventsWritten = yield* Effect.exit(
+          Effect.andThen(
+            Stream.runForEachArray(events, (chunk) => writers.events(chunk, published)),
+            writers.finishEvents
+          )
         )
+        yield* upserts.end
+        yield* eventsWritten
+        yield* writers.finishUpserts
         const reason = yield* Deferred.poll(stop.reason)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
         const turn = yield* Ref.get(last)

@@ -24,6 +24,7 @@ import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
 import type { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams, type RedisStreamsService } from "@sluice/redis/RedisStreams"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -35,7 +36,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { topLevelString } from "./internal/topLevelField.js"
-import { writer } from "./internal/turnWriter.js"
+import { core, sequential, writer, type WriterTarget } from "./internal/turnWriter.js"
 import { InvalidPublisherOptions, PublishError } from "./PublishError.js"
 import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
@@ -116,6 +117,34 @@ export interface TurnPublisherService {
   ) => <E, R>(
     self: Stream.Stream<StreamBMessage.StreamBMessage, E, R>
   ) => Stream.Stream<StreamBMessage.StreamBMessage, E | PublishError, R>
+  /**
+   * A turn's two writers as effects, for a runner that drives a turn's stages itself:
+   * the same ids, batches, retries and deletes as `events` and `upserts`. Fails with
+   * `InvalidInput` when the turn id is not a UUID.
+   */
+  readonly writers: (turnId: string) => Effect.Effect<TurnWriters, PublishError>
+}
+
+/**
+ * A turn's writers: `events` and `upserts` write values in pieces of at most
+ * `maxInFlight`, telling `onPassed` what each piece Redis confirmed, in order; the
+ * first failure stops a writer, and every later write to it fails the same way.
+ * `finish` closes one stream (deletes what is left superseded, sets the retention).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TurnWriters {
+  readonly events: <E, R>(
+    events: ReadonlyArray<StreamEvent.StreamEvent>,
+    onPassed: (passed: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) => Effect.Effect<void, E, R>
+  ) => Effect.Effect<void, E | PublishError, R>
+  readonly upserts: <E, R>(
+    messages: ReadonlyArray<StreamBMessage.StreamBMessage>,
+    onPassed: (passed: Arr.NonEmptyReadonlyArray<StreamBMessage.StreamBMessage>) => Effect.Effect<void, E, R>
+  ) => Effect.Effect<void, E | PublishError, R>
+  readonly finishEvents: Effect.Effect<void, PublishError>
+  readonly finishUpserts: Effect.Effect<void, PublishError>
 }
 
 /**
@@ -226,38 +255,45 @@ export const make = (
         ? publish(self)
         : Stream.fail(invalid(turnId, stream, `turn id ${JSON.stringify(turnId)} is not a UUID`))
 
+    const eventsTarget = (turnId: string): WriterTarget<StreamEvent.StreamEvent> => ({
+      turnId,
+      stream: "events",
+      toFields: (event) =>
+        Result.mapError(
+          TurnEntry.fromStreamEvent(turnId, event),
+          (error) => invalid(turnId, "events", `event ${event.event_id} is invalid: ${error.message}`, error)
+        )
+    })
+    const upsertsTarget = (turnId: string): WriterTarget<StreamBMessage.StreamBMessage> => ({
+      turnId,
+      stream: "upserts",
+      toFields: (message) =>
+        message.turnId === turnId
+          ? Result.succeed(TurnEntry.fromStreamBMessage(message))
+          : Result.fail(invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)),
+      slotOf: resolved.keepSuperseded ? undefined : upsertItem
+    })
+
     const service: TurnPublisherService = {
       options: resolved,
       events: (turnId) => (self) =>
-        checked(
-          turnId,
-          "events",
-          writer(redisFor.events, writerOptions, {
-            turnId,
-            stream: "events",
-            toFields: (event: StreamEvent.StreamEvent) =>
-              Result.mapError(
-                TurnEntry.fromStreamEvent(turnId, event),
-                (error) => invalid(turnId, "events", `event ${event.event_id} is invalid: ${error.message}`, error)
-              )
-          })
-        )(self),
+        checked(turnId, "events", writer(redisFor.events, writerOptions, eventsTarget(turnId)))(self),
       upserts: (turnId) => (self) =>
-        checked(
-          turnId,
-          "upserts",
-          writer(redisFor.upserts, writerOptions, {
-            turnId,
-            stream: "upserts",
-            toFields: (message: StreamBMessage.StreamBMessage) =>
-              message.turnId === turnId
-                ? Result.succeed(TurnEntry.fromStreamBMessage(message))
-                : Result.fail(
-                  invalid(turnId, "upserts", `message ${message.eventId} belongs to turn ${message.turnId}`)
-                ),
-            slotOf: resolved.keepSuperseded ? undefined : upsertItem
+        checked(turnId, "upserts", writer(redisFor.upserts, writerOptions, upsertsTarget(turnId)))(self),
+      writers: (turnId) =>
+        Effect.suspend(() => {
+          if (!Ids.isUuid(turnId)) {
+            return Effect.fail(invalid(turnId, "events", `turn id ${JSON.stringify(turnId)} is not a UUID`))
+          }
+          const events = core(redisFor.events, writerOptions, eventsTarget(turnId))
+          const upserts = core(redisFor.upserts, writerOptions, upsertsTarget(turnId))
+          return Effect.succeed<TurnWriters>({
+            events: sequential(events, resolved.maxInFlight),
+            upserts: sequential(upserts, resolved.maxInFlight),
+            finishEvents: events.finish,
+            finishUpserts: upserts.finish
           })
-        )(self)
+        })
     }
     return service
   })

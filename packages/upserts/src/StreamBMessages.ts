@@ -11,6 +11,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
+const wrapOne = (payload: StreamBMessage.UIPayload, now: number): StreamBMessage.StreamBMessage =>
+  StreamBMessage.wrap(payload, Ids.generateEventId(), now)
+
 /**
  * Wraps one payload, stamped with the current time of Effect's `Clock`.
  *
@@ -18,7 +21,18 @@ import * as Stream from "effect/Stream"
  * @category constructors
  */
 export const fromPayload = (payload: StreamBMessage.UIPayload): Effect.Effect<StreamBMessage.StreamBMessage> =>
-  Effect.map(Clock.currentTimeMillis, (now) => StreamBMessage.wrap(payload, Ids.generateEventId(), now))
+  Effect.map(Clock.currentTimeMillis, (now) => wrapOne(payload, now))
+
+/**
+ * Wraps payloads stamped with one time (milliseconds since the epoch).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const wrapAll = (
+  payloads: ReadonlyArray<StreamBMessage.UIPayload>,
+  now: number
+): Array<StreamBMessage.StreamBMessage> => payloads.map((payload) => wrapOne(payload, now))
 
 /**
  * Wraps every payload of a stream (one clock reading per chunk).
@@ -41,7 +55,5 @@ export const wrap = <E, R>(
 ): Stream.Stream<StreamBMessage.StreamBMessage, E, R> =>
   Stream.mapArrayEffect(
     self,
-    (chunk) =>
-      Effect.map(Clock.currentTimeMillis, (now) =>
-        Arr.map(chunk, (payload) => StreamBMessage.wrap(payload, Ids.generateEventId(), now)))
+    (chunk) => Effect.map(Clock.currentTimeMillis, (now) => Arr.map(chunk, (payload) => wrapOne(payload, now)))
   )

@@ -27,9 +27,9 @@ import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import * as StageCore from "./internal/stageCore.js"
 import type { InvalidUpsertOptions, UnexpectedEvent } from "./UpsertErrors.js"
-import * as UpsertOptions from "./UpsertOptions.js"
+import type * as UpsertOptions from "./UpsertOptions.js"
+import * as UpsertStage from "./UpsertStage.js"
 
 /**
  * How many payloads may wait for the consumer before the stage stops reading input.
@@ -38,19 +38,6 @@ import * as UpsertOptions from "./UpsertOptions.js"
  * @category constants
  */
 export const outputCapacity = 256
-
-// Most deltas only grow their item's buffer: those are applied synchronously, and only
-// from the first event that emits, arms a timer or is out of order on does the rest of
-// the chunk go through a transition.
-const quietly = <E>(
-  core: StageCore.StageCore<E>,
-  all: ReadonlyArray<StreamEvent.StreamEvent>
-): Effect.Effect<void, E | UnexpectedEvent> => {
-  for (let i = 0; i < all.length; i++) {
-    if (!core.processQuiet(all[i]!)) return core.process(i === 0 ? all : all.slice(i))
-  }
-  return Effect.void
-}
 
 /**
  * The stage. Fails with `InvalidUpsertOptions` before reading anything when the
@@ -77,15 +64,14 @@ export const upserts = (options?: UpsertOptions.UpsertOptionsInput) =>
 ): Stream.Stream<StreamBMessage.UIPayload, E | UnexpectedEvent | InvalidUpsertOptions, R> =>
   Stream.unwrap(
     Effect.gen(function*() {
-      const resolved = yield* Effect.fromResult(UpsertOptions.make(options))
       const output = yield* Queue.make<StreamBMessage.UIPayload, E | UnexpectedEvent | Cause.Done>({
         capacity: outputCapacity
       })
-      const core = yield* StageCore.make(resolved, (payloads) => Queue.offerAll(output, payloads))
+      const stage = yield* UpsertStage.make(options, (payloads) => Queue.offerAll(output, payloads))
       // the input's end (or failure) is the output's, once the turn is flushed and aborted
-      yield* Stream.runForEachArray(self, (events) => quietly(core, events)).pipe(
+      yield* Stream.runForEachArray(self, stage.process).pipe(
         Effect.exit,
-        Effect.flatMap((exit) => Effect.andThen(core.abort, exit)),
+        Effect.flatMap((exit) => Effect.andThen(stage.end, exit)),
         Queue.into(output),
         Effect.forkScoped
       )

@@ -67,3 +67,10 @@ export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe
  * @since 0.2.0
  */
 export * as TurnEvents from "./TurnEvents.js"
+
+/**
+ * The upsert stage as effects, for a runner that drives a turn's stages itself.
+ *
+ * @since 0.3.0
+ */
+export * as UpsertStage from "./UpsertStage.js"

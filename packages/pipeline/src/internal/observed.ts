@@ -26,23 +26,19 @@ export const withTraceContext = <E, R>(
       event.trace_context.traceparent === undefined ? { ...event, trace_context: traceContext } : event)
 
 /**
- * Counts the events written to Stream A by type, and the turn as ended by the status
- * of its `response_done`; per chunk, so the chunks pass on whole.
+ * Counts events written to Stream A by type, and the turn as ended by the status of
+ * its `response_done`: one step per chunk, whatever its events (under the attributes
+ * of `Metric.CurrentMetricAttributes` and the registry in context).
  *
  * @internal
  */
-export const countEvents = <E, R>(
-  self: Stream.Stream<StreamEvent.StreamEvent, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-  Stream.mapArrayEffect(self, (chunk) =>
-    // one step per chunk, whatever its events (the attributes of `Metric.CurrentMetricAttributes`
-    // and the registry in context included)
-    Effect.contextWith((context) => {
-      for (const event of chunk) {
-        TurnMetrics.events(event.type).updateUnsafe(1, context)
-        if (event.payload.type === "response_done") {
-          TurnMetrics.turnsEnded(event.payload.status).updateUnsafe(1, context)
-        }
+export const countEvents = (chunk: ReadonlyArray<StreamEvent.StreamEvent>): Effect.Effect<void> =>
+  Effect.contextWith((context) => {
+    for (const event of chunk) {
+      TurnMetrics.events(event.type).updateUnsafe(1, context)
+      if (event.payload.type === "response_done") {
+        TurnMetrics.turnsEnded(event.payload.status).updateUnsafe(1, context)
       }
-      return Effect.succeed(chunk)
-    }))
+    }
+    return Effect.void
+  })

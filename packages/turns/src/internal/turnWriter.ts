@@ -63,9 +63,13 @@ interface Batch<A> {
   readonly first: number
 }
 
-// What one batch came to: the values Redis confirmed, in order, and the failure that
-// stopped it, if any.
-interface Outcome<A> {
+/**
+ * What one batch came to: the values Redis confirmed, in order, and the failure that
+ * stopped it, if any.
+ *
+ * @internal
+ */
+export interface Outcome<A> {
   readonly passed: ReadonlyArray<A>
   readonly error: PublishError | undefined
 }
@@ -82,255 +86,301 @@ const allConfirmed = (results: ReadonlyArray<Result.Result<string, RedisError>>,
 const isUnavailable = (error: RedisError | PublishError): boolean =>
   error instanceof RedisError && error.reason === "Unavailable"
 
+/**
+ * The writer of one stream of one turn, as effects: `writePiece` gives the values
+ * `from` to `to` (at most `maxInFlight` of them) their ids and writes them, telling
+ * what Redis confirmed and the failure that stopped it; `finish` deletes what is left
+ * superseded and sets the retention once the stream has ended.
+ *
+ * @internal
+ */
+export interface WriterCore<A> {
+  readonly writePiece: (values: ReadonlyArray<A>, from: number, to: number) => Effect.Effect<Outcome<A>>
+  readonly finish: Effect.Effect<void, PublishError>
+}
+
+/** @internal */
+export const core = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>): WriterCore<A> => {
+  const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
+  const schedule = Backoff.schedule(options.retry)
+  const xaddOptions = { maxLen: options.maxLen }
+  let assigned = 0
+  let written = 0
+  let started = false
+  const slotOf = target.slotOf
+  // The id of each slot's latest confirmed entry, and the superseded ids not yet
+  // deleted.
+  const latest = new Map<string, string>()
+  let superseded: Array<string> = []
+
+  const failure = (reason: PublishError["reason"], detail: string, extra: {
+    readonly entryId?: string
+    readonly attempts?: number
+    readonly cause?: unknown
+  } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
+
+  // Sets the retention, and on the first batch records the turn in the index.
+  const keep = (first: boolean): Effect.Effect<void, RedisError> =>
+    Effect.gen(function*() {
+      yield* redis.pexpire(key, options.retentionMs)
+      if (!(first && options.indexTurns)) return
+      const index = TurnKeys.turnsKey(options.prefix)
+      const now = yield* Clock.currentTimeMillis
+      yield* redis.zadd(index, now, target.turnId, { onlyNew: true })
+      yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
+      yield* redis.pexpire(index, options.retentionMs)
+    })
+
+  // The entry of the batch's `i`-th value. Its fields were computed once already, so
+  // they are again (an entry without fields would be refused by Redis as `Rejected`).
+  const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
+    const fields = target.toFields(batch.values[i]!)
+    return { id: entryIdAt(batch.first + i), fields: Result.isSuccess(fields) ? fields.success : [] }
+  }
+
+  // Whether the entry Redis refused as too small is ours, written on an earlier try.
+  // An absent entry that fills a slot was superseded and deleted (by this writer, or
+  // by an earlier publication of the same turn).
+  const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
+    Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
+      const held = found[0]
+      if (held !== undefined) {
+        return sameFields(held.fields, entry.fields)
+          ? Effect.void
+          : Effect.fail(
+            failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
+          )
+      }
+      if (slotOf?.(value) !== undefined) return Effect.void
+      // Absent: trimmed by MAXLEN after it landed, or never written under this id.
+      return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
+        const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
+        const mine = EntryId.parse(entry.id)
+        return first !== undefined && first._tag === "Some" && mine._tag === "Some" &&
+            EntryId.order(first.value, mine.value) > 0
+          ? Effect.void
+          : Effect.fail(
+            failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, {
+              entryId: entry.id
+            })
+          )
+      })
+    })
+
+  // Writes one batch, retrying it from its first unconfirmed entry while Redis is
+  // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
+  const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> =>
+    // Once the stream is set up, a batch that Redis confirms whole (nearly every one)
+    // is done in one round trip and a few operations; anything else takes the full
+    // path, which goes on from this first attempt's outcome.
+    started
+      ? Effect.flatMap(Effect.result(redis.xaddAll(key, entries, xaddOptions)), (first) => {
+        if (Result.isSuccess(first) && allConfirmed(first.success, entries.length)) {
+          written += entries.length
+          return Effect.succeed<Outcome<A>>({ passed: batch.values, error: undefined })
+        }
+        return writeBatchFully(batch, entries, first)
+      })
+      : writeBatchFully(batch, entries, undefined)
+
+  const writeBatchFully = (
+    batch: Batch<A>,
+    entries: ReadonlyArray<XAddEntry>,
+    firstAttempt: Result.Result<ReadonlyArray<Result.Result<string, RedisError>>, RedisError> | undefined
+  ): Effect.Effect<Outcome<A>> => {
+    const size = batch.values.length
+    let fresh: ReadonlyArray<XAddEntry> | undefined = entries
+    let made = firstAttempt
+    let confirmed = 0
+    let attempts = 0
+    // Walks the replies in order: confirmed entries count, an entry refused as too
+    // small is checked, anything else stops the walk.
+    const settle = (
+      results: ReadonlyArray<Result.Result<string, RedisError>>,
+      offset: number,
+      from: number
+    ): Effect.Effect<void, RedisError | PublishError> => {
+      for (let i = from; i < results.length; i++) {
+        const result = results[i]!
+        if (Result.isSuccess(result)) {
+          confirmed++
+          continue
+        }
+        const error = result.failure
+        if (error.reason === "IdTooSmall") {
+          return Effect.andThen(
+            Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
+            Effect.suspend(() => {
+              confirmed++
+              return settle(results, offset, i + 1)
+            })
+          )
+        }
+        return Effect.fail(
+          error.reason === "Unavailable"
+            ? error
+            : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
+        )
+      }
+      return Effect.void
+    }
+    const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
+      const offset = confirmed
+      const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
+      fresh = undefined
+      attempts++
+      const done = made
+      made = undefined
+      const call = done === undefined ? redis.xaddAll(key, sent, xaddOptions) : Effect.fromResult(done)
+      return Effect.flatMap(call, (results) => settle(results, offset, 0))
+    }).pipe(
+      Effect.andThen(Effect.suspend(() => started ? Effect.void : keep(true))),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          started = true
+        })
+      )
+    )
+    // The retry schedule is only started once an attempt failed (starting it costs
+    // more than a batch that goes through): it is handed that failure first, so it
+    // waits and counts exactly as if it had run the first attempt itself.
+    const retried = (failed: RedisError | PublishError) => {
+      let replay = true
+      const again = Effect.suspend(() => {
+        if (!replay) return attempt
+        replay = false
+        return Effect.fail(failed)
+      })
+      return Effect.retry(again, { schedule, while: isUnavailable })
+    }
+    const outcome = Effect.result(Effect.catchIf(attempt, isUnavailable, retried))
+    return Effect.map(outcome, (result): Outcome<A> => {
+      const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
+      written += confirmed
+      if (Result.isSuccess(result)) return { passed, error: undefined }
+      const error = result.failure
+      const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
+      const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
+      return {
+        passed,
+        error: error instanceof PublishError
+          ? failure(error.reason, error.detail, { ...context, cause: error.cause })
+          : error.reason === "Unavailable"
+          ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
+          : failure("Rejected", error.message, context)
+      }
+    })
+  }
+
+  // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
+  // value that cannot be encoded ends the stream after the values before it are
+  // written.
+  const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
+    const entries: Array<XAddEntry> = []
+    const first = assigned + 1
+    let invalid: PublishError | undefined
+    for (let i = from; i < to; i++) {
+      const fields = target.toFields(values[i]!)
+      if (Result.isFailure(fields)) {
+        invalid = fields.failure
+        break
+      }
+      entries.push({ id: entryIdAt(++assigned), fields: fields.success })
+    }
+    const rejected = (bad: PublishError) =>
+      failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
+    if (entries.length === 0) {
+      return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
+    }
+    const batch: Batch<A> = {
+      values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
+      first
+    }
+    const write = slotOf === undefined
+      ? writeBatch(batch, entries)
+      : trimming(writeBatch(batch, entries), batch.first)
+    return invalid === undefined
+      ? write
+      : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
+  }
+
+  // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
+  const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend((): Effect.Effect<void, RedisError> => {
+    if (superseded.length === 0) return Effect.void
+    const ids = superseded
+    superseded = []
+    return Effect.asVoid(Effect.tapError(redis.xdel(key, ids), () =>
+      Effect.sync(() => {
+        superseded = ids.concat(superseded)
+      })))
+  })
+
+  // A batch written while the entries superseded so far are deleted; then the slots
+  // of its confirmed values are recorded.
+  const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
+    Effect.map(
+      Effect.suspend(() =>
+        superseded.length === 0
+          ? write
+          : Effect.map(Effect.zip(write, Effect.ignore(deleteSuperseded), { concurrent: true }), ([out]) => out)
+      ),
+      (out) => {
+        out.passed.forEach((value, i) => {
+          const slot = slotOf!(value)
+          if (slot === undefined) return
+          const previous = latest.get(slot)
+          if (previous !== undefined) superseded.push(previous)
+          latest.set(slot, entryIdAt(first + i))
+        })
+        return out
+      }
+    )
+
+  const finish = Effect.suspend(() => started ? Effect.andThen(deleteSuperseded, keep(false)) : Effect.void).pipe(
+    Effect.retry({ schedule, while: isUnavailable }),
+    Effect.mapError((error) =>
+      failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
+        cause: error
+      })
+    )
+  )
+
+  return { writePiece, finish }
+}
+
+/**
+ * Writes values in pieces of at most `maxInFlight`, one at a time, telling `onPassed`
+ * what each piece confirmed; the first failure stops it, and every later write fails
+ * with the same failure (the ids after it were never written).
+ *
+ * @internal
+ */
+export const sequential = <A>(writer: WriterCore<A>, maxInFlight: number) => {
+  let failed: PublishError | undefined
+  return <E, R>(
+    values: ReadonlyArray<A>,
+    onPassed: (passed: Arr.NonEmptyReadonlyArray<A>) => Effect.Effect<void, E, R>
+  ): Effect.Effect<void, E | PublishError, R> => {
+    const piece = (from: number): Effect.Effect<void, E | PublishError, R> => {
+      if (failed !== undefined) return Effect.fail(failed)
+      if (from >= values.length) return Effect.void
+      const to = Math.min(from + maxInFlight, values.length)
+      return Effect.flatMap(writer.writePiece(values, from, to), (out) => {
+        failed = out.error
+        const next = piece(to)
+        return isNonEmpty(out.passed) ? Effect.andThen(onPassed(out.passed), next) : next
+      })
+    }
+    return piece(0)
+  }
+}
+
 /** @internal */
 export const writer =
   <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>) =>
   <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
     Stream.suspend(() => {
-      const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
-      const schedule = Backoff.schedule(options.retry)
-      const xaddOptions = { maxLen: options.maxLen }
-      let assigned = 0
-      let written = 0
-      let started = false
-      const slotOf = target.slotOf
-      // The id of each slot's latest confirmed entry, and the superseded ids not yet
-      // deleted.
-      const latest = new Map<string, string>()
-      let superseded: Array<string> = []
-
-      const failure = (reason: PublishError["reason"], detail: string, extra: {
-        readonly entryId?: string
-        readonly attempts?: number
-        readonly cause?: unknown
-      } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
-
-      // Sets the retention, and on the first batch records the turn in the index.
-      const keep = (first: boolean): Effect.Effect<void, RedisError> =>
-        Effect.gen(function*() {
-          yield* redis.pexpire(key, options.retentionMs)
-          if (!(first && options.indexTurns)) return
-          const index = TurnKeys.turnsKey(options.prefix)
-          const now = yield* Clock.currentTimeMillis
-          yield* redis.zadd(index, now, target.turnId, { onlyNew: true })
-          yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
-          yield* redis.pexpire(index, options.retentionMs)
-        })
-
-      // The entry of the batch's `i`-th value. Its fields were computed once already, so
-      // they are again (an entry without fields would be refused by Redis as `Rejected`).
-      const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
-        const fields = target.toFields(batch.values[i]!)
-        return { id: entryIdAt(batch.first + i), fields: Result.isSuccess(fields) ? fields.success : [] }
-      }
-
-      // Whether the entry Redis refused as too small is ours, written on an earlier try.
-      // An absent entry that fills a slot was superseded and deleted (by this writer, or
-      // by an earlier publication of the same turn).
-      const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
-        Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
-          const held = found[0]
-          if (held !== undefined) {
-            return sameFields(held.fields, entry.fields)
-              ? Effect.void
-              : Effect.fail(
-                failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
-              )
-          }
-          if (slotOf?.(value) !== undefined) return Effect.void
-          // Absent: trimmed by MAXLEN after it landed, or never written under this id.
-          return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
-            const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
-            const mine = EntryId.parse(entry.id)
-            return first !== undefined && first._tag === "Some" && mine._tag === "Some" &&
-                EntryId.order(first.value, mine.value) > 0
-              ? Effect.void
-              : Effect.fail(
-                failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, {
-                  entryId: entry.id
-                })
-              )
-          })
-        })
-
-      // Writes one batch, retrying it from its first unconfirmed entry while Redis is
-      // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
-      const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> =>
-        // Once the stream is set up, a batch that Redis confirms whole (nearly every one)
-        // is done in one round trip and a few operations; anything else takes the full
-        // path, which goes on from this first attempt's outcome.
-        started
-          ? Effect.flatMap(Effect.result(redis.xaddAll(key, entries, xaddOptions)), (first) => {
-            if (Result.isSuccess(first) && allConfirmed(first.success, entries.length)) {
-              written += entries.length
-              return Effect.succeed<Outcome<A>>({ passed: batch.values, error: undefined })
-            }
-            return writeBatchFully(batch, entries, first)
-          })
-          : writeBatchFully(batch, entries, undefined)
-
-      const writeBatchFully = (
-        batch: Batch<A>,
-        entries: ReadonlyArray<XAddEntry>,
-        firstAttempt: Result.Result<ReadonlyArray<Result.Result<string, RedisError>>, RedisError> | undefined
-      ): Effect.Effect<Outcome<A>> => {
-        const size = batch.values.length
-        let fresh: ReadonlyArray<XAddEntry> | undefined = entries
-        let made = firstAttempt
-        let confirmed = 0
-        let attempts = 0
-        // Walks the replies in order: confirmed entries count, an entry refused as too
-        // small is checked, anything else stops the walk.
-        const settle = (
-          results: ReadonlyArray<Result.Result<string, RedisError>>,
-          offset: number,
-          from: number
-        ): Effect.Effect<void, RedisError | PublishError> => {
-          for (let i = from; i < results.length; i++) {
-            const result = results[i]!
-            if (Result.isSuccess(result)) {
-              confirmed++
-              continue
-            }
-            const error = result.failure
-            if (error.reason === "IdTooSmall") {
-              return Effect.andThen(
-                Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
-                Effect.suspend(() => {
-                  confirmed++
-                  return settle(results, offset, i + 1)
-                })
-              )
-            }
-            return Effect.fail(
-              error.reason === "Unavailable"
-                ? error
-                : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
-            )
-          }
-          return Effect.void
-        }
-        const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
-          const offset = confirmed
-          const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
-          fresh = undefined
-          attempts++
-          const done = made
-          made = undefined
-          const call = done === undefined ? redis.xaddAll(key, sent, xaddOptions) : Effect.fromResult(done)
-          return Effect.flatMap(call, (results) => settle(results, offset, 0))
-        }).pipe(
-          Effect.andThen(Effect.suspend(() => started ? Effect.void : keep(true))),
-          Effect.tap(() =>
-            Effect.sync(() => {
-              started = true
-            })
-          )
-        )
-        // The retry schedule is only started once an attempt failed (starting it costs
-        // more than a batch that goes through): it is handed that failure first, so it
-        // waits and counts exactly as if it had run the first attempt itself.
-        const retried = (failed: RedisError | PublishError) => {
-          let replay = true
-          const again = Effect.suspend(() => {
-            if (!replay) return attempt
-            replay = false
-            return Effect.fail(failed)
-          })
-          return Effect.retry(again, { schedule, while: isUnavailable })
-        }
-        const outcome = Effect.result(Effect.catchIf(attempt, isUnavailable, retried))
-        return Effect.map(outcome, (result): Outcome<A> => {
-          const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
-          written += confirmed
-          if (Result.isSuccess(result)) return { passed, error: undefined }
-          const error = result.failure
-          const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
-          const context = { attempts, cause: error, ...(entryId === undefined ? {} : { entryId }) }
-          return {
-            passed,
-            error: error instanceof PublishError
-              ? failure(error.reason, error.detail, { ...context, cause: error.cause })
-              : error.reason === "Unavailable"
-              ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
-              : failure("Rejected", error.message, context)
-          }
-        })
-      }
-
-      // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
-      // value that cannot be encoded ends the stream after the values before it are
-      // written.
-      const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
-        const entries: Array<XAddEntry> = []
-        const first = assigned + 1
-        let invalid: PublishError | undefined
-        for (let i = from; i < to; i++) {
-          const fields = target.toFields(values[i]!)
-          if (Result.isFailure(fields)) {
-            invalid = fields.failure
-            break
-          }
-          entries.push({ id: entryIdAt(++assigned), fields: fields.success })
-        }
-        const rejected = (bad: PublishError) =>
-          failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
-        if (entries.length === 0) {
-          return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
-        }
-        const batch: Batch<A> = {
-          values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
-          first
-        }
-        const write = slotOf === undefined
-          ? writeBatch(batch, entries)
-          : trimming(writeBatch(batch, entries), batch.first)
-        return invalid === undefined
-          ? write
-          : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
-      }
-
-      // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
-      const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend((): Effect.Effect<void, RedisError> => {
-        if (superseded.length === 0) return Effect.void
-        const ids = superseded
-        superseded = []
-        return Effect.asVoid(Effect.tapError(redis.xdel(key, ids), () =>
-          Effect.sync(() => {
-            superseded = ids.concat(superseded)
-          })))
-      })
-
-      // A batch written while the entries superseded so far are deleted; then the slots
-      // of its confirmed values are recorded.
-      const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
-        Effect.map(
-          Effect.suspend(() =>
-            superseded.length === 0
-              ? write
-              : Effect.map(Effect.zip(write, Effect.ignore(deleteSuperseded), { concurrent: true }), ([out]) => out)
-          ),
-          (out) => {
-            out.passed.forEach((value, i) => {
-              const slot = slotOf!(value)
-              if (slot === undefined) return
-              const previous = latest.get(slot)
-              if (previous !== undefined) superseded.push(previous)
-              latest.set(slot, entryIdAt(first + i))
-            })
-            return out
-          }
-        )
-
-      const finish = Effect.suspend(() => started ? Effect.andThen(deleteSuperseded, keep(false)) : Effect.void).pipe(
-        Effect.retry({ schedule, while: isUnavailable }),
-        Effect.mapError((error) =>
-          failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
-            cause: error
-          })
-        )
-      )
-
+      const { finish, writePiece } = core(redis, options, target)
       // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a
       // time: each pull passes on what one piece confirmed, then the failure that stopped
       // it, if any, on the next pull; the end of upstream waits for `finish`.
