@@ -34,11 +34,20 @@ export const withTraceContext = <E, R>(
  */
 export const countEvents = (chunk: ReadonlyArray<StreamEvent.StreamEvent>): Effect.Effect<void> =>
   Effect.contextWith((context) => {
+    // one update per run of events of one type (a chunk is mostly deltas)
+    let type = chunk[0]?.type
+    let run = 0
     for (const event of chunk) {
-      TurnMetrics.events(event.type).updateUnsafe(1, context)
+      if (event.type !== type) {
+        TurnMetrics.events(type!).updateUnsafe(run, context)
+        type = event.type
+        run = 0
+      }
+      run++
       if (event.payload.type === "response_done") {
         TurnMetrics.turnsEnded(event.payload.status).updateUnsafe(1, context)
       }
     }
+    if (type !== undefined) TurnMetrics.events(type).updateUnsafe(run, context)
     return Effect.void
   })
