@@ -19,36 +19,10 @@ import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as F from "../../upserts/test/fixtures.js"
+import { turnArb } from "../../upserts/test/turnArbitrary.js"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 let serial = 0
-
-interface ItemPlan {
-  readonly id: string
-  readonly type: "message" | "reasoning"
-  readonly deltas: ReadonlyArray<string>
-}
-
-const text = FastCheck.oneof(
-  FastCheck.string({ maxLength: 12 }),
-  FastCheck.string({ minLength: 20, maxLength: 400 }),
-  FastCheck.constant("")
-)
-
-const itemArb = (index: number): FastCheck.Arbitrary<ItemPlan> =>
-  FastCheck.record({
-    id: FastCheck.constant(`item_${index}`),
-    type: FastCheck.constantFrom("message" as const, "reasoning" as const),
-    deltas: FastCheck.array(text, { maxLength: 40 })
-  })
-
-const itemEvents = (item: ItemPlan): Array<StreamEvent.StreamEvent> => [
-  F.itemStart(item.id, item.type),
-  ...item.deltas.map((delta) => F.delta(item.id, delta)),
-  item.type === "message"
-    ? F.messageDone(item.id, item.deltas.join(""))
-    : F.reasoningDone(item.id, item.deltas.join(""))
-]
 
 interface Case {
   readonly events: ReadonlyArray<StreamEvent.StreamEvent>
@@ -57,21 +31,13 @@ interface Case {
 }
 
 /** A turn of 1-4 streamed items whose events interleave arbitrarily, cut into chunks anywhere. */
-const caseArb: FastCheck.Arbitrary<Case> = FastCheck.integer({ min: 1, max: 4 })
-  .chain((n) => FastCheck.tuple(...Array.from({ length: n }, (_, i) => itemArb(i))))
-  .chain((items) => {
-    const lanes = items.map(itemEvents)
-    const slots = lanes.flatMap((lane, i) => lane.map(() => i))
-    return FastCheck.record({
-      order: FastCheck.shuffledSubarray(slots, { minLength: slots.length, maxLength: slots.length }),
-      cuts: FastCheck.uniqueArray(FastCheck.integer({ min: 1, max: slots.length + 1 }), { maxLength: 12 }),
-      gradient: FastCheck.array(FastCheck.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 })
-    }).map(({ cuts, gradient, order }) => {
-      const cursors = lanes.map(() => 0)
-      const events = [F.responseStart(), ...order.map((lane) => lanes[lane]![cursors[lane]!++]!), F.responseDone()]
-      return { events, cuts: [...cuts].sort((a, b) => a - b), gradient }
-    })
-  })
+const caseArb: FastCheck.Arbitrary<Case> = turnArb.chain(({ events, gradient }) =>
+  FastCheck.uniqueArray(FastCheck.integer({ min: 1, max: events.length }), { maxLength: 12 }).map((cuts) => ({
+    events,
+    gradient,
+    cuts: [...cuts].sort((x, y) => x - y)
+  }))
+)
 
 // The events cut into chunks at the given positions.
 const chunked = (events: ReadonlyArray<StreamEvent.StreamEvent>, cuts: ReadonlyArray<number>) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { StreamBMessage, StreamEvent, UIUpsert } from "@sluice/core"
+import type { StreamBMessage, UIUpsert } from "@sluice/core"
 import { Tokens } from "@sluice/core"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -10,58 +10,7 @@ import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as Gradient from "../src/Gradient.js"
 import * as UpsertStream from "../src/UpsertStream.js"
 import * as F from "./fixtures.js"
-
-interface ItemPlan {
-  readonly id: string
-  readonly type: "message" | "reasoning"
-  readonly deltas: ReadonlyArray<string>
-}
-
-interface TurnPlan {
-  readonly items: ReadonlyArray<ItemPlan>
-  readonly events: ReadonlyArray<StreamEvent.StreamEvent>
-  readonly gradient: ReadonlyArray<number>
-}
-
-const text = FastCheck.oneof(
-  FastCheck.string({ maxLength: 12 }),
-  FastCheck.string({ minLength: 20, maxLength: 400 }),
-  FastCheck.constant("")
-)
-
-const itemArb = (index: number): FastCheck.Arbitrary<ItemPlan> =>
-  FastCheck.record({
-    id: FastCheck.constant(`item_${index}`),
-    type: FastCheck.constantFrom("message" as const, "reasoning" as const),
-    deltas: FastCheck.array(text, { maxLength: 60 })
-  })
-
-const itemEvents = (item: ItemPlan): Array<StreamEvent.StreamEvent> => [
-  F.itemStart(item.id, item.type),
-  ...item.deltas.map((d) => F.delta(item.id, d)),
-  item.type === "message"
-    ? F.messageDone(item.id, item.deltas.join(""))
-    : F.reasoningDone(item.id, item.deltas.join(""))
-]
-
-/** A turn of 1-4 streamed items whose events interleave arbitrarily. */
-const turnArb: FastCheck.Arbitrary<TurnPlan> = FastCheck.integer({ min: 1, max: 4 })
-  .chain((n) => FastCheck.tuple(...Array.from({ length: n }, (_, i) => itemArb(i))))
-  .chain((items) => {
-    const lanes = items.map(itemEvents)
-    const slots = lanes.flatMap((lane, i) => lane.map(() => i))
-    return FastCheck.record({
-      order: FastCheck.shuffledSubarray(slots, { minLength: slots.length, maxLength: slots.length }),
-      gradient: FastCheck.oneof(
-        FastCheck.constant(Gradient.defaultSteps),
-        FastCheck.array(FastCheck.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 })
-      )
-    }).map(({ gradient, order }) => {
-      const cursors = lanes.map(() => 0)
-      const events = order.map((lane) => lanes[lane]![cursors[lane]!++]!)
-      return { items, gradient, events: [F.responseStart(), ...events, F.responseDone()] }
-    })
-  })
+import { turnArb } from "./turnArbitrary.js"
 
 const upsertsOf = (out: ReadonlyArray<StreamBMessage.UIPayload>, itemId: string) =>
   out.filter((p): p is UIUpsert.UIUpsert => p.type === "item_upsert" && p.itemId === itemId)
