@@ -14,6 +14,7 @@ import * as Readers from "./bench/readers.js"
 import * as Sse from "./bench/sse.js"
 import * as Startup from "./bench/startup.js"
 import * as Storage from "./bench/storage.js"
+import * as TurnMemory from "./bench/turnMemory.js"
 import * as Upserts from "./bench/upserts.js"
 
 const sections: Record<string, () => Promise<string>> = {
@@ -29,7 +30,8 @@ const sections: Record<string, () => Promise<string>> = {
   pace: Pace.run,
   storage: Storage.run,
   durable: Durable.run,
-  readers: Readers.run
+  readers: Readers.run,
+  "turn-memory": TurnMemory.run
 }
 
 const main = async () => {
