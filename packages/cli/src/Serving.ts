@@ -9,7 +9,7 @@
  */
 import type { DurableStore } from "@sluice/durable-streams"
 import type { RedisStreams } from "@sluice/redis"
-import { TurnServer, TurnServerOptions } from "@sluice/server"
+import { AccessLog, TurnServer, TurnServerOptions } from "@sluice/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -116,7 +116,7 @@ export const start = (
   options: TurnServerOptions.Options
 ): Effect.Effect<Running, CliFailure, RedisStreams.RedisStreams | DurableStore.DurableStore | Scope.Scope> =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(TurnServer.layer(options)).pipe(
+    const context = yield* Layer.build(TurnServer.layer(options).pipe(Layer.provide(AccessLog.layer))).pipe(
       Effect.mapError((error) =>
         error._tag === "ServeError" && isAddressInUse(error.cause)
           ? badUsage(`${portsOf(options)} taken: stop what listens there or pass --port N (another port)`)

@@ -69,3 +69,10 @@ export * as Prometheus from "./Prometheus.js"
  * @deprecated import `DurableStreams` from `@sluice/durable-streams`
  */
 export { DurableStreams } from "@sluice/durable-streams"
+
+/**
+ * Whether the server logs a line per request (off unless asked for).
+ *
+ * @since 0.3.0
+ */
+export * as AccessLog from "./AccessLog.js"

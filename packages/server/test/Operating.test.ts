@@ -21,6 +21,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
+import * as AccessLog from "../src/AccessLog.js"
 import { redactUrl, routeOf } from "../src/internal/observe.js"
 import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
@@ -197,6 +198,25 @@ describe("the operator's routes", () => {
       })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 60_000)
 
+  it.effect("no access log line unless the access log is on (an embedding app chooses)", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const logger = Logger.make<unknown, void>(({ message }) => {
+        lines.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+      })
+      yield* Effect.gen(function*() {
+        const url = yield* serve()
+        expect((yield* request(`${url}/v1/turns?limit=5`, auth)).status).toBe(200)
+        expect((yield* request(`${url}/healthz`)).status).toBe(200)
+      }).pipe(
+        Effect.updateService(
+          Logger.CurrentLoggers,
+          (loggers) => new Set([...loggers].map((current) => (current === Logger.defaultLogger ? logger : current)))
+        )
+      )
+      expect(lines.filter((line) => /^(GET|POST) \//.test(line))).toStrictEqual([])
+    }).pipe(Effect.provide(pipelineOnMemory)), 60_000)
+
   it.effect("one access log line and one span per request, and no token in either", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
@@ -232,7 +252,8 @@ describe("the operator's routes", () => {
           Logger.CurrentLoggers,
           (loggers) => new Set([...loggers].map((current) => (current === Logger.defaultLogger ? logger : current)))
         ),
-        Effect.withTracer(tracer)
+        Effect.withTracer(tracer),
+        Effect.provideService(AccessLog.AccessLog, true)
       )
 
       const access = lines.filter((line) => /^(GET|POST) \//.test(line))

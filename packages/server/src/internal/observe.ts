@@ -14,6 +14,7 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import { AccessLog } from "../AccessLog.js"
 import { httpDuration, httpRequests, snapshotBytes } from "./serverMetrics.js"
 
 const secretParam = /token|key|secret|password|auth/i
@@ -64,7 +65,7 @@ export const routeOf = (path: string): string => {
 
 /**
  * The app with each request in a span `http <METHOD> <route>` (method, route, the
- * redacted target, the status), logged once it is answered (`<METHOD> <target>
+ * redacted target, the status), logged once it is answered when `AccessLog` is on (`<METHOD> <target>
  * <status> <ms>ms`, with the same as log annotations), and counted. The span is a
  * child of the request's own trace context (`traceparent`, B3) when it has one. A
  * stream's span and log come when its head is sent; the stream itself has its own
@@ -96,9 +97,16 @@ export const observed = <E, R>(
           }
           yield* Metric.update(httpRequests(request.method, route, status), 1)
           yield* Metric.update(httpDuration(route), seconds)
-          yield* Effect.logInfo(`${request.method} ${target} ${status} ${Math.round(seconds * 1000)}ms`).pipe(
-            Effect.annotateLogs({ method: request.method, path, status, durationMs: Math.round(seconds * 1e6) / 1000 })
-          )
+          if (yield* AccessLog) {
+            yield* Effect.logInfo(`${request.method} ${target} ${status} ${Math.round(seconds * 1000)}ms`).pipe(
+              Effect.annotateLogs({
+                method: request.method,
+                path,
+                status,
+                durationMs: Math.round(seconds * 1e6) / 1000
+              })
+            )
+          }
         })
       ),
       Effect.withSpan(`http ${request.method} ${route}`, {
