@@ -22,6 +22,7 @@ import * as Replay from "./commands/Replay.js"
 import * as Run from "./commands/Run.js"
 import * as Serve from "./commands/Serve.js"
 import * as Argv from "./internal/argv.js"
+import * as EnvVariables from "./internal/envVariables.js"
 import * as Logging from "./Logging.js"
 import * as Output from "./Output.js"
 
@@ -50,14 +51,17 @@ const subcommands: ReadonlyMap<string, ReadonlyMap<string, boolean>> = new Map(
   [...commandOptions].map(([name, config]) => [name, Argv.optionsOf(config)])
 )
 
-const globalHelp = [
-  "GLOBAL OPTIONS",
-  "",
-  "--log-format pretty | json",
-  "",
-  "  how log lines are written to standard error: pretty for people, json for log shippers (one object a line)",
-  "  (default pretty; env SLUICE_LOG_FORMAT)"
-].join("\n")
+// What each command's usage errors say of its flags (their variables, choices, kinds), by the command's name.
+const flagInfo: ReadonlyMap<string, ReadonlyMap<string, Argv.FlagInfo>> = new Map(
+  [...commandOptions].map(([name, config]) => [name, Argv.flagInfo(config, EnvVariables.variableOf)])
+)
+
+// The options read before the parser reads the line, as every help lists them.
+const globalOptions: ReadonlyArray<Argv.GlobalOption> = [{
+  usage: "--log-format pretty | json",
+  text:
+    "how log lines are written to standard error: pretty for people, json for log shippers (one object a line) (default pretty; env SLUICE_LOG_FORMAT)"
+}]
 
 // The log format: `--log-format` anywhere on the line, else SLUICE_LOG_FORMAT, else pretty.
 const logFormatOf = (args: ReadonlyArray<string>) =>
@@ -78,7 +82,7 @@ const checkOptions = (args: ReadonlyArray<string>): Effect.Effect<void, CliFailu
   const options = subcommands.get(args[0] ?? "")
   const first = args.findIndex((arg) => !arg.startsWith("-"))
   const unknown = options === undefined
-    ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.optionsOf({}))
+    ? Argv.unknownOption(first === -1 ? args : args.slice(0, first), Argv.rootOptions)
     : Argv.unknownOption(args.slice(1), options)
   const name = options === undefined ? "sluice" : `sluice ${args[0]}`
   return unknown === undefined
@@ -121,14 +125,20 @@ const withEveryMissingFlag = (args: ReadonlyArray<string>) => <E>(error: E) => {
 
 /**
  * What the parser shows: the help (`--help`) and the version (`--version`) on
- * standard output, the help made plain when that is not a styled terminal; its report
- * of a usage error is not shown, since `run` reports every failure itself in one line.
+ * standard output, the help made plain when that is not a styled terminal and wrapped
+ * to 100 columns (or a narrower terminal's width); its report of a usage error is not
+ * shown, since `run` reports every failure itself in one line.
  */
 const presenter = (output: Output.Service): CliOutput.Presenter => ({
   present: (event) => {
     switch (event._tag) {
       case "Help":
-        return output.stdout(Argv.formatHelp(event.helpDoc, globalHelp, output.isTTY))
+        return output.stdout(
+          Argv.formatHelp(event.helpDoc, globalOptions, {
+            styled: output.isTTY,
+            width: Argv.helpWidth(output.columns)
+          })
+        )
       case "Version":
         return output.stdout(`${event.version}\n`)
       case "InvalidInvocation":
@@ -139,7 +149,9 @@ const presenter = (output: Output.Service): CliOutput.Presenter => ({
 
 /**
  * The one line a failure is reported as: a `CliFailure`'s message, a usage error the
- * parser found, each as `sluice: ...`; none for a help request.
+ * parser found, each as `sluice: ...`; none for a help request. A missing option is
+ * named with the `SLUICE_*` variable that can give it, a bad value with its option and
+ * what the option accepts.
  *
  * @since 0.2.0
  * @category running
@@ -148,7 +160,8 @@ export const failureLine = (error: unknown): string | undefined => {
   if (error instanceof CliFailure) return `sluice: ${error.message.split("\n")[0]}`
   if (CliError.isCliError(error)) {
     const errors = error._tag === "ShowHelp" ? error.errors : [error]
-    return errors.length === 0 ? undefined : `sluice: ${Argv.oneLine(errors, [...subcommands.keys()])}`
+    const flags = flagInfo.get(error._tag === "ShowHelp" ? error.commandPath[1] ?? "" : "")
+    return errors.length === 0 ? undefined : `sluice: ${Argv.oneLine(errors, [...subcommands.keys()], flags)}`
   }
   return undefined
 }

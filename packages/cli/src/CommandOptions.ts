@@ -134,13 +134,14 @@ export const readyTimeoutMs = EnvOptions.integer(
 
 /**
  * `--read-tokens T1,T2`: bearer tokens that only read (turns and durable streams),
- * read as a redacted value.
+ * read as a redacted value (the help shows `--read-tokens token,...`).
  *
  * @since 0.3.0
  * @category options
  */
 export const readTokens: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("read-tokens")
   .pipe(
+    Flag.withMetavar("token,..."),
     Flag.withFallbackConfig(Config.Redacted("SLUICE_READ_TOKENS")),
     Flag.withDescription(
       "bearer tokens of the read scope only, comma-separated: they read turns and durable streams, never write or cancel (default: none; env SLUICE_READ_TOKENS)"

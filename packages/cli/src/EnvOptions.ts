@@ -9,6 +9,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { register } from "./internal/envVariables.js"
 
 const describe = (description: string, env: string, fallback?: string): string =>
   `${description} (${fallback === undefined ? "" : `default ${fallback}; `}env ${env})`
@@ -29,7 +30,10 @@ const fromEnv = <A>(
  * @category options
  */
 export const integer = (name: string, env: string, fallback: number, description: string): Flag.Flag<number> =>
-  fromEnv(Flag.Int(name), description, Config.Int(env), env, String(fallback)).pipe(Flag.withDefault(fallback))
+  register(
+    fromEnv(Flag.Int(name), description, Config.Int(env), env, String(fallback)).pipe(Flag.withDefault(fallback)),
+    env
+  )
 
 /**
  * `--name N`, else the integer in `env`, else none.
@@ -41,7 +45,8 @@ export const optionalInteger = (
   name: string,
   env: string,
   description: string
-): Flag.Flag<Option.Option<number>> => fromEnv(Flag.Int(name), description, Config.Int(env), env).pipe(Flag.optional)
+): Flag.Flag<Option.Option<number>> =>
+  register(fromEnv(Flag.Int(name), description, Config.Int(env), env).pipe(Flag.optional), env)
 
 /**
  * `--name TEXT`, else `env`, else `fallback`.
@@ -50,7 +55,10 @@ export const optionalInteger = (
  * @category options
  */
 export const text = (name: string, env: string, fallback: string, description: string): Flag.Flag<string> =>
-  fromEnv(Flag.String(name), description, Config.String(env), env, fallback).pipe(Flag.withDefault(fallback))
+  register(
+    fromEnv(Flag.String(name), description, Config.String(env), env, fallback).pipe(Flag.withDefault(fallback)),
+    env
+  )
 
 /**
  * `--name TEXT`, else `env`, else none.
@@ -59,7 +67,7 @@ export const text = (name: string, env: string, fallback: string, description: s
  * @category options
  */
 export const optionalText = (name: string, env: string, description: string): Flag.Flag<Option.Option<string>> =>
-  fromEnv(Flag.String(name), description, Config.String(env), env).pipe(Flag.optional)
+  register(fromEnv(Flag.String(name), description, Config.String(env), env).pipe(Flag.optional), env)
 
 /**
  * `--name TEXT`, else `env`: required.
@@ -68,7 +76,7 @@ export const optionalText = (name: string, env: string, description: string): Fl
  * @category options
  */
 export const requiredText = (name: string, env: string, description: string): Flag.Flag<string> =>
-  fromEnv(Flag.String(name), description, Config.String(env), env)
+  register(fromEnv(Flag.String(name), description, Config.String(env), env), env)
 
 /**
  * `--name C` for one of `choices`, else `env`; required unless `fallback` is given.
@@ -81,7 +89,8 @@ export const choice = <const C extends ReadonlyArray<string>>(
   choices: C,
   env: string,
   description: string
-): Flag.Flag<C[number]> => fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env)
+): Flag.Flag<C[number]> =>
+  register(fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env), env)
 
 /**
  * `--name C` for one of `choices`, else `env`, else `fallback`.
@@ -96,18 +105,23 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
   fallback: C[number],
   description: string
 ): Flag.Flag<C[number]> =>
-  fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env, fallback).pipe(
-    Flag.withDefault(fallback)
+  register(
+    fromEnv(Flag.Literals(name, choices), description, Config.Literals(choices, env), env, fallback).pipe(
+      Flag.withDefault(fallback)
+    ),
+    env
   )
 
 /**
  * `--redis-url URL`, else `SLUICE_REDIS_URL`, else `REDIS_URL`, else none (the
- * embedded store); read as a redacted value, since a URL may carry a password.
+ * embedded store); read as a redacted value, since a URL may carry a password (the
+ * help shows `--redis-url url`).
  *
  * @since 0.2.0
  * @category options
  */
 export const redisUrl: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("redis-url").pipe(
+  Flag.withMetavar("url"),
   Flag.withFallbackConfig(
     Config.Redacted("SLUICE_REDIS_URL").pipe(Config.orElse(() => Config.Redacted("REDIS_URL")))
   ),

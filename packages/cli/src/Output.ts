@@ -26,6 +26,11 @@ export class Output extends Context.Service<
     readonly isTTY: boolean
     /** Whether standard error shows ANSI styles: a terminal, and `NO_COLOR` unset. */
     readonly stderrStyled: boolean
+    /**
+     * How many columns standard output has when it is a terminal (none when it is not):
+     * the help is wrapped to it when narrower than 100 columns (since 0.3.0).
+     */
+    readonly columns?: number | undefined
   }
 >()("@sluice/cli/Output") {}
 
@@ -87,18 +92,24 @@ export const layer: Layer.Layer<Output> = Layer.sync(Output, () => ({
   stderr: writer(process.stderr),
   log: (line) => void process.stderr.write(line + "\n"),
   isTTY: styled(process.stdout),
-  stderrStyled: styled(process.stderr)
+  stderrStyled: styled(process.stderr),
+  columns: process.stdout.isTTY === true ? process.stdout.columns : undefined
 }))
 
 /**
  * Collects what the command writes, for tests; `isTTY` and `stderrStyled` say
- * whether standard output and error pose as styled terminals (default not).
+ * whether standard output and error pose as styled terminals (default not), `columns`
+ * the width standard output poses as having (default none, as for a pipe).
  *
  * @since 0.1.0
  * @category layers
  */
 export const memory = (
-  options: { readonly isTTY?: boolean | undefined; readonly stderrStyled?: boolean | undefined } = {}
+  options: {
+    readonly isTTY?: boolean | undefined
+    readonly stderrStyled?: boolean | undefined
+    readonly columns?: number | undefined
+  } = {}
 ): { readonly layer: Layer.Layer<Output>; readonly stdout: () => string; readonly stderr: () => string } => {
   let out = ""
   let err = ""
@@ -108,7 +119,8 @@ export const memory = (
       stderr: (text) => Effect.sync(() => void (err += text)),
       log: (line) => void (err += line + "\n"),
       isTTY: options.isTTY ?? false,
-      stderrStyled: options.stderrStyled ?? false
+      stderrStyled: options.stderrStyled ?? false,
+      columns: options.columns
     }),
     stdout: () => out,
     stderr: () => err

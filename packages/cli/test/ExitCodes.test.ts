@@ -170,7 +170,7 @@ describe("exit codes", () => {
       const missing = yield* sluice({}, "run", "Hi")
       expect(missing.code).toBe(2)
       expect(oneLine(missing.stderr)).toBe(
-        "sluice: Expected to find option: '--provider'; Expected to find option: '--model'"
+        "sluice: missing --provider (or set SLUICE_PROVIDER); missing --model (or set SLUICE_MODEL)"
       )
       const command = yield* sluice({}, "nope")
       expect([command.code, oneLine(command.stderr)]).toStrictEqual([
