@@ -46,6 +46,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
@@ -91,6 +92,10 @@ export interface Options {
 export interface RunOptions<R = never> {
   /** Called with each Stream B message once Redis confirmed it. */
   readonly onMessage?: ((message: StreamBMessage.StreamBMessage) => Effect.Effect<void, never, R>) | undefined
+  /** Called with each chunk of StreamEvents once Redis confirmed it in Stream A, in order. */
+  readonly onEvents?:
+    | ((events: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) => Effect.Effect<void, never, R>)
+    | undefined
   /** When this completes, the turn stops and ends with the reason it gives. */
   readonly stop?: Effect.Effect<StopReason> | undefined
 }
@@ -107,6 +112,21 @@ export interface TurnResult {
   readonly turn: Turn.Turn
   readonly messages: number
   readonly stopped: Option.Option<StopReason>
+}
+
+/**
+ * A turn started in the pipeline's scope (`start`): its context; its StreamEvents as
+ * Stream A confirms them, from the first, for one reader (a reader that goes away
+ * leaves the turn running); its result once it ends; and its cancel.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface RunningTurn<E> {
+  readonly context: TurnContext
+  readonly events: Stream.Stream<StreamEvent.StreamEvent>
+  readonly result: Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError>
+  readonly cancel: Effect.Effect<void>
 }
 
 /**
@@ -134,6 +154,17 @@ export interface TurnPipelineService {
     source: TurnSource<E, R>,
     options?: RunOptions<R2>
   ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError, R | R2>
+  /**
+   * Starts one turn in the pipeline's scope and returns at once: the turn runs on
+   * whoever reads its events or not (the pipeline's scope closing ends it `aborted`,
+   * as an interrupt does), so an HTTP handler can answer with its events while the
+   * turn is persisted.
+   */
+  readonly start: <E, R, R2 = never>(
+    context: TurnContext,
+    source: TurnSource<E, R>,
+    options?: RunOptions<R2>
+  ) => Effect.Effect<RunningTurn<E>, never, R | R2>
   /**
    * Cancels a turn: at once when it runs in this process, else through the control
    * stream, to whichever process runs it.
@@ -208,6 +239,8 @@ export const make = (options: Options = {}) =>
     const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
     // one fiber renews the leases of every turn this pipeline runs
     const keeper = yield* LeaseKeeper.make
+    // turns started (`start`) run in the pipeline's scope
+    const pipelineScope = yield* Effect.scope
     // and one wheel holds the upsert stage's fallback timers of all of them
     const wheel = yield* TimerWheel.make
 
@@ -326,8 +359,12 @@ export const make = (options: Options = {}) =>
               (now) => writers.upserts(StreamBMessages.wrapAll(payloads, now), told)
             )
         ).pipe(Effect.provideService(TimerWheel.TimerWheel, wheel))
-        const published = (chunk: ReadonlyArray<StreamEvent.StreamEvent>) =>
-          Effect.andThen(countEvents(chunk), upserts.process(chunk))
+        const onEvents = runOptions.onEvents
+        const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
+          Effect.andThen(
+            countEvents(chunk),
+            onEvents === undefined ? upserts.process(chunk) : Effect.andThen(upserts.process(chunk), onEvents(chunk))
+          )
         // as the composed stages end: Stream A's end (or failure) is the upsert stage's
         // input's, which closes the turn there before Stream B ends
         const eventsWritten = yield* Effect.exit(
@@ -393,6 +430,22 @@ export const make = (options: Options = {}) =>
             return yield* exit
           })
         ),
+      start: (context, source, runOptions = {}) =>
+        Effect.gen(function*() {
+          const events = yield* Queue.unbounded<StreamEvent.StreamEvent, Cause.Done>()
+          const given = runOptions.onEvents
+          const fiber = yield* service.run(context, source, {
+            ...runOptions,
+            onEvents: (chunk) =>
+              Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
+          }).pipe(Effect.ensuring(Queue.end(events)), Effect.forkIn(pipelineScope))
+          return {
+            context,
+            events: Stream.fromQueue(events),
+            result: Fiber.join(fiber),
+            cancel: Effect.ignore(service.cancel(context.turnId, context.prefix))
+          }
+        }),
       cancel: (turnId, turnPrefix) => {
         const stop = running.get(turnId)
         return stop !== undefined
@@ -424,6 +477,15 @@ export const layer = (options: Options = {}) => Layer.effect(TurnPipeline, make(
  */
 export const run = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E, R>, options?: RunOptions<R2>) =>
   TurnPipeline.use((pipeline) => pipeline.run(context, source, options))
+
+/**
+ * Starts one turn with the `TurnPipeline` in context (see `TurnPipelineService.start`).
+ *
+ * @since 0.3.0
+ * @category running
+ */
+export const start = <E, R, R2 = never>(context: TurnContext, source: TurnSource<E, R>, options?: RunOptions<R2>) =>
+  TurnPipeline.use((pipeline) => pipeline.start(context, source, options))
 
 /**
  * Cancels a turn with the `TurnPipeline` in context.

@@ -28,6 +28,7 @@ import { type RedisError, type StreamEntry } from "@sluice/redis"
 import { TurnEntry } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -371,9 +372,7 @@ export const uiMessageSse = <R>(
   const frames = entries.pipe(
     Stream.timeout(Duration.millis(options.idleTimeoutMs)),
     Stream.mapEffect(TurnEntry.toStreamEvent),
-    chunks,
-    // the chunk of the turn's last event (`response_done`) is the last: `[DONE]` follows it
-    Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk))),
+    framed,
     Stream.catch((error) =>
       Stream.unwrap(Effect.as(
         Effect.logWarning(`closing a UI message stream: ${error.message}`),
@@ -381,8 +380,40 @@ export const uiMessageSse = <R>(
       ))
     )
   )
-  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(
-    Stream.as(TurnFeed.ping)
-  )
-  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([TurnFeed.opening]))
+  return withHeartbeats(frames, options.heartbeatMs)
 }
+
+// The SSE frames of StreamEvents: the chunk of the turn's last event (`response_done`)
+// is the last, and `[DONE]` follows it.
+const framed = <E, R>(events: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<string, E, R> =>
+  events.pipe(
+    chunks,
+    Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk)))
+  )
+
+// The opening comment, the frames, and `: ping` every `heartbeatMs` until they end.
+const withHeartbeats = <E, R>(frames: Stream.Stream<string, E, R>, heartbeatMs: number): Stream.Stream<string, E, R> =>
+  Stream.merge(
+    frames,
+    Stream.fromSchedule(Schedule.spaced(Duration.millis(heartbeatMs))).pipe(Stream.as(TurnFeed.ping)),
+    { haltStrategy: "left" }
+  ).pipe(Stream.prepend([TurnFeed.opening]))
+
+/**
+ * A UI message stream response of a turn's StreamEvents as they come, for an
+ * application's own handler: `TurnPipeline.start`'s `events` answered while the
+ * pipeline persists the turn (`HttpServerResponse.toWeb` makes it a web `Response`).
+ * The AI SDK's headers, the opening comment, a `data:` line per chunk, `: ping` every
+ * `heartbeatMs` (15 s), and `data: [DONE]` after the turn's last event.
+ *
+ * @since 0.3.0
+ * @category responses
+ */
+export const response = (
+  events: Stream.Stream<StreamEvent.StreamEvent>,
+  options: { readonly heartbeatMs?: number | undefined } = {}
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(Stream.encodeText(withHeartbeats(framed(events), options.heartbeatMs ?? 15_000)), {
+    contentType: "text/event-stream",
+    headers
+  })

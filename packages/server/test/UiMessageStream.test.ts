@@ -9,13 +9,6 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
 import { RedisStreamsLive } from "@sluice/redis"
 import { TurnPublisher } from "@sluice/turns"
-import {
-  parseJsonEventStream,
-  readUIMessageStream,
-  type UIMessage,
-  type UIMessageChunk,
-  uiMessageChunkSchema
-} from "ai"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -26,37 +19,12 @@ import { inject } from "vitest"
 import * as UiMessageStream from "../src/UiMessageStream.js"
 import { bearer, request } from "./support/client.js"
 import { publisher, publishEvents, serve, tokens } from "./support/harness.js"
+import { type Read, readMessage } from "./support/uiRead.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 
 const live = RedisStreamsLive.layerFrom({ url: inject("redisUrl") })
 const auth = bearer(tokens[0])
 const endpoint = (base: string, turnId: string) => `${base}/v1/turns/${turnId}/ui-message-stream`
-
-interface Read {
-  readonly message: UIMessage | undefined
-  readonly errors: ReadonlyArray<string>
-}
-
-// The AI SDK's reading of a UI message stream body, as useChat reads it.
-const readMessage = (response: Response): Effect.Effect<Read> =>
-  Effect.promise(async () => {
-    const body = response.body
-    if (body === null) throw new Error("no body")
-    const chunks = parseJsonEventStream({ stream: body, schema: uiMessageChunkSchema }).pipeThrough(
-      new TransformStream<{ success: boolean; value?: UIMessageChunk; error?: unknown }, UIMessageChunk>({
-        transform(part, controller) {
-          if (!part.success || part.value === undefined) throw part.error
-          controller.enqueue(part.value)
-        }
-      })
-    )
-    const errors: Array<string> = []
-    let message: UIMessage | undefined
-    for await (const next of readUIMessageStream({ stream: chunks, onError: (error) => errors.push(String(error)) })) {
-      message = next
-    }
-    return { message, errors }
-  })
 
 const get = (url: string) => Effect.promise(() => fetch(url, { headers: auth }))
 const parts = (read: Read) => (read.message?.parts ?? []).map((part) => partFields({ ...part }))

@@ -1,0 +1,74 @@
+/**
+ * A turn started in the pipeline's scope (`TurnPipeline.start`), as an HTTP handler
+ * uses it: it returns at once; its events come as Stream A confirms them, the same
+ * events in the same order; a reader that goes away leaves the turn running to its
+ * end; and the pipeline's scope closing ends a turn still running `aborted`, in both
+ * streams.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
+
+const prefix = "start-test"
+const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+
+// Stream A of a turn, decoded
+const streamA = (turnId: string) =>
+  Effect.flatMap(
+    RedisStreams.RedisStreams.use((redis) => redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")),
+    (entries) => Effect.forEach(entries, TurnEntry.toStreamEvent)
+  )
+
+describe("TurnPipeline.start", () => {
+  it.effect("gives the turn's events as Stream A confirms them, and its result", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const running = yield* TurnPipeline.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      const read = yield* Stream.runCollect(running.events)
+      const result = yield* running.result
+      const written = yield* streamA(context.turnId)
+      expect(result.turn.status).toBe("complete")
+      expect(read.length).toBeGreaterThan(3)
+      expect(read.map((event) => event.event_id)).toStrictEqual(written.map((event) => event.event_id))
+      expect(read.at(-1)?.payload.type).toBe("response_done")
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
+
+  it.effect("runs to its end when its reader goes away", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const running = yield* TurnPipeline.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      const first = yield* Stream.runCollect(Stream.take(running.events, 2))
+      expect(first.length).toBe(2)
+      const result = yield* running.result
+      expect(result.turn.status).toBe("complete")
+      expect((yield* streamA(context.turnId)).at(-1)?.payload.type).toBe("response_done")
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
+
+  it.effect("ends a turn still running `aborted` when the pipeline's scope closes", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const pipelineScope = yield* Scope.make()
+      const pipeline = yield* TurnPipeline.make({ publisher: { prefix } }).pipe(Scope.provide(pipelineScope))
+      // the first bytes, then a provider that never sends another
+      const source = TurnSource.sse("anthropic", Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never))
+      const running = yield* pipeline.start(context, source)
+      const started = yield* Stream.runCollect(Stream.take(running.events, 1))
+      expect(started[0]?.payload.type).toBe("response_start")
+      yield* Scope.close(pipelineScope, Exit.void)
+      const last = (yield* streamA(context.turnId)).at(-1)
+      expect(last?.payload.type).toBe("response_done")
+      expect(last?.payload.type === "response_done" ? last.payload.status : undefined).toBe("aborted")
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})

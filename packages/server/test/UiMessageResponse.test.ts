@@ -1,0 +1,45 @@
+/**
+ * One call from a request to a streamed, persisted turn, as an application's handler
+ * writes it: `TurnPipeline.start` and `UiMessageStream.response` of its events. The
+ * AI SDK's own reader (as `useChat` reads) folds the response into the turn's
+ * assistant message, while both streams of the turn are in Redis, whole.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
+import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import * as UiMessageStream from "../src/UiMessageStream.js"
+import { readMessage } from "./support/uiRead.js"
+
+const prefix = "ui-response-test"
+const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
+
+describe("UiMessageStream.response of a started turn", () => {
+  it.effect("streams the turn as the AI SDK reads it while the pipeline persists it", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const running = yield* TurnPipeline.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      const response = HttpServerResponse.toWeb(UiMessageStream.response(running.events))
+      expect(response.headers.get("content-type")).toContain("text/event-stream")
+      expect(response.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
+      const read = yield* readMessage(response)
+      const result = yield* running.result
+      expect(read.errors).toStrictEqual([])
+      const text = (read.message?.parts ?? []).flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
+      const folded = result.turn.items.flatMap((item) => (item.type === "message" ? [item.content] : [])).join("")
+      expect(text.length).toBeGreaterThan(0)
+      expect(text).toBe(folded)
+      const redis = yield* RedisStreams.RedisStreams
+      const a = yield* redis.xrange(TurnKeys.eventsKey(prefix, context.turnId), "-", "+")
+      const b = yield* redis.xrange(TurnKeys.upsertsKey(prefix, context.turnId), "-", "+")
+      expect(a.filter(TurnEntry.isFinal).length).toBe(1)
+      expect(b.filter(TurnEntry.isFinal).length).toBe(1)
+    }).pipe(Effect.provide(pipeline)))
+})
