@@ -2,7 +2,7 @@
  * Following a turn: its snapshot, then its live feed (`GET /v1/turns/:turnId/upserts`,
  * read with `fetch` as a stream), resumed with `Last-Event-ID` after the last entry
  * applied whenever the feed drops, with exponential backoff and full jitter between
- * attempts. The state is a store: `getSnapshot()` returns the same object until
+ * attempts. A turn not written yet may be waited for (`awaitTurnMs`). The state is a store: `getSnapshot()` returns the same object until
  * something changes, `subscribe(listener)` tells each change, the pair that React's
  * `useSyncExternalStore` takes.
  *
@@ -12,7 +12,7 @@ import { ClientError, fromThrown } from "./ClientError.js"
 import { readEvents, readJson, type RequestOptions, send, turnUrl } from "./internal/http.js"
 import * as Reconnect from "./Reconnect.js"
 import * as TurnState from "./TurnState.js"
-import { isSnapshot, isTurnEvent, isUpsert } from "./Wire.js"
+import { isSnapshot, isTurnEvent, isUpsert, type Snapshot } from "./Wire.js"
 
 /**
  * How to follow a turn.
@@ -23,17 +23,36 @@ import { isSnapshot, isTurnEvent, isUpsert } from "./Wire.js"
  * - `fetch`: the `fetch` to use (the global one by default);
  * - `signal`: stops following when aborted (as `close()` does);
  * - `reconnect`: the backoff between attempts (`Reconnect.defaults`);
+ * - `awaitTurnMs` (0): how long a turn that the server does not know yet (404
+ *   `turn_not_found`) is waited for, from the call, before following fails, for an
+ *   app that follows a turn as it starts it: the feed is opened from the turn's start
+ *   (a server with `awaitTurnMs` holds it until the turn is written), and looked for
+ *   again every 250 ms (`awaitPollMs`) while the server answers 404 at once. Once the
+ *   turn has been seen, a 404 stops following at once, as it always did;
  * - `random`, `sleep`: the jitter's source and the wait (tests give their own; the
- *   default wait is the platform's timer).
+ *   default wait is the platform's timer);
+ * - `now`: the time in milliseconds that bounds `awaitTurnMs` (`Date.now` by
+ *   default; tests give their own).
  *
  * @since 0.1.0
  * @category models
  */
 export interface FollowOptions extends RequestOptions {
   readonly reconnect?: Reconnect.ReconnectOptions | undefined
+  readonly awaitTurnMs?: number | undefined
   readonly random?: (() => number) | undefined
   readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
+  readonly now?: (() => number) | undefined
 }
+
+/**
+ * How often a turn not written yet is looked for again, while the server answers
+ * `turn_not_found` at once (`awaitTurnMs`): 250 ms.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const awaitPollMs = 250
 
 /**
  * A followed turn.
@@ -85,7 +104,11 @@ const parseData = (data: string, what: string): unknown => {
  * A dropped feed, a network failure, a 5xx, 408, 429 or `stream_error` is retried after
  * `Reconnect.delayMs`, resuming after the last entry applied, so every entry is
  * applied once; any other answer (401, 403, 404, a body that is not the API's) stops
- * following with `connection: "failed"` and the error in `lastError`.
+ * following with `connection: "failed"` and the error in `lastError`. With
+ * `options.awaitTurnMs`, a turn not written yet (404 `turn_not_found` before any of it
+ * was read) is waited for that long, from this call: its feed is opened from its
+ * start, and while the server answers 404 at once, tried again every `awaitPollMs`
+ * (the connection stays `loading`); past the bound, 404 stops following as before.
  *
  * @since 0.1.0
  * @category constructors
@@ -103,6 +126,9 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
     signal
   }
   const sleep = options.sleep ?? platformSleep
+  const now = options.now ?? Date.now
+  const awaitTurnMs = Math.max(0, options.awaitTurnMs ?? 0)
+  const awaitUntil = awaitTurnMs > 0 ? now() + awaitTurnMs : -Infinity
   const maxAttempts = options.reconnect?.maxAttempts ?? Reconnect.defaults.maxAttempts
   const listeners = new Set<() => void>()
   let state = TurnState.initial(turnId)
@@ -113,17 +139,35 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
     for (const listener of [...listeners]) listener()
   }
 
+  // Whether `error` says the turn is not written yet, and it is still waited for:
+  // nothing of it read, within `awaitTurnMs` of the call.
+  const awaitingTurn = (error: ClientError): boolean =>
+    error.code === "turn_not_found" && state.lastEventId === undefined && now() < awaitUntil
+
+  // The turn's snapshot; none for a turn not written yet that is waited for (its feed
+  // is then read from its start).
+  const loadSnapshot = async (): Promise<Snapshot | undefined> => {
+    try {
+      const response = await send(turnUrl(baseUrl, turnId), request)
+      return await readJson(response, isSnapshot, "a turn snapshot")
+    } catch (thrown) {
+      if (thrown instanceof ClientError && awaitingTurn(thrown)) return undefined
+      throw thrown
+    }
+  }
+
   // One attempt: the snapshot when none is loaded yet, then the feed until it closes.
   // True when an event was applied (the backoff starts over).
   const attempt = async (): Promise<boolean> => {
     let progressed = false
     let applied = 0
     if (state.lastEventId === undefined) {
-      const response = await send(turnUrl(baseUrl, turnId), request)
-      const snapshot = await readJson(response, isSnapshot, "a turn snapshot")
-      set(TurnState.fromSnapshot(state, snapshot))
-      progressed = true
-      if (TurnState.isEnded(state)) return progressed
+      const snapshot = await loadSnapshot()
+      if (snapshot !== undefined) {
+        set(TurnState.fromSnapshot(state, snapshot))
+        progressed = true
+        if (TurnState.isEnded(state)) return progressed
+      }
     }
     const after = state.lastEventId ?? "0-0"
     const response = await send(turnUrl(baseUrl, turnId, "/upserts"), request, {
@@ -169,6 +213,11 @@ export const followTurn = (baseUrl: string, turnId: string, options: FollowOptio
       } catch (thrown) {
         if (signal.aborted) break
         const error = fromThrown(thrown)
+        if (awaitingTurn(error)) {
+          // the server answered at once: look again shortly, within the bound
+          await sleep(Math.max(0, Math.min(awaitPollMs, awaitUntil - now())), signal)
+          continue
+        }
         if (!error.retryable) {
           set(TurnState.withConnection(state, "failed", error))
           return state

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -14,9 +15,9 @@ import type * as TurnState from "./TurnState.js"
 /**
  * The states of the turn `turnId` as `followTurn` makes them, from the first to the
  * last (`connection` `finished`, `failed` or `closed`), then the end of the stream.
- * Interrupting the stream stops following. The waits between reconnects run on
- * Effect's `Clock` and their jitter on its `Random` (so `TestClock` drives them),
- * unless `options` give their own.
+ * Interrupting the stream stops following. The waits between reconnects, and the
+ * bound of `awaitTurnMs`, run on Effect's `Clock` and their jitter on its `Random` (so
+ * `TestClock` drives them), unless `options` give their own.
  *
  * @since 0.1.0
  * @category streams
@@ -36,7 +37,8 @@ export const states = (
             ...options,
             sleep: options.sleep ??
               ((ms, signal) => runPromise(Effect.sleep(ms), { signal }).catch(() => undefined)),
-            random: options.random ?? (() => runSync(Random.next))
+            random: options.random ?? (() => runSync(Random.next)),
+            now: options.now ?? (() => runSync(Clock.currentTimeMillis))
           })
           Queue.offerUnsafe(queue, handle.getSnapshot())
           const unsubscribe = handle.subscribe(() => Queue.offerUnsafe(queue, handle.getSnapshot()))

@@ -35,6 +35,13 @@ export * as Reconnect from "./Reconnect.js"
 export { type FollowOptions, followTurn, type TurnHandle } from "./TurnFollower.js"
 
 /**
+ * How often `followTurn` looks again for a turn not written yet (`awaitTurnMs`).
+ *
+ * @since 0.4.0
+ */
+export { awaitPollMs } from "./TurnFollower.js"
+
+/**
  * @since 0.1.0
  */
 export * as TurnState from "./TurnState.js"

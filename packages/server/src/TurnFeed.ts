@@ -10,6 +10,7 @@
 import { Backoff, Sse } from "@sluice/core"
 import { EntryId, RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
 import { TurnEnding, TurnEntry, TurnLease, TurnMetrics } from "@sluice/turns"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -169,6 +170,57 @@ export const follow = (
         Stream.fromEffect(Effect.provideService(watchProducer(watch), RedisStreams.RedisStreams, redis))
       )
   }))
+
+/**
+ * How often a reader waiting for a turn's stream to appear looks again
+ * (`awaitStream`): 200 ms.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const awaitPollMs = 200
+
+/**
+ * How to wait for a stream to appear: for up to `waitMs` (0: not at all), looking
+ * every `pollMs` (`awaitPollMs` by default).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface AwaitOptions {
+  readonly waitMs: number
+  readonly pollMs?: number | undefined
+}
+
+/**
+ * Whether the stream `key` has an entry, waiting for its first for up to
+ * `options.waitMs` on Effect's `Clock`: looked at at once, then every `pollMs` (one
+ * `XRANGE` of one entry on the command connection each time, no blocking connection)
+ * until it has one, `true`, or `waitMs` have passed, `false` (at once when `waitMs`
+ * is 0). A turn that is started and followed at once races its first write; its
+ * readers wait here rather than being told it does not exist.
+ *
+ * @since 0.4.0
+ * @category streams
+ */
+export const awaitStream = (
+  key: string,
+  options: AwaitOptions
+): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
+  Effect.gen(function*() {
+    const redis = yield* RedisStreams.RedisStreams
+    const exists = Effect.map(redis.xrange(key, "-", "+", 1), (entries) => entries.length > 0)
+    if (yield* exists) return true
+    if (!(options.waitMs > 0)) return false
+    const pollMs = Math.max(1, options.pollMs ?? awaitPollMs)
+    const deadline = (yield* Clock.currentTimeMillis) + options.waitMs
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      if (now >= deadline) return false
+      yield* Effect.sleep(Duration.millis(Math.min(pollMs, deadline - now)))
+      if (yield* exists) return true
+    }
+  })
 
 /**
  * Ends the turn with `producer_lost` (`TurnEnding.producerLost`, in both streams)

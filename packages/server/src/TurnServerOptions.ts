@@ -64,6 +64,16 @@ export const connectionDefaults = {
 } as const
 
 /**
+ * How long `sluice serve` lets a reader wait for a turn not written yet
+ * (`awaitTurnMs`, its `--await-turn-ms`): 10 s. The library's own default is 0 (a
+ * reader of an unknown turn is told at once), as before 0.4.0.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const awaitTurnDefault = 10_000
+
+/**
  * The options, with their defaults:
  *
  * - `port` (8787): the TCP port; 0 picks a free one.
@@ -82,6 +92,11 @@ export const connectionDefaults = {
  *   `resumeBaseMs * 2^n` capped at `resumeMaxMs`, at most `resumeAttempts` in a row.
  * - `listLimit` (20), `maxListLimit` (100): the default and largest `?limit=` of
  *   `GET /v1/turns`.
+ * - `awaitTurnMs` (0): how long an SSE route (`/events`, `/upserts`,
+ *   `/ui-message-stream`) waits for a turn's stream to be written before answering
+ *   404 `turn_not_found`, for readers that follow a turn as it is started; looked for
+ *   every 200 ms, before the response's head (`awaitTurnDefault`, 10 s, is what
+ *   `sluice serve` waits). 0 answers at once. The snapshot route never waits.
  * - `leaseCheckMs` (3000): how often a stream following a running turn checks its
  *   producer's lease; a lapsed lease ends the turn with `producer_lost`.
  * - `sweepEveryMs` (5000), `sweepBatch` (1000): how often the server looks at the
@@ -137,6 +152,7 @@ export const TurnServerOptions = Schema.Struct({
   resumeMaxMs: withDefault(NonNegativeInt, 5_000),
   listLimit: withDefault(PositiveInt, 20),
   maxListLimit: withDefault(PositiveInt, 100),
+  awaitTurnMs: withDefault(NonNegativeInt, 0),
   leaseCheckMs: withDefault(PositiveInt, 3_000),
   sweepEveryMs: withDefault(PositiveInt, 5_000),
   sweepBatch: withDefault(PositiveInt, 1_000),

@@ -53,7 +53,8 @@ describe("TurnServerOptions.resolve", () => {
         maxSubscriptionBodyBytes: 1024 * 1024,
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 66_000,
-        publicUrl: undefined
+        publicUrl: undefined,
+        awaitTurnMs: 0
       })
     }))
 

@@ -50,6 +50,12 @@ export const options = {
     TurnServerOptions.connectionDefaults.headersTimeoutMs,
     "how long a request's headers may take to arrive, in milliseconds (above --keep-alive-timeout-ms)"
   ),
+  awaitTurnMs: EnvOptions.integer(
+    "await-turn-ms",
+    "SLUICE_AWAIT_TURN_MS",
+    TurnServerOptions.awaitTurnDefault,
+    "how long an SSE route waits for a turn not written yet before 404 turn_not_found, in milliseconds (0: at once)"
+  ),
   publicUrl: EnvOptions.optionalText(
     "public-url",
     "SLUICE_PUBLIC_URL",
@@ -68,6 +74,7 @@ export interface Args {
   readonly maxSubscriptionBodyBytes: number
   readonly keepAliveTimeoutMs: number
   readonly headersTimeoutMs: number
+  readonly awaitTurnMs: number
   readonly publicUrl: Option.Option<string>
 }
 
@@ -88,6 +95,9 @@ export const serverOptions = (args: Args) =>
     const maxSubscriptionBodyBytes = yield* positive("max-subscription-body-bytes", args.maxSubscriptionBodyBytes)
     const keepAliveTimeoutMs = yield* positive("keep-alive-timeout-ms", args.keepAliveTimeoutMs)
     const headersTimeoutMs = yield* positive("headers-timeout-ms", args.headersTimeoutMs)
+    if (!(Number.isInteger(args.awaitTurnMs) && args.awaitTurnMs >= 0)) {
+      return yield* Effect.fail(badUsage(`--await-turn-ms must be a non-negative integer, got ${args.awaitTurnMs}`))
+    }
     if (headersTimeoutMs <= keepAliveTimeoutMs) {
       return yield* Effect.fail(
         badUsage(
@@ -101,6 +111,7 @@ export const serverOptions = (args: Args) =>
       maxSubscriptionBodyBytes,
       keepAliveTimeoutMs,
       headersTimeoutMs,
+      awaitTurnMs: args.awaitTurnMs,
       ...Option.match(args.publicUrl, { onNone: () => ({}), onSome: (publicUrl) => ({ publicUrl }) })
     }
   })

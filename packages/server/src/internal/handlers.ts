@@ -116,17 +116,30 @@ const resumePoint: Effect.Effect<
 })
 
 // A stream of the turn followed from `after`, once the turn is known to have it and
-// the caller has a slot, with its key and the turn's id.
+// the caller has a slot, with its key and the turn's id. A stream not written yet is
+// waited for, up to `awaitTurnMs` (`TurnFeed.awaitStream`), before the response's
+// head: the reader then gets the whole turn, or 404 after the wait (at once when the
+// server closes meanwhile). A waiting reader holds one of its caller's slots.
 const followed = (options: ResolvedOptions, context: StreamContext, stream: TurnKeys.TurnStream, after: string) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
     const redis = yield* RedisStreams.RedisStreams
     const key = TurnKeys.streamKey(options.prefix, turnId, stream)
-    const first = yield* Effect.catch(redis.xrange(key, "-", "+", 1), fromRedisError)
-    if (first.length === 0) {
-      return yield* new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream` })
+    const caller = (yield* CurrentCaller).caller
+    const exists = TurnFeed.awaitStream(key, { waitMs: 0 })
+    if (yield* Effect.catch(exists, fromRedisError)) {
+      yield* context.slots.acquire(caller)
+    } else {
+      const notFound = (waited: string) =>
+        new ApiError({ code: "turn_not_found", message: `turn ${turnId} has no ${stream} stream${waited}` })
+      if (options.awaitTurnMs === 0) return yield* notFound("")
+      yield* context.slots.acquire(caller)
+      const appeared = yield* TurnFeed.awaitStream(key, { waitMs: options.awaitTurnMs }).pipe(
+        Effect.catch(fromRedisError),
+        Effect.raceFirst(Effect.as(context.closing, false))
+      )
+      if (!appeared) return yield* notFound(` (waited up to ${options.awaitTurnMs} ms)`)
     }
-    yield* context.slots.acquire((yield* CurrentCaller).caller)
     return TurnFeed.follow(key, {
       after,
       blockMs: options.tailBlockMs,
@@ -145,7 +158,8 @@ const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<strin
 
 /**
  * `GET /v1/turns/:turnId/upserts` and `/events`: the stream as SSE, from the resume
- * point, live until the turn ends.
+ * point, live until the turn ends; a stream not written yet is waited for up to
+ * `awaitTurnMs` before the answer (then 404 `turn_not_found`).
  *
  * @internal
  */
@@ -165,7 +179,8 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
 /**
  * `GET /v1/turns/:turnId/ui-message-stream`: the turn's Stream A from its start as the
  * AI SDK's UI message stream (`UiMessageStream`), live until the turn ends, then
- * `data: [DONE]`. A reader that comes back reads the turn again from its start.
+ * `data: [DONE]`. A reader that comes back reads the turn again from its start. A
+ * turn not written yet is waited for as on `/events` (`awaitTurnMs`).
  *
  * @internal
  */
@@ -199,7 +214,9 @@ const snapshotResponse = (options: ResolvedOptions, json: string) =>
 
 /**
  * `GET /v1/turns/:turnId`: the turn's snapshot, as JSON text assembled from the items'
- * stored texts (`TurnSnapshot.loadJson`); at most `snapshotLoads` loading at once.
+ * stored texts (`TurnSnapshot.loadJson`); at most `snapshotLoads` loading at once. A
+ * turn not written yet is 404 `turn_not_found` at once, whatever `awaitTurnMs` (a
+ * reader that waits opens the feed from its start: `@sluice/client` does).
  *
  * @internal
  */
