@@ -55,3 +55,10 @@ export * as Generation from "./Generation.js"
  * @since 0.2.0
  */
 export * as PipelineError from "./PipelineError.js"
+
+/**
+ * A turn asked for over HTTP: the provider and its request, checked, then started.
+ *
+ * @since 0.3.0
+ */
+export * as TurnRequest from "./TurnRequest.js"

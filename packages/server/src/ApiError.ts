@@ -12,14 +12,16 @@ import * as Schema from "effect/Schema"
  *
  * | code | status |
  * |---|---|
- * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query` | 400 |
+ * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query`, `invalid_request` | 400 |
  * | `unauthorized` | 401 |
  * | `forbidden` | 403 |
  * | `not_found`, `turn_not_found` | 404 |
  * | `turn_finished` | 409 |
+ * | `payload_too_large` | 413 |
  * | `too_many_streams` | 429 |
  * | `internal`, `invalid_entry` | 500 |
- * | `redis_unavailable` | 503 |
+ * | `not_implemented` | 501 |
+ * | `redis_unavailable`, `provider_unavailable` | 503 |
  *
  * @since 0.1.0
  * @category schemas
@@ -28,15 +30,19 @@ export const ApiErrorCode = Schema.Literals([
   "invalid_turn_id",
   "invalid_last_event_id",
   "invalid_query",
+  "invalid_request",
   "unauthorized",
   "forbidden",
   "not_found",
   "turn_not_found",
   "turn_finished",
+  "payload_too_large",
   "too_many_streams",
   "internal",
   "invalid_entry",
-  "redis_unavailable"
+  "not_implemented",
+  "redis_unavailable",
+  "provider_unavailable"
 ]).annotate({ identifier: "ApiErrorCode" })
 
 /**
@@ -49,15 +55,19 @@ const statuses: Record<ApiErrorCode, number> = {
   invalid_turn_id: 400,
   invalid_last_event_id: 400,
   invalid_query: 400,
+  invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   turn_not_found: 404,
   turn_finished: 409,
+  payload_too_large: 413,
   too_many_streams: 429,
   internal: 500,
   invalid_entry: 500,
-  redis_unavailable: 503
+  not_implemented: 501,
+  redis_unavailable: 503,
+  provider_unavailable: 503
 }
 
 /**

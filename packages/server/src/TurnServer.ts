@@ -6,6 +6,7 @@
  * |---|---|
  * | `GET /` | the turn viewer page (public: it holds no data) |
  * | `GET /v1/turns` | `{turns: [{turnId, startedAt}]}`, newest first, `?limit=` |
+ * | `POST /v1/turns` | starts a turn (`TurnStarter`) and streams it as the UI message stream, its id in `x-sluice-turn-id` |
  * | `GET /v1/turns/:turnId` | the `TurnSnapshot` |
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
@@ -57,10 +58,12 @@ import { healthz, metrics, readyz } from "./internal/health.js"
 import * as LeaseSweeper from "./internal/leaseSweeper.js"
 import { observed } from "./internal/observe.js"
 import { pageRoutes } from "./internal/page.js"
+import { startTurn } from "./internal/startTurn.js"
 import { turnStreams } from "./internal/turnSource.js"
 import * as SharedTail from "./SharedTail.js"
 import * as TurnFeed from "./TurnFeed.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
+import * as TurnStarter from "./TurnStarter.js"
 import * as ViewerToken from "./ViewerToken.js"
 
 // A request to a turn's path whose turn id could not even be decoded (a malformed
@@ -127,6 +130,7 @@ export const makeApp = (
 ): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
+    const starter = yield* Effect.serviceOption(TurnStarter.TurnStarter)
     // turns whose producer died are ended whether anyone reads them or not
     yield* LeaseSweeper.sweep({ prefix: options.prefix, everyMs: options.sweepEveryMs, batch: options.sweepBatch })
       .pipe(Effect.provideService(RedisStreams.RedisStreams, redis), Effect.forkScoped)
@@ -164,6 +168,7 @@ export const makeApp = (
       HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs)),
       HttpRouter.route("OPTIONS", "*", (request) => Effect.succeed(preflight(request))),
       HttpRouter.route("GET", "/v1/turns", authed(recentTurns(options))),
+      HttpRouter.route("POST", "/v1/turns", authed(startTurn(options.maxBodyBytes, starter))),
       HttpRouter.route("GET", "/v1/turns/:turnId", authed(turnSnapshot(options))),
       HttpRouter.route("GET", "/v1/turns/:turnId/upserts", authed(turnStream(options, streams, "upserts"))),
       HttpRouter.route("GET", "/v1/turns/:turnId/events", authed(turnStream(options, streams, "events"))),
@@ -198,7 +203,8 @@ export const makeApp = (
 
 // The methods of each turn route, as a preflight's `Allow` names them.
 const routeMethods = (path: string): string | undefined => {
-  if (path === "/metrics" || path === "/v1/turns" || path === "/v1/turns/") return "GET, HEAD, OPTIONS"
+  if (path === "/metrics") return "GET, HEAD, OPTIONS"
+  if (path === "/v1/turns" || path === "/v1/turns/") return "GET, HEAD, POST, OPTIONS"
   if (cancelPathPattern.test(path)) return "POST, OPTIONS"
   return turnPathPattern.test(path) ? "GET, HEAD, OPTIONS" : undefined
 }

@@ -76,3 +76,10 @@ export { DurableStreams } from "@sluice/durable-streams"
  * @since 0.3.0
  */
 export * as AccessLog from "./AccessLog.js"
+
+/**
+ * What starts a turn for `POST /v1/turns`.
+ *
+ * @since 0.3.0
+ */
+export * as TurnStarter from "./TurnStarter.js"

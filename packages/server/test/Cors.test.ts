@@ -25,8 +25,8 @@ describe("CORS preflights", () => {
       const base = yield* serve()
       const turnId = randomUUID()
       const routes = [
-        ["/v1/turns", "GET", "GET, HEAD, OPTIONS"],
-        ["/v1/turns?limit=5", "GET", "GET, HEAD, OPTIONS"],
+        ["/v1/turns", "GET", "GET, HEAD, POST, OPTIONS"],
+        ["/v1/turns?limit=5", "GET", "GET, HEAD, POST, OPTIONS"],
         [`/v1/turns/${turnId}`, "GET", "GET, HEAD, OPTIONS"],
         [`/v1/turns/${turnId}/upserts`, "GET", "GET, HEAD, OPTIONS"],
         [`/v1/turns/${turnId}/events`, "GET", "GET, HEAD, OPTIONS"],

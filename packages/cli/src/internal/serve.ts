@@ -1,10 +1,12 @@
 /**
  * What `sluice serve` runs, loaded when it runs: the turn server on the store, with
- * Durable Streams, until interrupted.
+ * Durable Streams and the turns `POST /v1/turns` starts, until interrupted.
  *
  * @internal
  */
+import { TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { CliFailure } from "../CliFailure.js"
@@ -12,12 +14,16 @@ import type * as Serve from "../commands/Serve.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
+import * as TurnStarts from "../TurnStarts.js"
 import * as ServerLimits from "./serverLimits.js"
 
 /** Runs `sluice serve` until interrupted. */
 export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output.Output> =>
   Effect.gen(function*() {
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
+    // the turns POST /v1/turns starts run in a pipeline that lives as long as the server
+    const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix))
+    const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(FetchHttpClient.layer))
     const running = yield* Serving.start({
       port: args.port,
       prefix: args.prefix,
@@ -25,7 +31,7 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
       ...(yield* Serving.serverOptions(args)),
       ...(yield* ServerLimits.serverOptions(args)),
       ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
-    })
+    }).pipe(Effect.provideService(TurnStarter.TurnStarter, starter))
     const url = yield* running.pageUrl(ttl)
     yield* Output.line(
       args.insecureLocal

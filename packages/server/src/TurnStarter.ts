@@ -1,0 +1,46 @@
+/**
+ * What starts a turn for `POST /v1/turns`: given the request's JSON body, it checks
+ * it, starts the turn (the provider request, the pipeline persisting both streams) and
+ * gives back the turn's id and its StreamEvents as Stream A confirms them. The server
+ * holds no provider client or pipeline of its own: an application provides a
+ * `TurnStarter` (`sluice serve` does, on `TurnPipeline.start` and the providers' live
+ * clients); without one, `POST /v1/turns` answers 501 `not_implemented`.
+ *
+ * @since 0.3.0
+ */
+import type { StreamEvent } from "@sluice/core"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type { ApiError } from "./ApiError.js"
+
+/**
+ * A started turn: its id and its events, for one reader.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface StartedTurn {
+  readonly turnId: string
+  readonly events: Stream.Stream<StreamEvent.StreamEvent>
+}
+
+/**
+ * Starts turns. A body that is not a turn request fails with `invalid_request` (400,
+ * naming what is wrong); a provider that cannot be asked (no API key) with
+ * `provider_unavailable` (503).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TurnStarterService {
+  readonly start: (body: unknown) => Effect.Effect<StartedTurn, ApiError>
+}
+
+/**
+ * The starter of the turns `POST /v1/turns` asks for.
+ *
+ * @since 0.3.0
+ * @category services
+ */
+export class TurnStarter extends Context.Service<TurnStarter, TurnStarterService>()("@sluice/server/TurnStarter") {}

@@ -1,0 +1,109 @@
+/**
+ * `POST /v1/turns` (issue 30, one call from a request to a streamed, persisted turn):
+ * with a `TurnStarter` (here the pipeline on a recorded transcript), the response is
+ * the turn as the AI SDK's UI message stream, its id in `x-sluice-turn-id`, while both
+ * streams are persisted; read-only tokens are refused, a body that is not JSON or too
+ * large is refused before the starter sees it, the starter's own refusal is answered,
+ * and a server without a starter answers 501.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { TurnEntry, TurnKeys } from "@sluice/turns"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { ApiError } from "../src/ApiError.js"
+import * as TurnStarter from "../src/TurnStarter.js"
+import { bearer } from "./support/client.js"
+import { prefix, serve } from "./support/harness.js"
+import { readMessage } from "./support/uiRead.js"
+
+const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
+const writer = bearer("token-alpha-0123456789")
+
+// A starter that checks for `{ prompt: string }` and runs the recorded transcript.
+const recorded = Effect.map(TurnPipeline.TurnPipeline, (turns) =>
+  TurnStarter.TurnStarter.of({
+    start: (body) =>
+      Effect.gen(function*() {
+        if (typeof body !== "object" || body === null || !("prompt" in body) || typeof body.prompt !== "string") {
+          return yield* new ApiError({ code: "invalid_request", message: "prompt: expected a string" })
+        }
+        const context = yield* Effect.orDie(TurnContext.make())
+        const running = yield* turns.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+        return { turnId: context.turnId, events: running.events }
+      })
+  }))
+
+const post = (url: string, body: string, headers: Record<string, string> = writer) =>
+  Effect.promise(() =>
+    fetch(`${url}/v1/turns`, { method: "POST", body, headers: { ...headers, "content-type": "application/json" } })
+  )
+
+describe("POST /v1/turns", () => {
+  it.effect("streams the started turn as the UI message stream and persists it", () =>
+    Effect.gen(function*() {
+      const url = yield* serve().pipe(Effect.provideServiceEffect(TurnStarter.TurnStarter, recorded))
+      const response = yield* post(url, JSON.stringify({ prompt: "Hi" }))
+      expect(response.status).toBe(200)
+      expect(response.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
+      const turnId = response.headers.get("x-sluice-turn-id")
+      expect(turnId).toMatch(/^[0-9a-f-]{36}$/)
+      expect(response.headers.get("location")).toBe(`/v1/turns/${turnId}`)
+      const read = yield* readMessage(response)
+      expect(read.errors).toStrictEqual([])
+      expect((read.message?.parts ?? []).some((part) => part.type === "text" && part.text.length > 0)).toBe(true)
+      const redis = yield* RedisStreams.RedisStreams
+      // the turn's streams end whole, whoever reads them
+      for (let round = 0; round < 1_000; round++) {
+        const b = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId!), "-", "+")
+        if (b.some(TurnEntry.isFinal)) break
+        yield* Effect.yieldNow
+      }
+      const a = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId!), "-", "+")
+      const b = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId!), "-", "+")
+      expect(a.filter(TurnEntry.isFinal).length).toBe(1)
+      expect(b.filter(TurnEntry.isFinal).length).toBe(1)
+    }).pipe(Effect.provide(pipeline)), 60_000)
+
+  it.effect(
+    "refuses a read-only token, a body that is not JSON or too large, and what the starter refuses",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* serve({ readTokens: ["read-only-token-0123456789"], maxBodyBytes: 64 }).pipe(
+          Effect.provideServiceEffect(TurnStarter.TurnStarter, recorded)
+        )
+        const error = (response: Response) =>
+          Effect.promise(async () => {
+            const body = (await response.json()) as { readonly error: { readonly code: string } }
+            return [response.status, body.error.code]
+          })
+        expect(yield* error(yield* post(url, "{}", bearer("read-only-token-0123456789")))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        expect(yield* error(yield* post(url, "{\"prompt\":", writer))).toStrictEqual([400, "invalid_request"])
+        expect(yield* error(yield* post(url, JSON.stringify({ prompt: "x".repeat(100) })))).toStrictEqual([
+          413,
+          "payload_too_large"
+        ])
+        expect(yield* error(yield* post(url, JSON.stringify({ prompt: 1 })))).toStrictEqual([400, "invalid_request"])
+        const unauthenticated = yield* post(url, "{}", {})
+        expect(unauthenticated.status).toBe(401)
+      }).pipe(Effect.provide(pipeline)),
+    60_000
+  )
+
+  it.effect("answers 501 on a server without a starter", () =>
+    Effect.gen(function*() {
+      const url = yield* serve()
+      const response = yield* post(url, JSON.stringify({ prompt: "Hi" }))
+      expect(response.status).toBe(501)
+      const body = (yield* Effect.promise(() => response.json())) as { readonly error: { readonly code: string } }
+      expect(body.error.code).toBe("not_implemented")
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 60_000)
+})
