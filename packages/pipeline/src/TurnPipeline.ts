@@ -50,6 +50,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import { closingPayloads, type Ending } from "./internal/closing.js"
@@ -71,6 +72,9 @@ import type { TurnSource } from "./TurnSource.js"
  *   none.
  * - `followCancels` (true): follow the control stream for cancel requests.
  * - `drainMs` (10000): how long an interrupted turn may take to write its ending.
+ * - `graceMs` (10000): when the pipeline's scope closes, how long the turns it started
+ *   (`start`) may run on to their own end before they are interrupted (and end
+ *   `aborted`).
  *
  * @since 0.1.0
  * @category models
@@ -81,6 +85,7 @@ export interface Options {
   readonly lease?: TurnLease.LeaseOptions | false | undefined
   readonly followCancels?: boolean | undefined
   readonly drainMs?: number | undefined
+  readonly graceMs?: number | undefined
 }
 
 /**
@@ -156,9 +161,9 @@ export interface TurnPipelineService {
   ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError, R | R2>
   /**
    * Starts one turn in the pipeline's scope and returns at once: the turn runs on
-   * whoever reads its events or not (the pipeline's scope closing ends it `aborted`,
-   * as an interrupt does), so an HTTP handler can answer with its events while the
-   * turn is persisted.
+   * whoever reads its events or not (when the pipeline's scope closes, it has
+   * `graceMs` to end by itself, then is ended `aborted`, as an interrupt does), so an
+   * HTTP handler can answer with its events while the turn is persisted.
    */
   readonly start: <E, R, R2 = never>(
     context: TurnContext,
@@ -239,8 +244,26 @@ export const make = (options: Options = {}) =>
     const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
     // one fiber renews the leases of every turn this pipeline runs
     const keeper = yield* LeaseKeeper.make
-    // turns started (`start`) run in the pipeline's scope
-    const pipelineScope = yield* Effect.scope
+    // turns started (`start`) run in a scope of their own, closed with the pipeline's
+    // once they have had `graceMs` to end by themselves
+    const graceMs = options.graceMs ?? 10_000
+    const startedScope = yield* Scope.fork(yield* Effect.scope, "parallel")
+    const started = new Map<object, Fiber.Fiber<unknown, unknown>>()
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        const running = Array.from(started.values())
+        if (running.length === 0) return Effect.void
+        return Effect.gen(function*() {
+          const ended = yield* Fiber.awaitAll(running).pipe(Effect.timeoutOption(Duration.millis(graceMs)))
+          const left = started.size
+          yield* Effect.logInfo(
+            Option.isSome(ended)
+              ? `shutting down: the ${running.length} running turns ended`
+              : `shutting down: ${left} of ${running.length} running turns still running after ${graceMs} ms, ending them aborted`
+          )
+        })
+      })
+    )
     // and one wheel holds the upsert stage's fallback timers of all of them
     const wheel = yield* TimerWheel.make
 
@@ -434,11 +457,17 @@ export const make = (options: Options = {}) =>
         Effect.gen(function*() {
           const events = yield* Queue.unbounded<StreamEvent.StreamEvent, Cause.Done>()
           const given = runOptions.onEvents
+          const key = {}
           const fiber = yield* service.run(context, source, {
             ...runOptions,
             onEvents: (chunk) =>
               Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
-          }).pipe(Effect.ensuring(Queue.end(events)), Effect.forkIn(pipelineScope))
+          }).pipe(
+            Effect.ensuring(Queue.end(events)),
+            Effect.ensuring(Effect.sync(() => started.delete(key))),
+            Effect.forkIn(startedScope)
+          )
+          started.set(key, fiber)
           return {
             context,
             events: Stream.fromQueue(events),

@@ -2,17 +2,19 @@
  * A turn started in the pipeline's scope (`TurnPipeline.start`), as an HTTP handler
  * uses it: it returns at once; its events come as Stream A confirms them, the same
  * events in the same order; a reader that goes away leaves the turn running to its
- * end; and the pipeline's scope closing ends a turn still running `aborted`, in both
- * streams.
+ * end; and the pipeline's scope closing lets started turns run to their own end for
+ * `graceMs`, then ends those still running `aborted`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
@@ -56,11 +58,14 @@ describe("TurnPipeline.start", () => {
       Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
     ))
 
-  it.effect("ends a turn still running `aborted` when the pipeline's scope closes", () =>
+  it.effect("ends a turn still running `aborted` when the pipeline's scope closes (no grace)", () =>
     Effect.gen(function*() {
       const context = yield* TurnContext.make()
       const pipelineScope = yield* Scope.make()
-      const pipeline = yield* TurnPipeline.make({ publisher: { prefix } }).pipe(Scope.provide(pipelineScope))
+      // no grace: a turn still running is ended at once
+      const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, graceMs: 0 }).pipe(
+        Scope.provide(pipelineScope)
+      )
       // the first bytes, then a provider that never sends another
       const source = TurnSource.sse("anthropic", Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never))
       const running = yield* pipeline.start(context, source)
@@ -70,5 +75,38 @@ describe("TurnPipeline.start", () => {
       const last = (yield* streamA(context.turnId)).at(-1)
       expect(last?.payload.type).toBe("response_done")
       expect(last?.payload.type === "response_done" ? last.payload.status : undefined).toBe("aborted")
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})
+
+describe("TurnPipeline.start, when the pipeline closes", () => {
+  it.effect("lets started turns run to their own end for graceMs, then ends the rest aborted", () =>
+    Effect.gen(function*() {
+      const pipelineScope = yield* Scope.make()
+      const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, graceMs: 5_000, lease: false }).pipe(
+        Scope.provide(pipelineScope)
+      )
+      // one provider that finishes 3 s after the close begins, one that never does
+      const late = Stream.concat(
+        Stream.make(transcript.subarray(0, 400)),
+        Stream.fromEffect(Effect.as(Effect.sleep("3 seconds"), transcript.subarray(400)))
+      )
+      const never = Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never)
+      const finishing = yield* TurnContext.make()
+      const stalled = yield* TurnContext.make()
+      const first = yield* pipeline.start(finishing, TurnSource.sse("anthropic", late))
+      const second = yield* pipeline.start(stalled, TurnSource.sse("anthropic", never))
+      yield* Stream.runCollect(Stream.take(first.events, 1))
+      yield* Stream.runCollect(Stream.take(second.events, 1))
+      const closing = yield* Effect.forkChild(Scope.close(pipelineScope, Exit.void))
+      yield* TestClock.adjust("3 seconds")
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(closing)
+      const endOf = (turnId: string) =>
+        Effect.map(streamA(turnId), (events) => {
+          const last = events.at(-1)?.payload
+          return last?.type === "response_done" ? last.status : last?.type
+        })
+      expect(yield* endOf(finishing.turnId)).toBe("complete")
+      expect(yield* endOf(stalled.turnId)).toBe("aborted")
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })
