@@ -56,11 +56,16 @@ const sluice = (chunks: ReadonlyArray<Uint8Array>): Promise<number> => count(bod
 const effectSse = (chunks: ReadonlyArray<Uint8Array>): Promise<number> =>
   count(body(chunks).pipe(Stream.decodeText(), Stream.pipeThroughChannel(EffectSse.decode())))
 
-const eventsourceParser = (chunks: ReadonlyArray<Uint8Array>): Promise<number> =>
+// eventsource-parser in a Stream; with `maxBufferSize`, the same cap on a buffered
+// event as Sluice's framer (`Sse.defaultMaxEventSize`), so both pay for the bound.
+const eventsourceParser = (chunks: ReadonlyArray<Uint8Array>, maxBufferSize?: number): Promise<number> =>
   count(Stream.suspend(() => {
     const decoder = new TextDecoder()
     let pending: Array<EventSourceMessage> = []
-    const parser = createParser({ onEvent: (event) => pending.push(event) })
+    const parser = createParser({
+      onEvent: (event) => pending.push(event),
+      ...(maxBufferSize === undefined ? {} : { maxBufferSize })
+    })
     return body(chunks).pipe(
       Stream.map((chunk) => {
         parser.feed(decoder.decode(chunk, { stream: true }))
@@ -81,12 +86,18 @@ export const run = async (): Promise<string> => {
     const floor = await measure("split+JSON.parse", body.length, () => splitAndParse(chunks))
     const ours = await measure("Sluice Sse.decode", body.length, () => sluice(chunks))
     const esp = await measure("eventsource-parser in Stream", body.length, () => eventsourceParser(chunks))
+    const espCapped = await measure(
+      "eventsource-parser in Stream, maxBufferSize as Sluice's cap",
+      body.length,
+      () => eventsourceParser(chunks, Sse.defaultMaxEventSize)
+    )
     const effect = await measure("effect/encoding Sse.decode in Stream", body.length, () => effectSse(chunks))
     sections.push(
       report(`SSE framing, ${(body.length / 1e6).toFixed(1)} MB transcript, ${size / 1024} KiB reads`, [
         floor,
         ours,
         esp,
+        espCapped,
         effect
       ], floor)
     )
