@@ -5,34 +5,15 @@
  * to the root command only, a bad `--provider` names the option, the value and the
  * choices, and a missing option names its `SLUICE_*` variable.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Cli, Output } from "../src/index.js"
+import { sluice } from "./support/sluice.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bin = join(here, "..", "src", "bin.ts")
-
-/** Runs `sluice ...args` in process with `env` for its environment, standard output as `options` say. */
-const sluice = (
-  env: Record<string, string>,
-  args: ReadonlyArray<string>,
-  options: { readonly isTTY?: boolean; readonly columns?: number } = {}
-) =>
-  Effect.gen(function*() {
-    const output = Output.memory(options)
-    const exit = yield* Cli.run(["node", "sluice", ...args]).pipe(
-      Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
-      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
-      Effect.exit
-    )
-    return { code: Cli.exitCode(exit), stdout: output.stdout(), stderr: output.stderr() }
-  })
 
 const commands = ["normalize", "replay", "run", "serve", "demo"] as const
 const esc = "\x1b"

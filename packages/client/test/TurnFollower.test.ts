@@ -1,23 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { cancel, followTurn } from "../src/index.js"
-import type { Snapshot, Upsert } from "../src/Wire.js"
+import type { Snapshot } from "../src/Wire.js"
+import { completed, frame, turnId, upsert } from "./support/feed.js"
 
-const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
-const threadId = "7a1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
 const base = "http://sluice.test/"
-
-const upsert = (itemId: string, content: string): Upsert => ({
-  type: "item_upsert",
-  turnId,
-  threadId,
-  itemId,
-  itemType: "message",
-  changeType: "updated",
-  content
-})
-const frame = (id: string, event: string, data: unknown) =>
-  `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
-const completed = { type: "turn_completed", turnId, threadId, status: "complete" }
 
 type Reply = Response | Error
 interface Recorded {

@@ -13,25 +13,10 @@ import { sleeps, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { states } from "../src/effect.js"
 import { followTurn } from "../src/index.js"
 import { awaitPollMs } from "../src/TurnFollower.js"
-import type { Upsert } from "../src/Wire.js"
+import { completed, frame, started, turnId, upsert } from "./support/feed.js"
 
-const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
-const threadId = "7a1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
 const base = "http://sluice.test"
 
-const upsert = (itemId: string, content: string): Upsert => ({
-  type: "item_upsert",
-  turnId,
-  threadId,
-  itemId,
-  itemType: "message",
-  changeType: "updated",
-  content
-})
-const frame = (id: string, event: string, data: unknown) =>
-  `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
-const started = { type: "turn_started", turnId, threadId, modelId: "m", providerId: "p" }
-const completed = { type: "turn_completed", turnId, threadId, status: "complete" }
 // The whole turn's feed, from its first entry.
 const wholeTurn = [
   frame("0-1", "turn_event", started),

@@ -12,7 +12,7 @@ import { Cli, Output } from "../../src/index.js"
 export const sluice = (
   env: Record<string, string>,
   args: ReadonlyArray<string>,
-  options: { readonly isTTY?: boolean; readonly stderrStyled?: boolean } = {}
+  options: { readonly isTTY?: boolean; readonly stderrStyled?: boolean; readonly columns?: number } = {}
 ) =>
   Effect.gen(function*() {
     const output = Output.memory(options)
