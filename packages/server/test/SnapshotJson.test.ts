@@ -12,10 +12,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
+import { messageUpsert } from "../../turns/test/support/turns.js"
 import { render } from "../src/internal/snapshotJson.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { prefix } from "./support/harness.js"
-import { messageUpsert } from "./support/upserts.js"
 
 const threadId = randomUUID()
 

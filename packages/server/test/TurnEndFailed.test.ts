@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { followTurn } from "@sluice/client"
-import { StreamBMessage, StreamEvent, type UITurnEvent, type UIUpsert } from "@sluice/core"
+import { StreamBMessage, StreamEvent, type UITurnEvent } from "@sluice/core"
 import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { streamEvents } from "../../turns/test/support/turns.js"
+import { messageUpsert, streamEvents } from "../../turns/test/support/turns.js"
 import { bearer, readAll } from "./support/client.js"
 import { producer, publishEvents, publishTurn, serve, tokens } from "./support/harness.js"
 
@@ -119,16 +119,7 @@ describe("a failed turn's readers read on to its last entry", () => {
         const turnId = randomUUID()
         const threadId = randomUUID()
         const at = (n: number) => 1_700_000_000_000 + n
-        const upsert: UIUpsert.UIUpsert = {
-          type: "item_upsert",
-          turnId,
-          threadId,
-          itemId: "item-1",
-          itemType: "message",
-          changeType: "created",
-          content: "partial",
-          origin: "agent"
-        }
+        const upsert = messageUpsert(turnId, threadId, "item-1", "partial", "created")
         const messages = [
           StreamBMessage.wrap({ type: "turn_started", turnId, threadId }, randomUUID(), at(0)),
           StreamBMessage.wrap(upsert, randomUUID(), at(1)),

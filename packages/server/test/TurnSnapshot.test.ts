@@ -11,10 +11,10 @@ import * as TestClock from "effect/testing/TestClock"
 import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { streamEvents } from "../../turns/test/support/turns.js"
+import { messageUpsert } from "../../turns/test/support/turns.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, request } from "./support/client.js"
 import { prefix, producer, publishTurn, publishUpserts, serve, tokens } from "./support/harness.js"
-import { messageUpsert } from "./support/upserts.js"
 
 const auth = bearer(tokens[0])
 const threadId = randomUUID()

@@ -17,7 +17,7 @@ import { PublishError } from "../../src/PublishError.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
 import * as TurnKeys from "../../src/TurnKeys.js"
 import * as TurnPublisher from "../../src/TurnPublisher.js"
-import { kept, streamEvents, upsertMessages } from "./turns.js"
+import { kept, messageUpsert, streamEvents, upsertMessages } from "./turns.js"
 
 const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
 const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }
@@ -105,16 +105,7 @@ export const publisherSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           const turnId = randomUUID()
           const threadId = randomUUID()
           const payload = (itemId: string, content: string, changeType: "created" | "updated" | "completed") =>
-            ({
-              type: "item_upsert",
-              turnId,
-              threadId,
-              itemId,
-              itemType: "message",
-              changeType,
-              content,
-              origin: "agent"
-            }) as const
+            messageUpsert(turnId, threadId, itemId, content, changeType)
           const payloads: Array<StreamBMessage.UIPayload> = [{ type: "turn_started", turnId, threadId }]
           let a = ""
           let b = ""

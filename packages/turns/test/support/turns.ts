@@ -4,6 +4,24 @@
 import { StreamBMessage, StreamEvent, type UITurnEvent, type UIUpsert } from "@sluice/core"
 import { randomUUID } from "node:crypto"
 
+/** The upsert of agent message `itemId` of a turn, with `content`. */
+export const messageUpsert = (
+  turnId: string,
+  threadId: string,
+  itemId: string,
+  content: string,
+  changeType: UIUpsert.UIUpsertChangeType = "updated"
+): UIUpsert.UIUpsert => ({
+  type: "item_upsert",
+  turnId,
+  threadId,
+  itemId,
+  itemType: "message",
+  changeType,
+  content,
+  origin: "agent"
+})
+
 /** A turn's Stream B: turn_started, `n - 2` growing message upserts, turn_completed. */
 export const upsertMessages = (turnId: string, n: number): Array<StreamBMessage.StreamBMessage> => {
   const threadId = randomUUID()
@@ -13,16 +31,13 @@ export const upsertMessages = (turnId: string, n: number): Array<StreamBMessage.
   let content = ""
   for (let i = 1; i <= n - 2; i++) {
     content += `word ${i} `
-    const upsert: UIUpsert.UIUpsert = {
-      type: "item_upsert",
+    const upsert = messageUpsert(
       turnId,
       threadId,
-      itemId: "item-1",
-      itemType: "message",
-      changeType: i === 1 ? "created" : i === n - 2 ? "completed" : "updated",
+      "item-1",
       content,
-      origin: "agent"
-    }
+      i === 1 ? "created" : i === n - 2 ? "completed" : "updated"
+    )
     out.push(StreamBMessage.wrap(upsert, randomUUID(), 1_700_000_000_000 + i))
   }
   const completed: UITurnEvent.UITurnEvent = { type: "turn_completed", turnId, threadId, status: "complete" }
