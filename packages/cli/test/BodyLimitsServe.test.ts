@@ -4,30 +4,14 @@
  * timeouts, and `--public-url`; bad values are bad usage, each in one line, for
  * `serve` and `demo`.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { Cli } from "../src/index.js"
-import { lines, takeUntil } from "./support/lines.js"
+import { serving as servingWith } from "./support/serving.js"
 import { sluice } from "./support/sluice.js"
 
-/** Serves in process for the length of the scope; the base address of the API. */
+// Serves in process on loopback, without tokens, for the length of the scope.
 const serving = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const output = yield* lines
-    yield* Effect.forkScoped(
-      Cli.run(["node", "sluice", "serve", "--port", "0", "--insecure-local", ...args]).pipe(
-        Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
-        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
-      )
-    )
-    const link = new URL(
-      (yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length)
-    )
-    return `${link.protocol}//${link.host}`
-  })
+  servingWith(env, "--insecure-local", ...args)
 
 // The answers of a server with a 1 KiB body limit: a created stream's Location, the
 // statuses of a 2 KiB and a 512-byte append, and /healthz's Keep-Alive.

@@ -6,56 +6,14 @@
  * provider without an API key is 503 `provider_unavailable`; a body that is not a turn
  * request is 400 `invalid_request`, naming the field.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { Cli } from "../src/index.js"
-import { lines, takeUntil } from "./support/lines.js"
+import * as Loopback from "../../providers/test/support/loopback.js"
+import { serving } from "./support/serving.js"
 
-const recorded = readFileSync(join(__dirname, "..", "samples", "anthropic-weather.sse"))
-
-// A provider stand-in on a free loopback port for the length of the scope: every POST
-// gets the recorded stream.
-const standIn = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ readonly url: string; readonly close: () => void }>((resolve) => {
-      const server = createServer((request, response) => {
-        request.resume()
-        request.on("end", () => {
-          response.writeHead(200, { "content-type": "text/event-stream" })
-          response.end(recorded)
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resolve({ url: `http://127.0.0.1:${port}`, close: () => server.close() })
-      })
-    })
-  ),
-  (server) => Effect.sync(() => server.close())
-)
-
-// Serves in process for the length of the scope; the base address of the API.
-const serving = (env: Record<string, string>) =>
-  Effect.gen(function*() {
-    const output = yield* lines
-    yield* Effect.forkScoped(
-      Cli.run(["node", "sluice", "serve", "--port", "0", "--insecure-local"]).pipe(
-        Effect.provide(Layer.merge(NodeServices.layer, output.layer)),
-        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
-      )
-    )
-    const link = new URL(
-      (yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length)
-    )
-    return `${link.protocol}//${link.host}`
-  })
+const recorded = readFileSync(join(__dirname, "..", "samples", "anthropic-weather.sse"), "utf8")
 
 const start = (base: string, body: unknown) =>
   Effect.promise(async () => {
@@ -78,8 +36,12 @@ describe("POST /v1/turns on sluice serve", () => {
     "starts the turn with the provider's client and streams it while it is persisted",
     () =>
       Effect.gen(function*() {
-        const provider = yield* standIn
-        const base = yield* serving({ ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: provider.url })
+        // the provider: the recorded stream, one event per write
+        const provider = yield* Loopback.serve([{ _tag: "sse", body: recorded }])
+        const base = yield* serving(
+          { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: provider.url },
+          "--insecure-local"
+        )
         const started = yield* start(base, request)
         expect(started.status).toBe(200)
         expect(started.turnId).toMatch(/^[0-9a-f-]{36}$/)
@@ -99,7 +61,7 @@ describe("POST /v1/turns on sluice serve", () => {
     "answers 503 for a provider without an API key, 400 for a body that is not a turn request",
     () =>
       Effect.gen(function*() {
-        const base = yield* serving({})
+        const base = yield* serving({}, "--insecure-local")
         const missing = yield* start(base, request)
         expect(missing.status).toBe(503)
         expect(missing.text).toContain("provider_unavailable")

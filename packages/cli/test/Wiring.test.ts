@@ -8,17 +8,14 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
 import type {} from "../../redis/test/support/globalSetup.js"
-import { Cli, Output } from "../src/index.js"
-import { lines, takeUntil } from "./support/lines.js"
+import { serving } from "./support/serving.js"
 import { sluice } from "./support/sluice.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -160,23 +157,6 @@ describe("sluice serve --metrics-port", () => {
       expect((yield* request(`${metrics}/v1/turns`)).status).toBe(404)
     }).pipe(Effect.scoped), 120_000)
 })
-
-const cli = (layer: Layer.Layer<Output.Output>, env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Cli.run(["node", "sluice", ...args]).pipe(
-    Effect.provide(Layer.merge(NodeServices.layer, layer)),
-    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
-  )
-
-/** Serves in process for the length of the scope; the base address of the API. */
-const serving = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const output = yield* lines
-    yield* Effect.forkScoped(cli(output.layer, env, "serve", "--port", "0", ...args))
-    const link = new URL(
-      (yield* takeUntil(output.queue, (line) => line.startsWith("the turn viewer: "))).slice("the turn viewer: ".length)
-    )
-    return `${link.protocol}//${link.host}`
-  })
 
 const json = (token?: string): Record<string, string> => ({
   "content-type": "application/json",

@@ -7,72 +7,31 @@ import type { IContent } from "@sluice/accumulator"
 import { ProviderError } from "@sluice/core"
 import { LlmRequest, ProviderClient } from "@sluice/providers"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { createServer, type IncomingHttpHeaders } from "node:http"
-import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import * as Loopback from "../../providers/test/support/loopback.js"
 import { Generation } from "../src/index.js"
 
 const fixture = (name: string) => readFileSync(join(__dirname, "fixtures", "generation", name), "utf8")
 
-interface Reply {
-  readonly status: number
-  readonly contentType: string
-  readonly body: string
+// The providers' loopback server (a recorded answer per request, SSE one event per
+// write), for the async tests of the `AsyncIterable` form: open until `close`.
+const serve = async (replies: ReadonlyArray<Loopback.Reply>) => {
+  const scope = Effect.runSync(Scope.make())
+  const loopback = await Effect.runPromise(Scope.provide(Loopback.serve(replies), scope))
+  return {
+    url: loopback.url,
+    requests: loopback.requests,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
 }
 
-interface Served {
-  readonly url: string
-  readonly requests: Array<{ readonly url: string; readonly headers: IncomingHttpHeaders; readonly body: unknown }>
-  readonly close: () => Promise<void>
-}
-
-/** A loopback server answering the i-th request with the i-th reply, SSE bodies one event per write. */
-const serve = (replies: ReadonlyArray<Reply>): Promise<Served> =>
-  new Promise((resolve) => {
-    const requests: Served["requests"] = []
-    const server = createServer((request, response) => {
-      let text = ""
-      request.setEncoding("utf8")
-      request.on("data", (data: string) => (text += data))
-      request.on("end", () => {
-        requests.push({ url: request.url ?? "", headers: request.headers, body: JSON.parse(text) })
-        const reply = replies[requests.length - 1]
-        if (reply === undefined) {
-          response.writeHead(418).end()
-          return
-        }
-        response.writeHead(reply.status, { "content-type": reply.contentType })
-        const events = reply.body.split(/(?<=\n\n)/)
-        const write = (index: number): void => {
-          if (index >= events.length) {
-            response.end()
-            return
-          }
-          response.write(events[index])
-          setImmediate(() => write(index + 1))
-        }
-        write(0)
-      })
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        requests,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      })
-    })
-  })
-
-const sse = (body: string): Reply => ({ status: 200, contentType: "text/event-stream", body })
+const sse = (body: string): Loopback.Reply => ({ _tag: "sse", body })
 
 const settings = (provider: ProviderClient.Settings["provider"], baseUrl: string): ProviderClient.Settings => ({
   provider,
@@ -123,8 +82,8 @@ describe("Generation.generateStreaming", () => {
         metadata: { usage: { inputTokens: 502, outputTokens: 137 } }
       })
       expect(contents).toHaveLength(6)
-      expect(server.requests).toHaveLength(1)
-      expect((server.requests[0]?.body as Record<string, unknown>).stream).toBe(true)
+      expect(server.requests()).toHaveLength(1)
+      expect((server.requests()[0]?.body as Record<string, unknown>).stream).toBe(true)
     } finally {
       await server.close()
     }
@@ -141,7 +100,7 @@ describe("Generation.generateStreaming", () => {
         maxTokens: 200,
         tools: [{ name: "add", description: "adds" }, { name: "multiply", parameters: { type: "object" } }]
       }))
-      const body = server.requests[0]?.body as Record<string, unknown>
+      const body = server.requests()[0]?.body as Record<string, unknown>
       expect(body.temperature).toBe(2)
       expect(
         (body.tools as ReadonlyArray<{ readonly function: { readonly parameters: unknown } }>).map((tool) =>
@@ -162,7 +121,7 @@ describe("Generation.generateStreaming", () => {
     try {
       const iterable = Generation.generateStreaming(settings("gemini", server.url), request, { temperature: 2.5 })
       await expect(collect(iterable)).rejects.toMatchObject({ _tag: "LlmRequestError", field: "temperature" })
-      expect(server.requests).toHaveLength(0)
+      expect(server.requests()).toHaveLength(0)
     } finally {
       await server.close()
     }
@@ -192,15 +151,15 @@ describe("Generation.generateStreaming", () => {
 
   it("streaming: false sends the non-streaming request and yields its answer in the same form", async () => {
     const server = await serve([
-      { status: 200, contentType: "application/json", body: fixture("anthropic-thinking-tools.json") }
+      { _tag: "status", status: 200, body: fixture("anthropic-thinking-tools.json") }
     ])
     try {
       const contents = await collect(
         Generation.generateStreaming(settings("anthropic", server.url), request, { streaming: false })
       )
-      const body = server.requests[0]?.body as Record<string, unknown>
+      const body = server.requests()[0]?.body as Record<string, unknown>
       expect(body.stream).toBeUndefined()
-      expect(server.requests[0]?.headers.accept).toBe("application/json")
+      expect(server.requests()[0]?.headers.accept).toBe("application/json")
       expect(contents.at(-1)?.metadata?.usage).toBeDefined()
       expect(contents.some((content) => content.blocks.some((block) => block.type === "tool_call"))).toBe(true)
     } finally {
@@ -210,10 +169,7 @@ describe("Generation.generateStreaming", () => {
 
   it.effect("the Effect form: Generation.stream on the ProviderClient service", () =>
     Effect.gen(function*() {
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(() => serve([sse(fixture("anthropic-tool-parallel.sse"))])),
-        (served) => Effect.promise(served.close)
-      )
+      const server = yield* Loopback.serve([sse(fixture("anthropic-tool-parallel.sse"))])
       const contents = yield* Generation.streamWith(request).pipe(
         Stream.runCollect,
         Effect.provide(ProviderClient.layer(settings("anthropic", server.url))),
