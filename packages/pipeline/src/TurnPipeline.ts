@@ -192,14 +192,15 @@ const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
   return { _tag: "Failed", code: PipelineErrors.errorCode(PipelineErrors.classify(failure)), message }
 }
 
-/** Ends a stage's span with the stage's stream (or, when the turn ends first, with the turn). */
-type StageSpan = <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+/** Ends a stage's span with an exit (once: the turn's scope ends it with the turn's otherwise). */
+type EndSpan = (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 
 // One span per stage, siblings under the turn's span. Each is made when the turn
-// starts and ended with its stage's exit. It is not provided to the stage as its
-// current span: that would wrap every effect the stage runs, chunk after chunk, in a
-// change of context (at live pace about a tenth of the pipeline's CPU). Spans a source
-// makes of its own are children of the turn's span.
+// starts and ended with its stage's exit: the source's when its stream ends, the fused
+// stages' with the turn. It is not provided to the stage as its current span: that
+// would wrap every effect the stage runs, chunk after chunk, in a change of context (at
+// live pace about a tenth of the pipeline's CPU). Spans a source makes of its own are
+// children of the turn's span.
 const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
   Effect.gen(function*() {
     // no stack trace (`makeSpan` captures none): it would point into this module
@@ -213,8 +214,8 @@ const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
           span.end(now, exit)
         }))
     yield* Effect.addFinalizer(end)
-    const stage: StageSpan = (self) => Stream.onExit(self, end)
-    return stage
+    const ender: EndSpan = end
+    return ender
   })
 
 const stageSpans = Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
@@ -340,7 +341,7 @@ export const make = (options: Options = {}) =>
             })
           )
         const events = untilStopped(withTraceContext(source(context), context.traceContext), stop).pipe(
-          stage.normalize,
+          (self) => Stream.onExit(self, stage.normalize),
           Accumulator.accumulate,
           // per chunk, not per event: a per-event effect would hand on one-event chunks
           Stream.mapArrayEffect((steps) =>
