@@ -22,11 +22,11 @@ import * as TurnSource from "./TurnSource.js"
  * @since 0.3.0
  * @category schemas
  */
-export const TurnRequest = Schema.Struct({
+export const TurnRequestBody = Schema.Struct({
   ...LlmRequest.LlmRequest.fields,
   provider: ProviderName.ProviderName,
   threadId: Schema.optionalKey(Schema.String.check(Schema.isGUID({ expected: "a UUID" })))
-}).annotate({ identifier: "TurnRequest" })
+}).annotate({ identifier: "TurnRequestBody" })
 
 /**
  * A checked turn request: the provider, the thread if given, and the LLM request with
@@ -56,12 +56,14 @@ export class ProviderUnavailable extends Schema.TaggedError<ProviderUnavailable>
   }
 }
 
-const decodeHead = Schema.decodeUnknownResult(
-  Schema.Struct({ provider: TurnRequest.fields.provider, threadId: TurnRequest.fields.threadId })
-)
+// The body's own fields; the rest is the LLM request's (each decoder leaves the
+// other's fields alone).
+const Head = Schema.Struct({ provider: TurnRequestBody.fields.provider, threadId: TurnRequestBody.fields.threadId })
+const decodeHead = Schema.decodeUnknownResult(Head)
+const hasProvider = Schema.is(Schema.Struct({ provider: ProviderName.ProviderName }))
 
 /**
- * Checks a request body against `TurnRequest`, the LLM request by every rule of
+ * Checks a request body against `TurnRequestBody`, the LLM request by every rule of
  * `LlmRequest`. Fails with an `LlmRequestError` that names the offending field.
  *
  * @since 0.3.0
@@ -71,20 +73,18 @@ export const decode = (body: unknown): Result.Result<TurnRequest, LlmRequest.Llm
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return Result.fail(new LlmRequest.LlmRequestError({ field: "request", message: "request: expected a JSON object" }))
   }
-  const { provider, threadId, ...rest } = body as Readonly<Record<string, unknown>>
-  const head = decodeHead({ provider, ...(threadId === undefined ? {} : { threadId }) })
+  const head = decodeHead(body)
   if (Result.isFailure(head)) {
-    const field = provider === undefined || !Schema.is(ProviderName.ProviderName)(provider) ? "provider" : "threadId"
     return Result.fail(
-      new LlmRequest.LlmRequestError({
-        field,
-        message: field === "provider"
-          ? `provider: expected one of ${ProviderName.ProviderName.literals.join(", ")}`
-          : "threadId: expected a UUID"
-      })
+      hasProvider(body)
+        ? new LlmRequest.LlmRequestError({ field: "threadId", message: "threadId: expected a UUID" })
+        : new LlmRequest.LlmRequestError({
+          field: "provider",
+          message: `provider: expected one of ${ProviderName.ProviderName.literals.join(", ")}`
+        })
     )
   }
-  return Result.map(LlmRequest.validateResult(rest), (request) => ({ ...head.success, request }))
+  return Result.map(LlmRequest.validateResult(body), (request) => ({ ...head.success, request }))
 }
 
 /**
