@@ -153,7 +153,7 @@ export const readTokens: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = F
  * `--no-compression`: never gzip an answer (by default a Durable Streams catch-up read
  * or a snapshot of 1 KiB or more is gzipped for a client that accepts it).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const noCompression = Flag.Boolean("no-compression").pipe(
@@ -167,7 +167,7 @@ export const noCompression = Flag.Boolean("no-compression").pipe(
  * `--webhook-allow-hosts H1,H2`: hosts that Durable Streams subscription webhooks may
  * reach although they are private or loopback, or over plain http.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const webhookAllowHosts = EnvOptions.optionalText(

@@ -79,7 +79,7 @@ export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
  * the `spans` and the `fiberId` (the fields of Effect 3's JSON logger, which Effect 4
  * names differently).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category loggers
  */
 export const jsonLine: Logger.Logger<unknown, string> = Logger.map(

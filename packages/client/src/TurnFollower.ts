@@ -49,7 +49,7 @@ export interface FollowOptions extends RequestOptions {
  * How often a turn not written yet is looked for again, while the server answers
  * `turn_not_found` at once (`awaitTurnMs`): 250 ms.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constants
  */
 export const awaitPollMs = 250

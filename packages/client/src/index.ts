@@ -37,7 +37,7 @@ export { type FollowOptions, followTurn, type TurnHandle } from "./TurnFollower.
 /**
  * How often `followTurn` looks again for a turn not written yet (`awaitTurnMs`).
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 export { awaitPollMs } from "./TurnFollower.js"
 

@@ -76,7 +76,7 @@ export * as StreamEvent from "./StreamEvent.js"
 export * as Tokens from "./Tokens.js"
 
 /**
- * @since 0.4.0
+ * @since 0.3.0
  */
 export * as Text from "./Text.js"
 

@@ -175,7 +175,7 @@ export const follow = (
  * How often a reader waiting for a turn's stream to appear looks again
  * (`awaitStream`): 200 ms.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constants
  */
 export const awaitPollMs = 200
@@ -184,7 +184,7 @@ export const awaitPollMs = 200
  * How to wait for a stream to appear: for up to `waitMs` (0: not at all), looking
  * every `pollMs` (`awaitPollMs` by default).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface AwaitOptions {
@@ -200,7 +200,7 @@ export interface AwaitOptions {
  * is 0). A turn that is started and followed at once races its first write; its
  * readers wait here rather than being told it does not exist.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category streams
  */
 export const awaitStream = (

@@ -37,7 +37,7 @@ export const Token = Schema.String.check(
  * one, with an optional port (what a webhook URL's host name, or its host with port,
  * is compared with).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category schemas
  */
 export const AllowHost = Schema.String.check(
@@ -68,7 +68,7 @@ export const connectionDefaults = {
  * (`awaitTurnMs`, its `--await-turn-ms`): 10 s. The library's own default is 0 (a
  * reader of an unknown turn is told at once), as before 0.4.0.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constants
  */
 export const awaitTurnDefault = 10_000

@@ -34,7 +34,7 @@ export const samples: ReadonlyArray<{ readonly file: string; readonly provider: 
 /**
  * The flags and arguments of `demo`, as the parser reads them.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const options = {

@@ -13,7 +13,7 @@ import * as CommandOptions from "../CommandOptions.js"
 /**
  * The flags and arguments of `normalize`, as the parser reads them.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const options = {

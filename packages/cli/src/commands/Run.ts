@@ -28,7 +28,7 @@ import * as EnvOptions from "../EnvOptions.js"
 /**
  * The flags and arguments of `run`, as the parser reads them.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const options = {

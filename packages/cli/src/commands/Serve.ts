@@ -19,7 +19,7 @@ import * as ServerLimits from "../internal/serverLimits.js"
 /**
  * The flags and arguments of `serve`, as the parser reads them.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category options
  */
 export const options = {
