@@ -81,6 +81,9 @@ export const make: Effect.Effect<LeaseKeeperService, never, RedisStreams | Scope
       Effect.catch((error: RedisError) => Effect.logWarning(`renewing the lease ${entry.kept.key}: ${error.message}`))
     )
 
+  // Its own loop rather than timers on a `TimerWheel`: a round waits for the renewals
+  // it sent before it sleeps again (a wheel's task must not wait), so a renewal is never
+  // overtaken by the next period's.
   const round = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const due: Array<Entry> = []
