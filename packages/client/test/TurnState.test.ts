@@ -1,20 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as TurnState from "../src/TurnState.js"
-import type { Snapshot, Upsert } from "../src/Wire.js"
+import type { Snapshot } from "../src/Wire.js"
 import { isSnapshot, isTurnEvent, isUpsert } from "../src/Wire.js"
-
-const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
-const threadId = "7a1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
-
-const upsert = (itemId: string, content: string, changeType: Upsert["changeType"] = "updated"): Upsert => ({
-  type: "item_upsert",
-  turnId,
-  threadId,
-  itemId,
-  itemType: "message",
-  changeType,
-  content
-})
+import { threadId, turnId, upsert } from "./support/feed.js"
 
 const snapshot: Snapshot = { turnId, status: "streaming", items: [upsert("a", "Hel", "created")], lastEventId: "0-2" }
 

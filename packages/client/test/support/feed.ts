@@ -7,14 +7,14 @@ import type { Upsert } from "../../src/Wire.js"
 export const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
 export const threadId = "7a1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
 
-/** An `updated` upsert of a message item of the turn. */
-export const upsert = (itemId: string, content: string): Upsert => ({
+/** An upsert of a message item of the turn (`updated` unless told). */
+export const upsert = (itemId: string, content: string, changeType: Upsert["changeType"] = "updated"): Upsert => ({
   type: "item_upsert",
   turnId,
   threadId,
   itemId,
   itemType: "message",
-  changeType: "updated",
+  changeType,
   content
 })
 
