@@ -8,6 +8,7 @@
  */
 import { DurableStream, stream } from "@durable-streams/client"
 import { describe, expect, it } from "@effect/vitest"
+import type { StreamBMessage } from "@sluice/core"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
 import * as Effect from "effect/Effect"
@@ -18,10 +19,8 @@ import { producer, serveWith, tokens } from "./support/harness.js"
 
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)
 
-interface Upsert {
-  readonly eventId: string
-  readonly payloadType: string
-}
+// A turn's entries are served in their one JSON shape: a Stream B entry is its StreamBMessage.
+type Upsert = StreamBMessage.StreamBMessage
 
 /** Follows a JSON stream from `offset` until `stop` holds of what was read; the items and the offset to resume from. */
 const follow = (url: string, offset: string, stop: (items: ReadonlyArray<Upsert>, closed: boolean) => boolean) =>
@@ -60,8 +59,8 @@ describe("Durable Streams client", () => {
         const first = yield* follow(url, "-1", (items) => items.length >= 6)
         yield* produce.release(14)
         const rest = yield* follow(url, first.resume, (_, closed) => closed)
-        const seen = [...first.items, ...rest.items].map((item) => item.eventId)
-        expect(seen).toEqual(messages.map((message) => message.eventId))
+        // every upsert exactly once, each exactly the StreamBMessage written (payload as JSON text)
+        expect([...first.items, ...rest.items]).toStrictEqual(messages)
         const head = yield* Effect.promise(() => fetch(url, { method: "HEAD" }))
         expect(head.headers.get("stream-closed")).toBe("true")
       }).pipe(Effect.scoped, Effect.provide(stores)),

@@ -40,6 +40,30 @@ export const TurnEntryFields = Schema.Struct({
 }).annotate({ identifier: "TurnEntryFields" })
 
 /**
+ * An entry as a JSON value, the one shape every surface that prints or serves whole
+ * entries uses (`sluice replay --jsonl`, the turn's streams under `/v1/stream/turns/`):
+ * the five fields with `timestamp` a number and `payload` the JSON text exactly as
+ * stored. A Stream B entry's value is its `StreamBMessage`; a Stream A entry's
+ * `payloadType` is its event's `type` and its `payload` the event's JSON.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const TurnEntryJson = Schema.Struct({
+  eventId: Schema.String,
+  timestamp: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  turnId: Schema.String,
+  payloadType: Schema.String,
+  payload: Schema.String
+}).annotate({ identifier: "TurnEntryJson" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type TurnEntryJson = typeof TurnEntryJson.Type
+
+/**
  * An entry of a turn stream: its Redis id and its fields.
  *
  * @since 0.1.0
@@ -109,6 +133,25 @@ export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, Schema.Sche
     if (Option.isSome(value)) record[name] = value.value
   }
   return Effect.map(decodeFields(record), (fields) => ({ id: entry.id, ...fields }))
+}
+
+/**
+ * An entry's JSON value (`TurnEntryJson`). For an entry the pipeline wrote; a field
+ * that is missing reads as empty text (a timestamp as 0).
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const toJson = (entry: StreamEntry): TurnEntryJson => {
+  const value = (name: string) => Option.getOrElse(field(entry, name), () => "")
+  const timestamp = Number(value("timestamp"))
+  return {
+    eventId: value("eventId"),
+    timestamp: Number.isSafeInteger(timestamp) && timestamp >= 0 ? timestamp : 0,
+    turnId: value("turnId"),
+    payloadType: value("payloadType"),
+    payload: value("payload")
+  }
 }
 
 const decodeMessage = SchemaDecode.decodeUnknown(StreamBMessage.StreamBMessage)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { StreamEvent } from "@sluice/core"
+import { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as FastCheck from "fast-check"
@@ -72,5 +72,44 @@ describe("TurnEntry.fromStreamEvent", () => {
   ])("fails a delta with %s, as the schema does", (_, event) => {
     expect(itemDeltaJson(event)).toBeUndefined()
     expect(Result.isFailure(TurnEntry.fromStreamEvent(turnId, event))).toBe(true)
+  })
+})
+
+describe("TurnEntry.toJson", () => {
+  const entryOf = (fields: ReadonlyArray<readonly [string, string]>) => ({ id: "1-0", fields })
+  const isJson = Schema.is(TurnEntry.TurnEntryJson)
+
+  it("gives a Stream B entry back as the StreamBMessage written", () => {
+    const message = StreamBMessage.wrap(
+      { type: "turn_started", turnId, threadId: base.run_id, providerId: "test" },
+      base.event_id,
+      1_700_000_000_000
+    )
+    const json = TurnEntry.toJson(entryOf(TurnEntry.fromStreamBMessage(message)))
+    expect(json).toStrictEqual(message)
+    expect(Schema.is(StreamBMessage.StreamBMessage)(json)).toBe(true)
+  })
+
+  it("gives a Stream A entry with its event's type and the event's JSON as text", () => {
+    const fields = Result.getOrThrow(TurnEntry.fromStreamEvent(turnId, base))
+    const json = TurnEntry.toJson(entryOf(fields))
+    expect(isJson(json)).toBe(true)
+    expect(json).toStrictEqual({
+      eventId: base.event_id,
+      timestamp: base.timestamp,
+      turnId,
+      payloadType: "item_delta",
+      payload: Result.getOrThrow(schemaJson(base))
+    })
+  })
+
+  it("reads a missing field as empty text and a timestamp that is no count as 0", () => {
+    expect(TurnEntry.toJson(entryOf([["timestamp", "soon"]]))).toStrictEqual({
+      eventId: "",
+      timestamp: 0,
+      turnId: "",
+      payloadType: "",
+      payload: ""
+    })
   })
 })

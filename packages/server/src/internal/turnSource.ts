@@ -1,13 +1,14 @@
 /**
  * A Sluice turn's streams as read-only durable streams: Stream A or B in
- * `RedisStreams`, JSON, closed once the turn has ended.
+ * `RedisStreams`, JSON (each entry its `TurnEntry.TurnEntryJson`), closed once the turn
+ * has ended.
  *
  * @internal
  */
 import { Ids } from "@sluice/core"
 import type { DurableSource, DurableStreams } from "@sluice/durable-streams"
-import { RedisStreams, StreamEntry } from "@sluice/redis"
-import { TurnEnding, TurnKeys } from "@sluice/turns"
+import { RedisStreams } from "@sluice/redis"
+import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -15,29 +16,6 @@ import type * as SharedTail from "../SharedTail.js"
 import * as TurnFeed from "../TurnFeed.js"
 
 const encoder = new TextEncoder()
-
-/**
- * A turn entry as a JSON value: its fields, with the payload parsed.
- *
- * @internal
- */
-export const turnValue = (entry: StreamEntry.StreamEntry): unknown => {
-  const value = (name: string) => Option.getOrUndefined(StreamEntry.field(entry, name))
-  const payload = value("payload")
-  let parsed: unknown = payload
-  try {
-    parsed = payload === undefined ? null : JSON.parse(payload)
-  } catch {
-    // An entry the publisher did not write keeps its payload as text.
-  }
-  return {
-    eventId: value("eventId"),
-    timestamp: Number(value("timestamp")),
-    turnId: value("turnId"),
-    payloadType: value("payloadType"),
-    payload: parsed
-  }
-}
 
 /**
  * Stream A or B of a turn, read-only: JSON, one value per entry, closed once it holds
@@ -71,7 +49,10 @@ export const turnSource = (
       Effect.map(
         redis.xrange(key, `(${after}`, "+", count),
         (entries) =>
-          entries.map((entry) => ({ id: entry.id, data: encoder.encode(`${JSON.stringify(turnValue(entry))},`) }))
+          entries.map((entry) => ({
+            id: entry.id,
+            data: encoder.encode(`${JSON.stringify(TurnEntry.toJson(entry))},`)
+          }))
       ),
     awaitChange: (view, timeoutMs) =>
       (tails === undefined ? redis.tail(key, { after: view.tail }) : tails.follow(key, view.tail)).pipe(
