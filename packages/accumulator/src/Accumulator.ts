@@ -27,22 +27,51 @@ export interface Step {
 }
 
 /**
- * Folds a chunk of events into the turn; stops at the first refused event, returning
- * the steps before it and the error.
+ * What folding a chunk of events came to: the turn after the events it took, how many
+ * it took (all of them, or those before the refused one), and the refusal, if any.
+ *
+ * @since 0.3.0
+ * @category models
  */
+export interface Folded {
+  readonly turn: Turn.Turn
+  readonly taken: number
+  readonly refused: AccumulatorError | undefined
+}
+
+/**
+ * Folds a chunk of events into the turn, one `Turn.step` each, stopping at the first
+ * refused event; `onStep` sees each event taken with the turn after it. The pure step
+ * of every stage that folds (`accumulate`, `runTurn`, the pipeline's fused stages).
+ *
+ * @since 0.3.0
+ * @category folding
+ */
+export const foldEvents = (
+  turn: Turn.Turn,
+  events: ReadonlyArray<StreamEvent.StreamEvent>,
+  onStep?: (event: StreamEvent.StreamEvent, turn: Turn.Turn) => void
+): Folded => {
+  let current = turn
+  for (let i = 0; i < events.length; i++) {
+    const next = Turn.step(current, events[i]!)
+    if (Result.isFailure(next)) return { turn: current, taken: i, refused: next.failure }
+    current = next.success
+    onStep?.(events[i]!, current)
+  }
+  return { turn: current, taken: events.length, refused: undefined }
+}
+
+// A chunk's steps, each event with the turn after it.
 const foldChunk = (
   turn: Turn.Turn,
   events: ReadonlyArray<StreamEvent.StreamEvent>
 ): readonly [Array<Step>, Turn.Turn, AccumulatorError | undefined] => {
   const steps: Array<Step> = []
-  let current = turn
-  for (const event of events) {
-    const next = Turn.step(current, event)
-    if (Result.isFailure(next)) return [steps, current, next.failure]
-    current = next.success
-    steps.push({ event, turn: current })
-  }
-  return [steps, current, undefined]
+  const folded = foldEvents(turn, events, (event, after) => {
+    steps.push({ event, turn: after })
+  })
+  return [steps, folded.turn, folded.refused]
 }
 
 /**
@@ -93,8 +122,8 @@ export const runTurn = <E, R>(
       Stream.runForEachArray((events) =>
         Effect.flatMap(
           Ref.modify(ref, (turn) => {
-            const [, next, error] = foldChunk(turn, events)
-            return [error, next] as const
+            const folded = foldEvents(turn, events)
+            return [folded.refused, folded.turn] as const
           }),
           (error) => (error === undefined ? Effect.void : Effect.fail(error))
         )

@@ -193,4 +193,20 @@ describe("Accumulator", () => {
       const viaRun = yield* Effect.flip(Accumulator.runTurn(Stream.make(start!, bad)))
       expect(viaRun.eventId).toBe(bad.event_id)
     }))
+
+  it("foldEvents takes the events before a refused one, with the turn after them", () => {
+    const events = turnEvents(script([{ type: "message", id: "item_0", content: "abc", origin: "agent" }], [1]))
+    const bad = event({ type: "item_delta", item_id: "ghost", delta_content: "x" })
+    const seen: Array<string> = []
+    const whole = Accumulator.foldEvents(Turn.empty, events)
+    expect(whole.taken).toBe(events.length)
+    expect(whole.refused).toBeUndefined()
+    const cut = Accumulator.foldEvents(Turn.empty, [...events.slice(0, 3), bad, ...events.slice(3)], (e) => {
+      seen.push(e.event_id)
+    })
+    expect(cut.taken).toBe(3)
+    expect(cut.refused?.reason).toBe("UnknownItem")
+    expect(seen).toStrictEqual(events.slice(0, 3).map((e) => e.event_id))
+    expect(cut.turn).toStrictEqual(Accumulator.foldEvents(Turn.empty, events.slice(0, 3)).turn)
+  })
 })

@@ -1,7 +1,7 @@
 /**
  * The pipeline of a turn, Sluice's main job as one library call: a provider's events
- * (normalized from its bytes with the turn's ids) -> Stream A -> the turn folded in a
- * `Ref` (`Accumulator.accumulate`) -> upserts -> Stream B, returning the final turn.
+ * (normalized from its bytes with the turn's ids) -> the turn folded
+ * (`Accumulator.foldEvents`) -> Stream A -> upserts -> Stream B, returning the final turn.
  *
  * Every turn ends, in both streams, with a terminal entry:
  *
@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { Accumulator, Turn } from "@sluice/accumulator"
+import { Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
 import { type RedisError, RedisStreams } from "@sluice/redis"
 import { LeaseKeeper, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
@@ -47,15 +47,14 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
 import { closingPayloads, type Ending } from "./internal/closing.js"
-import { countEvents, withTraceContext } from "./internal/observed.js"
+import { countEvents } from "./internal/observed.js"
 import * as StopSignal from "./internal/stopSignal.js"
+import * as TurnFold from "./internal/turnFold.js"
 import { untilStopped } from "./internal/untilStopped.js"
 import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
@@ -197,34 +196,38 @@ type EndSpan = (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 
 // One span per stage, siblings under the turn's span. Each is made when the turn
 // starts and ended with its stage's exit: the source's when its stream ends, the fused
-// stages' with the turn. It is not provided to the stage as its current span: that
-// would wrap every effect the stage runs, chunk after chunk, in a change of context (at
-// live pace about a tenth of the pipeline's CPU). Spans a source makes of its own are
-// children of the turn's span.
-const stageSpan = (name: string, parent: Option.Option<Tracer.AnySpan>) =>
-  Effect.gen(function*() {
-    // no stack trace (`makeSpan` captures none): it would point into this module
-    const span = yield* Effect.makeSpan(name, Option.isSome(parent) ? { parent: parent.value } : {})
-    let ended = false
-    const end = (exit: Exit.Exit<unknown, unknown>) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) =>
-        Effect.sync(() => {
-          if (ended) return
-          ended = true
-          span.end(now, exit)
-        }))
-    yield* Effect.addFinalizer(end)
-    const ender: EndSpan = end
-    return ender
-  })
+// stages' with the turn (one finalizer ends them all). A span is not provided to its
+// stage as the current span: that would wrap every effect the stage runs, chunk after
+// chunk, in a change of context (at live pace about a tenth of the pipeline's CPU).
+// Spans a source makes of its own are children of the turn's span. No stack trace
+// (`makeSpan` captures none): it would point into this module.
+const stageNames = ["sluice.normalize", "sluice.publish.events", "sluice.upserts", "sluice.publish.upserts"] as const
 
-const stageSpans = Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
-  Effect.all({
-    normalize: stageSpan("sluice.normalize", parent),
-    publishEvents: stageSpan("sluice.publish.events", parent),
-    upserts: stageSpan("sluice.upserts", parent),
-    publishUpserts: stageSpan("sluice.publish.upserts", parent)
-  }))
+/** The stage spans of a turn, ended with the turn's scope; gives the ender of the source's. */
+const stageSpans: Effect.Effect<EndSpan, never, Scope.Scope> = Effect.flatMap(
+  Effect.option(Effect.currentSpan),
+  (parent) => {
+    const options = Option.isSome(parent) ? { parent: parent.value } : {}
+    return Effect.flatMap(Effect.forEach(stageNames, (name) => Effect.makeSpan(name, options)), (spans) => {
+      let sourceEnded = false
+      const endAll = (exit: Exit.Exit<unknown, unknown>) =>
+        Effect.flatMap(Clock.currentTimeNanos, (now) =>
+          Effect.sync(() => {
+            spans.forEach((span, i) => {
+              if (i > 0 || !sourceEnded) span.end(now, exit)
+            })
+            sourceEnded = true
+          }))
+      const endSource: EndSpan = (exit) =>
+        Effect.suspend(() => {
+          if (sourceEnded) return Effect.void
+          sourceEnded = true
+          return Effect.flatMap(Clock.currentTimeNanos, (now) => Effect.sync(() => spans[0]!.end(now, exit)))
+        })
+      return Effect.as(Effect.addFinalizer(endAll), endSource)
+    })
+  }
+)
 
 /**
  * Builds the pipeline on the `RedisStreams` in context; the control stream follower
@@ -317,50 +320,41 @@ export const make = (options: Options = {}) =>
             Effect.provideService(LeaseKeeper.LeaseKeeper, keeper)
           )
         }
-        const stage = yield* stageSpans
-        const last = yield* Ref.make(Turn.empty)
+        const endSource = yield* stageSpans
+        const last = TurnFold.makeFolding()
         // the events that end the turn the input left open, folded into the turn too
         const closing = (ending: Ending) =>
-          Stream.unwrap(
-            Effect.gen(function*() {
-              const now = yield* Clock.currentTimeMillis
-              const turn = yield* Ref.get(last)
-              const payloads = closingPayloads(turn, ending, context, now)
-              const events: Array<StreamEvent.StreamEvent> = []
-              let folded = turn
-              for (const payload of payloads) {
-                const event = yield* StreamEvent.make({
-                  runId: turn.runId ?? context.runId,
-                  traceContext: context.traceContext
-                }, payload)
-                folded = Result.getOrElse(Turn.step(folded, event), () => folded)
-                events.push(event)
-              }
-              yield* Ref.set(last, folded)
-              return Stream.fromIterable(events)
-            })
-          )
-        const events = untilStopped(withTraceContext(source(context), context.traceContext), stop).pipe(
-          (self) => Stream.onExit(self, stage.normalize),
-          Accumulator.accumulate,
-          // per chunk, not per event: a per-event effect would hand on one-event chunks
-          Stream.mapArrayEffect((steps) =>
-            Effect.as(Ref.set(last, Arr.lastNonEmpty(steps).turn), Arr.map(steps, (step) => step.event))
-          ),
-          Stream.catchCause((cause) => Stream.concat(closing(failedEnding(cause)), Stream.failCause(cause))),
-          Stream.concat(
-            Stream.unwrap(
-              Effect.flatMap(
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const turn = last.turn
+            const payloads = closingPayloads(turn, ending, context, now)
+            const events: Array<StreamEvent.StreamEvent> = []
+            let folded = turn
+            for (const payload of payloads) {
+              const event = yield* StreamEvent.make({
+                runId: turn.runId ?? context.runId,
+                traceContext: context.traceContext
+              }, payload)
+              folded = Result.getOrElse(Turn.step(folded, event), () => folded)
+              events.push(event)
+            }
+            last.turn = folded
+            return events
+          })
+        const events = TurnFold.fold(untilStopped(source(context), stop), context.traceContext, last, {
+          onInputEnd: endSource,
+          closing: (failure) =>
+            failure !== undefined
+              ? closing(failedEnding(failure))
+              : Effect.flatMap(
                 Deferred.poll(stop.reason),
                 Option.match({
-                  onNone: () => Effect.succeed(closing({ _tag: "Ended" })),
+                  onNone: () => closing({ _tag: "Ended" }),
                   onSome: (reason) =>
-                    Effect.map(reason, (stopReason) => closing({ _tag: "Stopped", reason: stopReason }))
+                    Effect.flatMap(reason, (stopReason) => closing({ _tag: "Stopped", reason: stopReason }))
                 })
               )
-            )
-          )
-        )
+        })
         // Past the fold, the stages run fused, as calls in this fiber: each chunk is
         // written to Stream A, the events Redis confirmed go through the upsert stage,
         // and the payloads it emits are written to Stream B (from a fallback timer's
@@ -402,7 +396,7 @@ export const make = (options: Options = {}) =>
         yield* writers.finishUpserts
         const reason = yield* Deferred.poll(stop.reason)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
-        const turn = yield* Ref.get(last)
+        const turn = last.turn
         yield* Effect.annotateCurrentSpan({ "sluice.status": turn.status, "sluice.messages": messages })
         return { context, turn, messages, stopped: stoppedBy } satisfies TurnResult
       }).pipe(

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
+import { StreamEvent } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
@@ -126,6 +127,45 @@ describe("TurnPipeline", () => {
       expect(result.turn.items[0]?.content).toBe("Hello")
       const { b } = yield* streams(context.turnId)
       expect(b.at(-1)?.type).toMatch(/^turn_(error|completed)$/)
+    }).pipe(Effect.provide(pipeline)))
+
+  it.effect("an event the fold refuses mid-chunk: the events before it are kept, both streams end invalid_event_order", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const envelope = { runId: context.runId }
+      const start = yield* StreamEvent.make(envelope, {
+        type: "response_start",
+        response_id: crypto.randomUUID(),
+        provider_id: "test",
+        model_id: "m",
+        turn_id: context.turnId,
+        thread_id: context.threadId,
+        created_at: 1_700_000_000_000
+      })
+      const item = yield* StreamEvent.make(envelope, { type: "item_start", item_id: "m1", item_type: "message" })
+      const delta = yield* StreamEvent.make(envelope, { type: "item_delta", item_id: "m1", delta_content: "Hi" })
+      const ghost = yield* StreamEvent.make(envelope, { type: "item_delta", item_id: "ghost", delta_content: "x" })
+      const after = yield* StreamEvent.make(envelope, { type: "item_delta", item_id: "m1", delta_content: "!" })
+      // one chunk: the refused event in its middle
+      const source = TurnSource.events(() => Stream.fromArray([start, item, delta, ghost, after]))
+      const error = yield* Effect.flip(TurnPipeline.run(context, source))
+      expect(error._tag).toBe("AccumulatorError")
+      const { a, b } = yield* streams(context.turnId)
+      expect(a.map((payload) => payload.type)).toStrictEqual([
+        "response_start",
+        "item_start",
+        "item_delta",
+        "item_done",
+        "response_error",
+        "response_done"
+      ])
+      expect(a.find((payload) => payload.type === "response_error")).toMatchObject({
+        error: { code: "invalid_event_order" }
+      })
+      expect(b.find((payload) => payload.type === "turn_error")).toMatchObject({
+        error: { code: "invalid_event_order" }
+      })
+      expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "error" })
     }).pipe(Effect.provide(pipeline)))
 
   it.effect("input that ends without ending the turn: aborted in both streams", () =>

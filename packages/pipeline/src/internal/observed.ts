@@ -1,29 +1,12 @@
 /**
- * What the pipeline adds to a turn's events for the operator: the caller's trace
- * context on every event, and the event and turn counters.
+ * What the pipeline counts of a turn's events for the operator: the event and turn
+ * counters.
  *
  * @internal
  */
 import type { StreamEvent } from "@sluice/core"
 import { TurnMetrics } from "@sluice/turns"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
-
-/**
- * Gives every event without a `traceparent` the turn's trace context (events made
- * elsewhere, `TurnSource.events`, may not carry it); events pass unchanged when the
- * turn has none.
- *
- * @internal
- */
-export const withTraceContext = <E, R>(
-  self: Stream.Stream<StreamEvent.StreamEvent, E, R>,
-  traceContext: StreamEvent.TraceContext | undefined
-): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-  traceContext?.traceparent === undefined
-    ? self
-    : Stream.map(self, (event) =>
-      event.trace_context.traceparent === undefined ? { ...event, trace_context: traceContext } : event)
 
 /**
  * Counts events written to Stream A by type, and the turn as ended by the status of

@@ -20,7 +20,7 @@ const formatIssue = SchemaIssue.makeFormatterDefault()
  * where: the issues report their input, as Effect 3's messages did). A decoder, or an
  * issue formatter, that throws gives an issue too.
  */
-const schemaDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
+const makeSchemaDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
   const decode = SchemaParser.decodeUnknownResult(schema, { errors: "first", reportInput: true })
   return (value: unknown): Result.Result<A, string> => {
     try {
@@ -29,6 +29,17 @@ const schemaDecoder = <A>(schema: Schema.ConstraintDecoder<A>) => {
       return Result.fail(`the decoder could not read this value (${describe(error)})`)
     }
   }
+}
+
+// One decoder per schema, made on first use and shared by every turn that decodes it.
+const schemaDecoders = new WeakMap<object, (value: unknown) => Result.Result<unknown, string>>()
+const schemaDecoder = <A>(schema: Schema.ConstraintDecoder<A>): (value: unknown) => Result.Result<A, string> => {
+  let decode = schemaDecoders.get(schema)
+  if (decode === undefined) {
+    decode = makeSchemaDecoder(schema)
+    schemaDecoders.set(schema, decode)
+  }
+  return decode as (value: unknown) => Result.Result<A, string>
 }
 
 /**

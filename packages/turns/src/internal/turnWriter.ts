@@ -29,6 +29,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
+import type * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { PublishError } from "../PublishError.js"
 import * as TurnKeys from "../TurnKeys.js"
@@ -99,10 +100,22 @@ export interface WriterCore<A> {
   readonly finish: Effect.Effect<void, PublishError>
 }
 
+// One retry schedule per policy, shared by every writer that uses it (a schedule is a
+// description: each retry runs its own steps), so a turn in flight holds none of its own.
+const schedules = new WeakMap<Backoff.RetryPolicy, Schedule.Schedule<number>>()
+const scheduleFor = (policy: Backoff.RetryPolicy): Schedule.Schedule<number> => {
+  let schedule = schedules.get(policy)
+  if (schedule === undefined) {
+    schedule = Backoff.schedule(policy)
+    schedules.set(policy, schedule)
+  }
+  return schedule
+}
+
 /** @internal */
 export const core = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>): WriterCore<A> => {
   const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
-  const schedule = Backoff.schedule(options.retry)
+  const schedule = scheduleFor(options.retry)
   const xaddOptions = { maxLen: options.maxLen }
   let assigned = 0
   let written = 0
@@ -336,13 +349,18 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
       }
     )
 
-  const finish = Effect.suspend(() => started ? Effect.andThen(deleteSuperseded, keep(false)) : Effect.void).pipe(
-    Effect.retry({ schedule, while: isUnavailable }),
-    Effect.mapError((error) =>
-      failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
-        cause: error
-      })
-    )
+  // built when the stream ends, so that a turn in flight does not hold it
+  const finish = Effect.suspend(() =>
+    started
+      ? Effect.andThen(deleteSuperseded, keep(false)).pipe(
+        Effect.retry({ schedule, while: isUnavailable }),
+        Effect.mapError((error) =>
+          failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
+            cause: error
+          })
+        )
+      )
+      : Effect.void
   )
 
   return { writePiece, finish }
