@@ -113,28 +113,52 @@ const scheduleFor = (policy: Backoff.RetryPolicy): Schedule.Schedule<number> => 
 }
 
 /** @internal */
-export const core = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>): WriterCore<A> => {
-  const key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
-  const schedule = scheduleFor(options.retry)
-  const xaddOptions = { maxLen: options.maxLen }
-  let assigned = 0
-  let written = 0
-  let started = false
-  const slotOf = target.slotOf
-  // The id of each slot's latest confirmed entry, and the superseded ids not yet
-  // deleted.
-  const latest = new Map<string, string>()
-  let superseded: Array<string> = []
+export const core = <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>): WriterCore<A> =>
+  new Writer(redis, options, target)
 
-  const failure = (reason: PublishError["reason"], detail: string, extra: {
+// The writer's state and steps as a class: a turn in flight holds one object per
+// stream, its methods shared by all turns (closures would be made per turn).
+class Writer<A> implements WriterCore<A> {
+  readonly key: string
+  readonly schedule: Schedule.Schedule<number>
+  readonly xaddOptions: { readonly maxLen: number }
+  assigned = 0
+  written = 0
+  started = false
+  // The id of each slot's latest confirmed entry, and the superseded ids not yet
+  // deleted (made on the first slot).
+  latest: Map<string, string> | undefined = undefined
+  superseded: Array<string> = []
+
+  constructor(
+    readonly redis: RedisStreamsService,
+    readonly options: WriterOptions,
+    readonly target: WriterTarget<A>
+  ) {
+    this.key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
+    this.schedule = scheduleFor(options.retry)
+    this.xaddOptions = { maxLen: options.maxLen }
+  }
+
+  failure(reason: PublishError["reason"], detail: string, extra: {
     readonly entryId?: string
     readonly attempts?: number
     readonly cause?: unknown
-  } = {}) => new PublishError({ reason, turnId: target.turnId, key, written, detail, ...extra })
+  } = {}): PublishError {
+    return new PublishError({
+      reason,
+      turnId: this.target.turnId,
+      key: this.key,
+      written: this.written,
+      detail,
+      ...extra
+    })
+  }
 
   // Sets the retention, and on the first batch records the turn in the index.
-  const keep = (first: boolean): Effect.Effect<void, RedisError> =>
-    Effect.gen(function*() {
+  keep(first: boolean): Effect.Effect<void, RedisError> {
+    const { key, options, redis, target } = this
+    return Effect.gen(function*() {
       yield* redis.pexpire(key, options.retentionMs)
       if (!(first && options.indexTurns)) return
       const index = TurnKeys.turnsKey(options.prefix)
@@ -143,28 +167,30 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
       yield* redis.zremRangeByScore(index, -Infinity, now - options.retentionMs)
       yield* redis.pexpire(index, options.retentionMs)
     })
+  }
 
   // The entry of the batch's `i`-th value. Its fields were computed once already, so
   // they are again (an entry without fields would be refused by Redis as `Rejected`).
-  const entryAt = (batch: Batch<A>, i: number): XAddEntry => {
-    const fields = target.toFields(batch.values[i]!)
+  entryAt(batch: Batch<A>, i: number): XAddEntry {
+    const fields = this.target.toFields(batch.values[i]!)
     return { id: entryIdAt(batch.first + i), fields: Result.isSuccess(fields) ? fields.success : [] }
   }
 
   // Whether the entry Redis refused as too small is ours, written on an earlier try.
   // An absent entry that fills a slot was superseded and deleted (by this writer, or
   // by an earlier publication of the same turn).
-  const landed = (entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> =>
-    Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
+  landed(entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> {
+    const { key, redis } = this
+    return Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
       const held = found[0]
       if (held !== undefined) {
         return sameFields(held.fields, entry.fields)
           ? Effect.void
           : Effect.fail(
-            failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
+            this.failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
           )
       }
-      if (slotOf?.(value) !== undefined) return Effect.void
+      if (this.target.slotOf?.(value) !== undefined) return Effect.void
       // Absent: trimmed by MAXLEN after it landed, or never written under this id.
       return Effect.flatMap(redis.xrange(key, "-", "+", 1), (oldest) => {
         const first = oldest[0] === undefined ? undefined : EntryId.parse(oldest[0].id)
@@ -173,34 +199,36 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
             EntryId.order(first.value, mine.value) > 0
           ? Effect.void
           : Effect.fail(
-            failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, {
+            this.failure("Conflict", `${key} has a top entry beyond ${entry.id} but not ${entry.id}`, {
               entryId: entry.id
             })
           )
       })
     })
+  }
 
   // Writes one batch, retrying it from its first unconfirmed entry while Redis is
   // unavailable: the values Redis confirmed, and the failure that stopped it, if any.
-  const writeBatch = (batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> =>
+  writeBatch(batch: Batch<A>, entries: ReadonlyArray<XAddEntry>): Effect.Effect<Outcome<A>> {
     // Once the stream is set up, a batch that Redis confirms whole (nearly every one)
     // is done in one round trip and a few operations; anything else takes the full
     // path, which goes on from this first attempt's outcome.
-    started
-      ? Effect.flatMap(Effect.result(redis.xaddAll(key, entries, xaddOptions)), (first) => {
+    return this.started
+      ? Effect.flatMap(Effect.result(this.redis.xaddAll(this.key, entries, this.xaddOptions)), (first) => {
         if (Result.isSuccess(first) && allConfirmed(first.success, entries.length)) {
-          written += entries.length
+          this.written += entries.length
           return Effect.succeed<Outcome<A>>({ passed: batch.values, error: undefined })
         }
-        return writeBatchFully(batch, entries, first)
+        return this.writeBatchFully(batch, entries, first)
       })
-      : writeBatchFully(batch, entries, undefined)
+      : this.writeBatchFully(batch, entries, undefined)
+  }
 
-  const writeBatchFully = (
+  writeBatchFully(
     batch: Batch<A>,
     entries: ReadonlyArray<XAddEntry>,
     firstAttempt: Result.Result<ReadonlyArray<Result.Result<string, RedisError>>, RedisError> | undefined
-  ): Effect.Effect<Outcome<A>> => {
+  ): Effect.Effect<Outcome<A>> {
     const size = batch.values.length
     let fresh: ReadonlyArray<XAddEntry> | undefined = entries
     let made = firstAttempt
@@ -222,7 +250,7 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
         const error = result.failure
         if (error.reason === "IdTooSmall") {
           return Effect.andThen(
-            Effect.suspend(() => landed(entryAt(batch, offset + i), batch.values[offset + i]!)),
+            Effect.suspend(() => this.landed(this.entryAt(batch, offset + i), batch.values[offset + i]!)),
             Effect.suspend(() => {
               confirmed++
               return settle(results, offset, i + 1)
@@ -232,25 +260,25 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
         return Effect.fail(
           error.reason === "Unavailable"
             ? error
-            : failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
+            : this.failure("Rejected", error.message, { entryId: entryIdAt(batch.first + offset + i), cause: error })
         )
       }
       return Effect.void
     }
     const attempt: Effect.Effect<void, RedisError | PublishError> = Effect.suspend(() => {
       const offset = confirmed
-      const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => entryAt(batch, offset + i))
+      const sent = fresh ?? Array.from({ length: size - offset }, (_, i) => this.entryAt(batch, offset + i))
       fresh = undefined
       attempts++
       const done = made
       made = undefined
-      const call = done === undefined ? redis.xaddAll(key, sent, xaddOptions) : Effect.fromResult(done)
+      const call = done === undefined ? this.redis.xaddAll(this.key, sent, this.xaddOptions) : Effect.fromResult(done)
       return Effect.flatMap(call, (results) => settle(results, offset, 0))
     }).pipe(
-      Effect.andThen(Effect.suspend(() => started ? Effect.void : keep(true))),
+      Effect.andThen(Effect.suspend(() => this.started ? Effect.void : this.keep(true))),
       Effect.tap(() =>
         Effect.sync(() => {
-          started = true
+          this.started = true
         })
       )
     )
@@ -264,12 +292,12 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
         replay = false
         return Effect.fail(failed)
       })
-      return Effect.retry(again, { schedule, while: isUnavailable })
+      return Effect.retry(again, { schedule: this.schedule, while: isUnavailable })
     }
     const outcome = Effect.result(Effect.catchIf(attempt, isUnavailable, retried))
     return Effect.map(outcome, (result): Outcome<A> => {
       const passed = confirmed === size ? batch.values : batch.values.slice(0, confirmed)
-      written += confirmed
+      this.written += confirmed
       if (Result.isSuccess(result)) return { passed, error: undefined }
       const error = result.failure
       const entryId = confirmed < size ? entryIdAt(batch.first + confirmed) : undefined
@@ -277,10 +305,10 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
       return {
         passed,
         error: error instanceof PublishError
-          ? failure(error.reason, error.detail, { ...context, cause: error.cause })
+          ? this.failure(error.reason, error.detail, { ...context, cause: error.cause })
           : error.reason === "Unavailable"
-          ? failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
-          : failure("Rejected", error.message, context)
+          ? this.failure("RetriesExhausted", `${error.message} (${attempts} attempts)`, context)
+          : this.failure("Rejected", error.message, context)
       }
     })
   }
@@ -288,20 +316,20 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
   // Gives the values `from` to `to` of an upstream chunk their ids and writes them; a
   // value that cannot be encoded ends the stream after the values before it are
   // written.
-  const writePiece = (values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> => {
+  writePiece(values: ReadonlyArray<A>, from: number, to: number): Effect.Effect<Outcome<A>> {
     const entries: Array<XAddEntry> = []
-    const first = assigned + 1
+    const first = this.assigned + 1
     let invalid: PublishError | undefined
     for (let i = from; i < to; i++) {
-      const fields = target.toFields(values[i]!)
+      const fields = this.target.toFields(values[i]!)
       if (Result.isFailure(fields)) {
         invalid = fields.failure
         break
       }
-      entries.push({ id: entryIdAt(++assigned), fields: fields.success })
+      entries.push({ id: entryIdAt(++this.assigned), fields: fields.success })
     }
     const rejected = (bad: PublishError) =>
-      failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
+      this.failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
     if (entries.length === 0) {
       return Effect.sync(() => ({ passed: [], error: invalid === undefined ? undefined : rejected(invalid) }))
     }
@@ -309,61 +337,70 @@ export const core = <A>(redis: RedisStreamsService, options: WriterOptions, targ
       values: from === 0 && entries.length === values.length ? values : values.slice(from, from + entries.length),
       first
     }
-    const write = slotOf === undefined
-      ? writeBatch(batch, entries)
-      : trimming(writeBatch(batch, entries), batch.first)
+    const write = this.target.slotOf === undefined
+      ? this.writeBatch(batch, entries)
+      : this.trimming(this.writeBatch(batch, entries), batch.first)
     return invalid === undefined
       ? write
       : Effect.map(write, (out) => out.error === undefined ? { passed: out.passed, error: rejected(invalid) } : out)
   }
 
   // Deletes the superseded entries; those a failed `XDEL` leaves are tried again.
-  const deleteSuperseded: Effect.Effect<void, RedisError> = Effect.suspend((): Effect.Effect<void, RedisError> => {
-    if (superseded.length === 0) return Effect.void
-    const ids = superseded
-    superseded = []
-    return Effect.asVoid(Effect.tapError(redis.xdel(key, ids), () =>
-      Effect.sync(() => {
-        superseded = ids.concat(superseded)
-      })))
-  })
+  deleteSuperseded(): Effect.Effect<void, RedisError> {
+    return Effect.suspend((): Effect.Effect<void, RedisError> => {
+      if (this.superseded.length === 0) return Effect.void
+      const ids = this.superseded
+      this.superseded = []
+      return Effect.asVoid(Effect.tapError(this.redis.xdel(this.key, ids), () =>
+        Effect.sync(() => {
+          this.superseded = ids.concat(this.superseded)
+        })))
+    })
+  }
 
   // A batch written while the entries superseded so far are deleted; then the slots
   // of its confirmed values are recorded.
-  const trimming = (write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> =>
-    Effect.map(
+  trimming(write: Effect.Effect<Outcome<A>>, first: number): Effect.Effect<Outcome<A>> {
+    const slotOf = this.target.slotOf!
+    return Effect.map(
       Effect.suspend(() =>
-        superseded.length === 0
+        this.superseded.length === 0
           ? write
-          : Effect.map(Effect.zip(write, Effect.ignore(deleteSuperseded), { concurrent: true }), ([out]) => out)
+          : Effect.map(Effect.zip(write, Effect.ignore(this.deleteSuperseded()), { concurrent: true }), ([out]) => out)
       ),
       (out) => {
+        const latest = this.latest ??= new Map()
         out.passed.forEach((value, i) => {
-          const slot = slotOf!(value)
+          const slot = slotOf(value)
           if (slot === undefined) return
           const previous = latest.get(slot)
-          if (previous !== undefined) superseded.push(previous)
+          if (previous !== undefined) this.superseded.push(previous)
           latest.set(slot, entryIdAt(first + i))
         })
         return out
       }
     )
+  }
 
-  // built when the stream ends, so that a turn in flight does not hold it
-  const finish = Effect.suspend(() =>
-    started
-      ? Effect.andThen(deleteSuperseded, keep(false)).pipe(
-        Effect.retry({ schedule, while: isUnavailable }),
-        Effect.mapError((error) =>
-          failure("RetriesExhausted", `deleting superseded entries and setting the retention: ${error.message}`, {
-            cause: error
-          })
+  // made when the stream ends, so that a turn in flight does not hold it
+  get finish(): Effect.Effect<void, PublishError> {
+    return Effect.suspend(() =>
+      this.started
+        ? Effect.andThen(this.deleteSuperseded(), this.keep(false)).pipe(
+          Effect.retry({ schedule: this.schedule, while: isUnavailable }),
+          Effect.mapError((error) =>
+            this.failure(
+              "RetriesExhausted",
+              `deleting superseded entries and setting the retention: ${error.message}`,
+              {
+                cause: error
+              }
+            )
+          )
         )
-      )
-      : Effect.void
-  )
-
-  return { writePiece, finish }
+        : Effect.void
+    )
+  }
 }
 
 /**
@@ -398,7 +435,7 @@ export const writer =
   <A>(redis: RedisStreamsService, options: WriterOptions, target: WriterTarget<A>) =>
   <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PublishError, R> =>
     Stream.suspend(() => {
-      const { finish, writePiece } = core(redis, options, target)
+      const writer = core(redis, options, target)
       // Upstream chunks, written in pieces of at most `maxInFlight` entries, one at a
       // time: each pull passes on what one piece confirmed, then the failure that stopped
       // it, if any, on the next pull; the end of upstream waits for `finish`.
@@ -411,7 +448,7 @@ export const writer =
           const next = Effect.suspend(() =>
             Pull.catchDone(upstream, () =>
               Effect.andThen(
-                finish,
+                writer.finish,
                 Effect.sync(() => {
                   ended = true
                 })
@@ -430,7 +467,7 @@ export const writer =
               })
             }
             const to = Math.min(from + options.maxInFlight, values.length)
-            return Effect.flatMap(writePiece(values, from, to), (out) => {
+            return Effect.flatMap(writer.writePiece(values, from, to), (out) => {
               from = to
               failed = out.error
               return isNonEmpty(out.passed) ? Effect.succeed(out.passed) : pull
