@@ -4,9 +4,10 @@
  * cannot pass the check with a public address and then connect to a private one (DNS
  * rebinding); and a host that is an IP address, which Node connects to without any
  * lookup, is checked before its connection is opened, in whatever form it is written
- * (IPv4-mapped, NAT64, 6to4, Teredo, ...: `webhookAddress`). A host of the allow-list
- * connects to whatever it is; on an insecure-local server, loopback addresses are
- * allowed too (its plain-http receivers on `localhost`).
+ * (IPv4-mapped, NAT64, 6to4, Teredo, ...: `webhookAddress`), by the agent that opens
+ * it, for every connection the client makes (a followed redirect's too). A host of
+ * the allow-list connects to whatever it is; on an insecure-local server, loopback
+ * addresses are allowed too (its plain-http receivers on `localhost`).
  *
  * @internal
  */
@@ -17,7 +18,10 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as Layer from "effect/Layer"
 import type { LookupAddress, LookupAllOptions, LookupOptions } from "node:dns"
 import { lookup as dnsLookup } from "node:dns"
-import { isIP, type LookupFunction } from "node:net"
+import * as http from "node:http"
+import * as https from "node:https"
+import { isIP, type LookupFunction, Socket } from "node:net"
+import type { Duplex } from "node:stream"
 import type { WebhookPolicy } from "./subscriptionWire.js"
 import { addressRefusal, isAllowedHost, normalHost } from "./webhookAddress.js"
 
@@ -91,14 +95,63 @@ export const literalRefusal = (policy: WebhookPolicy, host: string | null | unde
   return refusal === undefined ? undefined : `the webhook host ${refusal}`
 }
 
+type ConnectionCallback = (error: Error | null, stream: Duplex) => void
+
+// A connection refused before it is opened: the agent's callback gets the error (Node's
+// agent then fails the request with it), or, without one, a socket that fails with it.
+const refusedConnection = (error: Error, callback: ConnectionCallback | undefined): Duplex | undefined => {
+  if (callback !== undefined) {
+    callback(error, new Socket())
+    return undefined
+  }
+  const socket = new Socket()
+  process.nextTick(() => socket.destroy(error))
+  return socket
+}
+
 /**
- * The HTTP client of subscription webhooks: Node's, whose connections resolve names
- * through `guardedLookup` (its agents closed with the layer), and whose requests to a
- * host that is an IP address (which Node connects to without a lookup) are checked
- * before they are sent: failed with a `TransportError` naming the address, never
- * connected. The client follows no redirect, so the URL's host is the host connected
- * to: the address checked is the address connected to, for names and IP addresses
- * alike.
+ * Node's http agent for webhooks: names resolve through `guardedLookup`, and a host
+ * that is an IP address is checked (`literalRefusal`) before its connection is opened,
+ * whichever request asks for it.
+ *
+ * @internal
+ */
+export class GuardedHttpAgent extends http.Agent {
+  constructor(private readonly policy: WebhookPolicy, resolve?: Resolve) {
+    super({ lookup: guardedLookup(policy, resolve) })
+  }
+  override createConnection(options: http.ClientRequestArgs, callback?: ConnectionCallback) {
+    const refusal = literalRefusal(this.policy, options.host)
+    return refusal === undefined
+      ? super.createConnection(options, callback)
+      : refusedConnection(denied(refusal), callback)
+  }
+}
+
+/**
+ * `GuardedHttpAgent` for https.
+ *
+ * @internal
+ */
+export class GuardedHttpsAgent extends https.Agent {
+  constructor(private readonly policy: WebhookPolicy, resolve?: Resolve) {
+    super({ lookup: guardedLookup(policy, resolve) })
+  }
+  override createConnection(options: http.ClientRequestArgs, callback?: ConnectionCallback) {
+    const refusal = literalRefusal(this.policy, options.host)
+    return refusal === undefined
+      ? super.createConnection(options, callback)
+      : refusedConnection(denied(refusal), callback)
+  }
+}
+
+/**
+ * The HTTP client of subscription webhooks: Node's, through `GuardedHttpAgent` and
+ * `GuardedHttpsAgent` (closed with the layer), so that every connection it opens is
+ * checked where it is made, a followed redirect's too; and a request to a host that
+ * is an IP address is checked before it is sent as well, so that it fails with a
+ * `TransportError` naming the address, never connected. Webhook posts follow no
+ * redirect (a 3xx fails the post), so the URL's host is the host connected to.
  *
  * @internal
  */
@@ -117,7 +170,20 @@ export const webhookClient = (policy: WebhookPolicy): Layer.Layer<HttpClient.Htt
           )
       })
     )
-  ).pipe(Layer.provide(NodeHttpClient.layerNodeHttpOptions({ lookup: guardedLookup(policy) })))
+  ).pipe(
+    Layer.provide(NodeHttpClient.layerNodeHttpNoAgent),
+    Layer.provide(Layer.effect(
+      NodeHttpClient.HttpAgent,
+      Effect.acquireRelease(
+        Effect.sync(() => ({ http: new GuardedHttpAgent(policy), https: new GuardedHttpsAgent(policy) })),
+        (agents) =>
+          Effect.sync(() => {
+            agents.http.destroy()
+            agents.https.destroy()
+          })
+      )
+    ))
+  )
 
 // The host of an absolute URL (brackets kept), or `undefined`.
 const hostOf = (url: string): string | undefined => {
