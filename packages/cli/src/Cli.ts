@@ -23,6 +23,7 @@ import * as Run from "./commands/Run.js"
 import * as Serve from "./commands/Serve.js"
 import * as Argv from "./internal/argv.js"
 import * as EnvVariables from "./internal/envVariables.js"
+import { version } from "./internal/version.js"
 import * as Logging from "./Logging.js"
 import * as Output from "./Output.js"
 
@@ -181,7 +182,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       const { format, rest } = yield* logFormatOf(argv.slice(2))
       const cli = Effect.gen(function*() {
         yield* checkOptions(rest)
-        yield* Command.runWith(command, { version: "0.1.0" })(rest).pipe(Effect.catch(withEveryMissingFlag(rest)))
+        yield* Command.runWith(command, { version })(rest).pipe(Effect.catch(withEveryMissingFlag(rest)))
       })
       return yield* Logging.withLogger(format, output)(cli)
     }).pipe(

@@ -7,7 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as References from "effect/References"
+import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
 import { Output } from "../src/index.js"
@@ -167,10 +169,13 @@ describe("help", () => {
       for (const command of ["normalize", "replay", "run", "serve", "demo"]) expect(stdout).toContain(command)
     }))
 
-  it.effect("--version prints the version alone", () =>
+  it.effect("--version prints the package's version alone", () =>
     Effect.gen(function*() {
       const { code, stdout } = yield* sluice({}, ["--version"])
-      expect([code, stdout]).toStrictEqual([0, "0.1.0\n"])
+      const { version } = Schema.decodeUnknownSync(Schema.Struct({ version: Schema.String }))(
+        JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8"))
+      )
+      expect([code, stdout]).toStrictEqual([0, `${version}\n`])
     }))
 
   it.effect("styled only on a terminal", () =>
