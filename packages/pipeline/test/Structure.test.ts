@@ -1,9 +1,15 @@
 /**
- * What a turn in flight costs in fibers, counted (never timed): 200 turns, each with
- * its first bytes read and its source waiting on the network, hold at most 2 fibers
- * each (the turn's own, where its stages run fused, and its source's reader) beyond a
- * constant: the lease renewals, the fallback timers and the stop of every turn are
- * shared (`LeaseKeeper`, `TimerWheel`, the stop signal's hooks).
+ * What a turn in flight costs, counted (never timed):
+ *
+ * - fibers: 200 turns, each with its first bytes read and its source waiting on the
+ *   network, hold at most 2 fibers each (the turn's own, where its stages run fused,
+ *   and its source's reader) beyond a constant: the lease renewals, the fallback
+ *   timers and the stop of every turn are shared (`LeaseKeeper`, `TimerWheel`, the stop
+ *   signal's hooks);
+ * - heap: 400 turns waiting for their first byte, on a store that confirms every entry
+ *   and keeps none (so no content is counted), hold at most 40 KB each beyond a
+ *   constant, measured after full collections (`pnpm bench turn-memory` gives the
+ *   figure).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
@@ -11,11 +17,15 @@ import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { trackFibers } from "../../../scripts/trackFibers.js"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
@@ -59,4 +69,66 @@ describe("a turn in flight", () => {
       expect(perTurn).toBeLessThanOrEqual(2)
       yield* Fiber.interruptAll(running)
     }).pipe(Effect.provide(pipeline)), 60_000)
+
+  it.effect(
+    "holds at most 40 KB of heap beyond a constant (400 turns waiting for their first byte)",
+    () =>
+      Effect.gen(function*() {
+        const turns = 400
+        const pipeline = yield* TurnPipeline.TurnPipeline
+        const redis = yield* RedisStreams.RedisStreams
+        const start = Effect.gen(function*() {
+          const source = yield* Queue.unbounded<Uint8Array>()
+          const context = yield* TurnContext.make({ turnId: randomUUID() })
+          const fiber = yield* Effect.forkChild(
+            pipeline.run(context, TurnSource.sse("openai-chat", Stream.fromQueue(source)))
+          )
+          return { fiber, turnId: context.turnId }
+        })
+        // every turn holds its lease once it waits on its source
+        const waiting = (ids: ReadonlyArray<string>) =>
+          Effect.gen(function*() {
+            for (let round = 0; round < 10_000; round++) {
+              const leases = yield* Effect.forEach(ids, (turnId) => redis.get(TurnKeys.leaseKey(prefix, turnId)))
+              if (leases.every(Option.isSome)) return true
+              yield* Effect.yieldNow
+            }
+            return false
+          })
+        // one turn first, so that what all turns share (code, caches) is there before
+        const warm = yield* start
+        expect(yield* waiting([warm.turnId])).toBe(true)
+        const before = heapAfterCollection()
+        const running = yield* Effect.forEach(Array.from({ length: turns }), () => start)
+        expect(yield* waiting(running.map((turn) => turn.turnId))).toBe(true)
+        const perTurn = (heapAfterCollection() - before) / turns
+        expect(perTurn).toBeGreaterThan(0)
+        expect(perTurn).toBeLessThanOrEqual(40 * 1024)
+        yield* Fiber.interruptAll([warm.fiber, ...running.map((turn) => turn.fiber)])
+      }).pipe(Effect.provide(keepingNothing)),
+    120_000
+  )
 })
+
+// the heap in use after two full collections (`gc` made available to this test alone)
+setFlagsFromString("--expose-gc")
+const collect: unknown = runInNewContext("gc")
+const heapAfterCollection = (): number => {
+  if (typeof collect !== "function") throw new Error("the engine gave no gc function")
+  collect()
+  collect()
+  return process.memoryUsage().heapUsed
+}
+
+// a pipeline on a store that confirms every entry and keeps none
+const keepingNothing = TurnPipeline.layer({ publisher: { prefix } }).pipe(
+  Layer.provideMerge(
+    Layer.effect(
+      RedisStreams.RedisStreams,
+      Effect.map(RedisStreamsMemory.make, (memory): RedisStreams.RedisStreamsService => ({
+        ...memory,
+        xaddAll: (_key, entries) => Effect.succeed(entries.map((entry) => Result.succeed(entry.id)))
+      }))
+    )
+  )
+)
