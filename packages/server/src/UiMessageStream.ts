@@ -13,6 +13,11 @@
  * | error items, `item_error`, `response_error` | `error` (the open parts closed first on `response_error`) |
  * | `response_done` | `finish-step`, then `finish` (complete, error; with `messageMetadata: {usage}` when the event has a usage) or `abort` (aborted, cancelled) |
  *
+ * Each frame that ends the chunks of one event carries an `id:` line (the entry's
+ * Redis id on `uiMessageSse`, the event's `event_id` on `response`): a reader that
+ * resumes after that id (`ResumePoint`) gets exactly the chunks that follow, valid for
+ * a message that already holds the earlier ones (no part opened twice).
+ *
  * Only `response_done`, the turn's last event (core's `LastEntry`), finishes the
  * message: a failed turn's `response_error` gives its `error` chunk, and the
  * `response_done` (status `error`) that follows it gives `finish` and `[DONE]`.
@@ -23,12 +28,13 @@
  *
  * @since 0.3.0
  */
-import { Json, type StreamEvent, Usage } from "@sluice/core"
-import { type RedisError, type StreamEntry } from "@sluice/redis"
+import { Ids, Json, type StreamEvent, Usage } from "@sluice/core"
+import { EntryId, type RedisError, type StreamEntry } from "@sluice/redis"
 import { TurnEntry } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -111,6 +117,16 @@ export const headers = {
  * @category encoding
  */
 export const encode = (chunk: UiMessageChunk): string => `data: ${JSON.stringify(chunk)}\n\n`
+
+/**
+ * The SSE text of a chunk that ends the chunks of one event: `id: <id>` then
+ * `data: <json>`. A reader that has applied it resumes after `id`.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const encodeWithId = (chunk: UiMessageChunk, id: string): string =>
+  `id: ${id}\ndata: ${JSON.stringify(chunk)}\n\n`
 
 /**
  * The last line of every UI message stream.
@@ -355,24 +371,130 @@ const failureText = (error: RedisError.RedisError | Schema.SchemaError): string 
     : `redis_unavailable: the turn's stream was lost: ${error.message}`
 
 /**
+ * Where a reader of a turn's UI message stream starts: the turn's start, or after
+ * the event it applied last, named by its entry's Redis id (`<ms>-<seq>`, as
+ * `uiMessageSse` frames carry) or by its `event_id` (a UUID, as `response` frames
+ * carry).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type ResumePoint =
+  | { readonly _tag: "Start" }
+  | { readonly _tag: "AfterEntry"; readonly entryId: string }
+  | { readonly _tag: "AfterEvent"; readonly eventId: string }
+
+/**
+ * The turn's start.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const fromStart: ResumePoint = { _tag: "Start" }
+
+/**
+ * The resume point a `Last-Event-ID` names: an entry id (written as Redis writes
+ * it) or an event id (a UUID); `None` for anything else.
+ *
+ * @since 0.3.0
+ * @category decoding
+ */
+export const parseResumePoint = (text: string): Option.Option<ResumePoint> => {
+  if (Ids.isUuid(text)) return Option.some({ _tag: "AfterEvent", eventId: text.toLowerCase() })
+  return Option.map(EntryId.parse(text), (id): ResumePoint => ({ _tag: "AfterEntry", entryId: EntryId.format(id) }))
+}
+
+interface Positioned {
+  readonly id: string
+  readonly event: StreamEvent.StreamEvent
+}
+
+interface FrameState {
+  readonly mapping: State
+  // whether the resume point is behind: chunks are sent only then
+  readonly sending: boolean
+  // whether the turn's last event has been read
+  readonly ended: boolean
+}
+
+const passes = (resume: ResumePoint, { event, id }: Positioned): "before" | "at" | "after" => {
+  switch (resume._tag) {
+    case "Start":
+      return "after"
+    case "AfterEntry":
+      return EntryId.isAfter(id, resume.entryId) ? "after" : "before"
+    case "AfterEvent":
+      return event.event_id.toLowerCase() === resume.eventId ? "at" : "before"
+  }
+}
+
+// The frames of events, each with the id it is resumed after: the mapping runs from
+// the turn's start, and only the chunks of the events past `resume` are sent, so they
+// continue a message that holds the earlier ones. The last frame of an event carries
+// its id; `[DONE]` follows the chunk of the turn's last event. An event id the turn
+// never held is an `error` chunk once the turn has ended.
+const framedFrom =
+  (resume: ResumePoint) => <E, R>(events: Stream.Stream<Positioned, E, R>): Stream.Stream<string, E, R> =>
+    events.pipe(
+      Stream.mapAccum(
+        (): FrameState => ({ mapping: initial, sending: resume._tag === "Start", ended: false }),
+        (state, positioned): readonly [FrameState, ReadonlyArray<string>] => {
+          const [mapping, chunks] = step(state.mapping, positioned.event)
+          const ended = state.ended || positioned.event.payload.type === "response_done"
+          const place = state.sending ? "after" : passes(resume, positioned)
+          if (place !== "after") return [{ mapping, sending: place === "at", ended }, []]
+          if (chunks.length === 0) return [{ mapping, sending: true, ended }, []]
+          // an event's frames as one text: written together, never split by a ping
+          return [
+            { mapping, sending: true, ended },
+            [
+              chunks.map((chunk, i) => {
+                const text = i === chunks.length - 1 ? encodeWithId(chunk, positioned.id) : encode(chunk)
+                return chunk.type === "finish" || chunk.type === "abort" ? text + done : text
+              }).join("")
+            ]
+          ]
+        },
+        {
+          onHalt: (state) =>
+            state.ended && !state.sending && resume._tag === "AfterEvent"
+              ? [
+                encode({
+                  type: "error",
+                  errorText: `invalid_last_event_id: event ${resume.eventId} is not in the turn`
+                })
+              ]
+              : []
+        }
+      )
+    )
+
+/**
  * The SSE text of a followed Stream A as a UI message stream: the opening comment, a
- * `data:` line per chunk, `: ping` every `heartbeatMs` (the AI SDK's reader skips
- * comments), and `data: [DONE]` after the turn's last event. When following fails for
- * good (Redis lost past the retries, an entry that is not a StreamEvent) it sends an
- * `error` chunk and ends without `[DONE]`; after `idleTimeoutMs` without an event it
- * ends without either (a reader comes back for the turn again).
+ * `data:` line per chunk (the last of each entry's chunks with the entry's id in an
+ * `id:` line), `: ping` every `heartbeatMs` (the AI SDK's reader skips comments), and
+ * `data: [DONE]` after the turn's last event. With a resume point, `entries` are still
+ * read from the turn's start (the mapping needs them), and only the chunks of the
+ * entries past the point are sent. When following fails for good (Redis lost past the
+ * retries, an entry that is not a StreamEvent) it sends an `error` chunk and ends
+ * without `[DONE]`; after `idleTimeoutMs` without an event it ends without either (a
+ * reader comes back for the turn again). An event id that the turn does not hold
+ * gives an `error` chunk (`invalid_last_event_id`) once the turn has ended.
  *
  * @since 0.3.0
  * @category streams
  */
 export const uiMessageSse = <R>(
   entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>,
-  options: TurnFeed.SseOptions
+  options: TurnFeed.SseOptions,
+  resume: ResumePoint = fromStart
 ): Stream.Stream<string, never, R> => {
   const frames = entries.pipe(
     Stream.timeout(Duration.millis(options.idleTimeoutMs)),
-    Stream.mapEffect(TurnEntry.toStreamEvent),
-    framed,
+    Stream.mapEffect((entry) =>
+      Effect.map(TurnEntry.toStreamEvent(entry), (event): Positioned => ({ id: entry.id, event }))
+    ),
+    framedFrom(resume),
     Stream.catch((error) =>
       Stream.unwrap(Effect.as(
         Effect.logWarning(`closing a UI message stream: ${error.message}`),
@@ -383,12 +505,13 @@ export const uiMessageSse = <R>(
   return withHeartbeats(frames, options.heartbeatMs)
 }
 
-// The SSE frames of StreamEvents: the chunk of the turn's last event (`response_done`)
-// is the last, and `[DONE]` follows it.
+// The SSE frames of StreamEvents as they come, each event's last frame with its
+// `event_id`: the chunk of the turn's last event (`response_done`) is the last, and
+// `[DONE]` follows it.
 const framed = <E, R>(events: Stream.Stream<StreamEvent.StreamEvent, E, R>): Stream.Stream<string, E, R> =>
   events.pipe(
-    chunks,
-    Stream.map((chunk) => (chunk.type === "finish" || chunk.type === "abort" ? encode(chunk) + done : encode(chunk)))
+    Stream.map((event): Positioned => ({ id: event.event_id, event })),
+    framedFrom(fromStart)
   )
 
 // The opening comment, the frames, and `: ping` every `heartbeatMs` until they end.
@@ -403,8 +526,10 @@ const withHeartbeats = <E, R>(frames: Stream.Stream<string, E, R>, heartbeatMs: 
  * A UI message stream response of a turn's StreamEvents as they come, for an
  * application's own handler: `TurnPipeline.start`'s `events` answered while the
  * pipeline persists the turn (`HttpServerResponse.toWeb` makes it a web `Response`).
- * The AI SDK's headers, the opening comment, a `data:` line per chunk, `: ping` every
- * `heartbeatMs` (15 s), and `data: [DONE]` after the turn's last event.
+ * The AI SDK's headers, the opening comment, a `data:` line per chunk (the last of each
+ * event's chunks with the event's `event_id` in an `id:` line, which the turn's
+ * `GET .../ui-message-stream` takes as a resume point), `: ping` every `heartbeatMs`
+ * (15 s), and `data: [DONE]` after the turn's last event.
  *
  * @since 0.3.0
  * @category responses

@@ -92,9 +92,8 @@ layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServic
             const text = (yield* Stream.runCollect(opened.bytes)).map((bytes) =>
               decoder.decode(bytes, { stream: true })
             ).join("")
-            const chunks = text.split("\n\n").filter((frame) => frame.startsWith("data: ")).map((frame) =>
-              frame.slice(6)
-            )
+            // a frame's data line (the last frame of an entry's chunks opens with its `id:` line)
+            const chunks = text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6))
             const types = chunks.map((
               chunk
             ) => (chunk === "[DONE]" ? chunk : (JSON.parse(chunk) as { type?: string }).type))

@@ -80,7 +80,11 @@ describe("a failed turn's readers read on to its last entry", () => {
         const turnId = randomUUID()
         yield* publishTurn(turnId, failedEvents(turnId))
         const text = yield* get(`${base}/v1/turns/${turnId}/ui-message-stream`)
-        const chunks = text.split("\n\n").filter((frame) => frame.startsWith("data: ")).map((frame) => frame.slice(6))
+        // a frame's data line (the last frame of an entry's chunks opens with its `id:` line)
+        const chunks = text.split("\n\n").flatMap((frame) =>
+          frame.split("\n").filter((line) => line.startsWith("data: "))
+        )
+          .map((line) => line.slice(6))
         expect(chunks.filter((chunk) => chunk === "[DONE]").length).toBe(1)
         const types = chunks.slice(-4).map((
           chunk

@@ -176,21 +176,54 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
   })
 
+// The UI message stream's resume point: `Last-Event-ID` (it wins) or `?after=`, an
+// entry id as its frames carry or an event id (a UUID) as a started turn's response
+// carries; without either, the turn's start.
+const uiResumePoint: Effect.Effect<
+  UiMessageStream.ResumePoint,
+  ApiError,
+  HttpServerRequest.HttpServerRequest | HttpServerRequest.ParsedSearchParams
+> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const search = yield* HttpServerRequest.ParsedSearchParams
+  const header = request.headers["last-event-id"]
+  const [source, value] = header !== undefined
+    ? ["Last-Event-ID", header] as const
+    : ["?after=", Option.getOrUndefined(yield* single(search, "after"))] as const
+  if (value === undefined) return UiMessageStream.fromStart
+  return yield* Option.match(UiMessageStream.parseResumePoint(value), {
+    onNone: () =>
+      Effect.fail(
+        new ApiError({
+          code: "invalid_last_event_id",
+          message: `${source} ${JSON.stringify(value.slice(0, 64))} is neither an entry id (<ms>-<seq>) nor an event id`
+        })
+      ),
+    onSome: Effect.succeed
+  })
+})
+
 /**
- * `GET /v1/turns/:turnId/ui-message-stream`: the turn's Stream A from its start as the
- * AI SDK's UI message stream (`UiMessageStream`), live until the turn ends, then
- * `data: [DONE]`. A reader that comes back reads the turn again from its start. A
- * turn not written yet is waited for as on `/events` (`awaitTurnMs`).
+ * `GET /v1/turns/:turnId/ui-message-stream`: the turn's Stream A as the AI SDK's UI
+ * message stream (`UiMessageStream`), live until the turn ends, then `data: [DONE]`.
+ * Each entry's last frame carries the entry's id; with a resume point (`Last-Event-ID`
+ * or `?after=`: an entry id, or the event id of a started turn's response), only the
+ * chunks after it are sent, valid for a message that holds the earlier ones; without
+ * one, the turn from its start. Stream A is read from its start either way (the
+ * mapping needs every event). A turn not written yet is waited for as on `/events`
+ * (`awaitTurnMs`).
  *
  * @internal
  */
 export const uiMessageStream = (options: ResolvedOptions, context: StreamContext) =>
   Effect.gen(function*() {
+    yield* turnIdParam // checked before the resume point
+    const resume = yield* uiResumePoint
     const entries = yield* followed(options, context, "events", "0-0")
     const body = UiMessageStream.uiMessageSse(entries, {
       heartbeatMs: options.heartbeatMs,
       idleTimeoutMs: options.idleTimeoutMs
-    }).pipe(Stream.interruptWhen(context.closing))
+    }, resume).pipe(Stream.interruptWhen(context.closing))
     return sseResponse(body, UiMessageStream.headers)
   })
 
