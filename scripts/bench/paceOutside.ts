@@ -9,6 +9,7 @@
  *
  * @internal
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient } from "@sluice/providers"
 import * as Duration from "effect/Duration"
@@ -60,7 +61,9 @@ export const make = async (chunks: number): Promise<Load> => {
     })
   })
   const origin = `http://127.0.0.1:${port}`
-  // as `sluice run` makes its client (its default timeouts are 5 minutes, as here)
+  // as `sluice run` makes its client (its default timeouts are 5 minutes, as here);
+  // `BENCH_PACE_CLIENT=node` puts it on Node's `http` module instead of its fetch
+  const nodeHttp = process.env.BENCH_PACE_CLIENT === "node"
   const client = await Effect.runPromise(
     Effect.provide(
       ProviderClient.make({
@@ -70,12 +73,14 @@ export const make = async (chunks: number): Promise<Load> => {
         responseTimeout: Duration.minutes(5),
         idleTimeout: Duration.minutes(5)
       }),
-      FetchHttpClient.layer
+      nodeHttp ? NodeHttpClient.layerNodeHttp : FetchHttpClient.layer
     )
   )
   return {
     name:
-      `outside (provider stand-in in its own process, pid ${child.pid}, OpenAI Chat SSE over loopback HTTP; ProviderClient on FetchHttpClient)`,
+      `outside (provider stand-in in its own process, pid ${child.pid}, OpenAI Chat SSE over loopback HTTP; ProviderClient on ${
+        nodeHttp ? "NodeHttpClient.layerNodeHttp" : "FetchHttpClient"
+      })`,
     source: (index) =>
       TurnSource.events((turn) =>
         client.stream(LlmRequest.prompt("gpt-4o", `pace turn ${index}`), {
