@@ -311,6 +311,42 @@ export const opening = ": connected\n\n"
 export const errorFrame = (error: ApiErrorBody["error"]): string =>
   Sse.encodeEvent({ event: "stream_error", data: JSON.stringify({ error } satisfies ApiErrorBody) })
 
+/**
+ * The event that ends every open stream when the server shuts down: `event:
+ * server_closing`, no id, `retry: 1000`, `data` `{"reconnect": true}`. The turn is not
+ * over because of it: a client resumes from the last id it saw, on another server or
+ * this one's replacement (an `EventSource` reconnects after `retry` milliseconds).
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const closingFrame: string = Sse.encodeEvent({
+  event: "server_closing",
+  data: JSON.stringify({ reconnect: true }),
+  retry: 1000
+})
+
+/**
+ * A stream's frames until the server closes (`closing` completes), then
+ * `closingFrame`; a stream that ended by itself before gets none.
+ *
+ * @since 0.3.0
+ * @category streams
+ */
+export const untilClosing =
+  (closing: Effect.Effect<void>) => <E, R>(self: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
+    Stream.suspend(() => {
+      let closed = false
+      const signal = Effect.tap(closing, () =>
+        Effect.sync(() => {
+          closed = true
+        }))
+      return Stream.concat(
+        Stream.interruptWhen(self, signal),
+        Stream.suspend(() => (closed ? Stream.make(closingFrame) : Stream.empty))
+      )
+    })
+
 const describeFailure = (error: RedisError.RedisError | Schema.SchemaError): ApiErrorBody["error"] =>
   Schema.isSchemaError(error)
     ? {

@@ -204,7 +204,7 @@ describe("resuming past the end", () => {
 })
 
 describe("closing the server", () => {
-  it.effect("ends open streams cleanly, and the server's scope closes", () =>
+  it.effect("ends open streams cleanly with a server_closing event, and the server's scope closes", () =>
     Effect.gen(function*() {
       const serverScope = yield* Scope.make()
       const base = yield* Scope.provide(serve(), serverScope)
@@ -217,6 +217,11 @@ describe("closing the server", () => {
       const seen: Array<Received> = []
       while (seen.length < 4) seen.push(...Array.from(yield* pull, received))
       yield* Scope.close(serverScope, Exit.void)
+      // the readers are told to reconnect (elsewhere), after the last entry they got
+      const closing: Array<Received> = []
+      while (closing.length < 1) closing.push(...Array.from(yield* pull, received))
+      // (it has no id of its own: a reader's last event id stays the last entry's)
+      expect(closing).toStrictEqual([{ id: "0-4", event: "server_closing", data: "{\"reconnect\":true}" }])
       // The response ends as a stream does, not as a broken connection.
       const end = yield* Effect.flip(pull)
       expect(Cause.isDone(end)).toBe(true)

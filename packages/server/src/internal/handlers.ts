@@ -170,7 +170,7 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     const entries = yield* followed(options, context, stream, after)
     const body = entries.pipe(
       TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
-      Stream.interruptWhen(context.closing),
+      TurnFeed.untilClosing(context.closing),
       observeFeed(stream, turnId)
     )
     return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
