@@ -109,6 +109,18 @@ const refusedConnection = (error: Error, callback: ConnectionCallback | undefine
   return socket
 }
 
+// A connection to a literal IP host the policy refuses is refused where it would be
+// opened; anything else connects (a name was checked by the agent's lookup).
+const guardedConnection = <A>(
+  policy: WebhookPolicy,
+  options: http.ClientRequestArgs,
+  callback: ConnectionCallback | undefined,
+  connect: () => A
+) => {
+  const refusal = literalRefusal(policy, options.host)
+  return refusal === undefined ? connect() : refusedConnection(denied(refusal), callback)
+}
+
 /**
  * Node's http agent for webhooks: names resolve through `guardedLookup`, and a host
  * that is an IP address is checked (`literalRefusal`) before its connection is opened,
@@ -121,10 +133,7 @@ export class GuardedHttpAgent extends http.Agent {
     super({ lookup: guardedLookup(policy, resolve) })
   }
   override createConnection(options: http.ClientRequestArgs, callback?: ConnectionCallback) {
-    const refusal = literalRefusal(this.policy, options.host)
-    return refusal === undefined
-      ? super.createConnection(options, callback)
-      : refusedConnection(denied(refusal), callback)
+    return guardedConnection(this.policy, options, callback, () => super.createConnection(options, callback))
   }
 }
 
@@ -138,10 +147,7 @@ export class GuardedHttpsAgent extends https.Agent {
     super({ lookup: guardedLookup(policy, resolve) })
   }
   override createConnection(options: http.ClientRequestArgs, callback?: ConnectionCallback) {
-    const refusal = literalRefusal(this.policy, options.host)
-    return refusal === undefined
-      ? super.createConnection(options, callback)
-      : refusedConnection(denied(refusal), callback)
+    return guardedConnection(this.policy, options, callback, () => super.createConnection(options, callback))
   }
 }
 

@@ -89,31 +89,41 @@ const single = (
   return Effect.fail(new ApiError({ code: "invalid_query", message: `?${name}= is given ${value.length} times` }))
 }
 
-// `Last-Event-ID` wins over `?after=`: a browser that reconnects sends the id it saw
-// last, on the URL it first opened.
-const resumePoint: Effect.Effect<
-  string,
+// A stream's resume point as a request names it, read by `parse`: `Last-Event-ID` wins
+// over `?after=` (a browser that reconnects sends the id it saw last, on the URL it
+// first opened); `start` without either. Text that `parse` refuses is 400
+// `invalid_last_event_id`, saying what was expected.
+const resumeFrom = <A>(parse: (text: string) => Option.Option<A>, start: A, expected: string): Effect.Effect<
+  A,
   ApiError,
   HttpServerRequest.HttpServerRequest | HttpServerRequest.ParsedSearchParams
-> = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const search = yield* HttpServerRequest.ParsedSearchParams
-  const header = request.headers["last-event-id"]
-  const [source, value] = header !== undefined
-    ? ["Last-Event-ID", header] as const
-    : ["?after=", Option.getOrUndefined(yield* single(search, "after"))] as const
-  if (value === undefined) return "0-0"
-  return yield* Option.match(EntryId.parse(value), {
-    onNone: () =>
-      Effect.fail(
-        new ApiError({
-          code: "invalid_last_event_id",
-          message: `${source} ${JSON.stringify(value.slice(0, 64))} is not an entry id (<ms>-<seq>)`
-        })
-      ),
-    onSome: (id) => Effect.succeed(EntryId.format(id))
+> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const search = yield* HttpServerRequest.ParsedSearchParams
+    const header = request.headers["last-event-id"]
+    const [source, value] = header !== undefined
+      ? ["Last-Event-ID", header] as const
+      : ["?after=", Option.getOrUndefined(yield* single(search, "after"))] as const
+    if (value === undefined) return start
+    return yield* Option.match(parse(value), {
+      onNone: () =>
+        Effect.fail(
+          new ApiError({
+            code: "invalid_last_event_id",
+            message: `${source} ${JSON.stringify(value.slice(0, 64))} is ${expected}`
+          })
+        ),
+      onSome: Effect.succeed
+    })
   })
-})
+
+// an entry id of the stream
+const resumePoint = resumeFrom(
+  (text) => Option.map(EntryId.parse(text), EntryId.format),
+  "0-0",
+  "not an entry id (<ms>-<seq>)"
+)
 
 // A stream of the turn followed from `after`, once the turn is known to have it and
 // the caller has a slot, with its key and the turn's id. A stream not written yet is
@@ -176,32 +186,13 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
   })
 
-// The UI message stream's resume point: `Last-Event-ID` (it wins) or `?after=`, an
-// entry id as its frames carry or an event id (a UUID) as a started turn's response
-// carries; without either, the turn's start.
-const uiResumePoint: Effect.Effect<
-  UiMessageStream.ResumePoint,
-  ApiError,
-  HttpServerRequest.HttpServerRequest | HttpServerRequest.ParsedSearchParams
-> = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const search = yield* HttpServerRequest.ParsedSearchParams
-  const header = request.headers["last-event-id"]
-  const [source, value] = header !== undefined
-    ? ["Last-Event-ID", header] as const
-    : ["?after=", Option.getOrUndefined(yield* single(search, "after"))] as const
-  if (value === undefined) return UiMessageStream.fromStart
-  return yield* Option.match(UiMessageStream.parseResumePoint(value), {
-    onNone: () =>
-      Effect.fail(
-        new ApiError({
-          code: "invalid_last_event_id",
-          message: `${source} ${JSON.stringify(value.slice(0, 64))} is neither an entry id (<ms>-<seq>) nor an event id`
-        })
-      ),
-    onSome: Effect.succeed
-  })
-})
+// The UI message stream's resume point: an entry id as its frames carry or an event
+// id (a UUID) as a started turn's response carries.
+const uiResumePoint = resumeFrom(
+  UiMessageStream.parseResumePoint,
+  UiMessageStream.fromStart,
+  "neither an entry id (<ms>-<seq>) nor an event id"
+)
 
 /**
  * `GET /v1/turns/:turnId/ui-message-stream`: the turn's Stream A as the AI SDK's UI
