@@ -31,8 +31,8 @@
  */
 import { Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
-import { type RedisError, RedisStreams } from "@sluice/redis"
-import { LeaseKeeper, TurnControl, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
+import { type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
+import { LeaseKeeper, TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertOptions, UpsertStage } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -121,7 +121,8 @@ export interface TurnResult {
 /**
  * A turn started in the pipeline's scope (`start`): its context; its StreamEvents as
  * Stream A confirms them, from the first, for one reader (a reader that goes away
- * leaves the turn running); its result once it ends; and its cancel.
+ * leaves the turn running); its Stream B entries as Redis holds them; its result once
+ * it ends; and its cancel.
  *
  * @since 0.3.0
  * @category models
@@ -129,6 +130,14 @@ export interface TurnResult {
 export interface RunningTurn<E> {
   readonly context: TurnContext
   readonly events: Stream.Stream<StreamEvent.StreamEvent>
+  /**
+   * Stream B followed in Redis from the turn's first entry to its last
+   * (`turn_completed`), each entry with its id (`TurnFeed.response` in
+   * `@sluice/server` makes it the SSE of upserts that `/v1/turns/:turnId/upserts`
+   * sends, resumable there). Each read follows Redis anew: it may be read by several
+   * readers, or again, and holds nothing in process while nobody reads it.
+   */
+  readonly upserts: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError>
   readonly result: Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError>
   readonly cancel: Effect.Effect<void>
 }
@@ -466,6 +475,9 @@ export const make = (options: Options = {}) =>
           return {
             context,
             events: Stream.fromQueue(events),
+            upserts: redis.tail(TurnKeys.upsertsKey(context.prefix ?? prefix, context.turnId), {
+              until: TurnEntry.isFinal
+            }),
             result: Fiber.join(fiber),
             cancel: Effect.ignore(service.cancel(context.turnId, context.prefix))
           }

@@ -45,6 +45,31 @@ describe("TurnPipeline.start", () => {
       Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
     ))
 
+  it.effect("gives the turn's Stream B entries as Redis holds them, to any number of readers", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const running = yield* TurnPipeline.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+      // read while the turn runs, and again once it has ended
+      const during = yield* Stream.runCollect(running.upserts)
+      yield* running.result
+      const after = yield* Stream.runCollect(running.upserts)
+      const held = yield* RedisStreams.RedisStreams.use((redis) =>
+        redis.xrange(TurnKeys.upsertsKey(prefix, context.turnId), "-", "+")
+      )
+      expect(held.length).toBeGreaterThan(2)
+      expect(after).toStrictEqual(held)
+      // a reader during the turn also saw the upserts that later ones superseded (and
+      // Redis then deleted), in order, and ended at the same last entry
+      expect(held.every((entry) => during.some((seen) => seen.id === entry.id))).toBe(true)
+      expect(during.map((entry) => entry.id)).toStrictEqual(
+        [...during.map((entry) => entry.id)].sort((a, b) => Number(a.slice(2)) - Number(b.slice(2)))
+      )
+      expect(TurnEntry.isFinal(during.at(-1)!)).toBe(true)
+      expect(during.at(-1)).toStrictEqual(held.at(-1))
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
+
   it.effect("runs to its end when its reader goes away", () =>
     Effect.gen(function*() {
       const context = yield* TurnContext.make()

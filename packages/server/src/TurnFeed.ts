@@ -13,6 +13,7 @@ import { TurnEnding, TurnEntry, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -396,3 +397,50 @@ export const sse =
     const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(Stream.as(ping))
     return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([opening]))
   }
+
+/**
+ * The headers of a turn's SSE streams, besides their content type (`text/event-stream;
+ * charset=utf-8`): no caching, no transforming, no buffering by a proxy.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const streamHeaders: Readonly<Record<string, string>> = {
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no"
+}
+
+/**
+ * A response of SSE text (`text/event-stream; charset=utf-8`) with the given headers.
+ *
+ * @since 0.3.0
+ * @category responses
+ */
+export const sseResponse = (
+  body: Stream.Stream<string>,
+  headers: Readonly<Record<string, string>>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(Stream.encodeText(body), { contentType: "text/event-stream; charset=utf-8", headers })
+
+/**
+ * A turn's entries as the SSE response `GET /v1/turns/:turnId/upserts` (or `/events`)
+ * sends, for an application's own handler: `RunningTurn.upserts` of a turn started with
+ * `TurnPipeline.start`, answered while the pipeline persists it. The same frames (`id`
+ * the entry id, `event` its `payloadType`, `data` its payload), so a reader that loses
+ * the response resumes on `/v1/turns/:turnId/upserts` with `Last-Event-ID`; `: ping`
+ * every `heartbeatMs` (15 s); the response ends after the turn's last entry, or after
+ * `idleTimeoutMs` (10 min) without one; a Redis failure past the entries' own retries
+ * ends it with `event: stream_error` (`HttpServerResponse.toWeb` makes it a web
+ * `Response`).
+ *
+ * @since 0.3.0
+ * @category responses
+ */
+export const response = (
+  entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError>,
+  options: Partial<SseOptions> = {}
+): HttpServerResponse.HttpServerResponse =>
+  sseResponse(
+    sse({ heartbeatMs: options.heartbeatMs ?? 15_000, idleTimeoutMs: options.idleTimeoutMs ?? 600_000 })(entries),
+    streamHeaders
+  )

@@ -163,8 +163,7 @@ const followed = (options: ResolvedOptions, context: StreamContext, stream: Turn
     )
   })
 
-const sseResponse = (body: Stream.Stream<string>, headers: Readonly<Record<string, string>>) =>
-  HttpServerResponse.stream(Stream.encodeText(body), { contentType: "text/event-stream; charset=utf-8", headers })
+const sseResponse = TurnFeed.sseResponse
 
 /**
  * `GET /v1/turns/:turnId/upserts` and `/events`: the stream as SSE, from the resume
@@ -183,7 +182,7 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
       TurnFeed.untilClosing(context.closing),
       observeFeed(stream, turnId)
     )
-    return sseResponse(body, { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" })
+    return sseResponse(body, TurnFeed.streamHeaders)
   })
 
 // The UI message stream's resume point: an entry id as its frames carry or an event
