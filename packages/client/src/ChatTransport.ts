@@ -29,6 +29,7 @@ import type { ChatTransport, UIMessage, UIMessageChunk } from "ai"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { ClientError, fromResponse, fromThrown } from "./ClientError.js"
 import { apiUrl, turnUrl } from "./internal/http.js"
+import { platformSleep } from "./internal/sleep.js"
 import {
   toTurnConversation,
   type TurnAssistantPart,
@@ -281,7 +282,7 @@ const isWebStorage = (value: unknown): value is WebStorage =>
  * `"detach"`); `reconnect` how a dropped stream is opened again (full jitter from
  * `baseMs` 500 to `maxMs` 5,000, `maxAttempts` 8 in a row, then the chat is told of a
  * disconnect and may resume); `sleep` and `random` are the waits and their jitter
- * (tests pass their own).
+ * (a wait ends early when the chat stops; tests pass their own, as to `followTurn`).
  *
  * @since 0.3.0
  * @category models
@@ -310,7 +311,7 @@ export interface SluiceChatTransportOptions<UI_MESSAGE extends UIMessage = UIMes
   readonly storage?: ChatTurnStorage | undefined
   readonly onStop?: "cancel" | "detach" | undefined
   readonly reconnect?: Reconnect.ReconnectOptions | undefined
-  readonly sleep?: ((ms: number) => Promise<void>) | undefined
+  readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
   readonly random?: (() => number) | undefined
 }
 
@@ -382,8 +383,6 @@ interface Following {
   readonly abort: AbortController
   readonly followed: Followed
 }
-
-const wait = (ms: number) => new Promise<void>((resume) => setTimeout(resume, ms))
 
 /**
  * The AI SDK's `ChatTransport` on the turn server. `new SluiceChatTransport({ body:
@@ -627,7 +626,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       maxMs: this.#options.reconnect?.maxMs ?? 5_000,
       maxAttempts: this.#options.reconnect?.maxAttempts ?? 8
     }
-    const sleep = this.#options.sleep ?? wait
+    const sleep = this.#options.sleep ?? platformSleep
     const random = this.#options.random ?? Math.random
     const stopped = () => following.abort.signal.aborted || following.signal?.aborted === true
     let response: Response | undefined = first
@@ -647,7 +646,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
           lastFailure = failure
           failures++
           if (failures > reconnect.maxAttempts) throw this.#disconnected(following, lastFailure)
-          await sleep(Reconnect.delayMs(failures - 1, reconnect, random))
+          await sleep(Reconnect.delayMs(failures - 1, reconnect, random), following.abort.signal)
           continue
         }
       }
@@ -707,7 +706,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       lastFailure = broken ?? new ClientError("network", "the UI message stream ended before the turn")
       failures++
       if (failures > reconnect.maxAttempts) throw this.#disconnected(following, lastFailure)
-      await sleep(Reconnect.delayMs(failures - 1, reconnect, random))
+      await sleep(Reconnect.delayMs(failures - 1, reconnect, random), following.abort.signal)
     }
   }
 

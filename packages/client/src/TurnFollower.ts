@@ -10,6 +10,7 @@
  */
 import { ClientError, fromThrown } from "./ClientError.js"
 import { readEvents, readJson, type RequestOptions, send, turnUrl } from "./internal/http.js"
+import { platformSleep } from "./internal/sleep.js"
 import * as Reconnect from "./Reconnect.js"
 import * as TurnState from "./TurnState.js"
 import { isSnapshot, isTurnEvent, isUpsert, type Snapshot } from "./Wire.js"
@@ -73,20 +74,6 @@ export interface TurnHandle {
   readonly done: Promise<TurnState.TurnState>
   readonly close: () => void
 }
-
-// The platform's timer: the client carries no runtime of its own (no Effect Clock in
-// a browser bundle), so the wait between attempts is a plain timeout, cleared on abort.
-const platformSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener("abort", done)
-      resolve()
-    }
-    signal.addEventListener("abort", done, { once: true })
-  })
 
 const parseData = (data: string, what: string): unknown => {
   try {
