@@ -61,6 +61,8 @@ export const fold = <E, R>(
     Effect.sync(() => {
       // set once the input is over: its end (`null`) or the failure to pass on
       let over: Cause.Cause<E | AccumulatorError.AccumulatorError> | null | undefined
+      // a refusal met mid-chunk waits for the next pull, after the events before it
+      let pending: Cause.Cause<AccumulatorError.AccumulatorError> | undefined
       const close = (failure: Cause.Cause<E | AccumulatorError.AccumulatorError> | undefined) =>
         Effect.flatMap(hooks.closing(failure), (events) => {
           over = failure ?? null
@@ -74,20 +76,14 @@ export const fold = <E, R>(
           const taken = folded.taken === events.length ? events : events.slice(0, folded.taken)
           if (folded.refused !== undefined) {
             const refused = Cause.fail(folded.refused)
-            return Arr.isReadonlyArrayNonEmpty(taken)
-              ? Effect.sync(() => {
-                pending = refused
-                return taken
-              })
-              : close(refused)
+            if (!Arr.isReadonlyArrayNonEmpty(taken)) return close(refused)
+            pending = refused
           }
           return Arr.isReadonlyArrayNonEmpty(taken) ? Effect.succeed(taken) : pull
         },
         onFailure: (cause) => Effect.andThen(hooks.onInputEnd(Exit.failCause(cause)), close(cause)),
         onDone: (leftover) => Effect.andThen(hooks.onInputEnd(Exit.succeed(leftover)), close(undefined))
       })
-      // a refusal met mid-chunk waits for the next pull, after the events before it
-      let pending: Cause.Cause<AccumulatorError.AccumulatorError> | undefined
       const pull: Pull.Pull<Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>, E | AccumulatorError.AccumulatorError> =
         Effect.suspend(() => {
           if (over === null) return Cause.done()
