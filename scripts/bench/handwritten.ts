@@ -44,6 +44,7 @@ import {
   type Resolve,
   webhookClient
 } from "../../packages/durable-streams/src/internal/webhookLookup.js"
+import { acceptEncodings } from "../../packages/durable-streams/test/support/acceptEncodings.js"
 import { filteringClient } from "../../packages/durable-streams/test/support/filteringAgent.js"
 import * as Prometheus from "../../packages/server/src/Prometheus.js"
 import * as UiMessageStream from "../../packages/server/src/UiMessageStream.js"
@@ -364,50 +365,6 @@ const prometheusSection = async (): Promise<string> => {
 
 // ---------------------------------------------------------------------------------
 // 2. gzip negotiation
-
-/**
- * Accept-Encoding headers and the coding to send when gzip and identity are available:
- * as RFC 9110 (12.5.3, 8.4.1.3) decides it, unless the note says otherwise: `invalid`,
- * a q-value outside the RFC's grammar (what to do is not specified: Sluice ignores the
- * element, as if it were not there); `open`, a case either answer satisfies.
- */
-const acceptEncodings: ReadonlyArray<readonly [string | undefined, HttpCompression.Encoding, string?]> = [
-  [undefined, "identity"],
-  ["", "identity"],
-  ["gzip", "gzip"],
-  ["GZip", "gzip"],
-  ["x-gzip", "gzip", "RFC: x-gzip SHOULD be taken as gzip (8.4.1.3)"],
-  ["gzip, deflate, br", "gzip"],
-  ["deflate, br", "identity"],
-  ["br;q=1.0, gzip;q=0.8, *;q=0.1", "gzip"],
-  ["*", "gzip"],
-  ["*;q=0", "identity"],
-  ["identity", "identity"],
-  ["identity;q=0", "identity", "nothing acceptable: identity, as a 415 is not wanted"],
-  ["gzip;q=0", "identity"],
-  ["gzip;q=0, *", "identity"],
-  ["*, gzip;q=0", "identity"],
-  ["gzip;q=0.000", "identity"],
-  ["gzip;q=0.001", "gzip"],
-  ["gzip;q=0.5, identity", "identity"],
-  ["gzip;q=0.5, *;q=0.9", "identity"],
-  ["gzip, identity;q=0.5", "gzip"],
-  ["identity;q=0, gzip;q=0.1", "gzip"],
-  ["identity;q=0, *;q=0", "identity"],
-  ["gzip;q=0.5, identity;q=0.5", "gzip", "open: a tie"],
-  ["identity;q=0.5, gzip;q=0.5", "gzip", "open: a tie"],
-  ["gzip ; q=0.8 , br", "gzip"],
-  ["\tgzip\t;\tq=0.8", "gzip"],
-  ["gzip;Q=1", "gzip"],
-  ["gzip;level=1", "gzip"],
-  ["gzip;q=abc", "identity", "invalid q-value"],
-  ["gzip;q=1.5", "identity", "invalid q-value"],
-  ["gzip;q=0.1234", "identity", "invalid q-value"],
-  ["gzip;q=", "identity", "invalid q-value"],
-  ["gzip;q=-1", "identity", "invalid q-value"],
-  [",, ,gzip", "gzip"],
-  ["gzip;q=0.5, gzip;q=0", "identity", "open: gzip named twice"]
-]
 
 const negotiatorEncoding = (header: string | undefined): string => {
   const negotiator = new Negotiator({ headers: { "accept-encoding": header } })

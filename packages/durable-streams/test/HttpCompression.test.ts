@@ -4,7 +4,8 @@
  * differ, and Sluice's answer is RFC 9110's (`x-gzip` is gzip, 8.4.1.3) or keeps to
  * its q-value grammar (an element with a q-value outside it is ignored, as if absent:
  * gzip is not sent to a client that did not say it takes it). The header table of
- * the whole negotiation is the server package's Compression test.
+ * the whole negotiation is `support/acceptEncodings.ts` (asserted by the server
+ * package's Compression test).
  */
 import { describe, expect, it } from "@effect/vitest"
 import Negotiator from "negotiator"

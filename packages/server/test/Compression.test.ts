@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { get, type IncomingHttpHeaders } from "node:http"
 import { gunzipSync } from "node:zlib"
+import { acceptEncodings } from "../../durable-streams/test/support/acceptEncodings.js"
 import { upsertMessages } from "../../turns/test/support/turns.js"
 import { bearer } from "./support/client.js"
 import { publishUpserts, serve, tokens } from "./support/harness.js"
@@ -49,38 +50,7 @@ const rawGet = (url: string, headers: Record<string, string> = {}): Effect.Effec
 const gzip = { "accept-encoding": "gzip" }
 
 describe("Accept-Encoding negotiation", () => {
-  const table: ReadonlyArray<readonly [string | undefined, Compression.Encoding]> = [
-    [undefined, "identity"],
-    ["", "identity"],
-    ["gzip", "gzip"],
-    ["GZip", "gzip"],
-    ["x-gzip", "gzip"],
-    ["gzip, deflate, br", "gzip"],
-    ["deflate, br", "identity"],
-    ["br;q=1.0, gzip;q=0.8, *;q=0.1", "gzip"],
-    ["*", "gzip"],
-    ["*;q=0", "identity"],
-    ["identity", "identity"],
-    ["gzip;q=0", "identity"],
-    ["gzip;q=0, *", "identity"],
-    ["*, gzip;q=0", "identity"],
-    ["gzip;q=0.000", "identity"],
-    ["gzip;q=0.001", "gzip"],
-    ["gzip;q=0.5, identity", "identity"],
-    ["gzip;q=0.5, *;q=0.9", "identity"],
-    ["gzip, identity;q=0.5", "gzip"],
-    ["identity;q=0, gzip;q=0.1", "gzip"],
-    ["identity;q=0, *;q=0", "identity"],
-    ["gzip ; q=0.8 , br", "gzip"],
-    ["gzip;Q=1", "gzip"],
-    ["gzip;level=1", "gzip"],
-    ["gzip;q=abc", "identity"],
-    ["gzip;q=1.5", "identity"],
-    ["gzip;q=0.1234", "identity"],
-    ["gzip;q=", "identity"],
-    [",, ,gzip", "gzip"]
-  ]
-  for (const [header, expected] of table) {
+  for (const [header, expected] of acceptEncodings) {
     it(`${JSON.stringify(header)} is ${expected}`, () => {
       expect(Compression.negotiate(header)).toBe(expected)
     })
