@@ -17,7 +17,6 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type { LookupAddress } from "node:dns"
-import * as http from "node:http"
 import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import * as DurableStreams from "../src/DurableStreams.js"
 import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
@@ -25,6 +24,7 @@ import * as SubscriptionEngine from "../src/internal/subscriptionEngine.js"
 import type { WebhookPolicy } from "../src/internal/subscriptionWire.js"
 import { addressRefusal, classifyAddress, isLocalName, webhookTarget } from "../src/internal/webhookAddress.js"
 import { guardedLookup, literalRefusal, type Resolve, webhookClient } from "../src/internal/webhookLookup.js"
+import { receiver } from "./support/receiver.js"
 import { serve } from "./support/routes.js"
 
 const strict: WebhookPolicy = { loopbackHttp: false, allowHosts: [] }
@@ -193,29 +193,6 @@ describe("guardedLookup, every form", () => {
     expect(await look({ loopbackHttp: false, allowHosts: ["NAT64.example.com:8443"] }, "nat64.example.com.")).toBeNull()
   })
 })
-
-// A receiver on loopback (both families) that counts the connections it gets.
-const receiver = Effect.acquireRelease(
-  Effect.callback<{ readonly port: number; readonly connections: () => number; readonly server: http.Server }>(
-    (resume) => {
-      let connections = 0
-      const server = http.createServer((_request, response) => response.end("{}"))
-      server.on("connection", () => {
-        connections++
-      })
-      server.listen(0, "::", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({ port, connections: () => connections, server }))
-      })
-    }
-  ),
-  ({ server }) =>
-    Effect.callback<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
 
 // Posts through a client; the failure's description, or the status.
 const post = (layer: Layer.Layer<HttpClient.HttpClient>, url: string) =>

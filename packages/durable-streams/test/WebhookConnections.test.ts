@@ -29,37 +29,9 @@ import {
   type Resolve,
   webhookClient
 } from "../src/internal/webhookLookup.js"
+import { receiver } from "./support/receiver.js"
 
 const strict: WebhookPolicy = { loopbackHttp: false, allowHosts: [] }
-
-// A receiver on every loopback address (both families): `/hook` answers 200,
-// `/redirect` sends the client to the IPv4-mapped form of 127.0.0.1, this host too.
-const receiver = Effect.acquireRelease(
-  Effect.callback<{ readonly port: number; readonly connections: () => number; readonly server: http.Server }>(
-    (resume) => {
-      let connections = 0
-      const server = http.createServer((request, response) => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        if (request.url === "/redirect") response.writeHead(307, { location: `http://[::ffff:127.0.0.1]:${port}/hook` })
-        response.end("{}")
-      })
-      server.on("connection", () => {
-        connections++
-      })
-      server.listen(0, "::", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({ port, connections: () => connections, server }))
-      })
-    }
-  ),
-  ({ server }) =>
-    Effect.callback<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
 
 // What a failed request's socket said (the guard's refusal), else the error's message.
 const causeOf = (error: HttpClientError.HttpClientError): string => {
