@@ -8,17 +8,14 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
 import { RedisStreamsLive } from "@sluice/redis"
-import { TurnPublisher } from "@sluice/turns"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import * as UiMessageStream from "../src/UiMessageStream.js"
 import { bearer, request } from "./support/client.js"
-import { publisher, publishEvents, serve, tokens } from "./support/harness.js"
+import { publishEvents, publishHalted, serve, tokens } from "./support/harness.js"
 import { type Read, readMessage } from "./support/uiRead.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 
@@ -56,24 +53,13 @@ layer(live, { timeout: 60_000, excludeTestServices: true })("the UI message stre
       const events = uiTurn(turnId)
       const half = 12
       // one producer, publishing half the turn, then the rest when let through
-      const gate = yield* Deferred.make<void>()
-      const published = yield* Queue.unbounded<StreamEvent.StreamEvent>()
-      yield* Stream.fromIterable(events.slice(0, half)).pipe(
-        Stream.concat(Stream.drain(Stream.fromEffect(Deferred.await(gate)))),
-        Stream.concat(Stream.fromIterable(events.slice(half))),
-        TurnPublisher.publishEvents(turnId),
-        Stream.runForEach((event) => Queue.offer(published, event)),
-        Effect.provide(publisher),
-        Effect.orDie,
-        Effect.forkScoped
-      )
-      yield* Queue.takeN(published, half)
+      const producer = yield* publishHalted(turnId, events, half)
       const first = yield* get(endpoint(base, turnId))
       const reading = yield* Effect.forkChild(readMessage(first))
       // a reader that comes back mid-turn, as useChat's resume does
       const again = yield* get(endpoint(base, turnId))
       const rereading = yield* Effect.forkChild(readMessage(again))
-      yield* Deferred.succeed(gate, undefined)
+      yield* producer.release
       const read = yield* Fiber.join(reading)
       const reread = yield* Fiber.join(rereading)
       expect(parts(read)).toStrictEqual(expectedParts)

@@ -8,18 +8,14 @@
  * turn resumed mid-way is followed to its end.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { StreamEvent } from "@sluice/core"
 import { RedisStreamsMemory } from "@sluice/redis"
-import { TurnPublisher } from "@sluice/turns"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as UiMessageStream from "../src/UiMessageStream.js"
 import { bearer, request } from "./support/client.js"
-import { publisher, publishEvents, serve, tokens } from "./support/harness.js"
+import { publishEvents, publishHalted, serve, tokens } from "./support/harness.js"
 import { type Read, readMessage } from "./support/uiRead.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 
@@ -139,18 +135,7 @@ describe("resuming the UI message stream", () => {
         const turnId = randomUUID()
         const events = uiTurn(turnId)
         const half = 9 // inside the text of m1: its text-start sent, its text-end not yet
-        const gate = yield* Deferred.make<void>()
-        const published = yield* Queue.unbounded<StreamEvent.StreamEvent>()
-        yield* Stream.fromIterable(events.slice(0, half)).pipe(
-          Stream.concat(Stream.drain(Stream.fromEffect(Deferred.await(gate)))),
-          Stream.concat(Stream.fromIterable(events.slice(half))),
-          TurnPublisher.publishEvents(turnId),
-          Stream.runForEach((event) => Queue.offer(published, event)),
-          Effect.provide(publisher),
-          Effect.orDie,
-          Effect.forkScoped
-        )
-        yield* Queue.takeN(published, half)
+        const producer = yield* publishHalted(turnId, events, half)
         // what a reader had read of the running turn: its frames up to the last id
         const first = yield* Effect.promise(() => fetch(endpoint(base, turnId), { headers: auth }))
         const reader = first.body!.getReader()
@@ -167,7 +152,7 @@ describe("resuming the UI message stream", () => {
         const resumed = yield* Effect.promise(() =>
           fetch(endpoint(base, turnId), { headers: { ...auth, "last-event-id": "0-9" } })
         )
-        yield* Deferred.succeed(gate, undefined)
+        yield* producer.release
         const rest = frames(yield* Effect.promise(() => resumed.text()))
         // no part opened again: the message opens once and m1's text continues
         expect(rest.some((frame) => frame.data.includes("\"type\":\"start\""))).toBe(false)

@@ -6,6 +6,7 @@ import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { RedisStreams } from "@sluice/redis"
 import { TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -54,6 +55,27 @@ export const publishUpserts = (turnId: string, messages: ReadonlyArray<StreamBMe
 /** Publishes Stream A events of a turn. */
 export const publishEvents = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>) =>
   published(Stream.fromIterable(events).pipe(TurnPublisher.publishEvents(turnId)))
+
+/**
+ * Publishes a turn's first `first` events to Stream A and waits until Redis has them;
+ * the rest follow once `release` runs (a turn running mid-way, in the test's scope).
+ */
+export const publishHalted = (turnId: string, events: ReadonlyArray<StreamEvent.StreamEvent>, first: number) =>
+  Effect.gen(function*() {
+    const gate = yield* Deferred.make<void>()
+    const confirmed = yield* Queue.unbounded<StreamEvent.StreamEvent>()
+    yield* Stream.fromIterable(events.slice(0, first)).pipe(
+      Stream.concat(Stream.drain(Stream.fromEffect(Deferred.await(gate)))),
+      Stream.concat(Stream.fromIterable(events.slice(first))),
+      TurnPublisher.publishEvents(turnId),
+      Stream.runForEach((event) => Queue.offer(confirmed, event)),
+      Effect.provide(publisher),
+      Effect.orDie,
+      Effect.forkScoped
+    )
+    yield* Queue.takeN(confirmed, first)
+    return { release: Deferred.succeed(gate, undefined) }
+  })
 
 /**
  * The whole pipeline: a turn's events to Stream A, through the upsert stage, to
