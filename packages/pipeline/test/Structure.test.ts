@@ -24,8 +24,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { setFlagsFromString } from "node:v8"
-import { runInNewContext } from "node:vm"
+import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import { trackFibers } from "../../../scripts/trackFibers.js"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
@@ -109,16 +108,6 @@ describe("a turn in flight", () => {
     120_000
   )
 })
-
-// the heap in use after two full collections (`gc` made available to this test alone)
-setFlagsFromString("--expose-gc")
-const collect: unknown = runInNewContext("gc")
-const heapAfterCollection = (): number => {
-  if (typeof collect !== "function") throw new Error("the engine gave no gc function")
-  collect()
-  collect()
-  return process.memoryUsage().heapUsed
-}
 
 // a pipeline on a store that confirms every entry and keeps none
 const keepingNothing = TurnPipeline.layer({ publisher: { prefix } }).pipe(

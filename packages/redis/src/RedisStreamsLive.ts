@@ -225,10 +225,12 @@ export interface Caller {
  */
 export const batchXaddAll =
   (batches: BatchConnection.BatchConnection): RedisStreamsService["xaddAll"] => (key, entries, xaddOptions) => {
-    // Only the count is kept while Redis answers, not the entries.
+    // While Redis answers, the effect keeps the entries (the caller holds them for a
+    // retry anyway) and the count, never the pipeline's text.
     const count = entries.length
     if (count === 0) return Effect.succeed([])
-    return Effect.mapBoth(batches.send(xadds(key, entries, xaddOptions?.maxLen), count), {
+    const maxLen = xaddOptions?.maxLen
+    return Effect.mapBoth(batches.send(() => xadds(key, entries, maxLen), count), {
       onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
       onSuccess: (settled) => xaddResults(key, count, settled)
     })

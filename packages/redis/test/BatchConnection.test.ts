@@ -2,7 +2,8 @@
  * The live layer's batch connection against the test `redis-server`: replies reach the
  * pipeline that sent them, a lost connection settles what was waiting with the
  * replies that did arrive, nothing is resent, and the setup (AUTH, SELECT) follows the
- * URL. A loopback server that never answers stands in for a hung Redis.
+ * URL. A loopback server that never answers stands in for a hung Redis. Pipelines
+ * waiting for their replies keep no copy of their text (counted on the heap).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -10,6 +11,7 @@ import * as Fiber from "effect/Fiber"
 import { randomUUID } from "node:crypto"
 import { createServer, type Socket } from "node:net"
 import { inject } from "vitest"
+import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import * as BatchConnection from "../src/internal/batchConnection.js"
 import { command, ErrorReply } from "../src/internal/resp.js"
 import { freePort } from "./support/RedisServer.js"
@@ -18,16 +20,30 @@ const url = inject("redisUrl")
 const options = (target: string) => ({ url: target, connectTimeoutMs: 2_000, commandTimeoutMs: 2_000 })
 const connection = (target = url) => BatchConnection.make(options(target))
 const send = (link: BatchConnection.BatchConnection, ...commands: ReadonlyArray<ReadonlyArray<string>>) =>
-  link.send(commands.map(command).join(""), commands.length)
+  link.send(() => commands.map(command).join(""), commands.length)
+
+interface SilentServer {
+  readonly url: string
+  readonly connections: () => number
+  /** The bytes read from every connection. */
+  readonly received: () => number
+  readonly close: Effect.Effect<void>
+}
 
 // A loopback server that answers the connection's setup with +OK and then nothing.
 const silentServer = Effect.acquireRelease(
-  Effect.callback<{ readonly url: string; readonly connections: () => number; readonly close: Effect.Effect<void> }>(
+  Effect.callback<SilentServer>(
     (resume) => {
       const sockets = new Set<Socket>()
+      let received = 0
       const server = createServer((socket) => {
         sockets.add(socket)
-        socket.once("data", () => socket.write("+OK\r\n"))
+        let answered = false
+        socket.on("data", (chunk) => {
+          received += chunk.length
+          if (!answered) socket.write("+OK\r\n")
+          answered = true
+        })
         socket.on("error", () => {})
       })
       server.listen(0, "127.0.0.1", () => {
@@ -36,6 +52,7 @@ const silentServer = Effect.acquireRelease(
         resume(Effect.succeed({
           url: `redis://127.0.0.1:${port}`,
           connections: () => sockets.size,
+          received: () => received,
           close: Effect.callback<void>((done) => {
             for (const socket of sockets) socket.destroy()
             server.close(() => done(Effect.void))
@@ -139,4 +156,41 @@ describe("BatchConnection", () => {
       yield* send(link, ["PING"])
       expect(server.connections()).toBe(2)
     }).pipe(Effect.scoped))
+
+  it.effect("pipelines waiting for their replies keep no copy of their text", () =>
+    Effect.gen(function*() {
+      const server = yield* silentServer
+      const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
+      const bytesOnServer = (bytes: number) =>
+        Effect.whileLoop({
+          while: () => server.received() < bytes,
+          body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
+          step: () => {}
+        })
+      // the link is open and a first pipeline waits, before the heap is counted
+      const ping = command(["PING"])
+      yield* Effect.forkChild(link.send(() => ping, 1))
+      yield* bytesOnServer(ping.length + 1)
+      const pipelines = 64
+      const size = 256 * 1024
+      const sent = server.received()
+      const before = heapAfterCollection()
+      const waiting = yield* Effect.forEach(
+        Array.from({ length: pipelines }, (_, i) => i),
+        // as a caller does, with the send inside an effect of its own, which holds it
+        (i) =>
+          Effect.forkChild(
+            Effect.map(
+              link.send(() => `*1\r\n$${size}\r\n${String(i % 10).repeat(size)}\r\n`, 1),
+              (settled) => settled.replies
+            )
+          )
+      )
+      // every pipeline is on the server's side of the socket, and waits for its reply
+      yield* bytesOnServer(sent + pipelines * size)
+      const kept = heapAfterCollection() - before
+      // kept as text, the pipelines would be 16 MB; their fibers and records are a few KB each
+      expect(kept).toBeLessThan(pipelines * size / 8)
+      for (const fiber of waiting) expect(fiber.pollUnsafe()).toBeUndefined()
+    }).pipe(Effect.scoped), 60_000)
 })

@@ -61,12 +61,16 @@ export interface Settled {
 }
 
 /**
- * The connection: `send` writes a pipeline of `count` commands.
+ * The connection: `send` writes a pipeline of `count` commands, which `encode` makes
+ * each time the effect runs. Nothing holds the encoded text while Redis answers: an
+ * effect that waits for its replies, and every effect it is part of, keeps only the
+ * recipe (a retried write encodes again), so a thousand pipelines in flight are not
+ * a thousand copies on the heap beside the bytes in the socket.
  *
  * @internal
  */
 export interface BatchConnection {
-  readonly send: (pipeline: string, count: number) => Effect.Effect<Settled, LinkError>
+  readonly send: (encode: () => string, count: number) => Effect.Effect<Settled, LinkError>
 }
 
 interface Pending {
@@ -317,8 +321,8 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
       return Effect.andThen(Effect.forkIn(run, scope), Deferred.await(attempt))
     })
 
-    const send = (pipeline: string, count: number): Effect.Effect<Settled, LinkError> =>
-      Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(pipeline, count))))
+    const send = (encode: () => string, count: number): Effect.Effect<Settled, LinkError> =>
+      Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(encode(), count))))
 
     return { send }
   })
