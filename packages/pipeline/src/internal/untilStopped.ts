@@ -7,8 +7,12 @@ import type { StopSignal } from "./stopSignal.js"
 
 type Chunk<A> = Arr.NonEmptyReadonlyArray<A>
 
-/** How many elements the reader may run ahead of the consumer. */
-const capacity = 64
+/**
+ * How many elements the reader may hold untaken before it waits: many small network
+ * reads (live pace, an event or two each), or one large one. A second large read
+ * stays in the socket until the consumer takes the first.
+ */
+const capacity = 32
 
 // What passes the input from the reader fiber to the consumer: the chunks the reader
 // got and the consumer has not taken (the reader waits once they hold `capacity`
