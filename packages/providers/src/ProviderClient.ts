@@ -27,7 +27,10 @@
  * `responseTimeout`, or no byte of the body within `idleTimeout` (both 5 minutes by
  * default, on Effect's Clock), the request is aborted and the attempt fails with a
  * retryable `timeout` error (`response_timeout` or `stream_idle_timeout`), retried or
- * reported as above.
+ * reported as above. The idle time counts only while a read of the body waits (a
+ * slow consumer is not a quiet provider), and a quiet body is ended by aborting its
+ * request through the request's scope (`HttpClient.withScope`), so the `HttpClient`
+ * in context must honour its abort signal, as Effect's fetch and Node clients do.
  *
  * @since 0.1.0
  */
@@ -226,24 +229,61 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         options
       )
 
-    /** Reads events until the first output, or to the end of a turn without output. */
-    const started = (response: HttpClientResponse.HttpClientResponse, options: NormalizeOptions) =>
+    /**
+     * Reads events until the first output, or to the end of a turn without output.
+     *
+     * The body's idle timeout costs no fiber between the body and its reader: each
+     * read notes when it began waiting, and one sleeping fiber in the attempt's scope
+     * looks when a waiting read would pass `idleTimeout`. When one has, it closes the
+     * request's scope, which aborts the request (`HttpClient.withScope`): the read
+     * fails, the body ends, and the turn ends with the timeout error, keeping what
+     * arrived. A read that came in time moves the next look to its successor's
+     * deadline. Only a waiting read counts: bytes the consumer has not asked for yet
+     * wait in the socket without the provider being quiet.
+     */
+    const started = (
+      response: HttpClientResponse.HttpClientResponse,
+      options: NormalizeOptions,
+      scope: Scope.Scope,
+      request: Scope.Closeable
+    ) =>
       Effect.gen(function*() {
         // set when the body went quiet: the truncation the normalizer then reports says so
         let stalled: ProviderError.ProviderError | undefined
+        const clock = yield* Clock.Clock
+        const idleMs = Duration.toMillis(idleTimeout)
+        // when the read now waiting began; undefined while none waits
+        let waitingSince: number | undefined
+        const readDone = Effect.sync(() => {
+          waitingSince = undefined
+        })
+        if (Duration.isFinite(idleTimeout)) {
+          const watch = Effect.gen(function*() {
+            while (true) {
+              const now = clock.currentTimeMillisUnsafe()
+              const due = (waitingSince ?? now) + idleMs
+              if (now >= due) break
+              yield* Effect.sleep(due - now)
+            }
+            stalled = quiet("stream_idle_timeout", "no byte of the response body", idleTimeout)
+            yield* Scope.close(request, Exit.void)
+          })
+          yield* Effect.forkIn(watch, scope)
+        }
         const pull = yield* response.stream.pipe(
-          Stream.timeoutOrElse({
-            duration: idleTimeout,
-            orElse: () => Stream.fail(quiet("stream_idle_timeout", "no byte of the response body", idleTimeout))
-          }),
+          (body) =>
+            Stream.transformPull(body, (read) =>
+              Effect.succeed(Effect.suspend(() => {
+                waitingSince = clock.currentTimeMillisUnsafe()
+                return Effect.ensuring(read, readDone)
+              }))),
           // a connection dropped (or stalled) mid-body ends the body: the normalizer then
           // keeps what arrived and reports a retryable `stream_truncated`
-          Stream.catch((error) => {
-            if (error._tag === "ProviderError") stalled = error
-            return Stream.fromEffect(Effect.logWarning(`${provider}: the response body failed: ${error.message}`)).pipe(
-              Stream.drain
-            )
-          }),
+          Stream.catch((error) =>
+            Stream.fromEffect(
+              Effect.logWarning(`${provider}: the response body failed: ${(stalled ?? error).message}`)
+            ).pipe(Stream.drain)
+          ),
           Sse.decode(),
           normalize(options),
           Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
@@ -308,10 +348,14 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         const index = yield* Ref.get(keyIndex)
         const key = keys[index % keys.length]!
         const wire = ProviderRequest.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
+        // the request in a scope of its own inside the attempt's: the body's idle watch
+        // (in the attempt's scope) closes it
+        const requestScope = yield* Scope.fork(scope, "sequential")
         const outcome = yield* HttpClientRequest.post(wire.url).pipe(
           HttpClientRequest.setHeaders(wire.headers),
           HttpClientRequest.bodyJsonUnsafe(wire.body),
           http.execute,
+          Scope.provide(requestScope),
           Effect.timeoutOrElse({
             duration: responseTimeout,
             orElse: () => Effect.fail(quiet("response_timeout", "no response", responseTimeout))
@@ -321,7 +365,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               error
             ) => (error._tag === "ProviderError" ? failed(error, options) : unreachable(error, options)),
             onSuccess: (response) => (response.status >= 200 && response.status < 300
-              ? (request.streaming === false ? answered(response, options) : started(response, options))
+              ? (request.streaming === false
+                ? answered(response, options)
+                : started(response, options, scope, requestScope))
               : rejected(response, options))
           }),
           Scope.provide(scope)

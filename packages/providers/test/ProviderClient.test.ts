@@ -419,6 +419,28 @@ describe("ProviderClient", () => {
           }
         ])
       }))
+
+    it.effect("a consumer slower than idleTimeout is not a quiet provider: only a waiting read counts", () =>
+      Effect.gen(function*() {
+        const server = yield* serve([{ _tag: "sse", body: recorded("openai-chat/text-simple.sse") }])
+        const live = yield* ProviderClient.make({
+          provider: "openai-chat",
+          apiKeys: keys("a"),
+          baseUrl: server.url,
+          idleTimeout: "60 seconds"
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const seen: Array<StreamEvent.StreamEvent> = []
+        // two minutes pass on the Clock while each event is handled, and none while a read waits
+        yield* Stream.runForEach(live.stream(request), (event) =>
+          Effect.andThen(
+            TestClock.adjust("2 minutes"),
+            Effect.sync(() => seen.push(event))
+          ))
+        const summary = summaryOf(seen)
+        expect(summary.status).toBe("complete")
+        expect(summary.errors).toStrictEqual([])
+        expect(summary.text.length).toBeGreaterThan(0)
+      }))
   })
 
   it.effect("a body that is not the provider's wire format fails the stream with WireDecodeError", () =>
