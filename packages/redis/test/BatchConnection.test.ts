@@ -27,6 +27,10 @@ interface SilentServer {
   readonly connections: () => number
   /** The bytes read from every connection. */
   readonly received: () => number
+  /** The letters read, one per run of the same letter, in the order they came. */
+  readonly letters: () => string
+  /** Stops reading (the sockets fill up), or reads again. */
+  readonly reading: (on: boolean) => void
   readonly close: Effect.Effect<void>
 }
 
@@ -36,11 +40,16 @@ const silentServer = Effect.acquireRelease(
     (resume) => {
       const sockets = new Set<Socket>()
       let received = 0
+      let letters = ""
       const server = createServer((socket) => {
         sockets.add(socket)
         let answered = false
-        socket.on("data", (chunk) => {
+        socket.on("data", (chunk: Buffer) => {
           received += chunk.length
+          for (const byte of chunk) {
+            const letter = byte >= 97 && byte <= 122 ? String.fromCharCode(byte) : undefined
+            if (letter !== undefined && letter !== letters.at(-1)) letters += letter
+          }
           if (!answered) socket.write("+OK\r\n")
           answered = true
         })
@@ -53,6 +62,13 @@ const silentServer = Effect.acquireRelease(
           url: `redis://127.0.0.1:${port}`,
           connections: () => sockets.size,
           received: () => received,
+          letters: () => letters,
+          reading: (on) => {
+            for (const socket of sockets) {
+              if (on) socket.resume()
+              else socket.pause()
+            }
+          },
           close: Effect.callback<void>((done) => {
             for (const socket of sockets) socket.destroy()
             server.close(() => done(Effect.void))
@@ -193,4 +209,45 @@ describe("BatchConnection", () => {
       expect(kept).toBeLessThan(pipelines * size / 8)
       for (const fiber of waiting) expect(fiber.pollUnsafe()).toBeUndefined()
     }).pipe(Effect.scoped), 60_000)
+
+  it.effect(
+    "while the socket is full, pipelines wait unencoded, and leave in order once it drains",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* silentServer
+        const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
+        const bytesOnServer = (bytes: number) =>
+          Effect.whileLoop({
+            while: () => server.received() < bytes,
+            body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
+            step: () => {}
+          })
+        const ping = command(["PING"])
+        yield* Effect.forkChild(link.send(() => ping, 1))
+        yield* bytesOnServer(ping.length + 1)
+        const lettersBefore = server.letters().length
+        server.reading(false)
+        // 26 pipelines of 2 MB: more than the loopback socket's buffers hold
+        const pipelines = 26
+        const size = 2 * 1024 * 1024
+        let encoded = 0
+        for (let i = 0; i < pipelines; i++) {
+          yield* Effect.forkChild(link.send(() => {
+            encoded++
+            return `*1\r\n$${size}\r\n${String.fromCharCode(97 + i).repeat(size)}\r\n`
+          }, 1))
+        }
+        // every send has been made; those past the full socket wait as their encoders
+        for (let turn = 0; turn < 10; turn++) {
+          yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        }
+        expect(encoded).toBeGreaterThan(0)
+        expect(encoded).toBeLessThan(pipelines)
+        server.reading(true)
+        yield* bytesOnServer(ping.length + 1 + pipelines * size)
+        expect(encoded).toBe(pipelines)
+        expect(server.letters().slice(lettersBefore)).toBe("abcdefghijklmnopqrstuvwxyz")
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

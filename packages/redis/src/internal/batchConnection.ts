@@ -98,6 +98,9 @@ class Link {
   private head = 0
   private outgoing: Array<string> = []
   private outgoingLength = 0
+  // Pipelines not yet encoded because the socket is full, oldest first.
+  private held: Array<() => string> = []
+  private full = false
   private readonly reader = new ReplyReader()
   closed: string | undefined = undefined
   /** Replies read so far, for the watchdog to see progress. */
@@ -111,11 +114,12 @@ class Link {
         this.close(`unreadable reply: ${error instanceof Error ? error.message : String(error)}`)
       }
     })
+    socket.on("drain", this.onDrain)
     socket.on("error", (error) => this.close(error.message))
     socket.on("close", () => this.close("connection closed"))
   }
 
-  send(pipeline: string, count: number): Pending {
+  send(encode: () => string, count: number): Pending {
     const pending: Pending = { count, replies: [], settled: undefined, resume: undefined }
     if (this.closed !== undefined) {
       // Closed since the caller got it: nothing is written, nothing can arrive.
@@ -123,15 +127,24 @@ class Link {
       return pending
     }
     this.waiting.push(pending)
-    // Small pipelines sent in one go of the event loop (many turns' writes of an event
-    // or two, as at live pace) leave in one socket write: one system call instead of
-    // one each. Once a write would reach `coalesceBytes` it leaves at once, so large
-    // batches are never held back or copied into one string.
+    // While the socket is full (Redis reads slower than pipelines come), a pipeline
+    // waits as its encoder, which holds nothing its caller does not hold already, and
+    // is encoded when the socket drains: the bytes in flight stay within the socket's
+    // buffer, whatever the number of callers.
+    if (this.full) this.held.push(encode)
+    else this.queue(encode())
+    return pending
+  }
+
+  // Small pipelines sent in one go of the event loop (many turns' writes of an event or
+  // two, as at live pace) leave in one socket write: one system call instead of one
+  // each. Once a write would reach `coalesceBytes` it leaves at once, so large batches
+  // are never held back or copied into one string.
+  private queue(pipeline: string): void {
     this.outgoing.push(pipeline)
     this.outgoingLength += pipeline.length
     if (this.outgoingLength >= coalesceBytes) this.flush()
     else if (this.outgoing.length === 1) process.nextTick(this.flush)
-    return pending
   }
 
   private readonly flush = (): void => {
@@ -141,7 +154,16 @@ class Link {
     if (this.closed !== undefined || parts.length === 0) return
     // As bytes outside the JavaScript heap: a write that waits in the socket's queue is
     // then never copied by the garbage collector.
-    this.socket.write(Buffer.from(parts.length === 1 ? parts[0]! : parts.join("")))
+    if (!this.socket.write(Buffer.from(parts.length === 1 ? parts[0]! : parts.join("")))) this.full = true
+  }
+
+  // The socket took what it held: the pipelines held back are encoded, oldest first,
+  // until it is full again.
+  private readonly onDrain = (): void => {
+    this.full = false
+    let next = 0
+    while (next < this.held.length && !this.full && this.closed === undefined) this.queue(this.held[next++]!())
+    this.held = next === this.held.length ? [] : this.held.slice(next)
   }
 
   private readonly onReply = (reply: Reply): void => {
@@ -173,6 +195,7 @@ class Link {
     if (this.closed !== undefined) return
     this.closed = reason
     this.socket.destroy()
+    this.held = []
     const waiting = this.waiting.slice(this.head)
     this.waiting.length = 0
     this.head = 0
@@ -241,7 +264,7 @@ const open = (address: Address, tls: TlsOptions | undefined): Effect.Effect<Link
     socket.once(address.secure ? "secureConnect" : "connect", () => {
       socket.off("error", refused)
       const link = new Link(socket)
-      const pending = link.send(address.setup.map(command).join(""), address.setup.length)
+      const pending = link.send(() => address.setup.map(command).join(""), address.setup.length)
       pending.resume = ({ lost, replies }) => {
         const refusal = replies.find((reply): reply is ErrorReply => reply instanceof ErrorReply)
         if (lost === undefined && refusal === undefined) return resume(Effect.succeed(link))
@@ -322,7 +345,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
     })
 
     const send = (encode: () => string, count: number): Effect.Effect<Settled, LinkError> =>
-      Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(encode(), count))))
+      Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(encode, count))))
 
     return { send }
   })
