@@ -277,7 +277,8 @@ export const make = (options: Options = {}) =>
         })
       })
     )
-    // and one wheel holds the upsert stage's fallback timers of all of them
+    // and one wheel holds the timers of all of them: the upsert stage's fallbacks, the
+    // idle timeouts of live sources
     const wheel = yield* TimerWheel.make
 
     const publisherFor = (turnPrefix: string) => {
@@ -385,7 +386,7 @@ export const make = (options: Options = {}) =>
               Clock.currentTimeMillis,
               (now) => writers.upserts(StreamBMessages.wrapAll(payloads, now), told)
             )
-        ).pipe(Effect.provideService(TimerWheel.TimerWheel, wheel))
+        )
         const onEvents = runOptions.onEvents
         const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
           Effect.andThen(
@@ -410,6 +411,8 @@ export const make = (options: Options = {}) =>
         return { context, turn, messages, stopped: stoppedBy } satisfies TurnResult
       }).pipe(
         Effect.scoped,
+        // the upsert stage's fallback timers, and a live source's idle timer, on the one wheel
+        Effect.provideService(TimerWheel.TimerWheel, wheel),
         Effect.withSpan("sluice.turn", {
           kind: "producer",
           attributes: {

@@ -12,17 +12,21 @@
  *   figure).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { LlmRequest, ProviderClient } from "@sluice/providers"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { createServer, type ServerResponse } from "node:http"
 import { join } from "node:path"
 import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import { trackFibers } from "../../../scripts/trackFibers.js"
@@ -69,6 +73,48 @@ describe("a turn in flight", () => {
       yield* Fiber.interruptAll(running)
     }).pipe(Effect.provide(pipeline)), 60_000)
 
+  it.live(
+    "a live turn (ProviderClient on fetch, its body idle) holds at most 2 fibers beyond a constant (50 turns)",
+    () =>
+      Effect.gen(function*() {
+        const turns = 50
+        const provider = yield* hangingProvider
+        const client = yield* ProviderClient.make({
+          provider: "openai-chat",
+          apiKeys: [Redacted.make("structure-key")],
+          baseUrl: provider.url
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const fibers = yield* trackFibers
+        const pipeline = yield* TurnPipeline.TurnPipeline
+        const redis = yield* RedisStreams.RedisStreams
+        const before = yield* fibers.active
+        const running: Array<Fiber.Fiber<unknown, unknown>> = []
+        const ids: Array<string> = []
+        for (let i = 0; i < turns; i++) {
+          const context = yield* TurnContext.make({ turnId: randomUUID() })
+          ids.push(context.turnId)
+          const source = TurnSource.events((turn) =>
+            client.stream(LlmRequest.prompt("gpt-4o", `turn ${i}`), {
+              runId: turn.runId,
+              turnId: turn.turnId,
+              threadId: turn.threadId
+            })
+          )
+          running.push(yield* Effect.forkChild(fibers.track(pipeline.run(context, source))))
+        }
+        // every turn has read the head of its body and written its first events
+        const started = Effect.forEach(ids, (turnId) => redis.xlen(TurnKeys.eventsKey(prefix, turnId)))
+        while (!(yield* started).every((length) => length > 0)) {
+          yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        }
+        const perTurn = ((yield* fibers.active) - before) / turns
+        expect(perTurn).toBeGreaterThan(0)
+        expect(perTurn).toBeLessThanOrEqual(2)
+        yield* Fiber.interruptAll(running)
+      }).pipe(Effect.provide(pipeline), Effect.scoped),
+    60_000
+  )
+
   it.effect(
     "holds at most 40 KB of heap beyond a constant (400 turns waiting for their first byte)",
     () =>
@@ -108,6 +154,33 @@ describe("a turn in flight", () => {
     120_000
   )
 })
+
+// a provider that answers every request with the head of an SSE body, and then nothing
+const hangingProvider = Effect.acquireRelease(
+  Effect.callback<{ readonly url: string; readonly close: Effect.Effect<void> }>((resume) => {
+    const responses = new Set<ServerResponse>()
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        responses.add(response)
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.write(head)
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resume(Effect.succeed({
+        url: `http://127.0.0.1:${port}/v1`,
+        close: Effect.callback<void>((done) => {
+          for (const response of responses) response.destroy()
+          server.close(() => done(Effect.void))
+        })
+      }))
+    })
+  }),
+  (provider) => provider.close
+)
 
 // a pipeline on a store that confirms every entry and keeps none
 const keepingNothing = TurnPipeline.layer({ publisher: { prefix } }).pipe(

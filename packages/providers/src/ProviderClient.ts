@@ -35,7 +35,7 @@
  * @since 0.1.0
  */
 import type { ProviderError } from "@sluice/core"
-import { Ids, Sse, StreamEvent, TurnBuilder, Usage } from "@sluice/core"
+import { Ids, Sse, StreamEvent, TimerWheel, TurnBuilder, Usage } from "@sluice/core"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -232,14 +232,16 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     /**
      * Reads events until the first output, or to the end of a turn without output.
      *
-     * The body's idle timeout costs no fiber between the body and its reader: each
-     * read notes when it began waiting, and one sleeping fiber in the attempt's scope
-     * looks when a waiting read would pass `idleTimeout`. When one has, it closes the
-     * request's scope, which aborts the request (`HttpClient.withScope`): the read
+     * The body's idle timeout costs no fiber between the body and its reader, and none
+     * of its own on a `TimerWheel`: each read notes when it began waiting, and one
+     * timer looks when a waiting read would pass `idleTimeout`. When one has, it closes
+     * the request's scope, which aborts the request (`HttpClient.withScope`): the read
      * fails, the body ends, and the turn ends with the timeout error, keeping what
-     * arrived. A read that came in time moves the next look to its successor's
-     * deadline. Only a waiting read counts: bytes the consumer has not asked for yet
-     * wait in the socket without the provider being quiet.
+     * arrived. Otherwise the timer is set again for the read waiting then (or a whole
+     * `idleTimeout` on when none waits). Only a waiting read counts: bytes the consumer
+     * has not asked for yet wait in the socket without the provider being quiet. The
+     * timer is on the `TimerWheel` in context when there is one, else one sleeping fiber
+     * in the attempt's scope.
      */
     const started = (
       response: HttpClientResponse.HttpClientResponse,
@@ -258,17 +260,37 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           waitingSince = undefined
         })
         if (Duration.isFinite(idleTimeout)) {
-          const watch = Effect.gen(function*() {
-            while (true) {
-              const now = clock.currentTimeMillisUnsafe()
-              const due = (waitingSince ?? now) + idleMs
-              if (now >= due) break
-              yield* Effect.sleep(due - now)
-            }
+          // how long until a waiting read passes the timeout (a whole timeout while none waits)
+          const left = (now: number) => (waitingSince ?? now) + idleMs - now
+          const stall = Effect.suspend(() => {
             stalled = quiet("stream_idle_timeout", "no byte of the response body", idleTimeout)
-            yield* Scope.close(request, Exit.void)
+            return Scope.close(request, Exit.void)
           })
-          yield* Effect.forkIn(watch, scope)
+          const wheel = yield* Effect.serviceOption(TimerWheel.TimerWheel)
+          if (Option.isSome(wheel)) {
+            // a timer on the process's wheel (a turn of `TurnPipeline` has one)
+            let timer: TimerWheel.Timer | undefined
+            const look: Effect.Effect<void> = Effect.suspend(() => {
+              const now = clock.currentTimeMillisUnsafe()
+              const wait = left(now)
+              if (wait <= 0) return stall
+              return Effect.map(wheel.value.schedule(now + wait, look), (next) => {
+                timer = next
+              })
+            })
+            yield* look
+            yield* Scope.addFinalizer(scope, Effect.suspend(() => timer?.cancel ?? Effect.void))
+          } else {
+            // else one sleeping fiber in the attempt's scope
+            const watch = Effect.gen(function*() {
+              for (let wait = left(clock.currentTimeMillisUnsafe()); wait > 0;) {
+                yield* Effect.sleep(wait)
+                wait = left(clock.currentTimeMillisUnsafe())
+              }
+              yield* stall
+            })
+            yield* Effect.forkIn(watch, scope)
+          }
         }
         const pull = yield* response.stream.pipe(
           (body) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
-import type { StreamEvent } from "@sluice/core"
+import { type StreamEvent, TimerWheel } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -419,6 +419,36 @@ describe("ProviderClient", () => {
           }
         ])
       }))
+
+    it.effect("on a TimerWheel in context, the idle timeout is a timer there and ends the turn alike", () =>
+      Effect.gen(function*() {
+        const body = recorded("openai-chat/text-simple.sse")
+        const server = yield* serve([{ _tag: "hang", body, events: 3 }])
+        const wheel = yield* TimerWheel.make
+        const live = yield* ProviderClient.make({
+          provider: "openai-chat",
+          apiKeys: keys("a"),
+          baseUrl: server.url,
+          idleTimeout: "60 seconds"
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const seen: Array<StreamEvent.StreamEvent> = []
+        const fiber = yield* Effect.forkChild(
+          Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))).pipe(
+            Effect.provideService(TimerWheel.TimerWheel, wheel)
+          )
+        )
+        yield* server.hungWritten
+        yield* whenQuiet(() =>
+          Effect.map(wheel.size, (timers) => timers === 1 && seen.some((event) => event.type === "item_delta"))
+        )
+        yield* Fiber.join(fiber)
+        const summary = summaryOf(seen)
+        expect(summary.status).toBe("error")
+        expect(summary.text.length).toBeGreaterThan(0)
+        expect(summary.errors.map((error) => error.code)).toStrictEqual(["stream_idle_timeout"])
+        // the timer went with the body
+        expect(yield* wheel.size).toBe(0)
+      }).pipe(Effect.scoped))
 
     it.effect("a consumer slower than idleTimeout is not a quiet provider: only a waiting read counts", () =>
       Effect.gen(function*() {
