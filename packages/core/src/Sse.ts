@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Pull from "effect/Pull"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { type FramerFailure, makeFramer } from "./internal/sseFramer.js"
+import * as InternalFramer from "./internal/sseFramer.js"
 
 /**
  * One dispatched event. `event` defaults to `"message"`; `id` is the last event id seen
@@ -79,7 +79,7 @@ export interface DecodeOptions {
  */
 export const defaultMaxEventSize = 8 * 1024 * 1024
 
-const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
+const toError = (failure: InternalFramer.FramerFailure, maxEventSize: number): SseError =>
   failure._tag === "EventTooLarge"
     ? new SseError({
       reason: "EventTooLarge",
@@ -94,6 +94,48 @@ const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
     })
 
 /**
+ * SSE framing as a pure transition, fed one read at a time: what `decode` runs, for a
+ * stage that frames inside its own step (a provider's body decoded to events in one
+ * step). After a failure it frames nothing more.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Framer {
+  /**
+   * Frames one read: pushes the events it completes into `out`, and returns the
+   * failure (the events before it are pushed first).
+   */
+  readonly push: (bytes: Uint8Array, out: Array<SseEvent>) => SseError | undefined
+  /**
+   * Ends the input: a final event without its blank line is still pushed, marked
+   * `unterminated`.
+   */
+  readonly end: (out: Array<SseEvent>) => SseError | undefined
+}
+
+/**
+ * A framer for one body.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const makeFramer = (options?: DecodeOptions): Framer => {
+  const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+  const framer = InternalFramer.makeFramer({ maxEventSize })
+  let failed = false
+  const checked = (failure: InternalFramer.FramerFailure | undefined): SseError | undefined => {
+    if (failure === undefined) return undefined
+    failed = true
+    return toError(failure, maxEventSize)
+  }
+  return {
+    push: (bytes, out) => (failed ? undefined : checked(framer.push(bytes, out))),
+    end: (out) => (failed ? undefined : checked(framer.end(out)))
+  }
+}
+
+/**
  * Frames a byte stream into SSE events. Each input chunk yields the chunk of events it
  * completes. At the end of input, a final event without its terminating blank line is
  * still dispatched, marked `unterminated`, so a server that closes early loses
@@ -104,17 +146,13 @@ const toError = (failure: FramerFailure, maxEventSize: number): SseError =>
  */
 export const decode =
   (options?: DecodeOptions) =>
-  <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E | SseError, R> => {
-    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-    return Stream.transformPull(self, (pull) =>
+  <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E | SseError, R> =>
+    Stream.transformPull(self, (pull) =>
       Effect.sync(() => {
-        const framer = makeFramer({ maxEventSize })
+        const framer = makeFramer(options)
         // a failure waits until the events framed before it are out
         let failure: SseError | undefined
         let ended = false
-        const fail = (framed: FramerFailure | undefined): void => {
-          if (framed !== undefined) failure = toError(framed, maxEventSize)
-        }
         const emit = (
           out: Array<SseEvent>
         ): Pull.Pull<Arr.NonEmptyReadonlyArray<SseEvent>, E | SseError, void> =>
@@ -126,11 +164,8 @@ export const decode =
             onSuccess: (input: Arr.NonEmptyReadonlyArray<Uint8Array>) => {
               const out: Array<SseEvent> = []
               for (const bytes of input) {
-                const framed = framer.push(bytes, out)
-                if (framed !== undefined) {
-                  fail(framed)
-                  break
-                }
+                failure = framer.push(bytes, out)
+                if (failure !== undefined) break
               }
               return emit(out)
             },
@@ -138,14 +173,13 @@ export const decode =
             onDone: () => {
               ended = true
               const out: Array<SseEvent> = []
-              fail(framer.end(out))
+              failure = framer.end(out)
               return emit(out)
             }
           })
         })
         return next
       }))
-  }
 
 /**
  * Frames a whole body held in memory. A convenience for recorded transcripts.

@@ -28,8 +28,9 @@ const normalizeOptions = (context: TurnContext) => ({
 })
 
 /**
- * A provider's SSE response body. A body cut short ends the turn truncated; bytes that
- * are not the provider's wire format fail with `SseError` or `WireDecodeError`.
+ * A provider's SSE response body, framed and normalized in one step (the provider's
+ * `decodeSse`). A body cut short ends the turn truncated; bytes that are not the
+ * provider's wire format fail with `SseError` or `WireDecodeError`.
  *
  * @since 0.1.0
  * @category constructors
@@ -38,7 +39,7 @@ export const sse = <E, R>(
   provider: ProviderName.ProviderName,
   bytes: Stream.Stream<Uint8Array, E, R>
 ): TurnSource<E | Sse.SseError | WireDecodeError.WireDecodeError, R> =>
-(context) => bytes.pipe(Sse.decode(), Providers.get(provider).normalize(normalizeOptions(context)))
+(context) => bytes.pipe(Providers.get(provider).decodeSse(normalizeOptions(context)))
 
 /**
  * A provider's non-streaming response (parsed JSON), as the events the streaming

@@ -27,10 +27,10 @@ import * as SchemaTransformation from "effect/SchemaTransformation"
 import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
-import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
 const providerId = "anthropic"
@@ -741,6 +741,14 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * @category normalizers
  */
 export const normalize: Normalize = (options) => normalizeWith(makeHandler(options))
+
+/**
+ * `normalize` with the SSE framing in the same step, from the body's bytes.
+ *
+ * @since 0.3.0
+ * @category normalizers
+ */
+export const decodeSse: DecodeSse = (options, sse) => decodeSseWith(makeHandler(options), sse)
 
 const decodeResponse = decodeBody(providerId, Response)
 

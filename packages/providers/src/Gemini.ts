@@ -35,10 +35,10 @@ import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, decodeData } from "./internal/decodeData.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
-import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { ArgumentsBuilder } from "./internal/partialArgs.js"
 import { protocolError } from "./internal/wireJson.js"
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import type { WireDecodeError } from "./WireDecodeError.js"
 
 const provider = "gemini"
@@ -640,6 +640,14 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * @category normalizing
  */
 export const normalize: Normalize = (options) => normalizeWith(makeHandler(options))
+
+/**
+ * `normalize` with the SSE framing in the same step, from the body's bytes.
+ *
+ * @since 0.3.0
+ * @category normalizing
+ */
+export const decodeSse: DecodeSse = (options, sse) => decodeSseWith(makeHandler(options), sse)
 
 /**
  * Decodes a non-streaming `generateContent` body (one `GenerateContentResponse`, or the

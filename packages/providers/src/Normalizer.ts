@@ -1,7 +1,8 @@
 /**
  * What every provider module offers: a `Stream` transformer from SSE events to the hub
- * StreamEvent vocabulary, and a decoder of the same provider's non-streaming response
- * into the same events.
+ * StreamEvent vocabulary (and the same from the body's bytes, framing included, in one
+ * step), and a decoder of the same provider's non-streaming response into the same
+ * events.
  *
  * @since 0.1.0
  */
@@ -38,6 +39,21 @@ export interface NormalizeOptions {
 export type Normalize = (
   options?: NormalizeOptions
 ) => <E, R>(self: Stream.Stream<Sse.SseEvent, E, R>) => Stream.Stream<StreamEvent.StreamEvent, E | WireDecodeError, R>
+
+/**
+ * A provider's SSE body (its bytes, in any reads) to events, framed and normalized in
+ * one step: the same events and failures as `Sse.decode(sse)` then `normalize(options)`,
+ * at one pull per read instead of one per stage (what a live turn runs).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type DecodeSse = (
+  options?: NormalizeOptions,
+  sse?: Sse.DecodeOptions
+) => <E, R>(
+  self: Stream.Stream<Uint8Array, E, R>
+) => Stream.Stream<StreamEvent.StreamEvent, E | Sse.SseError | WireDecodeError, R>
 
 /**
  * A non-streaming decoder: the provider's JSON response (already parsed) into the same

@@ -32,10 +32,10 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
-import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
 // ---------------------------------------------------------------------------------
@@ -626,10 +626,11 @@ const toChunk = (response: Extract<Response, { readonly choices: unknown }>): St
 
 const makeNormalizers = (
   providerId: string
-): { readonly normalize: Normalize; readonly normalizeResponse: NormalizeResponse } => {
+): { readonly normalize: Normalize; readonly decodeSse: DecodeSse; readonly normalizeResponse: NormalizeResponse } => {
   const decodeResponse = decodeBody(providerId, Response)
   return {
     normalize: (options) => normalizeWith(makeHandler(providerId, options)),
+    decodeSse: (options, sse) => decodeSseWith(makeHandler(providerId, options), sse),
     normalizeResponse: (body, options) =>
       Effect.clockWith((clock): Effect.Effect<ReadonlyArray<StreamEvent.StreamEvent>, WireDecodeError> => {
         const response = decodeResponse(body)
@@ -661,6 +662,14 @@ const openAiCompatible = makeNormalizers("openai-compatible")
 export const normalize: Normalize = openAiChat.normalize
 
 /**
+ * `normalize` with the SSE framing in the same step, from the body's bytes.
+ *
+ * @since 0.3.0
+ * @category normalizers
+ */
+export const decodeSse: DecodeSse = openAiChat.decodeSse
+
+/**
  * Decodes a non-streaming `chat.completion` response (or an error body) into the
  * events the stream of the same content produces.
  *
@@ -679,6 +688,14 @@ export const normalizeResponse: NormalizeResponse = openAiChat.normalizeResponse
  * @category normalizers
  */
 export const normalizeCompatible: Normalize = openAiCompatible.normalize
+
+/**
+ * `decodeSse` for OpenAI-compatible servers (`provider_id` `openai-compatible`).
+ *
+ * @since 0.3.0
+ * @category normalizers
+ */
+export const decodeSseCompatible: DecodeSse = openAiCompatible.decodeSse
 
 /**
  * `normalizeResponse` for OpenAI-compatible servers (`provider_id`

@@ -35,12 +35,12 @@ import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import * as HostedTools from "./internal/hostedTools.js"
-import { type Handler, normalizeWith } from "./internal/normalizerChannel.js"
+import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { decodeValue, parseJson } from "./internal/wireJson.js"
 
 // an error event as it came, for `originalError` (parsed JSON always passes)
 const isJson = Schema.is(Json.JsonValue)
-import type { Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
 const provider = "openai-responses"
@@ -1024,6 +1024,14 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * @category normalizing
  */
 export const normalize: Normalize = (options) => normalizeWith(makeHandler(options))
+
+/**
+ * `normalize` with the SSE framing in the same step, from the body's bytes.
+ *
+ * @since 0.3.0
+ * @category normalizing
+ */
+export const decodeSse: DecodeSse = (options, sse) => decodeSseWith(makeHandler(options), sse)
 
 /**
  * Decodes a non-streaming Responses API body (the `response` object, or an error body

@@ -2,7 +2,8 @@
  * The live client: sends an `LlmRequest` to a provider as its streaming request, on
  * `effect/http`'s `HttpClient` (provide `NodeHttpClient.layerNodeHttp` of
  * `@effect/platform-node`, or `FetchHttpClient.layer`), and turns the response body
- * into StreamEvents through `Sse.decode()` and the provider's normalizer.
+ * into StreamEvents through the provider's `decodeSse` (SSE framing and its normalizer
+ * in one step).
  *
  * Failures follow the `retryable` flag of docs/errors.md (see `LiveRetry`). Before any output of
  * the turn has been emitted, a retryable failure (an HTTP 429, 408, 5xx or 529, a
@@ -185,7 +186,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withScope)
     const provider = settings.provider
     const baseUrl = settings.baseUrl ?? ProviderRequest.defaultBaseUrl(provider)
-    const { normalize, normalizeResponse } = Providers.get(provider)
+    const { decodeSse, normalizeResponse } = Providers.get(provider)
     const keys = settings.apiKeys
     const keyIndex = yield* Ref.make(0)
     const retry = settings.retry ?? {}
@@ -306,8 +307,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               Effect.logWarning(`${provider}: the response body failed: ${(stalled ?? error).message}`)
             ).pipe(Stream.drain)
           ),
-          Sse.decode(),
-          normalize(options),
+          decodeSse(options),
           Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
           Stream.toPull
         )

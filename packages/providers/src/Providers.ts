@@ -1,11 +1,12 @@
 /**
- * Every wire API by name: its streaming normalizer and its non-streaming decoder.
+ * Every wire API by name: its streaming normalizer (from SSE events, or from the body's
+ * bytes with the framing in the same step) and its non-streaming decoder.
  *
  * @since 0.1.0
  */
 import * as Anthropic from "./Anthropic.js"
 import * as Gemini from "./Gemini.js"
-import type { Normalize, NormalizeResponse } from "./Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeResponse } from "./Normalizer.js"
 import * as OpenAiChat from "./OpenAiChat.js"
 import * as OpenAiResponses from "./OpenAiResponses.js"
 import type { ProviderName } from "./ProviderName.js"
@@ -19,6 +20,8 @@ import type { ProviderName } from "./ProviderName.js"
 export interface Provider {
   readonly name: ProviderName
   readonly normalize: Normalize
+  /** `normalize` with the SSE framing in the same step (since 0.3.0). */
+  readonly decodeSse: DecodeSse
   readonly normalizeResponse: NormalizeResponse
 }
 
@@ -26,20 +29,33 @@ const providers: { readonly [K in ProviderName]: Provider } = {
   "openai-chat": {
     name: "openai-chat",
     normalize: OpenAiChat.normalize,
+    decodeSse: OpenAiChat.decodeSse,
     normalizeResponse: OpenAiChat.normalizeResponse
   },
   "openai-compatible": {
     name: "openai-compatible",
     normalize: OpenAiChat.normalizeCompatible,
+    decodeSse: OpenAiChat.decodeSseCompatible,
     normalizeResponse: OpenAiChat.normalizeCompatibleResponse
   },
   "openai-responses": {
     name: "openai-responses",
     normalize: OpenAiResponses.normalize,
+    decodeSse: OpenAiResponses.decodeSse,
     normalizeResponse: OpenAiResponses.normalizeResponse
   },
-  anthropic: { name: "anthropic", normalize: Anthropic.normalize, normalizeResponse: Anthropic.normalizeResponse },
-  gemini: { name: "gemini", normalize: Gemini.normalize, normalizeResponse: Gemini.normalizeResponse }
+  anthropic: {
+    name: "anthropic",
+    normalize: Anthropic.normalize,
+    decodeSse: Anthropic.decodeSse,
+    normalizeResponse: Anthropic.normalizeResponse
+  },
+  gemini: {
+    name: "gemini",
+    normalize: Gemini.normalize,
+    decodeSse: Gemini.decodeSse,
+    normalizeResponse: Gemini.normalizeResponse
+  }
 }
 
 /**

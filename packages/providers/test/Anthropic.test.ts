@@ -5,6 +5,7 @@ import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import { Anthropic, WireDecodeError } from "../src/index.js"
+import * as Providers from "../src/Providers.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
@@ -413,7 +414,7 @@ describe("Anthropic.normalize", () => {
       { numRuns: 150 }
     ), 120_000)
 
-  transcriptProperties(normalize, [
+  transcriptProperties(Providers.get("anthropic"), [
     ["thinking-then-tool", recorded("anthropic", "thinking-then-tool.sse")],
     ["redacted-thinking", recorded("anthropic", "redacted-thinking.sse")],
     ["tool-parallel", recorded("anthropic", "tool-parallel.sse")],

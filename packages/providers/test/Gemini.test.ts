@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Gemini from "../src/Gemini.js"
 import { ArgumentsBuilder, parsePath } from "../src/internal/partialArgs.js"
+import * as Providers from "../src/Providers.js"
 import { done, errors, finals, ofType, options, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
+import { transcriptProperties } from "./support/transcriptProperties.js"
 
 const run = (text: string) => runText(Gemini.normalize, text)
 const fixture = (name: string) => own("gemini", name)
@@ -351,4 +353,13 @@ describe("streamed function-call arguments", () => {
     expect(args.apply({ jsonPath: "$.text.inner", boolValue: true })).toContain("not an object or array")
     expect(args.apply({ jsonPath: "$.list[3]", numberValue: 1 })).toContain("past the end")
   })
+})
+
+describe("Gemini transcripts", () => {
+  transcriptProperties(Providers.get("gemini"), [
+    ["thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
+    ["tool-parallel", recorded("gemini", "tool-parallel.sse")],
+    ["grounding", own("gemini", "grounding.sse")],
+    ["safety-finish", own("gemini", "safety-finish.sse")]
+  ])
 })

@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import { OpenAiChat } from "../src/index.js"
+import * as Providers from "../src/Providers.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
@@ -375,7 +376,7 @@ describe("OpenAiChat.normalize", () => {
       { numRuns: 150 }
     ), 120_000)
 
-  transcriptProperties(OpenAiChat.normalize, [
+  transcriptProperties(Providers.get("openai-chat"), [
     ["text-simple", recorded("openai-chat", "text-simple.sse")],
     ["tool-parallel", recorded("openai-chat", "tool-parallel.sse")],
     ["text-usage", own("openai-chat", "text-usage.sse")],
@@ -387,7 +388,7 @@ describe("OpenAiChat.normalize", () => {
   ])
 
   describe("openai-compatible", () => {
-    transcriptProperties(OpenAiChat.normalizeCompatible, [
+    transcriptProperties(Providers.get("openai-compatible"), [
       ["deepseek-thinking", recorded("openai-compatible", "deepseek-thinking.sse")],
       ["openrouter-midstream-error", recorded("openai-compatible", "openrouter-midstream-error.sse")],
       ["reasoning-details", own("openai-chat", "reasoning-details.sse")]

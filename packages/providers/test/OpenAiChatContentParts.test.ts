@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { OpenAiChat } from "../src/index.js"
+import * as Providers from "../src/Providers.js"
 import { done, finals, own, ownJson, payloads, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
@@ -84,7 +85,7 @@ describe("OpenAiChat content arrays (Mistral)", () => {
     }))
 
   describe("properties", () => {
-    transcriptProperties(OpenAiChat.normalizeCompatible, [
+    transcriptProperties(Providers.get("openai-compatible"), [
       ["mistral-thinking", own("openai-chat", "mistral-thinking.sse")]
     ])
   })

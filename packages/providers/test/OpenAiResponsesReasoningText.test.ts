@@ -13,6 +13,7 @@ import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import { OpenAiResponses, ProviderRequest, RoundTrip } from "../src/index.js"
+import * as Providers from "../src/Providers.js"
 import * as Arbitraries from "./support/arbitraries.js"
 import { bytes, done, finals, own, payloads, runReads, runText, splitAt } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
@@ -154,7 +155,7 @@ describe("Responses reasoning_text, folded once", () => {
     }))
 
   describe("properties", () => {
-    transcriptProperties(OpenAiResponses.normalize, [
+    transcriptProperties(Providers.get("openai-responses"), [
       ["reasoning-text", own("openai-responses", "reasoning-text.sse")],
       ["reasoning-text-done-only", own("openai-responses", "reasoning-text-done-only.sse")],
       ["reasoning-text-no-ids", own("openai-responses", "reasoning-text-no-ids.sse")],

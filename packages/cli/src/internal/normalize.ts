@@ -6,7 +6,7 @@
  */
 import { Accumulator, Summary } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
-import { Json, Sse } from "@sluice/core"
+import { Json } from "@sluice/core"
 import { type Normalizer, type ProviderName, Providers, TranscriptFormat } from "@sluice/providers"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
@@ -71,8 +71,7 @@ export const events = (
     )
   }
   const decoded = Input.bytes(file).pipe(
-    Sse.decode(),
-    wire.normalize(options),
+    wire.decodeSse(options),
     Stream.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message)))
   )
   return Stream.unwrap(Effect.as(checkFormat(name, file), decoded))

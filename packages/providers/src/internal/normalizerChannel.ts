@@ -1,6 +1,7 @@
-import type { Sse, StreamEvent } from "@sluice/core"
+import { Sse, type StreamEvent } from "@sluice/core"
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
@@ -31,11 +32,57 @@ const isCut = (event: Sse.SseEvent, failure: WireDecodeError): boolean =>
   event.unterminated === true && failure.reason === "InvalidJson"
 
 /**
- * Turns a handler factory into a Stream transformer. An event cut short by the end of
- * the input ends the turn as truncated instead of failing. The factory gets the current
- * time from Effect's Clock, read once per input chunk, so TestClock drives event
- * timestamps. One input chunk of
- * SSE events yields one output chunk of StreamEvents.
+ * A normalizer as a pure step: SSE events in, StreamEvents out. An event cut short by
+ * the end of the input ends the turn as truncated instead of failing. The handler
+ * gets the time read from the Clock once per `input` (the events one input yields
+ * share it), so TestClock drives event timestamps.
+ *
+ * @internal
+ */
+export class EventDecoder {
+  private now: number
+  private readonly handler: Handler
+  // a cut event, or the end of the input, ended the turn
+  private ended = false
+  /** Set when an event is not the provider's wire format; the events before it are out. */
+  failure: WireDecodeError | undefined = undefined
+
+  constructor(makeHandler: (now: () => number) => Handler, private readonly clock: Clock.Clock) {
+    this.now = clock.currentTimeMillisUnsafe()
+    this.handler = makeHandler(() => this.now)
+  }
+
+  /** Decodes `events`, pushing what they yield into `out`. */
+  input(events: ReadonlyArray<Sse.SseEvent>, out: Out): void {
+    this.now = this.clock.currentTimeMillisUnsafe()
+    // an indexed loop: iterating the chunk allocates a result per event
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!
+      const failure = this.handler.onEvent(event, out)
+      if (failure === undefined) continue
+      if (!isCut(event, failure)) {
+        this.failure = failure
+        return
+      }
+      // the body ended inside this event's data: the turn is truncated, not invalid
+      this.handler.onEnd(out)
+      this.ended = true
+      return
+    }
+  }
+
+  /** The input ended: closes the turn if the provider did not. */
+  end(out: Out): void {
+    if (this.ended) return
+    this.ended = true
+    this.now = this.clock.currentTimeMillisUnsafe()
+    this.handler.onEnd(out)
+  }
+}
+
+/**
+ * Turns a handler factory into a Stream transformer (`EventDecoder` over each input
+ * chunk). One input chunk of SSE events yields one output chunk of StreamEvents.
  *
  * @internal
  */
@@ -45,52 +92,23 @@ export const normalizeWith =
     Stream.transformPull(self, (pull) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          // one clock read per input chunk: the events one chunk yields share its time
-          let now = clock.currentTimeMillisUnsafe()
-          const handler = makeHandler(() => now)
-          let ended = false // a cut event, or the end of the input, ended the turn
-          let failure: WireDecodeError | undefined // fails the stream once the events before it are out
+          const decoder = new EventDecoder(makeHandler, clock)
           let done = false // the input is over
-          const onInput = (events: Arr.NonEmptyReadonlyArray<Sse.SseEvent>): Out => {
-            now = clock.currentTimeMillisUnsafe()
-            const out: Out = []
-            // an indexed loop: iterating the chunk allocates a result per event
-            for (let i = 0; i < events.length; i++) {
-              const event = events[i]!
-              const eventFailure = handler.onEvent(event, out)
-              if (eventFailure === undefined) continue
-              if (!isCut(event, eventFailure)) {
-                failure = eventFailure
-                return out
-              }
-              // the body ended inside this event's data: the turn is truncated, not invalid
-              handler.onEnd(out)
-              ended = true
-              break
-            }
-            return out
-          }
-          const onDone = (): Out => {
-            const out: Out = []
-            if (ended) return out
-            ended = true
-            now = clock.currentTimeMillisUnsafe()
-            handler.onEnd(out)
-            return out
-          }
           const next: Pull.Pull<Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>, E | WireDecodeError, void> = Effect
             .suspend(() => {
-              if (failure !== undefined) return Effect.fail(failure)
+              if (decoder.failure !== undefined) return Effect.fail(decoder.failure)
               if (done) return Cause.done()
               return Pull.matchEffect(pull, {
                 onSuccess: (events) => {
-                  const out = onInput(events)
+                  const out: Out = []
+                  decoder.input(events, out)
                   return isNonEmpty(out) ? Effect.succeed(out) : next
                 },
                 onFailure: Effect.failCause,
                 onDone: () => {
                   done = true
-                  const out = onDone()
+                  const out: Out = []
+                  decoder.end(out)
                   return isNonEmpty(out) ? Effect.succeed(out) : Cause.done()
                 }
               })
@@ -98,6 +116,58 @@ export const normalizeWith =
           return next
         })
       ))
+
+/**
+ * A provider's SSE body, framed and normalized in one step: the same events and the
+ * same failures as `Sse.decode(sse)` then `normalizeWith(makeHandler)`, for any split
+ * of the body into reads, with one pull per read instead of one per stage. A framing
+ * failure comes after the events framed before it are normalized (unless those fail
+ * first, as they would in the two stages).
+ *
+ * @internal
+ */
+export const decodeSseWith = (makeHandler: (now: () => number) => Handler, sse?: Sse.DecodeOptions) =>
+<E, R>(
+  self: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | Sse.SseError | WireDecodeError, R> =>
+  Stream.transformPull(self, (pull) =>
+    Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const framer = Sse.makeFramer(sse)
+        const decoder = new EventDecoder(makeHandler, clock)
+        let framing: Sse.SseError | undefined // fails the stream once the events before it are out
+        let done = false // the input is over
+        const next: Pull.Pull<
+          Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>,
+          E | Sse.SseError | WireDecodeError,
+          void
+        > = Effect.suspend(() => {
+          if (decoder.failure !== undefined) return Effect.fail(decoder.failure)
+          if (framing !== undefined) return Effect.fail(framing)
+          if (done) return Cause.done()
+          return Pull.matchEffect(pull, {
+            onSuccess: (reads) => {
+              const events: Array<Sse.SseEvent> = []
+              for (let i = 0; i < reads.length && framing === undefined; i++) framing = framer.push(reads[i]!, events)
+              const out: Out = []
+              if (events.length > 0) decoder.input(events, out)
+              return isNonEmpty(out) ? Effect.succeed(out) : next
+            },
+            onFailure: Effect.failCause,
+            onDone: () => {
+              done = true
+              const events: Array<Sse.SseEvent> = []
+              framing = framer.end(events)
+              const out: Out = []
+              if (events.length > 0) decoder.input(events, out)
+              if (framing === undefined && decoder.failure === undefined) decoder.end(out)
+              return isNonEmpty(out) ? Effect.succeed(out) : next
+            }
+          })
+        })
+        return next
+      })
+    ))
 
 /**
  * Runs a handler over events already in memory (the non-streaming decoders build SSE-

@@ -4,13 +4,16 @@
  * without their random ids and timestamps.
  */
 import { Sse, type StreamEvent } from "@sluice/core"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { yieldToEventLoop } from "../../../../scripts/eventLoop.js"
-import type { Normalize, NormalizeOptions } from "../../src/Normalizer.js"
+import type { DecodeSse, Normalize, NormalizeOptions } from "../../src/Normalizer.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -63,6 +66,36 @@ export const runReads = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>)
       Stream.runCollect
     )
   )
+
+/**
+ * What a run over the given reads, each its own chunk (`oneByOne`) or all in one, came
+ * to: every event it gave (without ids and times), and its typed failure if any.
+ */
+const outcomeOf = <E extends { readonly _tag: string; readonly message: string }>(
+  events: Stream.Stream<StreamEvent.StreamEvent, E>
+) =>
+  Effect.gen(function*() {
+    yield* yieldToEventLoop
+    const seen: Array<StreamEvent.StreamEvent> = []
+    const exit = yield* Effect.exit(Stream.runForEach(events, (event) => Effect.sync(() => seen.push(event))))
+    return {
+      events: payloads(seen),
+      failure: Exit.isSuccess(exit)
+        ? undefined
+        : Option.getOrUndefined(Option.map(Cause.findErrorOption(exit.cause), (error) => [error._tag, error.message]))
+    }
+  })
+
+const chunked = (reads: ReadonlyArray<Uint8Array>, oneByOne: boolean) =>
+  oneByOne ? Stream.rechunk(Stream.fromIterable(reads), 1) : Stream.fromIterable(reads)
+
+/** A provider's `decodeSse` (framing and normalizing in one step) over the given reads. */
+export const decodeSseOutcome = (decodeSse: DecodeSse, reads: ReadonlyArray<Uint8Array>, oneByOne: boolean) =>
+  outcomeOf(decodeSse(options)(chunked(reads, oneByOne)))
+
+/** The same reads through `Sse.decode()` then `normalize`. */
+export const stagesOutcome = (normalize: Normalize, reads: ReadonlyArray<Uint8Array>, oneByOne: boolean) =>
+  outcomeOf(chunked(reads, oneByOne).pipe(Sse.decode(), normalize(options)))
 
 /** Runs SSE framing and a normalizer over a whole body. */
 export const runText = (normalize: Normalize, text: string) => runReads(normalize, [bytes(text)])
