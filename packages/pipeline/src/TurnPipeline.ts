@@ -351,7 +351,7 @@ export const make = (options: Options = {}) =>
             last.turn = folded
             return events
           })
-        const events = TurnFold.fold((process.env.NO_UNTIL ? source(context) : untilStopped(source(context), stop)), context.traceContext, last, {
+        const events = TurnFold.fold(untilStopped(source(context), stop), context.traceContext, last, {
           onInputEnd: endSource,
           closing: (failure) =>
             failure !== undefined
