@@ -320,6 +320,12 @@ describe("ProviderClient", () => {
     }))
 
   describe("a provider that goes quiet", () => {
+    /** An OpenAI Chat client whose bodies may be quiet for 60 seconds. */
+    const quietAfter60s = (baseUrl: string) =>
+      ProviderClient.make({ provider: "openai-chat", apiKeys: keys("a"), baseUrl, idleTimeout: "60 seconds" }).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
+
     /** Real I/O goes on until `ready` holds; the test's clock then jumps past the idle timeout. */
     const whenQuiet = (ready: () => boolean | Effect.Effect<boolean>) =>
       Effect.gen(function*() {
@@ -391,14 +397,7 @@ describe("ProviderClient", () => {
       Effect.gen(function*() {
         const body = recorded("openai-chat/text-simple.sse")
         const server = yield* serve([{ _tag: "hang", body, events: 3 }, { _tag: "sse", body }])
-        const live = yield* ProviderClient.make({
-          provider: "openai-chat",
-          apiKeys: keys("a"),
-          baseUrl: server.url,
-          idleTimeout: "60 seconds"
-        }).pipe(
-          Effect.provide(FetchHttpClient.layer)
-        )
+        const live = yield* quietAfter60s(server.url)
         const seen: Array<StreamEvent.StreamEvent> = []
         const fiber = yield* Effect.forkChild(
           Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event)))
@@ -425,12 +424,7 @@ describe("ProviderClient", () => {
         const body = recorded("openai-chat/text-simple.sse")
         const server = yield* serve([{ _tag: "hang", body, events: 3 }])
         const wheel = yield* TimerWheel.make
-        const live = yield* ProviderClient.make({
-          provider: "openai-chat",
-          apiKeys: keys("a"),
-          baseUrl: server.url,
-          idleTimeout: "60 seconds"
-        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const live = yield* quietAfter60s(server.url)
         const seen: Array<StreamEvent.StreamEvent> = []
         const fiber = yield* Effect.forkChild(
           Stream.runForEach(live.stream(request), (event) => Effect.sync(() => seen.push(event))).pipe(
@@ -453,12 +447,7 @@ describe("ProviderClient", () => {
     it.effect("a consumer slower than idleTimeout is not a quiet provider: only a waiting read counts", () =>
       Effect.gen(function*() {
         const server = yield* serve([{ _tag: "sse", body: recorded("openai-chat/text-simple.sse") }])
-        const live = yield* ProviderClient.make({
-          provider: "openai-chat",
-          apiKeys: keys("a"),
-          baseUrl: server.url,
-          idleTimeout: "60 seconds"
-        }).pipe(Effect.provide(FetchHttpClient.layer))
+        const live = yield* quietAfter60s(server.url)
         const seen: Array<StreamEvent.StreamEvent> = []
         // two minutes pass on the Clock while each event is handled, and none while a read waits
         yield* Stream.runForEach(live.stream(request), (event) =>

@@ -27,6 +27,8 @@ interface SilentServer {
   readonly connections: () => number
   /** The bytes read from every connection. */
   readonly received: () => number
+  /** Waits (a turn of the event loop at a time) until `bytes` have been read. */
+  readonly hasRead: (bytes: number) => Effect.Effect<void>
   /** The letters read, one per run of the same letter, in the order they came. */
   readonly letters: () => string
   /** Stops reading (the sockets fill up), or reads again. */
@@ -62,6 +64,12 @@ const silentServer = Effect.acquireRelease(
           url: `redis://127.0.0.1:${port}`,
           connections: () => sockets.size,
           received: () => received,
+          hasRead: (bytes) =>
+            Effect.whileLoop({
+              while: () => received < bytes,
+              body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
+              step: () => {}
+            }),
           letters: () => letters,
           reading: (on) => {
             for (const socket of sockets) {
@@ -79,6 +87,17 @@ const silentServer = Effect.acquireRelease(
   ),
   (server) => server.close
 )
+
+// A link to the silent server that never gives up waiting, open, with a first
+// pipeline (PING) read by the server and waiting for its reply.
+const openLink = (server: SilentServer) =>
+  Effect.gen(function*() {
+    const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
+    const ping = command(["PING"])
+    yield* Effect.forkChild(link.send(() => ping, 1))
+    yield* server.hasRead(command(["CLIENT", "SETNAME", "sluice-batch"]).length + ping.length)
+    return link
+  })
 
 describe("BatchConnection", () => {
   it.effect("concurrent pipelines each get their own replies, in order", () =>
@@ -176,17 +195,8 @@ describe("BatchConnection", () => {
   it.effect("pipelines waiting for their replies keep no copy of their text", () =>
     Effect.gen(function*() {
       const server = yield* silentServer
-      const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
-      const bytesOnServer = (bytes: number) =>
-        Effect.whileLoop({
-          while: () => server.received() < bytes,
-          body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
-          step: () => {}
-        })
       // the link is open and a first pipeline waits, before the heap is counted
-      const ping = command(["PING"])
-      yield* Effect.forkChild(link.send(() => ping, 1))
-      yield* bytesOnServer(ping.length + 1)
+      const link = yield* openLink(server)
       const pipelines = 64
       const size = 256 * 1024
       const sent = server.received()
@@ -203,7 +213,7 @@ describe("BatchConnection", () => {
           )
       )
       // every pipeline is on the server's side of the socket, and waits for its reply
-      yield* bytesOnServer(sent + pipelines * size)
+      yield* server.hasRead(sent + pipelines * size)
       const kept = heapAfterCollection() - before
       // kept as text, the pipelines would be 16 MB; their fibers and records are a few KB each
       expect(kept).toBeLessThan(pipelines * size / 8)
@@ -215,16 +225,8 @@ describe("BatchConnection", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* silentServer
-        const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
-        const bytesOnServer = (bytes: number) =>
-          Effect.whileLoop({
-            while: () => server.received() < bytes,
-            body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
-            step: () => {}
-          })
-        const ping = command(["PING"])
-        yield* Effect.forkChild(link.send(() => ping, 1))
-        yield* bytesOnServer(ping.length + 1)
+        const link = yield* openLink(server)
+        const sent = server.received()
         const lettersBefore = server.letters().length
         server.reading(false)
         // 26 pipelines of 2 MB: more than the loopback socket's buffers hold
@@ -244,7 +246,7 @@ describe("BatchConnection", () => {
         expect(encoded).toBeGreaterThan(0)
         expect(encoded).toBeLessThan(pipelines)
         server.reading(true)
-        yield* bytesOnServer(ping.length + 1 + pipelines * size)
+        yield* server.hasRead(sent + pipelines * size)
         expect(encoded).toBe(pipelines)
         expect(server.letters().slice(lettersBefore)).toBe("abcdefghijklmnopqrstuvwxyz")
       }).pipe(Effect.scoped),
