@@ -89,7 +89,7 @@ const settle = (pending: Pending, lost: string | undefined): void => {
 }
 
 // The size (in UTF-16 code units, about bytes) from which pipelines are written at once
-// rather than gathered for one write at the end of the tick.
+// rather than gathered for one write at the end of the event loop's turn.
 const coalesceBytes = 16 * 1024
 
 // One open socket and the pipelines waiting for its replies, oldest first.
@@ -136,15 +136,17 @@ class Link {
     return pending
   }
 
-  // Small pipelines sent in one go of the event loop (many turns' writes of an event or
-  // two, as at live pace) leave in one socket write: one system call instead of one
-  // each. Once a write would reach `coalesceBytes` it leaves at once, so large batches
-  // are never held back or copied into one string.
+  // Small pipelines sent in one turn of the event loop leave in one socket write, once
+  // the turn has run its I/O callbacks (`setImmediate`): at live pace each turn's chunk
+  // arrives in a task of its own, so writing at the end of each task (`nextTick`) made
+  // one system call per chunk, the largest single cost of a live chunk. Once a write
+  // would reach `coalesceBytes` it leaves at once, so large batches are never held
+  // back or copied into one string.
   private queue(pipeline: string): void {
     this.outgoing.push(pipeline)
     this.outgoingLength += pipeline.length
     if (this.outgoingLength >= coalesceBytes) this.flush()
-    else if (this.outgoing.length === 1) process.nextTick(this.flush)
+    else if (this.outgoing.length === 1) setImmediate(this.flush)
   }
 
   private readonly flush = (): void => {
