@@ -118,6 +118,22 @@ describe("BatchConnection", () => {
       expect(refused.replies[1]).toBe(5)
     }))
 
+  it.effect("a pipeline that cannot be encoded is settled with why, and the others keep their own replies", () =>
+    Effect.gen(function*() {
+      const link = yield* connection()
+      const key = `sluice-test:batch:${randomUUID()}`
+      const [first, broken, last] = yield* Effect.all([
+        send(link, ["XADD", key, "0-1", "n", "1"]),
+        link.send(() => {
+          throw new RangeError("Invalid string length")
+        }, 1),
+        send(link, ["XADD", key, "0-2", "n", "2"], ["XLEN", key])
+      ], { concurrency: "unbounded" })
+      expect(first).toStrictEqual({ replies: ["0-1"], lost: undefined })
+      expect(broken).toStrictEqual({ replies: [], lost: "the pipeline could not be encoded: Invalid string length" })
+      expect(last).toStrictEqual({ replies: ["0-2", 2], lost: undefined })
+    }))
+
   it.effect("a connection lost mid-pipeline settles it with the replies that arrived, and nothing is resent", () =>
     Effect.gen(function*() {
       const link = yield* connection()

@@ -99,7 +99,7 @@ class Link {
   private outgoing: Array<string> = []
   private outgoingLength = 0
   // Pipelines not yet encoded because the socket is full, oldest first.
-  private held: Array<() => string> = []
+  private held: Array<{ readonly encode: () => string; readonly pending: Pending }> = []
   private full = false
   private readonly reader = new ReplyReader()
   closed: string | undefined = undefined
@@ -131,9 +131,25 @@ class Link {
     // waits as its encoder, which holds nothing its caller does not hold already, and
     // is encoded when the socket drains: the bytes in flight stay within the socket's
     // buffer, whatever the number of callers.
-    if (this.full) this.held.push(encode)
-    else this.queue(encode())
+    if (this.full) this.held.push({ encode, pending })
+    else this.encode(encode, pending)
     return pending
+  }
+
+  // Encodes a pipeline and queues it. One that cannot be encoded (a text past what a
+  // string may hold) is never written: it leaves the line of pipelines waiting for
+  // replies and is settled with why, rather than thrown where a socket's event runs.
+  private encode(encode: () => string, pending: Pending): void {
+    let pipeline: string
+    try {
+      pipeline = encode()
+    } catch (error) {
+      const at = this.waiting.indexOf(pending, this.head)
+      if (at >= 0) this.waiting.splice(at, 1)
+      settle(pending, `the pipeline could not be encoded: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
+    this.queue(pipeline)
   }
 
   // Small pipelines sent in one turn of the event loop leave in one socket write, once
@@ -164,7 +180,10 @@ class Link {
   private readonly onDrain = (): void => {
     this.full = false
     let next = 0
-    while (next < this.held.length && !this.full && this.closed === undefined) this.queue(this.held[next++]!())
+    while (next < this.held.length && !this.full && this.closed === undefined) {
+      const { encode, pending } = this.held[next++]!
+      this.encode(encode, pending)
+    }
     this.held = next === this.held.length ? [] : this.held.slice(next)
   }
 
