@@ -37,6 +37,7 @@
  */
 import type { ProviderError } from "@sluice/core"
 import { Ids, Sse, StreamEvent, TimerWheel, TurnBuilder, Usage } from "@sluice/core"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -50,6 +51,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
@@ -162,8 +164,8 @@ const failureOf = (events: ReadonlyArray<StreamEvent.StreamEvent>): StreamEvent.
 type Attempt =
   | {
     readonly _tag: "Started"
-    readonly head: ReadonlyArray<StreamEvent.StreamEvent>
-    readonly rest: Stream.Stream<StreamEvent.StreamEvent, StreamError>
+    /** The turn's events, from the first (those read before the first output, then the rest). */
+    readonly events: Stream.Stream<StreamEvent.StreamEvent, StreamError>
   }
   | { readonly _tag: "Ended"; readonly events: ReadonlyArray<StreamEvent.StreamEvent> }
 
@@ -257,9 +259,6 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         const idleMs = Duration.toMillis(idleTimeout)
         // when the read now waiting began; undefined while none waits
         let waitingSince: number | undefined
-        const readDone = Effect.sync(() => {
-          waitingSince = undefined
-        })
         if (Duration.isFinite(idleTimeout)) {
           // how long until a waiting read passes the timeout (a whole timeout while none waits)
           const left = (now: number) => (waitingSince ?? now) + idleMs - now
@@ -294,19 +293,39 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           }
         }
         const pull = yield* response.stream.pipe(
+          // one step around each read: when it began to wait, for the idle timeout; and a
+          // connection dropped (or stalled) mid-body ends the body, so that the normalizer
+          // keeps what arrived and reports a retryable `stream_truncated`
           (body) =>
             Stream.transformPull(body, (read) =>
               Effect.succeed(Effect.suspend(() => {
                 waitingSince = clock.currentTimeMillisUnsafe()
-                return Effect.ensuring(read, readDone)
+                return Pull.matchEffect(read, {
+                  onSuccess: (bytes) => {
+                    waitingSince = undefined
+                    return Effect.succeed(bytes)
+                  },
+                  onFailure: (cause) => {
+                    waitingSince = undefined
+                    return Effect.andThen(
+                      Effect.logWarning(
+                        `${provider}: the response body failed: ${
+                          stalled?.message ??
+                            Option.match(Cause.findErrorOption(cause), {
+                              onNone: () => Cause.pretty(cause),
+                              onSome: (error) => error.message
+                            })
+                        }`
+                      ),
+                      Cause.done()
+                    )
+                  },
+                  onDone: () => {
+                    waitingSince = undefined
+                    return Cause.done()
+                  }
+                })
               }))),
-          // a connection dropped (or stalled) mid-body ends the body: the normalizer then
-          // keeps what arrived and reports a retryable `stream_truncated`
-          Stream.catch((error) =>
-            Stream.fromEffect(
-              Effect.logWarning(`${provider}: the response body failed: ${(stalled ?? error).message}`)
-            ).pipe(Stream.drain)
-          ),
           decodeSse(options),
           Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
           Stream.toPull
@@ -321,7 +340,17 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
           const events = chunk.success
           head.push(...events)
           if (events.some(isOutput)) {
-            return { _tag: "Started", head, rest: Stream.fromPull(Effect.succeed(pull)) } satisfies Attempt
+            // the events read so far first, then the body's pull itself: one pull a read
+            let first: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent> | undefined = Arr.isArrayNonEmpty(head)
+              ? head
+              : undefined
+            const next = Effect.suspend(() => {
+              if (first === undefined) return pull
+              const out = first
+              first = undefined
+              return Effect.succeed(out)
+            })
+            return { _tag: "Started", events: Stream.fromPull(Effect.succeed(next)) } satisfies Attempt
           }
         }
       })
@@ -361,7 +390,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
         }
         const events = yield* normalizeResponse(body, options)
         return events.some(isOutput)
-          ? ({ _tag: "Started", head: events, rest: Stream.empty } satisfies Attempt)
+          ? ({ _tag: "Started", events: Stream.fromIterable(events) } satisfies Attempt)
           : ({ _tag: "Ended", events } satisfies Attempt)
       })
 
@@ -419,7 +448,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
             const outcome = yield* Effect.onError(attempt(request, options, scope), (cause) =>
               Scope.close(scope, Exit.failCause(cause)))
             if (outcome._tag === "Started") {
-              return Stream.concat(Stream.fromIterable(outcome.head), outcome.rest)
+              return outcome.events
             }
             yield* Scope.close(scope, Exit.void)
             const error = failureOf(outcome.events)
