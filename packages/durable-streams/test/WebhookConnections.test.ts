@@ -42,12 +42,11 @@ const causeOf = (error: HttpClientError.HttpClientError): string => {
 // The connection an agent opens to `host`, until the guard refuses it: its error (a
 // connection that got past the guard fails otherwise, or not at all).
 const connection = (agent: http.Agent, host: string, lookup?: LookupFunction) =>
-  new Promise<Error | undefined>((done) => {
+  Effect.callback<Error>((resume) => {
     const made = agent.createConnection({ host, port: 9, ...(lookup === undefined ? {} : { lookup }) }, (error) => {
-      if (error instanceof Error) done(error)
+      if (error instanceof Error) resume(Effect.succeed(error))
     })
-    if (!(made instanceof Socket)) return
-    made.on("error", done)
+    if (made instanceof Socket) made.on("error", (error) => resume(Effect.succeed(error)))
   })
 
 const answering = (addresses: ReadonlyArray<string>) => {
@@ -78,37 +77,47 @@ describe("the webhook client's agents", () => {
     30_000
   )
 
-  it("refuse an IP-address host before connecting, through the callback or on the socket", async () => {
-    const viaCallback = await connection(new GuardedHttpsAgent(strict), "::ffff:7f00:1")
-    expect(viaCallback?.message).toBe(
-      "the webhook host ::ffff:7f00:1 is IPv4-mapped 127.0.0.1 (loopback): a private, loopback or link-local address"
-    )
-    const socket = new GuardedHttpAgent(strict).createConnection({ host: "169.254.169.254", port: 80 })
-    expect(socket).toBeInstanceOf(Socket)
-    if (!(socket instanceof Socket)) return
-    const [error]: Array<unknown> = await once(socket, "error")
-    expect(error).toMatchObject({
-      message: expect.stringContaining("169.254.169.254 is link-local"),
-      code: "EADDRNOTAVAIL"
-    })
-  }, 10_000)
+  it.effect(
+    "refuse an IP-address host before connecting, through the callback or on the socket",
+    () =>
+      Effect.gen(function*() {
+        const viaCallback = yield* connection(new GuardedHttpsAgent(strict), "::ffff:7f00:1")
+        expect(viaCallback.message).toBe(
+          "the webhook host ::ffff:7f00:1 is IPv4-mapped 127.0.0.1 (loopback): a private, loopback or link-local address"
+        )
+        const socket = new GuardedHttpAgent(strict).createConnection({ host: "169.254.169.254", port: 80 })
+        expect(socket).toBeInstanceOf(Socket)
+        if (!(socket instanceof Socket)) return
+        const [error]: Array<unknown> = yield* Effect.promise(() => once(socket, "error"))
+        expect(error).toMatchObject({
+          message: expect.stringContaining("169.254.169.254 is link-local"),
+          code: "EADDRNOTAVAIL"
+        })
+      }),
+    10_000
+  )
 })
 
 describe("why the guard is Sluice's own: request-filtering-agent on the same agent hook", () => {
-  it("a receiver's name through DNS64 passes Sluice's guard; request-filtering-agent refuses it", async () => {
-    const dns64 = answering(["64:ff9b::5db8:d822"]) // 93.184.216.34 as an IPv6-only host sees it
-    const ours = await new Promise((done) =>
-      guardedLookup(strict, dns64.resolve)(
-        "hooks.example.com",
-        { all: true },
-        (error, addresses) => done(error ?? addresses)
-      )
-    )
-    expect(ours).toStrictEqual([{ address: "64:ff9b::5db8:d822", family: 6 }])
-    const theirs = await connection(new RequestFilteringHttpAgent(), "hooks.example.com", dns64.lookup)
-    expect(theirs?.message).toContain("64:ff9b::5db8:d822")
-    expect(theirs?.message).toContain("is not allowed")
-    // NAT64 of a local address stays refused by Sluice's
-    expect(addressRefusal("64:ff9b::a9fe:a9fe", strict)).toContain("NAT64 of 169.254.169.254")
-  }, 10_000)
+  it.effect(
+    "a receiver's name through DNS64 passes Sluice's guard; request-filtering-agent refuses it",
+    () =>
+      Effect.gen(function*() {
+        const dns64 = answering(["64:ff9b::5db8:d822"]) // 93.184.216.34 as an IPv6-only host sees it
+        const ours = yield* Effect.callback<unknown>((resume) =>
+          guardedLookup(strict, dns64.resolve)(
+            "hooks.example.com",
+            { all: true },
+            (error, addresses) => resume(Effect.succeed(error ?? addresses))
+          )
+        )
+        expect(ours).toStrictEqual([{ address: "64:ff9b::5db8:d822", family: 6 }])
+        const theirs = yield* connection(new RequestFilteringHttpAgent(), "hooks.example.com", dns64.lookup)
+        expect(theirs.message).toContain("64:ff9b::5db8:d822")
+        expect(theirs.message).toContain("is not allowed")
+        // NAT64 of a local address stays refused by Sluice's
+        expect(addressRefusal("64:ff9b::a9fe:a9fe", strict)).toContain("NAT64 of 169.254.169.254")
+      }),
+    10_000
+  )
 })
