@@ -105,7 +105,7 @@ describe("a turn in flight", () => {
         // every turn has read the head of its body and written its first events
         const started = Effect.forEach(ids, (turnId) => redis.xlen(TurnKeys.eventsKey(prefix, turnId)))
         while (!(yield* started).every((length) => length > 0)) {
-          yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+          yield* Effect.yieldNow
         }
         const perTurn = ((yield* fibers.active) - before) / turns
         expect(perTurn).toBeGreaterThan(0)

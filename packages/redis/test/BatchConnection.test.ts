@@ -67,7 +67,7 @@ const silentServer = Effect.acquireRelease(
           hasRead: (bytes) =>
             Effect.whileLoop({
               while: () => received < bytes,
-              body: () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
+              body: () => Effect.yieldNow,
               step: () => {}
             }),
           letters: () => letters,
@@ -257,7 +257,7 @@ describe("BatchConnection", () => {
         }
         // every send has been made; those past the full socket wait as their encoders
         for (let turn = 0; turn < 10; turn++) {
-          yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+          yield* Effect.yieldNow
         }
         expect(encoded).toBeGreaterThan(0)
         expect(encoded).toBeLessThan(pipelines)
