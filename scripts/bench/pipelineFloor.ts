@@ -3,14 +3,14 @@
  * checks costs to put the same entries into Redis. Every turn's events are made
  * before the clock starts; then, 32 events of each turn at a time (round robin over
  * the turns), each event is turned into its JSON and its five Stream A fields, the
- * batch into one XADD pipeline string, and the string is written to one socket; the
+ * batch into one XADD pipeline's bytes, and the bytes are written to one socket; the
  * replies are counted as they come back. No upserts, no retries, no ids checked.
  */
 import { Ids, StreamEvent as Events } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import { connect } from "node:net"
 import { performance } from "node:perf_hooks"
-import { xadds } from "../../packages/redis/src/internal/resp.js"
+import { RespWriter } from "../../packages/redis/src/internal/resp.js"
 
 /** What the floor run measured. */
 export interface FloorResult {
@@ -69,6 +69,7 @@ export const run = async (
     }
     if (replies >= entries) done()
   })
+  const out = new RespWriter()
   const cpuBefore = process.cpuUsage()
   const start = performance.now()
   for (let from = 0; from < deltas; from += 32) {
@@ -83,7 +84,8 @@ export const run = async (
           ["payload", JSON.stringify(event)]
         ] as const
       }))
-      if (!socket.write(xadds(`floor:turn:{${turn.turnId}}:events`, batch, 10000))) {
+      out.xadds(`floor:turn:{${turn.turnId}}:events`, batch, 10000)
+      if (!socket.write(out.take())) {
         await new Promise<void>((resolve) => socket.once("drain", resolve))
       }
     }

@@ -38,7 +38,7 @@ import {
   toRedisError,
   unexpectedReply
 } from "./internal/replies.js"
-import { ErrorReply, xadds } from "./internal/resp.js"
+import { ErrorReply } from "./internal/resp.js"
 import * as ReadBudget from "./ReadBudget.js"
 import { reasonOfReply, RedisError } from "./RedisError.js"
 import type { RedisStreamsService, XAddEntry, XAddOptions } from "./RedisStreams.js"
@@ -217,8 +217,8 @@ export interface Caller {
 }
 
 /**
- * `xaddAll` through a batch connection: the pipeline encoded as one RESP string, one
- * result per entry.
+ * `xaddAll` through a batch connection: the pipeline written as RESP into the bytes
+ * the connection sends, one result per entry.
  *
  * @since 0.2.0
  * @category constructors
@@ -226,11 +226,11 @@ export interface Caller {
 export const batchXaddAll =
   (batches: BatchConnection.BatchConnection): RedisStreamsService["xaddAll"] => (key, entries, xaddOptions) => {
     // While Redis answers, the effect keeps the entries (the caller holds them for a
-    // retry anyway) and the count, never the pipeline's text.
+    // retry anyway) and the count, never the pipeline's bytes.
     const count = entries.length
     if (count === 0) return Effect.succeed([])
     const maxLen = xaddOptions?.maxLen
-    return Effect.mapBoth(batches.send(() => xadds(key, entries, maxLen), count), {
+    return Effect.mapBoth(batches.send((out) => out.xadds(key, entries, maxLen), count), {
       onFailure: (error) => new RedisError({ reason: error.reason, command: "XADD", key, detail: error.detail }),
       onSuccess: (settled) => xaddResults(key, count, settled)
     })

@@ -13,14 +13,21 @@ import { createServer, type Socket } from "node:net"
 import { inject } from "vitest"
 import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import * as BatchConnection from "../src/internal/batchConnection.js"
-import { command, ErrorReply } from "../src/internal/resp.js"
+import { ErrorReply, RespWriter } from "../src/internal/resp.js"
 import { freePort } from "./support/RedisServer.js"
 
 const url = inject("redisUrl")
 const options = (target: string) => ({ url: target, connectTimeoutMs: 2_000, commandTimeoutMs: 2_000 })
 const connection = (target = url) => BatchConnection.make(options(target))
 const send = (link: BatchConnection.BatchConnection, ...commands: ReadonlyArray<ReadonlyArray<string>>) =>
-  link.send(() => commands.map(command).join(""), commands.length)
+  link.send((out) => commands.forEach((args) => out.command(args)), commands.length)
+
+// The bytes of commands as the connection writes them.
+const bytesOf = (...commands: ReadonlyArray<ReadonlyArray<string>>): Buffer => {
+  const out = new RespWriter()
+  commands.forEach((args) => out.command(args))
+  return out.take()
+}
 
 interface SilentServer {
   readonly url: string
@@ -93,9 +100,8 @@ const silentServer = Effect.acquireRelease(
 const openLink = (server: SilentServer) =>
   Effect.gen(function*() {
     const link = yield* BatchConnection.make({ url: server.url, connectTimeoutMs: 2_000, commandTimeoutMs: 60_000 })
-    const ping = command(["PING"])
-    yield* Effect.forkChild(link.send(() => ping, 1))
-    yield* server.hasRead(command(["CLIENT", "SETNAME", "sluice-batch"]).length + ping.length)
+    yield* Effect.forkChild(send(link, ["PING"]))
+    yield* server.hasRead(bytesOf(["CLIENT", "SETNAME", "sluice-batch"], ["PING"]).length)
     return link
   })
 
@@ -124,7 +130,9 @@ describe("BatchConnection", () => {
       const key = `sluice-test:batch:${randomUUID()}`
       const [first, broken, last] = yield* Effect.all([
         send(link, ["XADD", key, "0-1", "n", "1"]),
-        link.send(() => {
+        // it had written a command of its own before it failed: none of it is sent
+        link.send((out) => {
+          out.command(["XADD", key, "0-9", "n", "9"])
           throw new RangeError("Invalid string length")
         }, 1),
         send(link, ["XADD", key, "0-2", "n", "2"], ["XLEN", key])
@@ -223,7 +231,7 @@ describe("BatchConnection", () => {
         (i) =>
           Effect.forkChild(
             Effect.map(
-              link.send(() => `*1\r\n$${size}\r\n${String(i % 10).repeat(size)}\r\n`, 1),
+              link.send((out) => out.command([String(i % 10).repeat(size)]), 1),
               (settled) => settled.replies
             )
           )
@@ -250,9 +258,9 @@ describe("BatchConnection", () => {
         const size = 2 * 1024 * 1024
         let encoded = 0
         for (let i = 0; i < pipelines; i++) {
-          yield* Effect.forkChild(link.send(() => {
+          yield* Effect.forkChild(link.send((out) => {
             encoded++
-            return `*1\r\n$${size}\r\n${String.fromCharCode(97 + i).repeat(size)}\r\n`
+            out.command([String.fromCharCode(97 + i).repeat(size)])
           }, 1))
         }
         // every send has been made; those past the full socket wait as their encoders

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "fast-check"
-import { command, ErrorReply, ProtocolError, type Reply, ReplyReader, xadds } from "../src/internal/resp.js"
+import { ErrorReply, ProtocolError, type Reply, ReplyReader, RespWriter } from "../src/internal/resp.js"
 
 // How Redis would send a reply (RESP2), written independently of the reader.
 const encodeReply = (reply: Reply): string => {
@@ -97,36 +97,91 @@ describe("RESP", () => {
       }))
   })
 
-  describe("encoding", () => {
+  describe("RespWriter", () => {
+    // What a writer holds once `write` ran, taken.
+    const written = (write: (out: RespWriter) => void, slabSize?: number): Buffer => {
+      const out = new RespWriter(slabSize)
+      write(out)
+      return out.take()
+    }
+
     it.effect("a command is an array of bulk strings with byte lengths", () =>
       Effect.sync(() => {
-        expect(command(["SET", "k", "é"])).toBe("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\né\r\n")
+        expect(written((out) => out.command(["SET", "k", "é"])).toString()).toBe(
+          "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\né\r\n"
+        )
       }))
 
+    it.effect("texts whose byte length has more digits than their length, and a text counted first", () =>
+      Effect.sync(() => {
+        // 5 characters, 10 bytes; 40 characters, 120 bytes; past 64 Ki characters
+        const texts = ["éééé", "ééééé", "€".repeat(40), "x".repeat(9), "😀".repeat(3), "é€😀".repeat(30_000)]
+        for (const slabSize of [1, 64 * 1024]) {
+          const bytes = written((out) => out.command(texts), slabSize)
+          expect(bytes.toString()).toBe(
+            `*${texts.length}\r\n${texts.map((text) => `$${Buffer.byteLength(text)}\r\n${text}\r\n`).join("")}`
+          )
+        }
+      }))
+
+    const entryArb = FastCheck.record({
+      id: FastCheck.string(),
+      fields: FastCheck.array(FastCheck.tuple(fullUnicodeString(), fullUnicodeString()))
+    })
+
     it.effect(
-      "XADD pipelines read back as the commands they encode",
+      "XADD pipelines read back as the commands they encode, whatever the slab size, and taken bytes stay as they were",
       () =>
         Effect.sync(() =>
           FastCheck.assert(
             FastCheck.property(
               fullUnicodeString(),
               FastCheck.option(FastCheck.nat(), { nil: undefined }),
-              FastCheck.array(
-                FastCheck.record({
-                  id: FastCheck.string(),
-                  fields: FastCheck.array(FastCheck.tuple(fullUnicodeString(), fullUnicodeString()))
-                }),
-                { maxLength: 6 }
-              ),
-              (key, maxLen, entries) => {
-                const expected = entries.map((entry) => [
-                  "XADD",
-                  key,
-                  ...(maxLen === undefined ? [] : ["MAXLEN", "~", String(maxLen)]),
-                  entry.id,
-                  ...entry.fields.flat()
-                ])
-                expect(readAll(Buffer.from(xadds(key, entries, maxLen)))).toStrictEqual(expected)
+              FastCheck.array(FastCheck.array(entryArb, { maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+              FastCheck.integer({ min: 1, max: 256 }),
+              (key, maxLen, pipelines, slabSize) => {
+                const out = new RespWriter(slabSize)
+                const taken = pipelines.map((entries) => {
+                  out.xadds(key, entries, maxLen)
+                  const bytes = out.take()
+                  return { bytes, copy: Buffer.from(bytes), entries }
+                })
+                for (const { bytes, copy, entries } of taken) {
+                  expect(bytes.equals(copy)).toBe(true)
+                  const expected = entries.map((entry) => [
+                    "XADD",
+                    key,
+                    ...(maxLen === undefined ? [] : ["MAXLEN", "~", String(maxLen)]),
+                    entry.id,
+                    ...entry.fields.flat()
+                  ])
+                  expect(readAll(bytes)).toStrictEqual(expected)
+                }
+              }
+            ),
+            { numRuns: 100 }
+          )
+        ),
+      60_000
+    )
+
+    it.effect(
+      "undo forgets a pipeline written in part, also across a new slab",
+      () =>
+        Effect.sync(() =>
+          FastCheck.assert(
+            FastCheck.property(
+              FastCheck.array(fullUnicodeString(), { minLength: 1, maxLength: 4 }),
+              FastCheck.array(fullUnicodeString(), { minLength: 1, maxLength: 4 }),
+              FastCheck.integer({ min: 1, max: 64 }),
+              (first, broken, slabSize) => {
+                const out = new RespWriter(slabSize)
+                out.command(first)
+                const mark = out.mark()
+                out.command(broken)
+                out.undo(mark)
+                out.command(["PING"])
+                expect(readAll(out.take())).toStrictEqual([first, ["PING"]])
               }
             ),
             { numRuns: 100 }

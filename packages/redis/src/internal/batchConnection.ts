@@ -1,7 +1,8 @@
 /**
- * The live layer's connection for batch writes: pipelines already encoded as RESP
- * (one string per pipeline) go out with one socket write each, and the replies come
- * back, in order, to the pipeline that sent them. Nothing here builds an object per
+ * The live layer's connection for batch writes: pipelines are written as RESP straight
+ * into the bytes the socket sends (`RespWriter`), those of one turn of the event loop
+ * leave in one socket write, and the replies come back, in order, to the pipeline
+ * that sent them. Nothing here builds an object per
  * command, which is what a general client spends most of its time on.
  *
  * The rules are the command connection's: the connection opens when a pipeline needs
@@ -24,7 +25,7 @@ import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { reasonOfReply, type RedisErrorReason } from "../RedisError.js"
 import { type TlsOptions, toConnectionOptions } from "../RedisTls.js"
-import { command, ErrorReply, type Reply, ReplyReader } from "./resp.js"
+import { ErrorReply, type Reply, ReplyReader, RespWriter } from "./resp.js"
 
 /**
  * Where and how to connect.
@@ -61,8 +62,8 @@ export interface Settled {
 }
 
 /**
- * The connection: `send` writes a pipeline of `count` commands, which `encode` makes
- * each time the effect runs. Nothing holds the encoded text while Redis answers: an
+ * The connection: `send` writes a pipeline of `count` commands, which `encode` writes
+ * each time the effect runs. Nothing holds the encoded bytes while Redis answers: an
  * effect that waits for its replies, and every effect it is part of, keeps only the
  * recipe (a retried write encodes again), so a thousand pipelines in flight are not
  * a thousand copies on the heap beside the bytes in the socket.
@@ -70,8 +71,15 @@ export interface Settled {
  * @internal
  */
 export interface BatchConnection {
-  readonly send: (encode: () => string, count: number) => Effect.Effect<Settled, LinkError>
+  readonly send: (encode: Encode, count: number) => Effect.Effect<Settled, LinkError>
 }
+
+/**
+ * Writes a pipeline's commands. One that throws has nothing of it sent.
+ *
+ * @internal
+ */
+export type Encode = (out: RespWriter) => void
 
 interface Pending {
   readonly count: number
@@ -88,18 +96,19 @@ const settle = (pending: Pending, lost: string | undefined): void => {
   if (resume !== undefined) resume(settled)
 }
 
-// The size (in UTF-16 code units, about bytes) from which pipelines are written at once
-// rather than gathered for one write at the end of the event loop's turn.
+// The size in bytes from which pipelines are written at once rather than gathered for
+// one write at the end of the event loop's turn.
 const coalesceBytes = 16 * 1024
 
 // One open socket and the pipelines waiting for its replies, oldest first.
 class Link {
   private readonly waiting: Array<Pending | undefined> = []
   private head = 0
-  private outgoing: Array<string> = []
-  private outgoingLength = 0
+  // the bytes of the pipelines not yet written to the socket
+  private readonly out = new RespWriter()
+  private flushing = false
   // Pipelines not yet encoded because the socket is full, oldest first.
-  private held: Array<{ readonly encode: () => string; readonly pending: Pending }> = []
+  private held: Array<{ readonly encode: Encode; readonly pending: Pending }> = []
   private full = false
   private readonly reader = new ReplyReader()
   closed: string | undefined = undefined
@@ -119,7 +128,7 @@ class Link {
     socket.on("close", () => this.close("connection closed"))
   }
 
-  send(encode: () => string, count: number): Pending {
+  send(encode: Encode, count: number): Pending {
     const pending: Pending = { count, replies: [], settled: undefined, resume: undefined }
     if (this.closed !== undefined) {
       // Closed since the caller got it: nothing is written, nothing can arrive.
@@ -136,43 +145,46 @@ class Link {
     return pending
   }
 
-  // Encodes a pipeline and queues it. One that cannot be encoded (a text past what a
-  // string may hold) is never written: it leaves the line of pipelines waiting for
-  // replies and is settled with why, rather than thrown where a socket's event runs.
-  private encode(encode: () => string, pending: Pending): void {
-    let pipeline: string
+  // Encodes a pipeline after those not yet written. One that cannot be encoded (its
+  // bytes past what a buffer may hold) is never written, not even in part: it leaves
+  // the line of pipelines waiting for replies and is settled with why, rather than
+  // thrown where a socket's event runs.
+  private encode(encode: Encode, pending: Pending): void {
+    const mark = this.out.mark()
     try {
-      pipeline = encode()
+      encode(this.out)
     } catch (error) {
+      this.out.undo(mark)
       const at = this.waiting.indexOf(pending, this.head)
       if (at >= 0) this.waiting.splice(at, 1)
       settle(pending, `the pipeline could not be encoded: ${error instanceof Error ? error.message : String(error)}`)
       return
     }
-    this.queue(pipeline)
+    this.queued()
   }
 
   // Small pipelines sent in one turn of the event loop leave in one socket write, once
   // the turn has run its I/O callbacks (`setImmediate`): at live pace each turn's chunk
   // arrives in a task of its own, so writing at the end of each task (`nextTick`) made
   // one system call per chunk, the largest single cost of a live chunk. Once a write
-  // would reach `coalesceBytes` it leaves at once, so large batches are never held
-  // back or copied into one string.
-  private queue(pipeline: string): void {
-    this.outgoing.push(pipeline)
-    this.outgoingLength += pipeline.length
-    if (this.outgoingLength >= coalesceBytes) this.flush()
-    else if (this.outgoing.length === 1) setImmediate(this.flush)
+  // would reach `coalesceBytes` they leave at once, so large batches are never held
+  // back.
+  private queued(): void {
+    if (this.out.length >= coalesceBytes) this.flush()
+    else if (!this.flushing) {
+      this.flushing = true
+      setImmediate(this.flushLater)
+    }
   }
 
-  private readonly flush = (): void => {
-    const parts = this.outgoing
-    this.outgoing = []
-    this.outgoingLength = 0
-    if (this.closed !== undefined || parts.length === 0) return
-    // As bytes outside the JavaScript heap: a write that waits in the socket's queue is
-    // then never copied by the garbage collector.
-    if (!this.socket.write(Buffer.from(parts.length === 1 ? parts[0]! : parts.join("")))) this.full = true
+  private readonly flushLater = (): void => {
+    this.flushing = false
+    this.flush()
+  }
+
+  private flush(): void {
+    if (this.closed !== undefined || this.out.length === 0) return
+    if (!this.socket.write(this.out.take())) this.full = true
   }
 
   // The socket took what it held: the pipelines held back are encoded, oldest first,
@@ -285,7 +297,7 @@ const open = (address: Address, tls: TlsOptions | undefined): Effect.Effect<Link
     socket.once(address.secure ? "secureConnect" : "connect", () => {
       socket.off("error", refused)
       const link = new Link(socket)
-      const pending = link.send(() => address.setup.map(command).join(""), address.setup.length)
+      const pending = link.send((out) => address.setup.forEach((args) => out.command(args)), address.setup.length)
       pending.resume = ({ lost, replies }) => {
         const refusal = replies.find((reply): reply is ErrorReply => reply instanceof ErrorReply)
         if (lost === undefined && refusal === undefined) return resume(Effect.succeed(link))
@@ -365,7 +377,7 @@ export const make = (options: BatchOptions): Effect.Effect<BatchConnection, Link
       return Effect.andThen(Effect.forkIn(run, scope), Deferred.await(attempt))
     })
 
-    const send = (encode: () => string, count: number): Effect.Effect<Settled, LinkError> =>
+    const send = (encode: Encode, count: number): Effect.Effect<Settled, LinkError> =>
       Effect.flatMap(linked, (link) => Effect.suspend(() => awaitSettled(link.send(encode, count))))
 
     return { send }

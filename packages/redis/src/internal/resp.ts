@@ -1,11 +1,10 @@
 /**
  * The Redis protocol (RESP2), as far as the live layer's batch writes need it: commands
- * encoded as one string per pipeline, and a reader that takes the replies out of the
+ * written straight into the bytes a socket sends, and a reader that takes the replies out of the
  * bytes a connection receives, in order, whatever way the bytes are split.
  *
  * @internal
  */
-import { Text } from "@sluice/core"
 
 /**
  * An error reply (`-ERR ...`): the text after the dash.
@@ -33,46 +32,194 @@ export class ProtocolError extends Error {
   override readonly name = "ProtocolError"
 }
 
-const bulk = (value: string): string => `$${Buffer.byteLength(value)}\r\n${value}\r\n`
-
-/**
- * One command as a RESP array of bulk strings.
- *
- * @internal
- */
-export const command = (args: ReadonlyArray<string>): string => {
-  let out = `*${args.length}\r\n`
-  for (const arg of args) out += bulk(arg)
-  return out
-}
-
-/**
- * One `XADD key [MAXLEN ~ n] id field value ...` per entry, concatenated: the whole
- * pipeline in one string, compacted (it may wait for its write while other turns'
- * pipelines go out, and its socket write copies it whole anyway).
- *
- * @internal
- */
-export const xadds = (
-  key: string,
-  entries: ReadonlyArray<{ readonly id: string; readonly fields: ReadonlyArray<readonly [string, string]> }>,
-  maxLen: number | undefined
-): string => {
-  const head = maxLen === undefined ? 3 : 6
-  const target = maxLen === undefined
-    ? `$4\r\nXADD\r\n${bulk(key)}`
-    : `$4\r\nXADD\r\n${bulk(key)}$6\r\nMAXLEN\r\n$1\r\n~\r\n${bulk(String(maxLen))}`
-  let out = ""
-  for (const entry of entries) {
-    const fields = entry.fields
-    out += `*${head + fields.length * 2}\r\n${target}${bulk(entry.id)}`
-    for (const [name, value] of fields) out += bulk(name) + bulk(value)
-  }
-  return Text.compact(out)
-}
-
 const CR = 13
 const LF = 10
+
+// Below this length a text is written byte by byte when it is ASCII: cheaper than a
+// call into the runtime's encoder.
+const shortText = 32
+// Above this length a text's bytes are counted before it is written; below, it is
+// given room for three bytes a character.
+const largeText = 64 * 1024
+
+/**
+ * RESP (arrays of bulk strings) written straight into bytes, pipeline after pipeline,
+ * for the batch connection's socket writes. A text is copied once, from the string the
+ * caller holds into the bytes that leave; no string is built for a command or a
+ * pipeline (a string built of pieces is copied whole by the engine before it can be
+ * written, and again by every join).
+ *
+ * The bytes are written into a slab; `take` hands out those written since the last
+ * `take`, which are never written over (the socket may hold them until it sends
+ * them): the next bytes go after them, or into a new slab once this one is full.
+ *
+ * @internal
+ */
+export class RespWriter {
+  private slab: Buffer
+  private start = 0
+  private end = 0
+
+  constructor(private readonly slabSize = 64 * 1024) {
+    this.slab = Buffer.allocUnsafe(slabSize)
+  }
+
+  /** The bytes written and not yet taken. */
+  get length(): number {
+    return this.end - this.start
+  }
+
+  /** Where the next command starts, for `undo`. */
+  mark(): number {
+    return this.end - this.start
+  }
+
+  /** Forgets what was written since `mark` (a pipeline that failed midway). */
+  undo(mark: number): void {
+    this.end = this.start + mark
+  }
+
+  /** The bytes written since the last `take`. */
+  take(): Buffer {
+    const taken = this.slab.subarray(this.start, this.end)
+    this.start = this.end
+    // a slab grown past the usual size for one large pipeline is not kept
+    if (this.slab.length > this.slabSize) {
+      this.slab = Buffer.allocUnsafe(this.slabSize)
+      this.start = this.end = 0
+    }
+    return taken
+  }
+
+  /** One command as an array of bulk strings. */
+  command(args: ReadonlyArray<string>): void {
+    this.header(42, args.length)
+    for (const arg of args) this.bulk(arg)
+  }
+
+  /**
+   * One `XADD key [MAXLEN ~ n] id field value ...` per entry.
+   */
+  xadds(
+    key: string,
+    entries: ReadonlyArray<{ readonly id: string; readonly fields: ReadonlyArray<readonly [string, string]> }>,
+    maxLen: number | undefined
+  ): void {
+    const head = maxLen === undefined ? 3 : 6
+    const limit = maxLen === undefined ? "" : String(maxLen)
+    for (const entry of entries) {
+      const fields = entry.fields
+      this.header(42, head + fields.length * 2)
+      this.bulk("XADD")
+      this.bulk(key)
+      if (maxLen !== undefined) {
+        this.bulk("MAXLEN")
+        this.bulk("~")
+        this.bulk(limit)
+      }
+      this.bulk(entry.id)
+      for (const [name, value] of fields) {
+        this.bulk(name)
+        this.bulk(value)
+      }
+    }
+  }
+
+  // Room for `bytes` more: a new slab when this one is short, with the bytes not yet
+  // taken moved to it (those taken stay where they are, with whoever holds them).
+  private room(bytes: number): void {
+    if (this.end + bytes <= this.slab.length) return
+    const pending = this.end - this.start
+    const size = Math.max(this.slabSize, 2 * (pending + bytes))
+    const next = Buffer.allocUnsafe(size)
+    this.slab.copy(next, 0, this.start, this.end)
+    this.slab = next
+    this.start = 0
+    this.end = pending
+  }
+
+  // `*n` or `$n`, then CRLF
+  private header(type: number, n: number): void {
+    this.room(14)
+    const slab = this.slab
+    slab[this.end++] = type
+    this.end = writeDigits(slab, this.end, n)
+    slab[this.end++] = CR
+    slab[this.end++] = LF
+  }
+
+  private bulk(value: string): void {
+    const length = value.length
+    if (length < shortText && this.ascii(value)) return
+    if (length > largeText) {
+      // counted first, so that the room made is what it takes
+      const bytes = Buffer.byteLength(value)
+      this.header(36, bytes)
+      this.room(bytes + 2)
+      this.end += this.slab.write(value, this.end, "utf8")
+      this.slab[this.end++] = CR
+      this.slab[this.end++] = LF
+      return
+    }
+    // Written where it would start if it were ASCII, then its header before it; a text
+    // whose byte length has more digits than its length is moved along.
+    this.room(length * 3 + 16)
+    const guess = digitCount(length) + 3
+    const at = this.end + guess
+    const bytes = this.slab.write(value, at, "utf8")
+    const needed = digitCount(bytes) + 3
+    if (needed !== guess) this.slab.copy(this.slab, this.end + needed, at, at + bytes)
+    this.slab[this.end] = 36
+    this.end = writeDigits(this.slab, this.end + 1, bytes)
+    this.slab[this.end++] = CR
+    this.slab[this.end++] = LF
+    this.end += bytes
+    this.slab[this.end++] = CR
+    this.slab[this.end++] = LF
+  }
+
+  // A short text as a bulk string, byte by byte; false (nothing written) when it is
+  // not ASCII.
+  private ascii(value: string): boolean {
+    const length = value.length
+    this.room(length + 16)
+    const slab = this.slab
+    let at = writeDigits(slab, this.end + 1, length)
+    slab[at++] = CR
+    slab[at++] = LF
+    for (let i = 0; i < length; i++) {
+      const code = value.charCodeAt(i)
+      if (code >= 0x80) return false
+      slab[at++] = code
+    }
+    slab[this.end] = 36
+    slab[at++] = CR
+    slab[at++] = LF
+    this.end = at
+    return true
+  }
+}
+
+const digitCount = (n: number): number => {
+  let count = 1
+  while (n >= 10) {
+    n = Math.floor(n / 10)
+    count++
+  }
+  return count
+}
+
+// Writes a non-negative integer's decimal digits at `at`; gives where they end.
+const writeDigits = (slab: Buffer, at: number, n: number): number => {
+  const end = at + digitCount(n)
+  let i = end
+  do {
+    slab[--i] = 48 + (n % 10)
+    n = Math.floor(n / 10)
+  } while (n > 0)
+  return end
+}
+
 const incomplete: unique symbol = Symbol("incomplete")
 
 /**
