@@ -39,6 +39,7 @@ import type { ProviderError } from "@sluice/core"
 import { Ids, Sse, StreamEvent, TimerWheel, TurnBuilder, Usage } from "@sluice/core"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -328,7 +329,10 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               }))),
           decodeSse(options),
           Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
-          Stream.toPull
+          // the body's own pull, in the attempt's scope: `Stream.toPull` would put a
+          // context change and a semaphore around every read, for one reader that
+          // needs neither
+          (events) => Channel.toPullScoped(Stream.toChannel(events), scope)
         )
         const head: Array<StreamEvent.StreamEvent> = []
         while (true) {
