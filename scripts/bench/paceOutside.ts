@@ -2,14 +2,13 @@
  * The live-pace bench's outside load (the default): the provider stand-in
  * (`paceProvider.ts`) in its own Node process on a loopback port, and each turn's
  * source made as `sluice run` makes it (`packages/cli/src/internal/run.ts`): a
- * `ProviderClient` for `openai-chat` at the stand-in's base URL on Node's own fetch
- * (`BENCH_PACE_CLIENT=node`: on Node's `http` module), its `stream` of the turn's request as
+ * `ProviderClient` for `openai-chat` at the stand-in's base URL on `sluice run`'s client,
+ * Node's `http` module (`BENCH_PACE_CLIENT=fetch`: on Node's `fetch`), its `stream` of the turn's request as
  * `TurnSource.events`. So the HTTP client, the SSE framing and the normalizer are in
  * the measured process, and the pacing timer is not.
  *
  * @internal
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient } from "@sluice/providers"
 import * as Duration from "effect/Duration"
@@ -21,6 +20,7 @@ import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { createInterface } from "node:readline"
+import * as ProviderHttp from "../../packages/cli/src/internal/providerHttp.js"
 import type { Load, Sent } from "./paceLoad.js"
 import { PERIOD_MS } from "./paceShared.js"
 
@@ -64,16 +64,11 @@ export const make = async (chunks: number): Promise<Load> => {
   })
   const origin = `http://127.0.0.1:${port}`
   // as `sluice run` makes its client (its default timeouts are 5 minutes, as here), on
-  // Node's fetch; `BENCH_PACE_CLIENT=node` puts it on Node's `http` module instead
-  const nodeHttp = process.env.BENCH_PACE_CLIENT === "node"
+  // Node's `http` module; `BENCH_PACE_CLIENT=fetch` puts it on Node's fetch instead
+  const onFetch = process.env.BENCH_PACE_CLIENT === "fetch"
   // the client's connections live as long as the bench
   const http = await Effect.runPromise(
-    Layer.buildWithScope(
-      nodeHttp
-        ? NodeHttpClient.layerNodeHttpNoAgent.pipe(Layer.provide(NodeHttpClient.layerAgentOptions({ keepAlive: true })))
-        : FetchHttpClient.layer,
-      Scope.makeUnsafe()
-    )
+    Layer.buildWithScope(onFetch ? FetchHttpClient.layer : ProviderHttp.layer, Scope.makeUnsafe())
   )
   const client = await Effect.runPromise(
     Effect.provide(
@@ -90,7 +85,7 @@ export const make = async (chunks: number): Promise<Load> => {
   return {
     name:
       `outside (provider stand-in in its own process, pid ${child.pid}, OpenAI Chat SSE over loopback HTTP; ProviderClient on ${
-        nodeHttp ? "Node's http module" : "FetchHttpClient, as sluice run"
+        onFetch ? "FetchHttpClient" : "Node's http module, as sluice run"
       })`,
     source: (index) =>
       TurnSource.events((turn) =>

@@ -10,13 +10,13 @@ import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { badUsage, type CliFailure } from "../CliFailure.js"
 import type * as Run from "../commands/Run.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
+import * as ProviderHttp from "./providerHttp.js"
 
 const dim = (text: string): string => `\x1b[2m${text}\x1b[22m`
 
@@ -130,5 +130,4 @@ export const run = (args: Run.Args): Effect.Effect<void, CliFailure, Output.Outp
         turn
       })}
     yield* Publishing.failIfFailed(turn)
-    // Node's own fetch: `NodeHttpClient` loads undici 8, which needs Node 22
-  }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(FetchHttpClient.layer))
+  }).pipe(Effect.provide(Publishing.storeLayer(args.redisUrl)), Effect.provide(ProviderHttp.layer))

@@ -6,7 +6,6 @@
  */
 import { TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { CliFailure } from "../CliFailure.js"
@@ -15,6 +14,7 @@ import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
 import * as TurnStarts from "../TurnStarts.js"
+import * as ProviderHttp from "./providerHttp.js"
 import * as ServerLimits from "./serverLimits.js"
 
 /** Runs `sluice serve` until interrupted. */
@@ -23,7 +23,7 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
     // the turns POST /v1/turns starts run in a pipeline that lives as long as the server
     const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix))
-    const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(FetchHttpClient.layer))
+    const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(ProviderHttp.layer))
     const running = yield* Serving.start({
       port: args.port,
       prefix: args.prefix,
