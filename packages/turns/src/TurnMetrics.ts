@@ -10,8 +10,9 @@
 import * as Metric from "effect/Metric"
 import type * as TurnKeys from "./TurnKeys.js"
 
-// One metric per attribute value, made once, so that the merged attributes and series
-// key of each are computed once.
+// One metric per attribute value, made once with its attribute (not wrapped by
+// `Metric.withAttributes`, which adds the attributes to the context at every update),
+// so that the merged attributes and series key of each are computed once.
 /** A counter of numbers, as every counter here is. */
 type Counter = Metric.Counter<number>
 
@@ -49,9 +50,7 @@ export const turnsActive = Metric.gauge("sluice_turns_active", { description: "T
  * @category metrics
  */
 export const turnsEnded: (status: string) => Counter = perTag((status: string) =>
-  Metric.counter("sluice_turns_ended_total", { description: "Turns ended, by status" }).pipe(
-    Metric.withAttributes({ status })
-  )
+  Metric.counter("sluice_turns_ended_total", { description: "Turns ended, by status", attributes: { status } })
 )
 
 /**
@@ -61,9 +60,7 @@ export const turnsEnded: (status: string) => Counter = perTag((status: string) =
  * @category metrics
  */
 export const events: (type: string) => Counter = perTag((type: string) =>
-  Metric.counter("sluice_events_total", { description: "StreamEvents of turns, by payload type" }).pipe(
-    Metric.withAttributes({ type })
-  )
+  Metric.counter("sluice_events_total", { description: "StreamEvents of turns, by payload type", attributes: { type } })
 )
 
 /**
@@ -73,9 +70,10 @@ export const events: (type: string) => Counter = perTag((type: string) =>
  * @category metrics
  */
 export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
-  Metric.counter("sluice_stream_entries_total", { description: "Entries written to a turn's stream" }).pipe(
-    Metric.withAttributes({ stream })
-  )
+  Metric.counter("sluice_stream_entries_total", {
+    description: "Entries written to a turn's stream",
+    attributes: { stream }
+  })
 )
 
 /**
@@ -89,8 +87,9 @@ export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Histogram<n
 ) =>
   Metric.histogram("sluice_publish_latency_seconds", {
     description: "Seconds for Redis to confirm a batch of entries",
-    boundaries: Metric.exponentialBoundaries({ start: 0.0005, factor: 2, count: 14 })
-  }).pipe(Metric.withAttributes({ stream }))
+    boundaries: Metric.exponentialBoundaries({ start: 0.0005, factor: 2, count: 14 }),
+    attributes: { stream }
+  })
 )
 
 /**
@@ -101,9 +100,10 @@ export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Histogram<n
  * @category metrics
  */
 export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
-  Metric.counter("sluice_publish_retries_total", { description: "Writes that found Redis unavailable" }).pipe(
-    Metric.withAttributes({ stream })
-  )
+  Metric.counter("sluice_publish_retries_total", {
+    description: "Writes that found Redis unavailable",
+    attributes: { stream }
+  })
 )
 
 /**
@@ -114,7 +114,5 @@ export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((
  * @category metrics
  */
 export const leaseExpiries: (side: "producer" | "reader") => Counter = perTag((side: "producer" | "reader") =>
-  Metric.counter("sluice_lease_expiries_total", { description: "Producer leases found lapsed" }).pipe(
-    Metric.withAttributes({ side })
-  )
+  Metric.counter("sluice_lease_expiries_total", { description: "Producer leases found lapsed", attributes: { side } })
 )
