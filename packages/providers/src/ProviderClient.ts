@@ -328,17 +328,26 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
                 })
               }))),
           decodeSse(options),
-          Stream.map((event) => (stalled === undefined ? event : stalledInstead(event, stalled))),
           // the body's own pull, in the attempt's scope: `Stream.toPull` would put a
           // context change and a semaphore around every read, for one reader that
           // needs neither
-          (events) => Channel.toPullScoped(Stream.toChannel(events), scope)
+          (events) => Channel.toPullScoped(Stream.toChannel(events), scope),
+          // a stalled body's truncation reported as the stall (a step on the pull, not
+          // a stage: the body is read through as few as it takes)
+          Effect.map((read) =>
+            Effect.map(read, (events) => {
+              const stall = stalled
+              return stall === undefined ? events : Arr.map(events, (event) => stalledInstead(event, stall))
+            })
+          )
         )
         const head: Array<StreamEvent.StreamEvent> = []
         while (true) {
           const chunk = yield* Effect.result(pull)
           if (Result.isFailure(chunk)) {
-            if (Cause.isDone(chunk.failure)) return { _tag: "Ended", events: head } satisfies Attempt
+            if (Cause.isDone(chunk.failure)) {
+              return { _tag: "Ended", events: head } satisfies Attempt
+            }
             return yield* Effect.fail(chunk.failure)
           }
           const events = chunk.success
@@ -349,7 +358,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
               ? head
               : undefined
             const next = Effect.suspend(() => {
-              if (first === undefined) return pull
+              if (first === undefined) {
+                return pull
+              }
               const out = first
               first = undefined
               return Effect.succeed(out)
