@@ -388,9 +388,13 @@ export const make = (options: Options = {}) =>
             )
         )
         const onEvents = runOptions.onEvents
+        // each chunk Redis confirmed also nudges the lease keeper, whose timer a process
+        // busy with I/O may run seconds late (see `LeaseKeeper`)
+        const counted = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
+          Effect.andThen(countEvents(chunk), keeper.nudge)
         const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
           Effect.andThen(
-            countEvents(chunk),
+            counted(chunk),
             onEvents === undefined ? upserts.process(chunk) : Effect.andThen(upserts.process(chunk), onEvents(chunk))
           )
         // as the composed stages end: Stream A's end (or failure) is the upsert stage's

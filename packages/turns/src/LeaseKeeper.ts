@@ -6,6 +6,16 @@
  * renewal that fails on a Redis error is logged and tried again at the next period.
  * It sleeps on Effect's `Clock` until the next lease is due, so `TestClock` drives it.
  *
+ * A process busy with I/O may run its timers late: Node runs them between rounds of
+ * I/O, and with more than about a thousand sockets ready at once, one round can last
+ * seconds, and every task deferred to the next turn of the loop (`setImmediate`, where
+ * Effect starts a forked fiber) waits as long. A keeper asleep on a timer would then let
+ * its leases lapse (and its turns end `producer_lost`) while the process is working. So
+ * the code that does the work calls `nudge` as it goes (the pipeline, once per chunk
+ * Redis confirmed): when a lease is due and the keeper still sleeps, it wakes the keeper
+ * at once, and the keeper's fiber runs its tasks as microtasks, which wait for no turn
+ * of the loop.
+ *
  * @since 0.3.0
  */
 import type { RedisError } from "@sluice/redis/RedisError"
@@ -15,7 +25,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
+import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -41,6 +51,12 @@ export interface Kept {
  */
 export interface LeaseKeeperService {
   readonly keep: (kept: Kept) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Wakes the keeper when a lease is due and it still sleeps; otherwise a look at the
+   * clock. For the code that does a process's work, so that renewals go on while the
+   * event loop runs its timers late.
+   */
+  readonly nudge: Effect.Effect<void>
   /** How many leases it keeps now. */
   readonly size: Effect.Effect<number>
 }
@@ -67,9 +83,32 @@ interface Entry {
  */
 export const make: Effect.Effect<LeaseKeeperService, never, RedisStreams | Scope.Scope> = Effect.gen(function*() {
   const redis = yield* RedisStreams
+  const clock = yield* Clock.Clock
   const entries = new Set<Entry>()
-  // woken when a lease is added (it may be due before the keeper's next wake)
-  const added = yield* Queue.sliding<void>(1)
+  // The keeper is woken when a lease is added (it may be due before the keeper's next
+  // wake), or by a nudge: by a callback resumed where the wake happens (a `Queue` would
+  // resume its taker on the next turn of the loop). A wake while it is awake makes its
+  // next wait return at once.
+  let waiting: ((effect: Effect.Effect<void>) => void) | undefined
+  let wokenAwake = false
+  const wakeUp = (): void => {
+    const resume = waiting
+    waiting = undefined
+    if (resume !== undefined) resume(Effect.void)
+    else wokenAwake = true
+  }
+  const woken = Effect.callback<void>((resume) => {
+    if (wokenAwake) {
+      wokenAwake = false
+      return resume(Effect.void)
+    }
+    waiting = resume
+    return Effect.sync(() => {
+      if (waiting === resume) waiting = undefined
+    })
+  })
+  // when the keeper, asleep, next has a lease due; infinite while it is awake or woken
+  let sleepsUntil = Number.POSITIVE_INFINITY
 
   const renew = (entry: Entry): Effect.Effect<void> =>
     redis.pexpire(entry.kept.key, entry.kept.leaseMs).pipe(
@@ -85,6 +124,7 @@ export const make: Effect.Effect<LeaseKeeperService, never, RedisStreams | Scope
   // it sent before it sleeps again (a wheel's task must not wait), so a renewal is never
   // overtaken by the next period's.
   const round = Effect.gen(function*() {
+    sleepsUntil = Number.POSITIVE_INFINITY
     const now = yield* Clock.currentTimeMillis
     const due: Array<Entry> = []
     let next = Number.POSITIVE_INFINITY
@@ -96,21 +136,29 @@ export const make: Effect.Effect<LeaseKeeperService, never, RedisStreams | Scope
       next = Math.min(next, entry.dueAt)
     }
     if (due.length > 0) yield* Effect.forEach(due, renew, { concurrency: "unbounded", discard: true })
-    const wait = Queue.take(added)
+    sleepsUntil = next
     yield* next === Number.POSITIVE_INFINITY
-      ? wait
-      : Effect.raceFirst(Effect.sleep(Math.max(0, next - now)), wait)
+      ? woken
+      : Effect.raceFirst(Effect.sleep(Math.max(0, next - now)), woken)
   })
-  yield* Effect.forkScoped(Effect.forever(round))
+  // its tasks (the renewals it forks) as microtasks, not on the next turn of the loop
+  yield* Effect.forkScoped(
+    Effect.provideService(Effect.forever(round), Scheduler.Scheduler, new Scheduler.MixedScheduler("sync"))
+  )
 
   return {
     keep: (kept) =>
       Effect.gen(function*() {
         const entry: Entry = { kept, dueAt: (yield* Clock.currentTimeMillis) + kept.renewEveryMs }
         entries.add(entry)
-        yield* Queue.offer(added, undefined)
+        yield* Effect.sync(wakeUp)
         yield* Effect.addFinalizer(() => Effect.sync(() => entries.delete(entry)))
       }),
+    nudge: Effect.sync(() => {
+      if (clock.currentTimeMillisUnsafe() < sleepsUntil) return
+      sleepsUntil = Number.POSITIVE_INFINITY
+      wakeUp()
+    }),
     size: Effect.sync(() => entries.size)
   }
 })

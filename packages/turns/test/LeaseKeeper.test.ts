@@ -2,13 +2,15 @@
  * One keeper for every lease of a process (docs/redis.md#the-producers-lease): one
  * fiber however many leases it keeps, each lease renewed once a period, a lease found
  * gone told through `lost` and `onLost`, a Redis failure tried again next period, and
- * a lease whose scope closes no longer renewed. On the in-memory store, whose expiry
- * runs on Effect's Clock, driven by `TestClock`.
+ * a lease whose scope closes no longer renewed, and a keeper whose timer runs late
+ * renewing what is due when nudged. On the in-memory store, whose expiry runs on
+ * Effect's Clock, driven by `TestClock`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -137,5 +139,51 @@ describe("LeaseKeeper", () => {
         expect(yield* Ref.get(renewals)).toBe(before + 5)
         expect(yield* TurnLease.state(prefix, running)).toBe("held")
       }).pipe(Effect.scoped, Effect.provideService(RedisStreams, service))
+    }))
+
+  it.effect("a keeper whose timer runs late renews the leases that are due when nudged, and only those", () =>
+    Effect.gen(function*() {
+      const { renewals, service } = yield* counted
+      // a clock whose time the test sets and whose timers never fire: an event loop
+      // too busy with I/O to run them
+      let now = 0
+      const late: Clock.Clock = {
+        currentTimeMillisUnsafe: () => now,
+        currentTimeMillis: Effect.sync(() => now),
+        currentTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
+        currentTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
+        monotonicTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
+        monotonicTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
+        sleep: () => Effect.never
+      }
+      // lets the keeper run what it was woken for (a few turns of the fibers, no time)
+      const settle = Effect.gen(function*() {
+        for (let i = 0; i < 50; i++) yield* Effect.yieldNow
+      })
+      yield* Effect.gen(function*() {
+        const keeper = yield* LeaseKeeper.make
+        const turnId = randomUUID()
+        yield* TurnLease.hold(prefix, turnId, { leaseMs: 6_000, renewEveryMs: 2_000 }).pipe(
+          Effect.provideService(LeaseKeeper.LeaseKeeper, keeper)
+        )
+        yield* settle
+        now = 2_500
+        yield* settle
+        // due, and its timer never fires
+        expect(yield* Ref.get(renewals)).toBe(0)
+        yield* keeper.nudge
+        yield* settle
+        expect(yield* Ref.get(renewals)).toBe(1)
+        // next due at 4,500: a nudge before then renews nothing
+        now = 3_000
+        yield* keeper.nudge
+        yield* settle
+        expect(yield* Ref.get(renewals)).toBe(1)
+        now = 4_600
+        yield* keeper.nudge
+        yield* keeper.nudge
+        yield* settle
+        expect(yield* Ref.get(renewals)).toBe(2)
+      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, late), Effect.provideService(RedisStreams, service))
     }))
 })
