@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
-import { itemDeltaJson } from "./internal/eventJson.js"
+import { checkedItemDelta, itemDeltaJson } from "./internal/eventJson.js"
 
 /**
  * The five fields of an entry, decoded: `timestamp` becomes a number.
@@ -107,6 +107,20 @@ export const fromStreamEvent = (
   return delta !== undefined
     ? Result.succeed(eventFields(turnId, event, delta))
     : Result.map(encodeEvent(event), (payload) => eventFields(turnId, event, payload))
+}
+
+/**
+ * The Stream A fields of an `item_delta` StreamEvent, checked now and made each time
+ * the returned function is called (the fields `fromStreamEvent` gives); `undefined`
+ * for any other event, or one that may not satisfy the schema (`fromStreamEvent` then
+ * says). For a writer whose entries wait for Redis's replies: the function holds the
+ * event's parts, not their JSON.
+ *
+ * @internal
+ */
+export const deltaFieldsLater = (turnId: string, event: StreamEvent.StreamEvent): (() => Fields) | undefined => {
+  const json = checkedItemDelta(event)
+  return json === undefined ? undefined : () => eventFields(turnId, event, json())
 }
 
 const eventFields = (turnId: string, event: StreamEvent.StreamEvent, payload: string): Fields => [

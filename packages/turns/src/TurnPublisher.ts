@@ -262,7 +262,8 @@ export const make = (
         Result.mapError(
           TurnEntry.fromStreamEvent(turnId, event),
           (error) => invalid(turnId, "events", `event ${event.event_id} is invalid: ${error.message}`, error)
-        )
+        ),
+      fieldsLater: (event) => TurnEntry.deltaFieldsLater(turnId, event)
     })
     const upsertsTarget = (turnId: string): WriterTarget<StreamBMessage.StreamBMessage> => ({
       turnId,

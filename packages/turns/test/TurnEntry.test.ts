@@ -71,8 +71,31 @@ describe("TurnEntry.fromStreamEvent", () => {
     ["an envelope type that is not the payload's", { ...base, type: "item_start" }]
   ])("fails a delta with %s, as the schema does", (_, event) => {
     expect(itemDeltaJson(event)).toBeUndefined()
+    expect(TurnEntry.deltaFieldsLater(turnId, event)).toBeUndefined()
     expect(Result.isFailure(TurnEntry.fromStreamEvent(turnId, event))).toBe(true)
   })
+})
+
+describe("TurnEntry.deltaFieldsLater", () => {
+  it("makes, each time it is called, the fields fromStreamEvent gives a delta", () => {
+    FastCheck.assert(
+      FastCheck.property(deltaArb, (event) => {
+        const later = TurnEntry.deltaFieldsLater(turnId, event)
+        expect(later).toBeDefined()
+        const fields = Result.getOrThrow(TurnEntry.fromStreamEvent(turnId, event))
+        expect(later?.()).toStrictEqual(fields)
+        expect(later?.()).toStrictEqual(fields)
+      }),
+      { numRuns: 100 }
+    )
+  }, 30_000)
+
+  it.prop("leaves any other event to fromStreamEvent", { event: StreamEvent.StreamEvent }, ({ event }) => {
+    if (event.type !== "item_delta") expect(TurnEntry.deltaFieldsLater(turnId, event)).toBeUndefined()
+    else {expect(TurnEntry.deltaFieldsLater(turnId, event)?.()).toStrictEqual(
+        Result.getOrUndefined(TurnEntry.fromStreamEvent(turnId, event))
+      )}
+  }, { arbitrary: { runs: 100 }, timeout: 30_000 })
 })
 
 describe("TurnEntry.toJson", () => {

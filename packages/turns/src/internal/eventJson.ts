@@ -34,7 +34,17 @@ const traceContextJson = (context: unknown): string | undefined => {
  *
  * @internal
  */
-export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefined => {
+export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefined => checkedItemDelta(event)?.()
+
+/**
+ * An `item_delta` event checked now and its JSON made later, each time the returned
+ * function is called (the same text `itemDeltaJson` gives); `undefined` for any other
+ * event, or one that may not satisfy the schema. The function holds the event's parts,
+ * not their JSON.
+ *
+ * @internal
+ */
+export const checkedItemDelta = (event: StreamEvent.StreamEvent): (() => string) | undefined => {
   const payload: unknown = event.payload
   if (event.type !== "item_delta" || !Predicate.isObject(payload)) return undefined
   const itemId = payload.item_id
@@ -54,7 +64,8 @@ export const itemDeltaJson = (event: StreamEvent.StreamEvent): string | undefine
   const traceContext = traceContextJson(event.trace_context)
   if (traceContext === undefined) return undefined
   // UUIDs are hex digits and dashes: quoted as they are
-  return `{"event_id":"${eventId}","timestamp":${timestamp},"trace_context":${traceContext},` +
+  return () =>
+    `{"event_id":"${eventId}","timestamp":${timestamp},"trace_context":${traceContext},` +
     `"run_id":"${runId}","type":"item_delta","payload":{"type":"item_delta",` +
     `"item_id":${JSON.stringify(itemId)},"delta_content":${JSON.stringify(content)}${kind}}}`
 }

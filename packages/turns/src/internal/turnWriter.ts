@@ -50,6 +50,12 @@ export interface WriterTarget<A> {
   readonly stream: TurnKeys.TurnStream
   readonly toFields: (value: A) => Result.Result<Fields, PublishError>
   /**
+   * A value checked now whose fields are made when its entry is written (and again for
+   * each attempt), so that a batch waiting for Redis's replies holds its values, not
+   * their encoding; `undefined` for a value whose fields `toFields` makes now.
+   */
+  readonly fieldsLater?: ((value: A) => (() => Fields) | undefined) | undefined
+  /**
    * The slot a value fills, if any: a later value of the same slot supersedes it.
    */
   readonly slotOf?: ((value: A) => string | undefined) | undefined
@@ -77,6 +83,14 @@ export interface Outcome<A> {
 
 /** @internal */
 export const entryIdAt = (position: number): string => `0-${position}`
+
+// An entry whose fields are made each time they are read: when its pipeline is encoded.
+class LaterEntry implements XAddEntry {
+  constructor(readonly id: string, private readonly make: () => Fields) {}
+  get fields(): Fields {
+    return this.make()
+  }
+}
 
 const allConfirmed = (results: ReadonlyArray<Result.Result<string, RedisError>>, count: number): boolean => {
   if (results.length !== count) return false
@@ -320,7 +334,13 @@ class Writer<A> implements WriterCore<A> {
     const entries: Array<XAddEntry> = []
     const first = this.assigned + 1
     let invalid: PublishError | undefined
+    const fieldsLater = this.target.fieldsLater
     for (let i = from; i < to; i++) {
+      const later = fieldsLater?.(values[i]!)
+      if (later !== undefined) {
+        entries.push(new LaterEntry(entryIdAt(++this.assigned), later))
+        continue
+      }
       const fields = this.target.toFields(values[i]!)
       if (Result.isFailure(fields)) {
         invalid = fields.failure
