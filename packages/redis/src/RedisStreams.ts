@@ -34,7 +34,8 @@ export interface XAddOptions {
 /**
  * One entry to append: `id` is `*` (Redis picks `<now>-<seq>`), `<ms>-*` (Redis picks
  * the sequence) or a complete `<ms>-<seq>` that must be greater than the stream's top
- * item.
+ * item. `fields` may be made when read (a getter: the turn writer's entries make their
+ * JSON only when written), so an implementation reads it once per write.
  *
  * @since 0.1.0
  * @category models

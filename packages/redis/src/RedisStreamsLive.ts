@@ -332,7 +332,10 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
           key,
           after,
           entries.length,
-          ...entries.flatMap((entry) => [entry.id, entry.fields.length, ...entry.fields.flat()])
+          ...entries.flatMap((entry) => {
+            const fields = entry.fields
+            return [entry.id, fields.length, ...fields.flat()]
+          })
         ]),
         (reply) => reply === 1
       ),

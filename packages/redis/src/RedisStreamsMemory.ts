@@ -135,7 +135,9 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
     options: XAddOptions | undefined,
     now: number
   ): Result.Result<string, RedisError> => {
-    if (entry.fields.length === 0) {
+    // read once: an entry may make its fields when they are read
+    const fields = entry.fields
+    if (fields.length === 0) {
       return Result.fail(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
     }
     const maxLen = options?.maxLen
@@ -151,7 +153,7 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
           const formatted = EntryId.format(id)
           stream.entries.push({
             key: id,
-            entry: { id: formatted, fields: entry.fields.map(([f, v]) => [f, v] as const) }
+            entry: { id: formatted, fields: fields.map(([f, v]) => [f, v] as const) }
           })
           stream.lastId = id
           if (maxLen !== undefined) trim(stream, maxLen)
@@ -302,15 +304,17 @@ export const make: Effect.Effect<RedisStreamsService> = Effect.sync(() => {
             ? undefined
             : stream.entries[stream.entries.length - 1]!.entry.id
           if (last !== after) return false
-          // Checked first, so that the entries are written all or none.
+          // Checked first, so that the entries are written all or none (their fields
+          // read once, here).
+          const fixed = entries.map((entry): XAddEntry => ({ id: entry.id, fields: entry.fields }))
           let top = stream!.lastId
-          for (const entry of entries) {
+          for (const entry of fixed) {
             if (entry.fields.length === 0) {
               return yield* Result.fail(reject("XADD", key, "ERR wrong number of arguments for 'xadd' command"))
             }
             top = yield* nextId(key, entry.id, top, now)
           }
-          for (const entry of entries) yield* append(key, entry, undefined, now)
+          for (const entry of fixed) yield* append(key, entry, undefined, now)
           return true
         })
       ),
