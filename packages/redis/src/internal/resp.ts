@@ -1,7 +1,7 @@
 /**
  * The Redis protocol (RESP2), as far as the live layer's batch writes need it: commands
- * written straight into the bytes a socket sends, and a reader that takes the replies out of the
- * bytes a connection receives, in order, whatever way the bytes are split.
+ * written straight into the bytes a socket sends, and a reader that takes the replies
+ * out of the bytes a connection receives, in order, whatever way the bytes are split.
  *
  * @internal
  */
@@ -151,28 +151,24 @@ export class RespWriter {
   private bulk(value: string): void {
     const length = value.length
     if (length < shortText && this.ascii(value)) return
+    let bytes: number
     if (length > largeText) {
       // counted first, so that the room made is what it takes
-      const bytes = Buffer.byteLength(value)
+      bytes = Buffer.byteLength(value)
       this.header(36, bytes)
       this.room(bytes + 2)
-      this.end += this.slab.write(value, this.end, "utf8")
-      this.slab[this.end++] = CR
-      this.slab[this.end++] = LF
-      return
+      this.slab.write(value, this.end, "utf8")
+    } else {
+      // Written where it would start if it were ASCII, then its header before it; a
+      // text whose byte length has more digits than its length is moved along.
+      this.room(length * 3 + 16)
+      const guess = digitCount(length) + 3
+      const at = this.end + guess
+      bytes = this.slab.write(value, at, "utf8")
+      const needed = digitCount(bytes) + 3
+      if (needed !== guess) this.slab.copy(this.slab, this.end + needed, at, at + bytes)
+      this.header(36, bytes)
     }
-    // Written where it would start if it were ASCII, then its header before it; a text
-    // whose byte length has more digits than its length is moved along.
-    this.room(length * 3 + 16)
-    const guess = digitCount(length) + 3
-    const at = this.end + guess
-    const bytes = this.slab.write(value, at, "utf8")
-    const needed = digitCount(bytes) + 3
-    if (needed !== guess) this.slab.copy(this.slab, this.end + needed, at, at + bytes)
-    this.slab[this.end] = 36
-    this.end = writeDigits(this.slab, this.end + 1, bytes)
-    this.slab[this.end++] = CR
-    this.slab[this.end++] = LF
     this.end += bytes
     this.slab[this.end++] = CR
     this.slab[this.end++] = LF
