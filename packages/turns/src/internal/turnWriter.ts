@@ -183,11 +183,22 @@ class Writer<A> implements WriterCore<A> {
     })
   }
 
-  // The entry of the batch's `i`-th value. Its fields were computed once already, so
-  // they are again (an entry without fields would be refused by Redis as `Rejected`).
+  // The entry of the batch's `i`-th value, made again for a retry or a check. The value
+  // passed `entryOf` once already, so it does again (an entry without fields would be
+  // refused by Redis as `Rejected`).
   entryAt(batch: Batch<A>, i: number): XAddEntry {
-    const fields = this.target.toFields(batch.values[i]!)
-    return { id: entryIdAt(batch.first + i), fields: Result.isSuccess(fields) ? fields.success : [] }
+    const entry = this.entryOf(entryIdAt(batch.first + i), batch.values[i]!)
+    return entry instanceof PublishError ? { id: entryIdAt(batch.first + i), fields: [] } : entry
+  }
+
+  // The entry of a value under `id` (or why the value cannot be written): with its
+  // fields made when written when the target can check the value now, else made now.
+  // No wrapper per entry: this runs for every value written.
+  entryOf(id: string, value: A): XAddEntry | PublishError {
+    const later = this.target.fieldsLater?.(value)
+    if (later !== undefined) return new LaterEntry(id, later)
+    const fields = this.target.toFields(value)
+    return Result.isSuccess(fields) ? { id, fields: fields.success } : fields.failure
   }
 
   // Whether the entry Redis refused as too small is ours, written on an earlier try.
@@ -334,19 +345,14 @@ class Writer<A> implements WriterCore<A> {
     const entries: Array<XAddEntry> = []
     const first = this.assigned + 1
     let invalid: PublishError | undefined
-    const fieldsLater = this.target.fieldsLater
     for (let i = from; i < to; i++) {
-      const later = fieldsLater?.(values[i]!)
-      if (later !== undefined) {
-        entries.push(new LaterEntry(entryIdAt(++this.assigned), later))
-        continue
-      }
-      const fields = this.target.toFields(values[i]!)
-      if (Result.isFailure(fields)) {
-        invalid = fields.failure
+      const entry = this.entryOf(entryIdAt(this.assigned + 1), values[i]!)
+      if (entry instanceof PublishError) {
+        invalid = entry
         break
       }
-      entries.push({ id: entryIdAt(++this.assigned), fields: fields.success })
+      this.assigned++
+      entries.push(entry)
     }
     const rejected = (bad: PublishError) =>
       this.failure(bad.reason, bad.detail, bad.cause === undefined ? {} : { cause: bad.cause })
