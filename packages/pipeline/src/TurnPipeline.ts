@@ -51,6 +51,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { checkMaxTurns, places as makePlaces } from "./internal/admission.js"
 import { closingPayloads, type Ending } from "./internal/closing.js"
 import { countEvents } from "./internal/observed.js"
 import * as StopSignal from "./internal/stopSignal.js"
@@ -58,6 +59,7 @@ import * as TurnFold from "./internal/turnFold.js"
 import { untilStopped } from "./internal/untilStopped.js"
 import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
+import type * as TurnAdmission from "./TurnAdmission.js"
 import type { TurnContext } from "./TurnContext.js"
 import type { StopReason } from "./TurnEnd.js"
 import type { TurnSource } from "./TurnSource.js"
@@ -74,6 +76,9 @@ import type { TurnSource } from "./TurnSource.js"
  * - `graceMs` (10000): when the pipeline's scope closes, how long the turns it started
  *   (`start`) may run on to their own end before they are interrupted (and end
  *   `aborted`).
+ * - `maxTurns` (none): how many turns may run at once (`run` and `start` together);
+ *   one more is refused with `TurnAdmission.AtCapacity` before anything of it runs
+ *   (see `TurnAdmission`).
  *
  * @since 0.1.0
  * @category models
@@ -85,6 +90,7 @@ export interface Options {
   readonly followCancels?: boolean | undefined
   readonly drainMs?: number | undefined
   readonly graceMs?: number | undefined
+  readonly maxTurns?: number | undefined
 }
 
 /**
@@ -161,23 +167,27 @@ export type PipelineError = PipelineErrors.PipelineError
 export interface TurnPipelineService {
   /** The key prefix turns are published under (unless their context names another). */
   readonly prefix: string
-  /** Runs one turn to its end; see the module's documentation. */
+  /**
+   * Runs one turn to its end; see the module's documentation. Refused with
+   * `AtCapacity` when `maxTurns` turns run already.
+   */
   readonly run: <E, R, R2 = never>(
     context: TurnContext,
     source: TurnSource<E, R>,
     options?: RunOptions<R2>
-  ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError, R | R2>
+  ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError | TurnAdmission.AtCapacity, R | R2>
   /**
    * Starts one turn in the pipeline's scope and returns at once: the turn runs on
    * whoever reads its events or not (when the pipeline's scope closes, it has
    * `graceMs` to end by itself, then is ended `aborted`, as an interrupt does), so an
-   * HTTP handler can answer with its events while the turn is persisted.
+   * HTTP handler can answer with its events while the turn is persisted. Refused at
+   * once with `AtCapacity` when `maxTurns` turns run already.
    */
   readonly start: <E, R, R2 = never>(
     context: TurnContext,
     source: TurnSource<E, R>,
     options?: RunOptions<R2>
-  ) => Effect.Effect<RunningTurn<E>, never, R | R2>
+  ) => Effect.Effect<RunningTurn<E>, TurnAdmission.AtCapacity, R | R2>
   /**
    * Cancels a turn: at once when it runs in this process, else through the control
    * stream, to whichever process runs it.
@@ -251,6 +261,9 @@ export const make = (options: Options = {}) =>
     const publisher = yield* TurnPublisher.make(options.publisher ?? {})
     // checked once here; each turn adds its ids
     yield* Effect.fromResult(UpsertOptions.make(options.upserts))
+    const invalidMaxTurns = checkMaxTurns(options.maxTurns)
+    if (invalidMaxTurns !== undefined) return yield* invalidMaxTurns
+    const places = makePlaces(options.maxTurns)
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
     const running = new Map<string, StopSignal.StopSignal<StopReason>>()
@@ -431,49 +444,82 @@ export const make = (options: Options = {}) =>
         }, { captureStackTrace: false })
       )
 
+    // Before anything of it runs, a turn takes a place and is known by its id (so that
+    // a cancel right after `start` finds it); once it has ended, it gives both back.
+    const enter = (turnId: string) =>
+      Effect.suspend(() => {
+        const refused = places.admit(turnId)
+        if (refused !== undefined) {
+          return Effect.andThen(Metric.update(TurnMetrics.turnsRefused, 1), Effect.fail(refused))
+        }
+        return Effect.tap(StopSignal.make<StopReason>(), (stop) => Effect.sync(() => running.set(turnId, stop)))
+      })
+    const leave = (turnId: string, stop: StopSignal.StopSignal<StopReason>) =>
+      Effect.sync(() => {
+        if (running.get(turnId) === stop) running.delete(turnId)
+        places.release()
+      })
+
+    // a turn that entered, run to its end in a fiber of its own (`restore`: the
+    // caller's interruptibility, so an interrupt stops the turn and lets it end)
+    const runEntered = <E, R, R2>(
+      restore: <A, E1, R1>(effect: Effect.Effect<A, E1, R1>) => Effect.Effect<A, E1, R1>,
+      context: TurnContext,
+      source: TurnSource<E, R>,
+      runOptions: RunOptions<R2>,
+      stop: StopSignal.StopSignal<StopReason>
+    ) =>
+      Effect.gen(function*() {
+        yield* Metric.update(TurnMetrics.turnsStarted, 1)
+        yield* Metric.modify(TurnMetrics.turnsActive, 1)
+        const fiber = yield* Effect.forkDetach(restore(runTurn(context, source, stop, runOptions)))
+        const watch = runOptions.stop === undefined
+          ? undefined
+          : yield* Effect.forkDetach(
+            restore(Effect.flatMap(runOptions.stop, stop.stop))
+          )
+        // interrupted: stop the input and let the turn write its ending, for a while
+        const exit = yield* restore(Fiber.await(fiber)).pipe(
+          Effect.onInterrupt(() =>
+            stop.stop("aborted").pipe(
+              Effect.andThen(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
+              Effect.andThen(Fiber.interrupt(fiber))
+            )
+          ),
+          Effect.ensuring(
+            Metric.modify(TurnMetrics.turnsActive, -1).pipe(
+              Effect.andThen(watch === undefined ? Effect.void : Fiber.interrupt(watch))
+            )
+          )
+        )
+        return yield* exit
+      })
+
     const service: TurnPipelineService = {
       prefix,
       run: (context, source, runOptions = {}) =>
         Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
-            const stop = yield* StopSignal.make<StopReason>()
-            running.set(context.turnId, stop)
-            yield* Metric.update(TurnMetrics.turnsStarted, 1)
-            yield* Metric.modify(TurnMetrics.turnsActive, 1)
-            const fiber = yield* Effect.forkDetach(restore(runTurn(context, source, stop, runOptions)))
-            const watch = runOptions.stop === undefined
-              ? undefined
-              : yield* Effect.forkDetach(
-                restore(Effect.flatMap(runOptions.stop, stop.stop))
-              )
-            // interrupted: stop the input and let the turn write its ending, for a while
-            const exit = yield* restore(Fiber.await(fiber)).pipe(
-              Effect.onInterrupt(() =>
-                stop.stop("aborted").pipe(
-                  Effect.andThen(Fiber.await(fiber).pipe(Effect.timeout(Duration.millis(drainMs)), Effect.ignore)),
-                  Effect.andThen(Fiber.interrupt(fiber))
-                )
-              ),
-              Effect.ensuring(
-                Effect.sync(() => running.delete(context.turnId)).pipe(
-                  Effect.andThen(Metric.modify(TurnMetrics.turnsActive, -1)),
-                  Effect.andThen(watch === undefined ? Effect.void : Fiber.interrupt(watch))
-                )
-              )
-            )
-            return yield* exit
-          })
+          Effect.flatMap(
+            enter(context.turnId),
+            (stop) =>
+              Effect.ensuring(runEntered(restore, context, source, runOptions, stop), leave(context.turnId, stop))
+          )
         ),
       start: (context, source, runOptions = {}) =>
-        Effect.gen(function*() {
+        Effect.uninterruptible(Effect.gen(function*() {
+          const stop = yield* enter(context.turnId)
           const events = yield* Queue.unbounded<StreamEvent.StreamEvent, Cause.Done>()
           const given = runOptions.onEvents
           const key = {}
-          const fiber = yield* service.run(context, source, {
-            ...runOptions,
-            onEvents: (chunk) =>
-              Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
-          }).pipe(
+          // forked interruptible, as every fork is: the turn's own mask restores that
+          const fiber = yield* Effect.uninterruptibleMask((restore) =>
+            runEntered(restore, context, source, {
+              ...runOptions,
+              onEvents: (chunk) =>
+                Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
+            }, stop)
+          ).pipe(
+            Effect.ensuring(leave(context.turnId, stop)),
             Effect.ensuring(Queue.end(events)),
             Effect.ensuring(Effect.sync(() => started.delete(key))),
             Effect.forkIn(startedScope)
@@ -488,7 +534,7 @@ export const make = (options: Options = {}) =>
             result: Fiber.join(fiber),
             cancel: Effect.ignore(service.cancel(context.turnId, context.prefix))
           }
-        }),
+        })),
       cancel: (turnId, turnPrefix) => {
         const stop = running.get(turnId)
         return stop !== undefined

@@ -11,6 +11,7 @@ import { LlmRequest, type ProviderClient, ProviderName } from "@sluice/providers
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as TurnAdmission from "./TurnAdmission.js"
 import * as TurnContext from "./TurnContext.js"
 import * as TurnPipeline from "./TurnPipeline.js"
 import * as TurnSource from "./TurnSource.js"
@@ -90,7 +91,8 @@ export const decode = (body: unknown): Result.Result<TurnRequest, LlmRequest.Llm
 /**
  * Starts the turn a request asks for on the `TurnPipeline` in context: the request is
  * sent with the client `clientFor` gives for its provider, and the turn runs in the
- * pipeline's scope (see `TurnPipeline.start`).
+ * pipeline's scope (see `TurnPipeline.start`), or is refused with `AtCapacity` when
+ * the pipeline runs its `maxTurns` already.
  *
  * @since 0.3.0
  * @category running
@@ -100,7 +102,7 @@ export const start = (
   clientFor: (provider: ProviderName.ProviderName) => Effect.Effect<ProviderClient.Client, ProviderUnavailable>
 ): Effect.Effect<
   TurnPipeline.RunningTurn<ProviderClient.StreamError>,
-  ProviderUnavailable | TurnContext.InvalidTurnContext,
+  ProviderUnavailable | TurnContext.InvalidTurnContext | TurnAdmission.AtCapacity,
   TurnPipeline.TurnPipeline
 > =>
   Effect.gen(function*() {

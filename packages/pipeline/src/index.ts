@@ -62,3 +62,11 @@ export * as PipelineError from "./PipelineError.js"
  * @since 0.3.0
  */
 export * as TurnRequest from "./TurnRequest.js"
+
+/**
+ * How many turns one pipeline runs at once (`maxTurns`), and the refusal of one more
+ * (`AtCapacity`).
+ *
+ * @since 0.3.0
+ */
+export * as TurnAdmission from "./TurnAdmission.js"

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
@@ -66,6 +67,19 @@ describe("TurnPipeline.start", () => {
       )
       expect(TurnEntry.isFinal(during.at(-1)!)).toBe(true)
       expect(during.at(-1)).toStrictEqual(held.at(-1))
+    }).pipe(
+      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+    ))
+
+  it.effect("ends the turn cancelled on a cancel right after start, before the turn's fiber ran", () =>
+    Effect.gen(function*() {
+      const context = yield* TurnContext.make()
+      const source = TurnSource.sse("anthropic", Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never))
+      const running = yield* TurnPipeline.start(context, source)
+      yield* running.cancel
+      const result = yield* running.result
+      expect(result.turn.status).toBe("cancelled")
+      expect(result.stopped).toStrictEqual(Option.some("cancelled"))
     }).pipe(
       Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
     ))

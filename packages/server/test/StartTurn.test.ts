@@ -34,7 +34,8 @@ const recorded = Effect.map(TurnPipeline.TurnPipeline, (turns) =>
           return yield* new ApiError({ code: "invalid_request", message: "prompt: expected a string" })
         }
         const context = yield* Effect.orDie(TurnContext.make())
-        const running = yield* turns.start(context, TurnSource.sse("anthropic", Stream.make(transcript)))
+        // no limit of turns on this pipeline: never refused
+        const running = yield* Effect.orDie(turns.start(context, TurnSource.sse("anthropic", Stream.make(transcript))))
         return { turnId: context.turnId, events: running.events }
       })
   }))

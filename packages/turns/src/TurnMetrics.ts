@@ -36,6 +36,16 @@ const perTag = <K extends string, M>(make: (value: K) => M) => {
 export const turnsStarted = Metric.counter("sluice_turns_started_total", { description: "Turns the pipeline started" })
 
 /**
+ * Turns refused because the pipeline already ran its `maxTurns`.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const turnsRefused = Metric.counter("sluice_turns_refused_total", {
+  description: "Turns refused because the pipeline ran its limit of turns"
+})
+
+/**
  * Turns running now in this process.
  *
  * @since 0.2.0

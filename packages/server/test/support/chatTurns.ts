@@ -41,14 +41,15 @@ export const drivenStarter = Effect.gen(function*() {
         const context = yield* Effect.orDie(TurnContext.make())
         const said = yield* Queue.unbounded<StreamEvent.Payload, Cause.Done>()
         let text = ""
-        const running = yield* pipeline.start(
+        // no limit of turns on this pipeline: never refused
+        const running = yield* Effect.orDie(pipeline.start(
           context,
           TurnSource.events((turn) =>
             Stream.concat(Stream.fromIterable(openingPayloads(turn)), Stream.fromQueue(said)).pipe(
               Stream.mapEffect((payload) => StreamEvent.make({ runId: turn.runId }, payload))
             )
           )
-        )
+        ))
         yield* Queue.offer(started, {
           turnId: context.turnId,
           runId: context.runId,
