@@ -127,16 +127,21 @@ export const contextOf = (
   })
 
 /**
- * The library's pipeline publishing under a key prefix, on the store in context; a bad
- * prefix is bad usage.
+ * The library's pipeline publishing under a key prefix, on the store in context, with
+ * at most `maxTurns` turns at once when given (`sluice serve --max-turns`); a bad
+ * prefix or limit is bad usage.
  *
  * @since 0.1.0
  * @category layers
  */
 export const pipelineLayer = (
-  prefix: string
+  prefix: string,
+  maxTurns?: number
 ): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
-  mapLayerError(TurnPipeline.layer({ publisher: { prefix } }), (error) => badUsage(error.message))
+  mapLayerError(
+    TurnPipeline.layer({ publisher: { prefix }, maxTurns }),
+    (error) => badUsage(error._tag === "InvalidMaxTurns" ? `--max-turns: ${error.message}` : error.message)
+  )
 
 /**
  * How a store is named to people: the Redis URL without its password, or the

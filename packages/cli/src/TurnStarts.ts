@@ -4,7 +4,8 @@
  * the environment, as `sluice run` reads them: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
  * `GEMINI_API_KEY`, ...; the client made once per provider, on the `HttpClient` in
  * context), and run with `TurnPipeline.start` on the server's store, so both streams
- * are persisted while the response streams the turn.
+ * are persisted while the response streams the turn. A turn the pipeline refuses
+ * (it runs its `maxTurns`, `sluice serve --max-turns`) is 503 `at_capacity`.
  *
  * @since 0.3.0
  */
@@ -54,9 +55,14 @@ export const make: Effect.Effect<
         const running = yield* TurnRequest.start(request, clientFor).pipe(
           Effect.provideService(TurnPipeline.TurnPipeline, pipeline),
           Effect.mapError((error) =>
-            error._tag === "ProviderUnavailable"
-              ? new ApiError.ApiError({ code: "provider_unavailable", message: error.message })
-              : new ApiError.ApiError({ code: "invalid_request", message: error.message })
+            new ApiError.ApiError({
+              code: error._tag === "ProviderUnavailable"
+                ? "provider_unavailable"
+                : error._tag === "AtCapacity"
+                ? "at_capacity"
+                : "invalid_request",
+              message: error.message
+            })
           )
         )
         return { turnId: running.context.turnId, events: running.events }

@@ -4,7 +4,9 @@
  * answers with a recorded stream), answers with the UI message stream while the turn
  * is persisted, and the turn can be read back from its streams. A request for a
  * provider without an API key is 503 `provider_unavailable`; a body that is not a turn
- * request is 400 `invalid_request`, naming the field.
+ * request is 400 `invalid_request`, naming the field. Past `--max-turns` turns running
+ * at once, one more is 503 `at_capacity` with `Retry-After`, and the provider is not
+ * asked; a turn that ends gives its place back.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -12,6 +14,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Loopback from "../../providers/test/support/loopback.js"
 import { serving } from "./support/serving.js"
+import { sluice } from "./support/sluice.js"
 
 const recorded = readFileSync(join(__dirname, "..", "samples", "anthropic-weather.sse"), "utf8")
 
@@ -75,4 +78,72 @@ describe("POST /v1/turns on sluice serve", () => {
       }).pipe(Effect.scoped),
     60_000
   )
+
+  it.effect(
+    "answers 503 at_capacity past --max-turns, without asking the provider, and takes turns again once one ended",
+    () =>
+      Effect.gen(function*() {
+        // the first turn's provider sends three events and then waits; the next answers in full
+        const provider = yield* Loopback.serve([
+          { _tag: "hang", body: recorded, events: 3 },
+          { _tag: "sse", body: recorded }
+        ])
+        const base = yield* serving(
+          { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: provider.url, SLUICE_MAX_TURNS: "1" },
+          "--insecure-local"
+        )
+        const first = yield* Effect.promise(() =>
+          fetch(`${base}/v1/turns`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(request)
+          })
+        )
+        expect(first.status).toBe(200)
+        const firstId = first.headers.get("x-sluice-turn-id")
+        yield* provider.hungWritten
+
+        const refused = yield* Effect.promise(async () => {
+          const response = await fetch(`${base}/v1/turns`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(request)
+          })
+          return {
+            status: response.status,
+            retryAfter: response.headers.get("retry-after"),
+            turnId: response.headers.get("x-sluice-turn-id"),
+            body: await response.json()
+          }
+        })
+        expect(refused).toMatchObject({
+          status: 503,
+          retryAfter: "1",
+          turnId: null,
+          body: { error: { code: "at_capacity" } }
+        })
+        expect(JSON.stringify(refused.body)).toContain("maxTurns")
+        expect(provider.requests().length).toBe(1)
+
+        // the first turn cancelled: its stream ends, and its place is free again
+        const cancelled = yield* Effect.promise(() => fetch(`${base}/v1/turns/${firstId}/cancel`, { method: "POST" }))
+        expect(cancelled.status).toBe(202)
+        const firstText = yield* Effect.promise(() => first.text())
+        expect(firstText.trimEnd().endsWith("data: [DONE]")).toBe(true)
+        const again = yield* start(base, request)
+        expect(again.status).toBe(200)
+        expect(again.text).toContain("\"type\":\"text-delta\"")
+        expect(provider.requests().length).toBe(2)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.effect("a --max-turns that is not a positive integer is bad usage", () =>
+    Effect.gen(function*() {
+      const result = yield* sluice({}, ["serve", "--port", "0", "--insecure-local", "--max-turns", "0"])
+      expect([result.code, result.stderr.trimEnd().split("\n")]).toStrictEqual([
+        2,
+        ["sluice: --max-turns: maxTurns must be a positive integer, got 0"]
+      ])
+    }), 60_000)
 })

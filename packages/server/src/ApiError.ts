@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
  * | `too_many_streams` | 429 |
  * | `internal`, `invalid_entry` | 500 |
  * | `not_implemented` | 501 |
- * | `redis_unavailable`, `provider_unavailable` | 503 |
+ * | `redis_unavailable`, `provider_unavailable`, `at_capacity` | 503 |
  *
  * @since 0.1.0
  * @category schemas
@@ -42,7 +42,8 @@ export const ApiErrorCode = Schema.Literals([
   "invalid_entry",
   "not_implemented",
   "redis_unavailable",
-  "provider_unavailable"
+  "provider_unavailable",
+  "at_capacity"
 ]).annotate({ identifier: "ApiErrorCode" })
 
 /**
@@ -67,7 +68,8 @@ const statuses: Record<ApiErrorCode, number> = {
   invalid_entry: 500,
   not_implemented: 501,
   redis_unavailable: 503,
-  provider_unavailable: 503
+  provider_unavailable: 503,
+  at_capacity: 503
 }
 
 /**
@@ -114,19 +116,27 @@ export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
   }
 }
 
+const headersOf = (code: ApiErrorCode): Record<string, string> => {
+  switch (code) {
+    case "unauthorized":
+      return { "cache-control": "no-store", "www-authenticate": "Bearer realm=\"sluice\"" }
+    case "at_capacity":
+      return { "cache-control": "no-store", "retry-after": "1" }
+    default:
+      return { "cache-control": "no-store" }
+  }
+}
+
 /**
- * The response for an error: its status, the JSON body, `Cache-Control: no-store`, and
- * `WWW-Authenticate: Bearer` on a 401.
+ * The response for an error: its status, the JSON body, `Cache-Control: no-store`,
+ * `WWW-Authenticate: Bearer` on a 401, and `Retry-After: 1` on `at_capacity` (the
+ * process runs as many turns as it may: a place may be free in a second, or another
+ * process behind the same address may take the turn).
  *
  * @since 0.1.0
  * @category conversions
  */
 export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse => {
   const body: ApiErrorBody = { error: { code: error.code, message: error.message } }
-  return HttpServerResponse.jsonUnsafe(body, {
-    status: error.status,
-    headers: error.code === "unauthorized"
-      ? { "cache-control": "no-store", "www-authenticate": "Bearer realm=\"sluice\"" }
-      : { "cache-control": "no-store" }
-  })
+  return HttpServerResponse.jsonUnsafe(body, { status: error.status, headers: headersOf(error.code) })
 }

@@ -5,7 +5,8 @@
  * `/metrics` and the probes on `--metrics-port`, and the turn viewer page at `/`, whose
  * signed link it prints; request bodies bounded (`--max-body-bytes`,
  * `--max-subscription-body-bytes`), connections kept alive `--keep-alive-timeout-ms`,
- * answers' URLs from `--public-url`. What it runs is loaded when it runs.
+ * answers' URLs from `--public-url`, at most `--max-turns` turns running at once. What
+ * it runs is loaded when it runs.
  *
  * @since 0.1.0
  */
@@ -34,6 +35,12 @@ export const options = {
     Flag.withDescription("serve without tokens, on loopback only (for local development)")
   ),
   prefix: CommandOptions.prefix,
+  maxTurns: EnvOptions.integer(
+    "max-turns",
+    "SLUICE_MAX_TURNS",
+    1000,
+    "the most turns POST /v1/turns runs at once in this process; one more gets 503 at_capacity"
+  ),
   ...CommandOptions.server,
   ...ServerLimits.options
 }
