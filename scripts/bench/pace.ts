@@ -30,7 +30,7 @@
  * writes, so no delays), to split the CPU when profiling.
  */
 import { Ids } from "@sluice/core"
-import { TurnPipeline } from "@sluice/pipeline"
+import { TurnAdmission, TurnPipeline } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import { TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
@@ -52,8 +52,17 @@ const LEVELS = (process.env.BENCH_PACE_TURNS ?? "250,500,1000,2000,3000").split(
 /** How long each turn streams its content, in seconds. */
 const SECONDS = Number(process.env.BENCH_PACE_SECONDS ?? 10)
 const CHUNKS = SECONDS * RATE
-/** Turns start spread over this long, as requests arrive. */
-const STAGGER_MS = 1000
+/** Turns start spread over this long, as requests arrive (`BENCH_PACE_STAGGER_MS`). */
+const STAGGER_MS = Number(process.env.BENCH_PACE_STAGGER_MS ?? 1000)
+/**
+ * The pipeline's limits (`TurnAdmission`), from `BENCH_PACE_MAX_TURNS` and
+ * `BENCH_PACE_MAX_LAG_MS`; none by default. A turn refused ends `refused (<limit>)`,
+ * its body never asked for, and the delays are those of the turns admitted.
+ */
+const LIMITS = {
+  ...(process.env.BENCH_PACE_MAX_TURNS === undefined ? {} : { maxTurns: Number(process.env.BENCH_PACE_MAX_TURNS) }),
+  ...(process.env.BENCH_PACE_MAX_LAG_MS === undefined ? {} : { maxLagMs: Number(process.env.BENCH_PACE_MAX_LAG_MS) })
+}
 const PREFIX = "pace"
 /** `pipeline` (default), or `source` for the turns' sources alone. */
 const MODE = process.env.BENCH_PACE_MODE ?? "pipeline"
@@ -117,6 +126,8 @@ interface Level {
   readonly rss: number
   readonly offered: number
   readonly wrong: number
+  /** Turns the pipeline refused (its limits); their chunks are never written. */
+  readonly refused: number
   readonly unsent: number
   readonly requests: number | undefined
   readonly aborted: number
@@ -137,7 +148,7 @@ const runLevel = async (load: Load, url: string, redisPid: number | undefined, c
   const byKey = new Map(turns.map((turn) => [TurnKeys.eventsKey(PREFIX, turn.turnId), turn]))
   const acks = new Float64Array(count * CHUNKS).fill(NaN)
   const streams = Layer.provide(observed(byKey, acks), RedisStreamsLive.layerFrom({ url }))
-  const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX } }), streams)
+  const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX }, ...LIMITS }), streams)
   const endings = new Map<string, number>()
   const ended = (ending: string) => endings.set(ending, (endings.get(ending) ?? 0) + 1)
   const oneTurn = (turn: PacedTurn) =>
@@ -147,10 +158,16 @@ const runLevel = async (load: Load, url: string, redisPid: number | undefined, c
         const context = { turnId: turn.turnId, threadId: Ids.generateEventId(), runId: Ids.generateEventId() }
         const source = load.source(turn.index)
         if (MODE === "source") return Effect.map(Stream.runDrain(source(context)), () => void ended("drained"))
-        return Effect.map(TurnPipeline.run(context, source), (result) => {
-          const error = result.turn.errors[0]
-          ended(error === undefined ? result.turn.status : `${result.turn.status} (${error.code}: ${error.message})`)
-        })
+        return TurnPipeline.run(context, source).pipe(
+          Effect.map((result) => {
+            const error = result.turn.errors[0]
+            ended(error === undefined ? result.turn.status : `${result.turn.status} (${error.code}: ${error.message})`)
+          }),
+          Effect.catchIf(
+            (error): error is TurnAdmission.AtCapacity => error instanceof TurnAdmission.AtCapacity,
+            (refused) => Effect.sync(() => void ended(`refused (${refused.limit})`))
+          )
+        )
       })
     )
   let rss = 0
@@ -215,6 +232,7 @@ const runLevel = async (load: Load, url: string, redisPid: number | undefined, c
       aborted: sent.aborted,
       loadAverage,
       endings,
+      refused: [...endings].reduce((sum, [ending, n]) => ending.startsWith("refused") ? sum + n : sum, 0),
       wrong: turns.filter((turn) => turn.acked !== CHUNKS).length
     }
   } finally {
@@ -234,10 +252,14 @@ const spread = (histogram: Histogram, percentiles: ReadonlyArray<number>): strin
 const row = (level: Level): string => {
   const endings = [...level.endings].sort((a, b) => b[1] - a[1]).map(([ending, n]) => `${n} ${ending}`).join("; ")
   const checks = [
-    MODE === "source" ? "" : level.wrong === 0
-      ? `all ${level.delays.total.toLocaleString("en-US")} deltas acknowledged`
-      : `${level.wrong} turns short`,
-    level.unsent === 0 ? "" : `${level.unsent.toLocaleString("en-US")} chunks never written`,
+    MODE === "source" ? "" : level.wrong === level.refused
+      ? `all ${level.delays.total.toLocaleString("en-US")} deltas ${
+        level.refused === 0 ? "" : "of admitted turns "
+      }acknowledged`
+      : `${level.wrong - level.refused} turns short`,
+    level.unsent === level.refused * CHUNKS
+      ? ""
+      : `${(level.unsent - level.refused * CHUNKS).toLocaleString("en-US")} chunks never written`,
     level.requests === undefined || level.requests === level.turns ? "" : `${level.requests} requests`,
     level.aborted === 0 ? "" : `${level.aborted} bodies aborted`
   ].filter((check) => check !== "")
@@ -257,7 +279,9 @@ export const run = async (): Promise<string> => {
   const lines = [
     `\n## Live pace: turns of ${SECONDS} s at ${RATE} content chunks/s (OpenAI Chat SSE) through TurnPipeline into Redis`,
     "",
-    `Load: ${load.name}${MODE === "source" ? "; sources drained without the pipeline" : ""}. ` +
+    `Load: ${load.name}${MODE === "source" ? "; sources drained without the pipeline" : ""}` +
+    `${STAGGER_MS === 1000 ? "" : `; turns started over ${STAGGER_MS / 1000} s`}` +
+    `${Object.keys(LIMITS).length === 0 ? "" : `; the pipeline's limits ${JSON.stringify(LIMITS)}`}. ` +
     `Load average before: ${loadavg().map((value) => value.toFixed(2)).join(", ")}.`,
     "",
     "| turns | chunks/s offered | delay p50 / p99 / max | load lateness p99 / max | loop delay p50 / p99 / max | Node CPU | Node CPU µs/chunk | redis-server CPU | stand-in CPU | peak RSS | wall s | load avg (1 min) | turns ended | check |",

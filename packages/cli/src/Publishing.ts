@@ -127,20 +127,38 @@ export const contextOf = (
   })
 
 /**
+ * The limits of the turns a pipeline takes on (`sluice serve --max-turns`,
+ * `--max-lag-ms`; see `TurnAdmission`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Limits {
+  readonly maxTurns: number
+  readonly maxLagMs: number
+}
+
+/**
  * The library's pipeline publishing under a key prefix, on the store in context, with
- * at most `maxTurns` turns at once when given (`sluice serve --max-turns`); a bad
- * prefix or limit is bad usage.
+ * the limits when given; a bad prefix or limit is bad usage.
  *
  * @since 0.1.0
  * @category layers
  */
 export const pipelineLayer = (
   prefix: string,
-  maxTurns?: number
+  limits?: Limits
 ): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
   mapLayerError(
-    TurnPipeline.layer({ publisher: { prefix }, maxTurns }),
-    (error) => badUsage(error._tag === "InvalidMaxTurns" ? `--max-turns: ${error.message}` : error.message)
+    TurnPipeline.layer({ publisher: { prefix }, ...limits }),
+    (error) =>
+      badUsage(
+        error._tag === "InvalidLimit"
+          ? `--${
+            error.limit === "maxTurns" ? "max-turns" : "max-lag-ms"
+          } must be a positive integer, got ${error.value}`
+          : error.message
+      )
   )
 
 /**

@@ -5,7 +5,8 @@
  * `GEMINI_API_KEY`, ...; the client made once per provider, on the `HttpClient` in
  * context), and run with `TurnPipeline.start` on the server's store, so both streams
  * are persisted while the response streams the turn. A turn the pipeline refuses
- * (it runs its `maxTurns`, `sluice serve --max-turns`) is 503 `at_capacity`.
+ * (past its `maxTurns` or `maxLagMs`: `sluice serve --max-turns`, `--max-lag-ms`) is
+ * 503 `at_capacity`.
  *
  * @since 0.3.0
  */

@@ -6,7 +6,8 @@
  * provider without an API key is 503 `provider_unavailable`; a body that is not a turn
  * request is 400 `invalid_request`, naming the field. Past `--max-turns` turns running
  * at once, one more is 503 `at_capacity` with `Retry-After`, and the provider is not
- * asked; a turn that ends gives its place back.
+ * asked; a turn that ends gives its place back. (`--max-lag-ms` is held by the
+ * pipeline's own tests, on a clock whose timers the test fires.)
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -138,12 +139,14 @@ describe("POST /v1/turns on sluice serve", () => {
     60_000
   )
 
-  it.effect("a --max-turns that is not a positive integer is bad usage", () =>
+  it.effect("a --max-turns or --max-lag-ms that is not a positive integer is bad usage", () =>
     Effect.gen(function*() {
-      const result = yield* sluice({}, ["serve", "--port", "0", "--insecure-local", "--max-turns", "0"])
-      expect([result.code, result.stderr.trimEnd().split("\n")]).toStrictEqual([
-        2,
-        ["sluice: --max-turns: maxTurns must be a positive integer, got 0"]
-      ])
+      for (const [flag, value] of [["--max-turns", "0"], ["--max-lag-ms", "-5"]] as const) {
+        const result = yield* sluice({}, ["serve", "--port", "0", "--insecure-local", flag, value])
+        expect([result.code, result.stderr.trimEnd().split("\n")]).toStrictEqual([
+          2,
+          [`sluice: ${flag} must be a positive integer, got ${value}`]
+        ])
+      }
     }), 60_000)
 })

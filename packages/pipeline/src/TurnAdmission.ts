@@ -1,10 +1,17 @@
 /**
- * How many turns one pipeline runs at once. A process past what it can serve does
- * not slow down one turn: it delays every chunk of every turn, and the timers that
- * keep turns alive fire late (BENCHMARKS.md). So a pipeline may be given a limit
- * (`maxTurns`): a turn asked for while that many run is refused at once, before
- * anything of it is written, with `AtCapacity`, which a server answers 503 with
- * `Retry-After` (another process, or the same one later, can take it).
+ * Which turns a pipeline takes on. A process past what it can serve does not slow
+ * down one turn: it delays every chunk of every turn, and its timers fire late
+ * (BENCHMARKS.md). So a pipeline may be given limits, and a turn asked for past one of
+ * them is refused at once with `AtCapacity`, before anything of it is written, which a
+ * server answers 503 with `Retry-After` (another process, or the same one later, can
+ * take it):
+ *
+ * - `maxTurns`: the turns running at once;
+ * - `maxLagMs`: how late the process runs. One fiber sleeps 100 ms at a time on
+ *   Effect's `Clock`; the lag is how late its last wake came, or how overdue its next
+ *   one is, whichever is more. A loop that is busy with I/O runs its timers late, so
+ *   this is what every turn's chunks wait for, whatever the count or the pace of the
+ *   turns.
  *
  * A refusal is not a turn: it has no entries, no lease and no metrics of a turn but
  * `sluice_turns_refused_total`. An application that would rather wait for a place
@@ -15,31 +22,52 @@
 import * as Schema from "effect/Schema"
 
 /**
- * A turn refused because the pipeline already runs `maxTurns` turns.
+ * The limits a pipeline may have.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Limit = Schema.Literals(["maxTurns", "maxLagMs"]).annotate({ identifier: "AdmissionLimit" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type Limit = typeof Limit.Type
+
+/**
+ * A turn refused: `limit` is the limit it met, `value` that limit's value, and
+ * `measured` what the pipeline measured against it (the turns running, or how many
+ * milliseconds late the process runs).
  *
  * @since 0.3.0
  * @category errors
  */
 export class AtCapacity extends Schema.TaggedError<AtCapacity>()("AtCapacity", {
   turnId: Schema.String,
-  maxTurns: Schema.Number
+  limit: Limit,
+  value: Schema.Number,
+  measured: Schema.Number
 }) {
   override get message(): string {
-    return `turn ${this.turnId} refused: this process already runs ${this.maxTurns} turns, its limit (maxTurns); ` +
-      "try again later or on another process"
+    const state = this.limit === "maxTurns"
+      ? `this process already runs ${this.measured} turns, its limit (maxTurns ${this.value})`
+      : `this process runs ${this.measured} ms late, past its limit (maxLagMs ${this.value})`
+    return `turn ${this.turnId} refused: ${state}; try again later or on another process`
   }
 }
 
 /**
- * A `maxTurns` that is not a positive integer.
+ * A limit that is not a positive integer.
  *
  * @since 0.3.0
  * @category errors
  */
-export class InvalidMaxTurns extends Schema.TaggedError<InvalidMaxTurns>()("InvalidMaxTurns", {
-  maxTurns: Schema.Number
+export class InvalidLimit extends Schema.TaggedError<InvalidLimit>()("InvalidLimit", {
+  limit: Limit,
+  value: Schema.Number
 }) {
   override get message(): string {
-    return `maxTurns must be a positive integer, got ${this.maxTurns}`
+    return `${this.limit} must be a positive integer, got ${this.value}`
   }
 }

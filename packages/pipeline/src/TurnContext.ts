@@ -71,28 +71,31 @@ export class InvalidTurnContext extends Schema.TaggedError<InvalidTurnContext>()
 const decode = Schema.decodeUnknownEffect(TurnContext, { errors: "all", onExcessProperty: "error" })
 
 /**
- * A turn context with fresh UUIDs for the ids not given; fails with
- * `InvalidTurnContext` naming each bad field (a malformed `traceparent` included).
+ * A turn context with fresh UUIDs for the ids not given, drawn each time the effect
+ * runs; fails with `InvalidTurnContext` naming each bad field (a malformed
+ * `traceparent` included).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, InvalidTurnContext> => {
-  const traceContext = input.traceparent === undefined && input.tracestate === undefined
-    ? input.traceContext
-    : {
-      ...input.traceContext,
-      ...(input.traceparent === undefined ? {} : { traceparent: input.traceparent }),
-      ...(input.tracestate === undefined ? {} : { tracestate: input.tracestate })
-    }
-  return Effect.mapError(
-    decode({
-      turnId: input.turnId ?? Ids.generateEventId(),
-      threadId: input.threadId ?? Ids.generateEventId(),
-      runId: input.runId ?? Ids.generateEventId(),
-      ...(input.prefix === undefined ? {} : { prefix: input.prefix }),
-      ...(traceContext === undefined ? {} : { traceContext })
-    }),
-    (error) => new InvalidTurnContext({ detail: error.message })
-  )
-}
+export const make = (input: TurnContextInput = {}): Effect.Effect<TurnContext, InvalidTurnContext> =>
+  // the ids are drawn when the effect runs, so each run (a retry, a repeat) has its own
+  Effect.suspend(() => {
+    const traceContext = input.traceparent === undefined && input.tracestate === undefined
+      ? input.traceContext
+      : {
+        ...input.traceContext,
+        ...(input.traceparent === undefined ? {} : { traceparent: input.traceparent }),
+        ...(input.tracestate === undefined ? {} : { tracestate: input.tracestate })
+      }
+    return Effect.mapError(
+      decode({
+        turnId: input.turnId ?? Ids.generateEventId(),
+        threadId: input.threadId ?? Ids.generateEventId(),
+        runId: input.runId ?? Ids.generateEventId(),
+        ...(input.prefix === undefined ? {} : { prefix: input.prefix }),
+        ...(traceContext === undefined ? {} : { traceContext })
+      }),
+      (error) => new InvalidTurnContext({ detail: error.message })
+    )
+  })

@@ -51,7 +51,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { checkMaxTurns, places as makePlaces } from "./internal/admission.js"
+import * as Admission from "./internal/admission.js"
 import { closingPayloads, type Ending } from "./internal/closing.js"
 import { countEvents } from "./internal/observed.js"
 import * as StopSignal from "./internal/stopSignal.js"
@@ -77,8 +77,10 @@ import type { TurnSource } from "./TurnSource.js"
  *   (`start`) may run on to their own end before they are interrupted (and end
  *   `aborted`).
  * - `maxTurns` (none): how many turns may run at once (`run` and `start` together);
- *   one more is refused with `TurnAdmission.AtCapacity` before anything of it runs
- *   (see `TurnAdmission`).
+ *   one more is refused with `TurnAdmission.AtCapacity` before anything of it runs.
+ * - `maxLagMs` (none): while the process runs later than this (its timers fire late:
+ *   it has more to do than it can), a new turn is refused the same way. See
+ *   `TurnAdmission`.
  *
  * @since 0.1.0
  * @category models
@@ -91,6 +93,7 @@ export interface Options {
   readonly drainMs?: number | undefined
   readonly graceMs?: number | undefined
   readonly maxTurns?: number | undefined
+  readonly maxLagMs?: number | undefined
 }
 
 /**
@@ -169,7 +172,7 @@ export interface TurnPipelineService {
   readonly prefix: string
   /**
    * Runs one turn to its end; see the module's documentation. Refused with
-   * `AtCapacity` when `maxTurns` turns run already.
+   * `AtCapacity` past `maxTurns` or `maxLagMs`.
    */
   readonly run: <E, R, R2 = never>(
     context: TurnContext,
@@ -181,7 +184,7 @@ export interface TurnPipelineService {
    * whoever reads its events or not (when the pipeline's scope closes, it has
    * `graceMs` to end by itself, then is ended `aborted`, as an interrupt does), so an
    * HTTP handler can answer with its events while the turn is persisted. Refused at
-   * once with `AtCapacity` when `maxTurns` turns run already.
+   * once with `AtCapacity` past `maxTurns` or `maxLagMs`.
    */
   readonly start: <E, R, R2 = never>(
     context: TurnContext,
@@ -261,9 +264,10 @@ export const make = (options: Options = {}) =>
     const publisher = yield* TurnPublisher.make(options.publisher ?? {})
     // checked once here; each turn adds its ids
     yield* Effect.fromResult(UpsertOptions.make(options.upserts))
-    const invalidMaxTurns = checkMaxTurns(options.maxTurns)
-    if (invalidMaxTurns !== undefined) return yield* invalidMaxTurns
-    const places = makePlaces(options.maxTurns)
+    const invalidLimit = Admission.check(options)
+    if (invalidLimit !== undefined) return yield* invalidLimit
+    const admission = Admission.make(options, yield* Clock.currentTimeMillis)
+    if (admission.probe !== undefined) yield* Effect.forkScoped(admission.probe)
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
     const running = new Map<string, StopSignal.StopSignal<StopReason>>()
@@ -447,8 +451,8 @@ export const make = (options: Options = {}) =>
     // Before anything of it runs, a turn takes a place and is known by its id (so that
     // a cancel right after `start` finds it); once it has ended, it gives both back.
     const enter = (turnId: string) =>
-      Effect.suspend(() => {
-        const refused = places.admit(turnId)
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const refused = admission.admit(turnId, now)
         if (refused !== undefined) {
           return Effect.andThen(Metric.update(TurnMetrics.turnsRefused, 1), Effect.fail(refused))
         }
@@ -457,7 +461,7 @@ export const make = (options: Options = {}) =>
     const leave = (turnId: string, stop: StopSignal.StopSignal<StopReason>) =>
       Effect.sync(() => {
         if (running.get(turnId) === stop) running.delete(turnId)
-        places.release()
+        admission.release()
       })
 
     // a turn that entered, run to its end in a fiber of its own (`restore`: the

@@ -91,8 +91,8 @@ export const decode = (body: unknown): Result.Result<TurnRequest, LlmRequest.Llm
 /**
  * Starts the turn a request asks for on the `TurnPipeline` in context: the request is
  * sent with the client `clientFor` gives for its provider, and the turn runs in the
- * pipeline's scope (see `TurnPipeline.start`), or is refused with `AtCapacity` when
- * the pipeline runs its `maxTurns` already.
+ * pipeline's scope (see `TurnPipeline.start`), or is refused with `AtCapacity` past
+ * the pipeline's `maxTurns` or `maxLagMs`.
  *
  * @since 0.3.0
  * @category running

@@ -64,8 +64,8 @@ export * as PipelineError from "./PipelineError.js"
 export * as TurnRequest from "./TurnRequest.js"
 
 /**
- * How many turns one pipeline runs at once (`maxTurns`), and the refusal of one more
- * (`AtCapacity`).
+ * Which turns a pipeline takes on: its limits (`maxTurns`, `maxLagMs`), and the
+ * refusal of a turn past one (`AtCapacity`).
  *
  * @since 0.3.0
  */

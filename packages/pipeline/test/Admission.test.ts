@@ -1,13 +1,16 @@
 /**
- * A pipeline's limit of turns (`maxTurns`, `TurnAdmission`): while that many turns
- * run, one more is refused at once with `AtCapacity` (from `start` and from `run`
- * alike), before anything of it is written or counted as a turn; a turn that ends,
- * however it ends, gives its place back; a limit that is not a positive integer is
- * refused when the pipeline is made.
+ * A pipeline's limits (`TurnAdmission`): while `maxTurns` turns run, or while the
+ * process runs its timers later than `maxLagMs`, a new turn is refused at once with
+ * `AtCapacity` (from `start` and from `run` alike), before anything of it is written
+ * or counted as a turn; a turn that ends, however it ends, gives its place back; a
+ * process whose timers are on time again takes turns again; a limit that is not a
+ * positive integer is refused when the pipeline is made.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { TurnKeys, TurnMetrics } from "@sluice/turns"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -43,6 +46,40 @@ const written = (turnId: string) =>
     )
   )
 
+// A clock whose time the test sets and whose timers fire only when the test says:
+// an event loop too busy to run them on time.
+const manualClock = () => {
+  let now = 0
+  let due: Array<() => void> = []
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => now,
+    currentTimeMillis: Effect.sync(() => now),
+    currentTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
+    monotonicTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
+    sleep: () => Effect.callback<void>((resume) => void due.push(() => resume(Effect.void)))
+  }
+  // lets the fibers run what they were woken for (a few turns of the fibers, no time)
+  const settle = Effect.gen(function*() {
+    for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+  })
+  return {
+    clock,
+    setTime: (millis: number) => Effect.sync(() => (now = millis)),
+    // the timers sleeping now fire, at the time set
+    fire: Effect.andThen(
+      Effect.sync(() => {
+        const woken = due
+        due = []
+        woken.forEach((wake) => wake())
+      }),
+      settle
+    ),
+    settle
+  }
+}
+
 describe("TurnPipeline maxTurns", () => {
   it.effect("refuses one turn more than the limit, from start and from run, and writes nothing of it", () =>
     Effect.gen(function*() {
@@ -54,13 +91,21 @@ describe("TurnPipeline maxTurns", () => {
       const third = yield* TurnContext.make()
       const started = yield* Effect.flip(TurnPipeline.start(third, complete))
       expect(started).toBeInstanceOf(TurnAdmission.AtCapacity)
-      expect(started).toMatchObject({ _tag: "AtCapacity", turnId: third.turnId, maxTurns: 2 })
+      expect(started).toMatchObject({
+        _tag: "AtCapacity",
+        turnId: third.turnId,
+        limit: "maxTurns",
+        value: 2,
+        measured: 2
+      })
       expect(started.message).toContain(third.turnId)
       expect(started.message).toContain("maxTurns")
 
       const fourth = yield* TurnContext.make()
       const ran = yield* Effect.exit(TurnPipeline.run(fourth, complete))
-      expect(ran).toStrictEqual(Exit.fail(new TurnAdmission.AtCapacity({ turnId: fourth.turnId, maxTurns: 2 })))
+      expect(ran).toStrictEqual(
+        Exit.fail(new TurnAdmission.AtCapacity({ turnId: fourth.turnId, limit: "maxTurns", value: 2, measured: 2 }))
+      )
 
       expect(yield* written(third.turnId)).toBe(false)
       expect(yield* written(fourth.turnId)).toBe(false)
@@ -77,10 +122,12 @@ describe("TurnPipeline maxTurns", () => {
   it.effect("gives a place back when a turn ends: completed, cancelled, or interrupted", () =>
     Effect.gen(function*() {
       const pipeline = yield* TurnPipeline.TurnPipeline
-      const isFull = Effect.map(
-        Effect.exit(pipeline.start(yield* TurnContext.make(), complete)),
-        (exit) => Exit.isFailure(exit)
-      )
+      // asked only while the one place is taken: a turn admitted here would fail the test
+      const isFull = Effect.flatMap(TurnContext.make(), (context) =>
+        Effect.match(pipeline.start(context, complete), {
+          onFailure: () => true,
+          onSuccess: () => false
+        }))
       // completed
       expect((yield* pipeline.run(yield* TurnContext.make(), complete)).turn.status).toBe("complete")
       // cancelled
@@ -90,9 +137,12 @@ describe("TurnPipeline maxTurns", () => {
       yield* cancelled.result
       // interrupted: the running fiber of `run` is interrupted, the turn ends aborted
       const context = yield* TurnContext.make()
-      const fiber = yield* Effect.forkChild(pipeline.run(context, waiting))
-      yield* Effect.yieldNow
-      yield* Effect.repeat(isFull, { until: (full) => full })
+      const begun = yield* Deferred.make<void>()
+      const fiber = yield* Effect.forkChild(
+        pipeline.run(context, waiting, { onEvents: () => Deferred.succeed(begun, undefined) })
+      )
+      yield* Deferred.await(begun)
+      expect(yield* isFull).toBe(true)
       yield* Fiber.interrupt(fiber)
       const admitted = yield* pipeline.start(yield* TurnContext.make(), complete)
       expect((yield* admitted.result).turn.status).toBe("complete")
@@ -133,12 +183,69 @@ describe("TurnPipeline maxTurns", () => {
     60_000
   )
 
+  it.effect("refuses a turn while the process runs its timers later than maxLagMs, whatever its turns", () =>
+    Effect.gen(function*() {
+      const manual = manualClock()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, lease: false, maxLagMs: 1_000 })
+        yield* manual.settle
+        // the probe's first wake is due at 100 ms: at 1,050 ms it is 950 ms overdue
+        yield* manual.setTime(1_050)
+        const admitted = yield* pipeline.start(yield* TurnContext.make(), waiting)
+        yield* manual.setTime(1_200)
+        const context = yield* TurnContext.make()
+        const refused = yield* Effect.flip(pipeline.start(context, complete))
+        expect(refused).toStrictEqual(
+          new TurnAdmission.AtCapacity({ turnId: context.turnId, limit: "maxLagMs", value: 1_000, measured: 1_100 })
+        )
+        expect(refused.message).toBe(
+          `turn ${context.turnId} refused: this process runs 1100 ms late, past its limit (maxLagMs 1000); ` +
+            "try again later or on another process"
+        )
+        expect(yield* written(context.turnId)).toBe(false)
+        yield* admitted.cancel
+        expect((yield* admitted.result).turn.status).toBe("cancelled")
+      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.effect("takes turns again once its timers fire on time", () =>
+    Effect.gen(function*() {
+      const manual = manualClock()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, lease: false, maxLagMs: 1_000 })
+        const ask = Effect.flatMap(
+          TurnContext.make(),
+          (context) =>
+            Effect.match(pipeline.start(context, waiting), {
+              onFailure: (error) => error.measured,
+              onSuccess: (running) => running
+            })
+        )
+        yield* manual.settle
+        // the probe's wake comes 4.9 s late: late until its next one
+        yield* manual.setTime(5_000)
+        yield* manual.fire
+        expect(yield* ask).toBe(4_900)
+        yield* manual.setTime(5_060)
+        expect(yield* ask).toBe(4_900)
+        // the next wake is on time: no longer late
+        yield* manual.setTime(5_100)
+        yield* manual.fire
+        const admitted = yield* ask
+        if (typeof admitted === "number") return expect.fail(`refused, ${admitted} ms late`)
+        yield* admitted.cancel
+        expect((yield* admitted.result).turn.status).toBe("cancelled")
+      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock))
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
   it.effect("refuses a limit that is not a positive integer when the pipeline is made", () =>
     Effect.gen(function*() {
-      for (const maxTurns of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-        const made = yield* Effect.flip(Effect.scoped(TurnPipeline.make({ maxTurns })))
-        expect(made).toBeInstanceOf(TurnAdmission.InvalidMaxTurns)
-        expect(made.message).toBe(`maxTurns must be a positive integer, got ${maxTurns}`)
+      for (const limit of ["maxTurns", "maxLagMs"] as const) {
+        for (const value of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          const made = yield* Effect.flip(Effect.scoped(TurnPipeline.make({ [limit]: value })))
+          expect(made).toStrictEqual(new TurnAdmission.InvalidLimit({ limit, value }))
+          expect(made.message).toBe(`${limit} must be a positive integer, got ${value}`)
+        }
       }
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

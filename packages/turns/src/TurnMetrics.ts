@@ -36,13 +36,14 @@ const perTag = <K extends string, M>(make: (value: K) => M) => {
 export const turnsStarted = Metric.counter("sluice_turns_started_total", { description: "Turns the pipeline started" })
 
 /**
- * Turns refused because the pipeline already ran its `maxTurns`.
+ * Turns refused past the pipeline's `maxTurns` or `maxLagMs` (see `TurnAdmission` in
+ * `@sluice/pipeline`).
  *
  * @since 0.3.0
  * @category metrics
  */
 export const turnsRefused = Metric.counter("sluice_turns_refused_total", {
-  description: "Turns refused because the pipeline ran its limit of turns"
+  description: "Turns refused past the pipeline's limits (maxTurns, maxLagMs)"
 })
 
 /**

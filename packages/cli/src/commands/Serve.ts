@@ -5,8 +5,9 @@
  * `/metrics` and the probes on `--metrics-port`, and the turn viewer page at `/`, whose
  * signed link it prints; request bodies bounded (`--max-body-bytes`,
  * `--max-subscription-body-bytes`), connections kept alive `--keep-alive-timeout-ms`,
- * answers' URLs from `--public-url`, at most `--max-turns` turns running at once. What
- * it runs is loaded when it runs.
+ * answers' URLs from `--public-url`, new turns refused past `--max-turns` turns running
+ * at once or while the process runs `--max-lag-ms` late. What it runs is loaded when
+ * it runs.
  *
  * @since 0.1.0
  */
@@ -40,6 +41,12 @@ export const options = {
     "SLUICE_MAX_TURNS",
     1000,
     "the most turns POST /v1/turns runs at once in this process; one more gets 503 at_capacity"
+  ),
+  maxLagMs: EnvOptions.integer(
+    "max-lag-ms",
+    "SLUICE_MAX_LAG_MS",
+    2000,
+    "while this process runs its timers later than this, in milliseconds, POST /v1/turns gets 503 at_capacity"
   ),
   ...CommandOptions.server,
   ...ServerLimits.options

@@ -22,7 +22,9 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
   Effect.gen(function*() {
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
     // the turns POST /v1/turns starts run in a pipeline that lives as long as the server
-    const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix, args.maxTurns))
+    const pipeline = yield* Layer.build(
+      Publishing.pipelineLayer(args.prefix, { maxTurns: args.maxTurns, maxLagMs: args.maxLagMs })
+    )
     const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(ProviderHttp.layer))
     const running = yield* Serving.start({
       port: args.port,

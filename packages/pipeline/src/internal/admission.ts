@@ -1,41 +1,73 @@
 /**
- * A pipeline's places for turns (`maxTurns`), taken and given back in its fiber.
+ * A pipeline's admission of turns (see `TurnAdmission`): its places (`maxTurns`) and
+ * its lag probe (`maxLagMs`).
  *
  * @internal
  */
-import { AtCapacity, InvalidMaxTurns } from "../TurnAdmission.js"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import { AtCapacity, InvalidLimit, type Limit } from "../TurnAdmission.js"
 
-/**
- * The places of a pipeline: `admit` takes one for a turn or refuses it, `release`
- * gives one back when the turn has ended.
- */
-export interface Places {
-  readonly admit: (turnId: string) => AtCapacity | undefined
-  readonly release: () => void
+/** How long the lag probe sleeps at a time. */
+const probeMs = 100
+
+/** The limits, as the pipeline's options give them. */
+export interface Limits {
+  readonly maxTurns?: number | undefined
+  readonly maxLagMs?: number | undefined
 }
 
 /**
- * The places for a limit (none: every turn is admitted).
+ * A pipeline's admission: `admit` takes a place for a turn (at `now`, the clock's
+ * time) or refuses it; `release` gives one back when the turn has ended; `probe` is
+ * the lag probe's fiber, to run for the pipeline's life (none without `maxLagMs`).
  */
-export const places = (maxTurns: number | undefined): Places => {
-  if (maxTurns === undefined) return { admit: () => undefined, release: () => {} }
+export interface Admission {
+  readonly admit: (turnId: string, now: number) => AtCapacity | undefined
+  readonly release: () => void
+  readonly probe: Effect.Effect<never> | undefined
+}
+
+const invalid = (limit: Limit, value: number | undefined): InvalidLimit | undefined =>
+  value === undefined || (Number.isSafeInteger(value) && value >= 1) ? undefined : new InvalidLimit({ limit, value })
+
+/** Checks the limits: each a positive integer, or none. */
+export const check = (limits: Limits): InvalidLimit | undefined =>
+  invalid("maxTurns", limits.maxTurns) ?? invalid("maxLagMs", limits.maxLagMs)
+
+/** The admission for checked limits, its probe's first sleep starting at `startedAt`. */
+export const make = (limits: Limits, startedAt: number): Admission => {
+  const { maxLagMs, maxTurns } = limits
   let taken = 0
+  let lastWake = startedAt
+  let lastLate = 0
+  const probe = maxLagMs === undefined
+    ? undefined
+    : Effect.forever(
+      Effect.andThen(
+        Effect.sleep(probeMs),
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            lastLate = Math.max(0, now - lastWake - probeMs)
+            lastWake = now
+          }))
+      )
+    )
   return {
-    admit: (turnId) => {
-      if (taken >= maxTurns) return new AtCapacity({ turnId, maxTurns })
+    admit: (turnId, now) => {
+      if (maxTurns !== undefined && taken >= maxTurns) {
+        return new AtCapacity({ turnId, limit: "maxTurns", value: maxTurns, measured: taken })
+      }
+      if (maxLagMs !== undefined) {
+        const late = Math.max(lastLate, now - lastWake - probeMs)
+        if (late > maxLagMs) return new AtCapacity({ turnId, limit: "maxLagMs", value: maxLagMs, measured: late })
+      }
       taken++
       return undefined
     },
     release: () => {
       taken--
-    }
+    },
+    probe
   }
 }
-
-/**
- * Checks a limit: a positive integer, or none.
- */
-export const checkMaxTurns = (maxTurns: number | undefined): InvalidMaxTurns | undefined =>
-  maxTurns === undefined || (Number.isSafeInteger(maxTurns) && maxTurns >= 1)
-    ? undefined
-    : new InvalidMaxTurns({ maxTurns })
