@@ -266,7 +266,8 @@ const row = (level: Level): string => {
   return `| ${level.turns.toLocaleString("en-US")} | ${(level.turns * RATE).toLocaleString("en-US")} | ` +
     `${spread(level.delays, [0.5, 0.99])} | ${LOAD === "inprocess" ? "" : spread(level.lateness, [0.99])} | ` +
     `${ms(level.loopP50)} / ${ms(level.loopP99)} / ${ms(level.loopMax)} ms | ` +
-    `${share(level.nodeCpu, level.seconds)} | ${(level.nodeCpu / level.offered * 1e6).toFixed(1)} | ` +
+    `${share(level.nodeCpu, level.seconds)} | ` +
+    `${(level.nodeCpu / (level.offered - level.refused * CHUNKS) * 1e6).toFixed(1)} | ` +
     `${share(level.redisCpu, level.seconds)} | ${share(level.loadCpu, level.seconds)} | ` +
     `${(level.rss / 1024 / 1024).toFixed(0)} MB | ${level.seconds.toFixed(1)} | ${level.loadAverage.toFixed(2)} | ` +
     `${endings} | ${checks.join("; ")} |`
@@ -317,7 +318,7 @@ export const run = async (): Promise<string> => {
       `\`monitorEventLoopDelay\` (10 ms resolution) reports it: the interval of its timer, so 10 ms is a loop on time. CPU shares are of one core ` +
       `over the level's wall time; Node CPU µs/chunk counts all of the measured process's work (${
         LOAD === "inprocess" ? "the pacing timer" : "the HTTP client"
-      }, framing, normalizing, both streams, upserts, leases) per content chunk. ` +
+      }, framing, normalizing, both streams, upserts, leases) per content chunk of the turns admitted. ` +
       `Largest N with p99 under ${TARGET_MS} ms and every turn complete: ${
         best === undefined ? "none of the levels run" : best.toLocaleString("en-US")
       }.`
