@@ -281,7 +281,10 @@ const isWebStorage = (value: unknown): value is WebStorage =>
  * `onStop` is what the chat's stop does to the turn (`"cancel"`, the default, or
  * `"detach"`); `reconnect` how a dropped stream is opened again (full jitter from
  * `baseMs` 500 to `maxMs` 5,000, `maxAttempts` 8 in a row, then the chat is told of a
- * disconnect and may resume); `sleep` and `random` are the waits and their jitter
+ * disconnect and may resume); `startAttempts` (4) how many times a start the server
+ * refused `at_capacity` is asked in all (nothing was started, so it cannot start
+ * twice; each wait is the server's `Retry-After` plus up to as much again, then the
+ * chat gets the `ClientError`); `sleep` and `random` are the waits and their jitter
  * (a wait ends early when the chat stops; tests pass their own, as to `followTurn`).
  *
  * @since 0.3.0
@@ -311,6 +314,7 @@ export interface SluiceChatTransportOptions<UI_MESSAGE extends UIMessage = UIMes
   readonly storage?: ChatTurnStorage | undefined
   readonly onStop?: "cancel" | "detach" | undefined
   readonly reconnect?: Reconnect.ReconnectOptions | undefined
+  readonly startAttempts?: number | undefined
   readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
   readonly random?: (() => number) | undefined
 }
@@ -441,7 +445,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       headers
     })
     const sentHeaders = prepared?.headers === undefined ? headers : headerRecord(prepared.headers)
-    const response = await this.#fetch(apiUrl(this.#options.baseUrl ?? "", "/v1/turns"), {
+    const response = await this.#start({
       method: "POST",
       headers: { "content-type": "application/json", ...sentHeaders },
       body: JSON.stringify(prepared?.body ?? body),
@@ -523,6 +527,31 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     }
   }
 
+  // `POST /v1/turns`, asked again while the server refuses it `at_capacity`: nothing
+  // was started, so another try cannot start the turn twice. Each wait is the server's
+  // `Retry-After` (1 s when it names none) plus up to as much again, so that chats
+  // refused together do not all come back at once.
+  async #start(init: {
+    readonly method: string
+    readonly headers: Record<string, string>
+    readonly body: string
+    readonly signal: AbortSignal | undefined
+  }): Promise<Response> {
+    const attempts = Math.max(1, this.#options.startAttempts ?? 4)
+    const sleep = this.#options.sleep ?? platformSleep
+    const random = this.#options.random ?? Math.random
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#fetch(apiUrl(this.#options.baseUrl ?? "", "/v1/turns"), init)
+      } catch (error) {
+        if (!(error instanceof ClientError && error.code === "at_capacity") || attempt >= attempts) throw error
+        const wait = error.retryAfterMs ?? 1000
+        await sleep(Math.round(wait * (1 + random())), init.signal ?? new AbortController().signal)
+        if (init.signal?.aborted === true) throw error
+      }
+    }
+  }
+
   async #fetch(
     url: string,
     init: {
@@ -544,7 +573,13 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     } catch (thrown) {
       throw fromThrown(thrown)
     }
-    if (!response.ok) throw fromResponse(response.status, await response.json().catch(() => undefined))
+    if (!response.ok) {
+      throw fromResponse(
+        response.status,
+        await response.json().catch(() => undefined),
+        response.headers.get("retry-after")
+      )
+    }
     return response
   }
 

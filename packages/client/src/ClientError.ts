@@ -9,7 +9,8 @@
  * What went wrong:
  *
  * - the API's own error codes (`unauthorized`, `forbidden`, `turn_not_found`,
- *   `turn_finished`, `invalid_turn_id`, `too_many_streams`, `redis_unavailable`, ...),
+ *   `turn_finished`, `invalid_turn_id`, `too_many_streams`, `redis_unavailable`,
+ *   `at_capacity`, ...),
  *   taken from the body `{error: {code, message}}`;
  * - `http_error`: a non-2xx answer without such a body;
  * - `network`: the request or the stream failed below HTTP (offline, connection cut);
@@ -43,10 +44,18 @@ export class ClientError extends Error {
    * @since 0.1.0
    */
   readonly status: number | undefined
-  constructor(code: ClientErrorCode, message: string, status?: number) {
+  /**
+   * How long the server asked to wait before trying again (its `Retry-After`, in
+   * milliseconds), when it said.
+   *
+   * @since 0.3.0
+   */
+  readonly retryAfterMs: number | undefined
+  constructor(code: ClientErrorCode, message: string, status?: number, retryAfterMs?: number) {
     super(message)
     this.code = code
     this.status = status
+    this.retryAfterMs = retryAfterMs
   }
 
   /**
@@ -63,18 +72,35 @@ export class ClientError extends Error {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
 /**
- * The `ClientError` of a non-2xx answer and its parsed body (undefined when it was not
- * JSON).
+ * A `Retry-After` value in milliseconds: delay-seconds, or an HTTP date from `now`
+ * (never below 0); undefined when absent or neither.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const retryAfterMs = (header: string | null | undefined, now: number = Date.now()): number | undefined => {
+  if (header === null || header === undefined) return undefined
+  const text = header.trim()
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // an HTTP date starts with its day's name (IMF-fixdate, RFC 850, asctime)
+  const date = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/.test(text) ? Date.parse(text) : Number.NaN
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/**
+ * The `ClientError` of a non-2xx answer, its parsed body (undefined when it was not
+ * JSON) and its `Retry-After` header.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromResponse = (status: number, body: unknown): ClientError => {
+export const fromResponse = (status: number, body: unknown, retryAfter?: string | null): ClientError => {
   const error = isObject(body) ? body["error"] : undefined
+  const wait = retryAfterMs(retryAfter)
   if (isObject(error) && typeof error["code"] === "string" && typeof error["message"] === "string") {
-    return new ClientError(error["code"], error["message"], status)
+    return new ClientError(error["code"], error["message"], status, wait)
   }
-  return new ClientError("http_error", `the server answered ${status}`, status)
+  return new ClientError("http_error", `the server answered ${status}`, status, wait)
 }
 
 /**

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest"
 import {
   type ActiveTurn,
   type ChatTurnStorage,
+  ClientError,
   memoryStorage,
   SluiceChatTransport,
   toTurnConversation,
@@ -220,6 +221,72 @@ describe("SluiceChatTransport", () => {
     // the turn ended: the chat has none to resume
     expect(await storage.get("chat-1")).toBeUndefined()
     expect(await transport.reconnectToStream({ chatId: "chat-1" })).toBeNull()
+  })
+
+  it("asks again for a start refused at_capacity, after the server's Retry-After and some jitter", async () => {
+    const refused = (retryAfter?: string): Reply => () =>
+      new Response(JSON.stringify({ error: { code: "at_capacity", message: "this process runs 1000 turns" } }), {
+        status: 503,
+        headers: {
+          "content-type": "application/json",
+          ...(retryAfter === undefined ? {} : { "retry-after": retryAfter })
+        }
+      })
+    const { fetch, sent } = scripted([refused("2"), refused(), started])
+    const waits: Array<number> = []
+    const transport = new SluiceChatTransport({
+      baseUrl: base,
+      fetch,
+      storage: memoryStorage(),
+      body: { provider: "anthropic", model: "claude-sonnet-4-5" },
+      sleep: (ms) => Promise.resolve(void waits.push(ms)),
+      random: () => 0.5
+    })
+    expect(await collect(await send(transport))).toStrictEqual(allChunks)
+    // 2 s from the server, then its default of 1 s, each with half as much again
+    expect(waits).toStrictEqual([3_000, 1_500])
+    expect(sent.map((request) => [request.method, request.url])).toStrictEqual([
+      ["POST", `${base}/v1/turns`],
+      ["POST", `${base}/v1/turns`],
+      ["POST", `${base}/v1/turns`]
+    ])
+    expect(new Set(sent.map((request) => JSON.stringify(request.body))).size).toBe(1)
+  })
+
+  it("gives the chat the refusal after startAttempts, and asks only once for any other error", async () => {
+    const answer = (code: string): Reply => () =>
+      new Response(JSON.stringify({ error: { code, message: `${code} here` } }), {
+        status: 503,
+        headers: { "content-type": "application/json", "retry-after": "1" }
+      })
+    const capacity = scripted([answer("at_capacity"), answer("at_capacity"), started])
+    const limited = new SluiceChatTransport({ baseUrl: base, fetch: capacity.fetch, startAttempts: 2, ...noWait })
+    const error = await send(limited).catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(ClientError)
+    expect(error).toMatchObject({ code: "at_capacity", status: 503, retryAfterMs: 1_000, retryable: true })
+    expect(capacity.sent.length).toBe(2)
+
+    const provider = scripted([answer("provider_unavailable"), started])
+    const once = new SluiceChatTransport({ baseUrl: base, fetch: provider.fetch, ...noWait })
+    expect(await send(once).catch((thrown: unknown) => thrown)).toMatchObject({ code: "provider_unavailable" })
+    expect(provider.sent.length).toBe(1)
+  })
+
+  it("stops asking again once the chat is stopped during a wait", async () => {
+    const refused: Reply = () =>
+      new Response(JSON.stringify({ error: { code: "at_capacity", message: "full" } }), { status: 503 })
+    const { fetch, sent } = scripted([refused, started])
+    const abort = new AbortController()
+    const transport = new SluiceChatTransport({
+      baseUrl: base,
+      fetch,
+      sleep: () => Promise.resolve(abort.abort()),
+      random: () => 0
+    })
+    expect(await send(transport, abort.signal).catch((thrown: unknown) => thrown)).toMatchObject({
+      code: "at_capacity"
+    })
+    expect(sent.length).toBe(1)
   })
 
   it("hands out chunks without ids at the turn's end (a server that names no events)", async () => {

@@ -71,7 +71,13 @@ export const send = async (
   } catch (thrown) {
     throw fromThrown(thrown)
   }
-  if (!response.ok) throw fromResponse(response.status, await response.json().catch(() => undefined))
+  if (!response.ok) {
+    throw fromResponse(
+      response.status,
+      await response.json().catch(() => undefined),
+      response.headers.get("retry-after")
+    )
+  }
   return response
 }
 
