@@ -20,6 +20,7 @@ import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { manualClock } from "../../core/test/support/manualClock.js"
 import { TurnAdmission, TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 const prefix = "admission-test"
@@ -45,40 +46,6 @@ const written = (turnId: string) =>
       ([events, upserts]) => events.length + upserts.length > 0
     )
   )
-
-// A clock whose time the test sets and whose timers fire only when the test says:
-// an event loop too busy to run them on time.
-const manualClock = () => {
-  let now = 0
-  let due: Array<() => void> = []
-  const clock: Clock.Clock = {
-    currentTimeMillisUnsafe: () => now,
-    currentTimeMillis: Effect.sync(() => now),
-    currentTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-    monotonicTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-    monotonicTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-    sleep: () => Effect.callback<void>((resume) => void due.push(() => resume(Effect.void)))
-  }
-  // lets the fibers run what they were woken for (a few turns of the fibers, no time)
-  const settle = Effect.gen(function*() {
-    for (let i = 0; i < 20; i++) yield* Effect.yieldNow
-  })
-  return {
-    clock,
-    setTime: (millis: number) => Effect.sync(() => (now = millis)),
-    // the timers sleeping now fire, at the time set
-    fire: Effect.andThen(
-      Effect.sync(() => {
-        const woken = due
-        due = []
-        woken.forEach((wake) => wake())
-      }),
-      settle
-    ),
-    settle
-  }
-}
 
 describe("TurnPipeline maxTurns", () => {
   it.effect("refuses one turn more than the limit, from start and from run, and writes nothing of it", () =>

@@ -19,6 +19,7 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { trackFibers } from "../../../scripts/trackFibers.js"
+import { manualClock } from "../../core/test/support/manualClock.js"
 import * as LeaseKeeper from "../src/LeaseKeeper.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnLease from "../src/TurnLease.js"
@@ -144,22 +145,10 @@ describe("LeaseKeeper", () => {
   it.effect("a keeper whose timer runs late renews the leases that are due when nudged, and only those", () =>
     Effect.gen(function*() {
       const { renewals, service } = yield* counted
-      // a clock whose time the test sets and whose timers never fire: an event loop
-      // too busy with I/O to run them
-      let now = 0
-      const late: Clock.Clock = {
-        currentTimeMillisUnsafe: () => now,
-        currentTimeMillis: Effect.sync(() => now),
-        currentTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-        currentTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-        monotonicTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-        monotonicTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-        sleep: () => Effect.never
-      }
-      // lets the keeper run what it was woken for (a few turns of the fibers, no time)
-      const settle = Effect.gen(function*() {
-        for (let i = 0; i < 50; i++) yield* Effect.yieldNow
-      })
+      // a clock whose time the test sets and whose timers it never fires: an event
+      // loop too busy with I/O to run them
+      const late = manualClock()
+      const settle = late.settle
       yield* Effect.gen(function*() {
         const keeper = yield* LeaseKeeper.make
         const turnId = randomUUID()
@@ -167,7 +156,7 @@ describe("LeaseKeeper", () => {
           Effect.provideService(LeaseKeeper.LeaseKeeper, keeper)
         )
         yield* settle
-        now = 2_500
+        yield* late.setTime(2_500)
         yield* settle
         // due, and its timer never fires
         expect(yield* Ref.get(renewals)).toBe(0)
@@ -175,15 +164,19 @@ describe("LeaseKeeper", () => {
         yield* settle
         expect(yield* Ref.get(renewals)).toBe(1)
         // next due at 4,500: a nudge before then renews nothing
-        now = 3_000
+        yield* late.setTime(3_000)
         yield* keeper.nudge
         yield* settle
         expect(yield* Ref.get(renewals)).toBe(1)
-        now = 4_600
+        yield* late.setTime(4_600)
         yield* keeper.nudge
         yield* keeper.nudge
         yield* settle
         expect(yield* Ref.get(renewals)).toBe(2)
-      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, late), Effect.provideService(RedisStreams, service))
+      }).pipe(
+        Effect.scoped,
+        Effect.provideService(Clock.Clock, late.clock),
+        Effect.provideService(RedisStreams, service)
+      )
     }))
 })
