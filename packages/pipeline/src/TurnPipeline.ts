@@ -454,7 +454,7 @@ export const make = (options: Options = {}) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const refused = admission.admit(turnId, now)
         if (refused !== undefined) {
-          return Effect.andThen(Metric.update(TurnMetrics.turnsRefused, 1), Effect.fail(refused))
+          return Effect.andThen(Metric.update(TurnMetrics.turnsRefused(refused.limit), 1), Effect.fail(refused))
         }
         return Effect.tap(StopSignal.make<StopReason>(), (stop) => Effect.sync(() => running.set(turnId, stop)))
       })

@@ -32,7 +32,7 @@ const complete = TurnSource.sse("anthropic", Stream.make(transcript))
 const limited = (maxTurns: number) =>
   TurnPipeline.layer({ publisher: { prefix }, maxTurns }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
 
-const refusedCount = Effect.map(Metric.value(TurnMetrics.turnsRefused), (state) => state.count)
+const refusedCount = Effect.map(Metric.value(TurnMetrics.turnsRefused("maxTurns")), (state) => state.count)
 const startedCount = Effect.map(Metric.value(TurnMetrics.turnsStarted), (state) => state.count)
 
 // whether Redis holds anything of a turn: either stream, or its lease
@@ -161,7 +161,10 @@ describe("TurnPipeline maxTurns", () => {
         const admitted = yield* pipeline.start(yield* TurnContext.make(), waiting)
         yield* manual.setTime(1_200)
         const context = yield* TurnContext.make()
+        const lagRefusals = Effect.map(Metric.value(TurnMetrics.turnsRefused("maxLagMs")), (state) => state.count)
+        const before = yield* lagRefusals
         const refused = yield* Effect.flip(pipeline.start(context, complete))
+        expect((yield* lagRefusals) - before).toBe(1)
         expect(refused).toStrictEqual(
           new TurnAdmission.AtCapacity({ turnId: context.turnId, limit: "maxLagMs", value: 1_000, measured: 1_100 })
         )

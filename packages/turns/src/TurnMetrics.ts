@@ -36,15 +36,18 @@ const perTag = <K extends string, M>(make: (value: K) => M) => {
 export const turnsStarted = Metric.counter("sluice_turns_started_total", { description: "Turns the pipeline started" })
 
 /**
- * Turns refused past the pipeline's `maxTurns` or `maxLagMs` (see `TurnAdmission` in
- * `@sluice/pipeline`).
+ * Turns refused, by the `limit` of the pipeline they met (`maxTurns`, `maxLagMs`; see
+ * `TurnAdmission` in `@sluice/pipeline`).
  *
  * @since 0.3.0
  * @category metrics
  */
-export const turnsRefused = Metric.counter("sluice_turns_refused_total", {
-  description: "Turns refused past the pipeline's limits (maxTurns, maxLagMs)"
-})
+export const turnsRefused: (limit: string) => Counter = perTag((limit: string) =>
+  Metric.counter("sluice_turns_refused_total", {
+    description: "Turns refused past a limit of the pipeline, by limit",
+    attributes: { limit }
+  })
+)
 
 /**
  * Turns running now in this process.
