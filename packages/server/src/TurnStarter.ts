@@ -28,8 +28,8 @@ export interface StartedTurn {
 /**
  * Starts turns. A body that is not a turn request fails with `invalid_request` (400,
  * naming what is wrong); a provider that cannot be asked (no API key) with
- * `provider_unavailable` (503); a turn the process has no place for (its pipeline's
- * `maxTurns`) with `at_capacity` (503, `Retry-After: 1`).
+ * `provider_unavailable` (503); a turn the process will not take now (its pipeline's
+ * `maxTurns` or `maxLagMs`) with `at_capacity` (503, `Retry-After: 1`).
  *
  * @since 0.3.0
  * @category models
