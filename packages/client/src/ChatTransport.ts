@@ -284,7 +284,9 @@ const isWebStorage = (value: unknown): value is WebStorage =>
  * disconnect and may resume); `startAttempts` (4) how many times a start the server
  * refused `at_capacity` is asked in all (nothing was started, so it cannot start
  * twice; each wait is the server's `Retry-After` plus up to as much again, then the
- * chat gets the `ClientError`); `sleep` and `random` are the waits and their jitter
+ * chat gets the `ClientError`, as it does when it stops during a wait; a value that is
+ * not a positive integer is a `RangeError` here); `sleep` and `random` are the waits
+ * and their jitter
  * (a wait ends early when the chat stops; tests pass their own, as to `followTurn`).
  *
  * @since 0.3.0
@@ -410,6 +412,10 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   readonly #chats = new Map<string, Followed>()
 
   constructor(options: SluiceChatTransportOptions<UI_MESSAGE> = {}) {
+    const attempts = options.startAttempts
+    if (attempts !== undefined && !(Number.isSafeInteger(attempts) && attempts >= 1)) {
+      throw new RangeError(`startAttempts must be a positive integer, got ${attempts}`)
+    }
     this.#options = options
     this.#storage = options.storage ?? defaultStorage()
   }
@@ -537,7 +543,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     readonly body: string
     readonly signal: AbortSignal | undefined
   }): Promise<Response> {
-    const attempts = Math.max(1, this.#options.startAttempts ?? 4)
+    const attempts = this.#options.startAttempts ?? 4
     const sleep = this.#options.sleep ?? platformSleep
     const random = this.#options.random ?? Math.random
     for (let attempt = 1;; attempt++) {

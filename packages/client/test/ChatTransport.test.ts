@@ -272,6 +272,14 @@ describe("SluiceChatTransport", () => {
     expect(provider.sent.length).toBe(1)
   })
 
+  it("refuses a startAttempts that is not a positive integer", () => {
+    for (const startAttempts of [0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new SluiceChatTransport({ startAttempts })).toThrow(
+        `startAttempts must be a positive integer, got ${startAttempts}`
+      )
+    }
+  })
+
   it("stops asking again once the chat is stopped during a wait", async () => {
     const refused: Reply = () =>
       new Response(JSON.stringify({ error: { code: "at_capacity", message: "full" } }), { status: 503 })

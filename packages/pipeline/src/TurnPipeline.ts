@@ -253,7 +253,8 @@ const stageSpans: Effect.Effect<EndSpan, never, Scope.Scope> = Effect.flatMap(
 
 /**
  * Builds the pipeline on the `RedisStreams` in context; the control stream follower
- * (when on) runs in the scope.
+ * (when on) and the lag probe (with `maxLagMs`) run in the scope. Fails with
+ * `TurnAdmission.InvalidLimit` for a limit that is not a positive integer.
  *
  * @since 0.1.0
  * @category constructors
@@ -266,7 +267,8 @@ export const make = (options: Options = {}) =>
     yield* Effect.fromResult(UpsertOptions.make(options.upserts))
     const invalidLimit = Admission.check(options)
     if (invalidLimit !== undefined) return yield* invalidLimit
-    const admission = Admission.make(options, yield* Clock.currentTimeMillis)
+    const clock = yield* Clock.Clock
+    const admission = Admission.make(options, clock.currentTimeMillisUnsafe())
     if (admission.probe !== undefined) yield* Effect.forkScoped(admission.probe)
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
@@ -451,8 +453,9 @@ export const make = (options: Options = {}) =>
     // Before anything of it runs, a turn takes a place and is known by its id (so that
     // a cancel right after `start` finds it); once it has ended, it gives both back.
     const enter = (turnId: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const refused = admission.admit(turnId, now)
+      Effect.suspend(() => {
+        // the probe's clock, whichever clock the caller has
+        const refused = admission.admit(turnId, clock.currentTimeMillisUnsafe())
         if (refused !== undefined) {
           return Effect.andThen(Metric.update(TurnMetrics.turnsRefused(refused.limit), 1), Effect.fail(refused))
         }
@@ -522,13 +525,15 @@ export const make = (options: Options = {}) =>
               onEvents: (chunk) =>
                 Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
             }, stop)
-          ).pipe(
-            Effect.ensuring(leave(context.turnId, stop)),
-            Effect.ensuring(Queue.end(events)),
-            Effect.ensuring(Effect.sync(() => started.delete(key))),
-            Effect.forkIn(startedScope)
-          )
+          ).pipe(Effect.forkIn(startedScope))
+          // once the fiber ends, however (even interrupted before it ran: a pipeline whose
+          // scope has closed), the turn gives its place back and its events end
           started.set(key, fiber)
+          fiber.addObserver(() => {
+            if (running.get(context.turnId) === stop) running.delete(context.turnId)
+            if (started.delete(key)) admission.release()
+            Queue.endUnsafe(events)
+          })
           return {
             context,
             events: Stream.fromQueue(events),
@@ -536,7 +541,8 @@ export const make = (options: Options = {}) =>
               until: TurnEntry.isFinal
             }),
             result: Fiber.join(fiber),
-            cancel: Effect.ignore(service.cancel(context.turnId, context.prefix))
+            // this turn's own stop: another turn under the same id is not this one
+            cancel: stop.stop("cancelled")
           }
         })),
       cancel: (turnId, turnPrefix) => {

@@ -81,8 +81,29 @@ describe("TurnPipeline.start", () => {
       expect(result.turn.status).toBe("cancelled")
       expect(result.stopped).toStrictEqual(Option.some("cancelled"))
     }).pipe(
-      Effect.provide(TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer)))
+      // no control stream: the cancel must find the turn in this process
+      Effect.provide(
+        TurnPipeline.layer({ publisher: { prefix }, followCancels: false }).pipe(
+          Layer.provideMerge(RedisStreamsMemory.layer)
+        )
+      )
     ))
+
+  it.effect("started once the pipeline's scope has closed: its events end and its result is an interruption", () =>
+    Effect.gen(function*() {
+      const pipelineScope = yield* Scope.make()
+      const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, maxTurns: 1 }).pipe(
+        Scope.provide(pipelineScope)
+      )
+      yield* Scope.close(pipelineScope, Exit.void)
+      const running = yield* pipeline.start(
+        yield* TurnContext.make(),
+        TurnSource.sse("anthropic", Stream.make(transcript))
+      )
+      expect(yield* Stream.runCollect(running.events)).toStrictEqual([])
+      const result = yield* Effect.exit(running.result)
+      expect(Exit.hasInterrupts(result)).toBe(true)
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("runs to its end when its reader goes away", () =>
     Effect.gen(function*() {
