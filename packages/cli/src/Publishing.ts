@@ -133,10 +133,7 @@ export const contextOf = (
  * @since 0.3.0
  * @category models
  */
-export interface Limits {
-  readonly maxTurns: number
-  readonly maxLagMs: number
-}
+export type Limits = Pick<TurnPipeline.Options, "maxTurns" | "maxLagMs">
 
 /**
  * The library's pipeline publishing under a key prefix, on the store in context, with
@@ -149,17 +146,7 @@ export const pipelineLayer = (
   prefix: string,
   limits?: Limits
 ): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
-  mapLayerError(
-    TurnPipeline.layer({ publisher: { prefix }, ...limits }),
-    (error) =>
-      badUsage(
-        error._tag === "InvalidLimit"
-          ? `--${
-            error.limit === "maxTurns" ? "max-turns" : "max-lag-ms"
-          } must be a positive integer, got ${error.value}`
-          : error.message
-      )
-  )
+  mapLayerError(TurnPipeline.layer({ publisher: { prefix }, ...limits }), (error) => badUsage(error.message))
 
 /**
  * How a store is named to people: the Redis URL without its password, or the

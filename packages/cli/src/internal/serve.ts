@@ -22,9 +22,11 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
   Effect.gen(function*() {
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
     // the turns POST /v1/turns starts run in a pipeline that lives as long as the server
-    const pipeline = yield* Layer.build(
-      Publishing.pipelineLayer(args.prefix, { maxTurns: args.maxTurns, maxLagMs: args.maxLagMs })
-    )
+    const limits = {
+      maxTurns: yield* ServerLimits.positive("max-turns", args.maxTurns),
+      maxLagMs: yield* ServerLimits.positive("max-lag-ms", args.maxLagMs)
+    }
+    const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix, limits))
     const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(ProviderHttp.layer))
     const running = yield* Serving.start({
       port: args.port,

@@ -78,7 +78,12 @@ export interface Args {
   readonly publicUrl: Option.Option<string>
 }
 
-const positive = (flag: string, value: number): Effect.Effect<number, CliFailure> =>
+/**
+ * A flag's count, positive (bad usage otherwise, named by its flag).
+ *
+ * @internal
+ */
+export const positive = (flag: string, value: number): Effect.Effect<number, CliFailure> =>
   value >= 1 ? Effect.succeed(value) : Effect.fail(badUsage(`--${flag} must be a positive integer, got ${value}`))
 
 /**
