@@ -48,6 +48,22 @@ const written = (turnId: string) =>
     )
   )
 
+// A pipeline with a lag limit of 1 s, made and used on a manual clock (the test sets
+// its time and fires its timers), in a scope of its own.
+const onManualClock = <A, E>(
+  body: (
+    pipeline: TurnPipeline.TurnPipelineService,
+    manual: ReturnType<typeof manualClock>
+  ) => Effect.Effect<A, E, RedisStreams.RedisStreams>
+) =>
+  Effect.suspend(() => {
+    const manual = manualClock()
+    return Effect.flatMap(
+      TurnPipeline.make({ publisher: { prefix }, lease: false, maxLagMs: 1_000 }),
+      (pipeline) => Effect.andThen(manual.settle, body(pipeline, manual))
+    ).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock), Effect.provide(RedisStreamsMemory.layer))
+  })
+
 describe("TurnPipeline maxTurns", () => {
   it.effect("refuses one turn more than the limit, from start and from run, and writes nothing of it", () =>
     Effect.gen(function*() {
@@ -156,11 +172,8 @@ describe("TurnPipeline maxTurns", () => {
   )
 
   it.effect("refuses a turn while the process runs its timers later than maxLagMs, whatever its turns", () =>
-    Effect.gen(function*() {
-      const manual = manualClock()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, lease: false, maxLagMs: 1_000 })
-        yield* manual.settle
+    onManualClock((pipeline, manual) =>
+      Effect.gen(function*() {
         // the probe's first wake is due at 100 ms: at 1,050 ms it is 950 ms overdue
         yield* manual.setTime(1_050)
         const admitted = yield* pipeline.start(yield* TurnContext.make(), waiting)
@@ -180,14 +193,12 @@ describe("TurnPipeline maxTurns", () => {
         expect(yield* written(context.turnId)).toBe(false)
         yield* admitted.cancel
         expect((yield* admitted.result).turn.status).toBe("cancelled")
-      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+      })
+    ))
 
   it.effect("takes turns again once its timers fire on time", () =>
-    Effect.gen(function*() {
-      const manual = manualClock()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, lease: false, maxLagMs: 1_000 })
+    onManualClock((pipeline, manual) =>
+      Effect.gen(function*() {
         const ask = Effect.flatMap(
           TurnContext.make(),
           (context) =>
@@ -196,7 +207,6 @@ describe("TurnPipeline maxTurns", () => {
               onSuccess: (running) => running
             })
         )
-        yield* manual.settle
         // the probe's wake comes 4.9 s late: late until its next one
         yield* manual.setTime(5_000)
         yield* manual.fire
@@ -210,8 +220,8 @@ describe("TurnPipeline maxTurns", () => {
         if (typeof admitted === "number") return expect.fail(`refused, ${admitted} ms late`)
         yield* admitted.cancel
         expect((yield* admitted.result).turn.status).toBe("cancelled")
-      }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock))
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+      })
+    ))
 
   it.effect("refuses a limit that is not a positive integer when the pipeline is made", () =>
     Effect.gen(function*() {
