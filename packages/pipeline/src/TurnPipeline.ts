@@ -461,11 +461,12 @@ export const make = (options: Options = {}) =>
         }
         return Effect.tap(StopSignal.make<StopReason>(), (stop) => Effect.sync(() => running.set(turnId, stop)))
       })
+    const leaveUnsafe = (turnId: string, stop: StopSignal.StopSignal<StopReason>) => {
+      if (running.get(turnId) === stop) running.delete(turnId)
+      admission.release()
+    }
     const leave = (turnId: string, stop: StopSignal.StopSignal<StopReason>) =>
-      Effect.sync(() => {
-        if (running.get(turnId) === stop) running.delete(turnId)
-        admission.release()
-      })
+      Effect.sync(() => leaveUnsafe(turnId, stop))
 
     // a turn that entered, run to its end in a fiber of its own (`restore`: the
     // caller's interruptibility, so an interrupt stops the turn and lets it end)
@@ -530,8 +531,7 @@ export const make = (options: Options = {}) =>
           // scope has closed), the turn gives its place back and its events end
           started.set(key, fiber)
           fiber.addObserver(() => {
-            if (running.get(context.turnId) === stop) running.delete(context.turnId)
-            if (started.delete(key)) admission.release()
+            if (started.delete(key)) leaveUnsafe(context.turnId, stop)
             Queue.endUnsafe(events)
           })
           return {
