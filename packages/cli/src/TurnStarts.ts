@@ -6,11 +6,11 @@
  * context), and run with `TurnPipeline.start` on the server's store, so both streams
  * are persisted while the response streams the turn. A turn the pipeline refuses
  * (past its `maxTurns` or `maxLagMs`: `sluice serve --max-turns`, `--max-lag-ms`) is
- * 503 `at_capacity`.
+ * 503 `at_capacity`, and while a turn would be, `/readyz` is 503 too.
  *
  * @since 0.3.0
  */
-import { TurnPipeline, TurnRequest } from "@sluice/pipeline"
+import { TurnAdmission, TurnPipeline, TurnRequest } from "@sluice/pipeline"
 import { ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
 import { ApiError, TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
@@ -67,6 +67,11 @@ export const make: Effect.Effect<
           )
         )
         return { turnId: running.context.turnId, events: running.events }
-      })
+      }),
+    // the pipeline's limit met now, in words: `/readyz` answers 503 while there is one
+    atCapacity: Effect.map(
+      pipeline.load,
+      (load) => load.full === undefined ? undefined : TurnAdmission.describe(load.full)
+    )
   })
 })

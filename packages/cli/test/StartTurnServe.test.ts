@@ -6,7 +6,8 @@
  * provider without an API key is 503 `provider_unavailable`; a body that is not a turn
  * request is 400 `invalid_request`, naming the field. Past `--max-turns` turns running
  * at once, one more is 503 `at_capacity` with `Retry-After`, and the provider is not
- * asked; a turn that ends gives its place back. (`--max-lag-ms` is held by the
+ * asked, and `/readyz` is 503 while the place is taken; a turn that ends gives its
+ * place back. (`--max-lag-ms` is held by the
  * pipeline's own tests, on a clock whose timers the test fires.)
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -125,12 +126,25 @@ describe("POST /v1/turns on sluice serve", () => {
         })
         expect(JSON.stringify(refused.body)).toContain("maxTurns")
         expect(provider.requests().length).toBe(1)
+        // and the load balancer is told: not ready while the one place is taken
+        const readyz = Effect.promise(async () => {
+          const response = await fetch(`${base}/readyz`)
+          return { status: response.status, body: await response.json() }
+        })
+        expect(yield* readyz).toStrictEqual({
+          status: 503,
+          body: {
+            status: "unavailable",
+            reason: "at capacity: this process already runs 1 turns, its limit (maxTurns 1)"
+          }
+        })
 
         // the first turn cancelled: its stream ends, and its place is free again
         const cancelled = yield* Effect.promise(() => fetch(`${base}/v1/turns/${firstId}/cancel`, { method: "POST" }))
         expect(cancelled.status).toBe(202)
         const firstText = yield* Effect.promise(() => first.text())
         expect(firstText.trimEnd().endsWith("data: [DONE]")).toBe(true)
+        expect(yield* readyz).toStrictEqual({ status: 200, body: { status: "ready" } })
         const again = yield* start(base, request)
         expect(again.status).toBe(200)
         expect(again.text).toContain("\"type\":\"text-delta\"")

@@ -15,7 +15,9 @@
  *
  * A refusal is not a turn: it has no entries, no lease and no metrics of a turn but
  * `sluice_turns_refused_total`. An application that would rather wait for a place
- * than be refused bounds its own calls (a `Semaphore` around `run`).
+ * than be refused bounds its own calls (a `Semaphore` around `run`). A server asks
+ * the pipeline's `load` whether it takes turns now, to say so to its load balancer
+ * (`sluice serve`'s `/readyz`).
  *
  * @since 0.3.0
  */
@@ -36,9 +38,48 @@ export const Limit = Schema.Literals(["maxTurns", "maxLagMs"]).annotate({ identi
 export type Limit = typeof Limit.Type
 
 /**
+ * A limit met: `limit` is which, `value` its value, and `measured` what the pipeline
+ * measured against it (the turns running, or how many milliseconds late the process
+ * runs).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface LimitMet {
+  readonly limit: Limit
+  readonly value: number
+  readonly measured: number
+}
+
+/**
+ * A limit met, in words: `this process already runs 1000 turns, its limit (maxTurns
+ * 1000)`.
+ *
+ * @since 0.3.0
+ * @category formatting
+ */
+export const describe = (met: LimitMet): string =>
+  met.limit === "maxTurns"
+    ? `this process already runs ${met.measured} turns, its limit (maxTurns ${met.value})`
+    : `this process runs ${met.measured} ms late, past its limit (maxLagMs ${met.value})`
+
+/**
+ * A pipeline's load now: the turns it runs, how late the process runs (`undefined`
+ * without `maxLagMs`, which alone runs the probe that measures it), and the limit a
+ * turn asked for now would meet (`undefined`: it would be taken).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Load {
+  readonly turns: number
+  readonly lagMs: number | undefined
+  readonly full: LimitMet | undefined
+}
+
+/**
  * A turn refused: `limit` is the limit it met, `value` that limit's value, and
- * `measured` what the pipeline measured against it (the turns running, or how many
- * milliseconds late the process runs).
+ * `measured` what the pipeline measured against it (see `LimitMet`).
  *
  * @since 0.3.0
  * @category errors
@@ -50,10 +91,7 @@ export class AtCapacity extends Schema.TaggedError<AtCapacity>()("AtCapacity", {
   measured: Schema.Number
 }) {
   override get message(): string {
-    const state = this.limit === "maxTurns"
-      ? `this process already runs ${this.measured} turns, its limit (maxTurns ${this.value})`
-      : `this process runs ${this.measured} ms late, past its limit (maxLagMs ${this.value})`
-    return `turn ${this.turnId} refused: ${state}; try again later or on another process`
+    return `turn ${this.turnId} refused: ${describe(this)}; try again later or on another process`
   }
 }
 

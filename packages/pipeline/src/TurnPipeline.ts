@@ -196,6 +196,11 @@ export interface TurnPipelineService {
    * stream, to whichever process runs it.
    */
   readonly cancel: (turnId: string, prefix?: string) => Effect.Effect<void, RedisError.RedisError>
+  /**
+   * The pipeline's load now (`TurnAdmission.Load`): the turns it runs, how late the
+   * process runs (with `maxLagMs`), and the limit a turn asked for now would meet.
+   */
+  readonly load: Effect.Effect<TurnAdmission.Load>
 }
 
 /**
@@ -554,7 +559,8 @@ export const make = (options: Options = {}) =>
             RedisStreams.RedisStreams,
             redis
           )
-      }
+      },
+      load: Effect.sync(() => admission.load(clock.currentTimeMillisUnsafe()))
     }
     return service
   })
@@ -594,3 +600,13 @@ export const start = <E, R, R2 = never>(context: TurnContext, source: TurnSource
  */
 export const cancel = (turnId: string, prefix?: string) =>
   TurnPipeline.use((pipeline) => pipeline.cancel(turnId, prefix))
+
+/**
+ * The load of the `TurnPipeline` in context (see `TurnPipelineService.load`).
+ *
+ * @since 0.3.0
+ * @category running
+ */
+export const load: Effect.Effect<TurnAdmission.Load, never, TurnPipeline> = TurnPipeline.use((pipeline) =>
+  pipeline.load
+)

@@ -223,6 +223,51 @@ describe("TurnPipeline maxTurns", () => {
       })
     ))
 
+  it.effect("tells its load: the turns it runs, and the limit one more would meet", () =>
+    Effect.gen(function*() {
+      expect(yield* TurnPipeline.load).toStrictEqual({ turns: 0, lagMs: undefined, full: undefined })
+      const first = yield* TurnPipeline.start(yield* TurnContext.make(), waiting)
+      expect(yield* TurnPipeline.load).toStrictEqual({ turns: 1, lagMs: undefined, full: undefined })
+      const second = yield* TurnPipeline.start(yield* TurnContext.make(), waiting)
+      const full = yield* TurnPipeline.load
+      expect(full).toStrictEqual({ turns: 2, lagMs: undefined, full: { limit: "maxTurns", value: 2, measured: 2 } })
+      expect(TurnAdmission.describe(full.full!)).toBe("this process already runs 2 turns, its limit (maxTurns 2)")
+      // a refusal is not a turn: the load is the same after one
+      yield* Effect.flip(TurnPipeline.start(yield* TurnContext.make(), complete))
+      expect(yield* TurnPipeline.load).toStrictEqual(full)
+      yield* first.cancel
+      yield* first.result
+      expect(yield* TurnPipeline.load).toStrictEqual({ turns: 1, lagMs: undefined, full: undefined })
+      yield* second.cancel
+      yield* second.result
+    }).pipe(Effect.provide(limited(2))))
+
+  it.effect("tells how late it runs, and reports it as sluice_process_lag_seconds", () =>
+    onManualClock((pipeline, manual) =>
+      Effect.gen(function*() {
+        const lag = Effect.map(Metric.value(TurnMetrics.processLag), (state) => state.value)
+        expect(yield* pipeline.load).toStrictEqual({ turns: 0, lagMs: 0, full: undefined })
+        // the probe's first wake, due at 100 ms, comes 300 ms late
+        yield* manual.setTime(400)
+        yield* manual.fire
+        expect(yield* lag).toBe(0.3)
+        expect(yield* pipeline.load).toStrictEqual({ turns: 0, lagMs: 300, full: undefined })
+        // the next, due at 500 ms, is 1,100 ms overdue: past the limit before it wakes
+        yield* manual.setTime(1_600)
+        expect(yield* pipeline.load).toStrictEqual({
+          turns: 0,
+          lagMs: 1_100,
+          full: { limit: "maxLagMs", value: 1_000, measured: 1_100 }
+        })
+        // and on time again once it wakes, then the next
+        yield* manual.fire
+        yield* manual.setTime(1_700)
+        yield* manual.fire
+        expect(yield* lag).toBe(0)
+        expect(yield* pipeline.load).toStrictEqual({ turns: 0, lagMs: 0, full: undefined })
+      })
+    ))
+
   it.effect("refuses a limit that is not a positive integer when the pipeline is made", () =>
     Effect.gen(function*() {
       for (const limit of ["maxTurns", "maxLagMs"] as const) {

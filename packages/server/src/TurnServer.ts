@@ -15,7 +15,7 @@
  * | `/v1/stream/...` | the Durable Streams protocol (see `DurableStreams`) |
  * | `GET /metrics` | the process's metrics as Prometheus text (token; or `metricsPort`) |
  * | `GET /healthz` | liveness, no token: 200 `{"status":"ok"}` |
- * | `GET /readyz` | readiness, no token: 200 when Redis answers in time, else 503 |
+ * | `GET /readyz` | readiness, no token: 200 when Redis answers in time and the `TurnStarter` (if any) takes turns, else 503 |
  * | `OPTIONS` any route | a CORS preflight, no token (see `makeApp`) |
  *
  * Every request runs in a span and is logged once answered (method, target with
@@ -165,7 +165,7 @@ export const makeApp = (
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
       ...pageRoutes,
       HttpRouter.route("GET", "/healthz", healthz),
-      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs)),
+      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs, starter)),
       HttpRouter.route("OPTIONS", "*", (request) => Effect.succeed(preflight(request))),
       HttpRouter.route("GET", "/v1/turns", authed(recentTurns(options))),
       HttpRouter.route("POST", "/v1/turns", authed(startTurn(options.maxBodyBytes, starter))),
@@ -232,9 +232,10 @@ export const makeMetricsApp = (
 ): Effect.Effect<App, never, RedisStreams.RedisStreams | Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
+    const starter = yield* Effect.serviceOption(TurnStarter.TurnStarter)
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
       HttpRouter.route("GET", "/healthz", healthz),
-      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs)),
+      HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs, starter)),
       HttpRouter.route("GET", "/metrics", metrics)
     ]))
     const app: App = routed.pipe(

@@ -36,6 +36,13 @@ export interface StartedTurn {
  */
 export interface TurnStarterService {
   readonly start: (body: unknown) => Effect.Effect<StartedTurn, ApiError>
+  /**
+   * Why a turn asked for now would be refused `at_capacity`, in words, or `undefined`
+   * when it would be taken. While it gives a reason, `/readyz` answers 503 with it, so
+   * that a load balancer sends new requests to another process. A starter without it
+   * is taken as always ready.
+   */
+  readonly atCapacity?: Effect.Effect<string | undefined> | undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * What an operator watches: `/metrics` as Prometheus text that counts a replayed turn,
- * `/healthz` and `/readyz` with Redis up and down, and one access log line and one span
+ * `/healthz` and `/readyz` with Redis up and down and a starter at capacity, and one access log line and one span
  * per request, neither of which ever holds a token.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -22,9 +22,11 @@ import { join } from "node:path"
 import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as AccessLog from "../src/AccessLog.js"
+import * as ApiError from "../src/ApiError.js"
 import { redactUrl, routeOf } from "../src/internal/observe.js"
 import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
+import * as TurnStarter from "../src/TurnStarter.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, request } from "./support/client.js"
 import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
@@ -197,6 +199,40 @@ describe("the operator's routes", () => {
         body: { status: "unavailable", reason: "Redis did not answer within 200 ms" }
       })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 60_000)
+
+  it.effect(
+    "/readyz is 503 while the TurnStarter is at capacity, on the API port and the metrics port",
+    () =>
+      Effect.gen(function*() {
+        let full: string | undefined = undefined
+        const starter = TurnStarter.TurnStarter.of({
+          start: () => Effect.fail(new ApiError.ApiError({ code: "not_implemented", message: "not in this test" })),
+          atCapacity: Effect.sync(() => full)
+        })
+        const metricsPort = yield* Effect.promise(freePort)
+        const url = yield* serveWith({ insecureLocal: true, metricsPort }).pipe(
+          Effect.provideService(TurnStarter.TurnStarter, starter)
+        )
+        const ports = [url, `http://127.0.0.1:${metricsPort}`]
+        for (const base of ports) {
+          expect(yield* request(`${base}/readyz`)).toMatchObject({ status: 200, body: { status: "ready" } })
+        }
+        full = "this process already runs 3 turns, its limit (maxTurns 3)"
+        for (const base of ports) {
+          const reply = yield* request(`${base}/readyz`)
+          expect(reply).toMatchObject({
+            status: 503,
+            body: { status: "unavailable", reason: `at capacity: ${full}` }
+          })
+          expect(reply.headers.get("cache-control")).toBe("no-store")
+        }
+        full = undefined
+        for (const base of ports) {
+          expect(yield* request(`${base}/readyz`)).toMatchObject({ status: 200, body: { status: "ready" } })
+        }
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    60_000
+  )
 
   it.effect("no access log line unless the access log is on (an embedding app chooses)", () =>
     Effect.gen(function*() {

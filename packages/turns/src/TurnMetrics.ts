@@ -58,6 +58,18 @@ export const turnsRefused: (limit: string) => Counter = perTag((limit: string) =
 export const turnsActive = Metric.gauge("sluice_turns_active", { description: "Turns running in this process" })
 
 /**
+ * How late the process runs its timers, in seconds, as the lag probe of a pipeline
+ * with `maxLagMs` measures it every 100 ms (`TurnAdmission` in `@sluice/pipeline`);
+ * absent without one.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const processLag = Metric.gauge("sluice_process_lag_seconds", {
+  description: "How late the process runs its timers (the pipeline's lag probe, with maxLagMs)"
+})
+
+/**
  * Turns ended, by `status` (`complete`, `error`, `aborted`, `cancelled`, ...).
  *
  * @since 0.2.0

@@ -4,9 +4,11 @@
  *
  * @internal
  */
+import { TurnMetrics } from "@sluice/turns"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { AtCapacity, InvalidLimit, type Limit } from "../TurnAdmission.js"
+import * as Metric from "effect/Metric"
+import { AtCapacity, InvalidLimit, type Limit, type LimitMet, type Load } from "../TurnAdmission.js"
 
 /** How long the lag probe sleeps at a time. */
 const probeMs = 100
@@ -24,6 +26,8 @@ export interface Limits {
  */
 export interface Admission {
   readonly admit: (turnId: string, now: number) => AtCapacity | undefined
+  /** The turns taken, the lag and the limit a turn asked for at `now` would meet. */
+  readonly load: (now: number) => Load
   readonly release: () => void
   readonly probe: Effect.Effect<never> | undefined
 }
@@ -46,25 +50,31 @@ export const make = (limits: Limits, startedAt: number): Admission => {
     : Effect.forever(
       Effect.andThen(
         Effect.sleep(probeMs),
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() => {
-            lastLate = Math.max(0, now - lastWake - probeMs)
-            lastWake = now
-          }))
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          lastLate = Math.max(0, now - lastWake - probeMs)
+          lastWake = now
+          return Metric.update(TurnMetrics.processLag, lastLate / 1000)
+        })
       )
     )
+  // how late the process runs at `now`: its last wake's lateness, or the next one's if more
+  const lag = (now: number) => Math.max(lastLate, now - lastWake - probeMs)
+  const full = (now: number): LimitMet | undefined => {
+    if (maxTurns !== undefined && taken >= maxTurns) return { limit: "maxTurns", value: maxTurns, measured: taken }
+    if (maxLagMs !== undefined) {
+      const late = lag(now)
+      if (late > maxLagMs) return { limit: "maxLagMs", value: maxLagMs, measured: late }
+    }
+    return undefined
+  }
   return {
     admit: (turnId, now) => {
-      if (maxTurns !== undefined && taken >= maxTurns) {
-        return new AtCapacity({ turnId, limit: "maxTurns", value: maxTurns, measured: taken })
-      }
-      if (maxLagMs !== undefined) {
-        const late = Math.max(lastLate, now - lastWake - probeMs)
-        if (late > maxLagMs) return new AtCapacity({ turnId, limit: "maxLagMs", value: maxLagMs, measured: late })
-      }
+      const met = full(now)
+      if (met !== undefined) return new AtCapacity({ turnId, ...met })
       taken++
       return undefined
     },
+    load: (now) => ({ turns: taken, lagMs: maxLagMs === undefined ? undefined : lag(now), full: full(now) }),
     release: () => {
       taken--
     },

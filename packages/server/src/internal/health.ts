@@ -9,8 +9,10 @@ import { TurnKeys } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Prometheus from "../Prometheus.js"
+import type * as TurnStarter from "../TurnStarter.js"
 
 const noStore = { "cache-control": "no-store" } as const
 
@@ -25,12 +27,14 @@ export const healthz: Effect.Effect<HttpServerResponse.HttpServerResponse> = Eff
 
 /**
  * `GET /readyz`: Redis answered a command (`PTTL` of the prefix's turn index, which
- * reads nothing of a turn) within `timeoutMs`: 200 `{"status":"ready"}`, else 503
- * `{"status":"unavailable","reason":...}`; the failure is logged as a warning.
+ * reads nothing of a turn) within `timeoutMs`, and the `TurnStarter`, if any, takes
+ * turns now: 200 `{"status":"ready"}`, else 503 `{"status":"unavailable","reason":...}`.
+ * Redis's failure is logged as a warning, a starter at capacity as information (a
+ * state of a loaded process, not a fault).
  *
  * @internal
  */
-export const readyz = (prefix: string, timeoutMs: number) =>
+export const readyz = (prefix: string, timeoutMs: number, starter: Option.Option<TurnStarter.TurnStarterService>) =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
     // requests are handled uninterruptibly: the command is made interruptible, so
@@ -43,13 +47,21 @@ export const readyz = (prefix: string, timeoutMs: number) =>
       }),
       Effect.result
     )
-    if (Result.isSuccess(answered)) return HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers: noStore })
-    yield* Effect.logWarning(`not ready: ${answered.failure}`)
-    return HttpServerResponse.jsonUnsafe({ status: "unavailable", reason: answered.failure }, {
-      status: 503,
-      headers: noStore
-    })
+    if (Result.isFailure(answered)) {
+      yield* Effect.logWarning(`not ready: ${answered.failure}`)
+      return unavailable(answered.failure)
+    }
+    const full = Option.isSome(starter) && starter.value.atCapacity !== undefined
+      ? yield* starter.value.atCapacity
+      : undefined
+    if (full === undefined) return HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers: noStore })
+    const reason = `at capacity: ${full}`
+    yield* Effect.logInfo(`not ready: ${reason}`)
+    return unavailable(reason)
   })
+
+const unavailable = (reason: string) =>
+  HttpServerResponse.jsonUnsafe({ status: "unavailable", reason }, { status: 503, headers: noStore })
 
 /**
  * `GET /metrics`: every metric of the process as Prometheus text.
