@@ -16,7 +16,10 @@
  *   to go back in the next request as they came.
  * - `tool_calls` fragments (and the legacy `function_call`) go through
  *   `ToolCallAccumulator` and become `function_call` items, finalized when the turn
- *   ends.
+ *   ends; a custom tool's call (`type: "custom"`) gets its free text as the arguments
+ *   `{"input": ...}` and `provider_metadata.type: "custom"`, and a call's
+ *   `extra_content` (Gemini's thought signature) is kept in its `provider_metadata`.
+ * - `annotations` (a search model's `url_citation`s) become the message's `sources`.
  * - Usage comes in the last chunk when the request set
  *   `stream_options.include_usage`; without it usage is zeros.
  * - An `error` object in a chunk becomes a classified `response_error`.
@@ -25,15 +28,16 @@
  *
  * @since 0.1.0
  */
-import type { FinishReason, Sse, StreamEvent } from "@sluice/core"
+import type { FinishReason, OutputItem, Sse, StreamEvent } from "@sluice/core"
 import { Json, ProviderError, TurnBuilder, Usage } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Citations from "./Citations.js"
 import * as ErrorClassification from "./ErrorClassification.js"
 import { decodeBody, parseData } from "./internal/decodeData.js"
 import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { ToolCalls } from "./internal/toolCalls.js"
+import { type OpenAiExtra, ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
 import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
@@ -81,11 +85,30 @@ export const WireError = Schema.StructWithRest(
 
 const FunctionFragment = Schema.Struct({ name: optional(Schema.String), arguments: optional(Schema.String) })
 
+// a custom tool's call (GPT-5 `type: "custom"` tools): its name, and its free-text
+// input, streamed in pieces
+const CustomFragment = Schema.Struct({ name: optional(Schema.String), input: optional(Schema.String) })
+
 const ToolCallFragment = Schema.Struct({
   index: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   id: optional(Schema.String),
   type: optional(Schema.String),
-  function: optional(FunctionFragment)
+  function: optional(FunctionFragment),
+  custom: optional(CustomFragment),
+  // Gemini's OpenAI-compatible endpoint: `{"google": {"thought_signature": ...}}`, which
+  // must go back with the call
+  extra_content: optional(JsonFields)
+})
+
+/**
+ * A search model's citation (`gpt-4o-search-preview`): `{"type": "url_citation",
+ * "url_citation": {"url", "title", "start_index", "end_index"}}`, every field kept.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Annotation = Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [JsonFields]).annotate({
+  identifier: "OpenAiChatAnnotation"
 })
 
 /**
@@ -140,7 +163,8 @@ export const Delta = Schema.Struct({
   reasoning: optional(Schema.String),
   reasoning_details: optional(Schema.Array(ReasoningDetail)),
   tool_calls: optional(Schema.Array(ToolCallFragment)),
-  function_call: optional(FunctionFragment)
+  function_call: optional(FunctionFragment),
+  annotations: optional(Schema.Array(Annotation))
 }).annotate({ identifier: "OpenAiChatDelta" })
 
 /**
@@ -185,7 +209,9 @@ export type StreamChunk = typeof StreamChunk.Type
 const MessageToolCall = Schema.Struct({
   id: optional(Schema.String),
   type: optional(Schema.String),
-  function: FunctionFragment
+  function: optional(FunctionFragment),
+  custom: optional(CustomFragment),
+  extra_content: optional(JsonFields)
 })
 
 /**
@@ -223,7 +249,8 @@ export type Response = typeof Response.Type
 /**
  * The finish reason of a `finish_reason`: `stop`; `length`; `tool_calls` and the
  * legacy `function_call` are `tool-calls`; `content_filter` is `content-filter`;
- * anything else is `other`.
+ * anything else is `other`. (A turn that ends `stop` with tool calls is `tool-calls`:
+ * the normalizer decides that, knowing the calls.)
  *
  * @since 0.1.0
  * @category mappings
@@ -368,6 +395,8 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   let message: string | undefined
   // content parts of kinds that carry no text (Mistral `reference`, ...), for the message
   let otherContent: Array<Json.JsonObject> = []
+  // a search model's citations of the message, as they came
+  let annotations: Array<Json.JsonObject> = []
   let refusal: string | undefined
   let reasoning: Reasoning | undefined
   let reason: string | null = null
@@ -376,15 +405,21 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
 
   const closeMessage = (out: Out): void => {
     if (message === undefined) return
+    const metadata = {
+      ...(otherContent.length === 0 ? {} : { other_content: otherContent }),
+      ...(annotations.length === 0 ? {} : { annotations })
+    }
     builder.done(out, message, {
       type: "message",
       id: message,
       content: builder.content(message),
       origin: "agent",
-      ...(otherContent.length === 0 ? {} : { provider_metadata: { other_content: otherContent } })
+      ...Citations.sourcesField(annotations, chatCitation),
+      ...(Object.keys(metadata).length === 0 ? {} : { provider_metadata: metadata })
     })
     message = undefined
     otherContent = []
+    annotations = []
   }
 
   const closeReasoning = (out: Out): void => {
@@ -450,9 +485,10 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     id: string | undefined,
     name: string | undefined,
     args: string | undefined,
-    out: Out
+    out: Out,
+    extra?: OpenAiExtra
   ): void => {
-    if (calls.openAi(index, id, name, args) === "started") {
+    if (calls.openAi(index, id, name, args, extra) === "started") {
       callItems[calls.position] = builder.openItem(out, "function_call", { name: calls.nameAt(calls.position) })
     }
     const itemId = callItems[calls.position]
@@ -501,8 +537,32 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     const toolCalls = delta.tool_calls ?? noCalls
     for (let i = 0; i < toolCalls.length; i++) {
       const call = toolCalls[i]!
-      const fn = call.function
-      onToolCall(call.index ?? undefined, call.id ?? undefined, fn?.name ?? undefined, fn?.arguments ?? undefined, out)
+      const custom = call.custom ?? undefined
+      const extra = call.extra_content ?? undefined
+      const fn = custom ?? call.function
+      const piece = custom === undefined ? call.function?.arguments : custom.input
+      onToolCall(
+        call.index ?? undefined,
+        call.id ?? undefined,
+        fn?.name ?? undefined,
+        piece ?? undefined,
+        out,
+        custom === undefined && extra === undefined ? undefined : {
+          custom: custom !== undefined,
+          metadata: {
+            ...(custom === undefined ? {} : { type: "custom" }),
+            ...(extra === undefined ? {} : { extra_content: extra })
+          }
+        }
+      )
+    }
+    const cited = delta.annotations ?? undefined
+    if (cited != null && cited.length > 0) {
+      if (message === undefined) {
+        closeReasoning(out)
+        message = builder.openItem(out, "message")
+      }
+      annotations.push(...cited)
     }
     if (delta.function_call != null) {
       onToolCall(0, undefined, delta.function_call.name ?? undefined, delta.function_call.arguments ?? undefined, out)
@@ -529,7 +589,8 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
         id: itemId,
         call_id: call?.id ?? itemId,
         name: call?.name ?? "",
-        arguments: call?.rawArguments ?? ""
+        arguments: call?.rawArguments ?? "",
+        ...(call?.metadata === undefined ? {} : { provider_metadata: call.metadata })
       })
     })
   }
@@ -558,12 +619,19 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       ? "error"
       : reason === null
       ? null
+      : reason === "stop" && calls.size > 0
+      // a forced `tool_choice`, and compatible servers (Gemini's, Ollama), end a turn of
+      // tool calls `stop`: the caller has calls to run all the same
+      ? "tool-calls"
       : finishReason(reason)
     builder.finish(out, { finishReason: ending, usage: usage(rawUsage) })
   }
 
   const onChunk = (chunk: StreamChunk, out: Out): void => {
     if (builder.isFinished) return
+    // Azure's first chunk: no choices, no model, only the prompt's filter results; the
+    // turn starts with the next, which names the model
+    if (chunk.choices?.length === 0 && chunk.usage == null && chunk.error == null && !chunk.model) return
     builder.start(out, chunk.model ?? undefined)
     if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
     const choices = chunk.choices ?? noChoices
@@ -609,6 +677,16 @@ const makeHandler = (providerId: string, options: NormalizeOptions | undefined) 
     },
     onEnd: machine.onEnd
   }
+}
+
+/**
+ * A chat citation as the Responses API states it (`{type, url, title, start_index,
+ * end_index}`), for `Citations.fromOpenAi`.
+ */
+const chatCitation = (annotation: Json.JsonValue): OutputItem.Source | undefined => {
+  if (!Json.isObject(annotation)) return undefined
+  const inner = annotation[typeof annotation.type === "string" ? annotation.type : ""]
+  return Citations.fromOpenAi(Json.isObject(inner) ? { ...inner, type: annotation.type ?? null } : annotation)
 }
 
 const toChunk = (response: Extract<Response, { readonly choices: unknown }>): StreamChunk => ({

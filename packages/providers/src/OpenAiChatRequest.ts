@@ -12,9 +12,8 @@
  *
  * @since 0.1.0
  */
-import type { Json } from "@sluice/core"
-import { ToolCallId } from "@sluice/core"
-import type { AssistantMessage, LlmRequest } from "./LlmRequest.js"
+import { Json, ToolCallId } from "@sluice/core"
+import type { AssistantMessage, LlmRequest, ToolCallPart } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
 
@@ -34,6 +33,29 @@ export const defaultBaseUrl = "https://api.openai.com/v1"
  */
 export type Variant = "openai-chat" | "openai-compatible"
 
+/**
+ * A tool call of the history as it goes back: a custom tool's call (`type: "custom"`,
+ * its free text from the `{"input": ...}` arguments) when it came from this API as one,
+ * else a function call, with the `extra_content` it came with (Gemini's thought
+ * signature on its OpenAI-compatible endpoint) when it came from this variant.
+ */
+const toolCall = (part: typeof ToolCallPart.Type, variant: Variant): Json.JsonObject => {
+  const id = ToolCallId.fromHistory(part.id)
+  const metadata = part.provider === variant ? part.providerMetadata : undefined
+  if (metadata?.type === "custom") {
+    const parsed = Json.parseOrUndefined(part.arguments)
+    const input = Json.isObject(parsed) && typeof parsed.input === "string" ? parsed.input : part.arguments
+    return { id, type: "custom", custom: { name: part.name, input } }
+  }
+  const extra = metadata?.extra_content
+  return {
+    id,
+    type: "function",
+    function: { name: part.name, arguments: part.arguments },
+    ...(Json.isObject(extra) ? { extra_content: extra } : {})
+  }
+}
+
 const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject | undefined => {
   let content = ""
   let reasoning = ""
@@ -48,11 +70,7 @@ const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject
         if (variant === "openai-compatible" && part.provider === variant) reasoning += part.text
         break
       case "tool_call":
-        calls.push({
-          id: ToolCallId.fromHistory(part.id),
-          type: "function",
-          function: { name: part.name, arguments: part.arguments }
-        })
+        calls.push(toolCall(part, variant))
         break
       case "provider_item": {
         const sent = part.item.reasoning_details

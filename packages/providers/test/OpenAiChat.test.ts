@@ -6,22 +6,10 @@ import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import { OpenAiChat } from "../src/index.js"
 import * as Providers from "../src/Providers.js"
-import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
+import { chatChunk as chunk, runChat as run, runChatCompatible as runCompatible } from "./support/chatWire.js"
+import { done, errors, finals, ofType, own, ownJson, recorded } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 
-const run = (text: string) => runText(OpenAiChat.normalize, text)
-const runCompatible = (text: string) => runText(OpenAiChat.normalizeCompatible, text)
-
-const chunk = (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) =>
-  `data: ${
-    JSON.stringify({
-      id: "c",
-      object: "chat.completion.chunk",
-      model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish }],
-      ...extra
-    })
-  }\n\n`
 const DONE = "data: [DONE]\n\n"
 
 describe("OpenAiChat.normalize", () => {

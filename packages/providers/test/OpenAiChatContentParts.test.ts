@@ -6,20 +6,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { OpenAiChat } from "../src/index.js"
 import * as Providers from "../src/Providers.js"
-import { done, finals, own, ownJson, payloads, runText } from "./support/normalizerHarness.js"
+import { chatChunk as chunk, runChatCompatible as runCompatible } from "./support/chatWire.js"
+import { done, finals, own, ownJson, payloads } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
-
-const runCompatible = (text: string) => runText(OpenAiChat.normalizeCompatible, text)
-
-const chunk = (delta: unknown, finish: string | null = null) =>
-  `data: ${
-    JSON.stringify({
-      id: "c",
-      object: "chat.completion.chunk",
-      model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish }]
-    })
-  }\n\n`
 
 describe("OpenAiChat content arrays (Mistral)", () => {
   it.effect("thinking parts become the reasoning item, text parts the message, a reference part stays on it", () =>

@@ -7,12 +7,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
-import { OutputItem, Sse } from "@sluice/core"
+import { Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
+import { nextMessages } from "./support/chatWire.js"
 import { own } from "./support/normalizerHarness.js"
 
 const start: LlmRequest.LlmRequest = {
@@ -23,19 +24,9 @@ const start: LlmRequest.LlmRequest = {
 
 /** Normalizes, folds, answers every client call with `output`, and encodes the next request. */
 const nextRequest = (provider: ProviderName, transcript: string, output = "{\"temp\":21}") =>
-  Effect.gen(function*() {
-    const events = yield* Stream.make(new TextEncoder().encode(transcript)).pipe(
-      Sse.decode(),
-      Providers.get(provider).normalize(),
-      Stream.runCollect
-    )
-    const turn = Result.getOrThrow(Turn.fromEvents(events))
-    const items = Turn.finalItems(turn)
-    const outputs = items.filter(OutputItem.isClientToolCall).map((call) => ({ callId: call.call_id, output }))
-    expect(outputs.length).toBeGreaterThan(0)
-    const request = Result.getOrThrow(RoundTrip.continueWith(start, { provider, items }, outputs))
-    const body = ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
-    return body.messages as ReadonlyArray<Record<string, unknown>>
+  Effect.map(nextMessages(start, provider, transcript, output), (next) => {
+    expect(next.outputs.length).toBeGreaterThan(0)
+    return next.messages
   })
 
 /** The `reasoning_details` entries of every chunk of a transcript, as JSON values. */

@@ -11,6 +11,7 @@
  */
 import { Json } from "@sluice/core"
 import type { ToolCall } from "../ToolCallAccumulator.js"
+import { stringArguments, stringDelta } from "./hostedTools.js"
 
 /** The provider family a call came from; it decides the order of `finalize`. */
 export type Family = "openai" | "anthropic" | "gemini"
@@ -26,7 +27,20 @@ export interface CallState {
   /** Anthropic's start input or Gemini's whole args, as JSON text */
   readonly initial: string | undefined
   closed: boolean
-  readonly metadata: Json.JsonObject | undefined
+  /** provider fields kept with the call (an OpenAI-compatible call's `extra_content`, ...) */
+  metadata: Json.JsonObject | undefined
+  /** an OpenAI Chat custom tool's call: its free-text input streams into `{"input": ...}` */
+  readonly custom?: boolean | undefined
+}
+
+/**
+ * What an OpenAI Chat `tool_calls[]` entry carries besides its function: a custom
+ * tool's call (`type: "custom"`, its free text in `custom.input`), and provider fields
+ * to keep with the call (merged into its metadata).
+ */
+export interface OpenAiExtra {
+  readonly custom?: boolean | undefined
+  readonly metadata?: Json.JsonObject | undefined
 }
 
 /** What one fragment did; see `ToolCallAccumulator.Step`. */
@@ -90,14 +104,19 @@ export class ToolCalls {
     return id === undefined ? -1 : (this.ids.get(id) ?? -1)
   }
 
-  /** A `tool_calls[]` entry of an OpenAI chat completion delta. */
+  /**
+   * A `tool_calls[]` entry of an OpenAI chat completion delta; a custom tool's input
+   * piece (`extra.custom`) is escaped into its call's `{"input": ...}` text.
+   */
   openAi(
     index: number | undefined,
     rawId: string | undefined,
     name: string | undefined,
-    args: string | undefined
+    args: string | undefined,
+    extra?: OpenAiExtra
   ): StepKind {
-    const text = args ?? ""
+    const piece = args ?? ""
+    const custom = extra?.custom === true
     const id = nonEmpty(rawId)
     let position = this.byId(id)
     if (position === -1 && index !== undefined) {
@@ -112,6 +131,7 @@ export class ToolCalls {
         for (const call of this.calls) if (call.family === "openai") next = Math.max(next, call.index + 1)
       }
       const callIndex = index ?? next
+      const text = custom ? stringDelta("input", "", piece) : piece
       const call: CallState = {
         family: "openai",
         index: callIndex,
@@ -120,17 +140,25 @@ export class ToolCalls {
         text,
         initial: undefined,
         closed: false,
-        metadata: undefined
+        metadata: extra?.metadata,
+        custom
       }
       this.openAiIndexes.set(callIndex, this.calls.length)
       this.lastOpenAi = this.calls.length
       return this.add(call, text)
     }
     const call = this.calls[position]!
+    const text = call.custom === true && (piece !== "" || call.text === "")
+      ? stringDelta("input", call.text, piece)
+      : piece
     this.lastOpenAi = position
     this.position = position
     this.text = text
     let changed = text !== ""
+    if (extra?.metadata !== undefined) {
+      call.metadata = { ...call.metadata, ...extra.metadata }
+      changed = true
+    }
     if (call.id === undefined && id !== undefined) {
       call.id = id
       this.ids.set(id, position)
@@ -237,7 +265,11 @@ export class ToolCalls {
   finalizeCall(position: number): ToolCall | undefined {
     const call = this.calls[position]
     if (call === undefined) return undefined
-    const rawArguments = call.text === "" && call.initial !== undefined ? call.initial : call.text
+    const rawArguments = call.custom === true
+      ? (call.text === "" ? stringArguments("input", "") : `${call.text}"}`)
+      : call.text === "" && call.initial !== undefined
+      ? call.initial
+      : call.text
     return {
       id: call.id,
       name: call.name ?? "",
