@@ -126,9 +126,25 @@ export const GeminiGrounding = Schema.Struct({
   )
 }).annotate({ identifier: "GeminiGrounding" })
 
+/**
+ * Gemini's `citationMetadata`: the sources a candidate's text recites
+ * (`citationSources`, each with its span of the text and, mostly, a `uri`).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const GeminiCitationMetadata = Schema.Struct({
+  citationSources: optional(
+    Schema.Array(
+      Schema.Struct({ startIndex: optional(Index), endIndex: optional(Index), uri: Text, title: Text })
+    )
+  )
+}).annotate({ identifier: "GeminiCitationMetadata" })
+
 const decodeAnthropic = Schema.decodeUnknownOption(AnthropicCitation)
 const decodeOpenAi = Schema.decodeUnknownOption(OpenAiAnnotation)
 const decodeGemini = Schema.decodeUnknownOption(GeminiGrounding)
+const decodeGeminiCitations = Schema.decodeUnknownOption(GeminiCitationMetadata)
 
 type Fields = { readonly [K in Exclude<keyof OutputItem.Source, "kind">]?: OutputItem.Source[K] | null | undefined }
 
@@ -234,6 +250,23 @@ export const sourcesField = (
   const sources = citations.flatMap((citation) => convert(citation) ?? [])
   return sources.length === 0 ? {} : { sources }
 }
+
+/**
+ * The sources of Gemini's `citationMetadata`: one `url` source per citation source,
+ * with the span of the text it recites (`text_start` / `text_end` as Gemini counts
+ * them); none for metadata of another shape.
+ *
+ * @since 0.3.0
+ * @category conversions
+ */
+export const fromGeminiCitations = (metadata: Json.JsonValue): ReadonlyArray<OutputItem.Source> =>
+  Option.match(decodeGeminiCitations(metadata), {
+    onNone: () => [],
+    onSome: (citations) =>
+      (citations.citationSources ?? []).map((cited) =>
+        source("url", { url: cited.uri, title: cited.title, text_start: cited.startIndex, text_end: cited.endIndex })
+      )
+  })
 
 /**
  * The sources of Gemini's `groundingMetadata`: one per grounding chunk a support cites,

@@ -116,6 +116,7 @@ const Candidate = Schema.Struct({
   finishReason: optional(Schema.String),
   finishMessage: optional(Schema.String),
   groundingMetadata: optional(Json.JsonObject),
+  citationMetadata: optional(Json.JsonObject),
   index: optional(Schema.Number)
 })
 
@@ -144,11 +145,15 @@ export const UsageMetadata = Schema.StructWithRest(
  */
 export type UsageMetadata = typeof UsageMetadata.Type
 
-const ErrorDetails = Schema.Struct({
-  code: optional(Schema.Number),
-  message: optional(Schema.String),
-  status: optional(Schema.String)
-})
+// every field kept (`details`: the retry delay, the quota), for the error's `raw`
+const ErrorDetails = Schema.StructWithRest(
+  Schema.Struct({
+    code: optional(Schema.Number),
+    message: optional(Schema.String),
+    status: optional(Schema.String)
+  }),
+  [rest]
+)
 
 /**
  * One streamed chunk, which is also the whole non-streaming response: a
@@ -207,7 +212,8 @@ const failedFinishReasons = new Set([
 /**
  * What a candidate's `finishReason` means: `STOP` is `stop` (`tool-calls` when the turn
  * has function calls), `MAX_TOKENS` is `length`, safety-like reasons (`SAFETY`,
- * `RECITATION`, `PROHIBITED_CONTENT`, `BLOCKLIST`, `SPII`, `LANGUAGE`, `IMAGE_*`) are
+ * `RECITATION`, `PROHIBITED_CONTENT`, `BLOCKLIST`, `SPII`, `LANGUAGE`, `IMAGE_SAFETY`,
+ * `IMAGE_PROHIBITED_CONTENT`, `IMAGE_RECITATION`) are
  * a `content_blocked` error with `content-filter`, a malformed or unexpected tool call
  * is a retryable `api_error` with `error`, anything else is `other`.
  *
@@ -298,6 +304,8 @@ interface TextItem {
   signature: string | undefined
   /** the candidate's `groundingMetadata`, when it arrived while this message was open */
   grounding?: Json.JsonObject
+  /** the candidate's `citationMetadata` (the sources the text recites), likewise */
+  citations?: Json.JsonObject
 }
 
 interface StreamingCall {
@@ -306,6 +314,23 @@ interface StreamingCall {
   readonly name: string
   readonly args: ArgumentsBuilder
   signature: string | undefined
+}
+
+/**
+ * The citation metadata of a message across chunks: each chunk's `citationSources`
+ * added to those before, a source given again (the same JSON) once.
+ */
+const mergeCitations = (before: Json.JsonObject | undefined, next: Json.JsonObject): Json.JsonObject => {
+  if (before === undefined) return next
+  const sources = [before.citationSources, next.citationSources].flatMap((list) => Array.isArray(list) ? list : [])
+  const seen = new Set<string>()
+  const unique = sources.filter((cited) => {
+    const key = JSON.stringify(cited)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  return { ...before, ...next, citationSources: unique }
 }
 
 const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
@@ -318,10 +343,14 @@ const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
       ...(item.signature === undefined ? {} : { signature: item.signature })
     }
   }
-  const sources = item.grounding === undefined ? [] : Citations.fromGeminiGrounding(item.grounding)
+  const sources = [
+    ...(item.grounding === undefined ? [] : Citations.fromGeminiGrounding(item.grounding)),
+    ...(item.citations === undefined ? [] : Citations.fromGeminiCitations(item.citations))
+  ]
   const metadata = {
     ...(item.signature === undefined ? {} : { thoughtSignature: item.signature }),
-    ...(item.grounding === undefined ? {} : { grounding: item.grounding })
+    ...(item.grounding === undefined ? {} : { grounding: item.grounding }),
+    ...(item.citations === undefined ? {} : { citationMetadata: item.citations })
   }
   return {
     type: "message",
@@ -393,7 +422,8 @@ class GeminiTurn {
       finishWith(this.builder, out, {
         finishReason: "error",
         usage: toUsage(this.usage),
-        error: classifyError(chunk.error, chunk.error)
+        error: classifyError(chunk.error, chunk.error),
+        raw: chunk.error
       })
       return undefined
     }
@@ -406,6 +436,10 @@ class GeminiTurn {
     const grounding = candidate?.groundingMetadata
     if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") {
       this.text.grounding = grounding
+    }
+    const citations = candidate?.citationMetadata
+    if (citations !== undefined && this.text !== undefined && this.text.kind === "message") {
+      this.text.citations = mergeCitations(this.text.citations, citations)
     }
     const blockReason = chunk.promptFeedback?.blockReason
     if (blockReason !== undefined && candidate === undefined) {

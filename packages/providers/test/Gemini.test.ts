@@ -208,10 +208,61 @@ describe("Gemini.normalize", () => {
           message: "The model is overloaded. Please try again later.",
           type: "provider_overloaded",
           retryable: true,
-          status: 503
+          status: 503,
+          raw: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" }
         }
       ])
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("keeps an in-stream error whole as its raw, its details (the retry delay) too", () =>
+    Effect.gen(function*() {
+      const error = {
+        code: 429,
+        message: "Resource has been exhausted (e.g. check quota).",
+        status: "RESOURCE_EXHAUSTED",
+        details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "27s" }]
+      }
+      const events = yield* run(chunk(parts([{ text: "Partial" }])) + chunk({ error }))
+      expect(errors(events)).toMatchObject([{ type: "rate_limit", retryable: true, raw: error }])
+    }))
+
+  it.effect("gives the sources a message recites (citationMetadata) as its sources, and keeps them", () =>
+    Effect.gen(function*() {
+      const events = yield* run(fixture("recitation-citations.sse"))
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "To be, or not to be",
+        origin: "agent",
+        sources: [{ kind: "url", url: "https://example.org/hamlet", text_start: 0, text_end: 19 }],
+        provider_metadata: {
+          citationMetadata: {
+            citationSources: [{ startIndex: 0, endIndex: 19, uri: "https://example.org/hamlet", license: "" }]
+          }
+        }
+      }])
+      expect(errors(events).map((e) => [e.code, e.type])).toStrictEqual([["RECITATION", "content_blocked"]])
+    }))
+
+  it.effect("citation sources of several chunks are one list, a source given twice once", () =>
+    Effect.gen(function*() {
+      const cited = (uri: string) => ({ startIndex: 0, endIndex: 2, uri })
+      const withCitations = (text: string, sources: ReadonlyArray<unknown>, finishReason?: string) => ({
+        candidates: [{
+          content: { role: "model", parts: [{ text }] },
+          index: 0,
+          citationMetadata: { citationSources: sources },
+          ...(finishReason === undefined ? {} : { finishReason })
+        }]
+      })
+      const events = yield* run(
+        chunk(withCitations("ab", [cited("https://a.example")])) +
+          chunk(withCitations("cd", [cited("https://a.example"), cited("https://b.example")], "STOP"))
+      )
+      expect(finals(events)).toMatchObject([{
+        sources: [{ url: "https://a.example" }, { url: "https://b.example" }]
+      }])
     }))
 
   it.effect("maps a SAFETY finish to a content block, keeping the text that arrived", () =>
@@ -284,6 +335,8 @@ describe("Gemini.mapFinishReason", () => {
     for (const reason of ["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"]) {
       expect(map(reason)).toStrictEqual(["content-filter", "content_blocked", false])
     }
+    // an image not made for another reason is no content block
+    for (const reason of ["IMAGE_OTHER", "NO_IMAGE"]) expect(map(reason)).toStrictEqual(["other", undefined, undefined])
     expect(map("MALFORMED_FUNCTION_CALL")).toStrictEqual(["error", "api_error", true])
     expect(map("OTHER")).toStrictEqual(["other", undefined, undefined])
     expect(map("SOMETHING_NEW")).toStrictEqual(["other", undefined, undefined])
@@ -360,6 +413,7 @@ describe("Gemini transcripts", () => {
     ["thought-then-tool", recorded("gemini", "thought-then-tool.sse")],
     ["tool-parallel", recorded("gemini", "tool-parallel.sse")],
     ["grounding", own("gemini", "grounding.sse")],
-    ["safety-finish", own("gemini", "safety-finish.sse")]
+    ["safety-finish", own("gemini", "safety-finish.sse")],
+    ["recitation-citations", own("gemini", "recitation-citations.sse")]
   ])
 })
