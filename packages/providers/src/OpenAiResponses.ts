@@ -377,6 +377,9 @@ const finalItem = (
         if (annotations.length > 0) metadata.annotations = annotations
         if (refusal !== undefined) metadata.refusal = refusal
         if (other.length > 0) metadata.other_content = other
+        // the message's `phase` (`commentary` before tool calls, `final_answer`): it goes back
+        const phase = stringField(raw, "phase")
+        if (phase !== undefined) metadata.phase = phase
         const item: OutputItem.MessageItem = {
           type: "message",
           id,
@@ -462,7 +465,16 @@ const closedString = (streamed: string): string => {
 /** The final form of an item that was cut off: what arrived, under the added item's fields. */
 const partialItem = (added: RawOutputItem | undefined, id: string, content: string): OutputItem.OutputItem => {
   const type = added?.type ?? "message"
-  if (type === "message") return { type: "message", id, content, origin: "agent" }
+  if (type === "message") {
+    const phase = added === undefined ? undefined : stringField(added, "phase")
+    return {
+      type: "message",
+      id,
+      content,
+      origin: "agent",
+      ...(phase === undefined ? {} : { provider_metadata: { phase } })
+    }
+  }
   if (type === "reasoning") {
     const encrypted = added === undefined ? undefined : stringField(added, "encrypted_content")
     return { type: "reasoning", id, content, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) }

@@ -127,10 +127,19 @@ const namespaceOf = (part: AssistantPart): { readonly namespace?: string } => {
   return typeof namespace === "string" ? { namespace } : {}
 }
 
+/**
+ * The `phase` of a Responses message (`commentary`, `final_answer`), which must go back
+ * with it: models that state it do worse without it.
+ */
+const phaseOf = (part: AssistantPart): { readonly phase?: string } => {
+  const phase = part._tag === "text" && part.provider === provider ? part.providerMetadata?.phase : undefined
+  return typeof phase === "string" ? { phase } : {}
+}
+
 const assistantItem = (part: AssistantPart): Json.JsonObject | undefined => {
   switch (part._tag) {
     case "text":
-      return part.text === "" ? undefined : { type: "message", role: "assistant", content: part.text }
+      return part.text === "" ? undefined : { type: "message", role: "assistant", content: part.text, ...phaseOf(part) }
     case "reasoning":
       if (part.provider !== provider || (part.encryptedContent === undefined && part.id === undefined)) return undefined
       return {

@@ -1,7 +1,8 @@
 /**
  * The newer Responses item kinds, on the vercel/ai recorded streams (see
  * fixtures/openai-responses/FIXTURES.md): custom tools, apply_patch, local and hosted
- * shells, MCP approval requests, tool search; and each kind's next request.
+ * shells, MCP approval requests, tool search; and each kind's next request. Also a
+ * message's `phase` (`commentary`), which goes back with it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
@@ -397,6 +398,41 @@ describe("OpenAI Responses computer_call", () => {
     }))
 })
 
+describe("OpenAI Responses message phase", () => {
+  it.effect("a message's phase is kept, and goes back on the message in the next request", () =>
+    Effect.gen(function*() {
+      const events = yield* run("message-phase")
+      expect(finals(events)[0]).toStrictEqual({
+        type: "message",
+        id: "msg_c",
+        content: "Let me check.",
+        origin: "agent",
+        provider_metadata: { phase: "commentary" }
+      })
+      const input = nextInput(events, [{ callId: "call_1", output: "{\"temp\":21}" }])
+      expect(input.find((item) => item.type === "message" && item.role === "assistant")).toStrictEqual({
+        type: "message",
+        role: "assistant",
+        content: "Let me check.",
+        phase: "commentary"
+      })
+    }))
+
+  it.effect("a message cut off keeps the phase its added item named", () =>
+    Effect.gen(function*() {
+      const body = own("openai-responses", "message-phase.sse")
+      const cut = body.slice(0, body.indexOf("event: response.output_text.done"))
+      const events = yield* runText(OpenAiResponses.normalize, cut)
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "msg_c",
+        content: "Let me check.",
+        origin: "agent",
+        provider_metadata: { phase: "commentary" }
+      }])
+    }))
+})
+
 describe("properties", () => {
   transcriptProperties(
     Providers.get("openai-responses"),
@@ -408,7 +444,8 @@ describe("properties", () => {
       "vercel-shell-container",
       "vercel-mcp-approval",
       "vercel-tool-search",
-      "vercel-client-tool-search"
+      "vercel-client-tool-search",
+      "message-phase"
     ].map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
   )
 })
