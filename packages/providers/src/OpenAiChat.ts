@@ -21,7 +21,8 @@
  *   `extra_content` (Gemini's thought signature) is kept in its `provider_metadata`.
  * - `annotations` (a search model's `url_citation`s) become the message's `sources`.
  * - Usage comes in the last chunk when the request set
- *   `stream_options.include_usage`; without it usage is zeros.
+ *   `stream_options.include_usage` (Groq's in `x_groq.usage` either way); without it
+ *   usage is zeros.
  * - An `error` object in a chunk becomes a classified `response_error`.
  *
  * Only the first choice (`index` 0) is read; requests with `n > 1` are not supported.
@@ -184,7 +185,9 @@ const chunkFields = {
   model: optional(Schema.String),
   choices: optional(Schema.Array(Choice)),
   usage: optional(WireUsage),
-  error: optional(WireError)
+  error: optional(WireError),
+  // Groq: the usage of the request, in the last chunk, without `stream_options`
+  x_groq: optional(Schema.Struct({ usage: optional(WireUsage) }))
 }
 
 /**
@@ -613,6 +616,18 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
         ErrorClassification.contentBlocked("content_filter", "the provider's content filter stopped the response")
       )
     }
+    // DeepSeek: the answer was cut short for want of capacity, not finished
+    if (reason === "insufficient_system_resource" && !builder.hasFailed) {
+      builder.error(
+        out,
+        ErrorClassification.make(
+          "provider_overloaded",
+          reason,
+          `${providerId}: the server stopped the response for want of resources`,
+          { retryable: true }
+        )
+      )
+    }
     const ending: FinishReason.FinishReason | null = blocked
       ? "content-filter"
       : builder.hasFailed
@@ -634,6 +649,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (chunk.choices?.length === 0 && chunk.usage == null && chunk.error == null && !chunk.model) return
     builder.start(out, chunk.model ?? undefined)
     if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
+    else if (chunk.x_groq?.usage != null) rawUsage = mergeUsage(rawUsage, chunk.x_groq.usage)
     const choices = chunk.choices ?? noChoices
     for (let i = 0; i < choices.length; i++) {
       const choice = choices[i]!

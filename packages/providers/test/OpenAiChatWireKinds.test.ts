@@ -2,8 +2,9 @@
  * Chat Completions shapes beyond text and function calls, as OpenAI and the servers of
  * its API send them: a custom tool's call (GPT-5 `type: "custom"`, free-text input), a
  * search model's `url_citation` annotations, Gemini's OpenAI-compatible endpoint (a
- * thought signature in `extra_content` on a call, a turn of calls ended `stop`), and
- * Azure's first chunk (no choices, no model). Nothing of them is dropped, and what the
+ * thought signature in `extra_content` on a call, a turn of calls ended `stop`),
+ * Azure's first chunk (no choices, no model), DeepSeek's `insufficient_system_resource`
+ * and Groq's `x_groq.usage`. Nothing of them is dropped, and what the
  * next request needs goes back in it.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -179,6 +180,34 @@ describe("OpenAiChat on Azure OpenAI", () => {
       expect(payloads(events)[0]).toMatchObject({ type: "response_start", model_id: "gpt-4o-2024-08-06" })
       expect(finals(events)).toMatchObject([{ type: "message", content: "Hello" }])
       expect(done(events)).toMatchObject({ status: "complete", usage: { input: 9, output: 1 } })
+    }))
+})
+
+describe("OpenAiChat on other compatible servers", () => {
+  it.effect("DeepSeek's insufficient_system_resource ends the turn with a retryable error, keeping the text", () =>
+    Effect.gen(function*() {
+      const events = yield* runCompatible(
+        chunk({ content: "The answer is" }) + chunk({ content: "" }, "insufficient_system_resource") +
+          "data: [DONE]\n\n"
+      )
+      expect(finals(events)).toMatchObject([{ type: "message", content: "The answer is" }])
+      expect(payloads(events).filter((payload) => payload.type === "response_error")).toMatchObject([{
+        error: { type: "provider_overloaded", code: "insufficient_system_resource", retryable: true }
+      }])
+      expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
+    }))
+
+  it.effect("Groq's usage in x_groq.usage is the turn's usage when the chunk has none of its own", () =>
+    Effect.gen(function*() {
+      const groq = { usage: { queue_time: 0.07, prompt_tokens: 23, completion_tokens: 19, total_tokens: 42 } }
+      const events = yield* runCompatible(
+        chunk({ content: "Hi" }) + chunk({}, "stop", { x_groq: groq }) + "data: [DONE]\n\n"
+      )
+      expect(done(events)).toMatchObject({ usage: { input: 23, output: 19, total: 42, raw: groq.usage } })
+      // `usage` of its own, when the request asked for it, comes first
+      const own = { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }
+      const both = yield* runCompatible(chunk({}, "stop", { usage: own, x_groq: groq }) + "data: [DONE]\n\n")
+      expect(done(both)).toMatchObject({ usage: { input: 5, output: 1 } })
     }))
 })
 
