@@ -20,6 +20,8 @@
  *   `{"input": ...}` and `provider_metadata.type: "custom"`, and a call's
  *   `extra_content` (Gemini's thought signature) is kept in its `provider_metadata`.
  * - `annotations` (a search model's `url_citation`s) become the message's `sources`.
+ * - Audio output: its `transcript` is the message's text; its `id`, `expires_at` and
+ *   `data` (joined) are kept in the message's `provider_metadata.audio`.
  * - Usage comes in the last chunk when the request set
  *   `stream_options.include_usage` (Groq's in `x_groq.usage` either way); without it
  *   usage is zeros.
@@ -102,6 +104,23 @@ const ToolCallFragment = Schema.Struct({
 })
 
 /**
+ * Audio output (`modalities: ["audio"]`): the audio's `id` (what the next request
+ * names it by), its `transcript` and base64 `data` in pieces, and `expires_at`.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const AudioFragment = Schema.StructWithRest(
+  Schema.Struct({
+    id: optional(Schema.String),
+    transcript: optional(Schema.String),
+    data: optional(Schema.String),
+    expires_at: optional(Schema.Number)
+  }),
+  [JsonFields]
+).annotate({ identifier: "OpenAiChatAudio" })
+
+/**
  * A search model's citation (`gpt-4o-search-preview`): `{"type": "url_citation",
  * "url_citation": {"url", "title", "start_index", "end_index"}}`, every field kept.
  *
@@ -165,7 +184,8 @@ export const Delta = Schema.Struct({
   reasoning_details: optional(Schema.Array(ReasoningDetail)),
   tool_calls: optional(Schema.Array(ToolCallFragment)),
   function_call: optional(FunctionFragment),
-  annotations: optional(Schema.Array(Annotation))
+  annotations: optional(Schema.Array(Annotation)),
+  audio: optional(AudioFragment)
 }).annotate({ identifier: "OpenAiChatDelta" })
 
 /**
@@ -400,6 +420,8 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   let otherContent: Array<Json.JsonObject> = []
   // a search model's citations of the message, as they came
   let annotations: Array<Json.JsonObject> = []
+  // the message's audio output: its id, expiry and data (its transcript is the message's text)
+  let audio: { id?: string; expires_at?: number; data: string } | undefined
   let refusal: string | undefined
   let reasoning: Reasoning | undefined
   let reason: string | null = null
@@ -410,7 +432,14 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (message === undefined) return
     const metadata = {
       ...(otherContent.length === 0 ? {} : { other_content: otherContent }),
-      ...(annotations.length === 0 ? {} : { annotations })
+      ...(annotations.length === 0 ? {} : { annotations }),
+      ...(audio === undefined ? {} : {
+        audio: {
+          ...(audio.id === undefined ? {} : { id: audio.id }),
+          ...(audio.expires_at === undefined ? {} : { expires_at: audio.expires_at }),
+          ...(audio.data === "" ? {} : { data: audio.data })
+        }
+      })
     }
     builder.done(out, message, {
       type: "message",
@@ -423,6 +452,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     message = undefined
     otherContent = []
     annotations = []
+    audio = undefined
   }
 
   const closeReasoning = (out: Out): void => {
@@ -558,6 +588,18 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
           }
         }
       )
+    }
+    const spoken = delta.audio ?? undefined
+    if (spoken != null) {
+      onText(spoken.transcript ?? "", out)
+      if (message === undefined) {
+        closeReasoning(out)
+        message = builder.openItem(out, "message")
+      }
+      audio ??= { data: "" }
+      if (spoken.id != null) audio.id = spoken.id
+      if (spoken.expires_at != null) audio.expires_at = spoken.expires_at
+      if (spoken.data != null) audio.data += spoken.data
     }
     const cited = delta.annotations ?? undefined
     if (cited != null && cited.length > 0) {

@@ -61,11 +61,16 @@ const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject
   let reasoning = ""
   const details: Array<Json.JsonValue> = []
   const calls: Array<Json.JsonObject> = []
+  // the id of audio this API spoke in the message: it goes back so the model keeps its voice
+  let audio: string | undefined
   for (const part of message.parts) {
     switch (part._tag) {
-      case "text":
+      case "text": {
         content += part.text
+        const spoken = part.provider === variant ? part.providerMetadata?.audio : undefined
+        if (Json.isObject(spoken) && typeof spoken.id === "string") audio = spoken.id
         break
+      }
       case "reasoning":
         if (variant === "openai-compatible" && part.provider === variant) reasoning += part.text
         break
@@ -88,7 +93,8 @@ const assistant = (message: AssistantMessage, variant: Variant): Json.JsonObject
     content: content === "" && calls.length > 0 ? null : content,
     // OpenRouter takes its details back whole (their text included); DeepSeek its text
     ...(details.length > 0 ? { reasoning_details: details } : reasoning === "" ? {} : { reasoning_content: reasoning }),
-    ...(calls.length === 0 ? {} : { tool_calls: calls })
+    ...(calls.length === 0 ? {} : { tool_calls: calls }),
+    ...(audio === undefined ? {} : { audio: { id: audio } })
   }
 }
 

@@ -3,7 +3,7 @@
  * its API send them: a custom tool's call (GPT-5 `type: "custom"`, free-text input), a
  * search model's `url_citation` annotations, Gemini's OpenAI-compatible endpoint (a
  * thought signature in `extra_content` on a call, a turn of calls ended `stop`),
- * Azure's first chunk (no choices, no model), DeepSeek's `insufficient_system_resource`
+ * Azure's first chunk (no choices, no model), audio output, DeepSeek's `insufficient_system_resource`
  * and Groq's `x_groq.usage`. Nothing of them is dropped, and what the
  * next request needs goes back in it.
  */
@@ -126,6 +126,34 @@ describe("OpenAiChat search annotations", () => {
     }))
 })
 
+describe("OpenAiChat audio output", () => {
+  it.effect("the transcript is the message's text; the audio's id, expiry and data are kept on it", () =>
+    Effect.gen(function*() {
+      const events = yield* run(own("openai-chat", "audio-output.sse"))
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "Hello!",
+        origin: "agent",
+        provider_metadata: {
+          audio: { id: "audio_67b1d721fcc48190b25473a69338b9fd", expires_at: 1739707387, data: "UklGRg==" }
+        }
+      }])
+      const whole = yield* OpenAiChat.normalizeResponse(ownJson("openai-chat", "audio-output.json"))
+      expect(finals(whole)).toStrictEqual(finals(events))
+    }))
+
+  it.effect("the audio's id goes back on the assistant message, with the transcript as its content", () =>
+    Effect.gen(function*() {
+      const [, assistant] = yield* nextChatMessages("openai-chat", own("openai-chat", "audio-output.sse"))
+      expect(assistant).toStrictEqual({
+        role: "assistant",
+        content: "Hello!",
+        audio: { id: "audio_67b1d721fcc48190b25473a69338b9fd" }
+      })
+    }))
+})
+
 describe("OpenAiChat on Gemini's OpenAI-compatible endpoint", () => {
   it.effect("keeps a call's thought signature (extra_content) and ends a turn of calls tool-calls, not stop", () =>
     Effect.gen(function*() {
@@ -215,7 +243,8 @@ describe("properties", () => {
   transcriptProperties(Providers.get("openai-chat"), [
     ["custom-tool", own("openai-chat", "custom-tool.sse")],
     ["search-annotations", own("openai-chat", "search-annotations.sse")],
-    ["azure-prompt-filter", own("openai-chat", "azure-prompt-filter.sse")]
+    ["azure-prompt-filter", own("openai-chat", "azure-prompt-filter.sse")],
+    ["audio-output", own("openai-chat", "audio-output.sse")]
   ])
   transcriptProperties(Providers.get("openai-compatible"), [
     ["gemini-compat-tools", own("openai-chat", "gemini-compat-tools.sse")]
