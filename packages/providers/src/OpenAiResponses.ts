@@ -275,7 +275,31 @@ const isClientCall = (item: RawOutputItem): boolean => {
 /** Items OpenAI ran itself: hosted tools, a shell in a hosted container, a server tool search. */
 const isProviderExecuted = (item: RawOutputItem): boolean =>
   HostedTools.isHosted(item.type) || isHostedShell(item) ||
-  (item.type === "tool_search_call" && isServerSearch(item)) || isProviderOutput(item)
+  (item.type === "tool_search_call" && isServerSearch(item)) || isProviderOutput(item) || isUnknown(item)
+
+/** Item kinds this normalizer knows by name; any other is reported, never asked of the client. */
+const knownTypes = new Set([
+  "message",
+  "reasoning",
+  "compaction",
+  "mcp_approval_request",
+  "function_call",
+  "custom_tool_call",
+  "apply_patch_call",
+  "local_shell_call",
+  "computer_call",
+  "shell_call",
+  "shell_call_output",
+  "tool_search_call",
+  "tool_search_output"
+])
+
+/**
+ * An item of a kind this normalizer does not know (a kind newer than it): it is reported
+ * as the provider's own (`provider_executed`), kept whole and sent back as it came, but
+ * not listed among the calls the client must run, since nothing says it is one.
+ */
+const isUnknown = (item: RawOutputItem): boolean => !knownTypes.has(item.type) && !HostedTools.isHosted(item.type)
 
 const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
   item.type === "message"
@@ -284,6 +308,8 @@ const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
     ? "reasoning"
     : item.type === "mcp_approval_request"
     ? "approval_request"
+    : item.type === "compaction"
+    ? "compaction"
     : isProviderOutput(item)
     ? "function_call_output"
     : "function_call"
@@ -406,6 +432,12 @@ const finalItem = (
           refusal: undefined
         }
       })
+    case "compaction":
+      // the conversation so far, compacted: its `encrypted_content` goes back as it came
+      return Result.succeed({
+        item: { type: "compaction", id, content: streamed, provider_metadata: { type: raw.type, item: raw } },
+        refusal: undefined
+      })
     case "mcp_approval_request":
       return Result.map(decodeApproval({ ...raw, id }, line, "mcp_approval_request item"), (request) => {
         const rest = Object.fromEntries(
@@ -478,6 +510,9 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
   if (type === "reasoning") {
     const encrypted = added === undefined ? undefined : stringField(added, "encrypted_content")
     return { type: "reasoning", id, content, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) }
+  }
+  if (added !== undefined && type === "compaction") {
+    return { type: "compaction", id, content, provider_metadata: { type, item: added } }
   }
   if (added !== undefined && type === "mcp_approval_request") {
     return {

@@ -199,8 +199,11 @@ const part = (
       }
     }
     case "compaction":
-      // Anthropic requires the compaction block back, in place of what it summarized
-      return { _tag: "provider_item", provider, item: { ...metadata, type: "compaction", content: item.content } }
+      // the Responses API's compaction item goes back whole (its `encrypted_content`);
+      // Anthropic requires its compaction block back, in place of what it summarized
+      return Json.isObject(metadata?.item)
+        ? { _tag: "provider_item", provider, item: metadata.item }
+        : { _tag: "provider_item", provider, item: { ...metadata, type: "compaction", content: item.content } }
     case "approval_request":
       // the request goes back before its answer (`approvalResponses`), as the provider sent it
       return {

@@ -24,8 +24,10 @@ const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", te
 /** The finished items of a transcript's `response.output_item.done` events, as the provider sent them. */
 const doneItems = (name: string): ReadonlyArray<Json.JsonObject> =>
   own("openai-responses", `${name}.sse`).split("\n")
-    .filter((line) => line.startsWith("data: ") && line.includes("\"type\":\"response.output_item.done\""))
-    .map((line) => (JSON.parse(line.slice(6)) as { readonly item: Json.JsonObject }).item)
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice(6)) as { readonly type: string; readonly item: Json.JsonObject })
+    .filter((event) => event.type === "response.output_item.done")
+    .map((event) => event.item)
 
 /** The next request's `input` after a turn, with the given tool results and approval answers. */
 const nextInput = (
@@ -398,6 +400,44 @@ describe("OpenAI Responses computer_call", () => {
     }))
 })
 
+describe("OpenAI Responses compaction, and item kinds it does not know", () => {
+  it.effect("a compaction item is a compaction, not a call to run, and goes back whole", () =>
+    Effect.gen(function*() {
+      const events = yield* run("compaction")
+      const [raw] = doneItems("compaction").filter((item) => item.type === "compaction")
+      expect(finals(events)[1]).toStrictEqual({
+        type: "compaction",
+        id: raw!.id,
+        content: "",
+        provider_metadata: { type: "compaction", item: raw }
+      })
+      const summary = Summary.fromTurn(turnOf(events))
+      expect([summary.toolCalls, summary.finishReason]).toStrictEqual([[], "stop"])
+      expect(nextInput(events)).toContainEqual(raw)
+    }))
+
+  it.effect("an item of an unknown kind is the provider's own: reported, kept, sent back, never a call to run", () =>
+    Effect.gen(function*() {
+      const item = { id: "xyz_1", type: "future_tool_call", status: "completed", query: "q" }
+      const sse = [
+        { type: "response.created", response: { id: "r", model: "m", status: "in_progress", output: [] } },
+        { type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress" } },
+        { type: "response.output_item.done", output_index: 0, item },
+        { type: "response.completed", response: { id: "r", model: "m", status: "completed", output: [item] } }
+      ].map((data, i) => `event: ${data.type}\ndata: ${JSON.stringify({ ...data, sequence_number: i })}\n\n`).join("")
+      const events = yield* runText(OpenAiResponses.normalize, sse)
+      expect(finals(events)).toMatchObject([{
+        type: "function_call",
+        name: "future_tool_call",
+        provider_executed: true,
+        provider_metadata: { item }
+      }])
+      const summary = Summary.fromTurn(turnOf(events))
+      expect([summary.toolCalls, summary.finishReason]).toStrictEqual([[], "stop"])
+      expect(nextInput(events)).toContainEqual(item)
+    }))
+})
+
 describe("OpenAI Responses message phase", () => {
   it.effect("a message's phase is kept, and goes back on the message in the next request", () =>
     Effect.gen(function*() {
@@ -445,7 +485,8 @@ describe("properties", () => {
       "vercel-mcp-approval",
       "vercel-tool-search",
       "vercel-client-tool-search",
-      "message-phase"
+      "message-phase",
+      "compaction"
     ].map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
   )
 })
