@@ -20,6 +20,9 @@
  *   `{"input": ...}` and `provider_metadata.type: "custom"`, and a call's
  *   `extra_content` (Gemini's thought signature) is kept in its `provider_metadata`.
  * - `annotations` (a search model's `url_citation`s) become the message's `sources`.
+ * - Perplexity's and xAI's top-level `citations` (and Perplexity's `search_results`)
+ *   become the message's `sources` and are kept in its `provider_metadata`; OpenRouter's
+ *   `images` are kept in the message's `provider_metadata.images`.
  * - Audio output: its `transcript` is the message's text; its `id`, `expires_at` and
  *   `data` (joined) are kept in the message's `provider_metadata.audio`.
  * - Usage comes in the last chunk when the request set
@@ -185,7 +188,9 @@ export const Delta = Schema.Struct({
   tool_calls: optional(Schema.Array(ToolCallFragment)),
   function_call: optional(FunctionFragment),
   annotations: optional(Schema.Array(Annotation)),
-  audio: optional(AudioFragment)
+  audio: optional(AudioFragment),
+  // OpenRouter's image output: `{"type": "image_url", "image_url": {"url": "data:..."}}`
+  images: optional(Schema.Array(JsonFields))
 }).annotate({ identifier: "OpenAiChatDelta" })
 
 /**
@@ -207,7 +212,11 @@ const chunkFields = {
   usage: optional(WireUsage),
   error: optional(WireError),
   // Groq: the usage of the request, in the last chunk, without `stream_options`
-  x_groq: optional(Schema.Struct({ usage: optional(WireUsage) }))
+  x_groq: optional(Schema.Struct({ usage: optional(WireUsage) })),
+  // Perplexity and xAI: the URLs the answer's `[n]` markers cite, and Perplexity's
+  // search results (`title`, `url`, `date`), as top-level fields of the chunks
+  citations: optional(Schema.Array(Json.JsonValue)),
+  search_results: optional(Schema.Array(Json.JsonValue))
 }
 
 /**
@@ -254,7 +263,9 @@ export const Response = Schema.Union([
         finish_reason: optional(Schema.String)
       })
     ),
-    usage: optional(WireUsage)
+    usage: optional(WireUsage),
+    citations: optional(Schema.Array(Json.JsonValue)),
+    search_results: optional(Schema.Array(Json.JsonValue))
   }),
   Schema.Struct({ error: WireError })
 ]).annotate({ identifier: "OpenAiChatResponse" })
@@ -270,7 +281,8 @@ export type Response = typeof Response.Type
 // ---------------------------------------------------------------------------------
 
 /**
- * The finish reason of a `finish_reason`: `stop`; `length`; `tool_calls` and the
+ * The finish reason of a `finish_reason`: `stop` (and `eos`); `length` (and Mistral's
+ * `model_length`); `tool_calls` and the
  * legacy `function_call` are `tool-calls`; `content_filter` is `content-filter`;
  * anything else is `other`. (A turn that ends `stop` with tool calls is `tool-calls`:
  * the normalizer decides that, knowing the calls.)
@@ -281,8 +293,10 @@ export type Response = typeof Response.Type
 export const finishReason = (reason: string): FinishReason.FinishReason => {
   switch (reason) {
     case "stop":
+    case "eos": // Together, and other servers of the compatible API: the model's end of sequence
       return "stop"
     case "length":
+    case "model_length": // Mistral: the model's own context length
       return "length"
     case "tool_calls":
     case "function_call":
@@ -420,6 +434,11 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
   let otherContent: Array<Json.JsonObject> = []
   // a search model's citations of the message, as they came
   let annotations: Array<Json.JsonObject> = []
+  // the message's images (OpenRouter), as they came
+  let images: Array<Json.JsonObject> = []
+  // the turn's top-level citations and search results (Perplexity, xAI), the latest given
+  let webCitations: ReadonlyArray<Json.JsonValue> = []
+  let searchResults: ReadonlyArray<Json.JsonValue> = []
   // the message's audio output: its id, expiry and data (its transcript is the message's text)
   let audio: { id?: string; expires_at?: number; data: string } | undefined
   let refusal: string | undefined
@@ -433,6 +452,9 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     const metadata = {
       ...(otherContent.length === 0 ? {} : { other_content: otherContent }),
       ...(annotations.length === 0 ? {} : { annotations }),
+      ...(images.length === 0 ? {} : { images }),
+      ...(webCitations.length === 0 ? {} : { citations: webCitations }),
+      ...(searchResults.length === 0 ? {} : { search_results: searchResults }),
       ...(audio === undefined ? {} : {
         audio: {
           ...(audio.id === undefined ? {} : { id: audio.id }),
@@ -446,12 +468,13 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       id: message,
       content: builder.content(message),
       origin: "agent",
-      ...Citations.sourcesField(annotations, chatCitation),
+      ...sourcesOf(annotations, webCitations, searchResults),
       ...(Object.keys(metadata).length === 0 ? {} : { provider_metadata: metadata })
     })
     message = undefined
     otherContent = []
     annotations = []
+    images = []
     audio = undefined
   }
 
@@ -601,6 +624,14 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       if (spoken.expires_at != null) audio.expires_at = spoken.expires_at
       if (spoken.data != null) audio.data += spoken.data
     }
+    const made = delta.images ?? undefined
+    if (made != null && made.length > 0) {
+      if (message === undefined) {
+        closeReasoning(out)
+        message = builder.openItem(out, "message")
+      }
+      images.push(...made)
+    }
     const cited = delta.annotations ?? undefined
     if (cited != null && cited.length > 0) {
       if (message === undefined) {
@@ -690,6 +721,8 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     // turn starts with the next, which names the model
     if (chunk.choices?.length === 0 && chunk.usage == null && chunk.error == null && !chunk.model) return
     builder.start(out, chunk.model ?? undefined)
+    if (chunk.citations != null && chunk.citations.length > 0) webCitations = chunk.citations
+    if (chunk.search_results != null && chunk.search_results.length > 0) searchResults = chunk.search_results
     if (chunk.usage != null) rawUsage = mergeUsage(rawUsage, chunk.usage)
     else if (chunk.x_groq?.usage != null) rawUsage = mergeUsage(rawUsage, chunk.x_groq.usage)
     const choices = chunk.choices ?? noChoices
@@ -747,8 +780,30 @@ const chatCitation = (annotation: Json.JsonValue): OutputItem.Source | undefined
   return Citations.fromOpenAi(Json.isObject(inner) ? { ...inner, type: annotation.type ?? null } : annotation)
 }
 
+/**
+ * A message's sources: its annotations' (search models), then Perplexity's search
+ * results (`url`, `title`), or, without them, the cited URLs (Perplexity, xAI).
+ */
+const sourcesOf = (
+  annotations: ReadonlyArray<Json.JsonObject>,
+  cited: ReadonlyArray<Json.JsonValue>,
+  results: ReadonlyArray<Json.JsonValue>
+): { readonly sources?: ReadonlyArray<OutputItem.Source> } => {
+  const sources = [...(Citations.sourcesField(annotations, chatCitation).sources ?? [])]
+  let found = 0
+  for (const result of results) {
+    if (!Json.isObject(result) || typeof result.url !== "string") continue
+    found++
+    sources.push({ kind: "url", url: result.url, ...(typeof result.title === "string" ? { title: result.title } : {}) })
+  }
+  if (found === 0) { for (const url of cited) if (typeof url === "string") sources.push({ kind: "url", url }) }
+  return sources.length === 0 ? {} : { sources }
+}
+
 const toChunk = (response: Extract<Response, { readonly choices: unknown }>): StreamChunk => ({
   model: response.model ?? null,
+  citations: response.citations ?? null,
+  search_results: response.search_results ?? null,
   usage: response.usage ?? null,
   choices: response.choices.map((choice) => ({
     index: choice.index ?? null,

@@ -4,7 +4,8 @@
  * search model's `url_citation` annotations, Gemini's OpenAI-compatible endpoint (a
  * thought signature in `extra_content` on a call, a turn of calls ended `stop`),
  * Azure's first chunk (no choices, no model), audio output, DeepSeek's `insufficient_system_resource`
- * and Groq's `x_groq.usage`. Nothing of them is dropped, and what the
+ * Groq's `x_groq.usage`, Perplexity's and xAI's citations, OpenRouter's images, and
+ * the finish reasons of Together and Mistral. Nothing of them is dropped, and what the
  * next request needs goes back in it.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -225,6 +226,68 @@ describe("OpenAiChat on other compatible servers", () => {
       expect(done(events)).toMatchObject({ status: "error", finish_reason: "error" })
     }))
 
+  it.effect("Perplexity's search results are the message's sources; its citations and results are kept", () =>
+    Effect.gen(function*() {
+      const events = yield* runCompatible(own("openai-chat", "perplexity-citations.sse"))
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "Finding a job [1][2].",
+        origin: "agent",
+        sources: [
+          { kind: "url", url: "https://www.indeed.com/a", title: "A" },
+          { kind: "url", url: "https://www.indeed.com/b", title: "B" }
+        ],
+        provider_metadata: {
+          citations: ["https://www.indeed.com/a", "https://www.indeed.com/b"],
+          search_results: [
+            { title: "A", url: "https://www.indeed.com/a", date: "2024-01-02" },
+            { title: "B", url: "https://www.indeed.com/b", date: null }
+          ]
+        }
+      }])
+    }))
+
+  it.effect("xAI's citations alone are url sources; citations of another shape are kept, not refused", () =>
+    Effect.gen(function*() {
+      const urls = yield* runCompatible(
+        chunk({ content: "See [1]." }) + chunk({}, "stop", { citations: ["https://x.ai/a"] }) + "data: [DONE]\n\n"
+      )
+      expect(finals(urls)).toMatchObject([{ sources: [{ kind: "url", url: "https://x.ai/a" }] }])
+      const objects = yield* runCompatible(
+        chunk({ content: "See." }) + chunk({}, "stop", { citations: [{ id: 1 }] }) + "data: [DONE]\n\n"
+      )
+      expect(finals(objects)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "See.",
+        origin: "agent",
+        provider_metadata: { citations: [{ id: 1 }] }
+      }])
+    }))
+
+  it.effect("OpenRouter's images are kept on the message", () =>
+    Effect.gen(function*() {
+      const events = yield* runCompatible(own("openai-chat", "openrouter-images.sse"))
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "Here is the image",
+        origin: "agent",
+        provider_metadata: {
+          images: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" }, index: 0 }]
+        }
+      }])
+    }))
+
+  it.effect("Together's eos is stop, Mistral's model_length is length", () =>
+    Effect.gen(function*() {
+      for (const [wire, reason] of [["eos", "stop"], ["model_length", "length"]] as const) {
+        const events = yield* runCompatible(chunk({ content: "a" }, wire) + "data: [DONE]\n\n")
+        expect(done(events)).toMatchObject({ status: "complete", finish_reason: reason })
+      }
+    }))
+
   it.effect("Groq's usage in x_groq.usage is the turn's usage when the chunk has none of its own", () =>
     Effect.gen(function*() {
       const groq = { usage: { queue_time: 0.07, prompt_tokens: 23, completion_tokens: 19, total_tokens: 42 } }
@@ -247,6 +310,8 @@ describe("properties", () => {
     ["audio-output", own("openai-chat", "audio-output.sse")]
   ])
   transcriptProperties(Providers.get("openai-compatible"), [
-    ["gemini-compat-tools", own("openai-chat", "gemini-compat-tools.sse")]
+    ["gemini-compat-tools", own("openai-chat", "gemini-compat-tools.sse")],
+    ["perplexity-citations", own("openai-chat", "perplexity-citations.sse")],
+    ["openrouter-images", own("openai-chat", "openrouter-images.sse")]
   ])
 })
