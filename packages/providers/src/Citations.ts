@@ -112,7 +112,9 @@ export const GeminiGrounding = Schema.Struct({
     Schema.Array(
       Schema.Struct({
         web: optional(Schema.Struct({ uri: Text, title: Text })),
-        retrievedContext: optional(Schema.Struct({ uri: Text, title: Text, text: Text }))
+        retrievedContext: optional(Schema.Struct({ uri: Text, title: Text, text: Text })),
+        // grounding with Google Maps: a place
+        maps: optional(Schema.Struct({ uri: Text, title: Text }))
       })
     )
   ),
@@ -272,7 +274,7 @@ export const fromGeminiCitations = (metadata: Json.JsonValue): ReadonlyArray<Out
  * The sources of Gemini's `groundingMetadata`: one per grounding chunk a support cites,
  * with the supported span of the answer (`text_start` / `text_end` as Gemini counts
  * them, `cited_text` the segment's text); chunks no support cites come after, without a
- * span. A web chunk is a `url` source, a retrieved context a `document`.
+ * span. A web chunk or a Maps place is a `url` source, a retrieved context a `document`.
  *
  * @since 0.1.0
  * @category conversions
@@ -285,6 +287,7 @@ export const fromGeminiGrounding = (grounding: Json.JsonValue): ReadonlyArray<Ou
       const chunkSource = (index: number): Fields & { readonly kind: OutputItem.Source["kind"] } | undefined => {
         const chunk = chunks[index]
         if (chunk?.web !== undefined) return { kind: "url", url: chunk.web.uri, title: chunk.web.title }
+        if (chunk?.maps !== undefined) return { kind: "url", url: chunk.maps.uri, title: chunk.maps.title }
         if (chunk?.retrievedContext !== undefined) {
           return { kind: "document", url: chunk.retrievedContext.uri, title: chunk.retrievedContext.title }
         }

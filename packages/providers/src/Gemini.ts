@@ -117,6 +117,7 @@ const Candidate = Schema.Struct({
   finishMessage: optional(Schema.String),
   groundingMetadata: optional(Json.JsonObject),
   citationMetadata: optional(Json.JsonObject),
+  urlContextMetadata: optional(Json.JsonObject),
   index: optional(Schema.Number)
 })
 
@@ -306,6 +307,15 @@ interface TextItem {
   grounding?: Json.JsonObject
   /** the candidate's `citationMetadata` (the sources the text recites), likewise */
   citations?: Json.JsonObject
+  /** the candidate's `urlContextMetadata` (the pages the url context tool read), likewise */
+  urlContext?: Json.JsonObject
+}
+
+/** What a candidate says of the answer as a whole: kept on the message it belongs to. */
+interface AnswerMetadata {
+  grounding?: Json.JsonObject
+  citations?: Json.JsonObject
+  urlContext?: Json.JsonObject
 }
 
 interface StreamingCall {
@@ -333,6 +343,23 @@ const mergeCitations = (before: Json.JsonObject | undefined, next: Json.JsonObje
   return { ...before, ...next, citationSources: unique }
 }
 
+/** A candidate's answer metadata, into the message (or the pending metadata) it belongs to. */
+const takeMetadata = (
+  target: AnswerMetadata,
+  candidate: {
+    readonly groundingMetadata?: Json.JsonObject | null | undefined
+    readonly citationMetadata?: Json.JsonObject | null | undefined
+    readonly urlContextMetadata?: Json.JsonObject | null | undefined
+  }
+): void => {
+  // the latest grounding and url context win; citation sources add up
+  if (candidate.groundingMetadata != null) target.grounding = candidate.groundingMetadata
+  if (candidate.urlContextMetadata != null) target.urlContext = candidate.urlContextMetadata
+  if (candidate.citationMetadata != null) {
+    target.citations = mergeCitations(target.citations, candidate.citationMetadata)
+  }
+}
+
 const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
   if (item.kind === "reasoning") {
     return {
@@ -350,7 +377,8 @@ const textFinal = (item: TextItem, content: string): OutputItem.OutputItem => {
   const metadata = {
     ...(item.signature === undefined ? {} : { thoughtSignature: item.signature }),
     ...(item.grounding === undefined ? {} : { grounding: item.grounding }),
-    ...(item.citations === undefined ? {} : { citationMetadata: item.citations })
+    ...(item.citations === undefined ? {} : { citationMetadata: item.citations }),
+    ...(item.urlContext === undefined ? {} : { urlContextMetadata: item.urlContext })
   }
   return {
     type: "message",
@@ -374,8 +402,9 @@ const groundingSearch = (
   const queries = Array.isArray(grounding.webSearchQueries) ? grounding.webSearchQueries : []
   const chunks = Array.isArray(grounding.groundingChunks) ? grounding.groundingChunks : []
   if (queries.length === 0 && chunks.length === 0) return undefined
+  const places = chunks.some((chunk) => Json.isObject(chunk) && Json.isObject(chunk.maps))
   return {
-    name: queries.length > 0 ? "google_search" : "retrieval",
+    name: queries.length > 0 ? "google_search" : places ? "google_maps" : "retrieval",
     args: JSON.stringify({ queries }),
     output: JSON.stringify(chunks)
   }
@@ -400,6 +429,8 @@ const callFinal = (
 class GeminiTurn {
   private readonly builder: TurnBuilder.TurnBuilder
   private text: TextItem | undefined
+  /** answer metadata that arrived while no message was open, for the next message */
+  private pending: AnswerMetadata | undefined
   private call: StreamingCall | undefined
   /** The call id of the last `executableCode`, which the next `codeExecutionResult` answers. */
   private executed: string | undefined
@@ -432,14 +463,17 @@ class GeminiTurn {
       const failure = this.part(out, part, line)
       if (failure !== undefined) return failure
     }
-    // grounding (Google Search) belongs to the answer: the message open now, the latest wins
-    const grounding = candidate?.groundingMetadata
-    if (grounding !== undefined && this.text !== undefined && this.text.kind === "message") {
-      this.text.grounding = grounding
-    }
-    const citations = candidate?.citationMetadata
-    if (citations !== undefined && this.text !== undefined && this.text.kind === "message") {
-      this.text.citations = mergeCitations(this.text.citations, citations)
+    // grounding (Google Search), citations and url context belong to the answer: the
+    // message open now, or else the next message (one is opened for them at the end)
+    if (
+      candidate !== undefined &&
+      (candidate.groundingMetadata != null || candidate.citationMetadata != null ||
+        candidate.urlContextMetadata != null)
+    ) {
+      const target: AnswerMetadata = this.text !== undefined && this.text.kind === "message"
+        ? this.text
+        : (this.pending ??= {})
+      takeMetadata(target, candidate)
     }
     const blockReason = chunk.promptFeedback?.blockReason
     if (blockReason !== undefined && candidate === undefined) {
@@ -453,6 +487,8 @@ class GeminiTurn {
       return undefined
     }
     if (candidate?.finishReason !== undefined) {
+      // what arrived for the answer with no message to carry it gets one of its own
+      if (this.pending !== undefined) this.openText(out, "message")
       this.closeAll(out)
       const { error, finishReason } = mapFinishReason(
         candidate.finishReason,
@@ -583,6 +619,10 @@ class GeminiTurn {
       ? this.builder.open(out, kind, { reasoning_kind: "summary" }).id
       : this.builder.openItem(out, kind)
     const item: TextItem = { id, kind, signature: undefined }
+    if (kind === "message" && this.pending !== undefined) {
+      Object.assign(item, this.pending)
+      this.pending = undefined
+    }
     this.text = item
     return item
   }

@@ -245,6 +245,79 @@ describe("Gemini.normalize", () => {
       expect(errors(events).map((e) => [e.code, e.type])).toStrictEqual([["RECITATION", "content_blocked"]])
     }))
 
+  it.effect("grounding that arrives before any message belongs to the next message, its search after it", () =>
+    Effect.gen(function*() {
+      const events = yield* run(fixture("grounding-early.sse"))
+      const items = finals(events)
+      expect(items.map((item) => item.type)).toStrictEqual([
+        "reasoning",
+        "message",
+        "message",
+        "function_call",
+        "function_call_output"
+      ])
+      expect(items[2]).toMatchObject({
+        content: "Here is your poster.",
+        sources: [{ kind: "url", url: "https://example.com/sb", title: "example.com" }],
+        provider_metadata: { grounding: { webSearchQueries: ["super bowl 2026 logo"] } }
+      })
+      expect(items[3]).toMatchObject({ name: "google_search", provider_executed: true })
+    }))
+
+  it.effect("grounding with no message after it gets a message of its own at the finish", () =>
+    Effect.gen(function*() {
+      const grounding = { groundingChunks: [{ web: { uri: "https://a.example", title: "A" } }] }
+      const events = yield* run(
+        chunk({
+          candidates: [{ content: { role: "model", parts: [{ text: "hm", thought: true }] }, index: 0, grounding }]
+        })
+          .replace("\"grounding\"", "\"groundingMetadata\"") +
+          chunk(parts([], "STOP"))
+      )
+      expect(finals(events)).toMatchObject([
+        { type: "reasoning", content: "hm" },
+        { type: "message", content: "", sources: [{ url: "https://a.example" }], provider_metadata: { grounding } },
+        { type: "function_call", name: "retrieval" },
+        { type: "function_call_output" }
+      ])
+    }))
+
+  it.effect("a Maps place of the grounding is a url source, and the search is google_maps", () =>
+    Effect.gen(function*() {
+      const events = yield* run(fixture("maps-grounding.sse"))
+      const [message, search] = finals(events)
+      expect(message).toMatchObject({
+        sources: [{
+          kind: "url",
+          url: "https://maps.google.com/?cid=123",
+          title: "Bestia",
+          cited_text: "Try Bestia on Sacramento St.",
+          text_end: 28
+        }],
+        provider_metadata: { grounding: { googleMapsWidgetContextToken: "widgetcontent/AAA" } }
+      })
+      expect(search).toMatchObject({ type: "function_call", name: "google_maps", provider_executed: true })
+    }))
+
+  it.effect("the url context tool's metadata is kept on the message", () =>
+    Effect.gen(function*() {
+      const events = yield* run(fixture("url-context.sse"))
+      expect(finals(events)).toStrictEqual([{
+        type: "message",
+        id: "item_0",
+        content: "The page says hello.",
+        origin: "agent",
+        provider_metadata: {
+          urlContextMetadata: {
+            urlMetadata: [{
+              retrievedUrl: "https://example.com/page",
+              urlRetrievalStatus: "URL_RETRIEVAL_STATUS_SUCCESS"
+            }]
+          }
+        }
+      }])
+    }))
+
   it.effect("citation sources of several chunks are one list, a source given twice once", () =>
     Effect.gen(function*() {
       const cited = (uri: string) => ({ startIndex: 0, endIndex: 2, uri })
@@ -414,6 +487,9 @@ describe("Gemini transcripts", () => {
     ["tool-parallel", recorded("gemini", "tool-parallel.sse")],
     ["grounding", own("gemini", "grounding.sse")],
     ["safety-finish", own("gemini", "safety-finish.sse")],
-    ["recitation-citations", own("gemini", "recitation-citations.sse")]
+    ["recitation-citations", own("gemini", "recitation-citations.sse")],
+    ["grounding-early", own("gemini", "grounding-early.sse")],
+    ["maps-grounding", own("gemini", "maps-grounding.sse")],
+    ["url-context", own("gemini", "url-context.sse")]
   ])
 })
