@@ -15,8 +15,10 @@
  * `{language, code}`) and its `function_call_output`, each keeping its part in
  * `provider_metadata.part` to go back as it came. The search behind a grounded message
  * (`groundingMetadata`) follows the message as a `provider_executed` `google_search`
- * call (its queries) and its output (the grounding chunks); the message keeps the
- * grounding as its `sources`. Parts Sluice has no item for
+ * call (its queries; `google_maps` for Maps places) and its output (the grounding
+ * chunks); the message keeps the grounding as its `sources`, and so its
+ * `citationMetadata` and `urlContextMetadata`. Such metadata that arrives while no
+ * message is open goes to the next one. Parts Sluice has no item for
  * (`inlineData`, ...) become empty `message` items that keep the part in
  * `provider_metadata.part`.
  *
