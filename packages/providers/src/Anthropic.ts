@@ -78,7 +78,9 @@ const ToolUseBlock = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   input: Schema.optionalKey(Json.JsonObject),
-  server_name: Schema.optionalKey(Schema.String)
+  server_name: Schema.optionalKey(Schema.String),
+  // programmatic tool calling: the code execution that made this client call
+  caller: Schema.optionalKey(Json.JsonObject)
 })
 
 // a `compaction` block: the summary of the conversation so far (context compaction);
@@ -503,7 +505,12 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           name: call?.name ?? "",
           arguments: call?.rawArguments ?? content,
           // server_tool_use and mcp_tool_use: Anthropic ran the tool
-          ...(block.metadata === undefined ? {} : { provider_executed: true, provider_metadata: block.metadata })
+          ...(block.metadata === undefined ? {} : {
+            // a server tool's call (its metadata says so); a client call keeps its own
+            // fields (the caller of a call made by code execution) as metadata
+            ...(block.metadata.server_tool === true ? { provider_executed: true } : {}),
+            provider_metadata: block.metadata
+          })
         }
       }
       case "result":
@@ -558,7 +565,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
       case "server_tool_use":
       case "mcp_tool_use": {
         const metadata = block.type === "tool_use"
-          ? undefined
+          // a caller other than the model itself (`direct`, which recent streams state)
+          ? (block.caller === undefined || block.caller.type === "direct" ? undefined : { caller: block.caller })
           : serverMetadata(block.type, block.server_name === undefined ? {} : { server_name: block.server_name })
         if (calls.anthropicStart(index, block.id, block.name, block.input, metadata) !== "started") {
           // a repeated id is the same call: its block keeps adding to the open item

@@ -68,13 +68,17 @@ const assistantBlock = (part: AssistantPart): Json.JsonObject | undefined => {
       return part.signature === undefined
         ? undefined
         : { type: "thinking", thinking: part.text, signature: part.signature }
-    case "tool_call":
+    case "tool_call": {
+      // a call made by code execution (programmatic tool calling) names its caller
+      const caller = part.provider === provider ? part.providerMetadata?.caller : undefined
       return {
         type: "tool_use",
         id: ToolCallId.fromHistory(part.id),
         name: part.name,
-        input: JsonValue.parseArguments(part.arguments)
+        input: JsonValue.parseArguments(part.arguments),
+        ...(JsonValue.isObject(caller) ? { caller } : {})
       }
+    }
     case "provider_item":
       return part.provider === provider ? part.item : undefined
   }
