@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as RetryAfter from "@sluice/core/RetryAfter"
 
 /**
  * What went wrong:
@@ -72,20 +73,15 @@ export class ClientError extends Error {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
 /**
- * A `Retry-After` value in milliseconds: delay-seconds, or an HTTP date from `now`
- * (never below 0); undefined when absent or neither.
+ * A `Retry-After` value in milliseconds (`RetryAfter.toMillis` of `@sluice/core`):
+ * delay-seconds, or an HTTP date from `now` (never below 0); undefined when absent or
+ * neither.
  *
  * @since 0.3.0
  * @category parsing
  */
-export const retryAfterMs = (header: string | null | undefined, now: number = Date.now()): number | undefined => {
-  if (header === null || header === undefined) return undefined
-  const text = header.trim()
-  if (/^\d+$/.test(text)) return Number(text) * 1000
-  // an HTTP date starts with its day's name (IMF-fixdate, RFC 850, asctime)
-  const date = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/.test(text) ? Date.parse(text) : Number.NaN
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
+export const retryAfterMs = (header: string | null | undefined, now: number = Date.now()): number | undefined =>
+  header === null || header === undefined ? undefined : RetryAfter.toMillis(header, now)
 
 /**
  * The `ClientError` of a non-2xx answer, its parsed body (undefined when it was not

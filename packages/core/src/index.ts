@@ -46,6 +46,11 @@ export * as OutputItem from "./OutputItem.js"
 export * as ProviderError from "./ProviderError.js"
 
 /**
+ * @since 0.3.0
+ */
+export * as RetryAfter from "./RetryAfter.js"
+
+/**
  * @since 0.1.0
  */
 export * as SchemaDecode from "./SchemaDecode.js"

@@ -6,13 +6,13 @@
  *
  * @since 0.1.0
  */
-import { Json, ProviderError } from "@sluice/core"
+import { Json, ProviderError, RetryAfter } from "@sluice/core"
 
 type ProviderErrorType = ProviderError.ProviderErrorType
 
 /**
- * Reads `retry-after-ms` (milliseconds) or `retry-after` (seconds, or an HTTP date
- * relative to `now`) from response headers. Header names are matched without regard
+ * Reads `retry-after-ms` (milliseconds) or `retry-after` (`RetryAfter.toMillis`: seconds,
+ * or an HTTP date relative to `now`) from response headers. Header names are matched without regard
  * to case. Returns `undefined` when there is none or it cannot be read.
  *
  * @since 0.1.0
@@ -34,10 +34,7 @@ export const retryAfterMs = (
   const ms = lookup("retry-after-ms")
   if (ms !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
   const value = lookup("retry-after")
-  if (value === undefined) return undefined
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value) * 1000)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+  return value === undefined ? undefined : RetryAfter.toMillis(value, now)
 }
 
 /**
