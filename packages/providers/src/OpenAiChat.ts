@@ -551,11 +551,18 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     if (itemId !== undefined) builder.delta(out, itemId, calls.text)
   }
 
+  // the message open now, or a new one (the reasoning before it closed)
+  const openMessage = (out: Out): string => {
+    if (message === undefined) {
+      closeReasoning(out)
+      message = builder.openItem(out, "message")
+    }
+    return message
+  }
+
   const onText = (text: string, out: Out): void => {
     if (text === "") return
-    closeReasoning(out)
-    if (message === undefined) message = builder.openItem(out, "message")
-    builder.delta(out, message, text)
+    builder.delta(out, openMessage(out), text)
   }
 
   // a content array (Mistral): text parts are the message, thinking parts reasoning,
@@ -572,10 +579,7 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
           builder.delta(out, state.itemId, text)
         }
       } else {
-        if (message === undefined) {
-          closeReasoning(out)
-          message = builder.openItem(out, "message")
-        }
+        openMessage(out)
         otherContent.push(part)
       }
     }
@@ -596,29 +600,22 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
       const custom = call.custom ?? undefined
       const extra = call.extra_content ?? undefined
       const fn = custom ?? call.function
-      const piece = custom === undefined ? call.function?.arguments : custom.input
       onToolCall(
         call.index ?? undefined,
         call.id ?? undefined,
         fn?.name ?? undefined,
-        piece ?? undefined,
+        (custom === undefined ? call.function?.arguments : custom.input) ?? undefined,
         out,
         custom === undefined && extra === undefined ? undefined : {
           custom: custom !== undefined,
-          metadata: {
-            ...(custom === undefined ? {} : { type: "custom" }),
-            ...(extra === undefined ? {} : { extra_content: extra })
-          }
+          metadata: extra === undefined ? undefined : { extra_content: extra }
         }
       )
     }
     const spoken = delta.audio ?? undefined
     if (spoken != null) {
       onText(spoken.transcript ?? "", out)
-      if (message === undefined) {
-        closeReasoning(out)
-        message = builder.openItem(out, "message")
-      }
+      openMessage(out)
       audio ??= { data: "" }
       if (spoken.id != null) audio.id = spoken.id
       if (spoken.expires_at != null) audio.expires_at = spoken.expires_at
@@ -626,18 +623,12 @@ const makeMachine = (providerId: string, options: NormalizeOptions | undefined, 
     }
     const made = delta.images ?? undefined
     if (made != null && made.length > 0) {
-      if (message === undefined) {
-        closeReasoning(out)
-        message = builder.openItem(out, "message")
-      }
+      openMessage(out)
       images.push(...made)
     }
     const cited = delta.annotations ?? undefined
     if (cited != null && cited.length > 0) {
-      if (message === undefined) {
-        closeReasoning(out)
-        message = builder.openItem(out, "message")
-      }
+      openMessage(out)
       annotations.push(...cited)
     }
     if (delta.function_call != null) {
@@ -789,7 +780,7 @@ const sourcesOf = (
   cited: ReadonlyArray<Json.JsonValue>,
   results: ReadonlyArray<Json.JsonValue>
 ): { readonly sources?: ReadonlyArray<OutputItem.Source> } => {
-  const sources = [...(Citations.sourcesField(annotations, chatCitation).sources ?? [])]
+  const sources = annotations.flatMap((annotation) => chatCitation(annotation) ?? [])
   let found = 0
   for (const result of results) {
     if (!Json.isObject(result) || typeof result.url !== "string") continue

@@ -11,7 +11,7 @@
  */
 import { Json } from "@sluice/core"
 import type { ToolCall } from "../ToolCallAccumulator.js"
-import { stringArguments, stringDelta } from "./hostedTools.js"
+import { stringDelta } from "./hostedTools.js"
 
 /** The provider family a call came from; it decides the order of `finalize`. */
 export type Family = "openai" | "anthropic" | "gemini"
@@ -35,8 +35,9 @@ export interface CallState {
 
 /**
  * What an OpenAI Chat `tool_calls[]` entry carries besides its function: a custom
- * tool's call (`type: "custom"`, its free text in `custom.input`), and provider fields
- * to keep with the call (merged into its metadata).
+ * tool's call (`type: "custom"`, its free text in `custom.input`; the call's metadata
+ * says `type: "custom"`), and provider fields to keep with the call (merged into its
+ * metadata).
  */
 export interface OpenAiExtra {
   readonly custom?: boolean | undefined
@@ -140,7 +141,7 @@ export class ToolCalls {
         text,
         initial: undefined,
         closed: false,
-        metadata: extra?.metadata,
+        metadata: custom ? { type: "custom", ...extra?.metadata } : extra?.metadata,
         custom
       }
       this.openAiIndexes.set(callIndex, this.calls.length)
@@ -148,9 +149,8 @@ export class ToolCalls {
       return this.add(call, text)
     }
     const call = this.calls[position]!
-    const text = call.custom === true && (piece !== "" || call.text === "")
-      ? stringDelta("input", call.text, piece)
-      : piece
+    // a custom call's text was opened (`{"input":"`) when it started
+    const text = call.custom === true && piece !== "" ? stringDelta("input", call.text, piece) : piece
     this.lastOpenAi = position
     this.position = position
     this.text = text
@@ -266,7 +266,7 @@ export class ToolCalls {
     const call = this.calls[position]
     if (call === undefined) return undefined
     const rawArguments = call.custom === true
-      ? (call.text === "" ? stringArguments("input", "") : `${call.text}"}`)
+      ? `${call.text}"}`
       : call.text === "" && call.initial !== undefined
       ? call.initial
       : call.text
