@@ -301,23 +301,20 @@ export const toUsage = (usage: UsageMetadata | undefined): Usage.Usage => {
 // The turn
 // ---------------------------------------------------------------------------
 
-interface TextItem {
-  readonly id: string
-  readonly kind: "message" | "reasoning"
-  signature: string | undefined
-  /** the candidate's `groundingMetadata`, when it arrived while this message was open */
+/** What a candidate says of the answer as a whole: kept on the message it belongs to. */
+interface AnswerMetadata {
+  /** the candidate's `groundingMetadata` */
   grounding?: Json.JsonObject
-  /** the candidate's `citationMetadata` (the sources the text recites), likewise */
+  /** the candidate's `citationMetadata` (the sources the text recites), merged across chunks */
   citations?: Json.JsonObject
-  /** the candidate's `urlContextMetadata` (the pages the url context tool read), likewise */
+  /** the candidate's `urlContextMetadata` (the pages the url context tool read) */
   urlContext?: Json.JsonObject
 }
 
-/** What a candidate says of the answer as a whole: kept on the message it belongs to. */
-interface AnswerMetadata {
-  grounding?: Json.JsonObject
-  citations?: Json.JsonObject
-  urlContext?: Json.JsonObject
+interface TextItem extends AnswerMetadata {
+  readonly id: string
+  readonly kind: "message" | "reasoning"
+  signature: string | undefined
 }
 
 interface StreamingCall {
