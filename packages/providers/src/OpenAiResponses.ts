@@ -272,35 +272,6 @@ const isClientCall = (item: RawOutputItem): boolean => {
   }
 }
 
-/** Items OpenAI ran itself: hosted tools, a shell in a hosted container, a server tool search. */
-const isProviderExecuted = (item: RawOutputItem): boolean =>
-  HostedTools.isHosted(item.type) || isHostedShell(item) ||
-  (item.type === "tool_search_call" && isServerSearch(item)) || isProviderOutput(item) || isUnknown(item)
-
-/** Item kinds this normalizer knows by name; any other is reported, never asked of the client. */
-const knownTypes = new Set([
-  "message",
-  "reasoning",
-  "compaction",
-  "mcp_approval_request",
-  "function_call",
-  "custom_tool_call",
-  "apply_patch_call",
-  "local_shell_call",
-  "computer_call",
-  "shell_call",
-  "shell_call_output",
-  "tool_search_call",
-  "tool_search_output"
-])
-
-/**
- * An item of a kind this normalizer does not know (a kind newer than it): it is reported
- * as the provider's own (`provider_executed`), kept whole and sent back as it came, but
- * not listed among the calls the client must run, since nothing says it is one.
- */
-const isUnknown = (item: RawOutputItem): boolean => !knownTypes.has(item.type) && !HostedTools.isHosted(item.type)
-
 const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
   item.type === "message"
     ? "message"
@@ -314,8 +285,15 @@ const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
     ? "function_call_output"
     : "function_call"
 
+/**
+ * Whether a call item OpenAI ran itself: every call the client is not asked to run
+ * (`isClientCall`): hosted tools, a shell in a hosted container, a server tool search,
+ * and an item of a kind Sluice does not know (a kind newer than it), which is reported,
+ * kept whole and sent back as it came, but never asked of the client, since nothing says
+ * it is its to run.
+ */
 const executedBy = (item: RawOutputItem): { readonly provider_executed?: true } =>
-  isProviderExecuted(item) ? { provider_executed: true } : {}
+  isClientCall(item) ? {} : { provider_executed: true }
 
 /** The name under which an item that is not a message or reasoning is reported. */
 const callName = (item: RawOutputItem): string =>
