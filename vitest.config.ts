@@ -1,4 +1,3 @@
-import "./scripts/node20.js"
 import { defineConfig } from "vitest/config"
 import projects from "./vitest.workspace.js"
 

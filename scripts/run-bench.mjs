@@ -20,7 +20,7 @@ const bundle = (entry, outfile) =>
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     // the workspace packages from their sources, as the tests see them (no build needed)
     conditions: ["@sluice/source"],
     plugins: [

@@ -36,7 +36,7 @@ const bundle = async () => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     logLevel: "warning"
   })
 }

@@ -20,7 +20,7 @@ await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: "node20",
+  target: "node22",
   // the workspace's own packages from their sources, like the tests
   conditions: ["@sluice/source"],
   // CommonJS dependencies (ioredis) require Node's built-in modules

@@ -167,7 +167,7 @@ describe("packaging", () => {
           expect(manifestText, `${name}'s published package.json`).not.toContain("workspace:")
           expect(manifestText, `${name}'s published package.json`).not.toContain("@sluice/source")
           expect(manifest.dependencies ?? {}, `${name}'s dependencies`).not.toHaveProperty("effect")
-          expect(manifest.peerDependencies?.["effect"], `${name}'s peer dependency on effect`).toBe("^4.1.0")
+          expect(manifest.peerDependencies?.["effect"], `${name}'s peer dependency on effect`).toBe("^4.1.5")
         }
 
         // the command: nothing to install beside it, every peer optional (for library use)

@@ -123,7 +123,9 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
           commandTimeout: options.commandTimeoutMs ?? 5000,
           maxRetriesPerRequest: 0,
           autoResendUnfulfilledCommands: false,
-          connectionName: "sluice"
+          connectionName: "sluice",
+          // RESP2, which the batch writer's own reader speaks (ioredis 6 asks for RESP3 by default)
+          protocol: 2
         }
       })
       // Failures reach callers through their commands.

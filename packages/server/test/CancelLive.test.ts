@@ -97,8 +97,7 @@ layer(Layer.provideMerge(pipeline, redis), { excludeTestServices: true })("cance
           expect((yield* request(`${turnUrl}/cancel`, auth, "POST")).status).toBe(409)
           const snapshot = yield* request(turnUrl, auth)
           expect(snapshot.body).toMatchObject({ status: "cancelled" })
-          // node:http's client: @effect/platform-node 4.1's undici (8.x) needs Node 22's zstd, and this is Node 20
-        }).pipe(Effect.provide(NodeHttpClient.layerNodeHttp)),
+        }).pipe(Effect.provide(NodeHttpClient.layerUndici)),
       60_000
     )
   })

@@ -5,7 +5,9 @@
  * struct read inline (property reads the engine caches per object shape).
  *
  * The compiled checks follow `effect/SchemaParser` node by node: a struct reads a
- * property as `key in input` (an own `__proto__` only), a missing key passes only where
+ * property as `key in input`, except that a key named like a member of
+ * `Object.prototype` (`constructor`, `toString`, `__proto__`, ...) counts only as an own
+ * property (effect 4.1.5 and later), a missing key passes only where
  * the property is optional, a record (string keys) reads `Object.keys`, an array every
  * index, a union tries its members in order and the first that passes answers (the
  * parser's candidate search only skips members that would fail), a node's filters run
@@ -95,6 +97,13 @@ export const isInputAsIs = (decoded: unknown, input: unknown): boolean => {
   }
   return true
 }
+
+/** The names of `Object.prototype`'s members, and `__proto__`: a struct's key named so counts only as an own property. */
+const prototypeKeys = new Set<PropertyKey>(Reflect.ownKeys(Object.prototype)).add("__proto__")
+
+/** Whether a struct's key must be an own property of the input to count as present (effect/SchemaParser's rule). */
+const requiresOwnProperty = (key: PropertyKey): boolean =>
+  prototypeKeys.has(typeof key === "number" ? String(key) : key)
 
 /** Whether the decoder may give a missing key a value: a transformation at the key's node. */
 const mayFillMissing = (ast: AST.AST): boolean => ast.encoding !== undefined || AST.isSuspend(ast)
@@ -351,9 +360,10 @@ class Generator {
     if (decode && ast.propertySignatures.length > 0) lines.push("const p = Object.getPrototypeOf(u);")
     for (const ps of ast.propertySignatures) {
       const key = typeof ps.name === "string" ? JSON.stringify(ps.name) : this.external(ps.name)
-      // the parser reads `key in input` (an own `__proto__` only); the decoder copies an inherited value
-      const present = ps.name === "__proto__" ? `hasOwn.call(u, ${key})` : `${key} in u`
-      const inherited = decode && ps.name !== "__proto__"
+      // the parser reads `key in input` (own only for Object.prototype's names); the decoder copies an inherited value
+      const ownOnly = requiresOwnProperty(ps.name)
+      const present = ownOnly ? `hasOwn.call(u, ${key})` : `${key} in u`
+      const inherited = decode && !ownOnly
         ? `if (p !== null && ${key} in p && !hasOwn.call(u, ${key})) r = 2; `
         : ""
       const missing = this.compiler.missing(ps.type)
@@ -403,7 +413,7 @@ class Generator {
     const lines = ["let v;"]
     if (tag !== undefined) {
       const key = typeof tag === "string" ? JSON.stringify(tag) : this.external(tag)
-      const present = tag === "__proto__" ? `hasOwn.call(u, ${key})` : `${key} in u`
+      const present = requiresOwnProperty(tag) ? `hasOwn.call(u, ${key})` : `${key} in u`
       lines.push(
         `const t = typeof u === "object" && u !== null && !Array.isArray(u) && ${present} ? u[${key}] : undefined;`
       )

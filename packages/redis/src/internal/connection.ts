@@ -1,7 +1,7 @@
 /**
  * Opening one ioredis connection that never queues or resends a command: while it is
  * down every command fails at once, and a command sent but not answered is never
- * sent again behind the caller's back. What each caller adds (TLS, Sentinel,
+ * sent again behind the caller's back, speaking RESP2. What each caller adds (TLS, Sentinel,
  * timeouts, pipelining, its connection name) comes in `settings`.
  *
  * @internal
@@ -12,16 +12,26 @@ import { Redis, type RedisOptions } from "ioredis"
 import { RedisError } from "../RedisError.js"
 import { toRedisError } from "./replies.js"
 
-const attempt = (url: string, settings: RedisOptions): Effect.Effect<Redis, RedisError> =>
+/**
+ * What a caller adds to a connection: anything but the protocol, which is RESP2.
+ *
+ * @internal
+ */
+export type Settings = Omit<RedisOptions, "protocol" | "replyMapping">
+
+const attempt = (url: string, settings: Settings): Effect.Effect<Redis, RedisError> =>
   Effect.tryPromise({
     try: async (signal) => {
-      const client = new Redis(url, {
+      const options: RedisOptions & { readonly replyMapping?: "legacy" } = {
         lazyConnect: true,
         enableOfflineQueue: false,
         autoResendUnfulfilledCommands: false,
         maxRetriesPerRequest: 0,
+        // RESP2, which the batch writer's own reader speaks (ioredis 6 asks for RESP3 by default)
+        protocol: 2,
         ...settings
-      })
+      }
+      const client = new Redis(url, options)
       // Failures reach callers through their commands; the event only stops the
       // client from reporting them on its own.
       client.on("error", () => {})
@@ -49,7 +59,7 @@ const attempt = (url: string, settings: RedisOptions): Effect.Effect<Redis, Redi
  */
 export const connect = (
   url: string,
-  settings: RedisOptions,
+  settings: Settings,
   timeoutMs?: number
 ): Effect.Effect<Redis, RedisError, Scope.Scope> =>
   Effect.acquireRelease(
