@@ -3,12 +3,14 @@
  * (`paceProvider.ts`) in its own Node process on a loopback port, and each turn's
  * source made as `sluice run` makes it (`packages/cli/src/internal/run.ts`): a
  * `ProviderClient` for `openai-chat` at the stand-in's base URL on `sluice run`'s client,
- * Node's `http` module (`BENCH_PACE_CLIENT=fetch`: on Node's `fetch`), its `stream` of the turn's request as
+ * Node's `http` module (`BENCH_PACE_CLIENT=fetch`: on Node's `fetch`; `BENCH_PACE_CLIENT=undici`:
+ * on `NodeHttpClient.layerUndici`), its `stream` of the turn's request as
  * `TurnSource.events`. So the HTTP client, the SSE framing and the normalizer are in
  * the measured process, and the pacing timer is not.
  *
  * @internal
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient } from "@sluice/providers"
 import * as Duration from "effect/Duration"
@@ -64,12 +66,20 @@ export const make = async (chunks: number): Promise<Load> => {
   })
   const origin = `http://127.0.0.1:${port}`
   // as `sluice run` makes its client (its default timeouts are 5 minutes, as here), on
-  // Node's `http` module; `BENCH_PACE_CLIENT=fetch` puts it on Node's fetch instead
-  const onFetch = process.env.BENCH_PACE_CLIENT === "fetch"
+  // Node's `http` module; `BENCH_PACE_CLIENT=fetch` puts it on Node's fetch instead, and
+  // `BENCH_PACE_CLIENT=undici` on undici's own client (`NodeHttpClient.layerUndici`)
+  const clients = {
+    node: { layer: ProviderHttp.layer, name: "Node's http module, as sluice run" },
+    fetch: { layer: FetchHttpClient.layer, name: "FetchHttpClient (Node's fetch)" },
+    undici: { layer: NodeHttpClient.layerUndici, name: "NodeHttpClient.layerUndici" }
+  }
+  const wanted = process.env.BENCH_PACE_CLIENT ?? "node"
+  if (!(wanted === "node" || wanted === "fetch" || wanted === "undici")) {
+    throw new Error(`BENCH_PACE_CLIENT is node, fetch or undici, not ${wanted}`)
+  }
+  const chosen = clients[wanted]
   // the client's connections live as long as the bench
-  const http = await Effect.runPromise(
-    Layer.buildWithScope(onFetch ? FetchHttpClient.layer : ProviderHttp.layer, Scope.makeUnsafe())
-  )
+  const http = await Effect.runPromise(Layer.buildWithScope(chosen.layer, Scope.makeUnsafe()))
   const client = await Effect.runPromise(
     Effect.provide(
       ProviderClient.make({
@@ -84,9 +94,7 @@ export const make = async (chunks: number): Promise<Load> => {
   )
   return {
     name:
-      `outside (provider stand-in in its own process, pid ${child.pid}, OpenAI Chat SSE over loopback HTTP; ProviderClient on ${
-        onFetch ? "FetchHttpClient" : "Node's http module, as sluice run"
-      })`,
+      `outside (provider stand-in in its own process, pid ${child.pid}, OpenAI Chat SSE over loopback HTTP; ProviderClient on ${chosen.name})`,
     source: (index) =>
       TurnSource.events((turn) =>
         client.stream(LlmRequest.prompt("gpt-4o", `pace turn ${index}`), {
