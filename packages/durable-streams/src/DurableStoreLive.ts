@@ -395,26 +395,5 @@ export const layerConfig = (
  * @since 0.3.0
  * @category layers
  */
-export function layer(options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError>
-/**
- * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
- *
- * @since 0.3.0
- * @category layers
- * @deprecated since 0.2.0: use layerConfig(prefix)
- */
-export function layer(prefix: string): Layer.Layer<DurableStore, RedisError | Config.ConfigError>
-export function layer(
-  options: DurableLiveOptions | string
-): Layer.Layer<DurableStore, RedisError | Config.ConfigError> {
-  return typeof options === "string" ? layerConfig(options) : Layer.effect(DurableStore, make(options))
-}
-
-/**
- * The live layer from the given options.
- *
- * @since 0.3.0
- * @category layers
- * @deprecated since 0.2.0: use layer(options)
- */
-export const layerFrom = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> => layer(options)
+export const layer = (options: DurableLiveOptions): Layer.Layer<DurableStore, RedisError> =>
+  Layer.effect(DurableStore, make(options))

@@ -14,8 +14,8 @@
  *   first server that needs one, so every server signs with the same key.
  *
  * Stream keys are `<prefix>:ds:{<name>}:...` (`DurableStore`), so none of these can
- * meet a stream's. Two layers implement it, with the same semantics: `layer` /
- * `layer` (options) and `layerConfig` on Redis, and `layerMemory` in process.
+ * meet a stream's. Two layers implement it, with the same semantics: `layer`
+ * (options) and `layerConfig` on Redis, and `layerMemory` in process.
  *
  * @since 0.3.0
  */
@@ -121,31 +121,9 @@ export const layerConfig = (
  * @since 0.3.0
  * @category layers
  */
-export function layer(options: LiveOptions & { readonly prefix: string }): Layer.Layer<DurableSubscriptions, RedisError>
-/**
- * The live layer: `REDIS_URL` (default `redis://127.0.0.1:6379`), keys under `prefix`.
- *
- * @since 0.3.0
- * @category layers
- * @deprecated since 0.2.0: use layerConfig(prefix)
- */
-export function layer(prefix: string): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError>
-export function layer(
-  options: (LiveOptions & { readonly prefix: string }) | string
-): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> {
-  return typeof options === "string" ? layerConfig(options) : Layer.effect(DurableSubscriptions, make(options))
-}
-
-/**
- * The live layer from the given options.
- *
- * @since 0.3.0
- * @category layers
- * @deprecated since 0.2.0: use layer(options)
- */
-export const layerFrom = (
+export const layer = (
   options: LiveOptions & { readonly prefix: string }
-): Layer.Layer<DurableSubscriptions, RedisError> => layer(options)
+): Layer.Layer<DurableSubscriptions, RedisError> => Layer.effect(DurableSubscriptions, make(options))
 
 /**
  * A layer with a fresh in-memory store.

@@ -12,7 +12,7 @@ import { durableSuite } from "./support/durableSuite.js"
 durableSuite("DurableStoreMemory", DurableStoreMemory.layer)
 durableSuite(
   "DurableStoreLive on redis-server",
-  DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-test-${process.pid}` })
+  DurableStoreLive.layer({ url: inject("redisUrl"), prefix: `durable-test-${process.pid}` })
 )
 
 describe("DurableStoreMemory on Effect's Clock", () => {

@@ -199,7 +199,7 @@ const forkSuite = (layerName: string, layer: Layer.Layer<DurableStore, RedisErro
 forkSuite("DurableStoreMemory", DurableStoreMemory.layer)
 forkSuite(
   "DurableStoreLive on redis-server",
-  DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix: `durable-fork-test-${process.pid}`, pruneAfterMs: 0 })
+  DurableStoreLive.layer({ url: inject("redisUrl"), prefix: `durable-fork-test-${process.pid}`, pruneAfterMs: 0 })
 )
 
 describe("DurableStoreMemory forks on Effect's Clock", () => {
@@ -257,5 +257,5 @@ describe("DurableStoreLive forks and the expiry of their sources' keys", () => {
         expect(left).toBeGreaterThan(0)
         expect(left).toBeLessThanOrEqual(20_000)
       }
-    }).pipe(Effect.provide(DurableStoreLive.layerFrom({ url: inject("redisUrl"), prefix }))))
+    }).pipe(Effect.provide(DurableStoreLive.layer({ url: inject("redisUrl"), prefix }))))
 })

@@ -77,7 +77,7 @@ describe("DurableStoreLive waits", () => {
           while ((yield* waiters(redis)).open > 0) yield* Effect.yieldNow
           expect(yield* waiters(redis)).toStrictEqual({ open: 0, blocked: 0 })
         })
-        yield* program.pipe(Effect.provide(DurableStoreLive.layerFrom({ url: server.url, prefix: "waiters" })))
+        yield* program.pipe(Effect.provide(DurableStoreLive.layer({ url: server.url, prefix: "waiters" })))
       }),
     120_000
   )

@@ -64,7 +64,7 @@ suite("layerMemory", DurableSubscriptions.layerMemory)
 
 const url = inject("redisUrl")
 const prefix = `subscriptions-test-${process.pid}`
-suite("layerFrom on redis-server", DurableSubscriptions.layerFrom({ url, prefix }))
+suite("layer on redis-server", DurableSubscriptions.layer({ url, prefix }))
 
 describe("DurableSubscriptions stream names", () => {
   it.effect("in memory: the streams it was told of", () =>
@@ -88,8 +88,8 @@ describe("DurableSubscriptions stream names", () => {
       expect(listed).toEqual(expect.arrayContaining(names))
       expect(listed.every((name) => !name.includes("}"))).toBe(true)
     }).pipe(
-      Effect.provide(DurableSubscriptions.layerFrom({ url, prefix: `${prefix}-names` })),
-      Effect.provide(DurableStoreLive.layerFrom({ url, prefix: `${prefix}-names` }))
+      Effect.provide(DurableSubscriptions.layer({ url, prefix: `${prefix}-names` })),
+      Effect.provide(DurableStoreLive.layer({ url, prefix: `${prefix}-names` }))
     ))
 
   it.effect("a record that is not a subscription fails as a Rejected RedisError naming its key", () =>
@@ -109,5 +109,5 @@ describe("DurableSubscriptions stream names", () => {
         expect(error?.reason).toBe("Rejected")
         expect(error?.message).toContain(key)
       }
-    }).pipe(Effect.provide(DurableSubscriptions.layerFrom({ url, prefix }))))
+    }).pipe(Effect.provide(DurableSubscriptions.layer({ url, prefix }))))
 })

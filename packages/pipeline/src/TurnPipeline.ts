@@ -567,7 +567,7 @@ export const make = (options: Options = {}) =>
 
 /**
  * The pipeline as a layer on the `RedisStreams` layer it is given
- * (`RedisStreamsLive.layer` for Redis, `RedisStreamsMemory.layer` in process).
+ * (`RedisStreamsLive.layerConfig()` for Redis, `RedisStreamsMemory.layer` in process).
  *
  * @since 0.1.0
  * @category layers

@@ -108,24 +108,6 @@ export const layerConfig: Effect.Effect<
 > = Effect.map(target, Option.map(layer))
 
 /**
- * The layer for a setup.
- *
- * @since 0.2.0
- * @category layers
- * @deprecated since 0.2.0: use layer
- */
-export const layerOf = layer
-
-/**
- * The layer the environment names, if it names one.
- *
- * @since 0.2.0
- * @category layers
- * @deprecated since 0.2.0: use layerConfig
- */
-export const layerFromEnv = layerConfig
-
-/**
  * Where a setup points, for messages: never a password.
  *
  * @since 0.2.0

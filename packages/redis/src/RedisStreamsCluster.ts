@@ -268,9 +268,8 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
   })
 
 /**
- * The cluster layer from the given options: Effect's `layer(options)`, under this
- * name while the deprecated `layer` value keeps its meaning (a later version makes
- * `layer` take the options).
+ * The cluster layer from the given options (what Effect's convention calls
+ * `layer(options)`); `layerConfig` reads them from `Config`.
  *
  * @since 0.2.0
  * @category layers
@@ -290,13 +289,3 @@ export const layerConfig = (
   options: Config.Wrap<ClusterOptions> = config
 ): Layer.Layer<RedisStreams, RedisError | Config.ConfigError> =>
   Layer.effect(RedisStreams, Effect.flatMap(Config.unwrap(options), make))
-
-/**
- * The cluster layer, configured by `REDIS_CLUSTER_NODES` and the variables of
- * `config`.
- *
- * @since 0.2.0
- * @category layers
- * @deprecated since 0.2.0: use layerConfig()
- */
-export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = layerConfig()

@@ -384,9 +384,8 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
 }
 
 /**
- * The live layer from the given options: Effect's `layer(options)`, under this name
- * while the deprecated `layer` value keeps its meaning (a later version makes
- * `layer` take the options).
+ * The live layer from the given options (what Effect's convention calls
+ * `layer(options)`); `layerConfig` reads them from `Config`.
  *
  * @since 0.1.0
  * @category layers
@@ -406,12 +405,3 @@ export const layerConfig = (
   options: Config.Wrap<LiveOptions> = config
 ): Layer.Layer<RedisStreams, RedisError | Config.ConfigError> =>
   Layer.effect(RedisStreams, Effect.flatMap(Config.unwrap(options), make))
-
-/**
- * The live layer, configured by `REDIS_URL` (default `redis://127.0.0.1:6379`).
- *
- * @since 0.1.0
- * @category layers
- * @deprecated since 0.2.0: use layerConfig()
- */
-export const layer: Layer.Layer<RedisStreams, RedisError | Config.ConfigError> = layerConfig()

@@ -20,7 +20,7 @@ describe("RedisConfig", () => {
       expect(yield* targetOf({})).toStrictEqual(Option.none())
       expect(
         Option.isNone(
-          yield* RedisConfig.layerFromEnv.pipe(
+          yield* RedisConfig.layerConfig.pipe(
             Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
           )
         )

@@ -34,7 +34,7 @@ const scopedSentinel = (masterPort: number) =>
   )
 
 const layerFor = (env: Record<string, string>) =>
-  RedisConfig.layerFromEnv.pipe(
+  RedisConfig.layerConfig.pipe(
     Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
     Effect.map(Option.getOrThrow)
   )

@@ -52,10 +52,10 @@ describe("RedisStreamsCluster connecting", () => {
 })
 
 describe("RedisStreamsCluster from the environment", () => {
-  it.effect("REDIS_CLUSTER_NODES selects the cluster layer, through RedisConfig and RedisStreamsCluster.layer", () =>
+  it.effect("REDIS_CLUSTER_NODES selects the cluster layer, through RedisConfig and RedisStreamsCluster.layerConfig", () =>
     Effect.gen(function*() {
       const provider = ConfigProvider.fromEnv({ env: { REDIS_CLUSTER_NODES: cluster.nodeList } })
-      const fromEnv = yield* RedisConfig.layerFromEnv.pipe(
+      const fromEnv = yield* RedisConfig.layerConfig.pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, provider),
         Effect.map(Option.getOrThrow)
       )
@@ -63,7 +63,7 @@ describe("RedisStreamsCluster from the environment", () => {
       yield* Effect.flatMap(RedisStreams, (redis) => redis.xadd(key, { id: "0-1", fields: [["n", "1"]] })).pipe(
         Effect.provide(fromEnv)
       )
-      const direct = RedisStreamsCluster.layer.pipe(Layer.provide(ConfigProvider.layer(provider)))
+      const direct = RedisStreamsCluster.layerConfig().pipe(Layer.provide(ConfigProvider.layer(provider)))
       expect(yield* Effect.flatMap(RedisStreams, (redis) => redis.xlen(key)).pipe(Effect.provide(direct))).toBe(1)
     }))
 })

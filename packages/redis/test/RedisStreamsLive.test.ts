@@ -18,9 +18,11 @@ describe("RedisStreamsLive configuration", () => {
       const redis = yield* RedisStreams
       expect(yield* redis.xlen("sluice-test:config:missing")).toBe(0)
     }).pipe(
-      Effect.provide(RedisStreamsLive.layer.pipe(
-        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { REDIS_URL: url } })))
-      ))
+      Effect.provide(
+        RedisStreamsLive.layerConfig().pipe(
+          Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { REDIS_URL: url } })))
+        )
+      )
     ))
 
   it.effect("a server that cannot be reached fails the layer with an Unavailable RedisError", () =>

@@ -41,7 +41,7 @@ describe("Redis over TLS", () => {
             REDIS_TLS_SERVERNAME: "localhost"
           }
         })
-        const layer = yield* RedisConfig.layerFromEnv.pipe(
+        const layer = yield* RedisConfig.layerConfig.pipe(
           Effect.provideService(ConfigProvider.ConfigProvider, provider),
           Effect.map(Option.getOrThrow)
         )

@@ -62,15 +62,6 @@ export * as UiMessageStream from "./UiMessageStream.js"
 export * as Prometheus from "./Prometheus.js"
 
 /**
- * The Durable Streams protocol, which the server mounts under `/v1/stream/`: moved to
- * `@sluice/durable-streams`, re-exported here.
- *
- * @since 0.3.0
- * @deprecated import `DurableStreams` from `@sluice/durable-streams`
- */
-export { DurableStreams } from "@sluice/durable-streams"
-
-/**
  * Whether the server logs a line per request (off unless asked for).
  *
  * @since 0.3.0

@@ -28,8 +28,8 @@ describe("Durable Streams conformance on redis-server", () => {
     scope = await Effect.runPromise(Scope.make())
     const stores = Layer.mergeAll(
       RedisStreamsLive.layerFrom({ url }),
-      DurableStoreLive.layerFrom({ url, prefix }),
-      DurableSubscriptions.layerFrom({ url, prefix })
+      DurableStoreLive.layer({ url, prefix }),
+      DurableSubscriptions.layer({ url, prefix })
     )
     const server = TurnServer.layer({ port: 0, insecureLocal: true, prefix, durableLongPollMs: longPollMs }).pipe(
       Layer.provide(stores)

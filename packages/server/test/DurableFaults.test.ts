@@ -29,7 +29,7 @@ describe("Durable Streams with Redis down", () => {
         const stores = yield* Layer.build(
           Layer.merge(
             RedisStreamsLive.layerFrom(settings),
-            DurableStoreLive.layerFrom({ ...settings, prefix: `sluice-durable-down-${process.pid}` })
+            DurableStoreLive.layer({ ...settings, prefix: `sluice-durable-down-${process.pid}` })
           )
         )
         const base = yield* serve().pipe(Effect.provide(stores))

@@ -28,7 +28,7 @@ describe("Durable Streams with Redis frozen", () => {
         const stores = yield* Layer.build(
           Layer.merge(
             RedisStreamsLive.layerFrom(settings),
-            DurableStoreLive.layerFrom({ ...settings, prefix: `sluice-durable-frozen-${process.pid}` })
+            DurableStoreLive.layer({ ...settings, prefix: `sluice-durable-frozen-${process.pid}` })
           )
         )
         const base = yield* serve({ durableLongPollMs: 60_000 }).pipe(Effect.provide(stores))

@@ -81,8 +81,8 @@ describe("subscriptions on redis-server through two servers", () => {
             Layer.build(
               Layer.mergeAll(
                 RedisStreamsLive.layerFrom({ url }),
-                DurableStoreLive.layerFrom({ url, prefix }),
-                DurableSubscriptions.layerFrom({ url, prefix })
+                DurableStoreLive.layer({ url, prefix }),
+                DurableSubscriptions.layer({ url, prefix })
               )
             ),
             (stores) =>
