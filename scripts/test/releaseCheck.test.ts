@@ -15,7 +15,7 @@ import { promisify } from "node:util"
 import { afterEach, describe, expect, it } from "vitest"
 import { releaseCheck } from "../release/check.js"
 import { patternSubpaths } from "../release/linters.js"
-import { changelogProblems } from "../release/rules.js"
+import { changelogProblems, contentProblems } from "../release/rules.js"
 
 const run = promisify(execFile)
 const repository = fileURLToPath(new URL("../../", import.meta.url))
@@ -163,6 +163,23 @@ describe("release rules", () => {
       "README.md"
     ]
     expect(patternSubpaths(exports, paths)).toEqual(["./Sse", "./index"])
+  }, 10_000)
+
+  it("refuses a file off the allow list, and a build whose source is gone", () => {
+    const paths = [
+      "package.json",
+      "README.md",
+      "src/Sse.ts",
+      "dist/Sse.js",
+      "dist/Sse.d.ts.map",
+      "dist/Gone.js",
+      "dist/chunks/chunk-1.js",
+      "notes.txt"
+    ]
+    expect(contentProblems("@sluice/a", paths).map(({ file, message }) => `${file}: ${message}`)).toEqual([
+      "dist/Gone.js: build output with no src/Gone.ts beside it: left from a deleted module (remove dist/ and build again)",
+      "notes.txt: not a kind of file a package publishes (see allowed in rules.ts)"
+    ])
   }, 10_000)
 
   it("wants the version's entry, and a pre-publication entry to name its commit", () => {
