@@ -283,7 +283,7 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
  * (the summaries the provider wrote) and `thoughtRawSegments` (raw thinking, and
  * thoughts of no stated kind). Empty texts are left out.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category folding
  */
 export const thoughtSegments = (chunks: Iterable<ProcessedChunk>): {

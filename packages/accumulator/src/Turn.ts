@@ -25,7 +25,7 @@ export type ItemStatus = "in_progress" | "done" | "error" | "cancelled"
  * summaries the provider wrote of the model's thinking, and the raw thinking. Text of
  * no stated kind is raw.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface ReasoningParts {

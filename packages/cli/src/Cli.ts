@@ -154,7 +154,7 @@ const presenter = (output: Output.Service): CliOutput.Presenter => ({
  * named with the `SLUICE_*` variable that can give it, a bad value with its option and
  * what the option accepts.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category running
  */
 export const failureLine = (error: unknown): string | undefined => {
@@ -215,7 +215,7 @@ export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number => {
  * The exit code of a process stopped by a signal: 128 + its number (SIGINT 130,
  * SIGTERM 143), as shells report it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category running
  */
 export const signalExitCode = (signal: "SIGINT" | "SIGTERM"): number => 128 + (signal === "SIGINT" ? 2 : 15)

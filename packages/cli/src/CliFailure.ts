@@ -37,7 +37,7 @@ export const badUsage = (message: string): CliFailure => new CliFailure({ exitCo
 /**
  * Redis was lost mid-turn, past the publisher's retries (exit code 3).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const infrastructureLost = (message: string): CliFailure => new CliFailure({ exitCode: 3, message })
@@ -47,7 +47,7 @@ export const infrastructureLost = (message: string): CliFailure => new CliFailur
  * or the control stream; the turn ended `cancelled`): exit code 130, as for SIGINT.
  * Neither a success (the turn did not run to its end) nor a failure of the input.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const cancelled = (message: string): CliFailure => new CliFailure({ exitCode: 130, message })

@@ -3,7 +3,7 @@
  * loads neither the server, nor the Redis client, nor the pipeline, so that
  * `--version`, `--help` and the commands that need none of them start fast.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import * as ProviderName from "@sluice/providers/ProviderName"
 import * as TurnKeys from "@sluice/turns/TurnKeys"
@@ -17,7 +17,7 @@ import * as EnvOptions from "./EnvOptions.js"
 /**
  * `--provider`, described as the command uses it.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const providerOption = (description: string) =>
@@ -26,7 +26,7 @@ export const providerOption = (description: string) =>
 /**
  * The provider option of the commands that read a recorded transcript.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const provider = providerOption("the wire API the input was recorded from")
@@ -34,7 +34,7 @@ export const provider = providerOption("the wire API the input was recorded from
 /**
  * The recorded-input argument shared by the commands that read a transcript.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const file = Argument.String("FILE").pipe(
@@ -47,7 +47,7 @@ const uuidOption = (name: string, description: string) =>
 /**
  * `--turn UUID`: the turn id (fresh by default).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const turn = uuidOption("turn", "the turn id (a UUID; fresh by default)")
@@ -55,7 +55,7 @@ export const turn = uuidOption("turn", "the turn id (a UUID; fresh by default)")
 /**
  * `--thread UUID`: the thread id (fresh by default).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const thread = uuidOption("thread", "the thread id (a UUID; fresh by default)")
@@ -63,7 +63,7 @@ export const thread = uuidOption("thread", "the thread id (a UUID; fresh by defa
 /**
  * `--prefix`: the Redis key prefix.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const prefix = EnvOptions.text("prefix", "SLUICE_PREFIX", TurnKeys.defaultPrefix, "the Redis key prefix")
@@ -72,7 +72,7 @@ export const prefix = EnvOptions.text("prefix", "SLUICE_PREFIX", TurnKeys.defaul
  * `--traceparent`: a caller's W3C `traceparent`, carried by every event of the turn
  * (whose spans become its children).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const traceparent = EnvOptions.optionalText(
@@ -84,7 +84,7 @@ export const traceparent = EnvOptions.optionalText(
 /**
  * `--tracestate`: the W3C `tracestate` that goes with `--traceparent`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const tracestate = EnvOptions.optionalText(
@@ -96,7 +96,7 @@ export const tracestate = EnvOptions.optionalText(
 /**
  * `--link-ttl-minutes`: how long the printed page link stays valid.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const linkTtlMinutes = EnvOptions.integer(
@@ -110,7 +110,7 @@ export const linkTtlMinutes = EnvOptions.integer(
  * `--metrics-port N`: also serve `/metrics`, `/healthz` and `/readyz` on this port,
  * without a token.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const metricsPort = EnvOptions.optionalInteger(
@@ -122,7 +122,7 @@ export const metricsPort = EnvOptions.optionalInteger(
 /**
  * `--ready-timeout-ms N`: how long `/readyz` waits for Redis.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const readyTimeoutMs = EnvOptions.integer(
@@ -136,7 +136,7 @@ export const readyTimeoutMs = EnvOptions.integer(
  * `--read-tokens T1,T2`: bearer tokens that only read (turns and durable streams),
  * read as a redacted value (the help shows `--read-tokens token,...`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const readTokens: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("read-tokens")
@@ -153,7 +153,7 @@ export const readTokens: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = F
  * `--no-compression`: never gzip an answer (by default a Durable Streams catch-up read
  * or a snapshot of 1 KiB or more is gzipped for a client that accepts it).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const noCompression = Flag.Boolean("no-compression").pipe(
@@ -167,7 +167,7 @@ export const noCompression = Flag.Boolean("no-compression").pipe(
  * `--webhook-allow-hosts H1,H2`: hosts that Durable Streams subscription webhooks may
  * reach although they are private or loopback, or over plain http.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const webhookAllowHosts = EnvOptions.optionalText(
@@ -179,7 +179,7 @@ export const webhookAllowHosts = EnvOptions.optionalText(
 /**
  * The options of the commands that serve the API (`serve`, `demo`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const server = {

@@ -3,7 +3,7 @@
  * variable, else the default. Each describes itself once, with its variable and its
  * default, as the help shows it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
@@ -26,7 +26,7 @@ const fromEnv = <A>(
 /**
  * `--name N`, else the integer in `env`, else `fallback`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const integer = (name: string, env: string, fallback: number, description: string): Flag.Flag<number> =>
@@ -38,7 +38,7 @@ export const integer = (name: string, env: string, fallback: number, description
 /**
  * `--name N`, else the integer in `env`, else none.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const optionalInteger = (
@@ -51,7 +51,7 @@ export const optionalInteger = (
 /**
  * `--name TEXT`, else `env`, else `fallback`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const text = (name: string, env: string, fallback: string, description: string): Flag.Flag<string> =>
@@ -63,7 +63,7 @@ export const text = (name: string, env: string, fallback: string, description: s
 /**
  * `--name TEXT`, else `env`, else none.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const optionalText = (name: string, env: string, description: string): Flag.Flag<Option.Option<string>> =>
@@ -72,7 +72,7 @@ export const optionalText = (name: string, env: string, description: string): Fl
 /**
  * `--name TEXT`, else `env`: required.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const requiredText = (name: string, env: string, description: string): Flag.Flag<string> =>
@@ -81,7 +81,7 @@ export const requiredText = (name: string, env: string, description: string): Fl
 /**
  * `--name C` for one of `choices`, else `env`; required unless `fallback` is given.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const choice = <const C extends ReadonlyArray<string>>(
@@ -95,7 +95,7 @@ export const choice = <const C extends ReadonlyArray<string>>(
 /**
  * `--name C` for one of `choices`, else `env`, else `fallback`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const choiceOr = <const C extends ReadonlyArray<string>>(
@@ -117,7 +117,7 @@ export const choiceOr = <const C extends ReadonlyArray<string>>(
  * embedded store); read as a redacted value, since a URL may carry a password (the
  * help shows `--redis-url url`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category options
  */
 export const redisUrl: Flag.Flag<Option.Option<Redacted.Redacted<string>>> = Flag.Redacted("redis-url").pipe(

@@ -3,7 +3,7 @@
  * (`pretty` for people, `json` for log shippers: one JSON object a line), styled only
  * when standard error shows styles.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -17,13 +17,13 @@ import type * as Output from "./Output.js"
 /**
  * How log lines are written.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const LogFormat = Schema.Literals(["pretty", "json"])
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type LogFormat = typeof LogFormat.Type
@@ -54,7 +54,7 @@ const annotationText = (value: unknown): string => {
  * One log line for people: time, level, message, `key=value` annotations, the
  * cause's first line; the level coloured when `styled`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category loggers
  */
 export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
@@ -79,7 +79,7 @@ export const prettyLine = (styled: boolean): Logger.Logger<unknown, string> =>
  * the `spans` and the `fiberId` (the fields of Effect 3's JSON logger, which Effect 4
  * names differently).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category loggers
  */
 export const jsonLine: Logger.Logger<unknown, string> = Logger.map(
@@ -99,7 +99,7 @@ export const jsonLine: Logger.Logger<unknown, string> = Logger.map(
 /**
  * The logger writing every log line to standard error in `format`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category loggers
  */
 export const logger = (format: LogFormat, output: Output.Service): Logger.Logger<unknown, void> =>
@@ -110,7 +110,7 @@ export const logger = (format: LogFormat, output: Output.Service): Logger.Logger
  * runtime's `runMain` puts in its place, are gone, so no line is written twice or to
  * standard output.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category loggers
  */
 export const withLogger =

@@ -37,7 +37,7 @@ export class Output extends Context.Service<
 /**
  * What the `Output` service offers.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category services
  */
 export type Service = Context.Service.Shape<typeof Output>
@@ -73,7 +73,7 @@ const writer = (stream: NodeJS.WriteStream) => {
  * Whether a process stream shows ANSI styles: it is a terminal and `NO_COLOR` is not
  * set to a non-empty value (https://no-color.org).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category terminal
  */
 export const styled = (

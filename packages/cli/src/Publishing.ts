@@ -63,7 +63,7 @@ export const publish = <E extends { readonly _tag: string; readonly message: str
  * neither succeeded nor failed on its input; any other turn as it is. For the commands
  * that run a turn, after their output is written in full.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailure> => {
@@ -83,7 +83,7 @@ export const failIfFailed = (turn: Turn.Turn): Effect.Effect<Turn.Turn, CliFailu
  * A caller's W3C trace context as the command took it (`--traceparent`,
  * `--tracestate`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface TraceArgs {
@@ -152,7 +152,7 @@ export const pipelineLayer = (
  * How a store is named to people: the Redis URL without its password, or the
  * embedded in-memory store.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category output
  */
 export const storeName = (redisUrl: Option.Option<Redacted.Redacted<string>>): string =>
@@ -209,7 +209,7 @@ export const storeLayer = (
  * when given, else in process memory (as long as the process lives). A Redis that
  * cannot be reached is bad configuration (exit code 2).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category layers
  */
 export const durableStoreLayer = (

@@ -33,7 +33,7 @@ export interface Running {
 /**
  * The shared server options as the command parsed them.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface ServerArgs {
@@ -61,7 +61,7 @@ const isAllowHost = Schema.is(TurnServerOptions.AllowHost)
  * `--webhook-allow-hosts` split at commas (each a host or host:port),
  * `--no-compression`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category options
  */
 export const serverOptions = (args: ServerArgs): Effect.Effect<TurnServerOptions.Options, CliFailure> =>

@@ -20,6 +20,6 @@ export * as CliFailure from "./CliFailure.js"
 export * as Output from "./Output.js"
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Logging from "./Logging.js"

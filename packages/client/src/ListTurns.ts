@@ -1,7 +1,7 @@
 /**
  * Listing recent turns.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import { apiUrl, readJson, type RequestOptions, send } from "./internal/http.js"
 import { isTurnList, type TurnList } from "./Wire.js"
@@ -10,7 +10,7 @@ import { isTurnList, type TurnList } from "./Wire.js"
  * How to list turns: the request options and `limit`, the most turns to list (the
  * server's default when not given).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface ListTurnsOptions extends RequestOptions {
@@ -22,7 +22,7 @@ export interface ListTurnsOptions extends RequestOptions {
  * `unauthorized` (401), `unexpected_body` for a body that is not a list of turns,
  * `network`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category requests
  */
 export const listTurns = async (baseUrl: string, options: ListTurnsOptions = {}): Promise<TurnList> => {

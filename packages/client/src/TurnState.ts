@@ -99,7 +99,7 @@ export const fromSnapshot = (state: TurnState, snapshot: Snapshot): TurnState =>
  * other than `streaming` and `error`, or a usage. A snapshot in status `error` without
  * a usage may stop at the `turn_error` before the last entry; the feed tells (`ended`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const snapshotEnded = (snapshot: Snapshot): boolean =>
@@ -110,7 +110,7 @@ export const snapshotEnded = (snapshot: Snapshot): boolean =>
  * at once after the last entry applied (it does so only when that entry is the turn's
  * last).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category folding
  */
 export const ended = (state: TurnState): TurnState => (state.ended === true ? state : { ...state, ended: true })

@@ -3,7 +3,7 @@
  * type-only imports (they cost nothing at run time), and the small hand-written checks
  * that hold a body to those types before the client trusts it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import type { StreamEvent, UITurnEvent, UIUpsert } from "@sluice/core"
 
@@ -144,7 +144,7 @@ export const isSnapshot = (value: unknown): value is Snapshot =>
  * the server knows them, its provider and model, its status, when it ended, how long
  * it took and how soon it gave its first output (ms from its first entry).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnListEntry {
@@ -161,7 +161,7 @@ export interface TurnListEntry {
 /**
  * `GET /v1/turns`: recent turns, newest first.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnList {
@@ -171,7 +171,7 @@ export interface TurnList {
 /**
  * Whether a parsed body is the list of turns.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category guards
  */
 export const isTurnList = (value: unknown): value is TurnList =>

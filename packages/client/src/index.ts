@@ -20,7 +20,7 @@ export { cancel } from "./Cancel.js"
 export { ClientError, type ClientErrorCode } from "./ClientError.js"
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  */
 export { listTurns, type ListTurnsOptions } from "./ListTurns.js"
 
@@ -57,7 +57,7 @@ export type { Connection } from "./TurnState.js"
 export type { Snapshot, TurnError, TurnEvent, TurnStatus, Upsert, Usage } from "./Wire.js"
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  */
 export type { TurnList, TurnListEntry } from "./Wire.js"
 
@@ -65,6 +65,6 @@ export type { TurnList, TurnListEntry } from "./Wire.js"
  * The wire types and the checks that hold a parsed body to them (`isSnapshot`,
  * `isUpsert`, `isTurnEvent`, `isTurnList`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as Wire from "./Wire.js"

@@ -13,14 +13,14 @@
  * The module has no run-time dependency (not even `effect`), so a browser client can
  * import it (`@sluice/core/LastEntry`) without pulling in the schemas.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { StreamEvent } from "./StreamEvent.js"
 
 /**
  * The `type` of the StreamEvent that ends a turn's Stream A.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const lastEventType = "response_done" as const
@@ -28,7 +28,7 @@ export const lastEventType = "response_done" as const
 /**
  * The `type` of the turn event that ends a turn's Stream B.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const lastTurnEventType = "turn_completed" as const
@@ -36,7 +36,7 @@ export const lastTurnEventType = "turn_completed" as const
 /**
  * The `payloadType` of a Stream B entry that holds a turn event.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const turnEventPayloadType = "turn_event" as const
@@ -44,7 +44,7 @@ export const turnEventPayloadType = "turn_event" as const
 /**
  * Whether a StreamEvent payload ends its turn (`response_done`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastPayload = (payload: { readonly type: string }): boolean => payload.type === lastEventType
@@ -52,7 +52,7 @@ export const isLastPayload = (payload: { readonly type: string }): boolean => pa
 /**
  * Whether a StreamEvent is the last event of its turn (`response_done`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastEvent = (event: Pick<StreamEvent, "payload">): boolean => isLastPayload(event.payload)
@@ -61,7 +61,7 @@ export const isLastEvent = (event: Pick<StreamEvent, "payload">): boolean => isL
  * Whether a UI payload (an upsert or a turn event, decoded) is the last of its turn
  * (`turn_completed`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastTurnEvent = (payload: { readonly type: string }): boolean => payload.type === lastTurnEventType
@@ -69,7 +69,7 @@ export const isLastTurnEvent = (payload: { readonly type: string }): boolean => 
 /**
  * Whether a Stream A entry, given its `payloadType` field, ends its turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastStreamAEntry = (payloadType: string | undefined): boolean => payloadType === lastEventType
@@ -87,7 +87,7 @@ const typeOf = (payload: string): unknown => {
  * Whether a Stream B entry, given its `payloadType` and `payload` fields, ends its
  * turn: a `turn_event` whose payload is a `turn_completed`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastStreamBEntry = (payloadType: string | undefined, payload: string | undefined): boolean => {
@@ -101,7 +101,7 @@ export const isLastStreamBEntry = (payloadType: string | undefined, payload: str
  * `payload` fields. The two streams' payload types never overlap (Stream B's are
  * `item_upsert` and `turn_event`), so one predicate serves both.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLastEntry = (payloadType: string | undefined, payload: string | undefined): boolean =>
@@ -112,7 +112,7 @@ export const isLastEntry = (payloadType: string | undefined, payload: string | u
  * entry of a failed turn (`response_error` in Stream A, a `turn_error` turn event in
  * Stream B). It does not end the turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isErrorEntry = (payloadType: string | undefined, payload: string | undefined): boolean =>

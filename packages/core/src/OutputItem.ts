@@ -127,13 +127,13 @@ export const MessageItem = Schema.Struct({
  * `reasoning_content` of OpenAI-compatible servers). Text of no stated kind counts as
  * `raw`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ReasoningKind = Schema.Literals(["summary", "raw"]).annotate({ identifier: "ReasoningKind" })
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type ReasoningKind = typeof ReasoningKind.Type
@@ -261,7 +261,7 @@ export const CompactionItem = Schema.Struct({
  * request (what the answer refers to). `provider_metadata` keeps the rest of the
  * provider's item.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ApprovalRequestItem = Schema.Struct({
@@ -340,7 +340,7 @@ export type ScriptExecutionItem = typeof ScriptExecutionItem.Type
 export type CompactionItem = typeof CompactionItem.Type
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type ApprovalRequestItem = typeof ApprovalRequestItem.Type
@@ -394,7 +394,7 @@ export const isProviderToolCall = (item: OutputItem): item is FunctionCallItem =
  * Whether an item is a request the application must answer (approve or deny) in the
  * next request: an `approval_request`. Never a tool call to run.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isApprovalRequest = (item: OutputItem): item is ApprovalRequestItem => item.type === "approval_request"

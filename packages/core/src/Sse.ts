@@ -199,7 +199,7 @@ export const decodeText = (text: string, options?: DecodeOptions): Effect.Effect
  * - `dataSpace` (true): a space after `data:`, as most servers write it (`data: x`);
  *   false writes `data:x`, as the Durable Streams server does.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category encoding
  */
 export interface EncodeOptions {

@@ -1,7 +1,7 @@
 /**
  * Text grown delta by delta, kept compact in memory.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 
 /**
@@ -21,7 +21,7 @@
  * export const id = Text.compact(randomUUID())
  * ```
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category combinators
  */
 export const compact = (text: string): string => {
@@ -50,7 +50,7 @@ const smallBlock = 1024
  * export const content = ["Hel", "lo", "!"].reduce(Text.append, "")
  * ```
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category combinators
  */
 export const append = (text: string, delta: string): string => {

@@ -26,7 +26,7 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  * provider names one (absent: the requested model), and its counts, counted like
  * `Usage`'s (`input` excludes cache reads and writes).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category schemas
  */
 export const UsageIteration = Schema.Struct({
@@ -39,7 +39,7 @@ export const UsageIteration = Schema.Struct({
 }).annotate({ identifier: "UsageIteration" })
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type UsageIteration = typeof UsageIteration.Type

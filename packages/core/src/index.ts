@@ -31,7 +31,7 @@ export * as Ids from "./Ids.js"
 export * as Json from "./Json.js"
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as LastEntry from "./LastEntry.js"
 
@@ -81,7 +81,7 @@ export * as StreamEvent from "./StreamEvent.js"
 export * as Tokens from "./Tokens.js"
 
 /**
- * @since 0.3.0
+ * @since 0.1.0
  */
 export * as Text from "./Text.js"
 

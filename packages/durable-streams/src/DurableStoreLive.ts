@@ -380,7 +380,7 @@ export const make = (
  * `RedisStreamsLive.config` (`REDIS_URL`, default `redis://127.0.0.1:6379`), keys
  * under `prefix`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layerConfig = (

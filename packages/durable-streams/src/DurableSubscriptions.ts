@@ -31,6 +31,9 @@ import type { Subscription } from "./internal/subscriptionRecord.js"
 import * as Live from "./internal/subscriptionsLive.js"
 import * as Memory from "./internal/subscriptionsMemory.js"
 
+/**
+ * @since 0.3.0
+ */
 export {
   decodeRecord,
   encodeRecord,
@@ -106,7 +109,7 @@ export const make = Live.make
  * `RedisStreamsLive.config` (`REDIS_URL`, default `redis://127.0.0.1:6379`), keys
  * under `prefix`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layerConfig = (

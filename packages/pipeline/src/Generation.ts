@@ -15,7 +15,7 @@
  * yielded; it is never swallowed. With `streaming: false` the provider's non-streaming
  * request is sent, and its one answer is yielded in the same form.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { AccumulatorError } from "@sluice/accumulator"
 import { IContent } from "@sluice/accumulator"
@@ -36,7 +36,7 @@ import * as Stream from "effect/Stream"
  * `streaming: false` asks for the non-streaming request. `turn` names the turn's ids
  * and trace context (fresh ids when absent).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface GenerationOptions {
@@ -59,7 +59,7 @@ export interface GenerationOptions {
  * (`WireDecodeError`, `SseError`), or its events broke an order rule
  * (`AccumulatorError`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category errors
  */
 export type GenerationError =
@@ -70,7 +70,7 @@ export type GenerationError =
 /**
  * The request with the options laid over it, checked and with its defaults filled.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const requestOf = (
@@ -90,7 +90,7 @@ export const requestOf = (
 /**
  * The `IContent`s of one live request on `client`, as a `Stream`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category streams
  */
 export const stream = (
@@ -108,7 +108,7 @@ export const stream = (
 /**
  * `stream` on the `ProviderClient` service.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category streams
  */
 export const streamWith = (
@@ -128,7 +128,7 @@ export const streamWith = (
  * (`LlmRequestError`, `ProviderError`, ...; see `GenerationError`) after what came
  * before it; `return()` (a `break` out of `for await`) aborts the HTTP request.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category async
  */
 export const generateStreaming = (

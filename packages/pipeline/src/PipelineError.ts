@@ -4,7 +4,7 @@
  * classification's error code, and an application (the CLI) turns it into its own
  * failure, from the same rule.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { AccumulatorError } from "@sluice/accumulator"
 import type { Sse } from "@sluice/core"
@@ -19,7 +19,7 @@ import * as Predicate from "effect/Predicate"
  * The failures a run passes on, after ending the turn, besides the source's own and
  * Redis's: an event the fold refuses, the upsert stage's, and the publisher's.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type PipelineError =
@@ -34,7 +34,7 @@ export type PipelineError =
  * wire format, a broken SSE body), the pipeline's own (`PipelineError`), and Redis lost
  * past the retries.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type PipelineFailure =
@@ -51,7 +51,7 @@ export type PipelineFailure =
  * - `InfrastructureLost`: Redis was lost past the retries (`PublishError`, `RedisError`);
  * - `Internal`: anything else (bad options, a failure the pipeline does not know).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type Kind = "InvalidInput" | "InvalidEventOrder" | "InfrastructureLost" | "Internal"
@@ -78,7 +78,7 @@ const byTag = Match.type<PipelineFailure | Unknown>().pipe(
 /**
  * Classifies a failure by its `_tag` (see `Kind`); a value without one is `Internal`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category classifying
  */
 export const classify = (failure: unknown): Kind => Predicate.isObject(failure) ? byTag(failure) : "Internal"
@@ -94,7 +94,7 @@ const codes: Record<Kind, string> = {
  * The error code a turn ended by a failure of this kind carries (`response_error`,
  * `turn_error`): `invalid_input`, `invalid_event_order`, else `pipeline_error`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category classifying
  */
 export const errorCode = (kind: Kind): string => codes[kind]

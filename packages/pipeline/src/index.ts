@@ -44,7 +44,7 @@ export * as TraceParent from "./TraceParent.js"
  * The generation entry point: one live request as `IContent`s, an `AsyncIterable`
  * (`generateStreaming`) or an Effect `Stream`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as Generation from "./Generation.js"
 
@@ -52,7 +52,7 @@ export * as Generation from "./Generation.js"
  * The failures a turn's pipeline can end with, and the one classification of them
  * (`PipelineError.classify`), shared by the pipeline and the applications on it.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as PipelineError from "./PipelineError.js"
 

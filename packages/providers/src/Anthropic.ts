@@ -453,7 +453,7 @@ const mismatch = (line: number, deltaType: string, kind: string, index: number):
  * Claude 4 and later models as a summary of the full thinking, Claude 3.7's (and any
  * Anthropic-compatible server's model) as it was produced.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category mappings
  */
 export const summarizesThinking = (model: string): boolean => {

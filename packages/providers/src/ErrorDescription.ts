@@ -7,7 +7,7 @@
  * safety block names the filter that fired. The text is for people; programs decide
  * from `retryable`, `type` and `code`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import { ProviderError, type StreamEvent } from "@sluice/core"
 import type { ProviderName } from "./ProviderName.js"
@@ -24,7 +24,7 @@ import * as ProviderRequest from "./ProviderRequest.js"
  * - `detail`: the provider's own message and code, for a support request;
  * - `text`: all of it as one paragraph.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface ErrorDescription {
@@ -42,7 +42,7 @@ export interface ErrorDescription {
  * What `createErrorDescription` describes: a `ProviderError`, or the `ErrorObject` of a
  * `response_error` / `item_error` event.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type DescribedError = ProviderError.ProviderError | StreamEvent.ErrorObject
@@ -52,7 +52,7 @@ export type DescribedError = ProviderError.ProviderError | StreamEvent.ErrorObje
  * `Gemini`, and `the model server` for an OpenAI-compatible server (it may be any
  * vendor's).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category getters
  */
 export const displayName = (provider: ProviderName): string => {
@@ -414,7 +414,7 @@ const retryAdvice = (fields: Fields): string => {
  * | `timeout` | no answer, or the body went quiet | same | same |
  * | `api_error` | context window, API key (names the key's variable), billing, model not found, server error, cut-off stream | same | same |
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const createErrorDescription = (error: DescribedError, provider: ProviderName): ErrorDescription => {

@@ -209,7 +209,7 @@ export type Reasoning = typeof Reasoning.Type
 /**
  * The lowest `temperature` a request may ask for: 0.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const minTemperature = 0
@@ -218,7 +218,7 @@ export const minTemperature = 0
  * The highest `temperature` a request may ask for: 2, for every provider (OpenAI's and
  * Gemini's range; Anthropic's own range ends at 1 and the API refuses more).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const maxTemperature = 2
@@ -277,7 +277,7 @@ export const isFor = (part: { readonly provider?: string | undefined }, provider
  * names the offending field by its path (`temperature`, `tools[1].name`), `message`
  * says what was wrong with it.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category errors
  */
 export class LlmRequestError extends Schema.TaggedError<LlmRequestError>()("LlmRequestError", {
@@ -300,7 +300,7 @@ const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
  * `temperature` a number from 0 to 2, `maxTokens` a positive integer, a non-empty
  * model. Fails with a `LlmRequestError` naming the first offending field.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category validation
  */
 export const validateResult = (request: unknown): Result.Result<LlmRequest, LlmRequestError> => {
@@ -329,7 +329,7 @@ const decodeOptions = SchemaParser.decodeUnknownResult(Schema.Struct(optionField
  * typed already, and any value it carries goes to the provider unchanged). What the live
  * client and the generation entry point check before sending.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category validation
  */
 export const checkResult = (request: LlmRequest): Result.Result<LlmRequest, LlmRequestError> => {
@@ -342,7 +342,7 @@ export const checkResult = (request: LlmRequest): Result.Result<LlmRequest, LlmR
 /**
  * `validateResult` as an Effect.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category validation
  */
 export const validate = (request: unknown): Effect.Effect<LlmRequest, LlmRequestError> =>
@@ -351,7 +351,7 @@ export const validate = (request: unknown): Effect.Effect<LlmRequest, LlmRequest
 /**
  * A tool definition; `parameters` defaults to `{}` (no arguments).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const tool = (

@@ -139,7 +139,7 @@ export const Annotation = Schema.StructWithRest(Schema.Struct({ type: Schema.Str
  * `reasoning.encrypted`): every field is kept, so that the details can go back in the
  * next request as they came.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ReasoningDetail = Schema.StructWithRest(
@@ -158,7 +158,7 @@ export const ReasoningDetail = Schema.StructWithRest(
  * `{"type": "thinking", "thinking": [<text parts>]}`, `{"type": "reference",
  * "reference_ids"}`, or any other kind, kept as it came.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ContentPart = Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [JsonFields]).annotate({
@@ -166,7 +166,7 @@ export const ContentPart = Schema.StructWithRest(Schema.Struct({ type: Schema.St
 })
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type ContentPart = typeof ContentPart.Type

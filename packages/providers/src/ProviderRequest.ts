@@ -46,7 +46,7 @@ export const encode = (provider: ProviderName, given: LlmRequest, options: Encod
  * The provider's request after `LlmRequest.validateResult` accepted `request` (a typed
  * value or not): a `LlmRequestError` naming the field otherwise.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category encoding
  */
 export const encodeChecked = (
@@ -59,7 +59,7 @@ export const encodeChecked = (
 /**
  * Whether a request asks for the non-streaming form (`streaming: false`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isNonStreaming = (request: LlmRequest): boolean => request.streaming === false

@@ -295,7 +295,7 @@ export const toolResults = (
  * The application's answer to one of the turn's approval requests (an
  * `approval_request` item): `requestId` is its `provider_id` (or its item id).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface ApprovalAnswer {
@@ -311,7 +311,7 @@ export interface ApprovalAnswer {
  * the request it answers (other providers leave them out). An answer to a request the
  * turn did not make fails with `RoundTripError`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category conversions
  */
 export const approvalResponses = (

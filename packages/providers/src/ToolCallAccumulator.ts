@@ -257,7 +257,7 @@ export const finalize = (self: ToolCallAccumulator): ReadonlyArray<ToolCall> => 
  * A fragment as its provider sent it (parsed JSON), for `feed` and `detect` to find the
  * shape of.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type RawFragment = unknown
@@ -267,7 +267,7 @@ const tags: ReadonlySet<string> = new Set(["OpenAi", "AnthropicStart", "Anthropi
 /**
  * Whether a value is a tagged `Fragment` (made with the `Fragment` constructors).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category guards
  */
 export const isFragment = (value: unknown): value is Fragment =>
@@ -548,7 +548,7 @@ const knows = (state: ToolCalls, id: string): boolean => {
  * whose raw start was not a `tool_use` (a `server_tool_use` or `mcp_tool_use` is the
  * provider's call, not the caller's).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category parsing
  */
 export const detect = (raw: RawFragment): ReadonlyArray<Fragment> => detected(raw).map((found) => found.fragment)

@@ -3,7 +3,7 @@
  * an SSE body (`event:` names, `data:` JSON), a JSON-lines file or one JSON document.
  * For saying plainly that a transcript was given with the wrong `--provider`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -12,13 +12,13 @@ import type { ProviderName } from "./ProviderName.js"
 /**
  * The formats told apart: the four wire APIs, and the AI SDK's UI message stream parts.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category schemas
  */
 export const TranscriptFormat = Schema.Literals(["openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk"])
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type TranscriptFormat = typeof TranscriptFormat.Type
@@ -34,7 +34,7 @@ const labels: Record<TranscriptFormat, string> = {
 /**
  * How a format is named to people, as in "looks like an Anthropic Messages stream".
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category formatting
  */
 export const label = (format: TranscriptFormat): string => labels[format]
@@ -42,7 +42,7 @@ export const label = (format: TranscriptFormat): string => labels[format]
 /**
  * The format a provider's normalizer reads (`openai-compatible` reads OpenAI Chat's).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category formats
  */
 export const ofProvider = (
@@ -110,7 +110,7 @@ const parse = (text: string): unknown => {
  * The format `text` looks like, judged by its first payload that names one; `None`
  * when nothing in it does.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category detecting
  */
 export const detect = (text: string): Option.Option<TranscriptFormat> => {

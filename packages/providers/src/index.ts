@@ -112,11 +112,11 @@ export * as RoundTrip from "./RoundTrip.js"
 export * as WireRequest from "./WireRequest.js"
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as TranscriptFormat from "./TranscriptFormat.js"
 
 /**
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as ErrorDescription from "./ErrorDescription.js"

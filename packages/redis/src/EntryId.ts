@@ -101,7 +101,7 @@ const compareDecimal = (a: string, b: string): number =>
  * no leading zeros, as `format` gives): a comparison of the text, with no parsing, for
  * paths that compare an id per entry.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category ordering
  */
 export const isAfter = (a: string, b: string): boolean => {

@@ -5,7 +5,7 @@
  * and `maxCount`. The first page of a read is small (`firstCount`), so a stream of
  * huge entries is never read a thousand at a time.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import type { StreamEntry } from "./StreamEntry.js"
 
@@ -13,7 +13,7 @@ import type { StreamEntry } from "./StreamEntry.js"
  * The budget of one page: at most `maxCount` entries and, once entry sizes are known,
  * about `maxBytes` bytes (one entry larger than the budget is still read, alone).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReadBudget {
@@ -24,7 +24,7 @@ export interface ReadBudget {
 /**
  * The count of a read before any entry size is known.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const firstCount = 16
@@ -32,7 +32,7 @@ export const firstCount = 16
 /**
  * The default byte budget of one page: 4 MiB.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const defaultMaxBytes = 4 * 1024 * 1024
@@ -41,7 +41,7 @@ export const defaultMaxBytes = 4 * 1024 * 1024
  * The size of an entry as Redis sends it, near enough: its id and every field name and
  * value, in UTF-16 code units (a character of JSON text is at least a byte).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category accessors
  */
 export const entryBytes = (entry: StreamEntry): number => {
@@ -54,7 +54,7 @@ export const entryBytes = (entry: StreamEntry): number => {
  * A page sizer: `count()` is the count of the next read, `seen(entries)` records a
  * page's entries.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Pager {
@@ -65,7 +65,7 @@ export interface Pager {
 /**
  * A fresh page sizer for one read of a stream.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const pager = (budget: ReadBudget): Pager => {

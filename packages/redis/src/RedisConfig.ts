@@ -5,7 +5,7 @@
  * is no Redis to use, and the caller picks its own store (the command line's
  * embedded one).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -21,7 +21,7 @@ import * as RedisStreamsLive from "./RedisStreamsLive.js"
 /**
  * The Redis setup the environment names.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Target =
@@ -63,7 +63,7 @@ const single: Config.Config<RedisStreamsLive.LiveOptions> = Config.all({
  * `REDIS_CLUSTER_NODES`, `REDIS_SENTINELS` and `REDIS_URL` is an error that names
  * them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category config
  */
 export const target: Effect.Effect<Option.Option<Target>, Config.ConfigError> = Effect.gen(function*() {
@@ -88,7 +88,7 @@ export const target: Effect.Effect<Option.Option<Target>, Config.ConfigError> = 
 /**
  * The layer for a setup.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layer = (target: Target): Layer.Layer<RedisStreams, RedisError> =>
@@ -99,7 +99,7 @@ export const layer = (target: Target): Layer.Layer<RedisStreams, RedisError> =>
  * and the server use to choose their store. Not a layer itself: with none of the
  * variables set there is no Redis to use, and the caller picks its own store.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layerConfig: Effect.Effect<
@@ -110,7 +110,7 @@ export const layerConfig: Effect.Effect<
 /**
  * Where a setup points, for messages: never a password.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const describe = (target: Target): string => {

@@ -21,7 +21,7 @@
  * over yet) its commands fail with `Unavailable` and the publisher's retries carry
  * the turn through; `CLUSTERDOWN` replies are `Unavailable` too.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import calculateSlot from "cluster-key-slot"
 import * as Config from "effect/Config"
@@ -51,7 +51,7 @@ import { type TlsOptions, toConnectionOptions } from "./RedisTls.js"
  * - `commandTimeoutMs`, `connectTimeoutMs`, `reconnectMaxDelayMs`: as the single-node
  *   layer's (5000, 5000, 2000).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ClusterOptions {
@@ -70,7 +70,7 @@ export interface ClusterOptions {
  * `REDIS_USERNAME`, `REDIS_PASSWORD`, and with `REDIS_TLS=true` TLS to every node
  * (`REDIS_TLS_CA`, `REDIS_TLS_SERVERNAME`, `REDIS_TLS_REJECT_UNAUTHORIZED`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category config
  */
 export const config: Config.Config<ClusterOptions> = Config.all({
@@ -166,7 +166,7 @@ const openCluster = (options: ClusterOptions): Effect.Effect<Cluster, RedisError
  * Connects to the cluster and builds the service; every connection closes with the
  * scope. Fails with an `Unavailable` `RedisError` when no node answers.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService, RedisError, Scope.Scope> =>
@@ -271,7 +271,7 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
  * The cluster layer from the given options (what Effect's convention calls
  * `layer(options)`); `layerConfig` reads them from `Config`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, RedisError> =>
@@ -282,7 +282,7 @@ export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, Re
  * (`REDIS_CLUSTER_NODES` and the variables it lists), or a `Config` (or a record of
  * `Config`s) of the options.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layerConfig = (

@@ -73,7 +73,7 @@ export interface LiveOptions {
 /**
  * The Sentinels to ask for the master named `name`, and the Sentinels' own password.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface SentinelOptions {
@@ -110,7 +110,7 @@ const connectionNames: Record<Role, string> = { commands: "sluice", reads: "slui
  * `reads`: the same, for range reads of any size, so they never hold up commands;
  * `tail`: for blocking reads), closed with the scope.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const openClient = (options: LiveOptions, role: Role): Effect.Effect<Redis, RedisError, Scope.Scope> => {
@@ -195,7 +195,7 @@ const asFlat = decodeReply(FlatReply)
  * open a connection of its own for each tail, and the batch writes themselves. The
  * single-node layer builds them from one URL; `RedisStreamsCluster` from a cluster.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Connections {
@@ -209,7 +209,7 @@ export interface Connections {
 /**
  * A client that sends one command and resolves with its reply (ioredis's `call`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Caller {
@@ -220,7 +220,7 @@ export interface Caller {
  * `xaddAll` through a batch connection: the pipeline written as RESP into the bytes
  * the connection sends, one result per entry.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const batchXaddAll =
@@ -267,7 +267,7 @@ export const make = (options: LiveOptions): Effect.Effect<RedisStreamsService, R
 /**
  * The service over the given connections.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const fromConnections = (connections: Connections): RedisStreamsService => {
@@ -398,7 +398,7 @@ export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, Redis
  * (`REDIS_URL`, default `redis://127.0.0.1:6379`), or a `Config` (or a record of
  * `Config`s) of the options.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layerConfig = (

@@ -2,7 +2,7 @@
  * TLS settings of a Redis connection, shared by every client Sluice opens (ioredis's
  * command and tail connections, the batch connection, a cluster's nodes, Sentinel).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type * as Tls from "node:tls"
 
@@ -13,7 +13,7 @@ import type * as Tls from "node:tls"
  * - `rejectUnauthorized`: `false` accepts a certificate that fails verification (for
  *   a test setup only; the default is `true`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface TlsOptions {
@@ -25,7 +25,7 @@ export interface TlsOptions {
 /**
  * The settings as Node's `tls.connect` options, leaving out what is not set.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category conversions
  */
 export const toConnectionOptions = (options: TlsOptions): Tls.ConnectionOptions => ({

@@ -41,27 +41,27 @@ export * as StreamEntry from "./StreamEntry.js"
  * Reads bounded by bytes as well as entries: page counts sized from the largest entry
  * seen.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 export * as ReadBudget from "./ReadBudget.js"
 
 /**
  * `RedisStreams` on a Redis Cluster.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as RedisStreamsCluster from "./RedisStreamsCluster.js"
 
 /**
  * Which Redis the environment names (cluster, Sentinel, one server) and its layer.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as RedisConfig from "./RedisConfig.js"
 
 /**
  * TLS settings of Redis connections.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as RedisTls from "./RedisTls.js"

@@ -12,7 +12,7 @@
  * of `_` are collapsed, a trailing `_` dropped), and the attributes `unit` and
  * `time_unit` are not labels.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -22,7 +22,7 @@ import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 /**
  * The content type of the text format.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -54,7 +54,7 @@ const merge = (first: Metric.Metric.Snapshot, next: Metric.Metric.Snapshot): Met
  * up, of anything else the first is kept), and one type per name (a snapshot whose
  * type differs from its name's first is left out), sorted by name.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category rendering
  */
 export const series = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): ReadonlyArray<Metric.Metric.Snapshot> => {
@@ -78,7 +78,7 @@ export const series = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): Readon
  * escaped. Sorted by name, so the output is stable. Effect's `PrometheusMetrics`
  * renders them, from a registry holding exactly these snapshots.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category rendering
  */
 export const render = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): string => {
@@ -98,7 +98,7 @@ export const render = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): string
 /**
  * The text of every metric of the process now.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category rendering
  */
 export const text: Effect.Effect<string> = Effect.map(Metric.snapshot, render)

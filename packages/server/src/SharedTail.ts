@@ -17,7 +17,7 @@
  * `idleMs` after its last reader left; a tail that fails for good (Redis away past
  * `resumeSchedule`) fails its readers, and the next reader opens a new one.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import { EntryId, ReadBudget, type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
 import { TurnEnding } from "@sluice/turns"
@@ -44,7 +44,7 @@ import { resumingTail } from "./internal/resumingTail.js"
  *   reconnects at once finds it still open).
  * - `pageBytes`: the byte budget of one catch-up page.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface SharedTailOptions {
@@ -60,7 +60,7 @@ export interface SharedTailOptions {
  * The defaults: 5 s blocking reads, 1,024 entries per reader, tails kept 1 s after
  * their last reader, 4 MiB catch-up pages.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const defaults: Omit<SharedTailOptions, "resume"> = {
@@ -73,7 +73,7 @@ export const defaults: Omit<SharedTailOptions, "resume"> = {
 /**
  * What the shared tails offer.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface SharedTailService {
@@ -89,7 +89,7 @@ export interface SharedTailService {
 /**
  * The shared tails of a process.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category services
  */
 export class SharedTail extends Context.Service<SharedTail, SharedTailService>()("@sluice/server/SharedTail") {}
@@ -167,7 +167,7 @@ const catchUp = (redis: RedisStreams.RedisStreamsService, key: string, after: st
 /**
  * The shared tails on the `RedisStreams` in context, closed with the layer's scope.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category layers
  */
 export const layer = (options: SharedTailOptions): Layer.Layer<SharedTail, never, RedisStreams.RedisStreams> =>
@@ -176,7 +176,7 @@ export const layer = (options: SharedTailOptions): Layer.Layer<SharedTail, never
 /**
  * Makes the shared tails in the current scope.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const make = (

@@ -53,7 +53,7 @@ export interface FollowOptions {
  * A turn whose producer a reader watches: its key prefix and id, checked every
  * `everyMs`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ProducerWatch {
@@ -102,7 +102,7 @@ export const resumeSchedule = (
  *   (so the stream still closes when the turn ends), and the entries up to `after`,
  *   which the reader says it has, are not passed on.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type ResumeStart =
@@ -113,7 +113,7 @@ export type ResumeStart =
  * Decides where to resume after `after` (a valid entry id) on a stream whose last
  * entry is `last`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category streams
  */
 export const resumeStart = (after: string, last: Option.Option<StreamEntry.StreamEntry>): ResumeStart => {
@@ -230,7 +230,7 @@ export const awaitStream = (
  * here, and whoever writes the ending first wins (another server, the producer itself
  * coming back): the others find it ended.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category producers
  */
 export const endIfProducerLost = (
@@ -252,7 +252,7 @@ export const endIfProducerLost = (
  * for as long as it runs; a check that fails on a Redis error is logged and tried again
  * at the next one.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category producers
  */
 export const watchProducer = (watch: ProducerWatch): Effect.Effect<never, never, RedisStreams.RedisStreams> =>

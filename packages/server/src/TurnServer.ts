@@ -75,7 +75,7 @@ const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
  * An app of the server: an HTTP effect (v3's `HttpApp.Default`) that answers the
  * request in context, in the request's scope, and never fails.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export type App = Effect.Effect<
@@ -224,7 +224,7 @@ const preflight = (request: HttpServerRequest.HttpServerRequest): HttpServerResp
  * The app of the metrics port: `/metrics`, `/healthz` and `/readyz` without a token,
  * 404 for anything else.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const makeMetricsApp = (
@@ -326,7 +326,7 @@ class ClosingServer extends Server {
  * closed as soon as no request is in flight on it, rather than kept alive: closing
  * waits for the responses in flight, never for a keep-alive timeout.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const nodeServer = (
@@ -338,7 +338,7 @@ export const nodeServer = (
  * The start of the URLs the server writes into its answers: `publicUrl`, else the
  * address it listens on (`localhost` for every interface).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category accessors
  */
 export const publicBase = (

@@ -37,7 +37,7 @@ export const Token = Schema.String.check(
  * one, with an optional port (what a webhook URL's host name, or its host with port,
  * is compared with).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category schemas
  */
 export const AllowHost = Schema.String.check(
@@ -52,7 +52,7 @@ export const AllowHost = Schema.String.check(
  * limits (8 MiB for a Durable Streams write, 1 MiB for a subscription route) and the
  * keep-alive (65 s) and headers (66 s) timeouts; `sluice serve` takes them too.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const connectionDefaults = {
@@ -194,7 +194,7 @@ export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "to
  * The longest `headersTimeoutMs`: Node's request timeout (300 s), which bounds the
  * headers and the body together.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const maxHeadersTimeoutMs = 300_000

@@ -147,7 +147,7 @@ export const pageSize = 1000
  * About the most bytes one read takes while a snapshot is loaded (`ReadBudget`: each
  * page's count is sized from the largest entry seen so far).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const pageBytes = ReadBudget.defaultMaxBytes
@@ -241,7 +241,7 @@ export const load = (
 /**
  * A snapshot as JSON text, with its status.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface SnapshotJson {
@@ -256,7 +256,7 @@ export interface SnapshotJson {
  * the items go into the text as Stream B holds them, so a snapshot of long items is
  * not encoded again: `JSON.parse` of `json` equals what `load` gives.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category loading
  */
 export const loadJson = (

@@ -26,7 +26,7 @@
  * `call_id`) lands on it. User and system messages, script executions and compactions
  * have no place in an assistant message and are left out.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Ids, Json, type StreamEvent, Usage } from "@sluice/core"
 import { EntryId, type RedisError, type StreamEntry } from "@sluice/redis"
@@ -47,7 +47,7 @@ const chunk = <T extends string, F extends Schema.Struct.Fields>(type: T, fields
 /**
  * The chunks this mapping sends, a subset of the AI SDK's `uiMessageChunkSchema`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category schemas
  */
 export const UiMessageChunk = Schema.Union([
@@ -92,7 +92,7 @@ export const UiMessageChunk = Schema.Union([
 ]).annotate({ identifier: "UiMessageChunk" })
 
 /**
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type UiMessageChunk = typeof UiMessageChunk.Type
@@ -101,7 +101,7 @@ export type UiMessageChunk = typeof UiMessageChunk.Type
  * The response headers of a UI message stream (the AI SDK's
  * `UI_MESSAGE_STREAM_HEADERS`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const headers = {
@@ -113,7 +113,7 @@ export const headers = {
 /**
  * The SSE text of a chunk: `data: <json>`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category encoding
  */
 export const encode = (chunk: UiMessageChunk): string => `data: ${JSON.stringify(chunk)}\n\n`
@@ -131,7 +131,7 @@ export const encodeWithId = (chunk: UiMessageChunk, id: string): string =>
 /**
  * The last line of every UI message stream.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const done = "data: [DONE]\n\n"
@@ -141,7 +141,7 @@ type Open = { readonly kind: "text" | "reasoning" } | { readonly kind: "tool"; r
 /**
  * The mapping's state: the parts open, and the item id of each call by its `call_id`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface State {
@@ -152,7 +152,7 @@ export interface State {
 /**
  * The state before the first event.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const initial: State = { open: new Map(), calls: new Map() }
@@ -305,7 +305,7 @@ const itemDone = (
 /**
  * One step of the mapping: the state after `event`, and the chunks it makes.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category mapping
  */
 export const step = (state: State, event: StreamEvent.StreamEvent): readonly [State, ReadonlyArray<UiMessageChunk>] => {
@@ -355,7 +355,7 @@ export const step = (state: State, event: StreamEvent.StreamEvent): readonly [St
 /**
  * The UI message chunks of a stream of StreamEvents, in order.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category mapping
  */
 export const chunks = <E, R>(
@@ -481,7 +481,7 @@ const framedFrom =
  * reader comes back for the turn again). An event id that the turn does not hold
  * gives an `error` chunk (`invalid_last_event_id`) once the turn has ended.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category streams
  */
 export const uiMessageSse = <R>(

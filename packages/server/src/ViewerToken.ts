@@ -35,7 +35,7 @@ export const TokenScope = Schema.Literals(["read", "control"]).annotate({ identi
 /**
  * Whether a scope allows cancelling turns.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category predicates
  */
 export const mayCancel = (scope: TokenScope): boolean => scope === "control"

@@ -16,7 +16,7 @@ export * as ApiError from "./ApiError.js"
 /**
  * One live tail per stream in the process, shared by all its readers.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as SharedTail from "./SharedTail.js"
 
@@ -43,21 +43,21 @@ export * as TurnSnapshot from "./TurnSnapshot.js"
 /**
  * The viewer's signed page tokens (`read` and `control` scopes).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as ViewerToken from "./ViewerToken.js"
 
 /**
  * A turn's StreamEvents as the AI SDK's UI message stream.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 export * as UiMessageStream from "./UiMessageStream.js"
 
 /**
  * The process's metrics as Prometheus text, as `GET /metrics` serves them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Prometheus from "./Prometheus.js"
 

@@ -1,7 +1,7 @@
 /**
  * The typed failure of the turn publisher.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
 
@@ -15,7 +15,7 @@ import * as Schema from "effect/Schema"
  * - `InvalidInput`: the turn id is not a UUID, a message belongs to another turn, or
  *   an event does not satisfy its schema.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const PublishErrorReason = Schema.Literals(["RetriesExhausted", "Conflict", "Rejected", "InvalidInput"])
@@ -24,7 +24,7 @@ export const PublishErrorReason = Schema.Literals(["RetriesExhausted", "Conflict
   })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type PublishErrorReason = typeof PublishErrorReason.Type
@@ -35,7 +35,7 @@ export type PublishErrorReason = typeof PublishErrorReason.Type
  * first entry it could not confirm, when there is one; `attempts` how many times it
  * tried that write.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category errors
  */
 export class PublishError extends Schema.TaggedError<PublishError>()("PublishError", {
@@ -60,7 +60,7 @@ export class PublishError extends Schema.TaggedError<PublishError>()("PublishErr
 /**
  * The publisher's options were invalid; `detail` names every bad field.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category errors
  */
 export class InvalidPublisherOptions extends Schema.TaggedError<InvalidPublisherOptions>()("InvalidPublisherOptions", {

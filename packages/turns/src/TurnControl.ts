@@ -5,7 +5,7 @@
  * and acts on the requests for the turns it runs. A request reaches the producer as
  * soon as Redis hands the entry to its blocked read.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
@@ -19,7 +19,7 @@ import * as TurnKeys from "./TurnKeys.js"
 /**
  * A request: cancel the turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface CancelRequest {
@@ -36,7 +36,7 @@ const retentionMs = 24 * 60 * 60 * 1000
 /**
  * Asks whichever process runs the turn to cancel it.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category requests
  */
 export const requestCancel = (prefix: string, turnId: string): Effect.Effect<void, RedisError, RedisStreams> =>
@@ -55,7 +55,7 @@ const toRequest = (entry: StreamEntry): Option.Option<CancelRequest> =>
 /**
  * Where the control stream ends now: the id after which `requests` reads.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category requests
  */
 export const position = (prefix: string): Effect.Effect<string, RedisError, RedisStreams> =>
@@ -71,7 +71,7 @@ export const position = (prefix: string): Effect.Effect<string, RedisError, Redi
  * stream is read; entries of other kinds are skipped. Holds one connection while it
  * runs.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category requests
  */
 export const requests = (prefix: string, after?: string): Stream.Stream<CancelRequest, RedisError, RedisStreams> =>

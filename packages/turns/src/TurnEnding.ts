@@ -17,7 +17,7 @@
  * a reader that goes away while its watcher writes the ending cannot cut it between
  * the two streams (docs/redis.md#leases-and-endings).
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import { Ids, LastEntry, StreamBMessage, StreamEvent } from "@sluice/core"
 import * as EntryId from "@sluice/redis/EntryId"
@@ -35,7 +35,7 @@ import * as TurnKeys from "./TurnKeys.js"
 /**
  * Why a turn was ended by someone other than its producer.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface Ending {
@@ -47,7 +47,7 @@ export interface Ending {
 /**
  * The ending of a turn whose producer's lease lapsed.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const producerLost: Ending = {
@@ -59,7 +59,7 @@ export const producerLost: Ending = {
  * The error object a turn's ending carries in Stream A's `response_error`: the
  * ending's code and message, an `api_error` that is not retryable.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category payloads
  */
 export const errorObject = (ending: Ending): StreamEvent.ErrorObject => ({
@@ -72,7 +72,7 @@ export const errorObject = (ending: Ending): StreamEvent.ErrorObject => ({
 /**
  * Stream A's error entry of an ending: `response_error` with the ending's error.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category payloads
  */
 export const errorPayload = (responseId: string, ending: Ending): StreamEvent.Payload => ({
@@ -86,7 +86,7 @@ export const errorPayload = (responseId: string, ending: Ending): StreamEvent.Pa
  * `response_done`) with the turn's status: finish reason `error` for `error`, none
  * for any other status.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category payloads
  */
 export const lastPayload = (responseId: string, status: StreamEvent.ResponseStatus): StreamEvent.Payload => ({
@@ -100,7 +100,7 @@ export const lastPayload = (responseId: string, status: StreamEvent.ResponseStat
  * Stream A's ending of a failed turn, `[error, last]`: the ending's
  * `response_error`, then `response_done` with status `error`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category payloads
  */
 export const streamAEnding = (
@@ -114,7 +114,7 @@ export const streamAEnding = (
 /**
  * The turn a Stream B turn event names.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnMeta {
@@ -128,7 +128,7 @@ export interface TurnMeta {
  * with the ending's code and message, then `turn_completed` (core's `LastEntry`) with
  * status `error`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category payloads
  */
 export const streamBEnding = (
@@ -144,7 +144,7 @@ export const streamBEnding = (
  * `already_ended` (the stream's last entry was there), or `empty` (the turn has no
  * entries to end).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type Outcome = "ended" | "already_ended" | "empty"
@@ -157,7 +157,7 @@ const fieldOf = (entry: StreamEntry, name: string): string | undefined => Option
  * in Stream A, a `turn_completed` turn event in Stream B. Readers stop after it; an
  * error entry (`response_error`, `turn_error`) does not end a turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isLast: (entry: StreamEntry) => boolean = TurnEntry.isFinal
@@ -226,7 +226,7 @@ const startOf = (prefix: string, turnId: string) =>
  * Uninterruptible: once begun it finishes, whoever stops waiting for it. Returns what
  * it did to Stream B, the stream readers follow.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category endings
  */
 export const end = (prefix: string, turnId: string, ending: Ending): Effect.Effect<Outcome, RedisError, RedisStreams> =>

@@ -10,7 +10,7 @@
  * `timestamp` are the StreamEvent's, `payloadType` is its `type` and `payload` the
  * whole event as JSON.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { LastEntry, SchemaDecode, StreamBMessage, StreamEvent } from "@sluice/core"
 import type { Fields, StreamEntry } from "@sluice/redis/StreamEntry"
@@ -25,7 +25,7 @@ import { checkedItemDelta, itemDeltaJson } from "./internal/eventJson.js"
 /**
  * The five fields of an entry, decoded: `timestamp` becomes a number.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const TurnEntryFields = Schema.Struct({
@@ -66,7 +66,7 @@ export type TurnEntryJson = typeof TurnEntryJson.Type
 /**
  * An entry of a turn stream: its Redis id and its fields.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnEntry extends Schema.Schema.Type<typeof TurnEntryFields> {
@@ -78,7 +78,7 @@ const names = ["eventId", "timestamp", "turnId", "payloadType", "payload"] as co
 /**
  * The Stream B fields of a StreamBMessage.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category encoding
  */
 export const fromStreamBMessage = (message: StreamBMessage.StreamBMessage): Fields => [
@@ -95,7 +95,7 @@ const encodeEvent = Schema.encodeResult(Schema.fromJsonString(StreamEvent.Stream
  * The Stream A fields of a StreamEvent of the given turn. Fails when the event does
  * not satisfy its schema.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category encoding
  */
 export const fromStreamEvent = (
@@ -116,6 +116,7 @@ export const fromStreamEvent = (
  * says). For a writer whose entries wait for Redis's replies: the function holds the
  * event's parts, not their JSON.
  *
+ * @since 0.3.0
  * @internal
  */
 export const deltaFieldsLater = (turnId: string, event: StreamEvent.StreamEvent): (() => Fields) | undefined => {
@@ -137,7 +138,7 @@ const decodeFields = SchemaDecode.decodeUnknown(TurnEntryFields)
  * Reads the five fields of an entry. Fails, naming the field, when one is missing or
  * malformed.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category decoding
  */
 export const decode = (entry: StreamEntry): Effect.Effect<TurnEntry, Schema.SchemaError> => {
@@ -173,7 +174,7 @@ const decodeMessage = SchemaDecode.decodeUnknown(StreamBMessage.StreamBMessage)
 /**
  * The StreamBMessage a Stream B entry holds.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category decoding
  */
 export const toStreamBMessage = (
@@ -193,7 +194,7 @@ const decodeEvent = Schema.decodeEffect(Schema.fromJsonString(StreamEvent.Stream
 /**
  * The StreamEvent a Stream A entry holds.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category decoding
  */
 export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.StreamEvent, Schema.SchemaError> =>
@@ -205,7 +206,7 @@ export const toStreamEvent = (entry: StreamEntry): Effect.Effect<StreamEvent.Str
  * `response_error` / `turn_error` comes just before it and does not end the turn. A
  * follower stops after it (the `until` of a tail).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category predicates
  */
 export const isFinal = (entry: StreamEntry): boolean =>

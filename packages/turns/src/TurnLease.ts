@@ -6,7 +6,7 @@
  * it. A second key, `:leased`, lives as long as the turn's streams and says that the
  * turn had a lease at all.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
@@ -20,7 +20,7 @@ import * as TurnKeys from "./TurnKeys.js"
 /**
  * How long a lease lives without renewal, and how often it is renewed.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface LeaseOptions {
@@ -35,7 +35,7 @@ export interface LeaseOptions {
 /**
  * The default lease: 6 s, renewed every 2 s.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const defaultLeaseMs = 6_000
@@ -44,7 +44,7 @@ export const defaultLeaseMs = 6_000
  * A held lease: `lost` completes if a renewal finds the lease gone (the producer was
  * paused past its expiry, and the turn may have been ended by someone else).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface Lease {
@@ -58,7 +58,7 @@ export interface Lease {
  * every lease of the process; without one, a keeper of this lease alone runs in the
  * scope. `onLost` runs, in the keeper's fiber, when a renewal finds the lease gone.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const hold = (
@@ -85,7 +85,7 @@ export const hold = (
  * A turn's lease as a reader sees it: `held`, `lapsed` (the turn had one and it
  * expired), or `none` (the turn never had one, or its retention is over).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export type LeaseState = "held" | "lapsed" | "none"
@@ -93,7 +93,7 @@ export type LeaseState = "held" | "lapsed" | "none"
 /**
  * Reads the state of a turn's lease.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category accessors
  */
 export const state = (prefix: string, turnId: string): Effect.Effect<LeaseState, RedisError, RedisStreams> =>

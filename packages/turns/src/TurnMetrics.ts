@@ -5,7 +5,7 @@
  * pipeline, the publisher) and the readers (the server) update the same metrics, so a
  * process running both reports them once. `Metric.snapshot` reads them all.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import * as Metric from "effect/Metric"
 import type * as TurnKeys from "./TurnKeys.js"
@@ -30,7 +30,7 @@ const perTag = <K extends string, M>(make: (value: K) => M) => {
 /**
  * Turns the pipeline started.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const turnsStarted = Metric.counter("sluice_turns_started_total", { description: "Turns the pipeline started" })
@@ -52,7 +52,7 @@ export const turnsRefused: (limit: string) => Counter = perTag((limit: string) =
 /**
  * Turns running now in this process.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const turnsActive = Metric.gauge("sluice_turns_active", { description: "Turns running in this process" })
@@ -72,7 +72,7 @@ export const processLag = Metric.gauge("sluice_process_lag_seconds", {
 /**
  * Turns ended, by `status` (`complete`, `error`, `aborted`, `cancelled`, ...).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const turnsEnded: (status: string) => Counter = perTag((status: string) =>
@@ -82,7 +82,7 @@ export const turnsEnded: (status: string) => Counter = perTag((status: string) =
 /**
  * StreamEvents the pipeline handled, by payload `type`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const events: (type: string) => Counter = perTag((type: string) =>
@@ -92,7 +92,7 @@ export const events: (type: string) => Counter = perTag((type: string) =>
 /**
  * Entries Redis confirmed, by `stream` (`events` = Stream A, `upserts` = Stream B).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
@@ -105,7 +105,7 @@ export const entries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream:
 /**
  * Seconds from sending a batch of entries to Redis confirming it, by `stream`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Histogram<number> = perTag((
@@ -122,7 +122,7 @@ export const publishLatency: (stream: TurnKeys.TurnStream) => Metric.Histogram<n
  * Writes that found Redis unavailable (each is retried while the retry policy allows),
  * by `stream`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((stream: TurnKeys.TurnStream) =>
@@ -136,7 +136,7 @@ export const publishRetries: (stream: TurnKeys.TurnStream) => Counter = perTag((
  * Producer leases found lapsed: by the producer itself (`side="producer"`, its turn
  * stops) or by a reader that then ended the turn `producer_lost` (`side="reader"`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category metrics
  */
 export const leaseExpiries: (side: "producer" | "reader") => Counter = perTag((side: "producer" | "reader") =>

@@ -18,7 +18,7 @@
  * stream ends, and the turn id is recorded in the index of recent turns. Each batch
  * updates `TurnMetrics` (entries, publish latency, retries).
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import type { StreamBMessage } from "@sluice/core"
 import { Backoff, Ids, SchemaDecode, type StreamEvent } from "@sluice/core"
@@ -61,7 +61,7 @@ const withDefault = <S extends Schema.Constraint>(value: S["Type"]) =>
  * - `retryAttempts` (3), `retryBaseMs` (1000), `retryMaxMs` (10000): docs/upserts.md's retry
  *   policy (core's `Backoff`), shared with the upsert stage.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const TurnPublisherOptions = Schema.Struct({
@@ -79,7 +79,7 @@ export const TurnPublisherOptions = Schema.Struct({
 /**
  * Options with defaults applied.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ResolvedOptions = typeof TurnPublisherOptions.Type
@@ -87,7 +87,7 @@ export type ResolvedOptions = typeof TurnPublisherOptions.Type
 /**
  * Options as a caller writes them: every field optional.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Options = typeof TurnPublisherOptions.Encoded
@@ -95,7 +95,7 @@ export type Options = typeof TurnPublisherOptions.Encoded
 /**
  * The publisher.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnPublisherService {
@@ -150,7 +150,7 @@ export interface TurnWriters {
 /**
  * The turn publisher.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category tags
  */
 export class TurnPublisher extends Context.Service<TurnPublisher, TurnPublisherService>()(
@@ -210,7 +210,7 @@ const decodeOptions = SchemaDecode.decodeUnknown(TurnPublisherOptions, { errors:
  * Builds a publisher on the `RedisStreams` in context. Fails with
  * `InvalidPublisherOptions`, naming each bad field, when the options are invalid.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const make = (
@@ -302,7 +302,7 @@ export const make = (
 /**
  * A publisher layer on the `RedisStreams` layer it is given.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<TurnPublisher, InvalidPublisherOptions, RedisStreams> =>
@@ -312,7 +312,7 @@ export const layer = (options: Options = {}): Layer.Layer<TurnPublisher, Invalid
  * Publishes a turn's StreamEvents to Stream A with the `TurnPublisher` in context,
  * passing each event on once Redis has confirmed it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category transformers
  */
 export const publishEvents = (turnId: string) =>
@@ -325,7 +325,7 @@ export const publishEvents = (turnId: string) =>
  * Publishes a turn's StreamBMessages to Stream B with the `TurnPublisher` in context,
  * passing each message on once Redis has confirmed it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category transformers
  */
 export const publishUpserts = (turnId: string) =>

@@ -4,33 +4,33 @@
  * producer's lease, cancellation, the one ending rule (`producer_lost`) and the turn
  * metrics (docs/redis.md).
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as PublishError from "./PublishError.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as TurnEntry from "./TurnEntry.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as TurnKeys from "./TurnKeys.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as TurnPublisher from "./TurnPublisher.js"
 
 /**
  * The producer's liveness lease of a turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as TurnLease from "./TurnLease.js"
 
@@ -44,14 +44,14 @@ export * as LeaseKeeper from "./LeaseKeeper.js"
 /**
  * Ending a turn its producer can no longer end (`producer_lost`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as TurnEnding from "./TurnEnding.js"
 
 /**
  * Requests to the processes that run turns (cancel).
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as TurnControl from "./TurnControl.js"
 
@@ -59,6 +59,6 @@ export * as TurnControl from "./TurnControl.js"
  * The metrics of turns: started, active, ended, entries per stream, publish latency,
  * retries, lease expiries.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as TurnMetrics from "./TurnMetrics.js"

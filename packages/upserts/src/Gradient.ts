@@ -60,7 +60,7 @@ export const defaultSteps: Arr.NonEmptyReadonlyArray<number> = [
  * The default growth past the listed steps: a quarter of what was last upserted, so an
  * item's upserts carry together at most about five times its size.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constants
  */
 export const defaultGrowth = 0.25
@@ -106,7 +106,7 @@ export const thresholdAt = (self: Gradient, index: number): number => {
  * with `emitted` tokens in its last upsert: the threshold at the index, and past the
  * listed steps at least `emitted * (1 + growth)`.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category accessors
  */
 export const nextThreshold = (self: Gradient, index: number, emitted: number): number => {

@@ -5,14 +5,14 @@
  * `@sluice/turns`, for a turn whose producer is gone) build them here, so a turn ends
  * the same way whoever ends it.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 import type { StreamEvent, UITurnEvent, Usage } from "@sluice/core"
 
 /**
  * The turn a turn event belongs to.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
 export interface TurnIds {
@@ -24,7 +24,7 @@ export interface TurnIds {
  * `turn_completed` with the turn's status, and its usage in Stream B's terms when
  * there is one.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const turnCompleted = (
@@ -54,7 +54,7 @@ export const turnCompleted = (
  * `turn_error` with the error's code and message (nothing else of the error reaches
  * Stream B).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category constructors
  */
 export const turnError = (

@@ -64,7 +64,7 @@ export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe
  * Stream B's turn events (`turn_completed`, `turn_error`) as the stage writes them, for
  * whoever else ends a turn.
  *
- * @since 0.2.0
+ * @since 0.3.0
  */
 export * as TurnEvents from "./TurnEvents.js"
 

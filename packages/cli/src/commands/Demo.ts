@@ -34,7 +34,7 @@ export const samples: ReadonlyArray<{ readonly file: string; readonly provider: 
 /**
  * The flags and arguments of `demo`, as the parser reads them.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category options
  */
 export const options = {
@@ -69,7 +69,7 @@ export const options = {
 /**
  * The parsed options of `demo`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Args = Command.Command.Config.Infer<typeof options>

@@ -13,7 +13,7 @@ import * as CommandOptions from "../CommandOptions.js"
 /**
  * The flags and arguments of `normalize`, as the parser reads them.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category options
  */
 export const options = {
@@ -32,7 +32,7 @@ export const options = {
 /**
  * The parsed options of `normalize`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Args = Command.Command.Config.Infer<typeof options>

@@ -14,7 +14,7 @@ import * as EnvOptions from "../EnvOptions.js"
 /**
  * The flags and arguments of `replay`, as the parser reads them.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category options
  */
 export const options = {
@@ -48,7 +48,7 @@ export const options = {
 /**
  * The parsed options of `replay`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Args = Command.Command.Config.Infer<typeof options>

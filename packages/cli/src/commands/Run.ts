@@ -28,7 +28,7 @@ import * as EnvOptions from "../EnvOptions.js"
 /**
  * The flags and arguments of `run`, as the parser reads them.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category options
  */
 export const options = {
@@ -60,7 +60,7 @@ export const options = {
 /**
  * The parsed options of `run`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Args = Command.Command.Config.Infer<typeof options>

@@ -21,7 +21,7 @@ import * as ServerLimits from "../internal/serverLimits.js"
 /**
  * The flags and arguments of `serve`, as the parser reads them.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category options
  */
 export const options = {
@@ -55,7 +55,7 @@ export const options = {
 /**
  * The parsed options of `serve`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Args = Command.Command.Config.Infer<typeof options>
