@@ -43,7 +43,7 @@ export interface CheckOptions {
   readonly root: string
   /** The scope of the workspace's packages, whose ranges must be the release's version. */
   readonly scope?: string
-  /** How many packages are packed at once (default 2, the machine's cores). */
+  /** How many packages are packed at once (default 4: packing waits on pnpm more than on the CPU). */
   readonly concurrency?: number
 }
 
@@ -198,7 +198,7 @@ export const releaseCheck = async (options: CheckOptions): Promise<Report> => {
   try {
     const checked = await mapLimit(
       workspaces,
-      options.concurrency ?? 2,
+      options.concurrency ?? 4,
       async (workspace) => {
         const own = await mkdtemp(join(into, "pack-"))
         return checkOne(options.root, workspace, own, scope, publicNames)
