@@ -12,7 +12,9 @@
  *   `^` it (rules.ts: versionProblems, rangeProblems); `.changeset/config.json` releases
  *   the packages as one fixed group (changesetProblems);
  * - its CHANGELOG.md has an entry for the version (changelogProblems), and no `@since`
- *   tag names a later version (sinceProblems).
+ *   tag names a later version (sinceProblems);
+ * - with the repository's history at hand, every export's `@since` in `packages/*\/src` is
+ *   the first release point that had it (since.ts: audit); without it, a note says so.
  *
  * It packs what is built: run `pnpm build` first (`pnpm install` does).
  */
@@ -36,6 +38,7 @@ import {
   sinceProblems,
   versionProblems
 } from "./rules.js"
+import { audit } from "./since.js"
 
 /** What to check. */
 export interface CheckOptions {
@@ -63,6 +66,8 @@ export interface PackedPackage {
 export interface Report {
   readonly packages: ReadonlyArray<PackedPackage>
   readonly problems: ReadonlyArray<Problem>
+  /** What was not checked, and why (the `@since` history without the git history). */
+  readonly notes: ReadonlyArray<string>
   readonly milliseconds: number
 }
 
@@ -206,9 +211,28 @@ export const releaseCheck = async (options: CheckOptions): Promise<Report> => {
     )
     problems.push(...checked.flatMap((one) => one.problems))
     problems.push(...versionProblems(checked.flatMap(({ manifest }) => manifest === undefined ? [] : [manifest])))
+    const notes: Array<string> = []
+    try {
+      const history = audit(options.root)
+      if (history._tag === "Skipped") notes.push(`@since tags not checked against the history: ${history.reason}`)
+      else {
+        problems.push(...history.problems.map(({ file, line, message, name, pkg }) => ({
+          pkg,
+          file: `${file}:${line}`,
+          message: `${name}: ${message}`
+        })))
+      }
+    } catch (cause) {
+      problems.push({
+        pkg: "workspace",
+        file: "scripts/release/since.ts",
+        message: `the @since audit failed: ${message(cause)}`
+      })
+    }
     return {
       packages: checked.flatMap(({ packed }) => packed === undefined ? [] : [packed]),
       problems,
+      notes,
       milliseconds: performance.now() - started
     }
   } finally {
@@ -224,5 +248,5 @@ export const formatReport = (report: Report): string => {
   const summary = report.problems.length === 0
     ? `release:check: ${report.packages.length} packages at ${versions} packed and clean (${seconds} s)`
     : `release:check: ${report.problems.length} problems in ${report.packages.length} packages at ${versions} (${seconds} s)`
-  return [...lines, summary].join("\n")
+  return [...lines, ...report.notes.map((note) => `note: ${note}`), summary].join("\n")
 }
