@@ -26,7 +26,7 @@ const ApprovalRequest = Schema.Struct({
  * raw), so `reasoning` holds both. `toolCalls` are only the calls the caller must run;
  * `providerToolCalls` are the calls the provider ran itself (web search, code
  * execution, ...: `provider_executed`), listed for information, never to be run.
- * `approvalRequests` (since 0.2.0) are the questions the caller must answer (approve or
+ * `approvalRequests` (since 0.3.0) are the questions the caller must answer (approve or
  * deny) in the next request: `id` is the provider's request id the answer names,
  * `serverLabel` the remote server, `name` and `arguments` the tool call it would make.
  *
