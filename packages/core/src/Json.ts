@@ -1,9 +1,13 @@
 /**
  * JSON values as a schema: the shape of every opaque provider payload Sluice keeps
- * (raw usage objects, provider metadata, parsed tool arguments and outputs).
+ * (raw usage objects, provider metadata, parsed tool arguments and outputs); and the
+ * one rule for JSON that clients send: how deep it may nest
+ * (docs/http.md#json-nesting), checked over the text in one pass, without recursion,
+ * before anything walks the parsed value.
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import { PredicateAnnotationId } from "./SchemaGuard.js"
@@ -162,4 +166,114 @@ export const parseArguments = (raw: string): JsonObject => {
   if (raw.trim() === "") return {}
   const parsed = parseOrUndefined(raw)
   return isObject(parsed) ? parsed : { _invalid_arguments: raw }
+}
+
+/**
+ * The deepest nesting of arrays and objects accepted from a client by default: 128
+ * levels (`[]` is one level, `[[]]` two). `JSON.parse` itself reads deeper text, but
+ * `JSON.stringify`, schema decoding and any other walk of the value recurse once a
+ * level, and a few thousand levels overflow the stack (docs/http.md#json-nesting).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultMaxDepth = 128
+
+/**
+ * JSON text nested deeper than its limit: how deep it nests (`depth`) and the limit.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class JsonTooDeep extends Schema.TaggedError<JsonTooDeep>()("JsonTooDeep", {
+  depth: Schema.Int,
+  limit: Schema.Int,
+  message: Schema.String
+}) {}
+
+/**
+ * Text that is not JSON: `JSON.parse`'s reason.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class JsonInvalid extends Schema.TaggedError<JsonInvalid>()("JsonInvalid", {
+  message: Schema.String
+}) {}
+
+const quote = 34 // "
+const backslash = 92 // \
+const openArray = 91 // [
+const openObject = 123 // {
+const closeArray = 93 // ]
+const closeObject = 125 // }
+
+/**
+ * How deep the arrays and objects of JSON text nest (0 for a scalar, 1 for `[]` or
+ * `{}`), counted in one pass over the text without recursion: brackets inside strings
+ * (escapes included) do not count. Linear in the text's length, and total on any text
+ * (text that is not JSON gives the depth its brackets reach; `JSON.parse` refuses it).
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const nestingDepth = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === quote) {
+      // to the closing quote: an escaped character is skipped with its backslash
+      for (i++; i < text.length; i++) {
+        const inside = text.charCodeAt(i)
+        if (inside === backslash) i++
+        else if (inside === quote) break
+      }
+    } else if (code === openArray || code === openObject) {
+      depth++
+      if (depth > deepest) deepest = depth
+    } else if ((code === closeArray || code === closeObject) && depth > 0) {
+      depth--
+    }
+  }
+  return deepest
+}
+
+/**
+ * The `JsonTooDeep` of text nested deeper than `limit` (by default
+ * `defaultMaxDepth`), or none: the check to run on a client's JSON before it is
+ * parsed (`nestingDepth`, one pass, no recursion).
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const depthProblem = (text: string, limit: number = defaultMaxDepth): JsonTooDeep | undefined => {
+  const depth = nestingDepth(text)
+  return depth <= limit ? undefined : new JsonTooDeep({
+    depth,
+    limit,
+    message: `the JSON nests ${depth} levels deep, more than the ${limit} accepted`
+  })
+}
+
+/**
+ * Parses a client's JSON text: `JsonTooDeep` when it nests deeper than `limit` (by
+ * default `defaultMaxDepth`; checked first, in one pass without recursion), else
+ * `JsonInvalid` when it is not JSON, else the value, which any recursive walk can then
+ * take (`JSON.stringify`, schema decoding) without overflowing the stack.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const parseBounded = (
+  text: string,
+  limit: number = defaultMaxDepth
+): Result.Result<JsonValue, JsonTooDeep | JsonInvalid> => {
+  const tooDeep = depthProblem(text, limit)
+  if (tooDeep !== undefined) return Result.fail(tooDeep)
+  try {
+    return Result.succeed(JSON.parse(text))
+  } catch (error) {
+    return Result.fail(new JsonInvalid({ message: error instanceof Error ? error.message : String(error) }))
+  }
 }
