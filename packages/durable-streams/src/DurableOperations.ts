@@ -14,6 +14,7 @@
  * @since 0.3.0
  */
 import type { RedisError } from "@sluice/redis"
+import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as DurableRefusal from "./DurableRefusal.js"
 import type { Source, View } from "./DurableSource.js"
@@ -21,6 +22,17 @@ import type * as DurableStore from "./DurableStore.js"
 import * as Fork from "./internal/operationFork.js"
 import * as Read from "./internal/operationRead.js"
 import * as Write from "./internal/operationWrite.js"
+
+/**
+ * The deepest nesting of a JSON body that `create`, `fork` and `append` take for a
+ * JSON stream (docs/http.md#json-nesting): `Json.defaultMaxDepth` (128) unless another
+ * is provided (the routes provide their context's `maxJsonDepth`). A deeper body is
+ * refused with 400 naming its depth and the limit, checked before it is parsed.
+ *
+ * @since 0.3.0
+ * @category references
+ */
+export const MaxJsonDepth: Context.Reference<number> = Write.MaxJsonDepth
 
 /**
  * What an operation fails with: a refusal of the protocol, or the store's error.

@@ -14,6 +14,7 @@
  *
  * @since 0.3.0
  */
+import { Json } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -77,7 +78,10 @@ export interface ReadOnlyStreams {
  * `jwks_url`, `callback_url`; `http://localhost` when absent): never the request's
  * `Host`. `maxBodyBytes` (8 MiB) bounds the body of a write to a client stream,
  * `maxSubscriptionBodyBytes` (1 MiB) that of a subscription route: a larger one is
- * answered 413, unread.
+ * answered 413, unread. `maxJsonDepth` (`Json.defaultMaxDepth`, 128) bounds how deep
+ * the JSON of a write to a JSON stream, or of a subscription route's body, nests: a
+ * deeper one is answered 400 naming its depth and the limit
+ * (docs/http.md#json-nesting).
  *
  * @since 0.3.0
  * @category models
@@ -92,6 +96,7 @@ export interface Context {
   readonly baseUrl?: string | undefined
   readonly maxBodyBytes?: number | undefined
   readonly maxSubscriptionBodyBytes?: number | undefined
+  readonly maxJsonDepth?: number | undefined
 }
 
 /**
@@ -142,7 +147,8 @@ export const make = (options: Options): Effect.Effect<Context, never, Scope.Scop
 // `baseUrl` (`http://localhost` without one, never the request's `Host`).
 const subscriptionSettings = (context: Context): SubscriptionRoutes.Settings => ({
   baseUrl: context.baseUrl ?? "http://localhost",
-  maxBodyBytes: context.maxSubscriptionBodyBytes ?? Body.defaultLimits.subscription
+  maxBodyBytes: context.maxSubscriptionBodyBytes ?? Body.defaultLimits.subscription,
+  maxJsonDepth: context.maxJsonDepth ?? Json.defaultMaxDepth
 })
 
 /**

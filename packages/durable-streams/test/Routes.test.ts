@@ -28,7 +28,9 @@ interface Reply {
 
 // The routes in a router of their own; `Bearer w` writes, `Bearer r` reads, and
 // anything else is refused (401 here); `authentications` counts the calls.
-const harness = (options: { readonly store: boolean; readonly subscriptions: boolean }) =>
+const harness = (
+  options: { readonly store: boolean; readonly subscriptions: boolean; readonly maxJsonDepth?: number }
+) =>
   Effect.gen(function*() {
     const store = yield* DurableStoreMemory.make
     const subscriptionStore = yield* Effect.provide(
@@ -47,7 +49,8 @@ const harness = (options: { readonly store: boolean; readonly subscriptions: boo
       longPollMs: 1_000,
       closing: Effect.never,
       subscriptions: engine,
-      baseUrl: "http://example.test"
+      baseUrl: "http://example.test",
+      maxJsonDepth: options.maxJsonDepth
     }
     const authentications = yield* Ref.make(0)
     const authenticate = Effect.gen(function*() {
@@ -179,4 +182,43 @@ describe("DurableStreams.routes", () => {
       const unlinked = yield* call("DELETE", `__ds/subscriptions/${id}/streams/jobs%2F1`, { token: "w" })
       expect(unlinked.status).toBe(204)
     }))
+
+  it.effect(
+    "refuses JSON nested deeper than the context's maxJsonDepth: a write's body, a subscription's",
+    () =>
+      Effect.gen(function*() {
+        const { call } = yield* harness({ store: true, subscriptions: true, maxJsonDepth: 3 })
+        const json = "application/json"
+        expect((yield* call("PUT", "deep", { token: "w", type: json, body: "[[[1]]]" })).status).toBe(201)
+        const appended = yield* call("POST", "deep", { token: "w", type: json, body: "[[[[1]]]]" })
+        expect([appended.status, appended.text]).toStrictEqual([
+          400,
+          "the JSON nests 4 levels deep, more than the 3 accepted"
+        ])
+        const created = yield* call("PUT", "deep-create", {
+          token: "w",
+          type: json,
+          body: "{\"a\":{\"b\":{\"c\":[]}}}"
+        })
+        expect([created.status, created.text]).toStrictEqual([
+          400,
+          "the JSON nests 4 levels deep, more than the 3 accepted"
+        ])
+        const subscribed = yield* call("PUT", "__ds/subscriptions/deep", {
+          token: "w",
+          type: json,
+          body: JSON.stringify({ type: "pull-wake", pattern: "a/*", wake_stream: "w", x: [[[]]] })
+        })
+        expect([subscribed.status, JSON.parse(subscribed.text).error]).toStrictEqual([
+          400,
+          { code: "INVALID_REQUEST", message: "the JSON nests 4 levels deep, more than the 3 accepted" }
+        ])
+        // brackets inside strings do not count
+        const quoted = yield* call("POST", "deep", { token: "w", type: json, body: "[\"[[[[[[\"]" })
+        expect(quoted.status).toBe(204)
+        const read = yield* call("GET", "deep?offset=-1", { token: "r" })
+        expect([read.status, read.text]).toStrictEqual([200, "[[[1]],\"[[[[[[\"]"])
+      }),
+    30_000
+  )
 })

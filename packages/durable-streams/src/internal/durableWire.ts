@@ -4,8 +4,9 @@
  *
  * @internal
  */
-import { Sse } from "@sluice/core"
+import { Json, Sse } from "@sluice/core"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 
 /** @internal */
 export const headers = {
@@ -80,30 +81,30 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 /**
- * Why a JSON body was refused.
+ * Why a JSON body was refused: not JSON, an empty array on an append, or nested
+ * deeper than the limit (docs/http.md#json-nesting).
  *
  * @internal
  */
-export type JsonRefusal = "invalid" | "empty_array"
+export type JsonRefusal = "invalid" | "empty_array" | Json.JsonTooDeep
 
 /**
  * A JSON body as stored: its values, each serialized, joined and ended by commas (an
  * array is flattened one level). An empty array stores nothing when a stream is
- * created with it, and is refused on an append.
+ * created with it, and is refused on an append. The body's nesting is checked against
+ * `maxDepth` before it is parsed (one pass, no recursion), so the serialization, which
+ * recurses once a level, never meets a value deeper than that.
  *
  * @internal
  */
 export const jsonEntry = (
   body: Uint8Array,
-  creating: boolean
+  creating: boolean,
+  maxDepth: number
 ): { readonly stored?: Uint8Array; readonly refused?: JsonRefusal } => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(decoder.decode(body))
-  } catch {
-    return { refused: "invalid" }
-  }
-  const values = Array.isArray(parsed) ? parsed : [parsed]
+  const parsed = Json.parseBounded(decoder.decode(body), maxDepth)
+  if (Result.isFailure(parsed)) return { refused: parsed.failure._tag === "JsonTooDeep" ? parsed.failure : "invalid" }
+  const values = Array.isArray(parsed.success) ? parsed.success : [parsed.success]
   if (values.length === 0) return creating ? {} : { refused: "empty_array" }
   return { stored: encoder.encode(values.map((value) => JSON.stringify(value)).join(",") + ",") }
 }

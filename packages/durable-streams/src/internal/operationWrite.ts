@@ -5,8 +5,10 @@
  *
  * @internal
  */
+import { Json } from "@sluice/core"
 import type { RedisError } from "@sluice/redis"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type {
@@ -63,7 +65,21 @@ const decideAndCommit = <A>(
 const jsonRefusal = (refused: Wire.JsonRefusal) =>
   refused === "invalid"
     ? Refusal.make(400, "the body is not valid JSON")
-    : Refusal.make(400, "an empty JSON array appends nothing")
+    : refused === "empty_array"
+    ? Refusal.make(400, "an empty JSON array appends nothing")
+    : Refusal.make(400, refused.message)
+
+/**
+ * The deepest nesting a JSON body of a stream may have (docs/http.md#json-nesting):
+ * `Json.defaultMaxDepth` (128) unless the routes provide their context's
+ * `maxJsonDepth`.
+ *
+ * @internal
+ */
+export const MaxJsonDepth: Context.Reference<number> = Context.Reference<number>(
+  "@sluice/durable-streams/MaxJsonDepth",
+  { defaultValue: () => Json.defaultMaxDepth }
+)
 
 /** The entries a body is stored as. @internal */
 export const storedBody = (
@@ -73,10 +89,11 @@ export const storedBody = (
 ): Effect.Effect<ReadonlyArray<Uint8Array>, Refusal.DurableRefusal> => {
   if (body.length === 0) return Effect.succeed([])
   if (!Wire.isJson(contentType)) return Effect.succeed([body])
-  const { refused, stored } = Wire.jsonEntry(body, creating)
-  return refused !== undefined
-    ? Effect.fail(jsonRefusal(refused))
-    : Effect.succeed(stored === undefined ? [] : [stored])
+  return Effect.gen(function*() {
+    const { refused, stored } = Wire.jsonEntry(body, creating, yield* MaxJsonDepth)
+    if (refused !== undefined) return yield* Effect.fail(jsonRefusal(refused))
+    return stored === undefined ? [] : [stored]
+  })
 }
 
 /**

@@ -89,6 +89,14 @@ const serve = <E, R>(
     )
   })
 
+// The work under the context's settings: the nesting limit of JSON bodies.
+const configured = (context: Context, work: Work): Work => {
+  const maxJsonDepth = context.maxJsonDepth
+  return maxJsonDepth === undefined
+    ? work
+    : (request, url, name) => Effect.provideService(work(request, url, name), Operations.MaxJsonDepth, maxJsonDepth)
+}
+
 // The client store behind a write: 405 under the read-only prefix, 501 without a store.
 const writable = (context: Context, name: string): Effect.Effect<DurableStore.DurableStoreService, Failure> => {
   const readOnly = context.readOnly
@@ -201,7 +209,7 @@ export const handler = <E, R>(
   const refused = notAMethod(context)
   return (method: string): Handler<E, R> => {
     const [writes, work] = byMethod[method.toUpperCase()] ?? [true, refused]
-    return serve(authenticate, writes, reserved, work)
+    return serve(authenticate, writes, reserved, configured(context, work))
   }
 }
 

@@ -101,13 +101,15 @@ export const parse = (path: string): Effect.Effect<Route | undefined, Refusal.Du
 /**
  * What the routes are served with: the server's public address (no trailing slash),
  * the start of the URLs written into answers (`jwks_url`, a webhook's `callback_url`),
- * and the largest body a route reads.
+ * the largest body a route reads, and the deepest nesting of its JSON
+ * (docs/http.md#json-nesting).
  *
  * @internal
  */
 export interface Settings {
   readonly baseUrl: string
   readonly maxBodyBytes: number
+  readonly maxJsonDepth: number
 }
 
 const view = (subscription: DurableSubscriptions.Subscription, signer: Option.Option<Signer>, base: string) => ({
@@ -172,6 +174,17 @@ const body = <E, R>(call: Call<E, R>) =>
         : refusal(400, "INVALID_REQUEST", error.message)
   )
 
+// The body decoded with a decoder of `decodeBody`, under the routes' nesting limit.
+const decoded = <E, R, A>(
+  call: Call<E, R>,
+  decode: (body: Uint8Array, maxDepth: number) => Effect.Effect<A, Refusal.DurableRefusal>
+) => Effect.flatMap(body(call), (bytes) => decode(bytes, call.settings.maxJsonDepth))
+
+const decodeCreate = decodeBody(CreateBody)
+const decodeAck = decodeBody(AckBody)
+const decodeStreams = decodeBody(StreamsBody)
+const decodeClaim = decodeBody(ClaimBody)
+
 // The wake's token of a callback, ack or release, checked against the subscription
 // before the body is read (the engine checks it again with the wake it names).
 const bearer = <E, R>(call: Call<E, R>, id: string) =>
@@ -202,7 +215,7 @@ export const subscription = <E, R>(call: Call<E, R>, id: string): Answer<E, R> =
     const { engine, settings: { baseUrl } } = call
     switch (call.method) {
       case "PUT": {
-        const create = yield* Effect.flatMap(body(call), decodeBody(CreateBody))
+        const create = yield* decoded(call, decodeCreate)
         const { created, subscription } = yield* engine.create(id, create, baseUrl)
         return json(created ? 201 : 200, view(subscription, Option.some(yield* engine.signer), baseUrl))
       }
@@ -229,14 +242,14 @@ export const streamLink = <E, R>(call: Call<E, R>, id: string, path: string): An
 const acknowledge = <E, R>(call: Call<E, R>, id: string, action: "callback" | "ack") =>
   Effect.gen(function*() {
     const token = yield* bearer(call, id)
-    const ack = yield* Effect.flatMap(body(call), decodeBody(AckBody))
+    const ack = yield* decoded(call, decodeAck)
     return json(200, yield* (action === "callback" ? call.engine.callback : call.engine.ack)(id, token, ack))
   })
 
 const release = <E, R>(call: Call<E, R>, id: string) =>
   Effect.gen(function*() {
     const token = yield* bearer(call, id)
-    const released = yield* Effect.flatMap(body(call), decodeBody(AckBody))
+    const released = yield* decoded(call, decodeAck)
     return yield* Effect.as(call.engine.release(id, token, released), noContent)
   })
 
@@ -247,12 +260,12 @@ const authorizedAction = <E, R>(call: Call<E, R>, id: string, action: string): A
     switch (action) {
       case "streams":
         return Effect.flatMap(
-          Effect.flatMap(body(call), decodeBody(StreamsBody)),
+          decoded(call, decodeStreams),
           ({ streams }) => Effect.as(call.engine.addStreams(id, streams), noContent)
         )
       case "claim":
         return Effect.map(
-          Effect.flatMap(Effect.flatMap(body(call), decodeBody(ClaimBody)), (claim) => call.engine.claim(id, claim)),
+          Effect.flatMap(decoded(call, decodeClaim), (claim) => call.engine.claim(id, claim)),
           (claimed) => json(200, claimed)
         )
     }

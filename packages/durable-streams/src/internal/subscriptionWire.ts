@@ -5,9 +5,10 @@
  *
  * @internal
  */
-import { SchemaDecode } from "@sluice/core"
+import { Json, SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
@@ -183,20 +184,24 @@ const describe = (issue: SchemaIssue.Issue): string =>
 
 /**
  * Decodes a JSON request body with a schema: 400 `INVALID_REQUEST` naming each bad
- * field (or saying the body is not JSON).
+ * field, saying the body is not JSON, or that it nests deeper than `maxDepth`
+ * (docs/http.md#json-nesting; checked before it is parsed, in one pass without
+ * recursion, so neither the decoding nor the naming of a bad field recurses deeper).
  *
  * @internal
  */
 export const decodeBody = <A, I>(schema: Schema.Codec<A, I, never, unknown>) => {
   const decode = SchemaDecode.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })
-  return (body: Uint8Array): Effect.Effect<A, DurableRefusal> => {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(body))
-    } catch {
-      return refuse(400, "INVALID_REQUEST", "the body is not JSON")
+  return (body: Uint8Array, maxDepth: number = Json.defaultMaxDepth): Effect.Effect<A, DurableRefusal> => {
+    const parsed = Json.parseBounded(new TextDecoder().decode(body), maxDepth)
+    if (Result.isFailure(parsed)) {
+      return refuse(
+        400,
+        "INVALID_REQUEST",
+        parsed.failure._tag === "JsonTooDeep" ? parsed.failure.message : "the body is not JSON"
+      )
     }
-    return Effect.mapError(decode(parsed), (error) => refusal(400, "INVALID_REQUEST", describe(error.issue)))
+    return Effect.mapError(decode(parsed.success), (error) => refusal(400, "INVALID_REQUEST", describe(error.issue)))
   }
 }
 
