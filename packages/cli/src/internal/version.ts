@@ -4,4 +4,4 @@
  *
  * @internal
  */
-export const version = "0.2.0"
+export const version = "0.3.0"
