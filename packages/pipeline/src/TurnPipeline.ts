@@ -16,7 +16,12 @@
  * - `cancel(turnId)` here, or a cancel request from any process through Redis: the
  *   same, ending `cancelled`;
  * - the producer's lease was found lapsed (the process was paused past it): the turn
- *   ends with `producer_lost`, unless someone else ended it first.
+ *   ends with `producer_lost`, unless someone else ended it first;
+ * - someone else ended it (a server that found the lease lapsed): its ending takes
+ *   sealed ids, so Redis refuses this producer's later writes (`PublishError`
+ *   `Ended`); the producer stops at once, writes nothing more, completes the other
+ *   writer's ending (`TurnEnding.end`) and the run ends `producer_lost`
+ *   (docs/redis.md#leases-and-endings).
  *
  * While a turn runs, the pipeline holds its liveness lease in Redis (see
  * `TurnLease`), so that a reader can end the turn of a producer that died.
@@ -32,7 +37,17 @@
 import { Turn } from "@sluice/accumulator"
 import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
 import { type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
-import { LeaseKeeper, TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics, TurnPublisher } from "@sluice/turns"
+import {
+  LeaseKeeper,
+  PublishError,
+  TurnControl,
+  TurnEnding,
+  TurnEntry,
+  TurnKeys,
+  TurnLease,
+  TurnMetrics,
+  TurnPublisher
+} from "@sluice/turns"
 import { StreamBMessages, UpsertOptions, UpsertStage } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -41,7 +56,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -210,6 +225,14 @@ export interface TurnPipelineService {
 export class TurnPipeline
   extends Context.Service<TurnPipeline, TurnPipelineService>()("@sluice/pipeline/TurnPipeline")
 {}
+
+/** Whether a write failed because another writer had ended the turn (`PublishError`'s `Ended`). */
+const endedElsewhere = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Exit.isFailure(exit) &&
+  Option.exists(
+    Cause.findErrorOption(exit.cause),
+    (error) => error instanceof PublishError.PublishError && error.reason === "Ended"
+  )
 
 /** The code (from `PipelineError.classify`) and message a failure ends the turn with. */
 const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
@@ -429,9 +452,26 @@ export const make = (options: Options = {}) =>
             writers.finishEvents
           )
         )
-        yield* upserts.end
-        yield* eventsWritten
-        yield* writers.finishUpserts
+        // A write refused because another writer ended the turn (a server that found
+        // the lease lapsed while this process was paused): nothing more of this turn is
+        // written, not even Stream B's ending the upsert stage would make; the ending the
+        // other writer began is completed instead (`TurnEnding.end` writes only what is
+        // missing), and the turn is taken as ended `producer_lost`.
+        const upsertsEnded = endedElsewhere(eventsWritten) ? eventsWritten : yield* Effect.exit(upserts.end)
+        if (endedElsewhere(upsertsEnded)) {
+          yield* stop.stop("producer_lost")
+          yield* closing({ _tag: "Stopped", reason: "producer_lost" })
+          yield* TurnEnding.end(turnPrefix, context.turnId, TurnEnding.producerLost).pipe(
+            Effect.provideService(RedisStreams.RedisStreams, redis),
+            Effect.catch((error) =>
+              Effect.logWarning(`turn ${context.turnId}: completing the ending another writer began: ${error.message}`)
+            )
+          )
+        } else {
+          yield* upsertsEnded
+          yield* eventsWritten
+          yield* writers.finishUpserts
+        }
         const reason = yield* Deferred.poll(stop.reason)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
         const turn = last.turn

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
-import { TurnControl, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
+import { TurnControl, TurnEnding, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -257,6 +257,36 @@ describe("TurnPipeline", () => {
       expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "error" })
       expect(yield* TurnLease.state(prefix, context.turnId)).toBe("lapsed")
     }).pipe(Effect.provide(pipeline)))
+
+  it.effect(
+    "a turn another writer ended while its producer was paused: the producer writes nothing after its last entry and stops producer_lost",
+    () =>
+      Effect.gen(function*() {
+        const { context, fiber } = yield* startedMidMessage
+        const redis = yield* RedisStreams.RedisStreams
+        const lastOf = (key: string) => Effect.map(redis.xrange(key, "-", "+"), (entries) => entries.at(-1)!.id)
+        // paused past its lease: a reader's server found it lapsed and ended the turn
+        yield* redis.pexpire(TurnKeys.leaseKey(prefix, context.turnId), 0)
+        expect(yield* TurnEnding.end(prefix, context.turnId, TurnEnding.producerLost)).toBe("ended")
+        const endedAt = [
+          yield* lastOf(TurnKeys.eventsKey(prefix, context.turnId)),
+          yield* lastOf(TurnKeys.upsertsKey(prefix, context.turnId))
+        ]
+        // the producer comes back: its next renewal finds the lease gone, and the
+        // ending it would write is refused
+        yield* TestClock.adjust("2 seconds")
+        const result = yield* Fiber.join(fiber)
+        expect([result.turn.status, result.stopped]).toStrictEqual(["error", Option.some("producer_lost")])
+        expect(result.turn.errors.map((error) => error.code)).toStrictEqual(["producer_lost"])
+        const { a, b, finalB } = yield* streams(context.turnId)
+        expect([
+          yield* lastOf(TurnKeys.eventsKey(prefix, context.turnId)),
+          yield* lastOf(TurnKeys.upsertsKey(prefix, context.turnId))
+        ]).toStrictEqual(endedAt)
+        expect([a.filter((payload) => payload.type === "response_done").length, finalB]).toStrictEqual([1, 1])
+        expect(b.at(-1)).toMatchObject({ type: "turn_completed", status: "error" })
+      }).pipe(Effect.provide(pipeline))
+  )
 
   it.effect("a context with a bad id is refused, naming the field", () =>
     Effect.gen(function*() {

@@ -67,7 +67,8 @@ describe("TurnFeed.follow watching the producer", () => {
       // 6 s: the lease has lapsed at the next check.
       yield* TestClock.adjust(3_000)
       const entries = Array.from(yield* Fiber.join(fiber))
-      expect(entries.map((entry) => entry.id)).toStrictEqual(["0-1", "0-2", "0-3", "0-4", "0-5", "0-6"])
+      // the ending at the sealed ids after the producer's last entry (docs/redis.md#leases-and-endings)
+      expect(entries.map((entry) => entry.id)).toStrictEqual(["0-1", "0-2", "0-3", "0-4", "1-5", "1-6"])
       expect(entries.slice(4).map(typeOf)).toStrictEqual(["turn_event", "turn_event"])
       expect(JSON.parse(payloadOf(entries[4]!))).toMatchObject({
         type: "turn_error",
@@ -128,9 +129,9 @@ describe("producer_lost over HTTP", () => {
       )
       expect(Cause.isDone(end)).toBe(true)
       expect(seen.length).toBe(5)
-      expect(seen[3]).toMatchObject({ id: "0-4", event: "turn_event" })
+      expect(seen[3]).toMatchObject({ id: "1-4", event: "turn_event" })
       expect(JSON.parse(seen[3]!.data)).toMatchObject({ type: "turn_error", error: { code: "producer_lost" } })
-      expect(seen[4]).toMatchObject({ id: "0-5", event: "turn_event" })
+      expect(seen[4]).toMatchObject({ id: "1-5", event: "turn_event" })
       expect(JSON.parse(seen[4]!.data)).toMatchObject({ type: "turn_completed", status: "error" })
     }).pipe(withSleeps, Effect.provide(RedisStreamsMemory.layer)))
 
@@ -142,6 +143,6 @@ describe("producer_lost over HTTP", () => {
       expect(before.status).toBe("streaming")
       yield* TestClock.adjust(leaseMs)
       const after = (yield* request(`${base}/v1/turns/${turnId}`, auth)).body as TurnSnapshot.TurnSnapshot
-      expect(after).toMatchObject({ status: "error", error: { code: "producer_lost" }, lastEventId: "0-5" })
+      expect(after).toMatchObject({ status: "error", error: { code: "producer_lost" }, lastEventId: "1-5" })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

@@ -14,11 +14,20 @@ import * as Schema from "effect/Schema"
  * - `Rejected`: Redis refused a write (a key of another type, a bad argument).
  * - `InvalidInput`: the turn id is not a UUID, a message belongs to another turn, or
  *   an event does not satisfy its schema.
+ * - `Ended`: the turn was ended by another writer (a server that found the producer's
+ *   lease lapsed, `TurnEnding`): the stream's last entry is there, at a sealed id, and
+ *   Redis refuses every later write. The producer stops (docs/redis.md#leases-and-endings).
  *
  * @since 0.3.0
  * @category schemas
  */
-export const PublishErrorReason = Schema.Literals(["RetriesExhausted", "Conflict", "Rejected", "InvalidInput"])
+export const PublishErrorReason = Schema.Literals([
+  "RetriesExhausted",
+  "Conflict",
+  "Rejected",
+  "InvalidInput",
+  "Ended"
+])
   .annotate({
     identifier: "PublishErrorReason"
   })

@@ -6,16 +6,22 @@
  * a producer writes for a failed turn, so every reader stops at the same entry.
  *
  * A stream's ending is written as one atomic step (`RedisStreams.xaddAfter`: one Lua
- * script on Redis), at the ids after the stream's last entry (`0-<n+1>`, the
- * publisher's own id scheme), and only if that entry is still the last: whoever writes
- * first wins. A second server that notices the same lost turn, or the producer itself
- * coming back after its lease lapsed, writes nothing, reads the stream again and goes
- * on from what it finds. A stream that ends at an error entry (a turn whose producer
- * died right after its error) gets only the last entry; one that ends at the last
- * entry is left alone. Nothing is ever written past the last entry, and no reader ever
- * sees an ending halfway: each stream's is one step, and `end` is uninterruptible, so
- * a reader that goes away while its watcher writes the ending cannot cut it between
- * the two streams (docs/redis.md#leases-and-endings).
+ * script on Redis), only if the entry it read as the stream's last is still the last:
+ * whoever writes first wins. A second server that notices the same lost turn writes
+ * nothing, reads the stream again and goes on from what it finds. A stream that ends
+ * at an error entry (a turn whose producer died right after its error) gets only the
+ * last entry; one that ends at the last entry is left alone. No reader ever sees an
+ * ending halfway: each stream's is one step, and `end` is uninterruptible, so a reader
+ * that goes away while its watcher writes the ending cannot cut it between the two
+ * streams.
+ *
+ * The entries take the sealed ids (`sealedAfter`): the sequence numbers after the
+ * stream's last entry, with `1` for their milliseconds (`1-<n+1>`, `1-<n+2>`), above
+ * every id the publisher writes (`0-<n>`). Redis refuses an `XADD` whose id is not
+ * above the stream's top, so once a turn is ended this way, every later write of its
+ * producer (a producer that was only paused, coming back with writes in flight) is
+ * refused by Redis itself, atomically, at no cost to the producer's writes: nothing is
+ * ever written past the last entry (docs/redis.md#leases-and-endings).
  *
  * @since 0.3.0
  */
@@ -167,17 +173,51 @@ const isError = (entry: StreamEntry): boolean =>
 
 const attempts = 5
 
-/** The id after an entry id (`0-<n>` gives `0-<n+1>`, as the publisher numbers). */
+/**
+ * The milliseconds part of the ids an ending takes: above the publisher's (`0`), so
+ * that Redis refuses every later write of the producer.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const sealedMs = 1n
+
+/**
+ * The sealed id after an entry id: its sequence number plus one, with `sealedMs` for
+ * its milliseconds (`0-<n>` and `1-<n>` give `1-<n+1>`). `None` for an id at or past
+ * the largest one.
+ *
+ * @since 0.3.0
+ * @category ids
+ */
+export const sealedAfter = (id: EntryId.EntryId): Option.Option<EntryId.EntryId> =>
+  id.ms > sealedMs
+    ? EntryId.next(id)
+    : id.seq < EntryId.maxPart
+    ? Option.some({ ms: sealedMs, seq: id.seq + 1n })
+    : Option.none()
+
+/**
+ * Whether an entry id is a sealed one (`sealedAfter`): a turn whose stream's top id
+ * is sealed was ended by someone other than its producer, and takes no more writes.
+ *
+ * @since 0.3.0
+ * @category ids
+ */
+export const isSealed = (id: string): boolean =>
+  Option.match(EntryId.parse(id), { onNone: () => false, onSome: (parsed) => parsed.ms >= sealedMs })
+
+/** The sealed id after an entry id, as text. */
 const idAfter = (id: string): string =>
-  Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(id), EntryId.next), EntryId.format), () => id)
+  Option.getOrElse(Option.map(Option.flatMap(EntryId.parse(id), sealedAfter), EntryId.format), () => id)
 
 /**
  * Writes a stream's ending, `[error, last]`, after the stream's last entry, as one
  * atomic step (`RedisStreams.xaddAfter`): both when the stream is running, only `last`
  * when it already ends at an error entry, nothing when it ends at its last entry. The
- * entries take the ids after the stream's last entry; when another writer appended in
- * between, nothing is written, the stream is read again and the ending goes on from
- * what is there.
+ * entries take the sealed ids after the stream's last entry; when another writer
+ * appended in between, nothing is written, the stream is read again and the ending
+ * goes on from what is there.
  */
 const append = (
   key: string,

@@ -22,16 +22,19 @@ import { Backoff } from "@sluice/core"
 import * as EntryId from "@sluice/redis/EntryId"
 import { RedisError } from "@sluice/redis/RedisError"
 import type { RedisStreamsService, XAddEntry } from "@sluice/redis/RedisStreams"
-import { type Fields, sameFields } from "@sluice/redis/StreamEntry"
+import { type Fields, sameFields, type StreamEntry } from "@sluice/redis/StreamEntry"
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { PublishError } from "../PublishError.js"
+import * as TurnEnding from "../TurnEnding.js"
+import * as TurnEntry from "../TurnEntry.js"
 import * as TurnKeys from "../TurnKeys.js"
 
 /** @internal */
@@ -202,18 +205,35 @@ class Writer<A> implements WriterCore<A> {
   }
 
   // Whether the entry Redis refused as too small is ours, written on an earlier try.
+  // When it is not, and the stream ends at a last entry under a sealed id, the turn was
+  // ended by another writer (`TurnEnding`): `Ended`, and this writer writes no more.
   // An absent entry that fills a slot was superseded and deleted (by this writer, or
   // by an earlier publication of the same turn).
   landed(entry: XAddEntry, value: A): Effect.Effect<void, RedisError | PublishError> {
     const { key, redis } = this
     return Effect.flatMap(redis.xrange(key, entry.id, entry.id), (found) => {
       const held = found[0]
+      if (held !== undefined && sameFields(held.fields, entry.fields)) return Effect.void
+      return Effect.flatMap(
+        redis.xlast(key),
+        (top) =>
+          Option.isSome(top) && TurnEnding.isSealed(top.value.id) && TurnEntry.isFinal(top.value)
+            ? Effect.fail(
+              this.failure("Ended", `${key} was ended by another writer at ${top.value.id}`, { entryId: entry.id })
+            )
+            : this.notLanded(entry, value, held)
+      )
+    })
+  }
+
+  // A refused entry of a stream that has not been ended by another writer.
+  notLanded(entry: XAddEntry, value: A, held: StreamEntry | undefined): Effect.Effect<void, RedisError | PublishError> {
+    const { key, redis } = this
+    return Effect.suspend(() => {
       if (held !== undefined) {
-        return sameFields(held.fields, entry.fields)
-          ? Effect.void
-          : Effect.fail(
-            this.failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
-          )
+        return Effect.fail(
+          this.failure("Conflict", `${key} already holds a different entry ${entry.id}`, { entryId: entry.id })
+        )
       }
       if (this.target.slotOf?.(value) !== undefined) return Effect.void
       // Absent: trimmed by MAXLEN after it landed, or never written under this id.

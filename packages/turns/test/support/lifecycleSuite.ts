@@ -46,20 +46,21 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect(yield* TurnEnding.end(prefix, turnId, TurnEnding.producerLost)).toBe("ended")
           const a = yield* entries(TurnKeys.eventsKey(prefix, turnId))
           const events = yield* Effect.forEach(a, TurnEntry.toStreamEvent)
-          expect(a.map((entry) => entry.id).slice(-3)).toStrictEqual(["0-7", "0-8", "0-9"])
+          // the ending takes the sealed ids after the last entry: 1-<n>, above the producer's 0-<n>
+          expect(a.map((entry) => entry.id).slice(-3)).toStrictEqual(["0-7", "1-8", "1-9"])
           expect(events.slice(-2).map((event) => event.payload)).toMatchObject([
             { type: "response_error", error: { code: "producer_lost", retryable: false } },
             { type: "response_done", status: "error" }
           ])
           const b = yield* entries(TurnKeys.upsertsKey(prefix, turnId))
           const ending = yield* Effect.forEach(b.slice(-2), TurnEntry.toStreamBMessage)
-          expect([b.at(-2)!.id, JSON.parse(ending[0]!.payload)]).toMatchObject(["0-4", {
+          expect([b.at(-2)!.id, JSON.parse(ending[0]!.payload)]).toMatchObject(["1-4", {
             type: "turn_error",
             turnId,
             error: { code: "producer_lost" }
           }])
           // the turn's last entry, as a producer writes it after a turn_error
-          expect([b.at(-1)!.id, JSON.parse(ending[1]!.payload)]).toMatchObject(["0-5", {
+          expect([b.at(-1)!.id, JSON.parse(ending[1]!.payload)]).toMatchObject(["1-5", {
             type: "turn_completed",
             turnId,
             status: "error"
@@ -71,8 +72,8 @@ export const lifecycleSuite = (name: string, streams: Layer.Layer<RedisStreams, 
           expect((yield* entries(TurnKeys.upsertsKey(prefix, turnId))).map((entry) => entry.id)).toStrictEqual([
             "0-1",
             "0-3",
-            "0-4",
-            "0-5"
+            "1-4",
+            "1-5"
           ])
         }).pipe(Effect.provide(TurnPublisher.layer(fast))))
 
