@@ -48,6 +48,8 @@ export const codeOfStatus = (status: number): string => {
       return "GONE"
     case 413:
       return "PAYLOAD_TOO_LARGE"
+    case 429:
+      return "TOO_MANY_REQUESTS"
     case 501:
       return "NOT_IMPLEMENTED"
     case 503:

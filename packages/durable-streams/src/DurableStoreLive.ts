@@ -3,9 +3,10 @@
  * read are each one Lua script (atomic on the server, on the keys of one stream; a read
  * is `XRANGE` on the data stream, bytes kept as they are, with the stream's fork point,
  * and a fork read before its fork point reads its source the same way, one script per
- * level of its chain), and a wait is `XREAD BLOCK` on the stream's signal key over a
- * blocking connection of its own, given back for the next wait when it is answered
- * (up to 64 are kept) and closed when the wait is interrupted mid-block. The steps of a fork's creation
+ * level of its chain), and a wait is a shared one (`StreamWaits`, docs/http.md#shared-waits)
+ * on the stream's signal key: every wait on one stream in the process joins one key of
+ * one `XREAD BLOCK`, and the streams waited on share at most `waitConnections` (8)
+ * blocking connections, however many readers wait. The steps of a fork's creation
  * and of a delete that reaches a fork's sources are separate scripts, one per stream,
  * so that they work when the streams live on different Redis Cluster slots.
  *
@@ -14,11 +15,12 @@
  * turns' bound: it is never queued while the connection is down (it fails at once with
  * an `Unavailable` `RedisError`), and a command sent but not answered fails with
  * `Unavailable` after `commandTimeoutMs` (5 s by default), as when Redis is frozen; a
- * wait's `XREAD BLOCK` fails so once its block time and that bound have passed.
+ * wait fails so once its shared `XREAD`'s block (at most `waitBlockMs`, 1 s) and that
+ * bound have passed.
  *
  * A wait also ends when the stream's deadline (a TTL or an expiry time) comes first:
- * Redis's own time of the deadline bounds the block, so a waiting reader learns of an
- * expiry as soon as of a delete.
+ * Redis's own time of the deadline bounds the shared block, and the stream is looked at
+ * again then, so a waiting reader learns of an expiry as soon as of a delete.
  *
  * @since 0.3.0
  */
@@ -27,9 +29,10 @@ import { decodeReply, fromCause as toRedisError } from "@sluice/redis/RedisError
 import { RedisError } from "@sluice/redis/RedisError"
 import type { LiveOptions } from "@sluice/redis/RedisStreamsLive"
 import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
+import * as StreamWaits from "@sluice/redis/StreamWaits"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -77,13 +80,14 @@ const sendBuffer = (redis: Redis, name: string, args: ReadonlyArray<string | num
   return command.promise
 }
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("latin1")
-const asRead = decodeReply(Schema.NullOr(Schema.Array(Schema.Unknown)))
 const asWait = decodeReply(Schema.Tuple([Schema.Number, Schema.Number]))
 
 /**
- * The options of the live store: the Redis connection, the key prefix, and how long a
+ * The options of the live store: the Redis connection, the key prefix, how long a
  * source's link to a fork that does not exist is kept before it is pruned (the fork
- * may be on its way: its link is made first; 60 s by default).
+ * may be on its way: its link is made first; 60 s by default), and how its waits are
+ * shared (docs/http.md#shared-waits): at most `waitConnections` blocking connections
+ * (8), each blocking at most `waitBlockMs` (1,000 ms) at a time.
  *
  * @since 0.3.0
  * @category models
@@ -91,15 +95,9 @@ const asWait = decodeReply(Schema.Tuple([Schema.Number, Schema.Number]))
 export interface DurableLiveOptions extends LiveOptions {
   readonly prefix: string
   readonly pruneAfterMs?: number
+  readonly waitConnections?: number | undefined
+  readonly waitBlockMs?: number | undefined
 }
-
-interface Waiter {
-  readonly redis: Redis
-  readonly scope: Scope.Closeable
-}
-
-// How many idle blocking connections the store keeps for its waits.
-const maxIdleWaiters = 64
 
 /**
  * Connects to Redis and builds the store; its connections (the commands', and the
@@ -114,30 +112,12 @@ export const make = (
   Effect.gen(function*() {
     const pruneAfterMs = options.pruneAfterMs ?? 60_000
     const client = yield* RedisStreamsLive.openClient(options, "commands")
-    // The bound of a command on that connection, the turns' own (`commandTimeoutMs`).
-    const bound = client.options.commandTimeout
-    // Blocking connections for waits, kept from one wait to the next (opening one per
-    // wait cost more than the wait: a long-poll reader re-waits after every append). A
-    // wait whose XREAD was answered gives its connection back; one interrupted or failed
-    // mid-block is closed, as it may still be blocked. At most `maxIdleWaiters` are kept.
-    const layerScope = yield* Effect.scope
-    const idleWaiters: Array<Waiter> = []
-    const takeWaiter: Effect.Effect<Waiter, RedisError> = Effect.suspend(() => {
-      const idle = idleWaiters.pop()
-      if (idle !== undefined) return Effect.succeed(idle)
-      return Effect.flatMap(Scope.fork(layerScope, "sequential"), (scope) =>
-        RedisStreamsLive.openClient(options, "tail").pipe(
-          Scope.provide(scope),
-          Effect.map((redis) => ({ redis, scope })),
-          Effect.onError(() =>
-            Scope.close(scope, Exit.void)
-          )
-        ))
-    })
-    const giveBack = (waiter: Waiter) =>
-      idleWaiters.length < maxIdleWaiters
-        ? Effect.sync(() => void idleWaiters.push(waiter))
-        : Scope.close(waiter.scope, Exit.void)
+    // Waits shared by stream, over a bounded number of blocking connections; a restart
+    // of a blocked read goes through the command connection.
+    const waits = yield* StreamWaits.make(options, {
+      ...(options.waitConnections === undefined ? {} : { connections: options.waitConnections }),
+      ...(options.waitBlockMs === undefined ? {} : { blockMs: options.waitBlockMs })
+    }, client)
     const keys = (name: string) =>
       [
         key(options.prefix, name, "meta"),
@@ -338,38 +318,23 @@ export const make = (
         }),
       awaitChange: (name, signal, timeoutMs) =>
         Effect.gen(function*() {
-          const [changed, left] = yield* run(asWait, "EVAL", name, script(waitScript, name, [signal]))
-          if (changed === 1) return true
-          // the deadline comes first: the block ends there, and the stream is then over
-          const expires = left >= 0 && left <= timeoutMs
-          const blockMs = Math.max(1, Math.ceil(expires ? left : timeoutMs))
-          const reply = yield* Effect.uninterruptibleMask((restore) =>
-            Effect.gen(function*() {
-              const waiter = yield* takeWaiter
-              const read = run(
-                asRead,
-                "XREAD",
-                name,
-                () => waiter.redis.call("XREAD", "BLOCK", blockMs, "STREAMS", keys(name)[2], signal)
-              )
-              const bounded = bound === undefined ? read : read.pipe(Effect.timeoutOrElse({
-                duration: blockMs + bound,
-                orElse: () =>
-                  Effect.fail(
-                    new RedisError({
-                      reason: "Unavailable",
-                      command: "XREAD",
-                      key: keys(name)[2],
-                      detail: `no reply within ${bound} ms after its block of ${blockMs} ms`
-                    })
-                  )
-              }))
-              return yield* restore(bounded).pipe(
-                Effect.onExit((exit) => Exit.isSuccess(exit) ? giveBack(waiter) : Scope.close(waiter.scope, Exit.void))
-              )
+          const end = (yield* Clock.currentTimeMillis) + timeoutMs
+          for (;;) {
+            const [changed, left] = yield* run(asWait, "EVAL", name, script(waitScript, name, [signal]))
+            if (changed === 1) return true
+            const remaining = end - (yield* Clock.currentTimeMillis)
+            if (remaining <= 0) return false
+            // the deadline comes first: Redis's block ends there, and the stream is looked at again
+            const expires = left >= 0 && left <= remaining
+            const woken = yield* waits.await({
+              key: keys(name)[2],
+              after: signal,
+              timeoutMs: remaining,
+              ...(expires ? { dueMs: Math.max(1, Math.ceil(left)) } : {})
             })
-          )
-          return reply !== null || expires
+            if (woken === "changed") return true
+            if (woken === "timeout") return expires
+          }
         })
     }
     return service

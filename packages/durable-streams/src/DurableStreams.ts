@@ -20,6 +20,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import type * as DurableRefusal from "./DurableRefusal.js"
 import type { Source } from "./DurableSource.js"
 import * as DurableStore from "./DurableStore.js"
 import * as DurableSubscriptions from "./DurableSubscriptions.js"
@@ -49,6 +50,29 @@ export const basePath = Common.basePath
  */
 export interface Access {
   readonly mayWrite: boolean
+}
+
+/**
+ * What an application adds to the routes for each caller (docs/http.md#per-caller-limits),
+ * from the `Access` its `authenticate` found:
+ *
+ * - `liveRead`: takes one of the caller's slots for a live read (`live=long-poll` or
+ *   `live=sse`, of any stream), in the request's scope: the slot is held while the read
+ *   waits or streams and given back when it ends (the client gone included). A refusal
+ *   is the answer (429, say, with the message of the application's choosing). None: live
+ *   reads are not counted.
+ * - `subscriber`: the key under which the caller's subscriptions are counted (a stable
+ *   name of its token, never the token itself: it is stored with each subscription it
+ *   creates); a caller holds at most `maxSubscriptionsPerCaller` of them (429
+ *   `TOO_MANY_SUBSCRIPTIONS` beyond). None: not counted per caller (the store's limit of
+ *   all subscriptions still holds).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Callers<A extends Access> {
+  readonly liveRead?: ((access: A) => Effect.Effect<void, DurableRefusal.DurableRefusal, Scope.Scope>) | undefined
+  readonly subscriber?: ((access: A) => string) | undefined
 }
 
 /**
@@ -186,7 +210,9 @@ export const preflight: HttpServerResponse.HttpServerResponse = HttpServerRespon
  *   refuses writes (405); without a store, writes answer 501.
  *
  * A stream's name is its raw path under `/v1/stream/` (percent-escapes kept), and
- * `authenticate` runs before any body is read. A refusal of the protocol is an answer
+ * `authenticate` runs before any body is read. `callers` adds what the application
+ * counts per caller: a slot for each live read, the key its subscriptions are counted
+ * under. A refusal of the protocol is an answer
  * (plain text on the stream routes, `{"error": {"code", "message"}}` on the
  * subscription routes), never a failure, and so is a store error (503 when Redis is
  * unavailable, else 500): the routes fail only as `authenticate` does.
@@ -194,17 +220,19 @@ export const preflight: HttpServerResponse.HttpServerResponse = HttpServerRespon
  * @since 0.3.0
  * @category routing
  */
-export const routes = <E, R>(
+export const routes = <A extends Access, E, R>(
   context: Context,
-  authenticate: Effect.Effect<Access, E, R>
+  authenticate: Effect.Effect<A, E, R>,
+  callers: Callers<A> = {}
 ): ReadonlyArray<HttpRouter.Route<E, Exclude<R, HttpRouter.Provided>>> => {
+  const caller = Effect.map(authenticate, Common.callerOf(callers))
   const engine = context.subscriptions
   const reserved = engine === undefined
     ? undefined
-    : SubscriptionRoutes.serve(engine, subscriptionSettings(context), authenticate)
+    : SubscriptionRoutes.serve(engine, subscriptionSettings(context), caller)
   return [
     HttpRouter.route("OPTIONS", `${basePath}*`, preflight),
     ...(reserved === undefined ? [] : SubscriptionRoutes.routes(reserved)),
-    ...StreamRoutes.routes(context, authenticate, reserved)
+    ...StreamRoutes.routes(context, caller, reserved)
   ]
 }

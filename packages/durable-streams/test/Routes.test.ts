@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -13,6 +14,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as DurableRefusal from "../src/DurableRefusal.js"
 import * as DurableStoreMemory from "../src/DurableStoreMemory.js"
 import * as DurableStreams from "../src/DurableStreams.js"
 import * as DurableSubscriptions from "../src/DurableSubscriptions.js"
@@ -29,7 +31,12 @@ interface Reply {
 // The routes in a router of their own; `Bearer w` writes, `Bearer r` reads, and
 // anything else is refused (401 here); `authentications` counts the calls.
 const harness = (
-  options: { readonly store: boolean; readonly subscriptions: boolean; readonly maxJsonDepth?: number }
+  options: {
+    readonly store: boolean
+    readonly subscriptions: boolean
+    readonly maxJsonDepth?: number
+    readonly callers?: DurableStreams.Callers<{ readonly mayWrite: boolean; readonly token: string }>
+  }
 ) =>
   Effect.gen(function*() {
     const store = yield* DurableStoreMemory.make
@@ -57,11 +64,13 @@ const harness = (
       yield* Ref.update(authentications, (n) => n + 1)
       const request = yield* HttpServerRequest.HttpServerRequest
       const token = request.headers.authorization
-      if (token === "Bearer w") return { mayWrite: true }
-      if (token === "Bearer r") return { mayWrite: false }
+      if (token === "Bearer w") return { mayWrite: true, token: "w" }
+      if (token === "Bearer r") return { mayWrite: false, token: "r" }
       return yield* new Unauthorized()
     })
-    const app = yield* HttpRouter.toHttpEffect(HttpRouter.addAll(DurableStreams.routes(context, authenticate)))
+    const app = yield* HttpRouter.toHttpEffect(
+      HttpRouter.addAll(DurableStreams.routes(context, authenticate, options.callers))
+    )
     const call = (
       method: string,
       path: string,
@@ -218,6 +227,45 @@ describe("DurableStreams.routes", () => {
         expect(quoted.status).toBe(204)
         const read = yield* call("GET", "deep?offset=-1", { token: "r" })
         expect([read.status, read.text]).toStrictEqual([200, "[[[1]],\"[[[[[[\"]"])
+      }),
+    30_000
+  )
+
+  it.effect(
+    "a live read takes one of its caller's slots for as long as it waits; a refused slot is the answer",
+    () =>
+      Effect.gen(function*() {
+        const open = yield* Ref.make(new Map<string, number>())
+        const count = (token: string, delta: number) =>
+          Ref.update(open, (counts) => new Map(counts).set(token, (counts.get(token) ?? 0) + delta))
+        const taken = yield* Ref.make(0)
+        const callers: DurableStreams.Callers<{ readonly mayWrite: boolean; readonly token: string }> = {
+          liveRead: (access) =>
+            Effect.acquireRelease(
+              Effect.flatMap(Ref.get(open), (counts) =>
+                (counts.get(access.token) ?? 0) >= 2
+                  ? Effect.fail(DurableRefusal.make(429, `token ${access.token} holds 2 live reads already`))
+                  : Effect.andThen(count(access.token, 1), Ref.update(taken, (n) => n + 1))),
+              () => count(access.token, -1)
+            )
+        }
+        const { call } = yield* harness({ store: true, subscriptions: false, callers })
+        expect((yield* call("PUT", "live", { token: "w", type: "text/plain" })).status).toBe(201)
+        const first = yield* Effect.forkChild(call("GET", "live?offset=now&live=long-poll", { token: "r" }))
+        const second = yield* Effect.forkChild(call("GET", "live?offset=now&live=long-poll", { token: "r" }))
+        while ((yield* Ref.get(open)).get("r") !== 2) yield* Effect.yieldNow
+        const third = yield* call("GET", "live?offset=now&live=sse", { token: "r" })
+        expect([third.status, third.text]).toStrictEqual([429, "token r holds 2 live reads already"])
+        // another caller's slots are its own; a catch-up read takes none
+        expect((yield* call("GET", "live?offset=-1", { token: "r" })).status).toBe(200)
+        const other = yield* Effect.forkChild(call("GET", "live?offset=now&live=long-poll", { token: "w" }))
+        while ((yield* Ref.get(open)).get("w") !== 1) yield* Effect.yieldNow
+        expect((yield* call("POST", "live", { token: "w", type: "text/plain", body: "x" })).status).toBe(204)
+        const texts = [yield* Fiber.join(first), yield* Fiber.join(second), yield* Fiber.join(other)].map((r) => r.text)
+        expect(texts).toStrictEqual(["x", "x", "x"])
+        // given back when the reads ended
+        expect([(yield* Ref.get(open)).get("r"), (yield* Ref.get(open)).get("w")]).toStrictEqual([0, 0])
+        expect(yield* Ref.get(taken)).toBe(3)
       }),
     30_000
   )

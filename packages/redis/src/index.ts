@@ -65,3 +65,11 @@ export * as RedisConfig from "./RedisConfig.js"
  * @since 0.1.0
  */
 export * as RedisTls from "./RedisTls.js"
+
+/**
+ * Waits for Redis streams to move, shared by stream and multiplexed over a bounded
+ * number of blocking connections.
+ *
+ * @since 0.3.0
+ */
+export * as StreamWaits from "./StreamWaits.js"

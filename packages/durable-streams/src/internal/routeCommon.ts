@@ -9,8 +9,9 @@ import { RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as Scope from "effect/Scope"
 import { DurableRefusal } from "../DurableRefusal.js"
-import type { Access } from "../DurableStreams.js"
+import type { Access, Callers } from "../DurableStreams.js"
 
 /** The path prefix of the protocol. @internal */
 export const basePath = "/v1/stream/"
@@ -39,16 +40,41 @@ export const pathOf = (request: HttpServerRequest.HttpServerRequest): { readonly
 }
 
 /**
+ * A caller as the routes take it: its write scope, the slot its live reads take, and
+ * the key its subscriptions are counted under (none: not counted).
+ *
+ * @internal
+ */
+export interface Caller extends Access {
+  readonly liveRead: Effect.Effect<void, DurableRefusal, Scope.Scope>
+  readonly subscriber: string | undefined
+}
+
+/**
+ * The caller of an `Access`, under the application's `Callers`.
+ *
+ * @internal
+ */
+export const callerOf = <A extends Access>(callers: Callers<A>) => {
+  const { liveRead, subscriber } = callers
+  return (access: A): Caller => ({
+    mayWrite: access.mayWrite,
+    liveRead: liveRead === undefined ? Effect.void : Effect.suspend(() => liveRead(access)),
+    subscriber: subscriber?.(access)
+  })
+}
+
+/**
  * The caller's `Access` once `authenticate` found it, refused (`forbidden`) when the
  * request writes and the caller may not.
  *
  * @internal
  */
-export const authorized = <E, R>(
-  authenticate: Effect.Effect<Access, E, R>,
+export const authorized = <A extends Access, E, R>(
+  authenticate: Effect.Effect<A, E, R>,
   writes: boolean,
   forbidden: () => DurableRefusal
-): Effect.Effect<Access, E | DurableRefusal, R> =>
+): Effect.Effect<A, E | DurableRefusal, R> =>
   Effect.flatMap(
     authenticate,
     (access) => writes && !access.mayWrite ? Effect.fail(forbidden()) : Effect.succeed(access)

@@ -14,20 +14,25 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Operations from "../DurableOperations.js"
 import * as Refusal from "../DurableRefusal.js"
 import { type Source, storeSource } from "../DurableSource.js"
 import type * as DurableStore from "../DurableStore.js"
-import type { Access, Context } from "../DurableStreams.js"
+import type { Context } from "../DurableStreams.js"
 import * as Compression from "../HttpCompression.js"
 import * as Body from "../RequestBody.js"
-import { answered, basePath, pathOf } from "./routeCommon.js"
+import { answered, basePath, type Caller, pathOf } from "./routeCommon.js"
 import * as Requests from "./streamRequests.js"
 import * as Responses from "./streamResponses.js"
 import { isReserved, streamNamePattern } from "./subscriptionWire.js"
 
 type Failure = Refusal.DurableRefusal | RedisError.RedisError
-type Handler<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
+type Handler<E, R> = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  E,
+  R | HttpServerRequest.HttpServerRequest | Scope.Scope
+>
 
 const forbidden = () => Refusal.make(403, "this token may not write durable streams")
 
@@ -57,17 +62,19 @@ const readBody = (context: Context, request: HttpServerRequest.HttpServerRequest
 const headerOf = (request: HttpServerRequest.HttpServerRequest): Requests.Header => (name) =>
   request.headers[name.toLowerCase()]
 
-// The route's work once the caller is known and the name checked: `name` is the raw path.
+// The route's work once the caller is known and the name checked: `name` is the raw
+// path; a live read takes a slot of the caller's in the request's scope.
 type Work = (
   request: HttpServerRequest.HttpServerRequest,
   url: URL,
-  name: string
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, Failure>
+  name: string,
+  caller: Caller
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, Scope.Scope>
 
 // Authenticates, checks the name and the write scope, then does the work; a reserved
 // path goes to the subscription routes when the server serves them.
 const serve = <E, R>(
-  authenticate: Effect.Effect<Access, E, R>,
+  authenticate: Effect.Effect<Caller, E, R>,
   writes: boolean,
   reserved: Handler<E, R> | undefined,
   work: Work
@@ -84,7 +91,7 @@ const serve = <E, R>(
         const access = yield* authenticate
         if (!streamNamePattern.test(name)) return yield* Refusal.refuse(400, "invalid stream path")
         if (writes && !access.mayWrite) return yield* Effect.fail(forbidden())
-        return yield* work(request, url, name)
+        return yield* work(request, url, name, access)
       })
     )
   })
@@ -94,7 +101,8 @@ const configured = (context: Context, work: Work): Work => {
   const maxJsonDepth = context.maxJsonDepth
   return maxJsonDepth === undefined
     ? work
-    : (request, url, name) => Effect.provideService(work(request, url, name), Operations.MaxJsonDepth, maxJsonDepth)
+    : (request, url, name, caller) =>
+      Effect.provideService(work(request, url, name, caller), Operations.MaxJsonDepth, maxJsonDepth)
 }
 
 // The client store behind a write: 405 under the read-only prefix, 501 without a store.
@@ -131,7 +139,7 @@ const told = <A>(context: Context, name: string, deleted: boolean) => (outcome: 
     outcome
   )
 
-const read = (context: Context): Work => (request, url, name) =>
+const read = (context: Context): Work => (request, url, name, caller) =>
   Effect.gen(function*() {
     const source = yield* readable(context, name)
     const view = yield* Operations.head(source)
@@ -140,6 +148,8 @@ const read = (context: Context): Work => (request, url, name) =>
     const header = headerOf(request)
     const encoding = Compression.encodingFor(context.compression === true, header("accept-encoding"))
     const readRequest = yield* Requests.readRequest(url.searchParams)
+    // a live read holds one of its caller's slots while it waits or streams
+    if (readRequest.live !== undefined) yield* caller.liveRead
     if (readRequest.live === "sse") {
       return Responses.sse(source, view, readRequest, context.longPollMs, context.closing)
     }
@@ -202,7 +212,7 @@ const works = (context: Context): Readonly<Record<string, readonly [writes: bool
  */
 export const handler = <E, R>(
   context: Context,
-  authenticate: Effect.Effect<Access, E, R>,
+  authenticate: Effect.Effect<Caller, E, R>,
   reserved: Handler<E, R> | undefined
 ) => {
   const byMethod = works(context)
@@ -220,7 +230,7 @@ export const handler = <E, R>(
  */
 export const routes = <E, R>(
   context: Context,
-  authenticate: Effect.Effect<Access, E, R>,
+  authenticate: Effect.Effect<Caller, E, R>,
   reserved: Handler<E, R> | undefined
 ): ReadonlyArray<HttpRouter.Route<E, Exclude<R, HttpRouter.Provided>>> => {
   const handlerOf = handler(context, authenticate, reserved)
