@@ -13,6 +13,18 @@
  * reference's. `BENCH_DURABLE_SLUICE_BIN` runs another build of `sluice` (an older
  * checkout's `packages/cli/dist/bin.js`, for a before and after). A benchmark, never a
  * test.
+ *
+ * Then appends with subscriptions (`sluice serve` alone): at each of
+ * `BENCH_DURABLE_SUBSCRIPTIONS` (0, 500, 2,000) pull-wake subscriptions on the pattern
+ * `**` (made by `BENCH_DURABLE_SUB_TOKENS` tokens, 20, in turn), over
+ * `BENCH_DURABLE_SUB_STREAMS` (20) streams: how long making them took, a first round
+ * of one append a stream (each wakes every subscription), then
+ * `BENCH_DURABLE_SUB_APPENDS` (100) appends one after another across the streams
+ * (every subscription already woken, as an unclaimed pull-wake stays): their latency
+ * and the server's CPU per append (its process and its redis-server's), and the server's
+ * CPU while nothing is appended (the lease sweep). Each level on a server and key
+ * prefix of its own. `BENCH_DURABLE_PARTS` picks `appends`, `subscriptions` or both
+ * (the default).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -27,6 +39,11 @@ const STREAMS = Number(process.env.BENCH_DURABLE_STREAMS ?? "50")
 const APPENDS = Number(process.env.BENCH_DURABLE_APPENDS ?? "200")
 const CONCURRENT = Number(process.env.BENCH_DURABLE_CONCURRENT ?? "100")
 const TOKEN = "bench-durable-token"
+const SUB_LEVELS = (process.env.BENCH_DURABLE_SUBSCRIPTIONS ?? "0,500,2000").split(",").map(Number)
+const SUB_TOKENS = Number(process.env.BENCH_DURABLE_SUB_TOKENS ?? "20")
+const SUB_STREAMS = Number(process.env.BENCH_DURABLE_SUB_STREAMS ?? "20")
+const SUB_APPENDS = Number(process.env.BENCH_DURABLE_SUB_APPENDS ?? "100")
+const PARTS = (process.env.BENCH_DURABLE_PARTS ?? "appends,subscriptions").split(",")
 
 interface Server {
   readonly name: string
@@ -91,7 +108,11 @@ const startReference = async (dataDir: string | undefined): Promise<Server> => {
 const otherCli = process.env.BENCH_DURABLE_SLUICE_BIN
 const cli = () => otherCli === undefined ? sluiceCommand() : { args: [otherCli], how: otherCli }
 
-const startSluice = async (redisUrl: string, redisPid: number | undefined): Promise<Server> => {
+const startSluice = async (
+  redisUrl: string,
+  redisPid: number | undefined,
+  tokens: ReadonlyArray<string> = [TOKEN]
+): Promise<Server> => {
   const listen = port()
   const child = spawn(process.execPath, [
     ...cli().args,
@@ -102,8 +123,8 @@ const startSluice = async (redisUrl: string, redisPid: number | undefined): Prom
     "127.0.0.1",
     "--prefix",
     `bench-durable-${listen}`
-  ], { env: { ...process.env, REDIS_URL: redisUrl, SLUICE_API_TOKENS: TOKEN }, stdio: "ignore" })
-  const headers = { authorization: `Bearer ${TOKEN}` }
+  ], { env: { ...process.env, REDIS_URL: redisUrl, SLUICE_API_TOKENS: tokens.join(",") }, stdio: "ignore" })
+  const headers = { authorization: `Bearer ${tokens[0]}` }
   const base = `http://127.0.0.1:${listen}`
   await waitFor(`${base}/healthz`, headers)
   return {
@@ -210,17 +231,141 @@ const stop = (child: ChildProcess): Promise<void> =>
     child.kill("SIGTERM")
   })
 
+/** What one level of subscriptions measured. */
+interface SubscriptionsResult {
+  readonly subscriptions: number
+  readonly createSeconds: number
+  readonly firstRoundMs: number
+  readonly mean: number
+  readonly p50: number
+  readonly p99: number
+  readonly cpuMsPerAppend: number
+  readonly idleCpuPercent: number
+}
+
+const expectStatus = async (response: Response, what: string, ok: ReadonlyArray<number>): Promise<void> => {
+  await response.arrayBuffer()
+  if (!ok.includes(response.status)) throw new Error(`${what}: ${response.status}`)
+}
+
+/** `count` tasks, at most `limit` at once. */
+const inParallel = async (count: number, limit: number, task: (i: number) => Promise<void>): Promise<void> => {
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, async () => {
+    while (next < count) await task(next++)
+  }))
+}
+
+/** One level: `count` subscriptions on `**`, then the appends. */
+const withSubscriptions = async (server: Server, count: number, tokens: ReadonlyArray<string>) => {
+  const stream = (i: number) => `${server.base}/v1/stream/subs/${i}`
+  for (let i = 0; i < SUB_STREAMS; i++) {
+    await expectStatus(await fetch(stream(i), { method: "PUT", headers: { ...server.headers, ...text } }), "PUT", [201])
+  }
+  const json = { ...server.headers, "content-type": "application/json" }
+  await expectStatus(await fetch(`${server.base}/v1/stream/wakes`, { method: "PUT", headers: json }), "PUT", [201])
+  const createStart = performance.now()
+  await inParallel(count, 16, async (i) => {
+    const response = await fetch(`${server.base}/v1/stream/__ds/subscriptions/bench-${i}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${tokens[i % tokens.length]}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "pull-wake", pattern: "**", wake_stream: "wakes" })
+    })
+    await expectStatus(response, `subscription ${i}`, [201])
+  })
+  const createSeconds = (performance.now() - createStart) / 1000
+  const append = async (i: number) => {
+    const start = performance.now()
+    const response = await fetch(stream(i % SUB_STREAMS), {
+      method: "POST",
+      headers: { ...server.headers, ...text },
+      body: `${i}\n`
+    })
+    await expectStatus(response, "POST", [204])
+    return performance.now() - start
+  }
+  const firstStart = performance.now()
+  for (let i = 0; i < SUB_STREAMS; i++) await append(i)
+  const firstRoundMs = (performance.now() - firstStart) / SUB_STREAMS
+  const idleBefore = await cpuOf(server)
+  const idleStart = performance.now()
+  await new Promise((resolve) => setTimeout(resolve, 3_000))
+  const idleCpuPercent = ((await cpuOf(server)) - idleBefore) / ((performance.now() - idleStart) / 1000) * 100
+  const cpuBefore = await cpuOf(server)
+  const latencies: Array<number> = []
+  for (let i = 0; i < SUB_APPENDS; i++) latencies.push(await append(i))
+  const cpu = (await cpuOf(server)) - cpuBefore
+  const sorted = [...latencies].sort((a, b) => a - b)
+  return {
+    subscriptions: count,
+    createSeconds,
+    firstRoundMs,
+    mean: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    cpuMsPerAppend: (cpu * 1000) / SUB_APPENDS,
+    idleCpuPercent
+  } satisfies SubscriptionsResult
+}
+
+/** The subscriptions part: each level on a `sluice serve` of its own. */
+const subscriptionsPart = async (redisUrl: string, redisPid: number | undefined): Promise<string> => {
+  const tokens = Array.from({ length: SUB_TOKENS }, (_, i) => `${TOKEN}-${i}`)
+  const results: Array<SubscriptionsResult> = []
+  let how = ""
+  for (const count of SUB_LEVELS) {
+    const server = await startSluice(redisUrl, redisPid, tokens)
+    how = server.name
+    try {
+      results.push(await withSubscriptions(server, count, tokens))
+    } finally {
+      await stop(server.child)
+    }
+  }
+  const row = (r: SubscriptionsResult) =>
+    `| ${r.subscriptions} | ${r.createSeconds.toFixed(1)} s | ${r.firstRoundMs.toFixed(1)} ms | ${
+      r.mean.toFixed(1)
+    } / ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms | ${r.cpuMsPerAppend.toFixed(2)} | ${
+      r.idleCpuPercent.toFixed(1)
+    }% |`
+  return [
+    `\n## Durable Streams: appends with subscriptions (${how})`,
+    "",
+    `Pull-wake subscriptions on \`**\` over ${SUB_STREAMS} streams, made by ${SUB_TOKENS} tokens in turn; the ` +
+    `first round appends once to each stream (every subscription is woken), then ${SUB_APPENDS} appends one ` +
+    "after another (every subscription already woken, as an unclaimed pull-wake stays).",
+    "",
+    "| subscriptions | making them | first round, per append | appends: mean / p50 / p99 | server CPU ms/append | server CPU while idle |",
+    "|---:|---:|---:|---:|---:|---:|",
+    ...results.map(row),
+    "",
+    "Server CPU counts the server's process and its redis-server's."
+  ].join("\n")
+}
+
 /** The durable section's Markdown. */
 export const run = async (): Promise<string> => {
+  const redis = await startRedisServer()
+  try {
+    const parts: Array<string> = []
+    if (PARTS.includes("appends")) parts.push(await appendsPart(redis.url, redis.pid()))
+    if (PARTS.includes("subscriptions")) parts.push(await subscriptionsPart(redis.url, redis.pid()))
+    return parts.join("\n")
+  } finally {
+    await redis.close()
+  }
+}
+
+/** The appends part: the reference servers and `sluice serve`. */
+const appendsPart = async (redisUrl: string, redisPid: number | undefined): Promise<string> => {
   const results: Array<Result> = []
   const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-durable-"))
-  const redis = await startRedisServer()
   try {
     for (
       const start of [
         () => startReference(undefined),
         () => startReference(dataDir),
-        () => startSluice(redis.url, redis.pid())
+        () => startSluice(redisUrl, redisPid)
       ]
     ) {
       const server = await start()
@@ -231,7 +376,6 @@ export const run = async (): Promise<string> => {
       }
     }
   } finally {
-    await redis.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
   const fileBacked = results[1]!
