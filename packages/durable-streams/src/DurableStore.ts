@@ -6,7 +6,8 @@
  * - `<prefix>:ds:{<name>}:meta`, a hash: the stream's settings (content type, TTL or
  *   expiry time, closed flag, the producers' epochs and sequence numbers, ...), its
  *   version (`v`, raised by every commit), its number of entries (`n`), its last entry
- *   id (`tail`) and its last change signal (`s`);
+ *   id (`tail`), its last change signal (`s`) and, for a fork, its level in its chain
+ *   of forks (`dp`);
  * - `<prefix>:ds:{<name>}:data`, a stream: one entry per append, ids `0-1`, `0-2`, ...,
  *   the bytes in field `d`;
  * - `<prefix>:ds:{<name>}:sig`, a stream of one entry, replaced by every commit, that
@@ -16,7 +17,9 @@
  *
  * A fork is a stream created from a source at a fork point (an entry id of the
  * source): it reads the source's entries up to that point, then its own, whose ids
- * continue after the fork point. Its metadata hash links it to its source (`src`, `at`,
+ * continue after the fork point. A chain of forks goes at most `maxForkDepth` levels
+ * deep (100 by default; docs/http.md#fork-depth): a read, a commit with a TTL and a
+ * delete go up the chain a step a level. Its metadata hash links it to its source (`src`, `at`,
  * `lnk`); the source's `forks` hash links back. A source deleted (or expired) while
  * forks still read it is gone for its own readers and writers but keeps its data until
  * the last fork goes (see `fork` and `remove` for the order of the steps across Redis
@@ -99,7 +102,8 @@ export interface ForkCommit extends ForkPoint {
 /**
  * How a fork's creation ended: created (the ids of its first entries), or not, because
  * the name is taken, the source does not exist, the source is gone (deleted or expired,
- * kept for its forks) or the fork point is after the source's last entry.
+ * kept for its forks), the source is a fork already `limit` levels deep (`depth`: its
+ * level), or the fork point is after the source's last entry.
  *
  * @since 0.3.0
  * @category models
@@ -109,6 +113,7 @@ export type ForkOutcome =
   | { readonly _tag: "Exists" }
   | { readonly _tag: "SourceMissing" }
   | { readonly _tag: "SourceGone" }
+  | { readonly _tag: "TooDeep"; readonly depth: number; readonly limit: number }
   | { readonly _tag: "BeyondTail"; readonly tail: string }
 
 /**
@@ -167,12 +172,14 @@ export interface DurableStoreService {
    * be free; when it is taken the link is undone). A crash between the steps leaves a
    * link without a fork (and sources that expire later than they need), which keeps the
    * source's data until the link is pruned (once it is old enough, when the source is
-   * next deleted or read gone), never a fork without its source.
+   * next deleted or read gone), never a fork without its source. A source already at
+   * the store's deepest level is not linked (`TooDeep`).
    */
   readonly fork: (name: string, fork: ForkCommit) => Effect.Effect<ForkOutcome, RedisError>
   /**
    * Up to `count` entries after the entry id `after` (exclusive); for a fork, its
-   * source's entries up to the fork point (one read per level), then its own.
+   * source's entries up to the fork point, then its own: linear in the chain's depth
+   * (a step up a level, then down while the page has room), each entry read once.
    */
   readonly read: (name: string, after: string, count: number) => Effect.Effect<ReadonlyArray<DurableEntry>, RedisError>
   /** Sets the expiry of an existing stream (a read renews a sliding TTL). */
@@ -210,7 +217,7 @@ export class DurableStore
  * @since 0.3.0
  * @category constants
  */
-export const bookkeeping: ReadonlySet<string> = new Set(["v", "n", "tail", "s", "src", "at", "lnk", "del", "dl"])
+export const bookkeeping: ReadonlySet<string> = new Set(["v", "n", "tail", "s", "src", "at", "lnk", "del", "dl", "dp"])
 
 /**
  * `<prefix>:ds:{<name>}:<part>`: a key of a durable stream. The `ds` segment keeps

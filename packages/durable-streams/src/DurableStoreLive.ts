@@ -41,7 +41,7 @@ import { Command, type Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import type { Commit, DurableState, DurableStoreService, Expiry } from "./DurableStore.js"
 import { bookkeeping, DurableStore, key } from "./DurableStore.js"
-import { maxChain, readThrough, startOf } from "./internal/storeFork.js"
+import { defaultMaxForkDepth, maxChain, readThrough, startOf } from "./internal/storeFork.js"
 import {
   commitScript,
   extendScript,
@@ -87,7 +87,8 @@ const asWait = decodeReply(Schema.Tuple([Schema.Number, Schema.Number]))
  * source's link to a fork that does not exist is kept before it is pruned (the fork
  * may be on its way: its link is made first; 60 s by default), and how its waits are
  * shared (docs/http.md#shared-waits): at most `waitConnections` blocking connections
- * (8), each blocking at most `waitBlockMs` (1,000 ms) at a time.
+ * (8), each blocking at most `waitBlockMs` (1,000 ms) at a time; and how deep a chain of
+ * forks may go, `maxForkDepth` (100; docs/http.md#fork-depth).
  *
  * @since 0.3.0
  * @category models
@@ -95,6 +96,7 @@ const asWait = decodeReply(Schema.Tuple([Schema.Number, Schema.Number]))
 export interface DurableLiveOptions extends LiveOptions {
   readonly prefix: string
   readonly pruneAfterMs?: number
+  readonly maxForkDepth?: number | undefined
   readonly waitConnections?: number | undefined
   readonly waitBlockMs?: number | undefined
 }
@@ -111,6 +113,7 @@ export const make = (
 ): Effect.Effect<DurableStoreService, RedisError, Scope.Scope> =>
   Effect.gen(function*() {
     const pruneAfterMs = options.pruneAfterMs ?? 60_000
+    const maxForkDepth = options.maxForkDepth ?? defaultMaxForkDepth
     const client = yield* RedisStreamsLive.openClient(options, "commands")
     // Waits shared by stream, over a bounded number of blocking connections; a restart
     // of a blocked read goes through the command connection.
@@ -276,15 +279,17 @@ export const make = (
           const field = `${name} ${link}`
           const at = EntryId.parse(fork.at)
           const atNumber = Option.isSome(at) && at.value.ms === 0n ? String(at.value.seq) : "-1"
-          const [linked, tail] = yield* run(
+          const [linked, detail] = yield* run(
             asStrings,
             "EVAL",
             fork.source,
-            script(linkScript, fork.source, [field, atNumber, ...expiryArgs(fork.expiry)])
+            script(linkScript, fork.source, [field, atNumber, ...expiryArgs(fork.expiry), String(maxForkDepth)])
           )
           if (linked === "missing") return { _tag: "SourceMissing" } as const
           if (linked === "gone") return { _tag: "SourceGone" } as const
-          if (linked === "beyond") return { _tag: "BeyondTail", tail: tail ?? "0-0" } as const
+          if (linked === "deep") return { _tag: "TooDeep", depth: Number(detail), limit: maxForkDepth } as const
+          if (linked === "beyond") return { _tag: "BeyondTail", tail: detail ?? "0-0" } as const
+          const depth = Number(detail ?? "0") + 1
           yield* coverSources(fork.source, fork.expiry)
           const created = commitReply(
             yield* run(
@@ -294,7 +299,12 @@ export const make = (
               script(
                 commitScript,
                 name,
-                commitArgs({ ...fork, expect: 0 }, [fork.source, fork.at, link, String(startOf(fork.at))])
+                commitArgs({ ...fork, set: { ...fork.set, dp: String(depth) }, expect: 0 }, [
+                  fork.source,
+                  fork.at,
+                  link,
+                  String(startOf(fork.at))
+                ])
               )
             )
           )

@@ -26,7 +26,7 @@ import type {
   RemoveOutcome
 } from "./DurableStore.js"
 import { DurableStore } from "./DurableStore.js"
-import { isAfter, readThrough, startOf } from "./internal/storeFork.js"
+import { defaultMaxForkDepth, isAfter, readThrough, startOf } from "./internal/storeFork.js"
 
 interface Stored {
   meta: Record<string, string>
@@ -37,6 +37,8 @@ interface Stored {
   expiresAt: number | undefined
   deleted: boolean
   fork: (ForkPoint & { readonly link: string }) | undefined
+  /** Its level in its chain of forks (0: no fork). */
+  depth: number
   /** The forks that read this stream: link field to the time it was linked. */
   forks: Map<string, number>
 }
@@ -62,16 +64,31 @@ const fresh = (): Stored => ({
   expiresAt: undefined,
   deleted: false,
   fork: undefined,
+  depth: 0,
   forks: new Map()
 })
 
 /**
- * A fresh, empty in-memory store.
+ * The options of the in-memory store: how deep a chain of forks may go (100 by
+ * default; docs/http.md#fork-depth).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface MemoryOptions {
+  readonly maxForkDepth?: number | undefined
+}
+
+/**
+ * A fresh, empty in-memory store with the given options.
  *
  * @since 0.3.0
  * @category constructors
  */
-export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
+export const makeWith = (options: MemoryOptions): Effect.Effect<DurableStoreService> =>
+  Effect.sync(() => build(options.maxForkDepth ?? defaultMaxForkDepth))
+
+const build = (maxForkDepth: number): DurableStoreService => {
   const streams = new Map<string, Stored>()
   const signals = new Map<string, Deferred.Deferred<void>>()
   let links = 0
@@ -155,6 +172,7 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     const source = live(request.source, now)
     if (source === undefined) return { _tag: "SourceMissing" }
     if (over(source, now)) return { _tag: "SourceGone" }
+    if (source.depth + 1 > maxForkDepth) return { _tag: "TooDeep", depth: source.depth, limit: maxForkDepth }
     const tail = stateOf(source, now).tail
     if (isAfter(request.at, tail)) return { _tag: "BeyondTail", tail }
     if (live(name, now) !== undefined) return { _tag: "Exists" }
@@ -164,7 +182,8 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
     const stored: Stored = {
       ...fresh(),
       start: startOf(request.at),
-      fork: { source: request.source, at: request.at, link }
+      fork: { source: request.source, at: request.at, link },
+      depth: source.depth + 1
     }
     return { _tag: "Forked", ids: apply(name, stored, request, now) }
   }
@@ -175,9 +194,11 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
       const forked = stored?.fork
       // Own entries are numbered on from `start` without gaps: the index follows from the id.
       const from = stored === undefined ? 0 : Math.max(0, positionOf(after) - stored.start)
+      // a read from before the fork point starts in the source: its own entries come later
+      const before = forked !== undefined && isAfter(forked.at, after)
       return {
         forkOf: forked === undefined ? Option.none() : Option.some({ source: forked.source, at: forked.at }),
-        entries: stored === undefined ? [] : stored.entries.slice(from, from + Math.max(0, count))
+        entries: stored === undefined || before ? [] : stored.entries.slice(from, from + Math.max(0, count))
       }
     })
   )
@@ -241,7 +262,15 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
       )
   }
   return service
-})
+}
+
+/**
+ * A fresh, empty in-memory store.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const make: Effect.Effect<DurableStoreService> = makeWith({})
 
 /**
  * A layer with a fresh in-memory store.
@@ -250,3 +279,12 @@ export const make: Effect.Effect<DurableStoreService> = Effect.sync(() => {
  * @category layers
  */
 export const layer: Layer.Layer<DurableStore> = Layer.effect(DurableStore, make)
+
+/**
+ * A layer with a fresh in-memory store with the given options.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerWith = (options: MemoryOptions): Layer.Layer<DurableStore> =>
+  Layer.effect(DurableStore, makeWith(options))

@@ -19,6 +19,13 @@ import { goneConflict, storedBody } from "./operationWrite.js"
 
 const sourceMissing = Refusal.make(404, "the source stream does not exist")
 const sourceGone = Refusal.make(409, "the source stream was deleted or has expired: it cannot be forked")
+const tooDeep = (depth: number, limit: number) =>
+  Refusal.make(
+    400,
+    `the source stream is a fork ${depth} levels deep: a fork of it would be ${
+      depth + 1
+    }, and forks go at most ${limit} levels deep`
+  )
 const beyondTail = (at: string, tail: string) =>
   Refusal.make(400, `Stream-Fork-Offset ${Wire.offsetOf(at)} is past the source's tail ${Wire.offsetOf(tail)}`)
 
@@ -126,6 +133,8 @@ export const create = (
           return yield* Effect.fail(sourceMissing)
         case "SourceGone":
           return yield* Effect.fail(sourceGone)
+        case "TooDeep":
+          return yield* Effect.fail(tooDeep(outcome.depth, outcome.limit))
         case "BeyondTail":
           return yield* Effect.fail(beyondTail(at, outcome.tail))
         case "Exists":

@@ -35,8 +35,20 @@ export const startOf = (at: string): number => Number(parsed(at).seq)
 export const maxChain = 10_000
 
 /**
- * The read of a store layer that `readThrough` builds on: a stream's own entries after
- * an id, with its fork point when it is a fork.
+ * The deepest chain of forks a store creates by default (docs/http.md#fork-depth): a
+ * stream that is no fork is level 0, its fork level 1, a fork of that fork level 2, and
+ * a fork past level 100 is refused. A read, a commit with a TTL and a delete each go
+ * up the chain one step a level, so the limit bounds what one request costs.
+ *
+ * @internal
+ */
+export const defaultMaxForkDepth = 100
+
+/**
+ * The read of a store layer that `readThrough` builds on: a stream's fork point (when it
+ * is a fork) and its own entries after `after`, up to `count`, but none when `after`
+ * is before its fork point (the read starts in its source's entries: its own are read
+ * later, once the source's have been).
  *
  * @internal
  */
@@ -46,24 +58,55 @@ export type ReadOwn<E> = (
   count: number
 ) => Effect.Effect<{ readonly forkOf: Option.Option<ForkPoint>; readonly entries: ReadonlyArray<DurableEntry> }, E>
 
+// A level of the chain the read went up through: the fork, and what of its own entries
+// its own forks below see (ids up to `cap`; none: all).
+interface Level {
+  readonly name: string
+  readonly at: string
+  readonly cap: string | undefined
+}
+
+const upTo = (entries: ReadonlyArray<DurableEntry>, cap: string | undefined) =>
+  cap === undefined ? entries : entries.filter((entry) => !isAfter(entry.id, cap))
+
+const lower = (cap: string | undefined, at: string): string => cap === undefined || isAfter(cap, at) ? at : cap
+
 /**
  * Up to `count` entries of `name` after `after`: for a fork read before its fork point,
- * the source's entries up to the point (recursively), then the fork's own (all after
- * the point). Inherited entries never change, so reading each level apart is
- * consistent.
+ * its source's entries up to the point (and so on up the chain), then its own. Linear
+ * in the chain: the read goes up once (one `readOwn` a level, reading nothing but the
+ * fork point where the read starts further up), reads the level where it starts, then
+ * comes down reading each fork's own entries only while the page has room, each entry
+ * looked at once (the recursive read filtered every inherited page again at each level:
+ * quadratic in the depth). Inherited entries never change, so reading each level apart
+ * is consistent.
  *
  * @internal
  */
-export const readThrough = <E>(readOwn: ReadOwn<E>) => {
-  const read = (name: string, after: string, count: number): Effect.Effect<ReadonlyArray<DurableEntry>, E> =>
-    Effect.gen(function*() {
-      const own = yield* readOwn(name, after, count)
-      if (Option.isNone(own.forkOf) || !isAfter(own.forkOf.value.at, after)) return own.entries
-      const { at, source } = own.forkOf.value
-      const inherited = (yield* read(source, after, count)).filter((entry) => !isAfter(entry.id, at))
-      // A full page of inherited entries may have more behind it.
-      if (inherited.length === count) return inherited
-      return [...inherited, ...own.entries.slice(0, count - inherited.length)]
-    })
-  return read
-}
+export const readThrough = <E>(readOwn: ReadOwn<E>) =>
+(name: string, after: string, count: number): Effect.Effect<ReadonlyArray<DurableEntry>, E> =>
+  Effect.gen(function*() {
+    const levels: Array<Level> = []
+    let cap: string | undefined
+    let at = name
+    let top: ReadonlyArray<DurableEntry> = []
+    for (let steps = 0; steps <= maxChain; steps++) {
+      const own = yield* readOwn(at, after, count)
+      if (Option.isNone(own.forkOf) || !isAfter(own.forkOf.value.at, after)) {
+        top = upTo(own.entries, cap)
+        break
+      }
+      levels.push({ name: at, at: own.forkOf.value.at, cap })
+      cap = lower(cap, own.forkOf.value.at)
+      at = own.forkOf.value.source
+    }
+    const page = [...top]
+    for (let i = levels.length - 1; i >= 0 && page.length < count; i--) {
+      const level = levels[i]!
+      // a fork below branched off before this level's own entries: none of them is seen
+      if (level.cap !== undefined && !isAfter(level.cap, level.at)) continue
+      const own = yield* readOwn(level.name, level.at, count - page.length)
+      for (const entry of upTo(own.entries, level.cap)) page.push(entry)
+    }
+    return page.length > count ? page.slice(0, count) : page
+  })

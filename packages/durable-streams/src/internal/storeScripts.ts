@@ -70,14 +70,24 @@ return {0, tonumber(dl) - now_ms()}
 `
 
 // ARGV: an entry id and a count. Replies {source, fork point, entries}: the stream's
-// own entries after the id (XRANGE), with its fork point ('' '' for no fork).
+// own entries after the id (XRANGE), with its fork point ('' '' for no fork); for a fork
+// read from before its fork point, no entries (the read starts in its source).
 /** @internal */
 export const readScript = `
-return {
-  redis.call('HGET', KEYS[1], 'src') or '',
-  redis.call('HGET', KEYS[1], 'at') or '',
-  redis.call('XRANGE', KEYS[2], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
-}
+local function digits_before(x, y)
+  if #x ~= #y then return #x < #y end
+  return x < y
+end
+local function id_before(a, b)
+  local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
+  local am, bm = string.sub(a, 1, da - 1), string.sub(b, 1, db - 1)
+  if am ~= bm then return digits_before(am, bm) end
+  return digits_before(string.sub(a, da + 1), string.sub(b, db + 1))
+end
+local src = redis.call('HGET', KEYS[1], 'src') or ''
+local at = redis.call('HGET', KEYS[1], 'at') or ''
+if src ~= '' and at ~= '' and id_before(ARGV[1], at) then return {src, at, {}} end
+return {src, at, redis.call('XRANGE', KEYS[2], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])}
 `
 
 // ARGV: expected version, expiry mode (persist|after|at) and value, then for a fork's
@@ -157,9 +167,11 @@ return redis.call('HGET', KEYS[1], 'src') or ''
 `
 
 // ARGV: the fork's link field, the fork point's entry number (-1: past every entry),
-// the fork's expiry mode and value. Links a fork to this stream if it exists, is not
-// over and holds the fork point, and extends its expiry to cover the fork's. Replies
-// {'linked'}, {'missing'}, {'gone'} or {'beyond', tail}.
+// the fork's expiry mode and value, the deepest level a fork may be. Links a fork to
+// this stream if it exists, is not over, is not that deep already and holds the fork
+// point, and extends its expiry to cover the fork's. Replies {'linked', depth},
+// {'missing'}, {'gone'}, {'deep', depth} or {'beyond', tail}, depth being this stream's
+// level in its chain of forks (0: no fork; a fork made before levels were kept: 1).
 /** @internal */
 export const linkScript = `${prelude}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
@@ -167,12 +179,17 @@ if over(KEYS[1]) then
   if redis.call('HLEN', KEYS[4]) > 0 then return {'gone'} end
   return {'missing'}
 end
+local depth = redis.call('HGET', KEYS[1], 'dp')
+if depth == false then
+  if redis.call('HEXISTS', KEYS[1], 'src') == 1 then depth = '1' else depth = '0' end
+end
+if tonumber(depth) + 1 > tonumber(ARGV[5]) then return {'deep', depth} end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
 local at = tonumber(ARGV[2])
 if at < 0 or at > n then return {'beyond', '0-' .. n} end
 redis.call('HSET', KEYS[4], ARGV[1], tostring(now_ms()))
 expire(ARGV[3], ARGV[4], true)
-return {'linked'}
+return {'linked', depth}
 `
 
 // ARGV: a fork's link field, the value it must still have ('': any) and how old (ms) it
