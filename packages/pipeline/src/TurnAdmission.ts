@@ -13,6 +13,9 @@
  *   this is what every turn's chunks wait for, whatever the count or the pace of the
  *   turns.
  *
+ * A pipeline that is shutting down (`TurnPipeline.shutdown`, or its scope closing)
+ * refuses every new turn the same way, naming `shuttingDown` (no option sets it).
+ *
  * A refusal is not a turn: it has no entries, no lease and no metrics of a turn but
  * `sluice_turns_refused_total`. An application that would rather wait for a place
  * than be refused bounds its own calls (a `Semaphore` around `run`). A server asks
@@ -24,12 +27,15 @@
 import * as Schema from "effect/Schema"
 
 /**
- * The limits a pipeline may have.
+ * The limits a pipeline may have, and `shuttingDown`: the pipeline takes no more turns
+ * (its `value` and `measured` are then the turns still running).
  *
  * @since 0.3.0
  * @category schemas
  */
-export const Limit = Schema.Literals(["maxTurns", "maxLagMs"]).annotate({ identifier: "AdmissionLimit" })
+export const Limit = Schema.Literals(["maxTurns", "maxLagMs", "shuttingDown"]).annotate({
+  identifier: "AdmissionLimit"
+})
 
 /**
  * @since 0.3.0
@@ -61,7 +67,9 @@ export interface LimitMet {
 export const describe = (met: LimitMet): string =>
   met.limit === "maxTurns"
     ? `this process already runs ${met.measured} turns, its limit (maxTurns ${met.value})`
-    : `this process runs ${met.measured} ms late, past its limit (maxLagMs ${met.value})`
+    : met.limit === "maxLagMs"
+    ? `this process runs ${met.measured} ms late, past its limit (maxLagMs ${met.value})`
+    : `this process is shutting down (${met.measured} turns still running)`
 
 /**
  * A pipeline's load now: the turns it runs, how late the process runs (`undefined`

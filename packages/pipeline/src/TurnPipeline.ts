@@ -74,7 +74,7 @@ import * as TurnFold from "./internal/turnFold.js"
 import { untilStopped } from "./internal/untilStopped.js"
 import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
-import type * as TurnAdmission from "./TurnAdmission.js"
+import * as TurnAdmission from "./TurnAdmission.js"
 import type { TurnContext } from "./TurnContext.js"
 import type { StopReason } from "./TurnEnd.js"
 import type { TurnSource } from "./TurnSource.js"
@@ -88,9 +88,11 @@ import type { TurnSource } from "./TurnSource.js"
  *   none.
  * - `followCancels` (true): follow the control stream for cancel requests.
  * - `drainMs` (10000): how long an interrupted turn may take to write its ending.
- * - `graceMs` (10000): when the pipeline's scope closes, how long the turns it started
- *   (`start`) may run on to their own end before they are interrupted (and end
- *   `aborted`).
+ * - `graceMs` (10000): when the pipeline shuts down (`shutdown`, or its scope closing),
+ *   how long its running turns (`run` and `start`) may run on to their own end before
+ *   they are stopped (and end `aborted`, `drainMs` given to write it). An application
+ *   with one shutdown budget keeps `graceMs + drainMs` inside it (`sluice serve` gives
+ *   half of `--shutdown-timeout-ms` to the grace and a quarter to the drain).
  * - `maxTurns` (none): how many turns may run at once (`run` and `start` together);
  *   one more is refused with `TurnAdmission.AtCapacity` before anything of it runs.
  * - `maxLagMs` (none): while the process runs later than this (its timers fire late:
@@ -126,6 +128,28 @@ export interface RunOptions<R = never> {
     | undefined
   /** When this completes, the turn stops and ends with the reason it gives. */
   readonly stop?: Effect.Effect<StopReason> | undefined
+  /**
+   * The turn's opening, written before its source is read (see `Opening`): the turn is
+   * in Redis before anything of its source runs, and `start` returns only once it is.
+   */
+  readonly opening?: Opening | undefined
+}
+
+/**
+ * A turn's opening: its `response_start` (`model_id`, `provider_id`, with the
+ * context's ids), written to Stream A (and Stream B's `turn_started`, and the turn's
+ * place in the index of turns) before its source is read, so that the turn exists in
+ * Redis from the moment its id is known (it can be followed, listed and cancelled
+ * before a provider has answered anything). A `response_start` of the source itself
+ * is then not written again (the source's own model and provider ids are not kept).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Opening {
+  readonly modelId: string
+  readonly providerId: string
+  readonly agentId?: string | undefined
 }
 
 /**
@@ -196,21 +220,41 @@ export interface TurnPipelineService {
   ) => Effect.Effect<TurnResult, E | PipelineError | RedisError.RedisError | TurnAdmission.AtCapacity, R | R2>
   /**
    * Starts one turn in the pipeline's scope and returns at once: the turn runs on
-   * whoever reads its events or not (when the pipeline's scope closes, it has
-   * `graceMs` to end by itself, then is ended `aborted`, as an interrupt does), so an
-   * HTTP handler can answer with its events while the turn is persisted. Refused at
-   * once with `AtCapacity` past `maxTurns` or `maxLagMs`.
+   * whoever reads its events or not (when the pipeline shuts down, it has `graceMs` to
+   * end by itself, then is ended `aborted`), so an HTTP handler can answer with its
+   * events while the turn is persisted. Refused at once with `AtCapacity` past
+   * `maxTurns` or `maxLagMs`, or while the pipeline shuts down. With an `opening`, it
+   * returns once the opening is in Redis, and fails with the turn's failure when it
+   * could not be written (Redis unavailable: nothing of the source was asked for);
+   * interrupted while it waits, it stops the turn (`aborted`).
    */
   readonly start: <E, R, R2 = never>(
     context: TurnContext,
     source: TurnSource<E, R>,
     options?: RunOptions<R2>
-  ) => Effect.Effect<RunningTurn<E>, TurnAdmission.AtCapacity, R | R2>
+  ) => Effect.Effect<
+    RunningTurn<E>,
+    TurnAdmission.AtCapacity | E | PipelineError | RedisError.RedisError,
+    R | R2
+  >
   /**
    * Cancels a turn: at once when it runs in this process, else through the control
    * stream, to whichever process runs it.
    */
   readonly cancel: (turnId: string, prefix?: string) => Effect.Effect<void, RedisError.RedisError>
+  /**
+   * Cancels a turn when it runs in this process (`true`), at once and without Redis;
+   * `false` when no turn of that id runs here.
+   */
+  readonly cancelHere: (turnId: string) => Effect.Effect<boolean>
+  /**
+   * Shuts the pipeline down: from now on every turn asked for is refused
+   * (`AtCapacity`, `shuttingDown`); the running turns (`run` and `start`) get `graceMs`
+   * to end by themselves, then each is stopped (`aborted`) and given `drainMs` to write
+   * its ending; a turn still running after that is interrupted. Runs once: a second
+   * call waits for the first. The pipeline's scope closing runs it.
+   */
+  readonly shutdown: Effect.Effect<void>
   /**
    * The pipeline's load now (`TurnAdmission.Load`): the turns it runs, how late the
    * process runs (with `maxLagMs`), and the limit a turn asked for now would meet.
@@ -225,6 +269,38 @@ export interface TurnPipelineService {
 export class TurnPipeline
   extends Context.Service<TurnPipeline, TurnPipelineService>()("@sluice/pipeline/TurnPipeline")
 {}
+
+/**
+ * What a started turn's opening wait ends with once the turn's fiber has ended: its
+ * failure; an interruption (the pipeline shut down before the turn could open) as the
+ * refusal it amounts to.
+ */
+const openedExit = <E>(
+  exit: Exit.Exit<unknown, E>,
+  turnId: string
+): Exit.Exit<void, E | TurnAdmission.AtCapacity> =>
+  Exit.isSuccess(exit)
+    ? Exit.void
+    : Cause.hasInterruptsOnly(exit.cause)
+    ? Exit.fail(new TurnAdmission.AtCapacity({ turnId, limit: "shuttingDown", value: 0, measured: 0 }))
+    : Exit.failCause(exit.cause)
+
+/** The `response_start` of a turn's opening, with the context's ids. */
+const openingEvent = (context: TurnContext, opening: Opening) =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      StreamEvent.make({ runId: context.runId, traceContext: context.traceContext }, {
+        type: "response_start",
+        response_id: context.runId,
+        turn_id: context.turnId,
+        thread_id: context.threadId,
+        ...(opening.agentId === undefined ? {} : { agent_id: opening.agentId }),
+        model_id: opening.modelId,
+        provider_id: opening.providerId,
+        created_at: now
+      })
+  )
 
 /** Whether a write failed because another writer had ended the turn (`PublishError`'s `Ended`). */
 const endedElsewhere = (exit: Exit.Exit<unknown, unknown>): boolean =>
@@ -305,25 +381,37 @@ export const make = (options: Options = {}) =>
     // one fiber renews the leases of every turn this pipeline runs
     const keeper = yield* LeaseKeeper.make
     // turns started (`start`) run in a scope of their own, closed with the pipeline's
-    // once they have had `graceMs` to end by themselves
+    // once the pipeline has shut down (`shutdown`: every turn, `run` or `start`, has had
+    // `graceMs` to end by itself, then `drainMs` to write its `aborted` ending)
     const graceMs = options.graceMs ?? 10_000
     const startedScope = yield* Scope.fork(yield* Effect.scope, "parallel")
     const started = new Map<object, Fiber.Fiber<unknown, unknown>>()
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        const running = Array.from(started.values())
-        if (running.length === 0) return Effect.void
-        return Effect.gen(function*() {
-          const ended = yield* Fiber.awaitAll(running).pipe(Effect.timeoutOption(Duration.millis(graceMs)))
-          const left = started.size
-          yield* Effect.logInfo(
-            Option.isSome(ended)
-              ? `shutting down: the ${running.length} running turns ended`
-              : `shutting down: ${left} of ${running.length} running turns still running after ${graceMs} ms, ending them aborted`
+    // every running turn's own fiber (`runTurn`), `run` and `start` alike
+    const turnFibers = new Set<Fiber.Fiber<unknown, unknown>>()
+    const shutdown = yield* Effect.cached(Effect.suspend(() => {
+      admission.close()
+      const fibers = Array.from(turnFibers)
+      if (fibers.length === 0) return Effect.void
+      return Effect.gen(function*() {
+        const ended = yield* Fiber.awaitAll(fibers).pipe(Effect.timeoutOption(Duration.millis(graceMs)))
+        if (Option.isSome(ended)) {
+          return yield* Effect.logInfo(`shutting down: the ${fibers.length} running turns ended`)
+        }
+        yield* Effect.logInfo(
+          `shutting down: ${turnFibers.size} of ${fibers.length} running turns still running after ${graceMs} ms, ending them aborted`
+        )
+        yield* Effect.forEach(Array.from(running.values()), (stop) => stop.stop("aborted"), { discard: true })
+        const left = Array.from(turnFibers)
+        const drained = yield* Fiber.awaitAll(left).pipe(Effect.timeoutOption(Duration.millis(drainMs)))
+        if (Option.isNone(drained)) {
+          yield* Effect.logWarning(
+            `shutting down: ${turnFibers.size} turns did not write their ending within ${drainMs} ms; interrupting them`
           )
-        })
+          yield* Fiber.interruptAll(Array.from(turnFibers))
+        }
       })
-    )
+    }))
+    yield* Effect.addFinalizer(() => shutdown)
     // and one wheel holds the timers of all of them: the upsert stage's fallbacks, the
     // idle timeouts of live sources
     const wheel = yield* TimerWheel.make
@@ -359,7 +447,8 @@ export const make = (options: Options = {}) =>
       context: TurnContext,
       source: TurnSource<E, R>,
       stop: StopSignal.StopSignal<StopReason>,
-      runOptions: RunOptions<R2>
+      runOptions: RunOptions<R2>,
+      onOpened: () => void
     ) =>
       Effect.gen(function*() {
         const turnPrefix = context.prefix ?? prefix
@@ -398,7 +487,14 @@ export const make = (options: Options = {}) =>
             last.turn = folded
             return events
           })
-        const events = TurnFold.fold(untilStopped(source(context), stop), context.traceContext, last, {
+        // with an opening, its `response_start` first, alone in its chunk, before the
+        // source is read
+        const opening = runOptions.opening
+        const input = opening === undefined
+          ? untilStopped(source(context), stop)
+          : Stream.concat(Stream.fromEffect(openingEvent(context, opening)), untilStopped(source(context), stop))
+        const events = TurnFold.fold(input, context.traceContext, last, {
+          dropStarts: opening !== undefined,
           onInputEnd: endSource,
           closing: (failure) =>
             failure !== undefined
@@ -439,11 +535,18 @@ export const make = (options: Options = {}) =>
         // busy with I/O may run seconds late (see `LeaseKeeper`)
         const counted = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
           Effect.andThen(countEvents(chunk), keeper.nudge)
-        const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
-          Effect.andThen(
+        // the first chunk confirmed is the opening, when there is one: the turn is then
+        // in both streams and the index
+        let opened = false
+        const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) => {
+          const passed = Effect.andThen(
             counted(chunk),
             onEvents === undefined ? upserts.process(chunk) : Effect.andThen(upserts.process(chunk), onEvents(chunk))
           )
+          if (opened) return passed
+          opened = true
+          return Effect.andThen(passed, Effect.sync(onOpened))
+        }
         // as the composed stages end: Stream A's end (or failure) is the upsert stage's
         // input's, which closes the turn there before Stream B ends
         const eventsWritten = yield* Effect.exit(
@@ -520,12 +623,15 @@ export const make = (options: Options = {}) =>
       context: TurnContext,
       source: TurnSource<E, R>,
       runOptions: RunOptions<R2>,
-      stop: StopSignal.StopSignal<StopReason>
+      stop: StopSignal.StopSignal<StopReason>,
+      onOpened: () => void = () => {}
     ) =>
       Effect.gen(function*() {
         yield* Metric.update(TurnMetrics.turnsStarted, 1)
         yield* Metric.modify(TurnMetrics.turnsActive, 1)
-        const fiber = yield* Effect.forkDetach(restore(runTurn(context, source, stop, runOptions)))
+        const fiber = yield* Effect.forkDetach(restore(runTurn(context, source, stop, runOptions, onOpened)))
+        turnFibers.add(fiber)
+        fiber.addObserver(() => turnFibers.delete(fiber))
         const watch = runOptions.stop === undefined
           ? undefined
           : yield* Effect.forkDetach(
@@ -558,38 +664,58 @@ export const make = (options: Options = {}) =>
               Effect.ensuring(runEntered(restore, context, source, runOptions, stop), leave(context.turnId, stop))
           )
         ),
-      start: (context, source, runOptions = {}) =>
-        Effect.uninterruptible(Effect.gen(function*() {
-          const stop = yield* enter(context.turnId)
-          const events = yield* Queue.unbounded<StreamEvent.StreamEvent, Cause.Done>()
-          const given = runOptions.onEvents
-          const key = {}
-          // forked interruptible, as every fork is: the turn's own mask restores that
-          const fiber = yield* Effect.uninterruptibleMask((restore) =>
-            runEntered(restore, context, source, {
-              ...runOptions,
-              onEvents: (chunk) =>
-                Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
-            }, stop)
-          ).pipe(Effect.forkIn(startedScope))
-          // once the fiber ends, however (even interrupted before it ran: a pipeline whose
-          // scope has closed), the turn gives its place back and its events end
-          started.set(key, fiber)
-          fiber.addObserver(() => {
-            if (started.delete(key)) leaveUnsafe(context.turnId, stop)
-            Queue.endUnsafe(events)
+      start: <E, R, R2 = never>(context: TurnContext, source: TurnSource<E, R>, runOptions: RunOptions<R2> = {}) =>
+        Effect.uninterruptibleMask((restoreCaller) =>
+          Effect.gen(function*() {
+            const stop = yield* enter(context.turnId)
+            const events = yield* Queue.unbounded<StreamEvent.StreamEvent, Cause.Done>()
+            const opened = yield* Deferred.make<
+              void,
+              TurnAdmission.AtCapacity | E | PipelineError | RedisError.RedisError
+            >()
+            const given = runOptions.onEvents
+            const key = {}
+            // forked interruptible, as every fork is: the turn's own mask restores that
+            const fiber = yield* Effect.uninterruptibleMask((restore) =>
+              runEntered(
+                restore,
+                context,
+                source,
+                {
+                  ...runOptions,
+                  onEvents: (chunk) =>
+                    Effect.andThen(Queue.offerAll(events, chunk), given === undefined ? Effect.void : given(chunk))
+                },
+                stop,
+                () => Deferred.doneUnsafe(opened, Exit.void)
+              )
+            ).pipe(Effect.forkIn(startedScope))
+            // once the fiber ends, however (even interrupted before it ran: a pipeline whose
+            // scope has closed), the turn gives its place back and its events end
+            started.set(key, fiber)
+            fiber.addObserver((exit) => {
+              if (started.delete(key)) leaveUnsafe(context.turnId, stop)
+              Queue.endUnsafe(events)
+              Deferred.doneUnsafe(opened, openedExit(exit, context.turnId))
+            })
+            const running: RunningTurn<E> = {
+              context,
+              events: Stream.fromQueue(events),
+              upserts: redis.tail(TurnKeys.upsertsKey(context.prefix ?? prefix, context.turnId), {
+                until: TurnEntry.isFinal
+              }),
+              result: Fiber.join(fiber),
+              // this turn's own stop: another turn under the same id is not this one
+              cancel: stop.stop("cancelled")
+            }
+            // with an opening, the turn is given out once it is in Redis; a caller that
+            // goes away before then never learnt of it, and the turn stops
+            if (runOptions.opening !== undefined) {
+              yield* restoreCaller(Deferred.await(opened)).pipe(Effect.onInterrupt(() => stop.stop("aborted")))
+            }
+            return running
           })
-          return {
-            context,
-            events: Stream.fromQueue(events),
-            upserts: redis.tail(TurnKeys.upsertsKey(context.prefix ?? prefix, context.turnId), {
-              until: TurnEntry.isFinal
-            }),
-            result: Fiber.join(fiber),
-            // this turn's own stop: another turn under the same id is not this one
-            cancel: stop.stop("cancelled")
-          }
-        })),
+        ),
       cancel: (turnId, turnPrefix) => {
         const stop = running.get(turnId)
         return stop !== undefined
@@ -600,6 +726,12 @@ export const make = (options: Options = {}) =>
             redis
           )
       },
+      cancelHere: (turnId) =>
+        Effect.suspend(() => {
+          const stop = running.get(turnId)
+          return stop === undefined ? Effect.succeed(false) : Effect.as(stop.stop("cancelled"), true)
+        }),
+      shutdown,
       load: Effect.sync(() => admission.load(clock.currentTimeMillisUnsafe()))
     }
     return service

@@ -2,12 +2,14 @@
  * A turn asked for over HTTP (`POST /v1/turns`): the provider, the request to send it
  * (`LlmRequest`: model, system, messages, tools, temperature, ...) and, optionally, the
  * thread the turn belongs to. `start` sends it with the provider's live client and
- * runs the turn with `TurnPipeline.start`: it returns at once with the turn's events
- * while the pipeline persists both streams.
+ * runs the turn with `TurnPipeline.start`: it returns with the turn's events once the
+ * turn is in Redis (its opening, before the provider is asked), while the pipeline
+ * persists both streams.
  *
  * @since 0.3.0
  */
 import { LlmRequest, type ProviderClient, ProviderName } from "@sluice/providers"
+import type { RedisError } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -92,7 +94,12 @@ export const decode = (body: unknown): Result.Result<TurnRequest, LlmRequest.Llm
  * Starts the turn a request asks for on the `TurnPipeline` in context: the request is
  * sent with the client `clientFor` gives for its provider, and the turn runs in the
  * pipeline's scope (see `TurnPipeline.start`), or is refused with `AtCapacity` past
- * the pipeline's `maxTurns` or `maxLagMs`.
+ * the pipeline's `maxTurns` or `maxLagMs` (or while it shuts down). The turn is in
+ * Redis before the provider is asked: its opening (`response_start` with the request's
+ * model and provider) is written first, and `start` returns once it is; when it
+ * cannot be written (Redis unavailable), `start` fails with Redis's failure (a
+ * `RedisError`, or a `PublishError` once the publisher's retries gave up) and the
+ * provider is never asked.
  *
  * @since 0.3.0
  * @category running
@@ -102,7 +109,12 @@ export const start = (
   clientFor: (provider: ProviderName.ProviderName) => Effect.Effect<ProviderClient.Client, ProviderUnavailable>
 ): Effect.Effect<
   TurnPipeline.RunningTurn<ProviderClient.StreamError>,
-  ProviderUnavailable | TurnContext.InvalidTurnContext | TurnAdmission.AtCapacity,
+  | ProviderUnavailable
+  | TurnContext.InvalidTurnContext
+  | TurnAdmission.AtCapacity
+  | ProviderClient.StreamError
+  | TurnPipeline.PipelineError
+  | RedisError.RedisError,
   TurnPipeline.TurnPipeline
 > =>
   Effect.gen(function*() {
@@ -117,6 +129,7 @@ export const start = (
           threadId: turn.threadId,
           traceContext: turn.traceContext
         })
-      )
+      ),
+      { opening: { modelId: request.request.model, providerId: request.provider } }
     )
   })

@@ -203,7 +203,7 @@ describe("TurnPipeline maxTurns", () => {
           TurnContext.make(),
           (context) =>
             Effect.match(pipeline.start(context, waiting), {
-              onFailure: (error) => error.measured,
+              onFailure: (error) => error._tag === "AtCapacity" ? error.measured : Number.NaN,
               onSuccess: (running) => running
             })
         )

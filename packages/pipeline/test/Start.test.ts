@@ -89,20 +89,18 @@ describe("TurnPipeline.start", () => {
       )
     ))
 
-  it.effect("started once the pipeline's scope has closed: its events end and its result is an interruption", () =>
+  it.effect("asked for once the pipeline has shut down: refused (shuttingDown), nothing of it written", () =>
     Effect.gen(function*() {
       const pipelineScope = yield* Scope.make()
       const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, maxTurns: 1 }).pipe(
         Scope.provide(pipelineScope)
       )
       yield* Scope.close(pipelineScope, Exit.void)
-      const running = yield* pipeline.start(
-        yield* TurnContext.make(),
-        TurnSource.sse("anthropic", Stream.make(transcript))
-      )
-      expect(yield* Stream.runCollect(running.events)).toStrictEqual([])
-      const result = yield* Effect.exit(running.result)
-      expect(Exit.hasInterrupts(result)).toBe(true)
+      const context = yield* TurnContext.make()
+      const refused = yield* Effect.flip(pipeline.start(context, TurnSource.sse("anthropic", Stream.make(transcript))))
+      expect(refused).toMatchObject({ _tag: "AtCapacity", limit: "shuttingDown" })
+      expect(yield* streamA(context.turnId)).toStrictEqual([])
+      expect((yield* pipeline.load).full).toMatchObject({ limit: "shuttingDown", measured: 0 })
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 
   it.effect("runs to its end when its reader goes away", () =>
@@ -168,5 +166,44 @@ describe("TurnPipeline.start, when the pipeline closes", () => {
         })
       expect(yield* endOf(finishing.turnId)).toBe("complete")
       expect(yield* endOf(stalled.turnId)).toBe("aborted")
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+})
+
+describe("TurnPipeline.shutdown", () => {
+  it.effect("refuses new turns at once; every running turn, run or start, ends aborted within graceMs + drainMs", () =>
+    Effect.gen(function*() {
+      const pipelineScope = yield* Scope.make()
+      const pipeline = yield* TurnPipeline.make({ publisher: { prefix }, graceMs: 4_000, drainMs: 2_000 }).pipe(
+        Scope.provide(pipelineScope)
+      )
+      const never = Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never)
+      const started = yield* TurnContext.make()
+      const ran = yield* TurnContext.make()
+      const first = yield* pipeline.start(started, TurnSource.sse("anthropic", never))
+      const second = yield* pipeline.run(ran, TurnSource.sse("anthropic", never)).pipe(Effect.forkChild)
+      yield* Stream.runCollect(Stream.take(first.events, 1))
+      while ((yield* streamA(ran.turnId)).length === 0) yield* Effect.yieldNow
+      const shutting = yield* Effect.forkChild(pipeline.shutdown)
+      yield* Effect.yieldNow
+      // no new turn while it shuts down, and its load says why
+      const refused = yield* Effect.flip(pipeline.start(yield* TurnContext.make(), TurnSource.sse("anthropic", never)))
+      expect(refused).toMatchObject({ _tag: "AtCapacity", limit: "shuttingDown" })
+      expect((yield* pipeline.load).full).toMatchObject({ limit: "shuttingDown", measured: 2 })
+      // the grace, then each turn is stopped and writes its ending
+      yield* TestClock.adjust("4 seconds")
+      yield* Fiber.join(shutting)
+      const ranResult = yield* Fiber.join(second)
+      const startedResult = yield* first.result
+      expect([ranResult.turn.status, startedResult.turn.status]).toStrictEqual(["aborted", "aborted"])
+      const endOf = (turnId: string) =>
+        Effect.map(streamA(turnId), (events) => {
+          const last = events.at(-1)?.payload
+          return last?.type === "response_done" ? last.status : last?.type
+        })
+      expect([yield* endOf(started.turnId), yield* endOf(ran.turnId)]).toStrictEqual(["aborted", "aborted"])
+      // a second call, and the scope's close, wait for the first and do nothing more
+      yield* pipeline.shutdown
+      yield* Scope.close(pipelineScope, Exit.void)
+      expect((yield* pipeline.load).turns).toBe(0)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
 })

@@ -29,6 +29,8 @@ export interface Admission {
   /** The turns taken, the lag and the limit a turn asked for at `now` would meet. */
   readonly load: (now: number) => Load
   readonly release: () => void
+  /** From now on, every turn is refused (`shuttingDown`). */
+  readonly close: () => void
   readonly probe: Effect.Effect<never> | undefined
 }
 
@@ -43,6 +45,7 @@ export const check = (limits: Limits): InvalidLimit | undefined =>
 export const make = (limits: Limits, startedAt: number): Admission => {
   const { maxLagMs, maxTurns } = limits
   let taken = 0
+  let closed = false
   let lastWake = startedAt
   let lastLate = 0
   const probe = maxLagMs === undefined
@@ -60,6 +63,7 @@ export const make = (limits: Limits, startedAt: number): Admission => {
   // how late the process runs at `now`: its last wake's lateness, or the next one's if more
   const lag = (now: number) => Math.max(lastLate, now - lastWake - probeMs)
   const full = (now: number): LimitMet | undefined => {
+    if (closed) return { limit: "shuttingDown", value: taken, measured: taken }
     if (maxTurns !== undefined && taken >= maxTurns) return { limit: "maxTurns", value: maxTurns, measured: taken }
     if (maxLagMs !== undefined) {
       const late = lag(now)
@@ -77,6 +81,9 @@ export const make = (limits: Limits, startedAt: number): Admission => {
     load: (now) => ({ turns: taken, lagMs: maxLagMs === undefined ? undefined : lag(now), full: full(now) }),
     release: () => {
       taken--
+    },
+    close: () => {
+      closed = true
     },
     probe
   }

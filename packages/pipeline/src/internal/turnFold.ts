@@ -42,6 +42,12 @@ export interface FoldHooks {
    * cause, a refused event's too); they are folded into the turn by the caller.
    */
   readonly closing: (failure: Cause.Cause<unknown> | undefined) => Effect.Effect<ReadonlyArray<StreamEvent.StreamEvent>>
+  /**
+   * Once the turn has started, leave out a `response_start` of the input (a turn whose
+   * opening the pipeline wrote before its source: the source's own start is not a
+   * second one).
+   */
+  readonly dropStarts?: boolean | undefined
 }
 
 /**
@@ -69,7 +75,9 @@ export const fold = <E, R>(
           return Arr.isReadonlyArrayNonEmpty(events) ? Effect.succeed(events) : pull
         })
       const read = Pull.matchEffect(upstream, {
-        onSuccess: (chunk) => {
+        onSuccess: (given) => {
+          const chunk = hooks.dropStarts === true && folding.turn.status !== "pending" ? withoutStarts(given) : given
+          if (chunk.length === 0) return pull
           const events = traced(chunk, traceContext)
           const folded = Accumulator.foldEvents(folding.turn, events)
           folding.turn = folded.turn
@@ -98,9 +106,15 @@ export const fold = <E, R>(
       return pull
     }))
 
+// A chunk without its `response_start` events; the chunk itself when it has none.
+const withoutStarts = (chunk: ReadonlyArray<StreamEvent.StreamEvent>): ReadonlyArray<StreamEvent.StreamEvent> =>
+  chunk.some((event) => event.payload.type === "response_start")
+    ? chunk.filter((event) => event.payload.type !== "response_start")
+    : chunk
+
 // Events made elsewhere (`TurnSource.events`) may not carry the turn's trace context.
 const traced = (
-  chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>,
+  chunk: ReadonlyArray<StreamEvent.StreamEvent>,
   traceContext: StreamEvent.TraceContext | undefined
 ): ReadonlyArray<StreamEvent.StreamEvent> => {
   if (traceContext?.traceparent === undefined) return chunk
