@@ -29,8 +29,10 @@ import { RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
@@ -173,7 +175,7 @@ export const makeApp = (
       HttpRouter.route("GET", "/v1/turns/:turnId/upserts", authed(turnStream(options, streams, "upserts"))),
       HttpRouter.route("GET", "/v1/turns/:turnId/events", authed(turnStream(options, streams, "events"))),
       HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", authed(uiMessageStream(options, streams))),
-      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", authed(cancelTurn(options))),
+      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", authed(cancelTurn(options, starter))),
       HttpRouter.route("GET", "/metrics", authed(metrics)),
       ...DurableStreams.routes(durable, caller)
     ]))
@@ -262,17 +264,42 @@ const serveApp = (server: HttpServer.HttpServer["Service"], app: App) =>
   server.serve(app).pipe(Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true))
 
 // Serves the app made in a scope of its own, closed before the server stops listening
-// (which waits for open connections): open streams end first, cleanly, then the server
-// closes.
-const serveScoped = <E, R>(server: HttpServer.HttpServer["Service"], make: Effect.Effect<App, E, R>) =>
+// (which waits for open connections, at most `shutdownTimeoutMs`): the starter is told
+// to end its turns first (in a fiber of its own, beside the rest: the answers of its
+// turns end with them), open streams end, cleanly, then the server closes, and last the
+// starter's shutdown is waited for.
+const serveScoped = <E, R>(
+  server: HttpServer.HttpServer["Service"],
+  make: Effect.Effect<App, E, R>,
+  shutdown: Effect.Effect<void> | undefined
+) =>
   Effect.gen(function*() {
     const appScope = yield* Scope.make()
     const app = yield* make.pipe(
       Scope.provide(appScope),
       Effect.onError((cause) => Scope.close(appScope, Exit.failCause(cause)))
     )
+    const shutdownScope = yield* Scope.make()
+    let shuttingDown: Fiber.Fiber<void> | undefined
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(
+        Effect.suspend(() => (shuttingDown === undefined ? Effect.void : Fiber.await(shuttingDown))),
+        Scope.close(shutdownScope, Exit.void)
+      )
+    )
     yield* serveApp(server, app)
-    yield* Effect.addFinalizer((exit) => Scope.close(appScope, exit))
+    yield* Effect.addFinalizer((exit) =>
+      Effect.andThen(
+        shutdown === undefined ? Effect.void : Effect.flatMap(
+          Effect.forkIn(shutdown, shutdownScope),
+          (fiber) =>
+            Effect.sync(() => {
+              shuttingDown = fiber
+            })
+        ),
+        Scope.close(appScope, exit)
+      )
+    )
   })
 
 /**
@@ -393,7 +420,10 @@ export const pageUrl = (
  * `metricsPort`, a second server on that port answers `/metrics`, `/healthz` and
  * `/readyz` (`makeMetricsApp`). Both are `nodeServer`s: kept-alive connections idle
  * for `keepAliveTimeoutMs` (65 s) close, headers must arrive within
- * `headersTimeoutMs` (66 s).
+ * `headersTimeoutMs` (66 s). When the layer's scope closes, the server stops
+ * listening, ends its streams, tells its `TurnStarter` to end its turns
+ * (`TurnStarterService.shutdown`) and waits for the answers in flight at most
+ * `shutdownTimeoutMs` (8 s), then cuts the rest.
  *
  * @since 0.1.0
  * @category layers
@@ -408,13 +438,23 @@ export const layer = (
   Layer.unwrap(Effect.map(TurnServerOptions.resolve(options), (resolved) => {
     const serving = Layer.effectDiscard(Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
-      yield* serveScoped(server, makeApp(resolved, publicBase(resolved, server.address)))
+      const starter = yield* Effect.serviceOption(TurnStarter.TurnStarter)
+      yield* serveScoped(
+        server,
+        makeApp(resolved, publicBase(resolved, server.address)),
+        Option.getOrUndefined(starter)?.shutdown
+      )
       const where = HttpServer.formatAddress(server.address)
       yield* resolved.tokens.length === 0 && resolved.readTokens.length === 0
         ? Effect.logWarning(`serving the turn API on ${where} WITHOUT access control (insecure-local)`)
         : Effect.logInfo(`serving the turn API on ${where}`)
     }))
-    const listen = resolved.host === undefined ? { port: resolved.port } : { port: resolved.port, host: resolved.host }
+    // the close waits for the answers in flight at most the shutdown budget
+    const listen = {
+      port: resolved.port,
+      ...(resolved.host === undefined ? {} : { host: resolved.host }),
+      gracefulShutdownTimeout: Duration.millis(resolved.shutdownTimeoutMs)
+    }
     const key = resolved.tokens.length === 0 ? Option.none() : Option.some(ViewerToken.deriveKey(resolved.tokens))
     const signer = Layer.succeed(
       ViewerToken.Signer,

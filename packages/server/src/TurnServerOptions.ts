@@ -64,6 +64,15 @@ export const connectionDefaults = {
 } as const
 
 /**
+ * The default shutdown budget (`shutdownTimeoutMs`): 8 s, inside the 10 s a container
+ * runtime gives a process between SIGTERM and SIGKILL (Docker's default stop timeout).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const shutdownTimeoutDefault = 8_000
+
+/**
  * How long `sluice serve` lets a reader wait for a turn not written yet
  * (`awaitTurnMs`, its `--await-turn-ms`): 10 s. The library's own default is 0 (a
  * reader of an unknown turn is told at once), as before 0.4.0.
@@ -128,6 +137,13 @@ export const awaitTurnDefault = 10_000
  *   most), so that the proxy, not the server, closes an idle connection.
  * - `headersTimeoutMs` (66000): how long a request's headers may take to arrive;
  *   above `keepAliveTimeoutMs`, at most 300000 (Node's request timeout).
+ * - `shutdownTimeoutMs` (8000, `shutdownTimeoutDefault`): how long the server's close
+ *   may take. When it closes, it stops listening, ends its SSE streams (readers resume
+ *   elsewhere), asks its `TurnStarter` to end the turns it runs (`shutdown`, at once,
+ *   beside the rest) and waits for the answers in flight (a started turn's answer ends
+ *   with its turn) at most this long; then it cuts what is left. An application keeps
+ *   its starter's turns inside it (`sluice serve` gives half of it to their grace and a
+ *   quarter to their `aborted` endings).
  * - `publicUrl`: the server's address as its clients reach it (`https://host[:port]
  *   [/path]`, e.g. a proxy's), the start of every URL the server writes into an answer
  *   (a created stream's `Location`, a webhook's `jwks_url` and `callback_url`). Absent,
@@ -166,6 +182,7 @@ export const TurnServerOptions = Schema.Struct({
   maxSubscriptionBodyBytes: withDefault(PositiveInt, connectionDefaults.maxSubscriptionBodyBytes),
   keepAliveTimeoutMs: withDefault(PositiveInt, connectionDefaults.keepAliveTimeoutMs),
   headersTimeoutMs: withDefault(PositiveInt, connectionDefaults.headersTimeoutMs),
+  shutdownTimeoutMs: withDefault(PositiveInt, shutdownTimeoutDefault),
   publicUrl: Schema.optionalKey(NonEmptyTrimmedString)
 }).annotate({ identifier: "TurnServerOptions" })
 

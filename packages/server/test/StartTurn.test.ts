@@ -7,11 +7,15 @@
  * and a server without a starter answers 501.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { StreamEvent } from "@sluice/core"
+import { TurnContext, TurnPipeline, TurnRequest, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -96,6 +100,117 @@ describe("POST /v1/turns", () => {
         const unauthenticated = yield* post(url, "{}", {})
         expect(unauthenticated.status).toBe(401)
       }).pipe(Effect.provide(pipeline)),
+    60_000
+  )
+
+  it.effect(
+    "a body nested past 128 levels is 400 invalid_request naming the depth, before any check recurses into it",
+    () =>
+      Effect.gen(function*() {
+        // a starter that checks the body as `sluice serve`'s does: by every rule of a turn request
+        const checking = TurnStarter.TurnStarter.of({
+          start: (body) =>
+            Effect.flatMap(
+              Effect.mapError(
+                Effect.fromResult(TurnRequest.decode(body)),
+                (error) => new ApiError({ code: "invalid_request", message: error.message })
+              ),
+              () => Effect.die(new Error("not started here"))
+            )
+        })
+        const url = yield* serve({ maxBodyBytes: 1024 * 1024 }).pipe(
+          Effect.provideService(TurnStarter.TurnStarter, checking)
+        )
+        const answer = (body: string) =>
+          Effect.flatMap(post(url, body), (response) =>
+            Effect.promise(async () => ({
+              status: response.status,
+              body: (await response.json()) as { readonly error: { readonly code: string; readonly message: string } }
+            })))
+        // a body nested `depth` levels deep, in a tool's JSON Schema (with a temperature
+        // out of range, which the check of a turn request refuses)
+        const deep = (depth: number) =>
+          `{"provider":"anthropic","model":"m","temperature":7,"messages":[{"_tag":"user","text":"Hi"}],` +
+          `"tools":[{"name":"t","parameters":${"{\"a\":".repeat(depth - 4)}{}${"}".repeat(depth - 4)}}]}`
+        const refused = yield* answer(deep(30_000))
+        expect([refused.status, refused.body.error.code]).toStrictEqual([400, "invalid_request"])
+        expect(refused.body.error.message).toContain("30000 levels deep, more than the 128 accepted")
+        // at the limit the body is checked as a turn request, and refused as one
+        const checked = yield* answer(deep(128))
+        expect([checked.status, checked.body.error.code]).toStrictEqual([400, "invalid_request"])
+        expect(checked.body.error.message).toContain("temperature")
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    60_000
+  )
+
+  it.effect(
+    "an answer whose events end before the turn's last event ends with an error chunk and [DONE]",
+    () =>
+      Effect.gen(function*() {
+        // the turn's start reached Redis, then Redis was lost: its events end there
+        const context = yield* TurnContext.make()
+        const start = yield* StreamEvent.make({ runId: context.runId }, {
+          type: "response_start",
+          response_id: context.runId,
+          turn_id: context.turnId,
+          thread_id: context.threadId,
+          model_id: "m",
+          provider_id: "anthropic",
+          created_at: 1
+        })
+        const cut = TurnStarter.TurnStarter.of({
+          start: () => Effect.succeed({ turnId: context.turnId, events: Stream.make(start) })
+        })
+        const url = yield* serve().pipe(Effect.provideService(TurnStarter.TurnStarter, cut))
+        const response = yield* post(url, "{}")
+        expect(response.status).toBe(200)
+        const text = yield* Effect.promise(() => response.text())
+        const chunks = text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6))
+        expect(chunks.at(-1)).toBe("[DONE]")
+        const types = chunks.slice(0, -1).map((chunk) => (JSON.parse(chunk) as { readonly type: string }).type)
+        expect(types.filter((type) => type === "error").length).toBe(1)
+        expect(types.at(-1)).toBe("finish")
+        expect(text).toContain("the turn's last event was written")
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    60_000
+  )
+
+  it.live(
+    "closing the server ends its starter's turns beside the wait for their answers: each gets its ending and [DONE]",
+    () =>
+      Effect.gen(function*() {
+        const turns = yield* TurnPipeline.make({ publisher: { prefix }, graceMs: 200, drainMs: 2_000 })
+        // a provider that never answers
+        const silent = TurnStarter.TurnStarter.of({
+          start: () =>
+            Effect.gen(function*() {
+              const context = yield* Effect.orDie(TurnContext.make())
+              const running = yield* Effect.orDie(
+                turns.start(context, TurnSource.events(() => Stream.never), {
+                  opening: { modelId: "m", providerId: "anthropic" }
+                })
+              )
+              return { turnId: context.turnId, events: running.events }
+            }),
+          cancel: turns.cancelHere,
+          shutdown: turns.shutdown
+        })
+        const serverScope = yield* Scope.make()
+        const url = yield* serve({ shutdownTimeoutMs: 10_000 }).pipe(
+          Effect.provideService(TurnStarter.TurnStarter, silent),
+          Scope.provide(serverScope)
+        )
+        const responses = yield* Effect.forEach([1, 2], () => post(url, "{}"))
+        const texts = yield* Effect.forkChild(
+          Effect.forEach(responses, (response) => Effect.promise(() => response.text().catch(() => "(cut)")))
+        )
+        yield* Scope.close(serverScope, Exit.void)
+        for (const text of yield* Fiber.join(texts)) {
+          expect(text).toContain(`"type":"abort","reason":"aborted"`)
+          expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true)
+        }
+        expect((yield* turns.load).turns).toBe(0)
+      }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)),
     60_000
   )
 

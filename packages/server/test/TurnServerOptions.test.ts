@@ -53,6 +53,7 @@ describe("TurnServerOptions.resolve", () => {
         maxSubscriptionBodyBytes: 1024 * 1024,
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 66_000,
+        shutdownTimeoutMs: 8_000,
         publicUrl: undefined,
         awaitTurnMs: 0
       })

@@ -21,6 +21,7 @@ import * as SharedTail from "../SharedTail.js"
 import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as TurnSnapshot from "../TurnSnapshot.js"
+import type { TurnStarterService } from "../TurnStarter.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
 import { observeFeed } from "./serverMetrics.js"
@@ -274,15 +275,16 @@ export const turnSnapshot = (options: ResolvedOptions) => {
 }
 
 /**
- * `POST /v1/turns/:turnId/cancel`: asks the process running the turn to cancel it
- * (`TurnControl.requestCancel`). 202 for a running turn, 409 `turn_finished` for one
- * that has ended (a turn whose producer's lease lapsed is ended with `producer_lost`
- * here, and is then finished), 404 for an unknown one, 403 for a caller that may not
- * cancel (a `read` page token).
+ * `POST /v1/turns/:turnId/cancel`: cancels the turn. A turn this process runs (its
+ * `TurnStarter`'s `cancel` says so) is cancelled at once, without Redis; any other is
+ * asked of the process running it (`TurnControl.requestCancel`). 202 for a running
+ * turn, 409 `turn_finished` for one that has ended (a turn whose producer's lease
+ * lapsed is ended with `producer_lost` here, and is then finished), 404 for an unknown
+ * one, 403 for a caller that may not cancel (a `read` page token).
  *
  * @internal
  */
-export const cancelTurn = (options: ResolvedOptions) =>
+export const cancelTurn = (options: ResolvedOptions, starter: Option.Option<TurnStarterService>) =>
   Effect.gen(function*() {
     const turnId = yield* turnIdParam
     if (!(yield* CurrentCaller).mayCancel) {
@@ -291,6 +293,9 @@ export const cancelTurn = (options: ResolvedOptions) =>
         message: "this token may only read: cancelling needs a bearer token or a page token of the control scope"
       })
     }
+    const requested = HttpServerResponse.jsonUnsafe({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
+    const cancelHere = Option.getOrUndefined(starter)?.cancel
+    if (cancelHere !== undefined && (yield* cancelHere(turnId))) return requested
     const redis = yield* RedisStreams.RedisStreams
     const state = Effect.gen(function*() {
       const lastB = yield* redis.xlast(TurnKeys.upsertsKey(options.prefix, turnId))
@@ -309,7 +314,7 @@ export const cancelTurn = (options: ResolvedOptions) =>
       return yield* new ApiError({ code: "turn_finished", message: `turn ${turnId} has ended` })
     }
     yield* Effect.catch(TurnControl.requestCancel(options.prefix, turnId), fromRedisError)
-    return HttpServerResponse.jsonUnsafe({ turnId, cancel: "requested" }, { status: 202, headers: noStore })
+    return requested
   })
 
 const limitPattern = /^[1-9]\d{0,5}$/
