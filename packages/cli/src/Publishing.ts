@@ -136,17 +136,31 @@ export const contextOf = (
 export type Limits = Pick<TurnPipeline.Options, "maxTurns" | "maxLagMs">
 
 /**
+ * How long a pipeline's turns get when it shuts down (`TurnPipeline.Options`'
+ * `graceMs` and `drainMs`): `sluice serve` takes them from its shutdown budget.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Shutdown = Pick<TurnPipeline.Options, "graceMs" | "drainMs">
+
+/**
  * The library's pipeline publishing under a key prefix, on the store in context, with
- * the limits when given; a bad prefix or limit is bad usage.
+ * the limits (and the shutdown's times) when given; a bad prefix or limit is bad
+ * usage.
  *
  * @since 0.1.0
  * @category layers
  */
 export const pipelineLayer = (
   prefix: string,
-  limits?: Limits
+  limits?: Limits,
+  shutdown?: Shutdown
 ): Layer.Layer<TurnPipeline.TurnPipeline, CliFailure, RedisStreams.RedisStreams> =>
-  mapLayerError(TurnPipeline.layer({ publisher: { prefix }, ...limits }), (error) => badUsage(error.message))
+  mapLayerError(
+    TurnPipeline.layer({ publisher: { prefix }, ...limits, ...shutdown }),
+    (error) => badUsage(error.message)
+  )
 
 /**
  * How a store is named to people: the Redis URL without its password, or the

@@ -4,9 +4,14 @@
  * the environment, as `sluice run` reads them: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
  * `GEMINI_API_KEY`, ...; the client made once per provider, on the `HttpClient` in
  * context), and run with `TurnPipeline.start` on the server's store, so both streams
- * are persisted while the response streams the turn. A turn the pipeline refuses
- * (past its `maxTurns` or `maxLagMs`: `sluice serve --max-turns`, `--max-lag-ms`) is
- * 503 `at_capacity`, and while a turn would be, `/readyz` is 503 too.
+ * are persisted while the response streams the turn. The turn is written to Redis
+ * (its opening) before the provider is asked and before the answer's headers: a turn
+ * that cannot be written is 503 `redis_unavailable`. A turn the pipeline refuses
+ * (past its `maxTurns` or `maxLagMs`: `sluice serve --max-turns`, `--max-lag-ms`; or
+ * while it shuts down) is 503 `at_capacity`, and while a turn would be, `/readyz` is
+ * 503 too. The starter cancels the turns of its pipeline without Redis
+ * (`TurnPipeline.cancelHere`) and ends them when the server shuts down
+ * (`TurnPipeline.shutdown`).
  *
  * @since 0.3.0
  */
@@ -15,6 +20,26 @@ import { ProviderClient, type ProviderName, ProviderRequest } from "@sluice/prov
 import { ApiError, TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
+
+// The answer to a turn that was not started: Redis lost (before the turn was written:
+// the provider was not asked) is 503 `redis_unavailable`.
+const codeOf = (error: { readonly _tag: string; readonly reason?: string }): ApiError.ApiErrorCode => {
+  switch (error._tag) {
+    case "ProviderUnavailable":
+      return "provider_unavailable"
+    case "AtCapacity":
+      return "at_capacity"
+    case "RedisError":
+      return error.reason === "Unavailable" ? "redis_unavailable" : "internal"
+    case "PublishError":
+      return error.reason === "RetriesExhausted" ? "redis_unavailable" : "internal"
+    case "LlmRequestError":
+    case "InvalidTurnContext":
+      return "invalid_request"
+    default:
+      return "internal"
+  }
+}
 
 /**
  * The starter, on the `TurnPipeline` and the `HttpClient` in context.
@@ -55,19 +80,12 @@ export const make: Effect.Effect<
         )
         const running = yield* TurnRequest.start(request, clientFor).pipe(
           Effect.provideService(TurnPipeline.TurnPipeline, pipeline),
-          Effect.mapError((error) =>
-            new ApiError.ApiError({
-              code: error._tag === "ProviderUnavailable"
-                ? "provider_unavailable"
-                : error._tag === "AtCapacity"
-                ? "at_capacity"
-                : "invalid_request",
-              message: error.message
-            })
-          )
+          Effect.mapError((error) => new ApiError.ApiError({ code: codeOf(error), message: error.message }))
         )
         return { turnId: running.context.turnId, events: running.events }
       }),
+    cancel: pipeline.cancelHere,
+    shutdown: pipeline.shutdown,
     // the pipeline's limit met now, in words: `/readyz` answers 503 while there is one
     atCapacity: Effect.map(
       pipeline.load,

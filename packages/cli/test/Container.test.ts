@@ -10,6 +10,7 @@
  * is gone while the liveness check still passes.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { execFile, spawn } from "node:child_process"
@@ -309,7 +310,8 @@ const Compose = Schema.Struct({
       depends_on: Schema.Struct({ redis: Schema.Struct({ condition: Schema.String }) }),
       environment: Schema.Record(Schema.String, Schema.NullOr(Schema.String)),
       ports: Schema.Array(Schema.String),
-      healthcheck: Healthcheck
+      healthcheck: Healthcheck,
+      stop_grace_period: Schema.String
     })
   }),
   volumes: Schema.Record(Schema.String, Schema.Null)
@@ -341,6 +343,13 @@ describe("compose.yaml", () => {
         value === null ? null : expect.stringMatching(/^\$\{\w+(:?[-?][^}]*)?\}$/)
       ])
     }
+    // a stop waits longer than the shutdown budget it sets (docs/container.md), so the
+    // process ends its turns and exits before SIGKILL
+    const budget = /^\$\{SLUICE_SHUTDOWN_TIMEOUT_MS:-(\d+)\}$/.exec(
+      sluiceService.environment["SLUICE_SHUTDOWN_TIMEOUT_MS"] ?? ""
+    )?.[1]
+    expect(Number(budget)).toBe(TurnServerOptions.shutdownTimeoutDefault)
+    expect(Dockerfile.durationMs(sluiceService.stop_grace_period)).toBeGreaterThan(Number(budget) + 1_000)
     // the published port is the image's
     expect(sluiceService.ports.map((mapping) => mapping.split(":").at(-1))).toContain(imageEnv["SLUICE_PORT"])
     for (const check of [redisService.healthcheck, sluiceService.healthcheck]) {

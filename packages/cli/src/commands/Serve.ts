@@ -6,8 +6,8 @@
  * signed link it prints; request bodies bounded (`--max-body-bytes`,
  * `--max-subscription-body-bytes`), connections kept alive `--keep-alive-timeout-ms`,
  * answers' URLs from `--public-url`, new turns refused past `--max-turns` turns running
- * at once or while the process runs `--max-lag-ms` late. What it runs is loaded when
- * it runs.
+ * at once or while the process runs `--max-lag-ms` late, and one shutdown budget
+ * (`--shutdown-timeout-ms`). What it runs is loaded when it runs.
  *
  * @since 0.1.0
  */
@@ -17,6 +17,8 @@ import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
 import * as ServerLimits from "../internal/serverLimits.js"
+// the options module alone: the command's definition loads no server at start-up
+import * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 
 /**
  * The flags and arguments of `serve`, as the parser reads them.
@@ -47,6 +49,13 @@ export const options = {
     "SLUICE_MAX_LAG_MS",
     2000,
     "while this process runs its timers later than this, in milliseconds, POST /v1/turns gets 503 at_capacity"
+  ),
+  shutdownTimeoutMs: EnvOptions.integer(
+    "shutdown-timeout-ms",
+    "SLUICE_SHUTDOWN_TIMEOUT_MS",
+    TurnServerOptions.shutdownTimeoutDefault,
+    "how long stopping (SIGTERM, SIGINT) may take, in milliseconds: running turns get half of it to end, " +
+      "then end aborted; the process exits within it (keep it below the container's stop timeout)"
   ),
   ...CommandOptions.server,
   ...ServerLimits.options

@@ -17,6 +17,15 @@ import * as TurnStarts from "../TurnStarts.js"
 import * as ProviderHttp from "./providerHttp.js"
 import * as ServerLimits from "./serverLimits.js"
 
+/**
+ * The turns' share of a shutdown budget: half of it to end by themselves (`graceMs`),
+ * a quarter to write their `aborted` endings (`drainMs`).
+ */
+export const shutdownPlan = (budgetMs: number) => ({
+  graceMs: Math.floor(budgetMs / 2),
+  drainMs: Math.max(1, Math.floor(budgetMs / 4))
+})
+
 /** Runs `sluice serve` until interrupted. */
 export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output.Output> =>
   Effect.gen(function*() {
@@ -26,7 +35,11 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
       maxTurns: yield* ServerLimits.positive("max-turns", args.maxTurns),
       maxLagMs: yield* ServerLimits.positive("max-lag-ms", args.maxLagMs)
     }
-    const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix, limits))
+    // one shutdown budget for the process: the server's close waits at most all of it
+    // for the answers in flight; the turns get half of it to end by themselves, then a
+    // quarter to write their `aborted` endings (the rest is for the connections to close)
+    const shutdownTimeoutMs = yield* ServerLimits.positive("shutdown-timeout-ms", args.shutdownTimeoutMs)
+    const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix, limits, shutdownPlan(shutdownTimeoutMs)))
     const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(ProviderHttp.layer))
     const running = yield* Serving.start({
       port: args.port,
@@ -34,6 +47,7 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
       insecureLocal: args.insecureLocal,
       ...(yield* Serving.serverOptions(args)),
       ...(yield* ServerLimits.serverOptions(args)),
+      shutdownTimeoutMs,
       ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
     }).pipe(Effect.provideService(TurnStarter.TurnStarter, starter))
     const url = yield* running.pageUrl(ttl)
