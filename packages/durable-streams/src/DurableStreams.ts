@@ -136,13 +136,15 @@ export type Webhooks = WebhookPolicy
  * The protocol's settings: a `Context` but for the stores, which come from the
  * services in context, and the subscription engine, made from them when both a
  * `DurableStore` and a `DurableSubscriptions` are there, its webhooks posted under
- * `webhooks`.
+ * `webhooks`; a caller (the routes' `Callers.subscriber`) holds at most
+ * `maxSubscriptionsPerCaller` subscriptions (100; docs/http.md#subscription-limits).
  *
  * @since 0.3.0
  * @category models
  */
 export interface Options extends Omit<Context, "store" | "subscriptions"> {
   readonly webhooks: Webhooks
+  readonly maxSubscriptionsPerCaller?: number | undefined
 }
 
 /**
@@ -160,10 +162,13 @@ export const make = (options: Options): Effect.Effect<Context, never, Scope.Scop
     const subscriptions = Option.isSome(store) && Option.isSome(subscriptionStore)
       ? yield* SubscriptionEngine.make(store.value, subscriptionStore.value, {
         ...SubscriptionEngine.defaultOptions,
-        policy: options.webhooks
+        policy: options.webhooks,
+        ...(options.maxSubscriptionsPerCaller === undefined
+          ? {}
+          : { maxPerSubscriber: options.maxSubscriptionsPerCaller })
       }).pipe(Effect.provide(webhookClient(options.webhooks)))
       : undefined
-    const { webhooks: _, ...rest } = options
+    const { maxSubscriptionsPerCaller: _max, webhooks: _, ...rest } = options
     return { ...rest, store, subscriptions }
   })
 

@@ -9,7 +9,14 @@
  * number of servers. On Redis:
  *
  * - `<prefix>:ds:sub:{<id>}`, a hash: `v` (the version) and `r` (the record's JSON);
- * - `<prefix>:ds:subs`, a set: the ids of every subscription;
+ * - `<prefix>:ds:subs`, a set: the ids of every subscription, at most
+ *   `maxSubscriptions` (10,000 by default; docs/http.md#subscription-limits);
+ * - `{<prefix>:ds:subs}:owners` and `{<prefix>:ds:subs}:owner-of`, hashes in the set's
+ *   slot: how many subscriptions each subscriber (a caller's key) holds, and whose each
+ *   one is, changed with the set in one script;
+ * - `{<prefix>:ds:subs}:rev`, a number raised by every save, insert and delete, after
+ *   the record's change, so that a server that keeps what it read of the records can
+ *   tell whether any changed (`revision`);
  * - `<prefix>:ds:sub-key`, a string: the webhook signing key, written once by the
  *   first server that needs one, so every server signs with the same key.
  *
@@ -27,7 +34,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import type { Subscription } from "./internal/subscriptionRecord.js"
+import { defaultMaxSubscriptions, type Subscription } from "./internal/subscriptionRecord.js"
 import * as Live from "./internal/subscriptionsLive.js"
 import * as Memory from "./internal/subscriptionsMemory.js"
 
@@ -36,10 +43,14 @@ import * as Memory from "./internal/subscriptionsMemory.js"
  */
 export {
   decodeRecord,
+  defaultMaxSubscriptions,
   encodeRecord,
   indexKey,
   Link,
+  ownerCountsKey,
+  ownerOfKey,
   recordKey,
+  revisionKey,
   signingKeyKey,
   Subscription,
   Wake
@@ -57,6 +68,41 @@ export interface Versioned {
 }
 
 /**
+ * Who a new subscription is counted under, and the most that subscriber may hold.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Owner {
+  readonly key: string
+  readonly max: number
+}
+
+/**
+ * How an insert ended: the subscription is stored (`Inserted`), or one with its id was
+ * there (`Exists`: nothing written), or a limit is reached (`TooMany`: the store's
+ * `total`, or the subscriber's `owner`, with that limit), nothing written.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type InsertOutcome =
+  | { readonly _tag: "Inserted" }
+  | { readonly _tag: "Exists" }
+  | { readonly _tag: "TooMany"; readonly scope: "total" | "owner"; readonly limit: number }
+
+/**
+ * The options of a store: the most subscriptions it holds in all (10,000 by default;
+ * docs/http.md#subscription-limits).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface StoreOptions {
+  readonly maxSubscriptions?: number | undefined
+}
+
+/**
  * The operations. Every failure is a `RedisError`.
  *
  * @since 0.3.0
@@ -66,14 +112,29 @@ export interface DurableSubscriptionsService {
   /** The subscription, if there is one. */
   readonly load: (id: string) => Effect.Effect<Option.Option<Versioned>, RedisError>
   /**
-   * Saves the subscription if its version is still `expect` (0: there must be none);
-   * whether it was saved.
+   * Saves the subscription if its version is still `expect` (0: there must be none,
+   * and it is stored without the limits: `insert` applies them); whether it was saved.
    */
   readonly save: (subscription: Subscription, expect: number) => Effect.Effect<boolean, RedisError>
-  /** Deletes the subscription: whether there was one. */
+  /**
+   * Stores a new subscription (version 1) within the limits: the store's
+   * `maxSubscriptions` in all and, with an `owner`, its `max` for that subscriber,
+   * counted in one atomic step with the set of ids (a crash between that step and the
+   * record's write leaves the id counted until it is deleted).
+   */
+  readonly insert: (subscription: Subscription, owner: Owner | undefined) => Effect.Effect<InsertOutcome, RedisError>
+  /** Deletes the subscription (and its count): whether there was one. */
   readonly remove: (id: string) => Effect.Effect<boolean, RedisError>
   /** The ids of every subscription. */
   readonly ids: Effect.Effect<ReadonlyArray<string>, RedisError>
+  /** The version of each subscription named (0: none), in one round trip. */
+  readonly versions: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number>, RedisError>
+  /**
+   * A number that every save, insert and delete raises once its record has changed:
+   * read before the records, it tells a reader that keeps them whether any changed
+   * since (docs/http.md#subscription-limits).
+   */
+  readonly revision: Effect.Effect<number, RedisError>
   /**
    * The names of the durable streams that may exist (on Redis, the `DurableStore`
    * keys under the prefix; in memory, the names `observe` was told about), for linking
@@ -114,9 +175,13 @@ export const make = Live.make
  */
 export const layerConfig = (
   prefix: string,
-  options: Config.Wrap<LiveOptions> = RedisStreamsLive.config
+  options: Config.Wrap<LiveOptions> = RedisStreamsLive.config,
+  store: StoreOptions = {}
 ): Layer.Layer<DurableSubscriptions, RedisError | Config.ConfigError> =>
-  Layer.effect(DurableSubscriptions, Effect.flatMap(Config.unwrap(options), (live) => make({ ...live, prefix })))
+  Layer.effect(
+    DurableSubscriptions,
+    Effect.flatMap(Config.unwrap(options), (live) => make({ ...live, ...store, prefix }))
+  )
 
 /**
  * The live layer from the given options.
@@ -125,8 +190,17 @@ export const layerConfig = (
  * @category layers
  */
 export const layer = (
-  options: LiveOptions & { readonly prefix: string }
+  options: LiveOptions & StoreOptions & { readonly prefix: string }
 ): Layer.Layer<DurableSubscriptions, RedisError> => Layer.effect(DurableSubscriptions, make(options))
+
+/**
+ * A fresh in-memory store with the given options.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const makeMemory = (options: StoreOptions = {}): Effect.Effect<DurableSubscriptionsService> =>
+  Memory.make(options.maxSubscriptions ?? defaultMaxSubscriptions)
 
 /**
  * A layer with a fresh in-memory store.
@@ -134,4 +208,13 @@ export const layer = (
  * @since 0.3.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<DurableSubscriptions> = Layer.effect(DurableSubscriptions, Memory.make)
+export const layerMemory: Layer.Layer<DurableSubscriptions> = Layer.effect(DurableSubscriptions, makeMemory())
+
+/**
+ * A layer with a fresh in-memory store with the given options.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerMemoryWith = (options: StoreOptions): Layer.Layer<DurableSubscriptions> =>
+  Layer.effect(DurableSubscriptions, makeMemory(options))

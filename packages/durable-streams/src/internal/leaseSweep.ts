@@ -2,11 +2,13 @@
  * The lease sweep: a lease that ends (the worker or the posting server gone) ends its
  * wake, and a new one is issued if work is pending. It runs every `sweepMs` on every
  * server; the saves against the record's version make one server's end of a wake the
- * only one.
+ * only one. It finds the leases that ended from the subscriptions' summaries (a version
+ * probe each, `subscriptionIndex`) and loads only those records.
  *
  * @internal
  */
 import type { RedisError } from "@sluice/redis"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -21,10 +23,12 @@ import type { Wakes } from "./wakeIssuing.js"
  */
 export const sweep = (core: Core, wakes: Pick<Wakes, "endWake">): Effect.Effect<void, RedisError.RedisError> =>
   Effect.flatMap(
-    core.subscriptions.ids,
-    (ids) =>
+    Effect.all([core.index.current, Clock.currentTimeMillis]),
+    ([summaries, at]) =>
       Effect.forEach(
-        ids,
+        summaries.flatMap((summary) =>
+          summary.leaseUntil !== undefined && summary.leaseUntil <= at ? [summary.id] : []
+        ),
         (id) =>
           core.update(id, (subscription, now): Effect.Effect<Decision<void>, Failure> =>
             subscription.wake === undefined || subscription.wake.leaseUntil > now
@@ -33,9 +37,7 @@ export const sweep = (core: Core, wakes: Pick<Wakes, "endWake">): Effect.Effect<
                 ...decision,
                 result: undefined
               }))).pipe(
-              Effect.catchIf((error): error is DurableRefusal =>
-                error instanceof DurableRefusal, () =>
-                Effect.void)
+              Effect.catchIf((error): error is DurableRefusal => error instanceof DurableRefusal, () => Effect.void)
             ),
         { discard: true }
       )

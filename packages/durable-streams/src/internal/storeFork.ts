@@ -83,30 +83,31 @@ const lower = (cap: string | undefined, at: string): string => cap === undefined
  *
  * @internal
  */
-export const readThrough = <E>(readOwn: ReadOwn<E>) =>
-(name: string, after: string, count: number): Effect.Effect<ReadonlyArray<DurableEntry>, E> =>
-  Effect.gen(function*() {
-    const levels: Array<Level> = []
-    let cap: string | undefined
-    let at = name
-    let top: ReadonlyArray<DurableEntry> = []
-    for (let steps = 0; steps <= maxChain; steps++) {
-      const own = yield* readOwn(at, after, count)
-      if (Option.isNone(own.forkOf) || !isAfter(own.forkOf.value.at, after)) {
-        top = upTo(own.entries, cap)
-        break
+export const readThrough =
+  <E>(readOwn: ReadOwn<E>) =>
+  (name: string, after: string, count: number): Effect.Effect<ReadonlyArray<DurableEntry>, E> =>
+    Effect.gen(function*() {
+      const levels: Array<Level> = []
+      let cap: string | undefined
+      let at = name
+      let top: ReadonlyArray<DurableEntry> = []
+      for (let steps = 0; steps <= maxChain; steps++) {
+        const own = yield* readOwn(at, after, count)
+        if (Option.isNone(own.forkOf) || !isAfter(own.forkOf.value.at, after)) {
+          top = upTo(own.entries, cap)
+          break
+        }
+        levels.push({ name: at, at: own.forkOf.value.at, cap })
+        cap = lower(cap, own.forkOf.value.at)
+        at = own.forkOf.value.source
       }
-      levels.push({ name: at, at: own.forkOf.value.at, cap })
-      cap = lower(cap, own.forkOf.value.at)
-      at = own.forkOf.value.source
-    }
-    const page = [...top]
-    for (let i = levels.length - 1; i >= 0 && page.length < count; i--) {
-      const level = levels[i]!
-      // a fork below branched off before this level's own entries: none of them is seen
-      if (level.cap !== undefined && !isAfter(level.cap, level.at)) continue
-      const own = yield* readOwn(level.name, level.at, count - page.length)
-      for (const entry of upTo(own.entries, level.cap)) page.push(entry)
-    }
-    return page.length > count ? page.slice(0, count) : page
-  })
+      const page = [...top]
+      for (let i = levels.length - 1; i >= 0 && page.length < count; i--) {
+        const level = levels[i]!
+        // a fork below branched off before this level's own entries: none of them is seen
+        if (level.cap !== undefined && !isAfter(level.cap, level.at)) continue
+        const own = yield* readOwn(level.name, level.at, count - page.length)
+        for (const entry of upTo(own.entries, level.cap)) page.push(entry)
+      }
+      return page.length > count ? page.slice(0, count) : page
+    })

@@ -1,8 +1,10 @@
 /**
  * A subscription's configuration: create (201, or 200 for the same configuration
- * again, 409 another), read, delete, link and unlink streams by name. A new
- * subscription links the streams it names and those its pattern matches, each from
- * its tail as it is then.
+ * again, 409 another, 429 past a limit), read, delete, link and unlink streams by name.
+ * A new subscription links the streams it names and those its pattern matches, each
+ * from its tail as it is then; it is counted under its creator's key (the routes'
+ * `subscriber`), at most `maxPerSubscriber` a key, within the store's limit of all
+ * (docs/http.md#subscription-limits).
  *
  * @internal
  */
@@ -33,13 +35,31 @@ export interface Config {
   readonly create: (
     id: string,
     body: Create,
-    baseUrl: string
+    baseUrl: string,
+    subscriber?: string | undefined
   ) => Effect.Effect<{ readonly created: boolean; readonly subscription: Subscription }, Failure>
   readonly get: (id: string) => Effect.Effect<Subscription, Failure>
   readonly remove: (id: string) => Effect.Effect<void, Failure>
   readonly addStreams: (id: string, streams: ReadonlyArray<string>) => Effect.Effect<void, Failure>
   readonly removeStream: (id: string, path: string) => Effect.Effect<void, Failure>
 }
+
+/**
+ * The most subscriptions one subscriber holds by default.
+ *
+ * @internal
+ */
+export const defaultMaxPerSubscriber = 100
+
+const tooMany = (scope: "total" | "owner", limit: number) =>
+  refuse(
+    429,
+    "TOO_MANY_SUBSCRIPTIONS",
+    scope === "total"
+      ? `the server holds ${limit} subscriptions, the most it keeps: delete one first`
+      : `this caller holds ${limit} subscriptions, the most one may: delete one first`,
+    { limit }
+  )
 
 const configHash = (body: Create): string =>
   JSON.stringify([
@@ -83,7 +103,7 @@ const checked = (body: Create, policy: WebhookPolicy): Effect.Effect<void, Failu
  *
  * @internal
  */
-export const make = (core: Core, policy: WebhookPolicy): Config => {
+export const make = (core: Core, policy: WebhookPolicy, maxPerSubscriber = defaultMaxPerSubscriber): Config => {
   const streamLinks = (streams: ReadonlyArray<string>, links: ReadonlyArray<Link>) =>
     Effect.reduce(streams, () => links, (acc, path) =>
       acc.some((link) => link.path === path && link.explicit)
@@ -127,7 +147,7 @@ export const make = (core: Core, policy: WebhookPolicy): Config => {
       } satisfies Subscription
     })
 
-  const create: Config["create"] = (id, body, baseUrl) =>
+  const create: Config["create"] = (id, body, baseUrl, subscriber) =>
     Effect.gen(function*() {
       const hash = configHash(body)
       for (let attempt = 0; attempt < 100; attempt++) {
@@ -143,7 +163,15 @@ export const make = (core: Core, policy: WebhookPolicy): Config => {
           return { created: false, subscription: existing.value.subscription }
         }
         const subscription = yield* fresh(id, body, baseUrl, hash)
-        if (yield* core.subscriptions.save(subscription, 0)) return { created: true, subscription }
+        const inserted = yield* core.subscriptions.insert(
+          subscription,
+          subscriber === undefined ? undefined : { key: subscriber, max: maxPerSubscriber }
+        )
+        if (inserted._tag === "TooMany") return yield* tooMany(inserted.scope, inserted.limit)
+        if (inserted._tag === "Inserted") {
+          core.index.saved(subscription, 1)
+          return { created: true, subscription }
+        }
       }
       return yield* refuse(503, "UNAVAILABLE", "too many concurrent changes to the subscription, try again")
     })

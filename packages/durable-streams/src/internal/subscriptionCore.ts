@@ -15,6 +15,7 @@ import type { DurableRefusal } from "../DurableRefusal.js"
 import type * as DurableStore from "../DurableStore.js"
 import type * as DurableSubscriptions from "../DurableSubscriptions.js"
 import * as Wire from "./durableWire.js"
+import * as Index from "./subscriptionIndex.js"
 import { generateKey, makeSigner, type Signer } from "./subscriptionSigning.js"
 import { refusal, refuse } from "./subscriptionWire.js"
 
@@ -111,6 +112,8 @@ export const linkAt = (
 export interface Core {
   readonly store: DurableStore.DurableStoreService
   readonly subscriptions: DurableSubscriptions.DurableSubscriptionsService
+  /** Every subscription's summary, kept per record version (`update` tells it what it saved). */
+  readonly index: Index.Index
   readonly signer: Effect.Effect<Signer, RedisError.RedisError>
   readonly tailOf: (path: string) => Effect.Effect<string, RedisError.RedisError>
   readonly tailsOf: (links: ReadonlyArray<Link>) => Effect.Effect<ReadonlyMap<string, string>, RedisError.RedisError>
@@ -144,7 +147,7 @@ export const make = (
   store: DurableStore.DurableStoreService,
   subscriptions: DurableSubscriptions.DurableSubscriptionsService
 ): Effect.Effect<Core> =>
-  Effect.map(cachedSigner(subscriptions), (signer) => {
+  Effect.map(Effect.all([cachedSigner(subscriptions), Index.make(subscriptions)]), ([signer, index]) => {
     const tailOf = (path: string) =>
       Effect.map(
         store.load(path),
@@ -168,11 +171,12 @@ export const make = (
           const decision = yield* decide(loaded.value.subscription, yield* Clock.currentTimeMillis)
           if (decision.next === undefined) return decision.result
           if (yield* subscriptions.save(decision.next, loaded.value.version)) {
+            index.saved(decision.next, loaded.value.version + 1)
             if (decision.after !== undefined) yield* decision.after
             return decision.result
           }
         }
         return yield* refuse(503, "UNAVAILABLE", "too many concurrent changes to the subscription, try again")
       })
-    return { store, subscriptions, signer, tailOf, tailsOf, update }
+    return { store, subscriptions, index, signer, tailOf, tailsOf, update }
   })

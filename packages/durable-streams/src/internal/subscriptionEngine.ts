@@ -32,6 +32,7 @@ import type * as Scope from "effect/Scope"
 import type * as DurableStore from "../DurableStore.js"
 import type * as DurableSubscriptions from "../DurableSubscriptions.js"
 import * as LeaseSweep from "./leaseSweep.js"
+import * as NotifyBatches from "./notifyBatches.js"
 import * as Config from "./subscriptionConfig.js"
 import * as Core from "./subscriptionCore.js"
 import type { Signer } from "./subscriptionSigning.js"
@@ -51,11 +52,14 @@ import * as WebhookDelivery from "./webhookDelivery.js"
 export interface EngineOptions extends WebhookDelivery.DeliveryOptions {
   readonly policy: WebhookPolicy
   readonly sweepMs: number
+  /** The most subscriptions one subscriber (a caller's key) holds. */
+  readonly maxPerSubscriber: number
 }
 
 /** @internal */
 export const defaultOptions: Omit<EngineOptions, "policy"> = {
   sweepMs: 1_000,
+  maxPerSubscriber: Config.defaultMaxPerSubscriber,
   retryBaseMs: 1_000,
   retryMaxMs: 60_000,
   postTimeoutMs: 10_000
@@ -77,7 +81,11 @@ export type ClaimResult = WakeClaims.ClaimResult
  */
 export interface Engine extends Config.Config, WakeClaims.Claims {
   readonly signer: Effect.Effect<Signer, RedisError.RedisError>
-  /** After a commit to a stream (or its deletion): links it and issues wakes. Never fails. */
+  /**
+   * After a commit to a stream (or its deletion): links it and issues wakes, in the
+   * next batch (docs/http.md#subscription-limits); ends once that batch has run. Never
+   * fails.
+   */
   readonly notify: (name: string, deleted: boolean) => Effect.Effect<void>
   /** Ends the wakes whose lease has run out (and issues new ones for pending work). */
   readonly sweep: Effect.Effect<void, RedisError.RedisError>
@@ -109,11 +117,12 @@ export const make = (
     late.delivery = yield* WebhookDelivery.make(core, wakes, options)
     const sweep = LeaseSweep.sweep(core, wakes)
     yield* LeaseSweep.run(sweep, options.sweepMs)
+    const tell = yield* NotifyBatches.make(wakes.changed)
     return {
-      ...Config.make(core, options.policy),
+      ...Config.make(core, options.policy, options.maxPerSubscriber),
       ...WakeClaims.make(core, wakes),
       signer: core.signer,
-      notify: wakes.notify,
+      notify: (name) => tell(name),
       sweep
     } satisfies Engine
   })

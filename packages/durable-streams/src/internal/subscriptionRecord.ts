@@ -132,3 +132,38 @@ export const indexKey = (prefix: string): string => `${prefix}:ds:subs`
  * @category keys
  */
 export const signingKeyKey = (prefix: string): string => `${prefix}:ds:sub-key`
+
+/**
+ * `{<prefix>:ds:subs}:owners`: how many subscriptions each subscriber holds (a hash;
+ * the braces keep it in the slot of `indexKey`, so both change in one script).
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const ownerCountsKey = (prefix: string): string => `{${indexKey(prefix)}}:owners`
+
+/**
+ * `{<prefix>:ds:subs}:owner-of`: the subscriber of each subscription counted under one
+ * (a hash, in the slot of `indexKey`).
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const ownerOfKey = (prefix: string): string => `{${indexKey(prefix)}}:owner-of`
+
+/**
+ * `{<prefix>:ds:subs}:rev`: a number every change of a subscription raises (a save, an
+ * insert, a delete), in the slot of `indexKey`.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const revisionKey = (prefix: string): string => `{${indexKey(prefix)}}:rev`
+
+/**
+ * The most subscriptions a store holds by default (docs/http.md#subscription-limits).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultMaxSubscriptions = 10_000

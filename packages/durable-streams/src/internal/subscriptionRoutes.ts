@@ -30,10 +30,9 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Refusal from "../DurableRefusal.js"
-import type { Access } from "../DurableStreams.js"
 import type * as DurableSubscriptions from "../DurableSubscriptions.js"
 import * as Body from "../RequestBody.js"
-import { answered, authorized, basePath, pathOf } from "./routeCommon.js"
+import { answered, authorized, basePath, type Caller, pathOf } from "./routeCommon.js"
 import type { Engine } from "./subscriptionEngine.js"
 import type { Signer } from "./subscriptionSigning.js"
 import {
@@ -154,7 +153,7 @@ export interface Call<E, R> {
   readonly request: HttpServerRequest.HttpServerRequest
   readonly name: string
   readonly method: string
-  readonly authorize: (writes: boolean) => Effect.Effect<Access, E | Refusal.DurableRefusal, R>
+  readonly authorize: (writes: boolean) => Effect.Effect<Caller, E | Refusal.DurableRefusal, R>
 }
 
 const isRead = (method: string) => method === "GET" || method === "HEAD"
@@ -211,12 +210,12 @@ export const jwks = <E, R>(call: Call<E, R>): Answer<E, R> =>
 /** `__ds/subscriptions/:id`: create, read, delete. @internal */
 export const subscription = <E, R>(call: Call<E, R>, id: string): Answer<E, R> =>
   Effect.gen(function*() {
-    yield* guard(call)
+    const caller = yield* guard(call)
     const { engine, settings: { baseUrl } } = call
     switch (call.method) {
       case "PUT": {
         const create = yield* decoded(call, decodeCreate)
-        const { created, subscription } = yield* engine.create(id, create, baseUrl)
+        const { created, subscription } = yield* engine.create(id, create, baseUrl, caller.subscriber)
         return json(created ? 201 : 200, view(subscription, Option.some(yield* engine.signer), baseUrl))
       }
       case "GET":
@@ -313,7 +312,7 @@ const dispatch = <E, R>(call: Call<E, R>, route: Route | undefined): Answer<E, R
 export const serve = <E, R>(
   engine: Engine,
   settings: Settings,
-  authenticate: Effect.Effect<Access, E, R>
+  authenticate: Effect.Effect<Caller, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, Exclude<E, Failure>, R | HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest

@@ -48,6 +48,7 @@ export type ErrorCode =
   | "INVALID_OFFSET"
   | "NOT_FOUND"
   | "PAYLOAD_TOO_LARGE"
+  | "TOO_MANY_SUBSCRIPTIONS"
   | "UNAVAILABLE"
   | "INTERNAL"
 

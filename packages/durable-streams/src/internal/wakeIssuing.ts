@@ -1,9 +1,19 @@
 /**
  * Issuing wakes: a new generation and wake id over the tails as they are, announced
  * once saved (a webhook's post starts, or a pull-wake's event is appended to its wake
- * stream); ending a wake (and issuing the next when work is pending); and what an
- * append or a deletion tells the subscriptions (links, and a wake for an idle
- * subscription with work pending).
+ * stream); ending a wake (and issuing the next when work is pending); and what appends
+ * and deletions tell the subscriptions (links, and a wake for an idle subscription with
+ * work pending), a batch of streams at a time.
+ *
+ * A batch is bounded work (docs/http.md#subscription-limits): the subscriptions it may
+ * concern are found from their summaries (`subscriptionIndex`: a version probe each, a
+ * pattern matched once a stream whatever the number of subscriptions with it), and only
+ * those that must change are loaded and saved: one that does not link a stream it
+ * matches, one that links a deleted stream, an idle one with an appended stream. A
+ * subscription with a wake in flight that links the stream already is left alone (its
+ * wake's end looks at every tail); an idle one looks at the tails of the streams of the
+ * batch only, not of every stream it links. Each subscription concerned is decided once
+ * for the whole batch, so a burst of appends makes one wake.
  *
  * @internal
  */
@@ -91,18 +101,17 @@ export interface Wakes {
     links: ReadonlyArray<Link>,
     now: number
   ) => Effect.Effect<Decision<boolean>, Failure>
-  /** After a commit to a stream (or its deletion): links it and issues wakes. Never fails. */
-  readonly notify: (name: string, deleted: boolean) => Effect.Effect<void>
+  /** After commits to streams (or their deletion): links them and issues wakes. Never fails. */
+  readonly changed: (names: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
-// A subscription told of a deleted stream: a glob link goes, an explicit one waits for the stream again.
-const onDeleted = (subscription: Subscription, name: string): Decision<void> => {
-  const linked = subscription.links.find((link) => link.path === name)
-  if (linked === undefined) return unchanged
-  const links = linked.explicit
-    ? subscription.links.map((link) => link === linked ? { ...link, glob: false, acked: Wire.startOffset } : link)
-    : subscription.links.filter((link) => link !== linked)
-  return { next: { ...subscription, links }, result: undefined }
+// The links once `name` is deleted: a glob link goes, an explicit one waits for the stream again.
+const withoutDeleted = (links: ReadonlyArray<Link>, name: string): ReadonlyArray<Link> => {
+  const linked = links.find((link) => link.path === name)
+  if (linked === undefined) return links
+  return linked.explicit
+    ? links.map((link) => link === linked ? { ...link, glob: false, acked: Wire.startOffset } : link)
+    : links.filter((link) => link !== linked)
 }
 
 /**
@@ -118,52 +127,96 @@ export const make = (core: Core, deliver: (id: string, wakeId: string) => Effect
     return saved.wakeStream === undefined ? Effect.void : wakeEvent(core, saved, saved.wakeStream, trigger)
   }
 
+  // After a wake ended with nothing pending: an append that came while the tails were
+  // read (its batch saw the wake still in flight) is found now, and woken for.
+  const recheck = (id: string): Effect.Effect<void> =>
+    core.update(id, (subscription, now): Effect.Effect<Decision<void>, Failure> =>
+      subscription.wake !== undefined
+        ? Effect.succeed(unchanged)
+        : Effect.map(core.tailsOf(subscription.links), (tails) => {
+          if (!pending(subscription.links, tails)) return unchanged
+          const next = issueWake(subscription, subscription.links, tails, now)
+          return { next, result: undefined, after: announce(next, firstPending(subscription.links, tails)) }
+        })).pipe(Effect.catch(() => Effect.void))
+
   const endWake = (subscription: Subscription, links: ReadonlyArray<Link>, now: number) =>
     Effect.map(core.tailsOf(links), (tails): Decision<boolean> => {
       const idle: Subscription = { ...Struct.omit(subscription, ["wake"]), links }
-      if (!pending(links, tails)) return { next: idle, result: false }
+      if (!pending(links, tails)) return { next: idle, result: false, after: recheck(subscription.id) }
       const next = issueWake(idle, links, tails, now)
       return { next, result: true, after: announce(next, firstPending(links, tails)) }
     })
 
-  // A subscription told of an append to `name`: links it, and wakes an idle subscription with work.
-  const onAppended = (subscription: Subscription, name: string, now: number) => {
-    const linked = subscription.links.find((link) => link.path === name)
-    const matches = subscription.pattern !== undefined && globMatches(subscription.pattern, name)
-    if (linked === undefined && !matches) return Effect.succeed(unchanged)
-    const links = matches ? linkAt(subscription.links, name, "glob", Wire.startOffset) : subscription.links
+  // A subscription told of a batch: the streams appended to it matches or links, and
+  // those deleted it links. Links them, and wakes it when idle with work in them.
+  const onBatch = (
+    subscription: Subscription,
+    appended: ReadonlyArray<string>,
+    deleted: ReadonlyArray<string>,
+    now: number
+  ): Effect.Effect<Decision<void>, Failure> => {
+    let links = subscription.links
+    for (const name of deleted) links = withoutDeleted(links, name)
+    const pattern = subscription.pattern
+    for (const name of appended) {
+      if (pattern !== undefined && globMatches(pattern, name)) links = linkAt(links, name, "glob", Wire.startOffset)
+    }
     const relinked: Decision<void> = {
       next: links === subscription.links ? undefined : { ...subscription, links },
       result: undefined
     }
-    if (subscription.wake !== undefined) return Effect.succeed(relinked)
-    return Effect.map(core.tailsOf(links), (tails): Decision<void> => {
-      if (!pending(links, tails)) return relinked
+    const touched = links.filter((link) => appended.includes(link.path))
+    if (subscription.wake !== undefined || touched.length === 0) return Effect.succeed(relinked)
+    return Effect.map(core.tailsOf(touched), (tails): Decision<void> => {
+      if (!pending(touched, tails)) return relinked
       const next = issueWake(subscription, links, tails, now)
-      return { next, result: undefined, after: announce(next, name) }
+      return { next, result: undefined, after: announce(next, firstPending(touched, tails)) }
     })
   }
 
-  const notify = (name: string, deleted: boolean): Effect.Effect<void> =>
+  const changed = (names: ReadonlyArray<string>): Effect.Effect<void> =>
     Effect.gen(function*() {
-      if (isReserved(name)) return
-      yield* core.subscriptions.observe(name, !deleted)
-      const ids = yield* core.subscriptions.ids
-      if (ids.length === 0) return
-      const state = yield* core.store.load(name)
-      yield* Effect.forEach(ids, (id) =>
-        core.update(id, (subscription, now): Effect.Effect<Decision<void>, Failure> =>
-          Option.isNone(state)
-            ? Effect.succeed(onDeleted(subscription, name))
-            : onAppended(subscription, name, now)).pipe(
-            Effect.catchIf((error) =>
-              error instanceof DurableRefusal, () => Effect.void)
-          ), { discard: true })
-    }).pipe(
-      Effect.catch((error) =>
-        Effect.logWarning(`subscriptions were not told of ${name}: ${error.message}`)
+      const streams = names.filter((name) => !isReserved(name))
+      if (streams.length === 0) return
+      const exists = yield* Effect.forEach(
+        streams,
+        (name) => Effect.map(core.store.load(name), Option.isSome),
+        { concurrency: 8 }
       )
+      yield* Effect.forEach(streams, (name, i) => core.subscriptions.observe(name, exists[i]!), { discard: true })
+      const summaries = yield* core.index.current
+      if (summaries.length === 0) return
+      const appended = streams.filter((_, i) => exists[i])
+      const deleted = streams.filter((_, i) => !exists[i])
+      // each pattern matched once a stream, whatever the number of subscriptions with it
+      const matched = new Map<string, ReadonlyArray<string>>()
+      const matching = (pattern: string) => {
+        let names = matched.get(pattern)
+        if (names === undefined) {
+          names = appended.filter((name) => globMatches(pattern, name))
+          matched.set(pattern, names)
+        }
+        return names
+      }
+      const concerned = summaries.flatMap((summary) => {
+        const byPattern = summary.pattern === undefined ? [] : matching(summary.pattern)
+        const ofIt = appended.filter((name) => summary.linked.has(name) || byPattern.includes(name))
+        const gone = deleted.filter((name) => summary.linked.has(name))
+        const acts = gone.length > 0 || ofIt.some((name) => !summary.linked.has(name)) ||
+          (summary.leaseUntil === undefined && ofIt.length > 0)
+        return acts ? [{ id: summary.id, appended: ofIt, deleted: gone }] : []
+      })
+      yield* Effect.forEach(
+        concerned,
+        (one) =>
+          core.update(one.id, (subscription, now) => onBatch(subscription, one.appended, one.deleted, now)).pipe(
+            Effect.catchIf((error) => error instanceof DurableRefusal, () => Effect.void)
+          ),
+        { concurrency: 8, discard: true }
+      )
+    }).pipe(
+      Effect.catch((error) => Effect.logWarning(`subscriptions were not told of ${names.join(", ")}: ${error.message}`))
     )
 
-  return { announce, endWake, notify }
+  return { announce, endWake, changed }
 }
