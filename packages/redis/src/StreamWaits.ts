@@ -25,6 +25,7 @@
  *
  * @since 0.3.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -130,10 +131,17 @@ interface Flight {
   unblocking: boolean
 }
 
+// A blocking connection, and its id on the server (asked again when it reconnects).
+interface Open {
+  readonly client: Redis
+  readonly scope: Scope.Closeable
+  id: Promise<unknown>
+}
+
 // One blocking connection and the keys it waits on.
 interface Line {
   readonly keys: Map<string, Watched>
-  redis: { readonly client: Redis; readonly scope: Scope.Closeable } | undefined
+  redis: Open | undefined
   flight: Flight | undefined
   idle: Deferred.Deferred<void> | undefined
   started: boolean
@@ -210,16 +218,26 @@ export const make = (
         line.keys.clear()
       })
 
-    const connection = (line: Line): Effect.Effect<Redis, RedisError> =>
+    const clientId = (client: Redis): Promise<unknown> => {
+      const id = client.call("CLIENT", "ID")
+      id.catch(() =>
+        undefined
+      )
+      return id
+    }
+
+    const connection = (line: Line): Effect.Effect<Open, RedisError> =>
       Effect.suspend(() => {
-        if (line.redis !== undefined) {
-          return Effect.succeed(line.redis.client)
-        }
+        if (line.redis !== undefined) return Effect.succeed(line.redis)
         return Effect.flatMap(Scope.fork(scope, "sequential"), (own) =>
           Scope.provide(openClient(live, "tail"), own).pipe(
-            Effect.tap((client) =>
-              Effect.sync(() => void (line.redis = { client, scope: own }))
-            ),
+            Effect.map((client) => {
+              const open: Open = { client, scope: own, id: clientId(client) }
+              // a connection that comes back is another client on the server
+              client.on("ready", () => void (open.id = clientId(client)))
+              line.redis = open
+              return open
+            }),
             Effect.onError(() => Scope.close(own, Exit.void))
           ))
       })
@@ -241,11 +259,12 @@ export const make = (
           yield* Deferred.await(idle)
           return
         }
-        const client = yield* Effect.catch(
+        const open = yield* Effect.catch(
           connection(line),
           (error) => Effect.as(failAll(line, () => error), undefined)
         )
-        if (client === undefined) return
+        if (open === undefined) return
+        const client = open.client
         const now = yield* Clock.currentTimeMillis
         let block = blockMs
         for (const watched of line.keys.values()) {
@@ -255,10 +274,7 @@ export const make = (
         }
         const keys = [...line.keys.keys()]
         const froms = keys.map((key) => line.keys.get(key)!.from)
-        // sent together, in this order: the id names the connection the XREAD blocks
-        const clientId = client.call("CLIENT", "ID")
-        clientId.catch(() => undefined)
-        const flight: Flight = { keys: new Set(keys), endsAt: now + block, clientId, unblocking: false }
+        const flight: Flight = { keys: new Set(keys), endsAt: now + block, clientId: open.id, unblocking: false }
         line.flight = flight
         const read = Effect.tryPromise({
           try: () => client.call("XREAD", "BLOCK", block, "STREAMS", ...keys, ...froms),
@@ -308,11 +324,24 @@ export const make = (
         }
       })
 
+    // A cycle that dies (a defect) fails its waiters rather than leave them waiting.
+    const guarded = (line: Line) =>
+      cycle(line).pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.andThen(
+              failAll(line, (key) => unavailable(key, `the blocking read failed: ${Cause.pretty(cause)}`)),
+              drop(line)
+            )
+        )
+      )
+
     const start = (line: Line) =>
       Effect.suspend(() => {
         if (line.started) return Effect.void
         line.started = true
-        return Effect.asVoid(Effect.forkIn(Effect.forever(cycle(line)), scope))
+        return Effect.asVoid(Effect.forkIn(Effect.forever(guarded(line)), scope))
       })
 
     // Stops the line's `XREAD` so that its next covers a new key (or an earlier due):

@@ -122,7 +122,7 @@ export const make = (
       ...Config.make(core, options.policy, options.maxPerSubscriber),
       ...WakeClaims.make(core, wakes),
       signer: core.signer,
-      notify: (name) => tell(name),
+      notify: tell,
       sweep
     } satisfies Engine
   })

@@ -101,8 +101,11 @@ export interface Wakes {
     links: ReadonlyArray<Link>,
     now: number
   ) => Effect.Effect<Decision<boolean>, Failure>
-  /** After commits to streams (or their deletion): links them and issues wakes. Never fails. */
-  readonly changed: (names: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * After commits to streams (or their deletion, `true`): links them and issues wakes.
+   * Never fails.
+   */
+  readonly changed: (streams: ReadonlyMap<string, boolean>) => Effect.Effect<void>
 }
 
 // The links once `name` is deleted: a glob link goes, an explicit one waits for the stream again.
@@ -174,18 +177,21 @@ export const make = (core: Core, deliver: (id: string, wakeId: string) => Effect
     })
   }
 
-  const changed = (names: ReadonlyArray<string>): Effect.Effect<void> =>
+  const changed = (told: ReadonlyMap<string, boolean>): Effect.Effect<void> =>
     Effect.gen(function*() {
-      const streams = names.filter((name) => !isReserved(name))
+      const streams = [...told.keys()].filter((name) => !isReserved(name))
       if (streams.length === 0) return
+      yield* Effect.forEach(streams, (name) => core.subscriptions.observe(name, told.get(name) !== true), {
+        discard: true
+      })
+      const summaries = yield* core.index.current
+      if (summaries.length === 0) return
+      // appended or deleted as the store has it now (a delete told may have been undone)
       const exists = yield* Effect.forEach(
         streams,
         (name) => Effect.map(core.store.load(name), Option.isSome),
         { concurrency: 8 }
       )
-      yield* Effect.forEach(streams, (name, i) => core.subscriptions.observe(name, exists[i]!), { discard: true })
-      const summaries = yield* core.index.current
-      if (summaries.length === 0) return
       const appended = streams.filter((_, i) => exists[i])
       const deleted = streams.filter((_, i) => !exists[i])
       // each pattern matched once a stream, whatever the number of subscriptions with it
@@ -215,7 +221,9 @@ export const make = (core: Core, deliver: (id: string, wakeId: string) => Effect
         { concurrency: 8, discard: true }
       )
     }).pipe(
-      Effect.catch((error) => Effect.logWarning(`subscriptions were not told of ${names.join(", ")}: ${error.message}`))
+      Effect.catch((error) =>
+        Effect.logWarning(`subscriptions were not told of ${[...told.keys()].join(", ")}: ${error.message}`)
+      )
     )
 
   return { announce, endWake, changed }
