@@ -9,7 +9,9 @@
  * the server's CPU per append (its process; for Sluice also the redis-server's), the
  * live delay from an append's request to its reader holding it (p50, p99), and then
  * `BENCH_DURABLE_CONCURRENT` (100) appenders at once on one stream: how many of their
- * requests failed (a reset connection, a refusal). Ratios are Sluice's over the
+ * requests failed (a reset connection, a refusal); `sluice serve` gets
+ * `--max-streams-per-token` twice `BENCH_DURABLE_STREAMS`, its live reads taking a slot
+ * of their token each, all of one token here. Ratios are Sluice's over the
  * reference's. `BENCH_DURABLE_SLUICE_BIN` runs another build of `sluice` (an older
  * checkout's `packages/cli/dist/bin.js`, for a before and after). A benchmark, never a
  * test.
@@ -122,7 +124,10 @@ const startSluice = async (
     "--host",
     "127.0.0.1",
     "--prefix",
-    `bench-durable-${listen}`
+    `bench-durable-${listen}`,
+    // a live reader a stream, all with one token: the per-token slots (16) are not what this measures
+    "--max-streams-per-token",
+    String(Math.max(16, 2 * STREAMS))
   ], { env: { ...process.env, REDIS_URL: redisUrl, SLUICE_API_TOKENS: tokens.join(",") }, stdio: "ignore" })
   const headers = { authorization: `Bearer ${tokens[0]}` }
   const base = `http://127.0.0.1:${listen}`

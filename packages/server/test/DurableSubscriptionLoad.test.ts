@@ -1,7 +1,7 @@
 /**
  * Subscriptions on a redis-server of the test's own (docs/http.md#subscription-limits):
- * the store holds at most its `maxSubscriptions` (500 here; 429
- * `TOO_MANY_SUBSCRIPTIONS` past it), and with 500 pull-wake subscriptions on `**`, an
+ * the store holds at most its `maxSubscriptions` (500 here, made by five tokens, each
+ * within what a caller may hold; 429 `TOO_MANY_SUBSCRIPTIONS` past it), and with 500 pull-wake subscriptions on `**`, an
  * append costs Redis a few dozen commands at most (about 23, a script's own commands
  * counted), as with none: counted in Redis's own command statistics over 50 appends
  * (before, each append loaded every subscription's record: 500 commands and more).
@@ -14,10 +14,12 @@ import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { bearer, call } from "./support/client.js"
-import { serve, tokens } from "./support/harness.js"
+import { serveWith, tokens } from "./support/harness.js"
 import { admin } from "./support/redisAdmin.js"
 
 const auth = bearer(tokens[0])
+// five tokens, each within the 100 subscriptions a caller may hold, for 500 in all
+const subscribers = Array.from({ length: 5 }, (_, i) => `subscriber-token-${i}-0123456789`)
 const json = { ...auth, "content-type": "application/json" }
 const text = { ...auth, "content-type": "text/plain" }
 
@@ -42,14 +44,14 @@ describe("Durable Streams appends with 500 subscriptions", () => {
             DurableSubscriptions.layer({ url: server.url, prefix, maxSubscriptions: 500 })
           )
         )
-        const base = yield* serve({}).pipe(Effect.provide(stores))
+        const base = yield* serveWith({ tokens: [...tokens, ...subscribers], prefix }).pipe(Effect.provide(stores))
         const streams = Array.from({ length: 20 }, (_, i) => `${base}/v1/stream/jobs/${i}`)
         yield* Effect.forEach(streams, (url) => call(url, { method: "PUT", headers: text }), { discard: true })
         expect((yield* call(`${base}/v1/stream/wakes`, { method: "PUT", headers: json })).status).toBe(201)
         const subscribe = (i: number) =>
           call(`${base}/v1/stream/__ds/subscriptions/s${i}`, {
             method: "PUT",
-            headers: json,
+            headers: { ...bearer(subscribers[i % subscribers.length]!), "content-type": "application/json" },
             body: JSON.stringify({ type: "pull-wake", pattern: "**", wake_stream: "wakes" })
           })
         const made = yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), subscribe, { concurrency: 16 })
