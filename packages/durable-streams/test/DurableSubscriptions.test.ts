@@ -33,7 +33,7 @@ interface Post {
   readonly at: number
 }
 
-type Answer = { readonly status: number; readonly body: string } | "unreachable"
+type Answer = { readonly status: number; readonly body: string | ReadableStream<Uint8Array> } | "unreachable"
 
 const writer: DurableStreams.Access = { mayWrite: true }
 const reader: DurableStreams.Access = { mayWrite: false }
@@ -287,6 +287,34 @@ describe("webhook delivery", () => {
         posts.map(() => [1, posts[0]!.body.wake_id])
       )
       expect(yield* status()).toBe("active")
+    }))
+
+  it.effect("a reply past 64 KiB is read no further and fails the post: no ack, status failed", () =>
+    Effect.gen(function*() {
+      // a receiver that answers 200 with a body that never ends, 16 KiB a pull
+      let pulled = 0
+      const endless = () =>
+        new ReadableStream<Uint8Array>({
+          pull: (controller) => {
+            pulled += 16 * 1024
+            controller.enqueue(new Uint8Array(16 * 1024).fill(32))
+          }
+        })
+      const { call, postsAtLeast } = yield* harness(() => ({ status: 200, body: endless() }))
+      yield* call("PUT", "__ds/subscriptions/s1", webhook())
+      yield* call("PUT", "events/a", { n: 1 })
+      const post = yield* postsAtLeast(1)
+      const tail = post.body.streams.find((stream) => stream.path === "events/a")!.tail_offset
+      for (let i = 0; i < 200; i++) yield* Effect.yieldNow
+      const state = (yield* call("GET", "__ds/subscriptions/s1")).json as {
+        status: string
+        streams: Array<{ path: string; acked_offset: string }>
+      }
+      expect(state.status).toBe("failed")
+      expect(state.streams.map((stream) => stream.acked_offset)).not.toContain(tail)
+      // the limit, and what the stream had queued ahead of the reader
+      expect(pulled).toBeGreaterThan(64 * 1024)
+      expect(pulled).toBeLessThanOrEqual(64 * 1024 + 4 * 16 * 1024)
     }))
 
   it.effect("a lease that ends without a callback wakes again (next generation); the old wake is fenced", () =>

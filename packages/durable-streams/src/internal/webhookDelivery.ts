@@ -4,8 +4,9 @@
  * long as the subscription lives and the wake is current, with the subscription's
  * status `failed` meanwhile; its lease is kept past the next attempt, so the wake is
  * not issued again while the receiver is down. `{"done": true}` in the reply
- * acknowledges the tails the wake carried (and the next wake, if any, is posted).
- * Every post first checks the addresses the webhook's host resolves to.
+ * acknowledges the tails the wake carried (and the next wake, if any, is posted); a
+ * reply body past `replyLimitBytes` (64 KiB) is not read further and the post counts
+ * as failed. Every post first checks the addresses the webhook's host resolves to.
  *
  * @internal
  */
@@ -21,6 +22,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { lookup as dnsLookup } from "node:dns/promises"
+import { BodyTooLarge, collect } from "../RequestBody.js"
 import { type Core, type Decision, type Failure, infos, type Subscription } from "./subscriptionCore.js"
 import type { Signer } from "./subscriptionSigning.js"
 import type { WebhookPolicy } from "./subscriptionWire.js"
@@ -87,13 +89,30 @@ const reachable = (options: DeliveryOptions) => (url: string): Effect.Effect<Res
   )
 }
 
+/**
+ * The most of a receiver's reply that is read: `{"done": true}` is all it needs to say,
+ * and a receiver that answers with more cannot make the server hold it.
+ *
+ * @internal
+ */
+export const replyLimitBytes = 64 * 1024
+
 // Anything but 2xx fails the post, a redirect too (the client follows none: it could
-// lead anywhere); a 2xx says whether the receiver is done.
+// lead anywhere); a 2xx says whether the receiver is done. A reply body past the limit
+// fails the post, unread past the limit; one that breaks off reads as not done.
 const answered = (response: HttpClientResponse.HttpClientResponse) =>
   response.status >= 200 && response.status < 300
-    ? Effect.map(
-      Effect.orElseSucceed(response.text, () => ""),
-      (text): Result.Result<boolean, string> => Result.succeed(Result.getOrUndefined(decodeReply(text))?.done === true)
+    ? collect(response.stream, replyLimitBytes).pipe(
+      Effect.map((bytes): Result.Result<boolean, string> =>
+        Result.succeed(Result.getOrUndefined(decodeReply(new TextDecoder().decode(bytes)))?.done === true)
+      ),
+      Effect.catch((error) =>
+        Effect.succeed(
+          error instanceof BodyTooLarge
+            ? Result.fail(`the receiver's reply is larger than ${replyLimitBytes} bytes`)
+            : Result.succeed(false)
+        )
+      )
     )
     : Effect.succeed(Result.fail(`the receiver answered ${response.status}`))
 
