@@ -15,7 +15,7 @@ import type { ProviderError } from "./ProviderError.js"
 import { ProviderErrorType } from "./ProviderError.js"
 import * as SchemaDecode from "./SchemaDecode.js"
 import * as SchemaGuard from "./SchemaGuard.js"
-import { Usage } from "./Usage.js"
+import { UsageOnTheWire } from "./Usage.js"
 
 // a UUID in its 8-4-4-4-12 hex form, any version: the shape only (`isGUID`, where `isUUID` would also check the version)
 const Uuid = Schema.String.check(Schema.isGUID())
@@ -205,7 +205,8 @@ export const ResponseDone = Schema.Struct({
   type: Schema.Literal("response_done"),
   response_id: Uuid,
   status: ResponseStatus,
-  usage: Schema.optionalKey(Usage),
+  // Sluice's usage, or the seed's `{prompt, completion, total}` decoded into one
+  usage: Schema.optionalKey(UsageOnTheWire),
   finish_reason: Schema.NullOr(FinishReason)
 }).annotate({ identifier: "ResponseDone" })
 

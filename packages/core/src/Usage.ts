@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { JsonValue } from "./Json.js"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -123,3 +124,55 @@ export const make = (counts: {
     ...(counts.raw === undefined ? {} : { raw: counts.raw })
   }
 }
+
+/**
+ * The seed's usage shape, `{prompt, completion, total?}`: what a producer written to
+ * the seed puts in `response_done.usage`.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const SeedUsage = Schema.Struct({
+  prompt: Count,
+  completion: Count,
+  total: Schema.optionalKey(Count)
+}).annotate({ identifier: "SeedUsage" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type SeedUsage = typeof SeedUsage.Type
+
+/**
+ * Decodes the seed's usage shape into a `Usage`: `prompt` is `input`, `completion` is
+ * `output`, cache and reasoning counts are 0, `total` is derived like every `Usage`'s
+ * and the seed's object is kept in `raw`. Encodes a `Usage` back to the seed's shape.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const UsageFromSeed = SeedUsage.pipe(
+  Schema.decodeTo(
+    Usage,
+    SchemaTransformation.transform({
+      decode: (seed: SeedUsage): Usage =>
+        make({
+          input: seed.prompt,
+          output: seed.completion,
+          raw: { ...seed }
+        }),
+      encode: (usage: Usage): SeedUsage => ({ prompt: usage.input, completion: usage.output, total: usage.total })
+    })
+  )
+)
+
+/**
+ * What `response_done.usage` accepts: Sluice's `Usage`, or the seed's
+ * `{prompt, completion, total}` decoded into one (`UsageFromSeed`). Always encodes as a
+ * `Usage`.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const UsageOnTheWire = Schema.Union([Usage, UsageFromSeed]).annotate({ identifier: "Usage" })
