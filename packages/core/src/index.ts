@@ -116,3 +116,17 @@ export * as Usage from "./Usage.js"
  * @since 0.3.0
  */
 export * as TimerWheel from "./TimerWheel.js"
+
+/**
+ * The AI SDK's `UIMessage` as a Schema: a thread's messages, a turn's user message.
+ *
+ * @since 0.3.0
+ */
+export * as UIMessage from "./UIMessage.js"
+
+/**
+ * What a client sends to start a thread's next turn, and its decoding errors.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadInput from "./ThreadInput.js"
