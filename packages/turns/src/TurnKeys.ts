@@ -1,10 +1,16 @@
 /**
  * The Redis keys of a turn. Both streams of a turn carry the turn id in braces, a
  * Redis Cluster hash tag: they hash to one slot, so a cluster spreads turns across
- * shards and keeps each turn on one.
+ * shards and keeps each turn on one. The `plain` key style writes the seed's keys
+ * instead, `<prefix>:turn:<turnId>:<stream>`, for readers written to the seed
+ * (docs/redis.md#key-styles).
  *
  * @since 0.3.0
  */
+import type { RedisError } from "@sluice/redis/RedisError"
+import { RedisStreams } from "@sluice/redis/RedisStreams"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /**
  * The default key prefix.
@@ -24,29 +30,96 @@ export const defaultPrefix = "codex"
 export type TurnStream = "events" | "upserts"
 
 /**
- * `<prefix>:turn:{<turnId>}:<stream>`.
+ * How a turn's stream keys are spelled: `tagged` (the default),
+ * `<prefix>:turn:{<turnId>}:<stream>`, a Cluster hash tag keeping a turn's keys in one
+ * slot; or `plain`, the seed's `<prefix>:turn:<turnId>:<stream>`, whose two streams of
+ * one turn hash to different slots on a Cluster.
  *
  * @since 0.3.0
- * @category keys
+ * @category models
  */
-export const streamKey = (prefix: string, turnId: string, stream: TurnStream): string =>
-  `${prefix}:turn:{${turnId}}:${stream}`
+export type KeyStyle = "tagged" | "plain"
 
 /**
- * Stream A: `<prefix>:turn:{<turnId>}:events`.
+ * The default key style, `tagged`.
  *
  * @since 0.3.0
- * @category keys
+ * @category constants
  */
-export const eventsKey = (prefix: string, turnId: string): string => streamKey(prefix, turnId, "events")
+export const defaultKeyStyle: KeyStyle = "tagged"
 
 /**
- * Stream B: `<prefix>:turn:{<turnId>}:upserts`.
+ * `<prefix>:turn:{<turnId>}:<stream>`, or `<prefix>:turn:<turnId>:<stream>` in the
+ * `plain` style.
  *
  * @since 0.3.0
  * @category keys
  */
-export const upsertsKey = (prefix: string, turnId: string): string => streamKey(prefix, turnId, "upserts")
+export const streamKey = (prefix: string, turnId: string, stream: TurnStream, style: KeyStyle = "tagged"): string =>
+  style === "plain" ? `${prefix}:turn:${turnId}:${stream}` : `${prefix}:turn:{${turnId}}:${stream}`
+
+/**
+ * Stream A: `<prefix>:turn:{<turnId>}:events` (`plain`: without the braces).
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const eventsKey = (prefix: string, turnId: string, style: KeyStyle = "tagged"): string =>
+  streamKey(prefix, turnId, "events", style)
+
+/**
+ * Stream B: `<prefix>:turn:{<turnId>}:upserts` (`plain`: without the braces).
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const upsertsKey = (prefix: string, turnId: string, style: KeyStyle = "tagged"): string =>
+  streamKey(prefix, turnId, "upserts", style)
+
+const streamKeyPattern = /^(.+):turn:(\{([^{}]+)\}|([^{}:]+)):(events|upserts)$/
+
+/**
+ * The same stream of the same turn in the other key style: the tagged key of a plain
+ * one and the plain key of a tagged one; `undefined` for a key that is not a turn's
+ * stream key.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const twinKey = (key: string): string | undefined => {
+  const match = streamKeyPattern.exec(key)
+  if (match === null) return undefined
+  const [, prefix = "", , tagged, plain = "", name] = match
+  const stream: TurnStream = name === "events" ? "events" : "upserts"
+  return tagged === undefined
+    ? streamKey(prefix, plain, stream, "tagged")
+    : streamKey(prefix, tagged, stream, "plain")
+}
+
+/**
+ * Checks a stream key a read found empty against its twin in the other key style: when
+ * `key` holds nothing while its twin holds entries (a reader of the seed's plain keys
+ * under a Sluice writing tagged ones, or the other way round), logs a warning naming
+ * both keys and gives the twin. A read of a turn not yet started finds both empty and
+ * gives `None`, with no warning.
+ *
+ * @since 0.3.0
+ * @category checks
+ */
+export const twinHolding = Effect.fn("TurnKeys.twinHolding")(
+  function*(key: string): Effect.fn.Return<Option.Option<string>, RedisError, RedisStreams> {
+    const twin = twinKey(key)
+    if (twin === undefined) return Option.none()
+    const redis = yield* RedisStreams
+    if ((yield* redis.xlen(key)) > 0) return Option.none()
+    const entries = yield* redis.xlen(twin)
+    if (entries === 0) return Option.none()
+    yield* Effect.logWarning(
+      `${key} holds nothing, but ${twin} holds ${entries} entries: the writer spells the turn's keys in the other key style (docs/redis.md#key-styles)`
+    )
+    return Option.some(twin)
+  }
+)
 
 /**
  * The index of recent turns, `<prefix>:turns`: a sorted set of turn ids scored by the

@@ -51,6 +51,9 @@ const withDefault = <S extends Schema.Constraint>(value: S["Type"]) =>
  * The publisher's options, with their defaults:
  *
  * - `prefix` (`codex`): the first part of every key.
+ * - `keyStyle` (`tagged`): `plain` writes the seed's stream keys,
+ *   `<prefix>:turn:<turnId>:<stream>`, for readers written to the seed; Sluice's own
+ *   readers read the tagged keys (docs/redis.md#key-styles).
  * - `retentionMs` (24 h): how long a turn's keys live after its last write.
  * - `maxLen` (100000): the `MAXLEN ~` cap of each stream.
  * - `maxInFlight` (64): the most unconfirmed writes per stream of a turn.
@@ -68,6 +71,9 @@ export const TurnPublisherOptions = Schema.Struct({
   prefix: Schema.Trimmed.check(Schema.isNonEmpty(), Schema.isPattern(/^[^\s{}]+$/)).pipe(
     withDefault(TurnKeys.defaultPrefix)
   ),
+  keyStyle: Schema.Literals(["tagged", "plain"]).pipe(withDefault<Schema.Literals<readonly ["tagged", "plain"]>>(
+    TurnKeys.defaultKeyStyle
+  )),
   retentionMs: PositiveInt.pipe(withDefault(24 * 60 * 60 * 1000)),
   maxLen: PositiveInt.pipe(withDefault(100_000)),
   maxInFlight: PositiveInt.pipe(withDefault(64)),
@@ -228,13 +234,14 @@ export const make = (
       new PublishError({
         reason: "InvalidInput",
         turnId,
-        key: TurnKeys.streamKey(resolved.prefix, turnId, stream),
+        key: TurnKeys.streamKey(resolved.prefix, turnId, stream, resolved.keyStyle),
         written: 0,
         detail,
         ...(cause === undefined ? {} : { cause })
       })
     const writerOptions = {
       prefix: resolved.prefix,
+      keyStyle: resolved.keyStyle,
       retentionMs: resolved.retentionMs,
       maxLen: resolved.maxLen,
       maxInFlight: resolved.maxInFlight,

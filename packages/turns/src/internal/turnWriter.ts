@@ -40,6 +40,7 @@ import * as TurnKeys from "../TurnKeys.js"
 /** @internal */
 export interface WriterOptions {
   readonly prefix: string
+  readonly keyStyle?: TurnKeys.KeyStyle | undefined
   readonly retentionMs: number
   readonly maxLen: number
   readonly maxInFlight: number
@@ -152,7 +153,7 @@ class Writer<A> implements WriterCore<A> {
     readonly options: WriterOptions,
     readonly target: WriterTarget<A>
   ) {
-    this.key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream)
+    this.key = TurnKeys.streamKey(options.prefix, target.turnId, target.stream, options.keyStyle)
     this.schedule = scheduleFor(options.retry)
     this.xaddOptions = { maxLen: options.maxLen }
   }
