@@ -25,6 +25,15 @@ export interface NormalizeOptions {
   readonly traceContext?: StreamEvent.TraceContext | undefined
   /** Used when the provider's stream names no model (Gemini without `modelVersion`). */
   readonly modelId?: string | undefined
+  /**
+   * The names of the tools the request declared, when the caller knows them. The
+   * Responses normalizer reports a `custom_tool_call` under any other name as one the
+   * provider ran itself (docs/providers.md); without them it reads the response's echo
+   * of its `tools`.
+   *
+   * @since 0.3.0
+   */
+  readonly toolNames?: ReadonlyArray<string> | undefined
 }
 
 /**

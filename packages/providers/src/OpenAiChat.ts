@@ -45,6 +45,7 @@ import { decodeBody, parseData } from "./internal/decodeData.js"
 import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
 import { type OpenAiExtra, ToolCalls } from "./internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "./internal/wireCounts.js"
+import { isDoneSentinel } from "./internal/wireJson.js"
 import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
 import { WireDecodeError } from "./WireDecodeError.js"
 
@@ -748,7 +749,7 @@ const makeHandler = (providerId: string, options: NormalizeOptions | undefined) 
   return {
     onEvent: (event: Sse.SseEvent, out) => {
       if (machine.isFinished()) return undefined
-      if (event.data === "[DONE]") {
+      if (isDoneSentinel(event.data)) {
         machine.finish(out)
         return undefined
       }

@@ -12,7 +12,9 @@
  * with what the tool was asked as arguments, followed by a provider-executed
  * `function_call_output` with what it gave. The client calls of their own kind keep the
  * whole item in `provider_metadata.item` and are named after their tool: a
- * `custom_tool_call` (its free-text input as `{"input": ...}`), an `apply_patch_call`
+ * `custom_tool_call` (its free-text input as `{"input": ...}`; provider-executed when
+ * its name is not among the request's tools, as xAI's X Search streams its own tools),
+ * an `apply_patch_call`
  * (`apply_patch`, its operation), a `local_shell_call` (`local_shell`) and a
  * `shell_call` (`shell`) with their `action` as sent, a client `tool_search_call`, a
  * `computer_call`. A
@@ -36,7 +38,7 @@ import * as ErrorClassification from "./ErrorClassification.js"
 import { endTruncated, finishWith } from "./internal/endTurn.js"
 import * as HostedTools from "./internal/hostedTools.js"
 import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { decodeValue, parseJson } from "./internal/wireJson.js"
+import { decodeValue, isDoneSentinel, parseJson } from "./internal/wireJson.js"
 
 // an error event as it came, for `originalError` (parsed JSON always passes)
 const isJson = Schema.is(Json.JsonValue)
@@ -115,7 +117,9 @@ export const Response = Schema.Struct({
   output: nullable(Schema.Array(RawOutputItem)),
   usage: nullable(ResponseUsage),
   error: nullable(ErrorDetails),
-  incomplete_details: nullable(Schema.Struct({ reason: nullable(Schema.String) }))
+  incomplete_details: nullable(Schema.Struct({ reason: nullable(Schema.String) })),
+  /** the request's tools, as the response echoes them (`{type, name?, ...}`) */
+  tools: nullable(Schema.Array(Json.JsonValue))
 }).annotate({ identifier: "Response" })
 
 /**
@@ -254,11 +258,42 @@ const isServerSearch = (item: RawOutputItem): boolean =>
 const isProviderOutput = (item: RawOutputItem): boolean =>
   item.type === "shell_call_output" || (item.type === "tool_search_output" && isServerSearch(item))
 
+/**
+ * The names of the tools the request declared, when known (`NormalizeOptions.toolNames`,
+ * else the response's echo of its `tools`); `undefined` when nothing says.
+ */
+type Declared = ReadonlySet<string> | undefined
+
+/**
+ * The tool names a response's echoed `tools` declare (function and custom tools carry a
+ * `name`; hosted tools such as `web_search` or xAI's `x_search` do not), or `undefined`
+ * when the response echoes none: an empty or missing list says nothing.
+ */
+const declaredBy = (tools: ReadonlyArray<Json.JsonValue> | null | undefined): Declared => {
+  if (tools === undefined || tools === null || tools.length === 0) return undefined
+  const names = new Set<string>()
+  for (const tool of tools) if (Json.isObject(tool) && typeof tool.name === "string") names.add(tool.name)
+  return names
+}
+
+/**
+ * Whether a `custom_tool_call` is one the provider ran itself: a server that runs its
+ * own built-in tools (xAI's X Search: `x_keyword_search`, `view_x_video`) streams them as
+ * custom tool calls, under names the request never declared. With the request's tools
+ * unknown, a custom tool call is the client's.
+ */
+const isServerCustomCall = (item: RawOutputItem, declared: Declared): boolean => {
+  if (item.type !== "custom_tool_call" || declared === undefined) return false
+  const name = stringField(item, "name")
+  return name === undefined || !declared.has(name)
+}
+
 /** Items the client must run: the turn then ends with `tool-calls`. */
-const isClientCall = (item: RawOutputItem): boolean => {
+const isClientCall = (item: RawOutputItem, declared: Declared): boolean => {
   switch (item.type) {
-    case "function_call":
     case "custom_tool_call":
+      return !isServerCustomCall(item, declared)
+    case "function_call":
     case "apply_patch_call":
     case "local_shell_call":
     case "computer_call":
@@ -292,8 +327,8 @@ const itemTypeOf = (item: RawOutputItem): OutputItem.ItemType =>
  * kept whole and sent back as it came, but never asked of the client, since nothing says
  * it is its to run.
  */
-const executedBy = (item: RawOutputItem): { readonly provider_executed?: true } =>
-  isClientCall(item) ? {} : { provider_executed: true }
+const executedBy = (item: RawOutputItem, declared: Declared): { readonly provider_executed?: true } =>
+  isClientCall(item, declared) ? {} : { provider_executed: true }
 
 /** The name under which an item that is not a message or reasoning is reported. */
 const callName = (item: RawOutputItem): string =>
@@ -355,7 +390,8 @@ const finalItem = (
   id: string,
   streamed: string,
   line: number,
-  callId?: string
+  callId: string | undefined,
+  declared: Declared
 ): Result.Result<FinalItem, WireDecodeError> => {
   switch (raw.type) {
     case "message":
@@ -453,7 +489,7 @@ const finalItem = (
         call_id: callIdOf(raw, id),
         name: callName(raw),
         arguments: callArguments(raw, streamed),
-        ...executedBy(raw),
+        ...executedBy(raw, declared),
         provider_metadata: { type: raw.type, item: raw }
       }
       return Result.succeed({ item, refusal: undefined })
@@ -473,7 +509,12 @@ const closedString = (streamed: string): string => {
 }
 
 /** The final form of an item that was cut off: what arrived, under the added item's fields. */
-const partialItem = (added: RawOutputItem | undefined, id: string, content: string): OutputItem.OutputItem => {
+const partialItem = (
+  added: RawOutputItem | undefined,
+  id: string,
+  content: string,
+  declared: Declared
+): OutputItem.OutputItem => {
   const type = added?.type ?? "message"
   if (type === "message") {
     const phase = added === undefined ? undefined : stringField(added, "phase")
@@ -518,7 +559,7 @@ const partialItem = (added: RawOutputItem | undefined, id: string, content: stri
     call_id: (added && stringField(added, "call_id")) ?? added?.id ?? id,
     name: added === undefined ? type : callName(added),
     arguments: type === "custom_tool_call" || type === "apply_patch_call" ? closedString(content) : content,
-    ...(added === undefined ? {} : executedBy(added)),
+    ...(added === undefined ? {} : executedBy(added, declared)),
     ...(added === undefined || type === "function_call" ? {} : { provider_metadata: { type, item: added } })
   }
 }
@@ -583,9 +624,14 @@ class ResponsesTurn {
   private readonly clientCalls = new Set<string>()
   private refusal: string | undefined
   private usage: Usage.Usage = Usage.empty
+  /** the request's tool names: from the options, else from the response's echo of them */
+  private declared: Declared
+  private readonly declaredByOptions: boolean
 
   constructor(options: NormalizeOptions | undefined, now: () => number) {
     this.builder = new TurnBuilder.TurnBuilder({ providerId: provider, options, now })
+    this.declared = options?.toolNames === undefined ? undefined : new Set(options.toolNames)
+    this.declaredByOptions = this.declared !== undefined
   }
 
   get isOver(): boolean {
@@ -594,6 +640,7 @@ class ResponsesTurn {
 
   start(out: Out, response: Response): void {
     this.builder.start(out, response.model ?? undefined)
+    if (!this.declaredByOptions) this.declared = declaredBy(response.tools) ?? this.declared
     if (response.usage !== undefined && response.usage !== null) this.usage = toUsage(response.usage)
   }
 
@@ -632,7 +679,7 @@ class ResponsesTurn {
     if (outputIndex !== undefined && !this.byIndex.has(outputIndex)) this.byIndex.set(outputIndex, id)
     if (this.known(id)) return id
     const type = itemTypeOf(raw)
-    if (isClientCall(raw)) this.clientCalls.add(callIdOf(raw, id))
+    if (isClientCall(raw, this.declared)) this.clientCalls.add(callIdOf(raw, id))
     if (raw.type === "tool_search_call" && isServerSearch(raw)) this.lastSearch = callIdOf(raw, id)
     const initial = type === "function_call" ? stringField(raw, "arguments") : undefined
     this.builder.openItem(out, type, {
@@ -742,7 +789,7 @@ class ResponsesTurn {
 
   /** The final form of an item that was cut off (see `partialItem`), its reasoning as its parts stand. */
   private partial(key: string): OutputItem.OutputItem {
-    const item = partialItem(this.items.get(key)?.added, key, this.builder.content(key))
+    const item = partialItem(this.items.get(key)?.added, key, this.builder.content(key), this.declared)
     if (item.type !== "reasoning") return item
     const { apart, content, kind } = this.reasoningOf(key)
     return {
@@ -790,12 +837,19 @@ class ResponsesTurn {
     if (this.finished.has(id)) return undefined
     const final = raw.type === "reasoning"
       ? this.finalReasoning(out, raw, id, line)
-      : finalItem(raw, id, this.builder.content(id), line, isProviderOutput(raw) ? this.lastSearch : undefined)
+      : finalItem(
+        raw,
+        id,
+        this.builder.content(id),
+        line,
+        isProviderOutput(raw) ? this.lastSearch : undefined,
+        this.declared
+      )
     if (Result.isFailure(final)) return final.failure
     // the finished item decides (a shell's environment may come only with it), and a
     // result OpenAI reported in the turn means OpenAI ran the call
     const item = final.success.item
-    if (isClientCall(raw)) this.clientCalls.add(callIdOf(raw, id))
+    if (isClientCall(raw, this.declared)) this.clientCalls.add(callIdOf(raw, id))
     else if (item.type === "function_call") this.clientCalls.delete(item.call_id)
     if (item.type === "function_call_output" && item.provider_executed === true) this.clientCalls.delete(item.call_id)
     if (final.success.refusal !== undefined) this.refusal = (this.refusal ?? "") + final.success.refusal
@@ -831,7 +885,7 @@ class ResponsesTurn {
       if (key !== undefined && this.finished.has(key)) continue
       const opened = this.open(out, raw, key, position)
       if (raw.type !== "reasoning" && raw.type !== "mcp_approval_request") {
-        const final = finalItem(raw, opened, this.builder.content(opened), line, this.lastSearch)
+        const final = finalItem(raw, opened, this.builder.content(opened), line, this.lastSearch, this.declared)
         if (Result.isFailure(final)) return final.failure
         this.builder.delta(
           out,
@@ -928,10 +982,18 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
   // once they came: nothing may repeat the one or follow the other
   let createdLine: number | undefined
   let ended: { readonly type: string; readonly line: number } | undefined
+  // `[DONE]` came (OpenRouter's Responses endpoint ends with it): the body is over
+  let closed = false
   return {
     onEvent: (event, out) => {
-      // after an `error` event, which ends the turn, the rest is ignored
-      if (ended === undefined && turn.isOver) return undefined
+      // after an `error` event, which ends the turn, the rest is ignored; so is what follows `[DONE]`
+      if (closed || (ended === undefined && turn.isOver)) return undefined
+      if (isDoneSentinel(event.data)) {
+        closed = true
+        // before a terminal event, the sentinel ends the body as a cut-off stream would end
+        if (!turn.isOver) turn.truncate(out)
+        return undefined
+      }
       const json = parseJson(provider, event.data, event.line)
       if (Result.isFailure(json)) return json.failure
       const head = decodeEventType(json.success, event.line, "event")
@@ -1041,7 +1103,8 @@ const makeHandler = (options: NormalizeOptions | undefined) => (now: () => numbe
  * Normalizes a Responses API event stream. The turn ends at `response.completed`,
  * `response.incomplete`, `response.failed` or an `error` event; a stream that stops
  * before any of them ends with a retryable `stream_truncated` error, keeping what
- * arrived. A second `response.created`, and any event after `response.completed`,
+ * arrived. A `data: [DONE]` line (OpenRouter's Responses endpoint ends with one, as
+ * Chat Completions streams do) ends the body: what follows it is ignored. A second `response.created`, and any event after `response.completed`,
  * `response.incomplete` or `response.failed`, fail with `WireDecodeError`
  * `InvalidOrder` naming the event (events after an `error` event are ignored).
  *

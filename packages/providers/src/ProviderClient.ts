@@ -454,7 +454,9 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
             runId: given?.runId ?? Ids.generateEventId(),
             turnId: given?.turnId ?? Ids.generateEventId(),
             threadId: given?.threadId ?? Ids.generateEventId(),
-            modelId: given?.modelId ?? request.model
+            modelId: given?.modelId ?? request.model,
+            // the request is known: a custom tool call under another name is the provider's own
+            toolNames: given?.toolNames ?? (request.tools ?? []).map((tool) => tool.name)
           }
           const parent = yield* Effect.scope
           const next = yield* Schedule.toStepWithSleep(LiveRetry.schedule(retry))

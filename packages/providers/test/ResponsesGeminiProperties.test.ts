@@ -57,7 +57,9 @@ const providers: ReadonlyArray<Provider> = [
         "incomplete-length",
         "truncated",
         "web-search-citation",
-        "hosted-tools"
+        "hosted-tools",
+        "openrouter-done",
+        "xai-x-search"
       ]
         .map((name) => [name, own("openai-responses", `${name}.sse`)] as const)
     ]
@@ -209,7 +211,9 @@ const pairs: ReadonlyArray<readonly [string, Provider, string, unknown]> = [
     "failed-rate-limit",
     "incomplete-length",
     "web-search-citation",
-    "hosted-tools"
+    "hosted-tools",
+    "openrouter-done",
+    "xai-x-search"
   ].map(
     (name) =>
       [

@@ -3,6 +3,15 @@ import type * as Schema from "effect/Schema"
 import { WireDecodeError } from "../WireDecodeError.js"
 import { wireDecoder } from "./decodeData.js"
 
+/**
+ * Whether an SSE event's `data` is the `[DONE]` sentinel with which OpenAI's Chat
+ * Completions stream (and Responses-compatible servers such as OpenRouter's) end:
+ * the end of the body, never an event to decode.
+ *
+ * @internal
+ */
+export const isDoneSentinel = (data: string): boolean => data === "[DONE]"
+
 const excerpt = (data: string): string => (data.length > 120 ? `${data.slice(0, 120)}…` : data)
 
 /**
