@@ -76,7 +76,7 @@ import * as PipelineErrors from "./PipelineError.js"
 import * as TraceParent from "./TraceParent.js"
 import * as TurnAdmission from "./TurnAdmission.js"
 import type { TurnContext } from "./TurnContext.js"
-import type { StopReason } from "./TurnEnd.js"
+import type { StopReason } from "./StopReason.js"
 import type { TurnSource } from "./TurnSource.js"
 
 /**

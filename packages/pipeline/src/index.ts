@@ -15,9 +15,9 @@ export * as TurnContext from "./TurnContext.js"
 /**
  * Why a turn stopped before its events ended it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
-export * as TurnEnd from "./TurnEnd.js"
+export * as StopReason from "./StopReason.js"
 
 /**
  * The pipeline: events -> Stream A -> the folded turn -> upserts -> Stream B.

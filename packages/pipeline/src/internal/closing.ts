@@ -2,7 +2,7 @@ import type { Turn } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnEnding } from "@sluice/turns"
 import type { TurnContext } from "../TurnContext.js"
-import type { StopReason } from "../TurnEnd.js"
+import type { StopReason } from "../StopReason.js"
 
 /**
  * How the pipeline's input came to its end.
