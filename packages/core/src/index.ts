@@ -101,6 +101,13 @@ export * as TurnBuilder from "./TurnBuilder.js"
 export * as UITurnEvent from "./UITurnEvent.js"
 
 /**
+ * Stream B's turn events (`turn_completed`, `turn_error`) as a turn's ending writes them.
+ *
+ * @since 0.3.0
+ */
+export * as TurnEvents from "./TurnEvents.js"
+
+/**
  * @since 0.1.0
  */
 export * as UIUpsert from "./UIUpsert.js"

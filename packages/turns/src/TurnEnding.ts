@@ -25,12 +25,11 @@
  *
  * @since 0.3.0
  */
-import { Ids, LastEntry, StreamBMessage, StreamEvent } from "@sluice/core"
+import { Ids, LastEntry, StreamBMessage, StreamEvent, TurnEvents } from "@sluice/core"
 import * as EntryId from "@sluice/redis/EntryId"
 import { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams, type XAddEntry } from "@sluice/redis/RedisStreams"
 import { field, type Fields, type StreamEntry } from "@sluice/redis/StreamEntry"
-import { TurnEvents } from "@sluice/upserts"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -130,7 +129,7 @@ export interface TurnMeta {
 
 /**
  * Stream B's ending of a failed turn, `[error, last]`, built by the upsert stage's own
- * rules (`TurnEvents` of `@sluice/upserts`): `turn_error`
+ * rules (core's `TurnEvents`, which the upsert stage uses): `turn_error`
  * with the ending's code and message, then `turn_completed` (core's `LastEntry`) with
  * status `error`.
  *

@@ -60,13 +60,6 @@ export { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent }
  */
 export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe } from "./Helpers.js"
 
-/**
- * Stream B's turn events (`turn_completed`, `turn_error`) as the stage writes them, for
- * whoever else ends a turn.
- *
- * @since 0.3.0
- */
-export * as TurnEvents from "./TurnEvents.js"
 
 /**
  * The upsert stage as effects, for a runner that drives a turn's stages itself.

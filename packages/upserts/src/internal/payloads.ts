@@ -1,8 +1,7 @@
 import type { OutputItem, StreamBMessage, StreamEvent, UITurnEvent, UIUpsert, Usage } from "@sluice/core"
-import { Json } from "@sluice/core"
+import { Json, TurnEvents } from "@sluice/core"
 import type * as Types from "effect/Types"
 import type { ItemBuffer } from "../ItemBuffer.js"
-import * as TurnEvents from "../TurnEvents.js"
 
 /**
  * What every payload of one turn shares.

@@ -1,13 +1,15 @@
 /**
- * The turn events of Stream B (docs/upserts.md#uiturnevent) as the upsert stage writes
+ * The turn events of Stream B (docs/upserts.md#uiturnevent) as a turn's ending writes
  * them: `turn_completed` with its usage, `turn_error` with the error's code and
- * message. The stage and whoever else ends a turn in Stream B (`TurnEnding` of
- * `@sluice/turns`, for a turn whose producer is gone) build them here, so a turn ends
- * the same way whoever ends it.
+ * message. The upsert stage (`@sluice/upserts`) and whoever else ends a turn in
+ * Stream B (`TurnEnding` of `@sluice/turns`, for a turn whose producer is gone) build
+ * them here, so a turn ends the same way whoever ends it.
  *
  * @since 0.3.0
  */
-import type { StreamEvent, UITurnEvent, Usage } from "@sluice/core"
+import type * as StreamEvent from "./StreamEvent.js"
+import type * as UITurnEvent from "./UITurnEvent.js"
+import type * as Usage from "./Usage.js"
 
 /**
  * The turn a turn event belongs to.
