@@ -368,28 +368,46 @@ const thinkingOf = (raw: Json.JsonObject): number | undefined => {
  * sent) says how much of it was thinking: that is `reasoning`, a part of `output`, never
  * added to it.
  *
- * The counts are the top-level figures: the passes that produced the answer. When the
- * usage has `iterations` (a context compaction, an advisor sub-inference, a server-tool
- * loop, a fallback model), they become `Usage.iterations`, one entry per pass with its
- * type, model and counts. The top-level figures leave out the `compaction` and
- * `advisor_message` passes, which Anthropic bills too (an advisor's at its own model's
- * price): the response's bill is the sum over the iterations, each at its model's price.
+ * When the usage has `iterations` (a context compaction, an advisor sub-inference, a
+ * server-tool loop, a fallback model), they become `Usage.iterations`, one entry per pass
+ * with its type, model and counts, and the counts are the sum over the passes on the
+ * requested model: those that name no model or name `model` (the message's), compaction
+ * included. Anthropic's own top-level figures count only the final pass of a compacted
+ * response (input 612 where the request consumed 60,997). Passes on another model (an
+ * advisor's, a fallback's) stay out of the counts and are listed in `iterations` with
+ * their model (docs/events.md#usage-and-finish-reasons). Without iterations, or without
+ * `model` to tell which pass is whose, the counts are the top-level figures.
  *
  * @since 0.1.0
  * @category mappings
  */
-export const usage = (raw: Json.JsonObject | undefined): Usage.Usage =>
-  raw === undefined
-    ? Usage.empty
-    : Usage.make({
-      input: countOf(raw, "input_tokens"),
-      output: countOf(raw, "output_tokens"),
-      cacheRead: countOf(raw, "cache_read_input_tokens"),
-      cacheWrite: countOf(raw, "cache_creation_input_tokens"),
-      reasoning: thinkingOf(raw),
-      iterations: iterationsOf(raw),
-      raw
-    })
+export const usage = (raw: Json.JsonObject | undefined, model?: string): Usage.Usage => {
+  if (raw === undefined) return Usage.empty
+  const iterations = iterationsOf(raw)
+  const own = model === undefined || iterations === undefined
+    ? []
+    : iterations.filter((iteration) => iteration.model === undefined || iteration.model === model)
+  const sum = (count: (iteration: Usage.UsageIteration) => number) =>
+    own.reduce((total, iteration) => total + count(iteration), 0)
+  return Usage.make({
+    ...(own.length === 0
+      ? {
+        input: countOf(raw, "input_tokens"),
+        output: countOf(raw, "output_tokens"),
+        cacheRead: countOf(raw, "cache_read_input_tokens"),
+        cacheWrite: countOf(raw, "cache_creation_input_tokens")
+      }
+      : {
+        input: sum((iteration) => iteration.input),
+        output: sum((iteration) => iteration.output),
+        cacheRead: sum((iteration) => iteration.cacheRead),
+        cacheWrite: sum((iteration) => iteration.cacheWrite)
+      }),
+    reasoning: thinkingOf(raw),
+    iterations,
+    raw
+  })
+}
 
 // ---------------------------------------------------------------------------------
 // the state machine
@@ -656,7 +674,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   ): void => {
     closeAll(out)
     builder.error(out, error, raw)
-    builder.finish(out, { finishReason: reason, usage: usage(rawUsage) })
+    builder.finish(out, { finishReason: reason, usage: usage(rawUsage, builder.modelId) })
   }
 
   const onChunk = (chunk: StreamChunk, line: number, out: Out): WireDecodeError | undefined => {
@@ -702,7 +720,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         closeAll(out)
         builder.finish(out, {
           finishReason: stopReason === null ? null : finishReason(stopReason),
-          usage: usage(rawUsage)
+          usage: usage(rawUsage, builder.modelId)
         })
         return undefined
       }

@@ -435,7 +435,7 @@ describe("Anthropic.normalize", () => {
 })
 
 describe("Anthropic compaction", () => {
-  it.effect("keeps a compaction block as its own item; usage keeps the top level and lists the iterations (recorded)", () =>
+  it.effect("keeps a compaction block as its own item; usage counts every pass on the requested model and lists the iterations (recorded)", () =>
     Effect.gen(function*() {
       const events = yield* run(recorded("anthropic", "compaction.sse"))
       const items = finals(events)
@@ -445,15 +445,15 @@ describe("Anthropic compaction", () => {
         compaction.type === "compaction" &&
           compaction.content.startsWith("## Summary of Conversation\n\n### Task Context")
       ).toBe(true)
-      // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; the top level is the message's:
-      // the compaction pass is listed apart (billed too: the bill is the sum over the iterations)
+      // iterations: compaction 60385 in / 522 out, message 612 in / 2819 out; Anthropic's top level is the
+      // message's alone, the usage counts both passes (the request consumed 60,997 input tokens)
       expect(done(events)).toMatchObject({
         status: "complete",
         finish_reason: "stop",
         usage: {
-          input: 612,
-          output: 2819,
-          total: 3431,
+          input: 60_997,
+          output: 3341,
+          total: 64_338,
           iterations: [
             { type: "compaction", input: 60385, output: 522, cacheRead: 0, cacheWrite: 0 },
             { type: "message", input: 612, output: 2819, cacheRead: 0, cacheWrite: 0 }
@@ -473,11 +473,11 @@ describe("Anthropic compaction", () => {
       })
       for (const events of [streamed, whole]) {
         expect(done(events)?.usage).toMatchObject({
-          input: 181,
-          output: 8,
+          input: 281,
+          output: 91,
           cacheRead: 0,
           cacheWrite: 0,
-          total: 189,
+          total: 372,
           iterations: [
             { type: "compaction", input: 100, output: 83, cacheRead: 0, cacheWrite: 0 },
             { type: "message", input: 181, output: 8, cacheRead: 0, cacheWrite: 0 }
@@ -485,6 +485,27 @@ describe("Anthropic compaction", () => {
         })
       }
     }))
+
+  it("passes on another model stay out of the counts; passes naming the requested model count", () => {
+    const raw = {
+      input_tokens: 40,
+      output_tokens: 4,
+      iterations: [
+        { type: "compaction", input_tokens: 900, output_tokens: 90, cache_read_input_tokens: 10 },
+        { type: "advisor_message", model: "claude-opus-4-7", input_tokens: 700, output_tokens: 70 },
+        { type: "message", model: "claude-sonnet-4-6", input_tokens: 40, output_tokens: 4 }
+      ]
+    }
+    const counted = Anthropic.usage(raw, "claude-sonnet-4-6")
+    expect(counted).toMatchObject({ input: 940, output: 94, cacheRead: 10, cacheWrite: 0, total: 1044 })
+    expect(counted.iterations?.map((iteration) => [iteration.type, iteration.model])).toStrictEqual([
+      ["compaction", undefined],
+      ["advisor_message", "claude-opus-4-7"],
+      ["message", "claude-sonnet-4-6"]
+    ])
+    // without the model nothing tells whose a pass is: the top-level figures
+    expect(Anthropic.usage(raw)).toMatchObject({ input: 40, output: 4 })
+  })
 
   it("usage without iterations keeps the top-level counts", () => {
     expect(Anthropic.usage({ input_tokens: 5, output_tokens: 7 })).toMatchObject({ input: 5, output: 7, total: 12 })
