@@ -19,9 +19,11 @@ import { toRedisError } from "./replies.js"
  */
 export type Settings = Omit<RedisOptions, "protocol" | "replyMapping">
 
-const attempt = (url: string, settings: Settings): Effect.Effect<Redis, RedisError> =>
-  Effect.tryPromise({
+const attempt = (url: string, settings: Settings): Effect.Effect<Redis, RedisError> => {
+  let cause: unknown = undefined
+  return Effect.tryPromise({
     try: async (signal) => {
+      cause = undefined
       const options: RedisOptions & { readonly replyMapping?: "legacy" } = {
         lazyConnect: true,
         enableOfflineQueue: false,
@@ -33,8 +35,14 @@ const attempt = (url: string, settings: Settings): Effect.Effect<Redis, RedisErr
       }
       const client = new Redis(url, options)
       // Failures reach callers through their commands; the event only stops the
-      // client from reporting them on its own.
-      client.on("error", () => {})
+      // client from reporting them on its own. While connecting it keeps the cause:
+      // ioredis rejects `connect()` with "Connection is closed." whatever closed it
+      // (refused, unknown host, NOAUTH, a wrong password, protected mode), and says
+      // why only through this event.
+      const onError = (error: unknown) => {
+        cause = error
+      }
+      client.on("error", onError)
       // An attempt given up (the timeout below) drops its connection.
       signal.addEventListener("abort", () => client.disconnect())
       try {
@@ -42,11 +50,37 @@ const attempt = (url: string, settings: Settings): Effect.Effect<Redis, RedisErr
       } catch (error) {
         client.disconnect()
         throw error
+      } finally {
+        client.off("error", onError)
+        client.on("error", () => {})
       }
       return client
     },
-    catch: (cause) => toRedisError("CONNECT", undefined, cause)
+    catch: (error) => connectError(cause ?? error)
   })
+}
+
+const hints: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^NOAUTH\b/, "the server requires a password: give it in the URL, redis://:<password>@host:port"],
+  [/^WRONGPASS\b|invalid password/i, "the password (or user name) in the URL is wrong"],
+  [/^DENIED\b/, "the server runs in protected mode: give it a password, or bind it to the address you connect from"],
+  [/ENOTFOUND|EAI_AGAIN/, "the host name does not resolve"],
+  [/ECONNREFUSED/, "nothing listens at that host and port"]
+]
+
+/**
+ * The `RedisError` of a connection that could not be opened, naming its cause (and
+ * what to check) rather than the closed connection it left.
+ *
+ * @internal
+ */
+export const connectError = (cause: unknown): RedisError => {
+  const error = toRedisError("CONNECT", undefined, cause)
+  const hint = hints.find(([pattern]) => pattern.test(error.detail))
+  return hint === undefined
+    ? error
+    : new RedisError({ reason: error.reason, command: "CONNECT", detail: `${error.detail} (${hint[1]})`, cause })
+}
 
 /**
  * Connects to `url` with `settings` over the no-queue, no-resend defaults; a failure
