@@ -1,0 +1,196 @@
+/**
+ * Sluice StreamEvents into `effect/ai` response parts (the other direction of
+ * `convert.ts`), for `SluiceLanguageModel`. Every finished item's final form rides in
+ * its part's metadata under `sluice` (`{ provider, item }`), so that a prompt built from
+ * the response (`Prompt.fromResponseParts`, what `Chat` keeps) carries back what the
+ * provider demands in the next request: reasoning signatures, encrypted content,
+ * Gemini's thought signatures, provider-executed tool items.
+ *
+ * @internal
+ */
+import type { FinishReason, OutputItem, StreamEvent, Usage } from "@sluice/core"
+import type * as Response from "effect/ai/Response"
+import { aiErrorOf } from "./errors.js"
+
+type Out = Array<Response.StreamPartEncoded>
+
+/**
+ * The metadata key under which a part keeps its Sluice item.
+ *
+ * @internal
+ */
+export const metadataKey = "sluice"
+
+const finishReasonOf = (reason: FinishReason.FinishReason | null): Response.FinishReason =>
+  reason === null ? "unknown" : reason === "paused" ? "pause" : reason
+
+/**
+ * Sluice usage as `effect/ai` usage: `uncached` is Sluice's `input` (which excludes
+ * cache reads and writes), `total` counts them all.
+ *
+ * @internal
+ */
+export const usageOf = (usage: Usage.Usage | undefined): typeof Response.Usage.Encoded => ({
+  inputTokens: usage === undefined ? {} : {
+    uncached: usage.input,
+    total: usage.input + usage.cacheRead + usage.cacheWrite,
+    cacheRead: usage.cacheRead,
+    cacheWrite: usage.cacheWrite
+  },
+  outputTokens: usage === undefined ? {} : {
+    total: usage.output,
+    text: Math.max(0, usage.output - usage.reasoning),
+    reasoning: usage.reasoning
+  }
+})
+
+/** JSON text as a value; text that is not JSON stays text. */
+const jsonOrText = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+const sourcePart = (id: string, source: OutputItem.Source): Response.StreamPartEncoded =>
+  source.kind === "url"
+    ? { type: "source", sourceType: "url", id, url: source.url ?? "", title: source.title ?? source.url ?? "" }
+    : {
+      type: "source",
+      sourceType: "document",
+      id,
+      mediaType: "text/plain",
+      title: source.title ?? source.filename ?? "",
+      ...(source.filename === undefined ? {} : { fileName: source.filename })
+    }
+
+/**
+ * Converts the events of one turn, one at a time, into stream parts appended to an
+ * array. A `response_error` before any part of output is kept apart (`failure`): the
+ * request failed, and the caller fails with it; one after output is an `error` part.
+ *
+ * @internal
+ */
+export class EventConverter {
+  private provider = "sluice"
+  private output = false
+  private readonly names = new Map<string, string>()
+  /** The open text and reasoning items, with the type of their deltas. */
+  private readonly open = new Map<string, "text-delta" | "reasoning-delta">()
+  /** The error that ended the turn before any output. */
+  failure: StreamEvent.ErrorObject | undefined
+  /** Every error the turn reported. */
+  readonly errors: Array<StreamEvent.ErrorObject> = []
+
+  constructor(private readonly baseUrl: string) {}
+
+  private metadata(item: OutputItem.OutputItem): Response.ProviderMetadata {
+    return { [metadataKey]: { provider: this.provider, item } }
+  }
+
+  push(event: StreamEvent.StreamEvent, out: Out): void {
+    const payload = event.payload
+    switch (payload.type) {
+      case "response_start":
+        this.provider = payload.provider_id
+        out.push({
+          type: "response-metadata",
+          id: payload.response_id,
+          modelId: payload.model_id,
+          timestamp: new Date(payload.created_at).toISOString()
+        })
+        return
+      case "item_start":
+        if (payload.item_type === "message" || payload.item_type === "reasoning") {
+          this.output = true
+          const delta = payload.item_type === "message" ? "text-delta" : "reasoning-delta"
+          this.open.set(payload.item_id, delta)
+          out.push({ type: payload.item_type === "message" ? "text-start" : "reasoning-start", id: payload.item_id })
+          if (payload.initial_content !== undefined && payload.initial_content !== "") {
+            out.push({ type: delta, id: payload.item_id, delta: payload.initial_content })
+          }
+        } else if (payload.item_type === "function_call") {
+          this.output = true
+        }
+        return
+      case "item_delta": {
+        const delta = this.open.get(payload.item_id)
+        if (delta !== undefined) out.push({ type: delta, id: payload.item_id, delta: payload.delta_content })
+        return
+      }
+      case "item_done":
+        this.done(payload.final_item, out)
+        return
+      case "item_error":
+      case "item_cancelled":
+        return
+      case "response_error":
+        this.errors.push(payload.error)
+        if (!this.output) this.failure = payload.error
+        else out.push({ type: "error", error: aiErrorOf(payload.error, this.baseUrl) })
+        return
+      case "response_done":
+        if (this.failure !== undefined) return
+        out.push({ type: "finish", reason: finishReasonOf(payload.finish_reason), usage: usageOf(payload.usage) })
+        return
+    }
+  }
+
+  private done(item: OutputItem.OutputItem, out: Out): void {
+    switch (item.type) {
+      case "message":
+      case "reasoning": {
+        const start = item.type === "message" ? "text-start" : "reasoning-start"
+        if (!this.open.has(item.id)) {
+          // an item that came whole, without a start
+          this.output = true
+          out.push({ type: start, id: item.id })
+          if (item.content !== "") {
+            out.push({
+              type: item.type === "message" ? "text-delta" : "reasoning-delta",
+              id: item.id,
+              delta: item.content
+            })
+          }
+        }
+        this.open.delete(item.id)
+        if (item.type === "message") {
+          item.sources?.forEach((source, index) => out.push(sourcePart(`${item.id}:${index}`, source)))
+        }
+        out.push({
+          type: item.type === "message" ? "text-end" : "reasoning-end",
+          id: item.id,
+          metadata: this.metadata(item)
+        })
+        return
+      }
+      case "function_call":
+        this.output = true
+        this.names.set(item.call_id, item.name)
+        out.push({
+          type: "tool-call",
+          id: item.call_id,
+          name: item.name,
+          params: item.arguments.trim() === "" ? {} : jsonOrText(item.arguments),
+          ...(item.provider_executed === true ? { providerExecuted: true } : {}),
+          metadata: this.metadata(item)
+        })
+        return
+      case "function_call_output":
+        this.output = true
+        out.push({
+          type: "tool-result",
+          id: item.call_id,
+          name: this.names.get(item.call_id) ?? "",
+          result: jsonOrText(item.output),
+          isFailure: !item.success,
+          ...(item.provider_executed === true ? { providerExecuted: true } : {}),
+          metadata: this.metadata(item)
+        })
+        return
+      default:
+        return
+    }
+  }
+}
