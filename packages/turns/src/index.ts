@@ -62,3 +62,33 @@ export * as TurnControl from "./TurnControl.js"
  * @since 0.3.0
  */
 export * as TurnMetrics from "./TurnMetrics.js"
+
+/**
+ * Conversations as records on Redis: a thread's turns (a tree of branches), its
+ * history as provider messages and as UI messages, one running turn at a time, its
+ * events (docs/threads.md).
+ *
+ * @since 0.3.0
+ */
+export * as Threads from "./Threads.js"
+
+/**
+ * A thread's log: its events, their Schemas, what they add up to.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadLog from "./ThreadLog.js"
+
+/**
+ * The errors of a thread's operations.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadError from "./ThreadError.js"
+
+/**
+ * The Redis keys of a thread.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadKeys from "./ThreadKeys.js"
