@@ -1,0 +1,35 @@
+/**
+ * A thread turn's request body: what decodes, and the errors that name the bad field.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Result from "effect/Result"
+import * as ThreadInput from "../src/ThreadInput.js"
+
+describe("ThreadInput.decodeTurnRequest", () => {
+  it("takes a UIMessage or { role, content }, tool results and options", { timeout: 10_000 }, () => {
+    const ui = { id: "u1", role: "user", parts: [{ type: "text", text: "hi" }, { type: "step-start" }] }
+    expect(Result.isSuccess(ThreadInput.decodeTurnRequest({ message: ui, model: "m", tools: ["weather"] }))).toBe(true)
+    const plain = Result.getOrThrow(ThreadInput.decodeTurnRequest({ message: { role: "user", content: "hello" } }))
+    expect(ThreadInput.toUIMessage(plain.message!, "id-1")).toStrictEqual({
+      id: "id-1",
+      role: "user",
+      parts: [{ type: "text", text: "hello" }]
+    })
+    const results = Result.getOrThrow(
+      ThreadInput.decodeTurnRequest({ toolResults: [{ toolCallId: "c", output: { a: 1 } }] })
+    )
+    expect(ThreadInput.outputText(results.toolResults![0]!.output)).toBe("{\"a\":1}")
+  })
+
+  it("names the bad field in a sentence", { timeout: 10_000 }, () => {
+    const failure = (body: unknown) => Result.getFailure(ThreadInput.decodeTurnRequest(body))
+    expect(failure({})).toMatchObject({ _tag: "Some", value: { field: "message" } })
+    expect(failure({ message: { id: "a", role: "assistant", parts: [] } })).toMatchObject({
+      value: { field: "message.role" }
+    })
+    expect(failure({ toolResults: [{ toolCallId: "", output: "x" }] })).toMatchObject({
+      value: { field: "toolResults[0].toolCallId" }
+    })
+    expect(failure({ regenerate: true })._tag).toBe("None")
+  })
+})
