@@ -1,4 +1,4 @@
-import { sluiceProject } from "./vitestProject.js"
+import { sluiceProject } from "@sluice/testing/vitest"
 
 /** The tests of the repository's own tools (`scripts/test`), a project beside the packages'. */
 export default sluiceProject("scripts")

@@ -1,3 +1,3 @@
-import { sluiceProject } from "../../scripts/vitestProject.js"
+import { sluiceProject } from "@sluice/testing/vitest"
 
 export default sluiceProject("ai-sdk")

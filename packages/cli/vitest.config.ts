@@ -1,6 +1,6 @@
-import { sluiceProject } from "../../scripts/vitestProject.js"
+import { sluiceProject } from "@sluice/testing/vitest"
 
 export default sluiceProject("cli", {
   // the redis package's setup: one redis-server for the tests, as inject("redisUrl")
-  globalSetup: ["../redis/test/support/globalSetup.ts"]
+  globalSetup: ["@sluice/testing/redis/globalSetup"]
 })

@@ -1,5 +1,5 @@
-import { sluiceProject } from "../../scripts/vitestProject.js"
+import { sluiceProject } from "@sluice/testing/vitest"
 
 export default sluiceProject("redis", {
-  globalSetup: ["test/support/globalSetup.ts"]
+  globalSetup: ["@sluice/testing/redis/globalSetup"]
 })

@@ -1,6 +1,6 @@
+import { sluiceProject } from "@sluice/testing/vitest"
 import { fileURLToPath } from "node:url"
 import { mergeConfig } from "vitest/config"
-import { sluiceProject } from "../../scripts/vitestProject.js"
 
 // The conformance suite registers its tests with the `vitest` it imports: it is
 // inlined, and its `vitest` is this workspace's, through test/support/conformanceVitest.ts.
@@ -10,7 +10,7 @@ export default mergeConfig(
   sluiceProject("server", {
     // The redis package's setup: one redis-server on a free loopback port in a
     // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
-    globalSetup: ["../redis/test/support/globalSetup.ts"],
+    globalSetup: ["@sluice/testing/redis/globalSetup"],
     server: { deps: { inline: [/@durable-streams\/server-conformance-tests/] } }
   }),
   {

@@ -1,7 +1,7 @@
-import { sluiceProject } from "../../scripts/vitestProject.js"
+import { sluiceProject } from "@sluice/testing/vitest"
 
 export default sluiceProject("turns", {
   // The redis package's setup: one redis-server on a free loopback port in a
   // temporary directory (or REDIS_URL), handed to tests as inject("redisUrl").
-  globalSetup: ["../redis/test/support/globalSetup.ts"]
+  globalSetup: ["@sluice/testing/redis/globalSetup"]
 })

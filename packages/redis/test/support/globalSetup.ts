@@ -1,23 +1,2 @@
-/**
- * Starts one `redis-server` for the package's tests (or uses `REDIS_URL` when it is
- * set) and hands its URL to the tests as `inject("redisUrl")`.
- */
-import type { TestProject } from "vitest/node"
-import { startRedisServer } from "./RedisServer.js"
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    redisUrl: string
-  }
-}
-
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const external = process.env.REDIS_URL
-  if (external !== undefined && external !== "") {
-    project.provide("redisUrl", external)
-    return async () => {}
-  }
-  const server = await startRedisServer()
-  project.provide("redisUrl", server.url)
-  return () => server.close()
-}
+// moved to @sluice/testing; this re-export goes once every config names the package
+export { default } from "@sluice/testing/redis/globalSetup"
