@@ -189,8 +189,8 @@ describe("GET /v1/turns", () => {
         turns: newest.map((turnId, i) => ({
           turnId,
           startedAt: 1_000_000 + (4 - i) * 1000,
-          status: "streaming",
-          firstOutputMs: 0
+          // no Stream A and no upsert still `created`: when output began is unknown
+          status: "streaming"
         }))
       })
       const byDefault = (yield* request(`${base}/v1/turns`, auth)).body as { turns: ReadonlyArray<{ turnId: string }> }
@@ -256,7 +256,6 @@ describe("GET /v1/turns", () => {
             providerId: "anthropic",
             modelId: "claude-sonnet-4-5",
             status: "complete",
-            firstOutputMs: 1,
             endedAt: 1_700_000_000_002,
             durationMs: 2
           }

@@ -38,9 +38,9 @@ import {
   unavailable
 } from "./support/browser.js"
 import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishUpserts, serve, tokens } from "./support/harness.js"
+import { prefix, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { openingPayloads } from "./support/slowTurns.js"
-import { everyKind, markdownTurn, replayedSample } from "./support/viewerTurns.js"
+import { everyKind, markdownTurn, markdownTurnEvents, replayedSample } from "./support/viewerTurns.js"
 
 const pageToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000)
 const controlToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000, "control")
@@ -237,6 +237,7 @@ if (unavailable !== undefined) {
           const base = yield* serve()
           const token = yield* pageToken
           const turnId = randomUUID()
+          yield* publishEvents(turnId, markdownTurnEvents(turnId))
           yield* publishUpserts(turnId, markdownTurn(turnId))
           const { page, errors } = yield* newPage
           yield* run(() => page.goto(`${base}/#access_token=${token}&turn=${turnId}`))

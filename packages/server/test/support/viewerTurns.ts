@@ -3,7 +3,7 @@
  * `sluice replay --jsonl` published for `packages/cli/samples/anthropic-weather.sse`,
  * with fresh ids), and a turn with every kind of item, markup in its texts included.
  */
-import { StreamBMessage } from "@sluice/core"
+import { StreamBMessage, StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
@@ -249,4 +249,29 @@ export const markdownTurn = (turnId: string): ReadonlyArray<StreamBMessage.Strea
     }
   ]
   return payloads.map((payload, i) => StreamBMessage.wrap(payload, randomUUID(), 1_700_000_000_000 + i * 1500))
+}
+
+/**
+ * The Stream A head of `markdownTurn`: its answer begins 1.5 s after the turn started
+ * (the list's first output, read from Stream A).
+ */
+export const markdownTurnEvents = (turnId: string): ReadonlyArray<StreamEvent.StreamEvent> => {
+  const context = { runId: randomUUID() }
+  return [
+    StreamEvent.envelope(context, {
+      type: "response_start",
+      response_id: randomUUID(),
+      turn_id: turnId,
+      thread_id: randomUUID(),
+      model_id: "gpt-4.1",
+      provider_id: "openai",
+      created_at: 1_700_000_000_000
+    }, randomUUID(), 1_700_000_000_000),
+    StreamEvent.envelope(
+      context,
+      { type: "item_start", item_id: "msg-1", item_type: "message" },
+      randomUUID(),
+      1_700_000_001_500
+    )
+  ]
 }
