@@ -39,7 +39,6 @@ import { type StreamBMessage, StreamEvent, TimerWheel } from "@sluice/core"
 import { type RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
 import {
   LeaseKeeper,
-  PublishError,
   TurnControl,
   TurnEnding,
   TurnEntry,
@@ -48,7 +47,7 @@ import {
   TurnMetrics,
   TurnPublisher
 } from "@sluice/turns"
-import { StreamBMessages, UpsertOptions, UpsertStage } from "@sluice/upserts"
+import { UpsertOptions } from "@sluice/upserts"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -67,6 +66,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Admission from "./internal/admission.js"
+import * as Engine from "./internal/engine.js"
 import { closingPayloads, type Ending } from "./internal/closing.js"
 import { countEvents } from "./internal/observed.js"
 import * as StopSignal from "./internal/stopSignal.js"
@@ -302,14 +302,6 @@ const openingEvent = (context: TurnContext, opening: Opening) =>
       })
   )
 
-/** Whether a write failed because another writer had ended the turn (`PublishError`'s `Ended`). */
-const endedElsewhere = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Exit.isFailure(exit) &&
-  Option.exists(
-    Cause.findErrorOption(exit.cause),
-    (error) => error instanceof PublishError.PublishError && error.reason === "Ended"
-  )
-
 /** The code (from `PipelineError.classify`) and message a failure ends the turn with. */
 const failedEnding = (cause: Cause.Cause<unknown>): Ending => {
   const failure = Cause.squash(cause)
@@ -508,60 +500,47 @@ export const make = (options: Options = {}) =>
                 })
               )
         })
-        // Past the fold, the stages run fused, as calls in this fiber: each chunk is
-        // written to Stream A, the events Redis confirmed go through the upsert stage,
-        // and the payloads it emits are written to Stream B (from a fallback timer's
-        // fiber too, under the stage's lock), then told to `onMessage`.
+        // Past the fold, the stages run fused, as one chain of calls in this fiber (see
+        // `Engine`): Stream A, then what this run does with each confirmed chunk, the
+        // upsert stage, Stream B (from a fallback timer's fiber too, under the stage's
+        // lock), then `onMessage`.
         let messages = 0
         const callerContext = yield* Effect.context<R2>()
         const writers = yield* turnPublisher.writers(context.turnId)
-        const told = (passed: ReadonlyArray<StreamBMessage.StreamBMessage>) => {
+        const onMessage = runOptions.onMessage
+        const told = Engine.sink<StreamBMessage.StreamBMessage, E | Engine.Failure>((passed) => {
           messages += passed.length
-          const onMessage = runOptions.onMessage
           return onMessage === undefined
             ? Effect.void
             : Effect.provideContext(Effect.forEach(passed, onMessage, { discard: true }), callerContext)
-        }
-        const upserts = yield* UpsertStage.make(
+        })
+        const upserts = yield* Engine.upserts(
           { ...options.upserts, turnId: context.turnId, threadId: context.threadId },
-          (payloads) =>
-            Effect.flatMap(
-              Clock.currentTimeMillis,
-              (now) => writers.upserts(StreamBMessages.wrapAll(payloads, now), told)
-            )
+          Engine.upsertsWriter(writers, told)
         )
         const onEvents = runOptions.onEvents
-        // each chunk Redis confirmed also nudges the lease keeper, whose timer a process
-        // busy with I/O may run seconds late (see `LeaseKeeper`)
-        const counted = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) =>
-          Effect.andThen(countEvents(chunk), keeper.nudge)
         // the first chunk confirmed is the opening, when there is one: the turn is then
         // in both streams and the index
         let opened = false
-        const published = (chunk: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent>) => {
-          const passed = Effect.andThen(
-            counted(chunk),
-            onEvents === undefined ? upserts.process(chunk) : Effect.andThen(upserts.process(chunk), onEvents(chunk))
-          )
-          if (opened) return passed
-          opened = true
-          return Effect.andThen(passed, Effect.sync(onOpened))
-        }
-        // as the composed stages end: Stream A's end (or failure) is the upsert stage's
-        // input's, which closes the turn there before Stream B ends
-        const eventsWritten = yield* Effect.exit(
-          Effect.andThen(
-            Stream.runForEachArray(events, (chunk) => writers.events(chunk, published)),
-            writers.finishEvents
-          )
+        const confirmed = Engine.tap(
+          // each chunk Redis confirmed also nudges the lease keeper, whose timer a
+          // process busy with I/O may run seconds late (see `LeaseKeeper`)
+          (chunk) => Effect.andThen(countEvents(chunk), keeper.nudge),
+          (chunk) => {
+            const then = onEvents === undefined ? undefined : onEvents(chunk)
+            if (opened) return then
+            opened = true
+            return then === undefined ? Effect.sync(onOpened) : Effect.andThen(then, Effect.sync(onOpened))
+          },
+          upserts
         )
+        const written = yield* Effect.exit(Engine.run(events, Engine.eventsWriter(writers, confirmed)))
         // A write refused because another writer ended the turn (a server that found
-        // the lease lapsed while this process was paused): nothing more of this turn is
+        // the lease lapsed while this process was paused): nothing more of this turn was
         // written, not even Stream B's ending the upsert stage would make; the ending the
         // other writer began is completed instead (`TurnEnding.end` writes only what is
         // missing), and the turn is taken as ended `producer_lost`.
-        const upsertsEnded = endedElsewhere(eventsWritten) ? eventsWritten : yield* Effect.exit(upserts.end)
-        if (endedElsewhere(upsertsEnded)) {
+        if (Engine.endedElsewhere(written)) {
           yield* stop.stop("producer_lost")
           yield* closing({ _tag: "Stopped", reason: "producer_lost" })
           yield* TurnEnding.end(turnPrefix, context.turnId, TurnEnding.producerLost).pipe(
@@ -571,9 +550,7 @@ export const make = (options: Options = {}) =>
             )
           )
         } else {
-          yield* upsertsEnded
-          yield* eventsWritten
-          yield* writers.finishUpserts
+          yield* written
         }
         const reason = yield* Deferred.poll(stop.reason)
         const stoppedBy = Option.isSome(reason) ? Option.some(yield* reason.value) : Option.none<StopReason>()
