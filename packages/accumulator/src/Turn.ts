@@ -82,6 +82,13 @@ export interface Turn {
   readonly usage: Usage.Usage
   readonly finishReason: FinishReason.FinishReason | null
   readonly errors: ReadonlyArray<StreamEvent.ErrorObject>
+  /**
+   * The `provider_metadata` of the turn's `response_done`: what the provider said of the
+   * whole response (Anthropic's code-execution `container`).
+   *
+   * @since 0.3.0
+   */
+  readonly providerMetadata?: StreamEvent.PayloadOf<"response_done">["provider_metadata"]
   /** item id -> position in `items` */
   readonly index: ReadonlyMap<string, number>
 }
@@ -276,7 +283,8 @@ export const step = (turn: Turn, event: StreamEvent.StreamEvent): Result.Result<
         ...turn,
         status: payload.status,
         usage: payload.usage ?? turn.usage,
-        finishReason: payload.finish_reason
+        finishReason: payload.finish_reason,
+        ...(payload.provider_metadata === undefined ? {} : { providerMetadata: payload.provider_metadata })
       })
   }
 }

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { FinishReason } from "./FinishReason.js"
 import * as Ids from "./Ids.js"
-import { JsonValue } from "./Json.js"
+import { JsonObject, JsonValue } from "./Json.js"
 import { ItemType, MessageOrigin, OutputItem, ReasoningKind } from "./OutputItem.js"
 import type { ProviderError } from "./ProviderError.js"
 import { ProviderErrorType } from "./ProviderError.js"
@@ -207,7 +207,12 @@ export const ResponseDone = Schema.Struct({
   status: ResponseStatus,
   // Sluice's usage, or the seed's `{prompt, completion, total}` decoded into one
   usage: Schema.optionalKey(UsageOnTheWire),
-  finish_reason: Schema.NullOr(FinishReason)
+  finish_reason: Schema.NullOr(FinishReason),
+  /**
+   * What the provider said of the whole response that the next request needs (Anthropic's
+   * code-execution `container`, `{id, expires_at}`); since 0.3.0.
+   */
+  provider_metadata: Schema.optionalKey(JsonObject)
 }).annotate({ identifier: "ResponseDone" })
 
 /**

@@ -106,6 +106,8 @@ export interface End {
   readonly finishReason: FinishReason | null
   readonly usage?: Usage | undefined
   readonly aborted?: boolean | undefined
+  /** the response's `provider_metadata` (since 0.3.0) */
+  readonly providerMetadata?: JsonObject | undefined
 }
 
 const noFields: OpenFields = {}
@@ -313,6 +315,7 @@ export class TurnBuilder {
       finish_reason: this.failed && end.finishReason === this.replaceAfterError ? "error" : end.finishReason
     }
     if (end.usage !== undefined) payload.usage = end.usage
+    if (end.providerMetadata !== undefined) payload.provider_metadata = end.providerMetadata
     this.emit(payload, out)
   }
 

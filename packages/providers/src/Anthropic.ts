@@ -221,7 +221,11 @@ const chunkMembers = <B extends Schema.Top, D extends Schema.Top>(contentBlock: 
     Schema.Struct({ type: Schema.Literal("content_block_stop"), index: BlockIndex }),
     Schema.Struct({
       type: Schema.Literal("message_delta"),
-      delta: Schema.Struct({ stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)) }),
+      delta: Schema.Struct({
+        stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+        // the code-execution container the response ran in (`{id, expires_at}`)
+        container: Schema.optionalKey(Schema.NullOr(Json.JsonObject))
+      }),
       usage: Schema.optionalKey(Schema.NullOr(WireUsage))
     }),
     Schema.Struct({ type: Schema.Literal("message_stop") }),
@@ -258,6 +262,7 @@ export const Response = Schema.Union([
     model: Schema.optionalKey(Schema.String),
     content: Schema.Array(ContentBlock),
     stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    container: Schema.optionalKey(Schema.NullOr(Json.JsonObject)),
     usage: Schema.optionalKey(Schema.NullOr(WireUsage))
   }),
   Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetails })
@@ -486,6 +491,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
   const blocks = new Map<number, Block>()
   const calls = new ToolCalls()
   let rawUsage: Json.JsonObject | undefined
+  // the response's code-execution container: `response_done`'s `provider_metadata.container`
+  let container: Json.JsonObject | undefined
   let stopReason: string | null = null
   // the lines of the message's start and stop, once they came: nothing may repeat the
   // one or follow the other
@@ -706,6 +713,7 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
           stopReason = chunk.delta.stop_reason
         }
         if (chunk.usage !== undefined && chunk.usage !== null) rawUsage = mergeUsage(rawUsage, chunk.usage)
+        if (chunk.delta.container !== undefined && chunk.delta.container !== null) container = chunk.delta.container
         return undefined
       case "message_stop": {
         stopLine = line
@@ -720,7 +728,8 @@ const makeMachine = (options: NormalizeOptions | undefined, now: () => number) =
         closeAll(out)
         builder.finish(out, {
           finishReason: stopReason === null ? null : finishReason(stopReason),
-          usage: usage(rawUsage, builder.modelId)
+          usage: usage(rawUsage, builder.modelId),
+          ...(container === undefined ? {} : { providerMetadata: { container } })
         })
         return undefined
       }
@@ -806,7 +815,11 @@ export const normalizeResponse: NormalizeResponse = (body, options) =>
       message.content.forEach((block, index) => {
         chunks.push({ type: "content_block_start", index, content_block: block }, { type: "content_block_stop", index })
       })
-      chunks.push({ type: "message_delta", delta: { stop_reason: message.stop_reason ?? null } }, {
+      const delta = {
+        stop_reason: message.stop_reason ?? null,
+        ...(message.container === undefined ? {} : { container: message.container })
+      }
+      chunks.push({ type: "message_delta", delta }, {
         type: "message_stop"
       })
       for (const chunk of chunks) {

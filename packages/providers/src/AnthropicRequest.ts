@@ -144,6 +144,7 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
         }),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
+      ...(request.container === undefined ? {} : { container: request.container }),
       stream: true
     }
   }

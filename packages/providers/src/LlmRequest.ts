@@ -239,6 +239,12 @@ export const LlmRequest = Schema.Struct({
   maxTokens: optional(Schema.Int.check(Schema.isGreaterThan(0))),
   reasoning: optional(Reasoning),
   /**
+   * The code-execution container to run in (Anthropic's `container`: the id a previous
+   * response's `provider_metadata.container` names), so programmatic tool calling
+   * continues in the same container; `RoundTrip.continueWith` carries it over. Since 0.3.0.
+   */
+  container: optional(Schema.String),
+  /**
    * `false` sends the provider's non-streaming request (its whole answer as one JSON
    * body) and turns that answer into the same events; absent or `true` streams.
    */

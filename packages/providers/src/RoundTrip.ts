@@ -72,6 +72,19 @@ export interface ToolOutput {
 export interface FinishedTurn {
   readonly provider: string
   readonly items: ReadonlyArray<OutputItem.OutputItem>
+  /**
+   * The `provider_metadata` of the turn's `response_done` (`Turn.providerMetadata`):
+   * an Anthropic code-execution `container` there becomes the next request's `container`.
+   *
+   * @since 0.3.0
+   */
+  readonly providerMetadata?: Json.JsonObject | undefined
+}
+
+/** The id of the code-execution container the turn ran in (Anthropic `container.id`), if any. */
+const containerOf = (turn: FinishedTurn): string | undefined => {
+  const container = turn.providerMetadata?.container
+  return Json.isObject(container) ? stringOf(container, "id") : undefined
 }
 
 const stringOf = (metadata: Json.JsonObject | undefined, key: string): string | undefined => {
@@ -375,7 +388,8 @@ export const messages = (
   )
 
 /**
- * The next request: `request` with the finished turn and the tool results appended.
+ * The next request: `request` with the finished turn and the tool results appended,
+ * and the code-execution `container` the turn ran in, when it names one.
  *
  * @since 0.1.0
  * @category conversions
@@ -386,4 +400,11 @@ export const continueWith = (
   outputs: ReadonlyArray<ToolOutput> = [],
   approvals: ReadonlyArray<ApprovalAnswer> = []
 ): Result.Result<LlmRequest, RoundTripError> =>
-  Result.map(messages(turn, outputs, approvals), (next) => ({ ...request, messages: [...request.messages, ...next] }))
+  Result.map(messages(turn, outputs, approvals), (next) => {
+    const container = containerOf(turn)
+    return {
+      ...request,
+      ...(container === undefined ? {} : { container }),
+      messages: [...request.messages, ...next]
+    }
+  })
