@@ -29,7 +29,6 @@ import { LlmRequest, ProviderClient, type ProviderName, Providers } from "@sluic
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import type * as Response from "effect/ai/Response"
-import * as Arr from "effect/Array"
 import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
@@ -38,7 +37,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { aiErrorOf, aiErrorOfStream, invalidPrompt } from "./internal/errors.js"
 import { requestOf } from "./internal/request.js"
-import { EventConverter } from "./internal/toParts.js"
+import { toParts } from "./internal/toParts.js"
 
 /**
  * What every request of the model carries besides its prompt: the model id, and the
@@ -68,23 +67,11 @@ const partsOf = (
   Stream.suspend(() => {
     const request = requestOf(options, provider)
     if (Result.isFailure(request)) return Stream.fail(invalidPrompt(request.failure.description, method))
-    const converter = new EventConverter(client.baseUrl)
     const toolNames = provider.tools.map((tool) => tool.name)
-    const events = client.stream(request.success, { toolNames }).pipe(
-      Stream.mapError((error) => aiErrorOfStream(error, method))
+    return client.stream(request.success, { toolNames }).pipe(
+      Stream.mapError((error) => aiErrorOfStream(error, method)),
+      toParts(client.baseUrl, method)
     )
-    return Stream.transformPull(events, (pull) =>
-      Effect.succeed(Effect.gen(function*() {
-        while (true) {
-          const batch: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent> = yield* pull
-          const out: Array<Response.StreamPartEncoded> = []
-          for (const event of batch) converter.push(event, out)
-          if (converter.failure !== undefined) {
-            return yield* Effect.fail(aiErrorOf(converter.failure, client.baseUrl, method))
-          }
-          if (Arr.isArrayNonEmpty(out)) return out
-        }
-      })))
   })
 
 /**

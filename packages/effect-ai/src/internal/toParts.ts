@@ -9,7 +9,11 @@
  * @internal
  */
 import type { FinishReason, OutputItem, StreamEvent, Usage } from "@sluice/core"
+import type * as AiError from "effect/ai/AiError"
 import type * as Response from "effect/ai/Response"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { aiErrorOf } from "./errors.js"
 
 type Out = Array<Response.StreamPartEncoded>
@@ -78,6 +82,8 @@ export class EventConverter {
   private readonly names = new Map<string, string>()
   /** The open text and reasoning items, with the type of their deltas. */
   private readonly open = new Map<string, "text-delta" | "reasoning-delta">()
+  /** The text streamed so far of each open item. */
+  private readonly streamed = new Map<string, string>()
   /** The error that ended the turn before any output. */
   failure: StreamEvent.ErrorObject | undefined
   /** Every error the turn reported. */
@@ -107,6 +113,7 @@ export class EventConverter {
           const delta = payload.item_type === "message" ? "text-delta" : "reasoning-delta"
           this.open.set(payload.item_id, delta)
           out.push({ type: payload.item_type === "message" ? "text-start" : "reasoning-start", id: payload.item_id })
+          this.streamed.set(payload.item_id, payload.initial_content ?? "")
           if (payload.initial_content !== undefined && payload.initial_content !== "") {
             out.push({ type: delta, id: payload.item_id, delta: payload.initial_content })
           }
@@ -116,7 +123,10 @@ export class EventConverter {
         return
       case "item_delta": {
         const delta = this.open.get(payload.item_id)
-        if (delta !== undefined) out.push({ type: delta, id: payload.item_id, delta: payload.delta_content })
+        if (delta !== undefined) {
+          this.streamed.set(payload.item_id, (this.streamed.get(payload.item_id) ?? "") + payload.delta_content)
+          out.push({ type: delta, id: payload.item_id, delta: payload.delta_content })
+        }
         return
       }
       case "item_done":
@@ -154,7 +164,17 @@ export class EventConverter {
             })
           }
         }
+        const streamed = this.streamed.get(item.id)
+        if (streamed !== undefined && streamed !== item.content && item.content.startsWith(streamed)) {
+          // the final text says more than the deltas did: the rest as one more delta
+          out.push({
+            type: item.type === "message" ? "text-delta" : "reasoning-delta",
+            id: item.id,
+            delta: item.content.slice(streamed.length)
+          })
+        }
         this.open.delete(item.id)
+        this.streamed.delete(item.id)
         if (item.type === "message") {
           item.sources?.forEach((source, index) => out.push(sourcePart(`${item.id}:${index}`, source)))
         }
@@ -194,3 +214,27 @@ export class EventConverter {
     }
   }
 }
+
+/**
+ * A turn's events as stream parts; fails with an `AiError` when the turn failed before
+ * any output.
+ *
+ * @internal
+ */
+export const toParts = (baseUrl: string, method: string) =>
+<E, R>(
+  events: Stream.Stream<StreamEvent.StreamEvent, E, R>
+): Stream.Stream<Response.StreamPartEncoded, E | AiError.AiError, R> =>
+  Stream.suspend(() => {
+    const converter = new EventConverter(baseUrl)
+    return Stream.transformPull(events, (pull) =>
+      Effect.succeed(Effect.gen(function*() {
+        while (true) {
+          const batch: Arr.NonEmptyReadonlyArray<StreamEvent.StreamEvent> = yield* pull
+          const out: Array<Response.StreamPartEncoded> = []
+          for (const event of batch) converter.push(event, out)
+          if (converter.failure !== undefined) return yield* Effect.fail(aiErrorOf(converter.failure, baseUrl, method))
+          if (Arr.isArrayNonEmpty(out)) return out
+        }
+      })))
+  })
