@@ -9,7 +9,7 @@
  */
 import { Backoff, Sse } from "@sluice/core"
 import { EntryId, RedisError, RedisStreams, type StreamEntry } from "@sluice/redis"
-import { TurnEnding, TurnEntry, TurnLease, TurnMetrics } from "@sluice/turns"
+import { TurnEnding, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,6 +21,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ApiErrorBody } from "./ApiError.js"
+import * as EntryFrames from "./internal/entryFrames.js"
 import { resumingTail } from "./internal/resumingTail.js"
 import * as SharedTail from "./SharedTail.js"
 
@@ -150,9 +151,10 @@ export const follow = (
 ): Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, RedisStreams.RedisStreams> =>
   Stream.unwrap(Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const start = resumeStart(options.after, yield* redis.xlast(key))
-    if (start._tag === "ended") return Stream.empty
     const shared = yield* Effect.serviceOption(SharedTail.SharedTail)
+    const last = Option.isSome(shared) ? shared.value.last(key) : redis.xlast(key)
+    const start = resumeStart(options.after, yield* last)
+    if (start._tag === "ended") return Stream.empty
     const resumed = Option.isSome(shared)
       ? shared.value.follow(key, start.from)
       : resumingTail(redis, key, start.from, { blockMs: options.blockMs, resume: resumeSchedule(options) })
@@ -262,9 +264,6 @@ export const watchProducer = (watch: ProducerWatch): Effect.Effect<never, never,
     Effect.forever
   )
 
-const decodeFields = Schema.decodeUnknownResult(TurnEntry.TurnEntryFields)
-const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId", "payloadType", "payload"])
-
 /**
  * The SSE text of an entry: `id` is the entry id, `event` the entry's `payloadType`,
  * `data` its `payload` (the JSON text as stored). Fails, naming the field, when the
@@ -274,16 +273,8 @@ const fieldNames: ReadonlySet<string> = new Set(["eventId", "timestamp", "turnId
  * @since 0.1.0
  * @category encoding
  */
-export const frame = (entry: StreamEntry.StreamEntry): Result.Result<string, Schema.SchemaError> => {
-  const record: Record<string, string> = {}
-  for (const [name, value] of entry.fields) {
-    if (fieldNames.has(name) && !(name in record)) record[name] = value
-  }
-  return Result.map(
-    decodeFields(record),
-    (fields) => Sse.encodeEvent({ id: entry.id, event: fields.payloadType, data: fields.payload })
-  )
-}
+export const frame = (entry: StreamEntry.StreamEntry): Result.Result<string, Schema.SchemaError> =>
+  EntryFrames.frameText(entry)
 
 /**
  * The `: ping` comment of a heartbeat.
@@ -336,17 +327,26 @@ export const closingFrame: string = Sse.encodeEvent({
  */
 export const untilClosing =
   (closing: Effect.Effect<void>) => <E, R>(self: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
-    Stream.suspend(() => {
-      let closed = false
-      const signal = Effect.tap(closing, () =>
-        Effect.sync(() => {
-          closed = true
-        }))
-      return Stream.concat(
-        Stream.interruptWhen(self, signal),
-        Stream.suspend(() => (closed ? Stream.make(closingFrame) : Stream.empty))
-      )
-    })
+    endWith(self, closing, closingFrame)
+
+// A stream's elements until `closing` completes, then `last`; nothing more when it
+// ended by itself before.
+const endWith = <A, E, R>(
+  self: Stream.Stream<A, E, R>,
+  closing: Effect.Effect<void>,
+  last: A
+): Stream.Stream<A, E, R> =>
+  Stream.suspend(() => {
+    let closed = false
+    const signal = Effect.tap(closing, () =>
+      Effect.sync(() => {
+        closed = true
+      }))
+    return Stream.concat(
+      Stream.interruptWhen(self, signal),
+      Stream.suspend(() => (closed ? Stream.make(last) : Stream.empty))
+    )
+  })
 
 const describeFailure = (error: RedisError.RedisError | Schema.SchemaError): ApiErrorBody["error"] =>
   Schema.isSchemaError(error)
@@ -398,6 +398,64 @@ export const sse =
     return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([opening]))
   }
 
+const encoder = new TextEncoder()
+const openingBytes = encoder.encode(opening)
+const pingBytes = encoder.encode(ping)
+const closingBytes = encoder.encode(closingFrame)
+
+// The writes of a chunk of entries' frames; an entry that cannot be framed ends the
+// stream after the entries before it.
+const writeChunk = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): Stream.Stream<Uint8Array, Schema.SchemaError> => {
+  const { error, writes } = EntryFrames.writesOf(chunk)
+  const framed = Stream.fromArrays(...writes)
+  return error === undefined ? framed : Stream.concat(framed, Stream.fail(error))
+}
+
+/**
+ * The options of `sseBytes`: those of `sse`, and `closing`, which ends the stream with
+ * `closingFrame` when it completes (the server shutting down).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SseBytesOptions extends SseOptions {
+  readonly closing?: Effect.Effect<void> | undefined
+}
+
+/**
+ * The same SSE as `sse`, as bytes, in writes of at most 64 KiB (each write one chunk of
+ * the stream, so a response written with backpressure holds at most a write or two a
+ * reader): the opening comment, a frame per entry, `: ping` every `heartbeatMs`, and a
+ * `stream_error` event when following fails for good; ends after the turn's last
+ * entry, after `idleTimeoutMs` without one, or with `closingFrame` when `closing`
+ * completes. The frames of entries that a `SharedTail` hands to many readers are made
+ * once for all of them (docs/http.md#readers-share-one-tail).
+ *
+ * @since 0.3.0
+ * @category streams
+ */
+export const sseBytes = (options: SseBytesOptions) =>
+<R>(
+  entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError, R>
+): Stream.Stream<Uint8Array, never, R> => {
+  const frames = entries.pipe(
+    Stream.chunks,
+    Stream.flatMap(writeChunk),
+    Stream.timeout(Duration.millis(options.idleTimeoutMs)),
+    Stream.catch((error) =>
+      Stream.unwrap(Effect.as(
+        Effect.logWarning(`closing a turn stream: ${error.message}`),
+        Stream.make(encoder.encode(errorFrame(describeFailure(error))))
+      ))
+    )
+  )
+  const heartbeats = Stream.fromSchedule(Schedule.spaced(Duration.millis(options.heartbeatMs))).pipe(
+    Stream.as(pingBytes)
+  )
+  const body = Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(Stream.prepend([openingBytes]))
+  return options.closing === undefined ? body : endWith(body, options.closing, closingBytes)
+}
+
 /**
  * The headers of a turn's SSE streams, besides their content type (`text/event-stream;
  * charset=utf-8`): no caching, no transforming, no buffering by a proxy.
@@ -440,7 +498,7 @@ export const response = (
   entries: Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError>,
   options: Partial<SseOptions> = {}
 ): HttpServerResponse.HttpServerResponse =>
-  sseResponse(
-    sse({ heartbeatMs: options.heartbeatMs ?? 15_000, idleTimeoutMs: options.idleTimeoutMs ?? 600_000 })(entries),
-    streamHeaders
+  HttpServerResponse.stream(
+    sseBytes({ heartbeatMs: options.heartbeatMs ?? 15_000, idleTimeoutMs: options.idleTimeoutMs ?? 600_000 })(entries),
+    { contentType: "text/event-stream; charset=utf-8", headers: streamHeaders }
   )

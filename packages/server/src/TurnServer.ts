@@ -24,7 +24,7 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { DurableStreams } from "@sluice/durable-streams"
+import { DurableRefusal, DurableStreams } from "@sluice/durable-streams"
 import { RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
@@ -43,6 +43,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
+import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
@@ -145,7 +146,23 @@ export const makeApp = (
       blockMs: options.tailBlockMs,
       resume: TurnFeed.resumeSchedule(options)
     })
-    const streams = { slots, closing: Deferred.await(closing), tails }
+    // one watch of a turn's producer while it has readers (TurnFeed.watchProducer)
+    const producers = yield* RcMap.make({
+      lookup: (turnId: string) =>
+        Effect.asVoid(Effect.forkScoped(
+          Effect.provideService(
+            TurnFeed.watchProducer({ prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }),
+            RedisStreams.RedisStreams,
+            redis
+          )
+        ))
+    })
+    const streams = {
+      slots,
+      closing: Deferred.await(closing),
+      tails,
+      watchProducer: (turnId: string) => Effect.asVoid(RcMap.get(producers, turnId))
+    }
     const durable = yield* DurableStreams.make({
       readOnly: turnStreams(redis, options.prefix, tails),
       longPollMs: options.durableLongPollMs,
@@ -154,6 +171,7 @@ export const makeApp = (
       baseUrl: baseUrl ?? options.publicUrl,
       maxBodyBytes: options.maxBodyBytes,
       maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes,
+      maxSubscriptionsPerCaller: options.maxSubscriptionsPerToken,
       webhooks: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
     })
     // the caller of a request, from its bearer token or its page token
@@ -177,7 +195,15 @@ export const makeApp = (
       HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", authed(uiMessageStream(options, streams))),
       HttpRouter.route("POST", "/v1/turns/:turnId/cancel", authed(cancelTurn(options, starter))),
       HttpRouter.route("GET", "/metrics", authed(metrics)),
-      ...DurableStreams.routes(durable, caller)
+      ...DurableStreams.routes(durable, caller, {
+        // a live read takes one of its token's stream slots, as an SSE stream of a turn
+        liveRead: (credentials) =>
+          Effect.mapError(
+            slots.acquire(credentials.caller),
+            (refused) => DurableRefusal.make(429, refused.message)
+          ),
+        subscriber: (credentials) => credentials.subscriber
+      })
     ]))
     // an unknown route is told only to a caller the server knows
     const app: App = routed.pipe(
@@ -347,19 +373,36 @@ class ClosingServer extends Server {
 }
 
 /**
+ * How often the Node server looks for requests past `headersTimeoutMs` or
+ * `requestTimeoutMs` (Node's `connectionsCheckingInterval`, 30 s by default): 1 s, so a
+ * request that is too slow is closed within a second of its bound.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const timeoutCheckMs = 1_000
+
+/**
  * The Node HTTP server of the options: idle kept-alive connections closed after
  * `keepAliveTimeoutMs` (sent to clients as `Keep-Alive: timeout=<s>`), request
- * headers bounded by `headersTimeoutMs`. Once it stops listening, a connection is
- * closed as soon as no request is in flight on it, rather than kept alive: closing
- * waits for the responses in flight, never for a keep-alive timeout.
+ * headers bounded by `headersTimeoutMs` and the whole request (headers and body) by
+ * `requestTimeoutMs` (408, closed), checked every `timeoutCheckMs`. Once it stops
+ * listening, a connection is closed as soon as no request is in flight on it, rather
+ * than kept alive: closing waits for the responses in flight, never for a keep-alive
+ * timeout.
  *
  * @since 0.3.0
  * @category constructors
  */
 export const nodeServer = (
-  options: Pick<TurnServerOptions.ResolvedOptions, "keepAliveTimeoutMs" | "headersTimeoutMs">
+  options: Pick<TurnServerOptions.ResolvedOptions, "keepAliveTimeoutMs" | "headersTimeoutMs" | "requestTimeoutMs">
 ): Server =>
-  new ClosingServer({ keepAliveTimeout: options.keepAliveTimeoutMs, headersTimeout: options.headersTimeoutMs })
+  new ClosingServer({
+    keepAliveTimeout: options.keepAliveTimeoutMs,
+    headersTimeout: options.headersTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    connectionsCheckingInterval: timeoutCheckMs
+  })
 
 /**
  * The start of the URLs the server writes into its answers: `publicUrl`, else the

@@ -47,20 +47,24 @@ export const AllowHost = Schema.String.check(
 ).annotate({ identifier: "AllowHost" })
 
 /**
- * The defaults of the options that bound a request and keep a connection: the SSE
- * streams one token may hold open (16), the body
- * limits (8 MiB for a Durable Streams write, 1 MiB for a subscription route) and the
- * keep-alive (65 s) and headers (66 s) timeouts; `sluice serve` takes them too.
+ * The defaults of the options that bound a request and keep a connection: the streams
+ * one token may hold open (16), the Durable Streams subscriptions one token may hold
+ * (100), the body limits (8 MiB for a Durable Streams write, 1 MiB for a subscription
+ * route), the keep-alive (65 s), headers (66 s) and request (120 s) timeouts, and how
+ * long a reader's write may wait for its client (60 s); `sluice serve` takes them too.
  *
  * @since 0.3.0
  * @category constants
  */
 export const connectionDefaults = {
   maxStreamsPerToken: 16,
+  maxSubscriptionsPerToken: 100,
   maxBodyBytes: RequestBody.defaultLimits.durable,
   maxSubscriptionBodyBytes: RequestBody.defaultLimits.subscription,
   keepAliveTimeoutMs: 65_000,
-  headersTimeoutMs: 66_000
+  headersTimeoutMs: 66_000,
+  requestTimeoutMs: 120_000,
+  writeTimeoutMs: 60_000
 } as const
 
 /**
@@ -91,7 +95,13 @@ export const awaitTurnDefault = 10_000
  * - `prefix` (`codex`): the Redis key prefix the publisher wrote with.
  * - `tokens`: the accepted bearer tokens; `SLUICE_API_TOKENS` when absent.
  * - `insecureLocal` (false): serve without tokens, on loopback only.
- * - `maxStreamsPerToken` (16): concurrent SSE streams per token; more get 429.
+ * - `maxStreamsPerToken` (16): the streams one token holds open at once: SSE streams of
+ *   turns, UI message streams, and live Durable Streams reads (`live=long-poll`,
+ *   `live=sse`); more get 429. Each page token (each link) counts its own
+ *   (docs/http.md#access).
+ * - `maxSubscriptionsPerToken` (100): the Durable Streams subscriptions one token may
+ *   hold (counted in Redis under a digest of the token, across servers); one more is
+ *   429 `TOO_MANY_SUBSCRIPTIONS` (docs/http.md#subscription-limits).
  * - `heartbeatMs` (15000): the interval of `: ping` comments on an SSE stream.
  * - `idleTimeoutMs` (600000): an SSE stream with no entry for this long is closed (the
  *   client resumes with `Last-Event-ID`).
@@ -136,7 +146,13 @@ export const awaitTurnDefault = 10_000
  *   between requests; longer than the idle timeout of the proxies in front (60 s for
  *   most), so that the proxy, not the server, closes an idle connection.
  * - `headersTimeoutMs` (66000): how long a request's headers may take to arrive;
- *   above `keepAliveTimeoutMs`, at most 300000 (Node's request timeout).
+ *   above `keepAliveTimeoutMs`, at most `requestTimeoutMs`.
+ * - `requestTimeoutMs` (120000): how long a whole request, headers and body, may take
+ *   to arrive (Node's `requestTimeout`); a slower one is answered 408 and closed. At
+ *   least `headersTimeoutMs`. A response is never cut by it.
+ * - `writeTimeoutMs` (60000): how long a write of a stream (an SSE stream of a turn, a
+ *   UI message stream) may wait for its client to take it; a reader that takes no byte
+ *   for that long is closed, and resumes with `Last-Event-ID` (docs/http.md#slow-readers).
  * - `shutdownTimeoutMs` (8000, `shutdownTimeoutDefault`): how long the server's close
  *   may take. When it closes, it stops listening, ends its SSE streams (readers resume
  *   elsewhere), asks its `TurnStarter` to end the turns it runs (`shutdown`, at once,
@@ -160,6 +176,7 @@ export const TurnServerOptions = Schema.Struct({
   tokens: Schema.optionalKey(Schema.Array(Token)),
   insecureLocal: withDefault(Schema.Boolean, false),
   maxStreamsPerToken: withDefault(PositiveInt, connectionDefaults.maxStreamsPerToken),
+  maxSubscriptionsPerToken: withDefault(PositiveInt, connectionDefaults.maxSubscriptionsPerToken),
   heartbeatMs: withDefault(PositiveInt, 15_000),
   idleTimeoutMs: withDefault(PositiveInt, 600_000),
   tailBlockMs: withDefault(PositiveInt, 5_000),
@@ -182,6 +199,8 @@ export const TurnServerOptions = Schema.Struct({
   maxSubscriptionBodyBytes: withDefault(PositiveInt, connectionDefaults.maxSubscriptionBodyBytes),
   keepAliveTimeoutMs: withDefault(PositiveInt, connectionDefaults.keepAliveTimeoutMs),
   headersTimeoutMs: withDefault(PositiveInt, connectionDefaults.headersTimeoutMs),
+  requestTimeoutMs: withDefault(PositiveInt, connectionDefaults.requestTimeoutMs),
+  writeTimeoutMs: withDefault(PositiveInt, connectionDefaults.writeTimeoutMs),
   shutdownTimeoutMs: withDefault(PositiveInt, shutdownTimeoutDefault),
   publicUrl: Schema.optionalKey(NonEmptyTrimmedString)
 }).annotate({ identifier: "TurnServerOptions" })
@@ -206,15 +225,6 @@ export interface ResolvedOptions extends Omit<typeof TurnServerOptions.Type, "to
   readonly host: string | undefined
   readonly publicUrl: string | undefined
 }
-
-/**
- * The longest `headersTimeoutMs`: Node's request timeout (300 s), which bounds the
- * headers and the body together.
- *
- * @since 0.3.0
- * @category constants
- */
-export const maxHeadersTimeoutMs = 300_000
 
 // `publicUrl` without its trailing slashes; none when it is not an http(s) URL
 // without credentials, query or fragment.
@@ -317,10 +327,10 @@ export const resolve = (
         `headersTimeoutMs (${decoded.headersTimeoutMs}) must be above keepAliveTimeoutMs (${decoded.keepAliveTimeoutMs})`
       )
     }
-    if (decoded.headersTimeoutMs > maxHeadersTimeoutMs) {
+    if (decoded.headersTimeoutMs > decoded.requestTimeoutMs) {
       return yield* invalid(
         "InvalidOptions",
-        `headersTimeoutMs (${decoded.headersTimeoutMs}) is above ${maxHeadersTimeoutMs} (Node's request timeout)`
+        `headersTimeoutMs (${decoded.headersTimeoutMs}) is above requestTimeoutMs (${decoded.requestTimeoutMs})`
       )
     }
     const publicUrl = decoded.publicUrl === undefined ? undefined : publicBase(decoded.publicUrl)

@@ -1,9 +1,11 @@
 /**
- * The server's connection timeouts (issue 26, item 5): a kept-alive connection idles
+ * The server's connection timeouts (docs/http.md#limits): a kept-alive connection idles
  * `keepAliveTimeoutMs` (65 s, above a proxy's usual 60 s, where Node's default was 5 s
  * and clients reusing a connection after a pause met "other side closed"), headers
- * arrive within `headersTimeoutMs` (66 s); read back from the Node server and from
- * its answers' `Keep-Alive` header. Closing the server waits for no keep-alive.
+ * arrive within `headersTimeoutMs` (66 s), a whole request within `requestTimeoutMs`
+ * (120 s, where Node's 300 s held a body sent a byte at a time), looked for every
+ * second; read back from the Node server and from its answers' `Keep-Alive` header.
+ * Closing the server waits for no keep-alive.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
@@ -20,15 +22,19 @@ import { serve } from "./support/harness.js"
 const resolved = (options: TurnServerOptions.Options) => TurnServerOptions.resolve({ tokens: ["t"], ...options })
 
 describe("the Node server's timeouts", () => {
-  it.effect("65 s keep-alive and 66 s headers by default; as configured otherwise", () =>
+  it.effect("65 s keep-alive, 66 s headers and 120 s request by default; as configured otherwise", () =>
     Effect.gen(function*() {
-      const byDefault = TurnServer.nodeServer(yield* resolved({}))
-      expect([byDefault.keepAliveTimeout, byDefault.headersTimeout]).toEqual([65_000, 66_000])
+      const timeouts = (server: ReturnType<typeof TurnServer.nodeServer>) => [
+        server.keepAliveTimeout,
+        server.headersTimeout,
+        server.requestTimeout
+      ]
+      expect(timeouts(TurnServer.nodeServer(yield* resolved({})))).toEqual([65_000, 66_000, 120_000])
       const configured = TurnServer.nodeServer(
-        yield* resolved({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000 })
+        yield* resolved({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000, requestTimeoutMs: 300_000 })
       )
-      expect([configured.keepAliveTimeout, configured.headersTimeout]).toEqual([120_000, 121_000])
-    }))
+      expect(timeouts(configured)).toEqual([120_000, 121_000, 300_000])
+    }), 10_000)
 
   it.effect("the running server tells its keep-alive in Keep-Alive", () =>
     Effect.gen(function*() {

@@ -14,6 +14,7 @@ import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { upsertMessages } from "../../turns/test/support/turns.js"
 import { ApiErrorBody } from "../src/ApiError.js"
+import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, type Reply, request } from "./support/client.js"
 import { publishUpserts, serve, serveWith, tokens } from "./support/harness.js"
 
@@ -242,6 +243,32 @@ describe("stream limits", () => {
       // Snapshots and lists are not streams.
       expect((yield* request(`${base}/v1/turns/${turnId}`, auth)).status).toBe(200)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)))
+
+  it.effect("each page token (each viewer link) has its own maxStreamsPerToken slots", () =>
+    Effect.gen(function*() {
+      const base = yield* serve({ maxStreamsPerToken: 2 })
+      const turnId = randomUUID()
+      // A turn that does not end, so its streams stay open.
+      yield* publishUpserts(turnId, upsertMessages(turnId, 6).slice(0, 3))
+      const key = ViewerToken.deriveKey(tokens)
+      // two links, told apart by their expiry (and so by their signature)
+      const now = Date.now()
+      const link = (n: number) => ViewerToken.sign(key, { expiresAt: now + 600_000 + n * 1_000, scope: "read" })
+      const [first, second] = [link(1), link(2)]
+      const url = (token: string) => `${base}/v1/turns/${turnId}/upserts?access_token=${encodeURIComponent(token)}`
+      const held = [yield* open(url(first), {}), yield* open(url(first), {})]
+      expect(held.map((each) => each.status)).toStrictEqual([200, 200])
+      for (const each of held) yield* Effect.flatten(Stream.toPull(each.events))
+      // the first link is at its bound; the second link and the bearer token are not
+      expectError(yield* request(url(first), {}), 429, "too_many_streams")
+      const other = yield* open(url(second), {})
+      expect(other.status).toBe(200)
+      yield* Effect.flatten(Stream.toPull(other.events))
+      const bearerStream = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+      expect(bearerStream.status).toBe(200)
+      yield* other.abort
+      yield* bearerStream.abort
+    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
 })
 
 describe("Redis down", () => {

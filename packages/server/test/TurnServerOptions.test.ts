@@ -53,6 +53,9 @@ describe("TurnServerOptions.resolve", () => {
         maxSubscriptionBodyBytes: 1024 * 1024,
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 66_000,
+        requestTimeoutMs: 120_000,
+        writeTimeoutMs: 60_000,
+        maxSubscriptionsPerToken: 100,
         shutdownTimeoutMs: 8_000,
         publicUrl: undefined,
         awaitTurnMs: 0
@@ -142,10 +145,20 @@ describe("TurnServerOptions.resolve", () => {
       expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 5_000, headersTimeoutMs: 5_000 })).detail).toMatch(
         /headersTimeoutMs/
       )
-      expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 1_000, headersTimeoutMs: 300_001 })).detail).toBe(
-        "headersTimeoutMs (300001) is above 300000 (Node's request timeout)"
+      expect((yield* refusal({ tokens: ["t"], keepAliveTimeoutMs: 1_000, headersTimeoutMs: 120_001 })).detail).toBe(
+        "headersTimeoutMs (120001) is above requestTimeoutMs (120000)"
       )
-      for (const field of ["maxBodyBytes", "maxSubscriptionBodyBytes", "keepAliveTimeoutMs", "headersTimeoutMs"]) {
+      for (
+        const field of [
+          "maxBodyBytes",
+          "maxSubscriptionBodyBytes",
+          "keepAliveTimeoutMs",
+          "headersTimeoutMs",
+          "requestTimeoutMs",
+          "writeTimeoutMs",
+          "maxSubscriptionsPerToken"
+        ]
+      ) {
         expect((yield* refusal({ tokens: ["t"], [field]: 0 })).detail).toMatch(field)
       }
     }))

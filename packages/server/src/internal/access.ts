@@ -1,30 +1,32 @@
 /**
  * Access control: bearer tokens compared in constant time, signed page tokens in
- * `?access_token=`, and a count of the open streams of each caller.
+ * `?access_token=`, and a count of the open streams of each caller (each bearer token,
+ * each page token).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ApiError } from "../ApiError.js"
 import * as ViewerToken from "../ViewerToken.js"
 
 /**
- * Who made a request: the index of the bearer token it presented, `page` for a signed
- * page token, or `anonymous` on a server without tokens.
+ * Who made a request: the index of the bearer token it presented, `page:<mac>` for a
+ * signed page token (each token, each link, its own caller: its signature tells it from
+ * the others), or `anonymous` on a server without tokens.
  *
  * @internal
  */
-export type Caller = number | "page" | "anonymous"
+export type Caller = number | `page:${string}` | "anonymous"
 
 /**
  * A checked request's credentials: who made it (the key of its stream slots), whether
  * it may cancel turns (bearer tokens, a server without tokens, and page tokens of the
- * `control` scope may; `read` page tokens and read-only bearer tokens may not), and
- * whether it may write durable streams (the write scope: bearer tokens that are not
- * read-only, and a server without tokens).
+ * `control` scope may; `read` page tokens and read-only bearer tokens may not), whether
+ * it may write durable streams (the write scope: bearer tokens that are not read-only,
+ * and a server without tokens), and the name its Durable Streams subscriptions are
+ * counted under (`subscriber`: stored with each, so never the token: a digest of it).
  *
  * @internal
  */
@@ -32,6 +34,7 @@ export interface Credentials {
   readonly caller: Caller
   readonly mayCancel: boolean
   readonly mayWrite: boolean
+  readonly subscriber: string
 }
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
@@ -53,13 +56,17 @@ const unauthorized = (message: string) => new ApiError({ code: "unauthorized", m
  */
 export const authenticator = (tokens: ReadonlyArray<string>, readTokens: ReadonlyArray<string> = []) => {
   const digests = [...tokens, ...readTokens].map(digest)
+  // a stable name of each token: the first 16 bytes of its digest, in hex
+  const subscribers = digests.map((bytes) => `token:${bytes.subarray(0, 16).toString("hex")}`)
   const key = ViewerToken.deriveKey(tokens)
   const firstReadOnly = tokens.length
   return (
     authorization: string | undefined,
     accessTokens: ReadonlyArray<string>
   ): Effect.Effect<Credentials, ApiError> => {
-    if (digests.length === 0) return Effect.succeed({ caller: "anonymous", mayCancel: true, mayWrite: true })
+    if (digests.length === 0) {
+      return Effect.succeed({ caller: "anonymous", mayCancel: true, mayWrite: true, subscriber: "anonymous" })
+    }
     if (authorization === undefined) {
       if (accessTokens.length === 0) {
         return Effect.fail(unauthorized("missing bearer token (Authorization: Bearer <token>) or ?access_token="))
@@ -67,11 +74,14 @@ export const authenticator = (tokens: ReadonlyArray<string>, readTokens: Readonl
       if (accessTokens.length > 1) {
         return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
       }
-      return ViewerToken.verify(key, accessTokens[0]!).pipe(
+      const token = accessTokens[0]!
+      return ViewerToken.verify(key, token).pipe(
         Effect.map((claims): Credentials => ({
-          caller: "page",
+          // the signature, which no two links share
+          caller: `page:${token.slice(token.lastIndexOf(".") + 1)}`,
           mayCancel: ViewerToken.mayCancel(claims.scope),
-          mayWrite: false
+          mayWrite: false,
+          subscriber: "page"
         })),
         Effect.mapError((error) => unauthorized(error.message))
       )
@@ -87,42 +97,45 @@ export const authenticator = (tokens: ReadonlyArray<string>, readTokens: Readonl
     }
     return found < 0
       ? Effect.fail(unauthorized("invalid bearer token"))
-      : Effect.succeed({ caller: found, mayCancel: found < firstReadOnly, mayWrite: found < firstReadOnly })
+      : Effect.succeed({
+        caller: found,
+        mayCancel: found < firstReadOnly,
+        mayWrite: found < firstReadOnly,
+        subscriber: subscribers[found]!
+      })
   }
 }
 
 /**
  * Counts the open streams of each caller. `acquire` takes a slot for the length of
- * the scope, failing with `too_many_streams` when the caller has `max` open.
+ * the scope, failing with `too_many_streams` when the caller has `max` open; `open`
+ * tells how many a caller holds. A caller with none is forgotten.
  *
  * @internal
  */
 export const streamLimiter = (max: number) =>
-  Effect.map(Ref.make(new Map<Caller, number>()), (open) => {
-    const update = (caller: Caller, delta: number) => (counts: Map<Caller, number>) => {
-      const next = new Map(counts)
-      const count = (counts.get(caller) ?? 0) + delta
-      if (count === 0) next.delete(caller)
-      else next.set(caller, count)
-      return next
-    }
+  Effect.sync(() => {
+    const open = new Map<Caller, number>()
     const take = (caller: Caller): Effect.Effect<void, ApiError> =>
-      Effect.flatMap(
-        Ref.modify(
-          open,
-          (counts) =>
-            (counts.get(caller) ?? 0) >= max ? [false, counts] as const : [true, update(caller, 1)(counts)] as const
-        ),
-        (taken) =>
-          taken
-            ? Effect.void
-            : Effect.fail(
-              new ApiError({ code: "too_many_streams", message: `at most ${max} concurrent streams per token` })
-            )
-      )
+      Effect.suspend(() => {
+        const count = open.get(caller) ?? 0
+        if (count >= max) {
+          return Effect.fail(
+            new ApiError({ code: "too_many_streams", message: `at most ${max} concurrent streams per token` })
+          )
+        }
+        open.set(caller, count + 1)
+        return Effect.void
+      })
+    const give = (caller: Caller) =>
+      Effect.sync(() => {
+        const count = (open.get(caller) ?? 0) - 1
+        if (count <= 0) open.delete(caller)
+        else open.set(caller, count)
+      })
     return {
       acquire: (caller: Caller): Effect.Effect<void, ApiError, Scope.Scope> =>
-        Effect.acquireRelease(take(caller), () => Ref.update(open, update(caller, -1))),
-      open: (caller: Caller): Effect.Effect<number> => Effect.map(Ref.get(open), (counts) => counts.get(caller) ?? 0)
+        Effect.acquireRelease(take(caller), () => give(caller)),
+      open: (caller: Caller): Effect.Effect<number> => Effect.sync(() => open.get(caller) ?? 0)
     }
   })

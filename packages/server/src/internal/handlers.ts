@@ -26,6 +26,7 @@ import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
 import { observeFeed } from "./serverMetrics.js"
 import { summarize, TurnList } from "./turnSummary.js"
+import { dropStalled } from "./writeGuard.js"
 
 /**
  * The credentials of the request being handled, set once its token is checked.
@@ -45,6 +46,11 @@ export interface StreamContext {
   readonly closing: Effect.Effect<void>
   /** The process's shared tails: every reader of a stream joins its one tail. */
   readonly tails: SharedTail.SharedTailService
+  /**
+   * Watches the producer of a turn (`TurnFeed.watchProducer`) for the length of the
+   * scope: one watch per turn in the process, whatever the number of its readers.
+   */
+  readonly watchProducer: (turnId: string) => Effect.Effect<void, never, Scope.Scope>
 }
 
 const noStore = { "cache-control": "no-store" } as const
@@ -151,20 +157,31 @@ const followed = (options: ResolvedOptions, context: StreamContext, stream: Turn
       )
       if (!appeared) return yield* notFound(` (waited up to ${options.awaitTurnMs} ms)`)
     }
-    return TurnFeed.follow(key, {
+    const entries = TurnFeed.follow(key, {
       after,
       blockMs: options.tailBlockMs,
       resumeAttempts: options.resumeAttempts,
       resumeBaseMs: options.resumeBaseMs,
-      resumeMaxMs: options.resumeMaxMs,
-      producer: { prefix: options.prefix, turnId, everyMs: options.leaseCheckMs }
+      resumeMaxMs: options.resumeMaxMs
     }).pipe(
       Stream.provideService(RedisStreams.RedisStreams, redis),
       Stream.provideService(SharedTail.SharedTail, context.tails)
     )
+    // the turn's producer is watched while the stream runs (its readers share one watch)
+    return Stream.unwrap(Effect.as(context.watchProducer(turnId), entries))
   })
 
-const sseResponse = TurnFeed.sseResponse
+// An SSE response of bytes, given up when its client takes no byte of a write for
+// `writeTimeoutMs` (docs/http.md#slow-readers).
+const sseResponse = (
+  options: ResolvedOptions,
+  body: Stream.Stream<Uint8Array>,
+  headers: Readonly<Record<string, string>>
+) =>
+  HttpServerResponse.stream(
+    body.pipe(dropStalled(options.writeTimeoutMs)),
+    { contentType: "text/event-stream; charset=utf-8", headers }
+  )
 
 /**
  * `GET /v1/turns/:turnId/upserts` and `/events`: the stream as SSE, from the resume
@@ -179,11 +196,14 @@ export const turnStream = (options: ResolvedOptions, context: StreamContext, str
     const after = yield* resumePoint
     const entries = yield* followed(options, context, stream, after)
     const body = entries.pipe(
-      TurnFeed.sse({ heartbeatMs: options.heartbeatMs, idleTimeoutMs: options.idleTimeoutMs }),
-      TurnFeed.untilClosing(context.closing),
+      TurnFeed.sseBytes({
+        heartbeatMs: options.heartbeatMs,
+        idleTimeoutMs: options.idleTimeoutMs,
+        closing: context.closing
+      }),
       observeFeed(stream, turnId)
     )
-    return sseResponse(body, TurnFeed.streamHeaders)
+    return sseResponse(options, body, TurnFeed.streamHeaders)
   })
 
 // The UI message stream's resume point: an entry id as its frames carry or an event
@@ -214,8 +234,8 @@ export const uiMessageStream = (options: ResolvedOptions, context: StreamContext
     const body = UiMessageStream.uiMessageSse(entries, {
       heartbeatMs: options.heartbeatMs,
       idleTimeoutMs: options.idleTimeoutMs
-    }, resume).pipe(Stream.interruptWhen(context.closing))
-    return sseResponse(body, UiMessageStream.headers)
+    }, resume).pipe(Stream.interruptWhen(context.closing), Stream.encodeText)
+    return sseResponse(options, body, UiMessageStream.headers)
   })
 
 /**
