@@ -1,9 +1,10 @@
 /**
  * The flags of `sluice serve` and `sluice demo` that bound what one request may cost
- * and set how connections are kept: the SSE streams one token may hold, the body limits of the Durable Streams writes and
- * of the subscription routes, the keep-alive and headers timeouts, and the public URL
- * that answers' URLs start with. Each from its flag, else its variable, else the
- * server's default.
+ * and set how connections are kept: the streams and the subscriptions one token may
+ * hold, the body limits of the Durable Streams writes and of the subscription routes,
+ * the keep-alive, headers and request timeouts, how long a reader's write may wait for
+ * its client, and the public URL that answers' URLs start with. Each from its flag,
+ * else its variable, else the server's default.
  *
  * @internal
  */
@@ -24,7 +25,14 @@ export const options = {
     "max-streams-per-token",
     "SLUICE_MAX_STREAMS_PER_TOKEN",
     TurnServerOptions.connectionDefaults.maxStreamsPerToken,
-    "the most SSE streams one token may hold open at once; more get 429"
+    "the most streams one token (or one page link) may hold open at once: SSE streams of turns, UI message " +
+      "streams, live Durable Streams reads; more get 429"
+  ),
+  maxSubscriptionsPerToken: EnvOptions.integer(
+    "max-subscriptions-per-token",
+    "SLUICE_MAX_SUBSCRIPTIONS_PER_TOKEN",
+    TurnServerOptions.connectionDefaults.maxSubscriptionsPerToken,
+    "the most Durable Streams subscriptions one token may hold; one more gets 429 TOO_MANY_SUBSCRIPTIONS"
   ),
   maxBodyBytes: EnvOptions.integer(
     "max-body-bytes",
@@ -50,6 +58,20 @@ export const options = {
     TurnServerOptions.connectionDefaults.headersTimeoutMs,
     "how long a request's headers may take to arrive, in milliseconds (above --keep-alive-timeout-ms)"
   ),
+  requestTimeoutMs: EnvOptions.integer(
+    "request-timeout-ms",
+    "SLUICE_REQUEST_TIMEOUT_MS",
+    TurnServerOptions.connectionDefaults.requestTimeoutMs,
+    "how long a whole request, headers and body, may take to arrive, in milliseconds (at least " +
+      "--headers-timeout-ms); a slower one gets 408 and is closed"
+  ),
+  writeTimeoutMs: EnvOptions.integer(
+    "write-timeout-ms",
+    "SLUICE_WRITE_TIMEOUT_MS",
+    TurnServerOptions.connectionDefaults.writeTimeoutMs,
+    "how long a stream's write may wait for its client, in milliseconds; a reader that takes no byte for " +
+      "that long is closed (it resumes with Last-Event-ID)"
+  ),
   awaitTurnMs: EnvOptions.integer(
     "await-turn-ms",
     "SLUICE_AWAIT_TURN_MS",
@@ -70,10 +92,13 @@ export const options = {
  */
 export interface Args {
   readonly maxStreamsPerToken: number
+  readonly maxSubscriptionsPerToken: number
   readonly maxBodyBytes: number
   readonly maxSubscriptionBodyBytes: number
   readonly keepAliveTimeoutMs: number
   readonly headersTimeoutMs: number
+  readonly requestTimeoutMs: number
+  readonly writeTimeoutMs: number
   readonly awaitTurnMs: number
   readonly publicUrl: Option.Option<string>
 }
@@ -96,10 +121,13 @@ export const positive = (flag: string, value: number): Effect.Effect<number, Cli
 export const serverOptions = (args: Args) =>
   Effect.gen(function*() {
     const maxStreamsPerToken = yield* positive("max-streams-per-token", args.maxStreamsPerToken)
+    const maxSubscriptionsPerToken = yield* positive("max-subscriptions-per-token", args.maxSubscriptionsPerToken)
     const maxBodyBytes = yield* positive("max-body-bytes", args.maxBodyBytes)
     const maxSubscriptionBodyBytes = yield* positive("max-subscription-body-bytes", args.maxSubscriptionBodyBytes)
     const keepAliveTimeoutMs = yield* positive("keep-alive-timeout-ms", args.keepAliveTimeoutMs)
     const headersTimeoutMs = yield* positive("headers-timeout-ms", args.headersTimeoutMs)
+    const requestTimeoutMs = yield* positive("request-timeout-ms", args.requestTimeoutMs)
+    const writeTimeoutMs = yield* positive("write-timeout-ms", args.writeTimeoutMs)
     if (!(Number.isInteger(args.awaitTurnMs) && args.awaitTurnMs >= 0)) {
       return yield* Effect.fail(badUsage(`--await-turn-ms must be a non-negative integer, got ${args.awaitTurnMs}`))
     }
@@ -110,12 +138,20 @@ export const serverOptions = (args: Args) =>
         )
       )
     }
+    if (requestTimeoutMs < headersTimeoutMs) {
+      return yield* Effect.fail(
+        badUsage(`--request-timeout-ms (${requestTimeoutMs}) must be at least --headers-timeout-ms (${headersTimeoutMs})`)
+      )
+    }
     return {
       maxStreamsPerToken,
+      maxSubscriptionsPerToken,
       maxBodyBytes,
       maxSubscriptionBodyBytes,
       keepAliveTimeoutMs,
       headersTimeoutMs,
+      requestTimeoutMs,
+      writeTimeoutMs,
       awaitTurnMs: args.awaitTurnMs,
       ...Option.match(args.publicUrl, { onNone: () => ({}), onSome: (publicUrl) => ({ publicUrl }) })
     }
