@@ -1,9 +1,10 @@
 /**
  * A producer that dies for real: a process runs a turn slowly through `TurnPipeline`
  * against redis-server (the global setup's, or REDIS_URL), a reader follows the turn
- * through the server, and the process is killed with SIGKILL. Within 15 s the reader is
- * told (`turn_error`, `producer_lost`, then the last entry `turn_completed`) and its
- * stream closes cleanly.
+ * through the server, and the process is killed with SIGKILL. Once the producer's lease
+ * lapses the reader is told (`turn_error`, `producer_lost`, then the last entry
+ * `turn_completed`) and its stream closes cleanly, on that last entry (the order and the
+ * ending of the events, not a time, are asserted; the test's timeout bounds the wait).
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
@@ -29,7 +30,7 @@ layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServic
   "a producer killed mid-turn",
   (it) => {
     describe("SIGKILL", () => {
-      it.effect("a reader gets turn_error producer_lost and a clean close within 15 s", () =>
+      it.effect("a reader gets turn_error producer_lost, then the last entry, and a clean close on it", () =>
         Effect.gen(function*() {
           const base = yield* serve()
           const turnId = randomUUID()
@@ -40,18 +41,17 @@ layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServic
           const seen: Array<Received> = yield* takeEvents(pull, 3)
           yield* producer.kill("SIGKILL")
           expect(yield* producer.exited).toBe("SIGKILL")
-          const killedAt = Date.now()
           const end = yield* Effect.flip(
             Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
           )
-          const closedAfter = Date.now() - killedAt
+          // the stream ended cleanly (not failed, not cut) ...
           expect(Cause.isDone(end)).toBe(true)
-          expect(closedAfter).toBeLessThan(15_000)
           const [error, last] = seen.slice(-2)
           expect([error!.event, last!.event]).toStrictEqual(["turn_event", "turn_event"])
           const lost = { type: "turn_error", turnId, error: { code: "producer_lost" } }
           expect(JSON.parse(error!.data)).toMatchObject(lost)
-          // the turn's last entry follows the error, and the reader reads on to it
+          // ... on the turn's last entry, which follows the error (an idle close, 10 min
+          // away, would end it on another event)
           expect(JSON.parse(last!.data)).toMatchObject({ type: "turn_completed", turnId, status: "error" })
           // Nothing after the ending, in either stream, and both streams end.
           const redis = yield* RedisStreams.RedisStreams
