@@ -47,7 +47,7 @@ const json = (text: string): unknown => {
 
 /** What the round trip keeps: every text, reasoning, call, result, source, the usage and the finish. */
 const kept = (events: ReadonlyArray<StreamEvent.StreamEvent>) => {
-  const items = events.flatMap((event) => {
+  const items = events.flatMap((event): Array<unknown> => {
     if (event.payload.type !== "item_done") return []
     const item = event.payload.final_item
     switch (item.type) {
