@@ -1,8 +1,8 @@
 import type { Turn } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnEnding } from "@sluice/turns"
-import type { TurnContext } from "../TurnContext.js"
 import type { StopReason } from "../StopReason.js"
+import type { TurnContext } from "../TurnContext.js"
 
 /**
  * How the pipeline's input came to its end.
