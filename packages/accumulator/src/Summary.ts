@@ -9,7 +9,13 @@ import type * as Turn from "./Turn.js"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Json.JsonObject })
+const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  arguments: Json.JsonObject,
+  // set when the arguments are malformed: the call must not be run (since 0.3.0)
+  invalid: Schema.optionalKey(Schema.Struct({ raw: Schema.String, error: Schema.String }))
+})
 
 const ApprovalRequest = Schema.Struct({
   id: Schema.String,
@@ -71,7 +77,9 @@ export type Summary = typeof Summary.Type
 /**
  * Summarizes a turn. `text` and `reasoning` concatenate the agent's message items and
  * the reasoning items (finished items, or what arrived of unfinished ones); tool call
- * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}`; calls
+ * arguments are parsed, malformed ones kept as `{"_invalid_arguments": "<raw>"}` and
+ * marked `invalid` (`{raw, error}`: a runner refuses such a call, answering with a tool
+ * error); calls
  * the provider ran (`provider_executed`) go to `providerToolCalls`, not `toolCalls`;
  * approval requests go to `approvalRequests`, never to either list of calls.
  *
@@ -107,11 +115,15 @@ export const fromTurn = (turn: Turn.Turn): Summary => {
         addReasoning(item)
         break
       case "function_call":
-        ;(final.provider_executed === true ? providerToolCalls : toolCalls).push({
-          id: final.call_id,
-          name: final.name,
-          arguments: Json.parseArguments(final.arguments)
-        })
+        {
+          const invalid = Json.invalidArguments(final.arguments)
+          ;(final.provider_executed === true ? providerToolCalls : toolCalls).push({
+            id: final.call_id,
+            name: final.name,
+            arguments: Json.parseArguments(final.arguments),
+            ...(invalid === undefined ? {} : { invalid })
+          })
+        }
         break
       case "approval_request":
         approvalRequests.push({

@@ -169,6 +169,37 @@ export const parseArguments = (raw: string): JsonObject => {
 }
 
 /**
+ * Why tool-call argument text could not be used: `raw` the text as it came, `error`
+ * what was wrong with it (the JSON parser's message, or that it is JSON but not an
+ * object). A call that carries it must not be run (docs/views.md#tool-call-arguments).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface InvalidArguments {
+  readonly raw: string
+  readonly error: string
+}
+
+/**
+ * Why argument text is malformed (`InvalidArguments`), or `undefined` when
+ * `parseArguments` gives its object (empty text included).
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const invalidArguments = (raw: string): InvalidArguments | undefined => {
+  if (raw.trim() === "") return undefined
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return undefined
+    return { raw, error: `the arguments are JSON but not an object (${Array.isArray(parsed) ? "an array" : typeof parsed})` }
+  } catch (error) {
+    return { raw, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/**
  * The deepest nesting of arrays and objects accepted from a client by default: 128
  * levels (`[]` is one level, `[[]]` two). `JSON.parse` itself reads deeper text, but
  * `JSON.stringify`, schema decoding and any other walk of the value recurse once a

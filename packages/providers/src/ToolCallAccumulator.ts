@@ -77,7 +77,8 @@ export const Fragment = Data.taggedEnum<Fragment>()
 
 /**
  * A finished tool call. `arguments` is the parsed object, or
- * `{ _invalid_arguments: raw }` when the text is not a JSON object; `rawArguments` is
+ * `{ _invalid_arguments: raw }` when the text is not a JSON object, and then `invalid`
+ * says why (`{raw, error}`); `rawArguments` is
  * the text exactly as it arrived (Gemini's whole `args` as JSON text).
  *
  * @since 0.1.0
@@ -89,6 +90,12 @@ export interface ToolCall {
   readonly arguments: Json.JsonObject
   readonly rawArguments: string
   readonly metadata: Json.JsonObject | undefined
+  /**
+   * Set when the arguments are malformed (`{raw, error}`): the call must not be run.
+   *
+   * @since 0.3.0
+   */
+  readonly invalid?: Json.InvalidArguments | undefined
 }
 
 /**

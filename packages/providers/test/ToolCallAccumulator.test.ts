@@ -413,6 +413,21 @@ describe("ToolCallAccumulator shape detection", () => {
     expect(rawCalls([{ index: 0, id: "c", function: { name: "f", arguments: "{\"a\": tru" } }])[0]?.arguments)
       .toStrictEqual({ _invalid_arguments: "{\"a\": tru" })
   })
+
+  it("marks a call with malformed arguments invalid, with the raw text and the parse error, so a runner refuses it", () => {
+    const rawCalls = (fragments: ReadonlyArray<unknown>) =>
+      ToolCallAccumulator.finalize(fragments.reduce<ToolCallAccumulator.ToolCallAccumulator>(
+        (acc, fragment) => ToolCallAccumulator.feed(acc, fragment),
+        ToolCallAccumulator.empty
+      ))
+    const [bad] = rawCalls([{ index: 0, id: "c", function: { name: "f", arguments: "{\"a\": tru" } }])
+    expect(bad?.invalid?.raw).toBe("{\"a\": tru")
+    expect(bad?.invalid?.error).toMatch(/JSON/)
+    const [array] = rawCalls([{ index: 0, id: "c", function: { name: "f", arguments: "[1,2]" } }])
+    expect(array?.invalid).toStrictEqual({ raw: "[1,2]", error: "the arguments are JSON but not an object (an array)" })
+    const [good] = rawCalls([{ index: 0, id: "c", function: { name: "f", arguments: "{\"a\":1}" } }])
+    expect(good).not.toHaveProperty("invalid")
+  })
 })
 
 /**

@@ -270,12 +270,14 @@ export class ToolCalls {
       : call.text === "" && call.initial !== undefined
       ? call.initial
       : call.text
+    const invalid = Json.invalidArguments(rawArguments)
     return {
       id: call.id,
       name: call.name ?? "",
       arguments: Json.parseArguments(rawArguments),
       rawArguments,
-      metadata: call.metadata
+      metadata: call.metadata,
+      ...(invalid === undefined ? {} : { invalid })
     }
   }
 
