@@ -137,7 +137,8 @@ const presenter = (output: Output.Service): CliOutput.Presenter => ({
         return output.stdout(
           Argv.formatHelp(event.helpDoc, globalOptions, {
             styled: output.isTTY,
-            width: Argv.helpWidth(output.columns)
+            width: Argv.helpWidth(output.columns),
+            environment: EnvVariables.commandVariables.get(event.helpDoc.commandPath?.[1] ?? "")
           })
         )
       case "Version":

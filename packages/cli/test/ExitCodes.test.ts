@@ -175,8 +175,13 @@ describe("exit codes", () => {
       const command = yield* sluice({}, "nope")
       expect([command.code, oneLine(command.stderr)]).toStrictEqual([
         2,
-        expect.stringMatching(/^sluice: Invalid subcommand for sluice - use one of 'normalize'/)
+        "sluice: unknown command \"nope\" for sluice: use one of normalize, replay, run, serve, demo (see sluice --help)"
       ])
+      // Effect's own wording of the parser's errors ("Missing argument", "Unexpected positional") reads as Sluice's
+      const argument = yield* sluice({}, "replay", "--provider", "anthropic")
+      expect([argument.code, oneLine(argument.stderr)]).toStrictEqual([2, "sluice: missing argument FILE"])
+      const extra = yield* sluice({}, "normalize", "--provider", "anthropic", "a.sse", "b.sse")
+      expect([extra.code, oneLine(extra.stderr)]).toStrictEqual([2, "sluice: unexpected argument \"b.sse\""])
     }))
 
   it.effect("2: a missing key", () =>

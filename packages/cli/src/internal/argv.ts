@@ -169,8 +169,6 @@ const ansi = /\x1b\[[0-9;]*m/g
 /** Text without its ANSI styles. */
 export const plain = (text: string): string => text.replace(ansi, "")
 
-const quoted = (names: ReadonlyArray<string>): string => names.map((name) => `'${name}'`).join(", ")
-
 /** What a flag's value should have been, as a usage error says it. */
 const expectation = (info: FlagInfo | undefined, expected: string): string =>
   info?.choices !== undefined
@@ -212,11 +210,19 @@ const errorText = (
       return `missing --${error.option}${variable === undefined ? "" : ` (or set ${variable})`}`
     }
     case "MissingArgument":
-      return `Missing argument <${error.argument}>`
-    case "UnknownSubcommand":
-      return `Invalid subcommand for ${error.parent?.join(" ") ?? "sluice"} - use one of ${quoted(subcommands)}`
+      return `missing argument ${error.argument}`
+    case "UnknownSubcommand": {
+      const parent = error.parent?.join(" ") ?? "sluice"
+      return `unknown command ${JSON.stringify(error.subcommand)} for ${parent}: use one of ${
+        subcommands.join(", ")
+      } (see ${parent} --help)`
+    }
     case "UnrecognizedOption":
-      return `Received unknown argument: '${error.option}'`
+      return `unknown option ${error.option}`
+    case "UnexpectedArgument":
+      return `unexpected argument${error.arguments.length === 1 ? "" : "s"} ${
+        error.arguments.map((value) => JSON.stringify(value)).join(", ")
+      }`
     case "InvalidValue":
       return error.kind === "flag" ? invalidFlag(error, flags.get(error.option)) : error.message
     default:
@@ -309,13 +315,18 @@ const rootOnlyFlags: ReadonlySet<string> = new Set([...rootOnly.keys()].map((nam
 /**
  * A command's help as `sluice --help` shows it: the usage line with the program's
  * name and every option, the arguments, the options (each with its description once),
- * the commands, then the global options (`globals` first); bold headings only when
+ * the commands, the environment variables the command reads beyond its options'
+ * (`environment`), then the global options (`globals` first); bold headings only when
  * `styled`, every line wrapped to `width` columns.
  */
 export const formatHelp = (
   doc: HelpDoc.HelpDoc,
   globals: ReadonlyArray<GlobalOption>,
-  options: { readonly styled: boolean; readonly width: number }
+  options: {
+    readonly styled: boolean
+    readonly width: number
+    readonly environment?: ReadonlyArray<GlobalOption> | undefined
+  }
 ): string => {
   const { styled, width } = options
   const bold = (text: string) => (styled ? `\x1b[1m${text}\x1b[0m` : text)
@@ -368,6 +379,10 @@ export const formatHelp = (
       sections.push(`  ${cyan(command.name.padEnd(column))}${head.trimStart()}`, ...tail)
     }
     sections.push("")
+  }
+  if (options.environment !== undefined && options.environment.length > 0) {
+    sections.push(bold("ENVIRONMENT"), "")
+    for (const variable of options.environment) option(variable.usage, variable.text)
   }
   sections.push(bold("GLOBAL OPTIONS"), "")
   for (const global of globals) option(global.usage, global.text)
