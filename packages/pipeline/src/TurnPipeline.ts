@@ -52,10 +52,10 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Admission from "./internal/admission.js"
+import * as Lifecycle from "./internal/lifecycle.js"
 import * as StopSignal from "./internal/stopSignal.js"
 import { runTurn, type TurnEnv } from "./internal/turn.js"
 import * as PipelineErrors from "./PipelineError.js"
@@ -291,8 +291,7 @@ export const make = (options: Options = {}) =>
     if (admission.probe !== undefined) yield* Effect.forkScoped(admission.probe)
     const prefix = publisher.options.prefix
     const drainMs = options.drainMs ?? 10_000
-    const running = new Map<string, StopSignal.StopSignal<StopReason>>()
-    const publishers = new Map<string, TurnPublisher.TurnPublisherService>([[prefix, publisher]])
+    const running: Lifecycle.Running = new Map()
     // one fiber renews the leases of every turn this pipeline runs
     const keeper = yield* LeaseKeeper.make
     // turns started (`start`) run in a scope of their own, closed with the pipeline's
@@ -303,47 +302,13 @@ export const make = (options: Options = {}) =>
     const started = new Map<object, Fiber.Fiber<unknown, unknown>>()
     // every running turn's own fiber (`runTurn`), `run` and `start` alike
     const turnFibers = new Set<Fiber.Fiber<unknown, unknown>>()
-    const shutdown = yield* Effect.cached(Effect.suspend(() => {
-      admission.close()
-      const fibers = Array.from(turnFibers)
-      if (fibers.length === 0) return Effect.void
-      return Effect.gen(function*() {
-        const ended = yield* Fiber.awaitAll(fibers).pipe(Effect.timeoutOption(Duration.millis(graceMs)))
-        if (Option.isSome(ended)) {
-          return yield* Effect.logInfo(`shutting down: the ${fibers.length} running turns ended`)
-        }
-        yield* Effect.logInfo(
-          `shutting down: ${turnFibers.size} of ${fibers.length} running turns still running after ${graceMs} ms, ending them aborted`
-        )
-        yield* Effect.forEach(Array.from(running.values()), (stop) => stop.stop("aborted"), { discard: true })
-        const left = Array.from(turnFibers)
-        const drained = yield* Fiber.awaitAll(left).pipe(Effect.timeoutOption(Duration.millis(drainMs)))
-        if (Option.isNone(drained)) {
-          yield* Effect.logWarning(
-            `shutting down: ${turnFibers.size} turns did not write their ending within ${drainMs} ms; interrupting them`
-          )
-          yield* Fiber.interruptAll(Array.from(turnFibers))
-        }
-      })
-    }))
+    const shutdown = yield* Effect.cached(Lifecycle.shutdownTurns({ admission, turnFibers, running, graceMs, drainMs }))
     yield* Effect.addFinalizer(() => shutdown)
     // and one wheel holds the timers of all of them: the upsert stage's fallbacks, the
     // idle timeouts of live sources
     const wheel = yield* TimerWheel.make
 
-    const publisherFor = (turnPrefix: string) => {
-      const known = publishers.get(turnPrefix)
-      return known !== undefined
-        ? Effect.succeed(known)
-        : Effect.tap(
-          Effect.provideService(
-            TurnPublisher.make({ ...options.publisher, prefix: turnPrefix }),
-            RedisStreams.RedisStreams,
-            redis
-          ),
-          (made) => Effect.sync(() => publishers.set(turnPrefix, made))
-        )
-    }
+    const publisherFor = Lifecycle.publishers(publisher, options.publisher ?? {}, redis)
 
     const env: TurnEnv = {
       prefix,
@@ -355,18 +320,7 @@ export const make = (options: Options = {}) =>
       publisherFor
     }
 
-    if (options.followCancels !== false) {
-      yield* TurnControl.requests(prefix).pipe(
-        Stream.runForEach((request) => {
-          const stop = running.get(request.turnId)
-          return stop === undefined ? Effect.void : stop.stop("cancelled")
-        }),
-        Effect.tapError((error) => Effect.logWarning(`following cancel requests: ${error.message}`)),
-        Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")])),
-        Effect.provideService(RedisStreams.RedisStreams, redis),
-        Effect.forkScoped
-      )
-    }
+    if (options.followCancels !== false) yield* Lifecycle.followCancels(prefix, running, redis)
 
     // Before anything of it runs, a turn takes a place and is known by its id (so that
     // a cancel right after `start` finds it); once it has ended, it gives both back.
