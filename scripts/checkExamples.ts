@@ -79,7 +79,8 @@ const markdown = [
     (path) =>
       path.endsWith("README.md") || path.endsWith(".md") && path.includes("/packages/") && !path.includes("/test/")
   ),
-  ...walk(join(root, "docs"), (path) => path.endsWith(".md"))
+  // docs/api/ is generated from the JSDoc (`pnpm docs:api`): its examples are the JSDoc's, checked above
+  ...walk(join(root, "docs"), (path) => path.endsWith(".md") && !path.includes(`${join(root, "docs", "api")}/`))
 ]
 
 const examples = [
