@@ -10,6 +10,7 @@ import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
@@ -36,6 +37,12 @@ const append = (key: string, from: number, to: number, total: number) =>
         fields: [["payloadType", n === total ? "response_done" : "item_delta"], ["payload", `{"n":${n}}`]]
       }), { discard: true })
   )
+
+// How many readers left their tail for falling behind, in the process.
+const fellBehind = Effect.map(Metric.snapshot, (snapshots) => {
+  const found = snapshots.find((snapshot) => snapshot.id === "sluice_shared_tail_fell_behind_total")
+  return found?.type === "Counter" ? Number(found.state.count) : 0
+})
 
 const ids = (entries: ReadonlyArray<StreamEntry.StreamEntry>) => entries.map((entry) => entry.id)
 
@@ -87,6 +94,29 @@ describe("SharedTail", () => {
       while (rest.length < 39) rest.push(...ids(yield* pull))
       expect(rest).toStrictEqual(Array.from({ length: 39 }, (_, i) => `0-${i + 2}`))
     }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)))
+
+  it.effect(
+    "a reader holding more than readerBufferBytes leaves the tail, what it held dropped, and catches up missing nothing",
+    () =>
+      Effect.gen(function*() {
+        // about 45 bytes an entry: 200 bytes are 4 of them, whatever readerBuffer allows
+        const tails = yield* SharedTail.make(options({ readerBuffer: 1_000, readerBufferBytes: 200 }))
+        const turnId = randomUUID()
+        const key = TurnKeys.streamKey(prefix, turnId, "upserts")
+        yield* append(key, 1, 1, 40)
+        const before = yield* fellBehind
+        const pull = yield* Stream.toPull(tails.follow(key, "0-0"))
+        expect(ids(yield* pull)).toStrictEqual(["0-1"])
+        // 39 entries arrive while the reader takes none, one batch at a time
+        yield* append(key, 2, 40, 40)
+        yield* settle
+        expect(yield* fellBehind).toBe(before + 1)
+        const rest: Array<string> = []
+        while (rest.length < 39) rest.push(...ids(yield* pull))
+        expect(rest).toStrictEqual(Array.from({ length: 39 }, (_, i) => `0-${i + 2}`))
+      }).pipe(Effect.scoped, Effect.provide(RedisStreamsMemory.layer)),
+    10_000
+  )
 
   it.effect("a finished turn is read from the store alone: no tail is opened", () => {
     const watched = watchedTails()
