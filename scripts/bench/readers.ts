@@ -1,40 +1,158 @@
 /**
- * Many readers of one turn: `sluice serve` (in a process of its own) on a redis-server
- * started for the run, a running turn, and `BENCH_READERS` (2,000) SSE readers of its
- * Stream B connecting at once, each on a socket of its own. Reported: the server's
- * resident memory before the readers and once all are connected (and so per reader),
- * the connections Redis holds for the server, how `/healthz` answered while the
- * readers connected, and, once the turn is finished, how many readers read it whole. A
- * benchmark, never a test.
+ * Many readers of one turn: `sluice serve` (in a process of its own, bundled from the
+ * sources as a build ships it) on a redis-server started for the run, one running turn
+ * (a message of `BENCH_READERS_TEXT` bytes streamed in deltas of about 32 characters,
+ * through Stream A and the upsert stage into Stream B), and `BENCH_READERS` (2,000) SSE
+ * readers of one of its streams, each on a socket of its own, at most
+ * `BENCH_READERS_WAVE` (100) connecting at a time. `BENCH_READERS_STREAMS` names the
+ * streams read, one fresh server each (`upserts,events` by default).
+ *
+ * Reported per stream: the server's resident memory before the readers and once all
+ * have caught up (and so per reader), the server's CPU time while they connected and
+ * caught up (from /proc), how `/healthz` answered meanwhile (asked every 50 ms: how many
+ * answers, the median, the slowest, the failures), the connections Redis holds for the
+ * server, and, once the turn is finished, how many readers read it whole. A benchmark,
+ * never a test.
  */
 import { RedisStreamsLive } from "@sluice/redis"
 import { TurnPublisher } from "@sluice/turns"
+import { StreamBMessages, UpsertStream } from "@sluice/upserts"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import { build } from "esbuild"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
+import { connect } from "node:net"
 import { performance } from "node:perf_hooks"
 import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
+import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
 import { admin } from "../../packages/server/test/support/redisAdmin.js"
-import { upsertMessages } from "../../packages/turns/test/support/turns.js"
-import { procBytes, sluiceCommand, startSluiceServe } from "./harness.js"
+import { streamEvents } from "../../packages/turns/test/support/turns.js"
+import { procBytes } from "./harness.js"
 
 const READERS = Number(process.env.BENCH_READERS ?? "2000")
+const WAVE = Number(process.env.BENCH_READERS_WAVE ?? "100")
+const TEXT = Number(process.env.BENCH_READERS_TEXT ?? "65536")
+const STREAMS = (process.env.BENCH_READERS_STREAMS ?? "upserts,events").split(",").map((name) => name.trim())
 const TOKEN = "bench-readers-token"
 const PREFIX = "bench"
-const MESSAGES = 40
+const bundled = "bench-results/sluice-serve/bin.js"
+// the tree whose sluice is measured (another checkout, for a run before a change)
+const ROOT = process.env.BENCH_READERS_ROOT ?? "."
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const startServer = (url: string) =>
-  startSluiceServe(url, {
-    token: TOKEN,
-    prefix: PREFIX,
-    probe: "/healthz",
-    args: ["--max-streams-per-token", String(READERS + 10)]
+// `sluice` bundled from the sources (as packages/cli/scripts/bundle.mjs bundles it), so
+// that the run measures the code as it is, built or not.
+const bundle = async () => {
+  rmSync("bench-results/sluice-serve", { recursive: true, force: true })
+  await build({
+    entryPoints: { bin: `${ROOT}/packages/cli/src/bin.ts` },
+    outdir: "bench-results/sluice-serve",
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    conditions: ["@sluice/source"],
+    banner: {
+      js:
+        "import { createRequire as __sluiceRequire } from \"node:module\"; const require = __sluiceRequire(import.meta.url);"
+    },
+    legalComments: "none",
+    logLevel: "warning"
   })
+}
+
+const startServer = async (url: string): Promise<{ readonly child: ChildProcess; readonly base: string }> => {
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const nodeArgs = (process.env.BENCH_READERS_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  const child = spawn(process.execPath, [
+    ...nodeArgs,
+    bundled,
+    "serve",
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--prefix",
+    PREFIX,
+    "--max-streams-per-token",
+    String(READERS + 10)
+  ], { env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN }, stdio: "ignore" })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    try {
+      const response = await fetch(`${base}/healthz`)
+      await response.arrayBuffer()
+      if (response.status === 200) return { child, base }
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  child.kill()
+  throw new Error("sluice serve did not answer")
+}
+
+// The CPU seconds a process has used (user and system, /proc/<pid>/stat).
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+// `/healthz` asked every 50 ms by a process of its own (so that the bench's own load,
+// its 2,000 readers, does not delay the asking), until `stop`: the times it took to
+// answer, in ms, and how many asks failed (no 200 within 10 s).
+const probeScript = `
+const base = process.argv[1]
+const answered = []
+let failed = 0
+let stopping = false
+process.stdin.on("end", () => { stopping = true })
+process.stdin.resume()
+const ask = async () => {
+  while (!stopping) {
+    const asked = performance.now()
+    try {
+      const response = await fetch(base + "/healthz", { signal: AbortSignal.timeout(10_000) })
+      await response.arrayBuffer()
+      if (response.status === 200) answered.push(performance.now() - asked)
+      else failed++
+    } catch {
+      failed++
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  process.stdout.write(JSON.stringify({ answered, failed }))
+}
+ask()
+`
+
+const probing = (base: string) => {
+  const child = spawn(process.execPath, ["-e", probeScript, base], { stdio: ["pipe", "pipe", "inherit"] })
+  let output = ""
+  child.stdout.on("data", (data: Buffer) => void (output += data.toString()))
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+  return {
+    stop: async (): Promise<{ readonly answered: Array<number>; readonly failed: number }> => {
+      child.stdin.end()
+      await exited
+      const parsed: unknown = JSON.parse(output)
+      if (
+        typeof parsed !== "object" || parsed === null || !("answered" in parsed) || !("failed" in parsed) ||
+        !Array.isArray(parsed.answered) || typeof parsed.failed !== "number"
+      ) throw new Error(`the probe answered ${output}`)
+      return { answered: parsed.answered.filter((ms): ms is number => typeof ms === "number"), failed: parsed.failed }
+    }
+  }
+}
 
 interface Reader {
   connected: boolean
@@ -42,16 +160,24 @@ interface Reader {
   ids: number
 }
 
-const follow = (target: string, reader: Reader) =>
+const follow = (target: string, reader: Reader, onConnected: () => void, onId: () => void) =>
   new Promise<void>((resolve) => {
     const req = request(target, { agent: false, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
       res.setEncoding("utf8")
       let rest = ""
       res.on("data", (text: string) => {
-        reader.connected = true
+        if (!reader.connected) {
+          reader.connected = true
+          onConnected()
+        }
         const lines = (rest + text).split("\n")
         rest = lines.pop() ?? ""
-        for (const line of lines) if (line.startsWith("id: ")) reader.ids++
+        for (const line of lines) {
+          if (line.startsWith("id: ")) {
+            reader.ids++
+            onId()
+          }
+        }
       })
       res.on("end", () => {
         reader.ended = true
@@ -63,80 +189,258 @@ const follow = (target: string, reader: Reader) =>
     req.end()
   })
 
-/** The readers section's Markdown. */
-export const run = async (): Promise<string> => {
-  const redis = await startRedisServer()
-  const turnId = randomUUID()
-  const messages = upsertMessages(turnId, MESSAGES)
-  // The turn's publisher, released message by message.
-  const gate = Effect.runSync(Queue.unbounded<number>())
-  const publishing = Effect.runPromise(
-    Stream.fromIterable(messages).pipe(
-      Stream.rechunk(1),
-      Stream.tap(() => Queue.take(gate)),
+// The turn through Stream A and the upsert stage into Stream B, every event but the
+// last `held` published at once, the rest once `release` completes.
+const publishTurn = (url: string, turnId: string, held: number) =>
+  Effect.gen(function*() {
+    const gate = yield* Deferred.make<void>()
+    const events = Array.from(yield* Stream.runCollect(messageTurn(turnId, messageText(TEXT))))
+    const first = events.length - held
+    const firstWritten = yield* Deferred.make<void>()
+    let written = 0
+    const fiber = yield* Stream.fromIterable(events).pipe(
+      Stream.rechunk(64),
+      Stream.tap(() =>
+        Effect.suspend(() => {
+          written++
+          if (written === first) Deferred.doneUnsafe(firstWritten, Effect.void)
+          return written > first ? Deferred.await(gate) : Effect.void
+        })
+      ),
+      TurnPublisher.publishEvents(turnId),
+      UpsertStream.upserts(),
+      StreamBMessages.wrap,
       TurnPublisher.publishUpserts(turnId),
       Stream.runDrain,
       Effect.provide(
         Layer.provideMerge(
           TurnPublisher.layer({ prefix: PREFIX, keepSuperseded: true }),
-          RedisStreamsLive.layerFrom({ url: redis.url })
+          RedisStreamsLive.layerFrom({ url })
         )
-      )
+      ),
+      Effect.forkDetach
     )
-  )
-  const release = (n: number) => Effect.runSync(Queue.offerAll(gate, Array.from({ length: n }, () => 1)))
-  release(5)
-  const { base, child } = await startServer(redis.url)
+    yield* Deferred.await(firstWritten)
+    return { events: events.length, release: Deferred.succeed(gate, undefined), done: fiber }
+  })
+
+const xlen = (url: string, key: string) => Effect.runPromise(admin(url, ["XLEN", key])).then(Number)
+
+interface Row {
+  readonly stream: string
+  readonly entries: number
+  readonly bytes: number
+  readonly connected: number
+  readonly seconds: number
+  readonly rssBefore: number
+  readonly rssAfter: number
+  readonly cpu: number
+  readonly health: ReadonlyArray<number>
+  readonly healthFailed: number
+  readonly clients: number
+  readonly whole: number
+}
+
+const log = (text: string) => process.stderr.write(`readers: ${(performance.now() / 1000).toFixed(1)} s: ${text}\n`)
+
+const runStream = async (stream: string): Promise<Row> => {
+  log(`${stream}: starting`)
+  const redis = await startRedisServer()
   try {
-    const pid = child.pid!
+    const turnId = randomUUID()
+    // the last 8 events (the message's end, the turn's) wait until every reader is in
+    const turn = await Effect.runPromise(publishTurn(redis.url, turnId, 8))
+    log(`${stream}: turn written`)
+    const key = `${PREFIX}:turn:{${turnId}}:${stream}`
     await sleep(500)
-    const rssBefore = procBytes(pid, "VmRSS")
-    const readers: Array<Reader> = Array.from({ length: READERS }, () => ({ connected: false, ended: false, ids: 0 }))
-    const started = performance.now()
-    const done = Promise.all(readers.map((reader) => follow(`${base}/v1/turns/${turnId}/upserts`, reader)))
-    const health: Array<number> = []
-    let healthFailed = 0
-    while (readers.some((reader) => !reader.connected) && performance.now() - started < 120_000) {
-      const asked = performance.now()
-      try {
-        const response = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(10_000) })
-        if (response.status === 200) health.push(performance.now() - asked)
-        else healthFailed++
-      } catch {
-        healthFailed++
+    const before = await xlen(redis.url, key)
+    const memory = Number(
+      (await Effect.runPromise(admin(redis.url, ["MEMORY", "USAGE", key, "SAMPLES", "0"]))) || "0"
+    )
+    const { base, child } = await startServer(redis.url)
+    try {
+      const pid = child.pid!
+      await sleep(500)
+      const rssBefore = procBytes(pid, "VmRSS")
+      const readers: Array<Reader> = Array.from({ length: READERS }, () => ({ connected: false, ended: false, ids: 0 }))
+      let connecting = 0
+      let caughtUp = 0
+      const started = performance.now()
+      const cpuStart = cpuSeconds(pid)
+      const done: Array<Promise<void>> = []
+      const launcher = (async () => {
+        for (const reader of readers) {
+          while (connecting >= WAVE) await sleep(5)
+          connecting++
+          let seen = 0
+          done.push(follow(`${base}/v1/turns/${turnId}/${stream}`, reader, () => connecting--, () => {
+            seen++
+            if (seen === before) caughtUp++
+          }))
+        }
+      })()
+      const probe = probing(base)
+      while (caughtUp < READERS && performance.now() - started < 300_000) await sleep(50)
+      const { answered: health, failed: healthFailed } = await probe.stop()
+      await launcher
+      const seconds = (performance.now() - started) / 1000
+      const cpu = cpuSeconds(pid) - cpuStart
+      const connected = readers.filter((reader) => reader.connected).length
+      await sleep(500)
+      const rssAfter = procBytes(pid, "VmRSS")
+      const clients = (await Effect.runPromise(admin(redis.url, ["CLIENT", "LIST"]))).split("\n").filter((line) =>
+        line.includes("name=sluice")
+      ).length
+      log(`${stream}: ${connected} readers caught up in ${seconds.toFixed(1)} s`)
+      await Effect.runPromise(turn.release)
+      await Effect.runPromise(Effect.asVoid(Fiber.join(turn.done)))
+      log(`${stream}: turn finished`)
+      await Promise.race([
+        Promise.all(done),
+        new Promise((resolve) =>
+          setTimeout(resolve, 120_000).unref()
+        )
+      ])
+      log(`${stream}: readers ended`)
+      const total = await xlen(redis.url, key)
+      const whole = readers.filter((reader) => reader.ended && reader.ids === total).length
+      health.sort((a: number, b: number) => a - b)
+      return {
+        stream,
+        entries: total,
+        bytes: memory,
+        connected,
+        seconds,
+        rssBefore,
+        rssAfter,
+        cpu,
+        health,
+        healthFailed,
+        clients,
+        whole
       }
-      await sleep(50)
+    } finally {
+      child.kill()
     }
-    const connectSeconds = (performance.now() - started) / 1000
-    const connected = readers.filter((reader) => reader.connected).length
-    await sleep(500)
-    const rssAfter = procBytes(pid, "VmRSS")
-    const clients = (await Effect.runPromise(admin(redis.url, ["CLIENT", "LIST"]))).split("\n").filter((line) =>
-      line.includes("name=sluice")
-    ).length
-    release(MESSAGES - 5)
-    await publishing
-    await Promise.race([done, sleep(120_000)])
-    const whole = readers.filter((reader) =>
-      reader.ended && reader.ids === MESSAGES
-    ).length
-    health.sort((a, b) => a - b)
-    const perReader = (rssAfter - rssBefore) / Math.max(1, connected)
-    return [
-      `\n## Readers of one turn (\`sluice serve\` ${sluiceCommand().how}, redis-server started for the run)`,
-      "",
-      `${READERS} SSE readers of one running turn's Stream B, each on a socket of its own, connecting at once.`,
-      "",
-      "| readers connected | in | server RSS before | with every reader | per reader | Redis connections of the server | /healthz answered (max) | /healthz failed | readers that read the whole turn |",
-      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-      `| ${connected} | ${connectSeconds.toFixed(1)} s | ${(rssBefore / 2 ** 20).toFixed(0)} MB | ${
-        (rssAfter / 2 ** 20).toFixed(0)
-      } MB | ${(perReader / 1024).toFixed(0)} KB | ${clients} | ${health.length} (${
-        (health[health.length - 1] ?? NaN).toFixed(0)
-      } ms) | ${healthFailed} | ${whole} |`
-    ].join("\n")
   } finally {
-    child.kill()
     await redis.close()
   }
+}
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
+
+const PAUSED = Number(process.env.BENCH_READERS_PAUSED ?? "200")
+const PAUSED_ENTRIES = Number(process.env.BENCH_READERS_PAUSED_ENTRIES ?? "6000")
+const PAUSED_ENTRY_BYTES = 2_200
+
+interface PausedRow {
+  readonly entries: number
+  readonly bytes: number
+  readonly rssBefore: number
+  readonly rssAfter: number
+  readonly open: number
+}
+
+// A connection that asks for the turn's Stream A and never reads a byte of the answer;
+// `open` while the server has not closed it.
+const pausedReader = (base: string, path: string) =>
+  new Promise<{ readonly open: () => boolean; readonly close: () => void }>((resolve, reject) => {
+    const { hostname, port } = new URL(base)
+    let closed = false
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
+      socket.pause()
+      resolve({ open: () => !closed, close: () => socket.destroy() })
+    })
+    socket.on("close", () => void (closed = true))
+    socket.on("error", reject)
+  })
+
+// `PAUSED` readers of one turn's Stream A that never read, while the turn writes
+// `PAUSED_ENTRIES` entries of about 2.2 KB (13 MB for 6,000): the server's resident memory
+// before they connect, and once one reader that reads has read the whole turn.
+const runPaused = async (): Promise<PausedRow> => {
+  log(`paused: starting`)
+  const redis = await startRedisServer()
+  try {
+    const { base, child } = await startServer(redis.url)
+    try {
+      const pid = child.pid!
+      const turnId = randomUUID()
+      const text = "x".repeat(PAUSED_ENTRY_BYTES)
+      const events = streamEvents(turnId, PAUSED_ENTRIES + 3).map((event) =>
+        event.payload.type === "item_delta" ? { ...event, payload: { ...event.payload, delta_content: text } } : event
+      )
+      const gate = await Effect.runPromise(Deferred.make<void>())
+      const written = Stream.fromIterable(events.slice(0, 2)).pipe(
+        Stream.concat(Stream.drain(Stream.fromEffect(Deferred.await(gate)))),
+        Stream.concat(Stream.fromIterable(events.slice(2))),
+        TurnPublisher.publishEvents(turnId),
+        Stream.runDrain,
+        Effect.provide(Layer.provideMerge(
+          TurnPublisher.layer({ prefix: PREFIX, keepSuperseded: true }),
+          RedisStreamsLive.layerFrom({ url: redis.url })
+        )),
+        Effect.runPromise
+      )
+      await sleep(1_000)
+      const path = `/v1/turns/${turnId}/events`
+      const rssBefore = procBytes(pid, "VmRSS")
+      const reading: Reader = { connected: false, ended: false, ids: 0 }
+      const done = follow(`${base}${path}`, reading, () => {}, () => {})
+      const paused = []
+      for (let i = 0; i < PAUSED; i++) paused.push(await pausedReader(base, path))
+      await sleep(1_000)
+      await Effect.runPromise(Deferred.succeed(gate, undefined))
+      await written
+      await done
+      await sleep(1_000)
+      const rssAfter = procBytes(pid, "VmRSS")
+      const open = paused.filter((reader) => reader.open()).length
+      for (const reader of paused) reader.close()
+      const key = `${PREFIX}:turn:{${turnId}}:events`
+      const bytes = Number(await Effect.runPromise(admin(redis.url, ["MEMORY", "USAGE", key, "SAMPLES", "0"])))
+      log(`paused: ${open} of ${PAUSED} paused readers open; ${reading.ids} entries read by the reading one`)
+      return { entries: reading.ids, bytes, rssBefore, rssAfter, open }
+    } finally {
+      child.kill()
+    }
+  } finally {
+    await redis.close()
+  }
+}
+
+/** The readers section's Markdown. */
+export const run = async (): Promise<string> => {
+  await bundle()
+  const rows: Array<Row> = []
+  for (const stream of STREAMS) rows.push(await runStream(stream))
+  const paused = PAUSED > 0 ? await runPaused() : undefined
+  return [
+    `\n## Readers of one turn (\`sluice serve\` bundled from the sources, redis-server started for the run)`,
+    "",
+    `${READERS} SSE readers of one running turn (a ${TEXT}-byte message in deltas), each on a socket of its own, at most ${WAVE} connecting at a time; each stream on a fresh server. Caught up: every reader has the entries written before it connected.`,
+    "",
+    "| stream | entries (Redis memory) | readers connected | caught up in | server CPU | server RSS before | with every reader | per reader | Redis connections of the server | /healthz answered (p50, max) | /healthz failed | readers that read the whole turn |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((row) =>
+      `| ${row.stream} | ${row.entries} (${(row.bytes / 1024).toFixed(0)} KB) | ${row.connected} | ${
+        row.seconds.toFixed(1)
+      } s | ${row.cpu.toFixed(1)} s | ${mb(row.rssBefore)} | ${mb(row.rssAfter)} | ${
+        ((row.rssAfter - row.rssBefore) / Math.max(1, row.connected) / 1024).toFixed(0)
+      } KB | ${row.clients} | ${row.health.length} (${
+        (row.health[Math.floor(row.health.length / 2)] ?? NaN).toFixed(0)
+      } ms, ${(row.health[row.health.length - 1] ?? NaN).toFixed(0)} ms) | ${row.healthFailed} | ${row.whole} |`
+    ),
+    ...(paused === undefined ? [] : [
+      "",
+      `${PAUSED} connections that send \`GET /v1/turns/:turnId/events\` and never read, while the turn writes its entries; one other reader reads the whole turn.`,
+      "",
+      "| entries (Redis memory) | server RSS before | once the turn is read | per paused reader | paused readers still open |",
+      "|---:|---:|---:|---:|---:|",
+      `| ${paused.entries} (${mb(paused.bytes)}) | ${mb(paused.rssBefore)} | ${mb(paused.rssAfter)} | ${
+        ((paused.rssAfter - paused.rssBefore) / PAUSED / 1024).toFixed(0)
+      } KB | ${paused.open} |`
+    ])
+  ].join("\n")
 }
