@@ -178,6 +178,22 @@ describe("sluice normalize", () => {
       expect(stderr).toContain("is not a JSON document")
     }))
 
+  it.effect("a file that is not SSE at all is bad input naming its first line, not a truncated stream", () =>
+    Effect.gen(function*() {
+      const notSse = scratchFile("notes.txt", "hello world\nthis is not SSE\n")
+      for (const command of ["normalize", "replay"] as const) {
+        const { code, stderr } = yield* run(command, "--provider", "openai-chat", notSse)
+        expect([command, code, stderr.trimEnd().split("\n").at(-1)]).toStrictEqual([
+          command,
+          1,
+          `sluice: ${notSse} is not SSE: its first line "hello world" is not an SSE field (data:, event:, id:, retry:) or comment (:)`
+        ])
+      }
+      // a body that opens with a comment or blank lines is SSE
+      const commented = scratchFile("commented.sse", ": keep-alive\n\ndata: [DONE]\n\n")
+      expect((yield* run("normalize", "--provider", "openai-chat", commented)).stderr).not.toContain("is not SSE")
+    }))
+
   it.effect("bad usage exits 2: a missing file, an unknown provider, a missing argument", () =>
     Effect.gen(function*() {
       expect((yield* run("normalize", "--provider", "anthropic", join(scratch, "missing.sse"))).code).toBe(2)

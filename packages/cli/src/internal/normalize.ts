@@ -70,7 +70,7 @@ export const events = (
       })
     )
   }
-  const decoded = Input.bytes(file).pipe(
+  const decoded = Input.sseBytes(file).pipe(
     wire.decodeSse(options),
     Stream.mapError((error) => (error._tag === "CliFailure" ? error : invalidInput(error.message)))
   )

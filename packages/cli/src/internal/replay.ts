@@ -36,7 +36,7 @@ export interface ReplayOptions {
  * The events of a recorded transcript, paced: a turn source for the pipeline.
  */
 export const source = (provider: ProviderName.ProviderName, file: string, eventDelay: Duration.Duration) => {
-  const events = TurnSource.sse(provider, Input.bytes(file))
+  const events = TurnSource.sse(provider, Input.sseBytes(file))
   return Duration.toMillis(eventDelay) > 0
     ? (context: TurnContext.TurnContext) => events(context).pipe(Stream.schedule(Schedule.spaced(eventDelay)))
     : events

@@ -23,7 +23,8 @@ const dim = (text: string): string => `\x1b[2m${text}\x1b[22m`
 /**
  * The terminal rendering of a turn's events: message and reasoning deltas as they
  * come (reasoning dimmed when `styled`), a line per finished tool call and tool
- * result, a line per error. Items are separated by a line break.
+ * result, a line per error. Items are separated by a line break; `lineEnd` gives the
+ * line break a rendering stopped mid-line needs (none at a line's start).
  */
 export const makeRenderer = (styled: boolean) => {
   const types = new Map<string, OutputItem.ItemType>()
@@ -64,7 +65,10 @@ export const makeRenderer = (styled: boolean) => {
         return ""
     }
   }
-  return render
+  // ends the line the answer left open (Ctrl-C mid-answer): the shell's prompt, or the
+  // next line printed, starts a line of its own
+  const lineEnd = (): string => (atLineStart ? "" : write("\n"))
+  return Object.assign(render, { lineEnd })
 }
 
 const baseUrlOf = (value: Option.Option<string>): Effect.Effect<string | undefined, CliFailure> =>
@@ -118,7 +122,8 @@ export const run = (args: Run.Args): Effect.Effect<void, CliFailure, Output.Outp
     })
     let messages = 0
     const turn = yield* Publishing.publish(context, source, () => Effect.sync(() => void messages++)).pipe(
-      Effect.provide(Publishing.pipelineLayer(args.prefix))
+      Effect.provide(Publishing.pipelineLayer(args.prefix)),
+      Effect.ensuring(Effect.suspend(() => Output.text(render.lineEnd())))
     )
     if (args.json) yield* Output.line(JSON.stringify(Summary.fromTurn(turn)))
     else {yield* Publishing.report({
