@@ -4,6 +4,7 @@
  * JSON error body, never an internal error.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisError, RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -269,6 +270,27 @@ describe("stream limits", () => {
       yield* other.abort
       yield* bearerStream.abort
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
+})
+
+describe("live Durable Streams reads", () => {
+  it.effect("take a slot of their token, as an SSE stream of a turn does", () =>
+    Effect.gen(function*() {
+      const base = yield* serve({ maxStreamsPerToken: 1 })
+      const stream = `${base}/v1/stream/notes-${randomUUID()}`
+      expect((yield* request(stream, { ...auth, "content-type": "text/plain" }, "PUT")).status).toBe(201)
+      const live = yield* open(`${stream}?offset=now&live=sse`, auth)
+      expect(live.status).toBe(200)
+      // the token's one slot is held: another live read, and a turn stream, are refused
+      expect((yield* request(`${stream}?offset=now&live=sse`, auth)).status).toBe(429)
+      const turnId = randomUUID()
+      yield* publishUpserts(turnId, upsertMessages(turnId, 6).slice(0, 3))
+      expectError(yield* request(`${base}/v1/turns/${turnId}/upserts`, auth), 429, "too_many_streams")
+      // another token's slots are its own
+      const other = yield* open(`${stream}?offset=now&live=sse`, bearer(tokens[1]))
+      expect(other.status).toBe(200)
+      yield* other.abort
+      yield* live.abort
+    }).pipe(Effect.provide(Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer))), 30_000)
 })
 
 describe("Redis down", () => {
