@@ -1,5 +1,5 @@
 /**
- * Request bodies under their route's limit (issue 26, item 1): a body over the limit
+ * Request bodies under their route's limit (docs/http.md#limits): a body over the limit
  * is answered 413 without the server reading it (counted in bytes, never timed); the
  * credentials of a request, the wake's token of a subscription callback or ack
  * included, are checked before a byte of its body is read; a body is read in one pass

@@ -1,5 +1,5 @@
 /**
- * CORS preflights (issue 26, "smaller": `OPTIONS /v1/turns` got 401). A preflight
+ * CORS preflights (docs/http.md#access; `OPTIONS /v1/turns` once got 401). A preflight
  * carries no credentials, so it is answered before authentication: the turn routes
  * with 204, their `Allow` and no `Access-Control-Allow-Origin` (they are for their
  * own origin: a browser refuses a cross-origin page there, as CORS says, instead of

@@ -1,5 +1,5 @@
 /**
- * The URLs the server writes into its answers (issue 26, "smaller": `jwks_url`
+ * The URLs the server writes into its answers (docs/http.md#limits; `jwks_url` once
  * reflected the request's `Host`): a subscription's `jwks_url`, a webhook's
  * `callback_url` and a created stream's `Location` start with the configured
  * `publicUrl`, else with the address the server listens on, whatever `Host` says.

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/turns` (issue 30, one call from a request to a streamed, persisted turn):
+ * `POST /v1/turns` (docs/http.md#starting-a-turn: one call from a request to a streamed, persisted turn):
  * with a `TurnStarter` (here the pipeline on a recorded transcript), the response is
  * the turn as the AI SDK's UI message stream, its id in `x-sluice-turn-id`, while both
  * streams are persisted; read-only tokens are refused, a body that is not JSON or too
