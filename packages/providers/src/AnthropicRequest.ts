@@ -14,7 +14,7 @@
 import type { Json } from "@sluice/core"
 import { Json as JsonValue, ToolCallId } from "@sluice/core"
 import { mergeRoles } from "./internal/mergeRoles.js"
-import type { AssistantPart, LlmRequest, Reasoning } from "./LlmRequest.js"
+import type { AssistantPart, LlmRequest, Reasoning, ResponseFormat, ToolChoice } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
 
@@ -113,6 +113,29 @@ export const messages = (request: LlmRequest): Array<Json.JsonObject> =>
   ).map(({ entries, role }) => ({ role, content: entries }))
 
 /**
+ * A tool choice as the Messages API's `tool_choice`: `{ type: "auto" }`, `{ type: "none" }`,
+ * `{ type: "any" }` for `required`, `{ type: "tool", name }` for a forced tool.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const toolChoice = (choice: ToolChoice): Json.JsonObject =>
+  typeof choice === "object"
+    ? { type: "tool", name: choice.tool }
+    : { type: choice === "required" ? "any" : choice }
+
+/**
+ * A response format as the Messages API's structured output, `output_config.format`
+ * `{ type: "json_schema", schema }`, for JSON by a schema. The API has no other format:
+ * `text` is its default, and JSON without a schema has no field (nothing is sent).
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const outputFormat = (format: ResponseFormat): Json.JsonObject | undefined =>
+  format.type === "json" && format.schema !== undefined ? { type: "json_schema", schema: format.schema } : undefined
+
+/**
  * The streaming request.
  *
  * @since 0.1.0
@@ -120,6 +143,7 @@ export const messages = (request: LlmRequest): Array<Json.JsonObject> =>
  */
 export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest => {
   const budget = request.reasoning === undefined ? undefined : thinkingBudget(request.reasoning)
+  const format = request.responseFormat === undefined ? undefined : outputFormat(request.responseFormat)
   return {
     url: join(options.baseUrl, "v1/messages"),
     headers: {
@@ -140,8 +164,10 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
             name: tool.name,
             ...(tool.description === undefined ? {} : { description: tool.description }),
             input_schema: tool.parameters
-          }))
+          })),
+          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
         }),
+      ...(format === undefined ? {} : { output_config: { format } }),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
       ...(request.container === undefined ? {} : { container: request.container }),

@@ -16,7 +16,7 @@
 import type { Json } from "@sluice/core"
 import { Json as JsonValue } from "@sluice/core"
 import { mergeRoles } from "./internal/mergeRoles.js"
-import type { AssistantPart, LlmRequest, ToolResult } from "./LlmRequest.js"
+import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
 
@@ -90,6 +90,34 @@ export const contents = (request: LlmRequest): Array<Json.JsonObject> =>
   ).map(({ entries, role }) => ({ role, parts: entries }))
 
 /**
+ * A tool choice as Gemini's `toolConfig.functionCallingConfig`: mode `AUTO`, `NONE`, `ANY`
+ * for `required`, and `ANY` with `allowedFunctionNames` for a forced tool.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const functionCallingConfig = (choice: ToolChoice): Json.JsonObject =>
+  typeof choice === "object"
+    ? { mode: "ANY", allowedFunctionNames: [choice.tool] }
+    : { mode: choice === "auto" ? "AUTO" : choice === "none" ? "NONE" : "ANY" }
+
+/**
+ * A response format as `generationConfig` fields: `responseMimeType` (`text/plain` or
+ * `application/json`), and for JSON by a schema `responseJsonSchema` (the field that
+ * takes JSON Schema as it is, where `responseSchema` takes only an OpenAPI subset).
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const responseConfig = (format: ResponseFormat): Json.JsonObject =>
+  format.type === "text"
+    ? { responseMimeType: "text/plain" }
+    : {
+      responseMimeType: "application/json",
+      ...(format.schema === undefined ? {} : { responseJsonSchema: format.schema })
+    }
+
+/**
  * The streaming request (`:generateContent`, answered with one JSON body, when
  * `request.streaming === false`). The model may be given with or without its `models/`
  * prefix.
@@ -113,7 +141,8 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
             ? {}
             : { thinkingLevel: reasoning.effort })
         }
-      })
+      }),
+    ...(request.responseFormat === undefined ? {} : responseConfig(request.responseFormat))
   }
   return {
     url: join(
@@ -141,7 +170,10 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
                 parameters: tool.parameters
               }))
             }
-          ]
+          ],
+          ...(request.toolChoice === undefined
+            ? {}
+            : { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } })
         }),
       ...(Object.keys(generationConfig).length === 0 ? {} : { generationConfig })
     }

@@ -207,6 +207,49 @@ export const Reasoning = Schema.Struct({
 export type Reasoning = typeof Reasoning.Type
 
 /**
+ * Which tools the model may or must call: `auto` (the model decides, the providers'
+ * default), `none` (no call, the tools still described), `required` (some call), or
+ * `{ tool }` (a call of that tool, which `tools` must define). Sent only with tools
+ * (docs/providers.md#tool-choice-and-response-format).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ToolChoice = Schema.Union([
+  Schema.Literals(["auto", "none", "required"]),
+  Schema.Struct({ tool: Schema.NonEmptyString })
+]).annotate({ identifier: "ToolChoice" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type ToolChoice = typeof ToolChoice.Type
+
+/**
+ * What the answer's text should be: `text` (the default), or `json`, a JSON value, by
+ * `schema` (a JSON Schema object) when given; `name` names the schema where the API asks
+ * for one (OpenAI's `json_schema.name`, `response` when absent).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ResponseFormat = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text") }),
+  Schema.Struct({
+    type: Schema.Literal("json"),
+    schema: optional(Json.JsonObject),
+    name: optional(Schema.NonEmptyString)
+  })
+]).annotate({ identifier: "ResponseFormat" })
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type ResponseFormat = typeof ResponseFormat.Type
+
+/**
  * The lowest `temperature` a request may ask for: 0.
  *
  * @since 0.3.0
@@ -238,6 +281,10 @@ export const LlmRequest = Schema.Struct({
   temperature: optional(Schema.Finite.check(Schema.isBetween({ minimum: minTemperature, maximum: maxTemperature }))),
   maxTokens: optional(Schema.Int.check(Schema.isGreaterThan(0))),
   reasoning: optional(Reasoning),
+  /** Which tools the model may or must call (`ToolChoice`). Since 0.3.0. */
+  toolChoice: optional(ToolChoice),
+  /** Text (the default) or JSON, by a schema when given (`ResponseFormat`). Since 0.3.0. */
+  responseFormat: optional(ResponseFormat),
   /**
    * The code-execution container to run in (Anthropic's `container`: the id a previous
    * response's `provider_metadata.container` names), so programmatic tool calling
@@ -304,14 +351,32 @@ const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
  * Checks a request (typed or not) against every rule of `LlmRequest` and fills its
  * defaults: a tool without `parameters` gets `{}`. The rules hold for every provider:
  * `temperature` a number from 0 to 2, `maxTokens` a positive integer, a non-empty
- * model. Fails with a `LlmRequestError` naming the first offending field.
+ * model, a forced `toolChoice` naming one of `tools`. Fails with a `LlmRequestError`
+ * naming the first offending field.
  *
  * @since 0.3.0
  * @category validation
  */
 export const validateResult = (request: unknown): Result.Result<LlmRequest, LlmRequestError> => {
   const decoded = decodeRequest(request)
-  return Result.isSuccess(decoded) ? Result.succeed(decoded.success) : Result.fail(errorOf(decoded.failure))
+  return Result.isSuccess(decoded) ? crossChecked(decoded.success) : Result.fail(errorOf(decoded.failure))
+}
+
+/** The rules between fields: a forced tool must be one of `tools`. */
+const crossChecked = (request: LlmRequest): Result.Result<LlmRequest, LlmRequestError> => {
+  const choice = request.toolChoice
+  if (typeof choice !== "object" || request.tools?.some((tool) => tool.name === choice.tool) === true) {
+    return Result.succeed(request)
+  }
+  const defined = request.tools?.map((tool) => tool.name) ?? []
+  return Result.fail(
+    new LlmRequestError({
+      field: "toolChoice.tool",
+      message: `toolChoice.tool: "${choice.tool}" is not one of the request's tools (${
+        defined.length === 0 ? "none defined" : defined.join(", ")
+      })`
+    })
+  )
 }
 
 const errorOf = (issue: SchemaIssue.Issue): LlmRequestError => {
@@ -341,7 +406,7 @@ const decodeOptions = SchemaParser.decodeUnknownResult(Schema.Struct(optionField
 export const checkResult = (request: LlmRequest): Result.Result<LlmRequest, LlmRequestError> => {
   const { messages, ...options } = request
   const decoded = decodeOptions(options)
-  if (Result.isSuccess(decoded)) return Result.succeed({ ...decoded.success, messages })
+  if (Result.isSuccess(decoded)) return crossChecked({ ...decoded.success, messages })
   return Result.fail(errorOf(decoded.failure))
 }
 

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
-import type { AssistantMessage, LlmRequest, ToolCallPart } from "./LlmRequest.js"
+import type { AssistantMessage, LlmRequest, ResponseFormat, ToolCallPart, ToolChoice } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
 
@@ -129,6 +129,31 @@ export const messages = (request: LlmRequest, variant: Variant = "openai-chat"):
 }
 
 /**
+ * A tool choice as Chat Completions' `tool_choice`: the mode as it reads, a forced tool
+ * as `{ type: "function", function: { name } }`.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const toolChoice = (choice: ToolChoice): Json.JsonValue =>
+  typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
+
+/**
+ * A response format as Chat Completions' `response_format`: `text`, `json_schema` (with
+ * `name`, `response` when the request gives none) for JSON by a schema, `json_object`
+ * for JSON without one.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const responseFormat = (format: ResponseFormat): Json.JsonObject =>
+  format.type === "text"
+    ? { type: "text" }
+    : format.schema === undefined
+    ? { type: "json_object" }
+    : { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema } }
+
+/**
  * The streaming request.
  *
  * @since 0.1.0
@@ -154,8 +179,10 @@ export const encode = (request: LlmRequest, options: EncodeOptions, variant: Var
             ...(tool.description === undefined ? {} : { description: tool.description }),
             parameters: tool.parameters
           }
-        }))
+        })),
+        ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
       }),
+    ...(request.responseFormat === undefined ? {} : { response_format: responseFormat(request.responseFormat) }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined
       ? {}

@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
-import type { AssistantPart, LlmRequest, ToolResult } from "./LlmRequest.js"
+import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
 
@@ -195,6 +195,31 @@ export const input = (request: LlmRequest): Array<Json.JsonObject> => {
 }
 
 /**
+ * A tool choice as the Responses API's `tool_choice`: the mode as it reads, a forced
+ * tool as `{ type: "function", name }`.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const toolChoice = (choice: ToolChoice): Json.JsonValue =>
+  typeof choice === "string" ? choice : { type: "function", name: choice.tool }
+
+/**
+ * A response format as the Responses API's `text.format`: `text`, `json_schema` (its
+ * `name`, `response` when the request gives none, and `schema` beside the type) for JSON
+ * by a schema, `json_object` for JSON without one.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const textFormat = (format: ResponseFormat): Json.JsonObject =>
+  format.type === "text"
+    ? { type: "text" }
+    : format.schema === undefined
+    ? { type: "json_object" }
+    : { type: "json_schema", name: format.name ?? "response", schema: format.schema }
+
+/**
  * The streaming request.
  *
  * @since 0.1.0
@@ -221,8 +246,10 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
             name: tool.name,
             ...(tool.description === undefined ? {} : { description: tool.description }),
             parameters: tool.parameters
-          }))
+          })),
+          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
         }),
+      ...(request.responseFormat === undefined ? {} : { text: { format: textFormat(request.responseFormat) } }),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(request.maxTokens === undefined ? {} : { max_output_tokens: request.maxTokens }),
       ...(reasoning === undefined
