@@ -18,9 +18,8 @@
  * authentication, invalid request); after output, `streamText` streams it as an
  * `error` part and `generateText` fails with it. See docs/language-model.md.
  *
- * `LlmRequest` has no tool choice and no response format: `toolChoice: "none"` sends no
- * tools, a forced choice sends the allowed tools without forcing, and `generateObject`
- * appends its JSON Schema to the system prompt as an instruction.
+ * The tool choice and a JSON response format (`generateObject`'s schema) go to the
+ * provider as `LlmRequest`'s `toolChoice` and `responseFormat` (docs/providers.md).
  *
  * @since 0.3.0
  */

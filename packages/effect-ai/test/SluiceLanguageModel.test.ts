@@ -77,13 +77,31 @@ interface Wire {
   readonly toolTurn: string
   /** What the second request of a tool loop must carry back of the first turn. */
   readonly carried: (body: unknown) => void
+  /** Where the request carries a JSON response format's schema. */
+  readonly schemaAt: ReadonlyArray<string>
+  /** Where the request carries the tool choice, and how a forced `weather` reads there. */
+  readonly choiceAt: string
+  readonly forcedWeather: unknown
 }
 
 const textOf = (value: unknown): string => JSON.stringify(value)
 
+/** The value at `path` in a JSON body, if every step is an object key. */
+const at = (value: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>(
+    (current, key) =>
+      typeof current === "object" && current !== null && !Array.isArray(current)
+        ? Object.entries(current).find(([name]) => name === key)?.[1]
+        : undefined,
+    value
+  )
+
 const wires: ReadonlyArray<Wire> = [
   {
     provider: "anthropic",
+    schemaAt: ["output_config", "format", "schema"],
+    choiceAt: "tool_choice",
+    forcedWeather: { type: "tool", name: "weather" },
     text: fixture("anthropic/text-cache.sse"),
     expectedText: "Hello, wörld ☂.",
     toolTurn: recorded("anthropic/thinking-then-tool.sse"),
@@ -97,6 +115,9 @@ const wires: ReadonlyArray<Wire> = [
   },
   {
     provider: "openai-chat",
+    schemaAt: ["response_format", "json_schema", "schema"],
+    choiceAt: "tool_choice",
+    forcedWeather: { type: "function", function: { name: "weather" } },
     text: recorded("openai-chat/text-simple.sse"),
     expectedText: "",
     toolTurn: recorded("openai-chat/tool-parallel.sse"),
@@ -108,6 +129,9 @@ const wires: ReadonlyArray<Wire> = [
   },
   {
     provider: "openai-responses",
+    schemaAt: ["text", "format", "schema"],
+    choiceAt: "tool_choice",
+    forcedWeather: { type: "function", name: "weather" },
     text: recorded("openai-responses/text-simple.sse"),
     expectedText: "",
     toolTurn: recorded("openai-responses/reasoning-summary-tool.sse"),
@@ -120,6 +144,9 @@ const wires: ReadonlyArray<Wire> = [
   },
   {
     provider: "gemini",
+    schemaAt: ["generationConfig", "responseJsonSchema"],
+    choiceAt: "toolConfig",
+    forcedWeather: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["weather"] } },
     text: fixture("gemini/text-cached-usage.sse"),
     expectedText: "The sky looks blue because of Rayleigh scattering.",
     toolTurn: recorded("gemini/thought-then-tool.sse"),
@@ -189,10 +216,33 @@ describe("SluiceLanguageModel", () => {
               Effect.provide(model)
             )
           )
-          const sent = textOf(server.requests()[0]?.body)
-          expect(sent).toContain("forecast")
-          expect(sent).toContain("JSON Schema")
+          const body = server.requests()[0]?.body
+          expect(at(body, wire.schemaAt)).toMatchObject({
+            type: "object",
+            properties: { city: { type: "string" } },
+            required: ["city", "days"]
+          })
+          // the schema goes as the API's response format, not as an instruction
+          expect(textOf(body)).not.toContain("JSON Schema")
           expect(Exit.isSuccess(exit) ? exit.value.value : exit).toStrictEqual({ city: "Paris", days: 3 })
+        }), 30_000)
+
+      it.effect("tool choice: a forced tool is forced, none keeps the tools described", () =>
+        Effect.gen(function*() {
+          const { model, server } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.text)])
+          yield* LanguageModel.generateText({
+            prompt: "Weather in Florence?",
+            toolkit: Tools,
+            toolChoice: { tool: "weather" },
+            disableToolCallResolution: true
+          }).pipe(Effect.provide(model))
+          yield* LanguageModel.generateText({ prompt: "Hello", toolkit: Tools, toolChoice: "none" }).pipe(
+            Effect.provide(Layer.merge(model, handlers))
+          )
+          const [forced, none] = server.requests().map((request) => request.body)
+          expect(at(forced, [wire.choiceAt])).toStrictEqual(wire.forcedWeather)
+          expect(textOf(at(none, [wire.choiceAt]))).toMatch(/none|NONE/)
+          expect(textOf(none)).toContain("multiply")
         }), 30_000)
 
       it.effect("a two-step toolkit loop (Chat): the second request carries the first step's reasoning and tool results", () =>

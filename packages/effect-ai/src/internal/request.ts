@@ -92,18 +92,29 @@ const assistantParts = (message: Prompt.AssistantMessage): Array<LlmRequest.Assi
   return parts
 }
 
-const jsonInstruction = (
-  format: Extract<LanguageModel.ProviderOptions["responseFormat"], { readonly type: "json" }>
-): string =>
-  `Answer with one JSON value, and nothing else (no prose, no code fence), that is a valid "${format.objectName}" ` +
-  `by this JSON Schema:\n${JSON.stringify(Tool.getJsonSchemaFromSchema(format.schema))}`
+/**
+ * `effect/ai`'s tool choice as `LlmRequest`'s: `oneOf` narrows the tools the request
+ * carries (`LanguageModel` does that before it calls the model), so it is its mode.
+ */
+const toolChoiceOf = (choice: LanguageModel.ProviderOptions["toolChoice"]): LlmRequest.ToolChoice =>
+  typeof choice === "string" ? choice : "tool" in choice ? { tool: choice.tool } : choice.mode ?? "auto"
+
+/** `effect/ai`'s response format as `LlmRequest`'s: JSON by the schema's JSON Schema, under its object name. */
+const responseFormatOf = (format: LanguageModel.ProviderOptions["responseFormat"]): LlmRequest.ResponseFormat => {
+  if (format.type === "text") return { type: "text" }
+  const schema = Option.getOrUndefined(decodeJsonObject(Tool.getJsonSchemaFromSchema(format.schema)))
+  return {
+    type: "json",
+    ...(schema === undefined ? {} : { schema }),
+    ...(format.objectName === "" ? {} : { name: format.objectName })
+  }
+}
 
 /**
  * The request for `options`: system messages joined into `system`, user text, assistant
  * turns (restored from the Sluice items their parts keep), tool results, the tools the
- * tool choice allows (none for `"none"`), and for a JSON response format an instruction
- * with the schema appended to the system prompt (`LlmRequest` has no response format).
- * Fails with what the request cannot carry (a file part).
+ * tool choice allows with the choice, and a JSON response format with the schema's JSON
+ * Schema. Fails with what the request cannot carry (a file part).
  *
  * @internal
  */
@@ -151,13 +162,13 @@ export const requestOf = (
       }
     }
   }
-  if (options.responseFormat.type === "json") system.push(jsonInstruction(options.responseFormat))
-  const tools = options.toolChoice === "none" ? [] : options.tools.map(toolDefinition)
+  const tools = options.tools.map(toolDefinition)
   return Result.succeed({
     model: defaults.model,
     ...(system.length === 0 ? {} : { system: system.join("\n\n") }),
     messages,
-    ...(tools.length === 0 ? {} : { tools }),
+    ...(tools.length === 0 ? {} : { tools, toolChoice: toolChoiceOf(options.toolChoice) }),
+    ...(options.responseFormat.type === "json" ? { responseFormat: responseFormatOf(options.responseFormat) } : {}),
     ...(defaults.temperature === undefined ? {} : { temperature: defaults.temperature }),
     ...(defaults.maxTokens === undefined ? {} : { maxTokens: defaults.maxTokens }),
     ...(defaults.reasoning === undefined ? {} : { reasoning: defaults.reasoning })
