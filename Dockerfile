@@ -10,9 +10,14 @@
 
 # The Node.js major version of both stages: an LTS line that still gets fixes.
 ARG NODE_MAJOR=24
+# The base images, pinned by digest when given (docs/container.md#pinning-the-base-images):
+#   docker build --build-arg BUILD_DIGEST=@sha256:<digest> --build-arg RUNTIME_DIGEST=@sha256:<digest> .
+# Empty (the default): the tags alone, as they stand when the image is built.
+ARG BUILD_DIGEST=
+ARG RUNTIME_DIGEST=
 
 # --- build: the workspace installed from its lockfile, every package built ------------
-FROM node:${NODE_MAJOR}-bookworm-slim AS build
+FROM node:${NODE_MAJOR}-bookworm-slim${BUILD_DIGEST} AS build
 RUN npm install --global pnpm@10.34.9
 WORKDIR /src
 # the build context is an allowlist (.dockerignore): manifests, lockfile, sources
@@ -26,7 +31,7 @@ RUN --mount=type=cache,id=sluice-pnpm-store,target=/pnpm/store \
 RUN node packages/cli/dist/bin.js --version
 
 # --- runtime: Node.js (distroless: no shell, no package manager) and the bundle --------
-FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot AS runtime
+FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot${RUNTIME_DIGEST} AS runtime
 LABEL org.opencontainers.image.title="sluice" \
       org.opencontainers.image.description="Sluice's turn server: LLM turns over Redis Streams, SSE, Durable Streams, the turn viewer" \
       org.opencontainers.image.licenses="MIT"
