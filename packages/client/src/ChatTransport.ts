@@ -22,6 +22,14 @@
  * - Stopping (the chat's abort signal) cancels the turn on the server
  *   (`POST /v1/turns/:turnId/cancel`), or with `onStop: "detach"` only stops reading.
  *   Once the turn's end is read, the chat's turn is forgotten.
+ * - Thread mode (`thread: { id, token }`, docs/threads.md#browser): the server keeps
+ *   the conversation. `loadMessages` gives the chat its messages; each send is
+ *   `POST /v1/threads/:threadId/turns` with only what is new (the user's message, the
+ *   results of the tool calls the chat answered, or `regenerate: true`);
+ *   `reconnectToStream` reattaches to the thread's running turn, whichever tab or
+ *   device started it; `followThread` tells the app of the turns started elsewhere. The
+ *   thread token is sent on every request, asked for again when it expires or the
+ *   server answers 401.
  *
  * @since 0.3.0
  */
@@ -30,6 +38,18 @@ import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { ClientError, fromResponse, fromThrown } from "./ClientError.js"
 import { apiUrl, turnUrl } from "./internal/http.js"
 import { platformSleep } from "./internal/sleep.js"
+import {
+  answeredCalls,
+  isThreadEvent,
+  isThreadSnapshot,
+  isUIMessage,
+  newInput,
+  type RunningTurn,
+  type ThreadEvent,
+  type ThreadSnapshot,
+  type ThreadToolResult,
+  tokenExpiresAt
+} from "./internal/thread.js"
 import {
   toTurnConversation,
   type TurnAssistantPart,
@@ -40,6 +60,22 @@ import {
 import * as Reconnect from "./Reconnect.js"
 
 export type {
+  /**
+   * @since 0.3.0
+   */
+  RunningTurn,
+  /**
+   * @since 0.3.0
+   */
+  ThreadEvent,
+  /**
+   * @since 0.3.0
+   */
+  ThreadSnapshot,
+  /**
+   * @since 0.3.0
+   */
+  ThreadToolResult,
   /**
    * @since 0.3.0
    */
@@ -80,6 +116,75 @@ export { toTurnConversation }
  * @category constants
  */
 export const turnIdHeader = "x-sluice-turn-id"
+
+/**
+ * A thread token, or what gives a fresh one (the app's backend route that mints it):
+ * called for the first request, again once the token it gave expires (a thread
+ * token's `expiresAt`), and again when the server answers 401.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type ThreadTokenSource = string | (() => string | Promise<string>)
+
+/**
+ * The fields of a thread turn request other than its input (`ThreadInput.TurnRequest`
+ * of `@sluice/core`): `model`, `provider` and `tools` (names), each within what the
+ * server allows, plus whatever else the server reads.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ThreadTurnFields {
+  readonly model?: string | undefined
+  readonly provider?: string | undefined
+  readonly tools?: ReadonlyArray<string> | undefined
+  readonly [field: string]: unknown
+}
+
+/**
+ * Thread mode: `id` the thread (the server creates it with its first turn), `token` a
+ * thread token (`ThreadToken.mint` on the app's backend) or a function that gives one,
+ * `body` the request's fields (a function is called for every send).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ThreadOptions {
+  readonly id: string
+  readonly token?: ThreadTokenSource | undefined
+  readonly body?: Lazy<ThreadTurnFields> | undefined
+}
+
+/**
+ * A turn of the thread that another tab, device or backend started: its id and the
+ * user's message it started from (none for a turn of tool results or a
+ * regeneration).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ThreadTurnStarted {
+  readonly turnId: string
+  readonly message: UIMessage | undefined
+}
+
+/**
+ * What `followThread` calls: `onEvent` for each event of the thread's log (with its
+ * entry id), `onTurnStarted` for each turn this transport did not start (the app loads
+ * the messages and resumes the chat's stream: docs/threads.md#browser). `after` is the
+ * entry id to follow after (default: the thread's last event when `followThread` is
+ * called, or what `loadThread` read); `signal` ends the following.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface FollowThreadOptions {
+  readonly onEvent?: ((event: ThreadEvent, id: string) => void | Promise<void>) | undefined
+  readonly onTurnStarted?: ((turn: ThreadTurnStarted) => void | Promise<void>) | undefined
+  readonly after?: string | undefined
+  readonly signal?: AbortSignal | undefined
+}
 
 /**
  * A chat's running turn as the transport remembers it: its id, and the last event
@@ -288,6 +393,9 @@ const isWebStorage = (value: unknown): value is WebStorage =>
  * not a positive integer is a `RangeError` here); `sleep` and `random` are the waits
  * and their jitter
  * (a wait ends early when the chat stops; tests pass their own, as to `followTurn`).
+ * `thread` turns on thread mode (`body`, `token`, `toTurnConversation`, `reasoning`
+ * and `prepareSendMessagesRequest` are then not used: the thread's own `body` and
+ * `token` are).
  *
  * @since 0.3.0
  * @category models
@@ -319,6 +427,7 @@ export interface SluiceChatTransportOptions<UI_MESSAGE extends UIMessage = UIMes
   readonly startAttempts?: number | undefined
   readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
   readonly random?: (() => number) | undefined
+  readonly thread?: ThreadOptions | undefined
 }
 
 // Sound for the values given here (fields, headers, a token), none of them a function.
@@ -388,6 +497,22 @@ interface Following {
   readonly signal: AbortSignal | undefined
   readonly abort: AbortController
   readonly followed: Followed
+  /** The turn continues the chat's last assistant message (it sends tool results). */
+  readonly continues?: boolean
+}
+
+// A continuation's `start` without its `messageId`: the chat then keeps adding to its
+// last assistant message instead of pushing a copy of it under the new id.
+const continued = (chunk: UIMessageChunk): UIMessageChunk =>
+  chunk.type === "start" && chunk.messageId !== undefined
+    ? { type: "start", ...(chunk.messageMetadata === undefined ? {} : { messageMetadata: chunk.messageMetadata }) }
+    : chunk
+
+type FetchInit = {
+  readonly method: string
+  readonly headers: Record<string, string>
+  readonly body?: string
+  readonly signal: AbortSignal | undefined
 }
 
 /**
@@ -410,11 +535,23 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   readonly #options: SluiceChatTransportOptions<UI_MESSAGE>
   readonly #storage: ChatTurnStorage
   readonly #chats = new Map<string, Followed>()
+  // thread mode: the token in use, the calls whose result the server has, the turns
+  // this transport started (and the starts under way), the last thread event read
+  #token: Promise<string | undefined> | undefined
+  readonly #answered = new Set<string>()
+  readonly #own = new Set<string>()
+  readonly #starting = new Set<Promise<unknown>>()
+  #threadEventId: string | undefined
 
   constructor(options: SluiceChatTransportOptions<UI_MESSAGE> = {}) {
     const attempts = options.startAttempts
     if (attempts !== undefined && !(Number.isSafeInteger(attempts) && attempts >= 1)) {
       throw new RangeError(`startAttempts must be a positive integer, got ${attempts}`)
+    }
+    if (options.thread !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(options.thread.id)) {
+      throw new RangeError(
+        `thread.id must be 1 to 128 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(options.thread.id)}`
+      )
     }
     this.#options = options
     this.#storage = options.storage ?? defaultStorage()
@@ -428,6 +565,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   async sendMessages(options: Parameters<ChatTransport<UI_MESSAGE>["sendMessages"]>[0]): Promise<
     ReadableStream<UIMessageChunk>
   > {
+    if (this.#options.thread !== undefined) return this.#sendToThread(options, this.#options.thread)
     const fields = await resolve(this.#options.body ?? {})
     const conversation = (this.#options.toTurnConversation ??
       ((messages: ReadonlyArray<UI_MESSAGE>) => toTurnConversation(messages, { reasoning: this.#options.reasoning })))(
@@ -451,28 +589,237 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       headers
     })
     const sentHeaders = prepared?.headers === undefined ? headers : headerRecord(prepared.headers)
-    const response = await this.#start({
+    const response = await this.#start(apiUrl(this.#options.baseUrl ?? "", "/v1/turns"), {
       method: "POST",
       headers: { "content-type": "application/json", ...sentHeaders },
       body: JSON.stringify(prepared?.body ?? body),
       signal: options.abortSignal
     })
+    return this.#begin(options.chatId, sentHeaders, options.abortSignal, response, false)
+  }
+
+  // The started turn's chunks, remembered for the chat.
+  async #begin(
+    chatId: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    response: Response,
+    continues: boolean
+  ): Promise<ReadableStream<UIMessageChunk>> {
     const turnId = response.headers.get(turnIdHeader)
     if (turnId === null || turnId === "") {
       await response.body?.cancel().catch(() => undefined)
       throw new ClientError("unexpected_body", `the server's answer names no turn (${turnIdHeader})`, response.status)
     }
     const followed: Followed = { turnId, lastEventId: undefined, disconnected: false }
-    this.#chats.set(options.chatId, followed)
-    await this.#storage.set(options.chatId, { turnId })
-    return this.#stream({
-      chatId: options.chatId,
-      turnId,
-      headers: sentHeaders,
-      signal: options.abortSignal,
-      abort: new AbortController(),
-      followed
-    }, response)
+    this.#chats.set(chatId, followed)
+    await this.#storage.set(chatId, { turnId })
+    return this.#stream(
+      { chatId, turnId, headers, signal, abort: new AbortController(), followed, continues },
+      response
+    )
+  }
+
+  // Thread mode: only what is new (the user's message, the results of the calls the
+  // chat answered, or `regenerate: true`) to `POST /v1/threads/:threadId/turns`.
+  async #sendToThread(
+    options: Parameters<ChatTransport<UI_MESSAGE>["sendMessages"]>[0],
+    thread: ThreadOptions
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    const regenerate = options.trigger === "regenerate-message"
+    const input = regenerate ? { message: undefined, toolResults: [] } : newInput(options.messages, this.#answered)
+    if (!regenerate && input.message === undefined && input.toolResults.length === 0) {
+      throw new ClientError(
+        "invalid_request",
+        "nothing new to send: the chat's last message is not the user's, and no tool call of the last step has an " +
+          "output the server does not have"
+      )
+    }
+    const body = {
+      ...(await resolve(thread.body ?? {})),
+      ...options.body,
+      ...(regenerate ? { regenerate: true } : {}),
+      ...(input.message === undefined ? {} : { message: input.message }),
+      ...(input.toolResults.length === 0 ? {} : { toolResults: input.toolResults })
+    }
+    const headers = await this.#headers(options.headers)
+    const response = this.#start(this.#threadUrl(thread, "/turns"), {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+      signal: options.abortSignal
+    })
+    // a follower that reads this turn's `turn_started` first waits for its id
+    const started = response.then((answer) => answer.headers.get(turnIdHeader), () => null)
+    this.#starting.add(started)
+    try {
+      const answer = await response
+      const turnId = answer.headers.get(turnIdHeader)
+      if (turnId !== null) this.#own.add(turnId)
+      for (const result of input.toolResults) this.#answered.add(result.toolCallId)
+      const continues = !regenerate && options.messages.at(-1)?.role === "assistant"
+      return await this.#begin(options.chatId, headers, options.abortSignal, answer, continues)
+    } finally {
+      this.#starting.delete(started)
+    }
+  }
+
+  #threadUrl(thread: ThreadOptions, suffix: string): string {
+    return apiUrl(this.#options.baseUrl ?? "", `/v1/threads/${encodeURIComponent(thread.id)}${suffix}`)
+  }
+
+  /**
+   * Thread mode: the thread as the server has it (`GET /v1/threads/:threadId`): its
+   * messages (the current branch as UI messages), its running turn, its last event;
+   * `undefined` for a thread not started yet. Rejects with a `ClientError` otherwise
+   * (`forbidden` for a token of another thread, `network`, ...), and outside thread
+   * mode.
+   *
+   * @since 0.3.0
+   */
+  async loadThread(options: { readonly signal?: AbortSignal | undefined } = {}): Promise<
+    ThreadSnapshot | undefined
+  > {
+    const thread = this.#threadOptions("loadThread")
+    let response: Response
+    try {
+      response = await this.#fetch(this.#threadUrl(thread, ""), {
+        method: "GET",
+        headers: await this.#headers(undefined),
+        signal: options.signal
+      })
+    } catch (error) {
+      if (error instanceof ClientError && error.code === "thread_not_found") return undefined
+      throw error
+    }
+    let value: unknown
+    try {
+      value = await response.json()
+    } catch {
+      throw new ClientError("unexpected_body", "the thread's answer is not JSON", response.status)
+    }
+    if (!isThreadSnapshot(value)) {
+      throw new ClientError("unexpected_body", "the server sent something that is not a thread", response.status)
+    }
+    for (const id of answeredCalls(value.messages)) this.#answered.add(id)
+    this.#threadEventId = value.lastEventId
+    return value
+  }
+
+  /**
+   * Thread mode: the thread's messages, for `useChat`'s `messages` (`[]` for a thread
+   * not started yet). A running turn's user message is there; its answer comes from
+   * `resume: true` (`reconnectToStream`).
+   *
+   * @since 0.3.0
+   */
+  async loadMessages(options: { readonly signal?: AbortSignal | undefined } = {}): Promise<Array<UIMessage>> {
+    return [...((await this.loadThread(options))?.messages ?? [])]
+  }
+
+  #threadOptions(what: string): ThreadOptions {
+    if (this.#options.thread === undefined) {
+      throw new ClientError("not_thread_mode", `${what} needs thread mode: new SluiceChatTransport({ thread })`)
+    }
+    return this.#options.thread
+  }
+
+  /**
+   * Thread mode: follows the thread's events (`GET /v1/threads/:threadId/events`,
+   * resuming with `Last-Event-ID` and backoff when the stream drops, waiting for a
+   * thread not started yet) and calls `onEvent` for each, `onTurnStarted` for each turn
+   * another tab, device or backend started. Resolves when `signal` aborts or the thread
+   * is deleted; rejects with a `ClientError` the server will not answer otherwise
+   * (`forbidden`, `unauthorized` after a fresh token).
+   *
+   * @since 0.3.0
+   */
+  async followThread(options: FollowThreadOptions = {}): Promise<void> {
+    const thread = this.#threadOptions("followThread")
+    const signal = options.signal ?? new AbortController().signal
+    const reconnect = { ...Reconnect.defaults, ...this.#options.reconnect, maxAttempts: Infinity }
+    const sleep = this.#options.sleep ?? platformSleep
+    const random = this.#options.random ?? Math.random
+    let after = options.after ?? this.#threadEventId ?? (await this.loadThread({ signal }))?.lastEventId
+    let failures = 0
+    while (!signal.aborted) {
+      let response: Response
+      try {
+        response = await this.#fetch(this.#threadUrl(thread, "/events"), {
+          method: "GET",
+          headers: {
+            ...(await this.#headers(undefined)),
+            accept: "text/event-stream",
+            ...(after === undefined ? {} : { "last-event-id": after })
+          },
+          signal
+        })
+      } catch (error) {
+        const failure = fromThrown(error)
+        if (signal.aborted) return
+        // a thread not started yet: its first turn creates it
+        if (!failure.retryable && failure.code !== "thread_not_found") throw failure
+        await sleep(Reconnect.delayMs(failures++, reconnect, random), signal)
+        continue
+      }
+      const frames: Array<EventSourceMessage> = []
+      const parser = createParser({ onEvent: (frame) => frames.push(frame) })
+      const reader = response.body?.getReader()
+      const decoder = new TextDecoder()
+      try {
+        reading: while (reader !== undefined) {
+          const read = await reader.read()
+          if (read.done) break
+          parser.feed(decoder.decode(read.value, { stream: true }))
+          while (frames.length > 0) {
+            const frame = frames.shift()!
+            // `server_closing`, `stream_error`: the server goes away, or could not go on
+            if (frame.event === "server_closing" || frame.event === "stream_error") break reading
+            let value: unknown
+            try {
+              value = JSON.parse(frame.data)
+            } catch {
+              throw new ClientError("unexpected_body", `a thread event is not JSON: ${frame.data.slice(0, 80)}`)
+            }
+            // an event of a later server: skipped
+            if (!isThreadEvent(value) || frame.id === undefined) continue
+            after = frame.id
+            failures = 0
+            await this.#threadEvent(value, frame.id, options)
+            if (value.type === "thread_deleted") return
+          }
+        }
+      } catch (error) {
+        if (error instanceof ClientError && error.code === "unexpected_body") throw error
+        if (signal.aborted) return
+        // the stream broke off: opened again after the last event read
+      } finally {
+        await reader?.cancel().catch(() => undefined)
+      }
+      if (signal.aborted) return
+      await sleep(Reconnect.delayMs(failures++, reconnect, random), signal)
+    }
+  }
+
+  async #threadEvent(event: ThreadEvent, id: string, options: FollowThreadOptions): Promise<void> {
+    this.#threadEventId = id
+    if (event.type === "turn_started") {
+      for (const result of event.input.toolResults) {
+        if (typeof result === "object" && result !== null && "toolCallId" in result) {
+          if (typeof result.toolCallId === "string") this.#answered.add(result.toolCallId)
+        }
+      }
+    }
+    await options.onEvent?.(event, id)
+    if (event.type !== "turn_started" || options.onTurnStarted === undefined) return
+    // a start of this transport under way may be this turn's
+    await Promise.all(this.#starting)
+    const followed = [...this.#chats.values()].some((chat) => chat.turnId === event.turnId)
+    if (this.#own.has(event.turnId) || followed) return
+    await options.onTurnStarted({
+      turnId: event.turnId,
+      message: isUIMessage(event.input.message) ? event.input.message : undefined
+    })
   }
 
   /**
@@ -485,8 +832,25 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   async reconnectToStream(
     options: Parameters<ChatTransport<UI_MESSAGE>["reconnectToStream"]>[0]
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const stored = await this.#storage.get(options.chatId)
-    if (stored === undefined) return null
+    let turnId: string
+    if (this.#options.thread !== undefined) {
+      // the thread's running turn, whoever started it
+      const running = (await this.loadThread({ signal: options.abortSignal }))?.running ?? null
+      if (running === null) return null
+      turnId = running.turnId
+    } else {
+      const stored = await this.#storage.get(options.chatId)
+      if (stored === undefined) return null
+      turnId = stored.turnId
+    }
+    return this.#reattach(options, turnId)
+  }
+
+  async #reattach(
+    options: Parameters<ChatTransport<UI_MESSAGE>["reconnectToStream"]>[0],
+    turnId: string
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
+    const stored = { turnId }
     const known = this.#chats.get(options.chatId)
     const continues = known !== undefined && known.turnId === stored.turnId && known.disconnected &&
       known.lastEventId !== undefined
@@ -525,7 +889,8 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   }
 
   async #headers(call: HeadersInit | undefined): Promise<Record<string, string>> {
-    const token = await resolve(this.#options.token)
+    // thread mode: the thread token, set by `#fetch` on each request
+    const token = this.#options.thread === undefined ? await resolve(this.#options.token) : undefined
     return {
       ...headerRecord(await resolve(this.#options.headers)),
       ...headerRecord(call),
@@ -537,18 +902,13 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   // was started, so another try cannot start the turn twice. Each wait is the server's
   // `Retry-After` (1 s when it names none) plus up to as much again, so that chats
   // refused together do not all come back at once.
-  async #start(init: {
-    readonly method: string
-    readonly headers: Record<string, string>
-    readonly body: string
-    readonly signal: AbortSignal | undefined
-  }): Promise<Response> {
+  async #start(url: string, init: FetchInit & { readonly body: string }): Promise<Response> {
     const attempts = this.#options.startAttempts ?? 4
     const sleep = this.#options.sleep ?? platformSleep
     const random = this.#options.random ?? Math.random
     for (let attempt = 1;; attempt++) {
       try {
-        return await this.#fetch(apiUrl(this.#options.baseUrl ?? "", "/v1/turns"), init)
+        return await this.#fetch(url, init)
       } catch (error) {
         if (!(error instanceof ClientError && error.code === "at_capacity") || attempt >= attempts) throw error
         const wait = error.retryAfterMs ?? 1000
@@ -558,15 +918,39 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     }
   }
 
-  async #fetch(
-    url: string,
-    init: {
-      readonly method: string
-      readonly headers: Record<string, string>
-      readonly body?: string
-      readonly signal: AbortSignal | undefined
+  // Thread mode: the request with the thread token, asked for again (and the request
+  // sent again once) when the server answers 401 and the token is a function's.
+  async #fetch(url: string, init: FetchInit): Promise<Response> {
+    const source = this.#options.thread?.token
+    if (source === undefined) return this.#fetchOnce(url, init)
+    const token = await this.#threadToken(source, false)
+    const authorized = (value: string | undefined): FetchInit => ({
+      ...init,
+      headers: { ...init.headers, ...(value === undefined ? {} : { authorization: `Bearer ${value}` }) }
+    })
+    try {
+      return await this.#fetchOnce(url, authorized(token))
+    } catch (error) {
+      if (!(error instanceof ClientError && error.status === 401 && typeof source === "function")) throw error
+      return this.#fetchOnce(url, authorized(await this.#threadToken(source, true)))
     }
-  ): Promise<Response> {
+  }
+
+  // The thread token: the one in use until it expires (or `fresh` is asked for).
+  async #threadToken(source: ThreadTokenSource, fresh: boolean): Promise<string | undefined> {
+    if (typeof source === "string") return source
+    const current = this.#token === undefined ? undefined : await this.#token.catch(() => undefined)
+    const expiresAt = current === undefined ? undefined : tokenExpiresAt(current)
+    // a token that ends within the next 5 s is as good as expired
+    if (fresh || current === undefined || (expiresAt !== undefined && expiresAt - 5_000 <= Date.now())) {
+      const next = Promise.resolve().then(source)
+      this.#token = next
+      return next
+    }
+    return current
+  }
+
+  async #fetchOnce(url: string, init: FetchInit): Promise<Response> {
     let response: Response
     try {
       response = await (this.#options.fetch ?? globalThis.fetch)(url, {
@@ -645,7 +1029,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
             finish()
             controller.close()
           } else {
-            controller.enqueue(next.value)
+            controller.enqueue(following.continues === true ? continued(next.value) : next.value)
           }
         } catch (error) {
           finish()

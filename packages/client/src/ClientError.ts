@@ -52,11 +52,19 @@ export class ClientError extends Error {
    * @since 0.3.0
    */
   readonly retryAfterMs: number | undefined
-  constructor(code: ClientErrorCode, message: string, status?: number, retryAfterMs?: number) {
+  /**
+   * The turn the answer names, when it names one: the running turn of a thread that
+   * refused another (409 `turn_running`), to follow or cancel.
+   *
+   * @since 0.3.0
+   */
+  readonly turnId: string | undefined
+  constructor(code: ClientErrorCode, message: string, status?: number, retryAfterMs?: number, turnId?: string) {
     super(message)
     this.code = code
     this.status = status
     this.retryAfterMs = retryAfterMs
+    this.turnId = turnId
   }
 
   /**
@@ -85,7 +93,7 @@ export const retryAfterMs = (header: string | null | undefined, now: number = Da
 
 /**
  * The `ClientError` of a non-2xx answer, its parsed body (undefined when it was not
- * JSON) and its `Retry-After` header.
+ * JSON; its `error.turnId`, when it has one, kept) and its `Retry-After` header.
  *
  * @since 0.1.0
  * @category constructors
@@ -94,7 +102,8 @@ export const fromResponse = (status: number, body: unknown, retryAfter?: string 
   const error = isObject(body) ? body["error"] : undefined
   const wait = retryAfterMs(retryAfter)
   if (isObject(error) && typeof error["code"] === "string" && typeof error["message"] === "string") {
-    return new ClientError(error["code"], error["message"], status, wait)
+    const turnId = typeof error["turnId"] === "string" ? error["turnId"] : undefined
+    return new ClientError(error["code"], error["message"], status, wait, turnId)
   }
   return new ClientError("http_error", `the server answered ${status}`, status, wait)
 }

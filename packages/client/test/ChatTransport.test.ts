@@ -19,57 +19,10 @@ import {
   toTurnConversation,
   webStorage
 } from "../src/aiSdk.js"
+import { body, collect, frame, type Reply, scripted, type Sent, uiHeaders } from "./support/scripted.js"
 
 const turnId = "6f1c2b7e-0c3a-4d5e-8f90-1a2b3c4d5e6f"
 const base = "http://sluice.test"
-
-interface Sent {
-  readonly method: string
-  readonly url: string
-  readonly headers: Record<string, string>
-  readonly body: unknown
-}
-
-// A body of SSE text pieces that ends (or breaks off, with `fail`) after them.
-const body = (pieces: ReadonlyArray<string>, fail = false) => {
-  let next = 0
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const piece = pieces[next++]
-      if (piece !== undefined) controller.enqueue(new TextEncoder().encode(piece))
-      else if (fail) controller.error(new TypeError("network connection lost"))
-      else controller.close()
-    }
-  }, { highWaterMark: 0 })
-}
-
-const uiHeaders = { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" }
-
-type Reply = (request: Sent) => Response
-
-// A `fetch` that answers the requests in order with `replies` and records them.
-const scripted = (replies: ReadonlyArray<Reply>) => {
-  const sent: Array<Sent> = []
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    const headers: Record<string, string> = {}
-    new Headers(init?.headers).forEach((value, name) => (headers[name] = value))
-    const request: Sent = {
-      method: init?.method ?? "GET",
-      url: String(input),
-      headers,
-      body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined
-    }
-    sent.push(request)
-    const reply = replies[sent.length - 1]
-    if (reply === undefined) throw new Error(`no reply for request ${sent.length}: ${request.method} ${request.url}`)
-    if (init?.signal?.aborted === true) throw new DOMException("aborted", "AbortError")
-    return reply(request)
-  }
-  return { fetch, sent }
-}
-
-const frame = (chunk: object, id?: string) =>
-  `${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(chunk)}\n\n`
 
 // A turn's chunks by event: each event's chunks, its last frame with the event's id.
 const events: ReadonlyArray<{ readonly id: string; readonly chunks: ReadonlyArray<UIMessageChunk> }> = [
@@ -88,16 +41,6 @@ const done = "data: [DONE]\n\n"
 
 const started: Reply = () =>
   new Response(body([...framesOf(0), done]), { headers: { ...uiHeaders, "x-sluice-turn-id": turnId } })
-
-const collect = async (stream: ReadableStream<UIMessageChunk>): Promise<ReadonlyArray<UIMessageChunk>> => {
-  const out: Array<UIMessageChunk> = []
-  const reader = stream.getReader()
-  for (;;) {
-    const next = await reader.read()
-    if (next.done) return out
-    out.push(next.value)
-  }
-}
 
 const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] })
 
