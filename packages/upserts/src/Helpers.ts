@@ -6,6 +6,8 @@
  * @since 0.1.0
  */
 import { Ids, Json, Tokens } from "@sluice/core"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as RetryPolicy from "./RetryPolicy.js"
 
 /**
@@ -40,3 +42,15 @@ export const generateEventId: () => string = Ids.generateEventId
  */
 export const calculateRetryDelay: (attempt: number, baseMs: number, maxMs: number) => number =
   RetryPolicy.calculateRetryDelay
+
+/**
+ * Waits `ms` milliseconds on Effect's `Clock` (a `TestClock` in tests), the retry
+ * delay's wait. The design's `sleep` gives a `Promise` over `setTimeout`; this one is an
+ * Effect, so a test moves it with the clock instead of waiting
+ * (docs/decisions/upserts-seed-utilities.md). A negative or non-finite `ms` waits 0.
+ *
+ * @since 0.3.0
+ * @category utilities
+ */
+export const sleep = (ms: number): Effect.Effect<void> =>
+  Effect.sleep(Duration.millis(Number.isFinite(ms) && ms > 0 ? ms : 0))

@@ -58,7 +58,7 @@ export { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent }
 /**
  * @since 0.1.0
  */
-export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe } from "./Helpers.js"
+export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe, sleep } from "./Helpers.js"
 
 
 /**

@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/testing/TestClock"
 import { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent } from "../src/UpsertErrors.js"
 import { UpsertStreamProcessor, type UpsertStreamProcessorOptions } from "../src/UpsertStreamProcessor.js"
+import { sleep } from "../src/index.js"
 import * as F from "./fixtures.js"
 import { seedCases } from "./SeedCases.js"
 
@@ -241,4 +242,96 @@ describe("UpsertStreamProcessor", () => {
     expect(construct({ onEmit: "redis" })).toThrow("onEmit: must be a function")
     expect(construct({ threadId: undefined })).toThrow("threadId: is missing")
   })
+})
+
+describe("UpsertStreamProcessor: the defaults and rules of docs/upserts.md", () => {
+  it.effect("batchTimeoutMs defaults to 1000: buffered content is emitted 1000 ms after the last delta", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor()
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "0123456789"))
+      yield* p.process(F.delta("msg-1", "abcdefghij"))
+      yield* TestClock.adjust(999)
+      yield* settle
+      expect(p.payloads().length).toBe(2)
+      yield* TestClock.adjust(1)
+      yield* settle
+      expect(p.payloads()[2]).toStrictEqual(F.upsert("msg-1", "message", "updated", "0123456789abcdefghij", agent))
+    }), 30_000)
+
+  it.effect("retryAttempts defaults to 3 and retryBaseMs to 1000: four attempts at 0, 1, 3, 7 s", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({}, () => true)
+      const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
+      yield* settle
+      for (let i = 0; i < 20; i++) yield* TestClock.adjust(1000)
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({ attempts: 4 })
+      expect(p.attemptsAt).toStrictEqual([0, 1000, 3000, 7000])
+    }), 30_000)
+
+  it.effect("retryMaxMs defaults to 10000: the fifth retry waits 10 s, not 16 s", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ retryAttempts: 5 }, () => true)
+      const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
+      yield* settle
+      for (let i = 0; i < 40; i++) yield* TestClock.adjust(1000)
+      yield* Fiber.join(fiber)
+      expect(p.attemptsAt).toStrictEqual([0, 1000, 3000, 7000, 15000, 25000])
+    }), 30_000)
+
+  it.effect("an item's buffer is released once the item is done, and once it errs", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor()
+      yield* p.process(
+        F.responseStart(),
+        F.itemStart("msg-1", "message"),
+        F.delta("msg-1", "Hello"),
+        F.itemStart("msg-2", "message"),
+        F.delta("msg-2", "Hi")
+      )
+      expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-1", "msg-2"])
+      yield* p.process(F.messageDone("msg-1", "Hello"))
+      expect([...p.processor.getBufferState().keys()]).toStrictEqual(["msg-2"])
+      yield* p.process(F.itemError("msg-2", "boom", "it broke"))
+      expect(p.processor.getBufferState().size).toBe(0)
+      // and no timer is left to emit either of them later
+      const emitted = p.payloads().length
+      yield* TestClock.adjust(5000)
+      yield* settle
+      expect(p.payloads().length).toBe(emitted)
+    }), 30_000)
+
+  it.effect("TC-09 in docs/upserts.md's order: created with the first delta, a stall with nothing new, more, done", () =>
+    Effect.gen(function*() {
+      const p = yield* makeProcessor({ batchTimeoutMs: 1000 })
+      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "0123456789"))
+      expect(p.payloads()).toStrictEqual([
+        F.turnStarted(),
+        F.upsert("msg-1", "message", "created", "0123456789", agent)
+      ])
+      // the stall: the timer is due, but everything buffered was emitted with `created`,
+      // so it emits nothing (an `updated` would repeat the same content)
+      yield* TestClock.adjust(1000)
+      yield* settle
+      expect(p.payloads().length).toBe(2)
+      yield* p.process(F.delta("msg-1", "abcdefghij"), F.messageDone("msg-1", "0123456789abcdefghij"))
+      yield* p.process(F.responseDone())
+      expect(p.payloads().slice(2)).toStrictEqual([
+        F.upsert("msg-1", "message", "completed", "0123456789abcdefghij", agent),
+        F.turnCompleted()
+      ])
+    }), 30_000)
+})
+
+describe("sleep", () => {
+  it.effect("waits on Effect's Clock: done when the clock has moved by ms, not before", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.forkChild(sleep(1500))
+      yield* TestClock.adjust(1499)
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(fiber)
+      const negative = yield* Effect.forkChild(sleep(-5))
+      yield* Fiber.join(negative)
+    }), 30_000)
 })
