@@ -69,7 +69,10 @@ const partsOf = (
     const toolNames = provider.tools.map((tool) => tool.name)
     return client.stream(request.success, { toolNames }).pipe(
       Stream.mapError((error) => aiErrorOfStream(error, method)),
-      toParts(client.baseUrl, method)
+      toParts(client.baseUrl, method, {
+        names: new Set(toolNames),
+        deferred: provider.toolCallValidation === "deferred"
+      })
     )
   })
 

@@ -245,6 +245,33 @@ describe("SluiceLanguageModel", () => {
           expect(textOf(none)).toContain("multiply")
         }), 30_000)
 
+      it.effect("streamText without a toolkit: a call is a ToolNotFoundError part, the turn streams to its finish", () =>
+        Effect.gen(function*() {
+          const { model } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.toolTurn)])
+          const parts = yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Weather?" })).pipe(
+            Effect.provide(model)
+          )
+          const calls = wire.provider === "openai-chat" ? 2 : 1
+          const errors = parts.flatMap((part) =>
+            part.type === "error" && AiError.isAiError(part.error) ? [part.error.reason] : []
+          )
+          expect(errors).toHaveLength(calls)
+          expect(errors[0]).toMatchObject({ _tag: "ToolNotFoundError", availableTools: [] })
+          expect(parts.map((part): string => part.type)).not.toContain("tool-call")
+          expect(parts[parts.length - 1]).toMatchObject({ type: "finish", reason: "tool-calls" })
+          // deferred validation takes the calls as they came
+          const deferred = yield* Stream.runCollect(
+            LanguageModel.streamText({
+              prompt: "Weather?",
+              disableToolCallResolution: true,
+              toolCallValidation: "deferred"
+            })
+          ).pipe(Effect.provide(model))
+          const taken = deferred.flatMap((part) => part.type === "tool-call" ? [part.name] : [])
+          expect(taken).toHaveLength(calls)
+          expect(deferred.filter((part) => part.type === "error")).toHaveLength(0)
+        }), 30_000)
+
       it.effect("a two-step toolkit loop (Chat): the second request carries the first step's reasoning and tool results", () =>
         Effect.gen(function*() {
           const { model, server } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.text)])

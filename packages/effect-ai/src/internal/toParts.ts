@@ -9,7 +9,7 @@
  * @internal
  */
 import type { FinishReason, OutputItem, StreamEvent, Usage } from "@sluice/core"
-import type * as AiError from "effect/ai/AiError"
+import * as AiError from "effect/ai/AiError"
 import type * as Response from "effect/ai/Response"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
@@ -70,9 +70,36 @@ const sourcePart = (id: string, source: OutputItem.Source): Response.StreamPartE
     }
 
 /**
+ * The tools a call of `effect/ai` declared, and whether it takes calls of others
+ * (`toolCallValidation: "deferred"`): `LanguageModel` decodes the parts by its toolkit,
+ * and refuses a `tool-call` or `tool-result` part of a tool the toolkit lacks.
+ *
+ * @internal
+ */
+export interface Declared {
+  readonly names: ReadonlySet<string> | "all"
+  readonly deferred: boolean
+}
+
+/**
+ * Every tool declared, any call taken: for a caller that decodes no parts by a toolkit.
+ *
+ * @internal
+ */
+export const anyTool: Declared = { names: "all", deferred: true }
+
+/**
  * Converts the events of one turn, one at a time, into stream parts appended to an
  * array. A `response_error` before any part of output is kept apart (`failure`): the
  * request failed, and the caller fails with it; one after output is an `error` part.
+ *
+ * A function call comes whole, as `tool-call`, when it is done: no `tool-params-*` parts,
+ * since the events name a call's id only in its finished item, and `effect/ai` pairs
+ * those parts with the call by id (docs/language-model.md). A call of a tool the caller
+ * did not declare:
+ * the client's becomes an `error` part with `ToolNotFoundError` (`effect/ai`'s rule for
+ * strict validation) unless validation is deferred; a provider-executed one and its
+ * result are left out (`effect/ai` cannot decode them without the tool).
  *
  * @internal
  */
@@ -80,6 +107,8 @@ export class EventConverter {
   private provider = "sluice"
   private output = false
   private readonly names = new Map<string, string>()
+  /** The provider-executed calls left out, whose results are left out too. */
+  private readonly skipped = new Set<string>()
   /** The open text and reasoning items, with the type of their deltas. */
   private readonly open = new Map<string, "text-delta" | "reasoning-delta">()
   /** The text streamed so far of each open item. */
@@ -89,7 +118,15 @@ export class EventConverter {
   /** Every error the turn reported. */
   readonly errors: Array<StreamEvent.ErrorObject> = []
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly declared: Declared = anyTool,
+    private readonly method = "streamText"
+  ) {}
+
+  private isDeclared(name: string): boolean {
+    return this.declared.names === "all" || this.declared.names.has(name)
+  }
 
   private metadata(item: OutputItem.OutputItem): Response.ProviderMetadata {
     return { [metadataKey]: { provider: this.provider, item } }
@@ -188,6 +225,26 @@ export class EventConverter {
       case "function_call":
         this.output = true
         this.names.set(item.call_id, item.name)
+        if (!this.isDeclared(item.name)) {
+          if (item.provider_executed === true) {
+            this.skipped.add(item.call_id)
+            return
+          }
+          if (!this.declared.deferred) {
+            out.push({
+              type: "error",
+              error: AiError.make({
+                module: "SluiceLanguageModel",
+                method: this.method,
+                reason: new AiError.ToolNotFoundError({
+                  toolName: item.name,
+                  availableTools: this.declared.names === "all" ? [] : [...this.declared.names]
+                })
+              })
+            })
+            return
+          }
+        }
         out.push({
           type: "tool-call",
           id: item.call_id,
@@ -199,6 +256,7 @@ export class EventConverter {
         return
       case "function_call_output":
         this.output = true
+        if (this.skipped.has(item.call_id)) return
         out.push({
           type: "tool-result",
           id: item.call_id,
@@ -221,12 +279,12 @@ export class EventConverter {
  *
  * @internal
  */
-export const toParts = (baseUrl: string, method: string) =>
+export const toParts = (baseUrl: string, method: string, declared: Declared = anyTool) =>
 <E, R>(
   events: Stream.Stream<StreamEvent.StreamEvent, E, R>
 ): Stream.Stream<Response.StreamPartEncoded, E | AiError.AiError, R> =>
   Stream.suspend(() => {
-    const converter = new EventConverter(baseUrl)
+    const converter = new EventConverter(baseUrl, declared, method)
     return Stream.transformPull(events, (pull) =>
       Effect.succeed(Effect.gen(function*() {
         while (true) {
