@@ -13,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { upsertMessages } from "../../testing/src/turns/transcripts.js"
+import { upsertMessages } from "@sluice/testing/turns"
 
 const turnId = "0c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f"
 
