@@ -47,7 +47,9 @@ describe("scripts/containerCheck.sh", () => {
   }, 60_000)
 
   it("base images that cannot be pulled: skipped, exit 0, with the engine's reason", () => {
-    const result = check(fakePodman(`"image exists") exit 1 ;;\n"pull -q") echo "dial tcp: no such host" >&2; exit 125 ;;`))
+    const result = check(
+      fakePodman(`"image exists") exit 1 ;;\n"pull -q") echo "dial tcp: no such host" >&2; exit 125 ;;`)
+    )
     expect(result.code).toBe(0)
     expect(result.stderr).toContain("skipped: the base image docker.io/library/node:")
     expect(result.stderr).toContain("no such host")
@@ -61,7 +63,9 @@ describe("scripts/containerCheck.sh", () => {
 
   it("an image built without its HEALTHCHECK (the OCI format): exit 1", () => {
     const result = check(
-      fakePodman(`"image exists") exit 0 ;;\n"build --format") exit 0 ;;\n"image inspect") echo null ;;\n"run --rm") echo 0.3.0 ;;\n*) exit 0 ;;`)
+      fakePodman(
+        `"image exists") exit 0 ;;\n"build --format") exit 0 ;;\n"image inspect") echo null ;;\n"run --rm") echo 0.3.0 ;;\n*) exit 0 ;;`
+      )
     )
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("lost its HEALTHCHECK")

@@ -5,9 +5,9 @@
  * and `.ci/run` calls the image check after the tests.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Schema from "effect/Schema"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import * as Schema from "effect/Schema"
 import { parse, stage } from "./support/dockerfile.js"
 import * as Yaml from "./support/yaml.js"
 

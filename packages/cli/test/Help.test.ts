@@ -181,20 +181,26 @@ describe("usage errors", () => {
       ])
     }))
 
-  it.effect("serve's help names SLUICE_API_TOKENS and the provider keys and base URLs; run's the keys and base URLs", () =>
-    Effect.gen(function*() {
-      const environment = (text: string) => text.slice(text.indexOf("ENVIRONMENT"), text.indexOf("GLOBAL OPTIONS"))
-      const serve = environment(yield* help("serve"))
-      for (const variable of ["SLUICE_API_TOKENS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"]) {
-        expect(serve).toContain(variable)
-      }
-      for (const variable of ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GEMINI_BASE_URL"]) expect(serve).toContain(variable)
-      expect(serve.replace(/\s+/g, " ")).toContain("the server does not start")
-      const run = environment(yield* help("run"))
-      for (const variable of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GEMINI_BASE_URL"]) {
-        expect(run).toContain(variable)
-      }
-      expect(run).not.toContain("SLUICE_API_TOKENS")
-      expect(yield* help("normalize")).not.toContain("ENVIRONMENT")
-    }), 60_000)
+  it.effect(
+    "serve's help names SLUICE_API_TOKENS and the provider keys and base URLs; run's the keys and base URLs",
+    () =>
+      Effect.gen(function*() {
+        const environment = (text: string) => text.slice(text.indexOf("ENVIRONMENT"), text.indexOf("GLOBAL OPTIONS"))
+        const serve = environment(yield* help("serve"))
+        for (const variable of ["SLUICE_API_TOKENS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"]) {
+          expect(serve).toContain(variable)
+        }
+        for (const variable of ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GEMINI_BASE_URL"]) {
+          expect(serve).toContain(variable)
+        }
+        expect(serve.replace(/\s+/g, " ")).toContain("the server does not start")
+        const run = environment(yield* help("run"))
+        for (const variable of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GEMINI_BASE_URL"]) {
+          expect(run).toContain(variable)
+        }
+        expect(run).not.toContain("SLUICE_API_TOKENS")
+        expect(yield* help("normalize")).not.toContain("ENVIRONMENT")
+      }),
+    60_000
+  )
 })

@@ -12,8 +12,8 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeRenderer } from "../src/internal/run.js"
 import { Cli, Output } from "../src/index.js"
+import { makeRenderer } from "../src/internal/run.js"
 
 // An OpenAI Chat provider that streams one delta, "Hel", and then nothing more.
 const stallingProvider = Effect.acquireRelease(

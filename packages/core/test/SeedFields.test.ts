@@ -13,22 +13,32 @@ const encode = Schema.encodeSync(StreamEvent.StreamEvent)
 const context = { runId: "7e6d5c4b-3a29-4817-a6b5-c4d3e2f1a0b9" }
 const id = "5d3f1c2a-8a61-4c4e-9f3b-1e2d3c4b5a69"
 
-const started = StreamEvent.envelope(context, {
-  type: "response_start",
-  response_id: "0c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
-  turn_id: "1c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
-  thread_id: "2c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
-  agent_id: "3c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
-  model_id: "m",
-  provider_id: "p",
-  created_at: 1
-}, id, 1)
+const started = StreamEvent.envelope(
+  context,
+  {
+    type: "response_start",
+    response_id: "0c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
+    turn_id: "1c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
+    thread_id: "2c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
+    agent_id: "3c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f",
+    model_id: "m",
+    provider_id: "p",
+    created_at: 1
+  },
+  id,
+  1
+)
 
-const failed = StreamEvent.envelope(context, {
-  type: "item_error",
-  item_id: "i",
-  error: { code: "tool_failed", message: "boom", stack: "Error: boom\n    at tool (tool.ts:1:1)" }
-}, id, 2)
+const failed = StreamEvent.envelope(
+  context,
+  {
+    type: "item_error",
+    item_id: "i",
+    error: { code: "tool_failed", message: "boom", stack: "Error: boom\n    at tool (tool.ts:1:1)" }
+  },
+  id,
+  2
+)
 
 describe("the design's fields, carried whole", () => {
   it("agent_id and an error's stack decode and encode as given, through JSON too", () => {

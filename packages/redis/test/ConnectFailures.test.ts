@@ -58,21 +58,25 @@ describe("a Redis start-up failure names its cause", () => {
       expect(error.message).toContain("does not resolve")
     }), 30_000)
 
-  it.effect("a server that wants a password, given none, then a wrong one; the right one connects", () =>
-    Effect.gen(function*() {
-      const { port } = yield* passwordServer
-      const none = yield* failureOf(`redis://127.0.0.1:${port}`)
-      expect(none.reason).toBe("Rejected")
-      expect(none.message).toContain("NOAUTH")
-      expect(none.message).toContain("requires a password")
-      const wrong = yield* failureOf(`redis://:wrong@127.0.0.1:${port}`)
-      expect(wrong.reason).toBe("Rejected")
-      expect(wrong.message).toContain("WRONGPASS")
-      expect(wrong.message).not.toContain("Connection is closed")
-      const length = RedisStreams.use((redis) => redis.xlen("sluice-test:auth"))
-      expect(yield* Effect.provide(length, RedisStreamsLive.layerFrom({ url: `redis://:sekret@127.0.0.1:${port}` })))
-        .toBe(0)
-    }).pipe(Effect.scoped), 60_000)
+  it.effect(
+    "a server that wants a password, given none, then a wrong one; the right one connects",
+    () =>
+      Effect.gen(function*() {
+        const { port } = yield* passwordServer
+        const none = yield* failureOf(`redis://127.0.0.1:${port}`)
+        expect(none.reason).toBe("Rejected")
+        expect(none.message).toContain("NOAUTH")
+        expect(none.message).toContain("requires a password")
+        const wrong = yield* failureOf(`redis://:wrong@127.0.0.1:${port}`)
+        expect(wrong.reason).toBe("Rejected")
+        expect(wrong.message).toContain("WRONGPASS")
+        expect(wrong.message).not.toContain("Connection is closed")
+        const length = RedisStreams.use((redis) => redis.xlen("sluice-test:auth"))
+        expect(yield* Effect.provide(length, RedisStreamsLive.layerFrom({ url: `redis://:sekret@127.0.0.1:${port}` })))
+          .toBe(0)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
   it("protected mode's refusal is named with what to do (not reproducible on loopback)", () => {
     const error = connectError(new Error("DENIED Redis is running in protected mode because protected mode is enabled"))

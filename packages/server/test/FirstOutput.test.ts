@@ -35,7 +35,10 @@ const publishB = (turnId: string, payloads: ReadonlyArray<readonly [number, Stre
     const redis = yield* RedisStreams.RedisStreams
     for (const [i, [at, payload]] of payloads.entries()) {
       const message = StreamBMessage.wrap(payload, randomUUID(), t0 + at)
-      yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), { id: `0-${i + 1}`, fields: TurnEntry.fromStreamBMessage(message) })
+      yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), {
+        id: `0-${i + 1}`,
+        fields: TurnEntry.fromStreamBMessage(message)
+      })
     }
   })
 
@@ -50,53 +53,69 @@ const publishA = (turnId: string, payloads: ReadonlyArray<readonly [number, Stre
   })
 
 describe("the list's firstOutputMs", () => {
-  it.effect("is the first output event's time on Stream A, not the last upsert's on Stream B", () =>
-    Effect.gen(function*() {
-      const turnId = randomUUID()
-      const responseId = randomUUID()
-      yield* publishA(turnId, [
-        [0, {
-          type: "response_start",
-          response_id: responseId,
-          turn_id: turnId,
-          thread_id: threadId,
-          model_id: "m",
-          provider_id: "p",
-          created_at: t0
-        }],
-        // the user's message is input, not output
-        [1, { type: "item_start", item_id: "u", item_type: "message", origin: "user", initial_content: "hi" }],
-        [2, { type: "item_done", item_id: "u", final_item: { type: "message", id: "u", content: "hi", origin: "user" } }],
-        [50, { type: "item_start", item_id: "a", item_type: "message" }],
-        [51, { type: "item_delta", item_id: "a", delta_content: "Hel" }],
-        [9_990, { type: "item_done", item_id: "a", final_item: { type: "message", id: "a", content: "Hello", origin: "agent" } }],
-        [9_993, { type: "response_done", response_id: responseId, status: "complete", finish_reason: "stop" }]
-      ])
-      yield* publishB(turnId, [
-        [0, { type: "turn_started", turnId, threadId, providerId: "p" }],
-        [9_990, upsert(turnId, "a", "completed", "Hello")],
-        [9_993, { type: "turn_completed", turnId, threadId, status: "complete" }]
-      ])
-      const summary = yield* summarize(prefix, turnId, t0)
-      expect(summary).toMatchObject({ status: "complete", firstOutputMs: 50, durationMs: 9_993 })
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
+  it.effect(
+    "is the first output event's time on Stream A, not the last upsert's on Stream B",
+    () =>
+      Effect.gen(function*() {
+        const turnId = randomUUID()
+        const responseId = randomUUID()
+        yield* publishA(turnId, [
+          [0, {
+            type: "response_start",
+            response_id: responseId,
+            turn_id: turnId,
+            thread_id: threadId,
+            model_id: "m",
+            provider_id: "p",
+            created_at: t0
+          }],
+          // the user's message is input, not output
+          [1, { type: "item_start", item_id: "u", item_type: "message", origin: "user", initial_content: "hi" }],
+          [2, {
+            type: "item_done",
+            item_id: "u",
+            final_item: { type: "message", id: "u", content: "hi", origin: "user" }
+          }],
+          [50, { type: "item_start", item_id: "a", item_type: "message" }],
+          [51, { type: "item_delta", item_id: "a", delta_content: "Hel" }],
+          [9_990, {
+            type: "item_done",
+            item_id: "a",
+            final_item: { type: "message", id: "a", content: "Hello", origin: "agent" }
+          }],
+          [9_993, { type: "response_done", response_id: responseId, status: "complete", finish_reason: "stop" }]
+        ])
+        yield* publishB(turnId, [
+          [0, { type: "turn_started", turnId, threadId, providerId: "p" }],
+          [9_990, upsert(turnId, "a", "completed", "Hello")],
+          [9_993, { type: "turn_completed", turnId, threadId, status: "complete" }]
+        ])
+        const summary = yield* summarize(prefix, turnId, t0)
+        expect(summary).toMatchObject({ status: "complete", firstOutputMs: 50, durationMs: 9_993 })
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    30_000
+  )
 
-  it.effect("without Stream A, only an upsert still `created` tells it; a changed item says nothing", () =>
-    Effect.gen(function*() {
-      const created = randomUUID()
-      yield* publishB(created, [
-        [0, { type: "turn_started", turnId: created, threadId, providerId: "p" }],
-        [40, upsert(created, "a", "created", "H")]
-      ])
-      expect(yield* summarize(prefix, created, t0)).toMatchObject({ status: "streaming", firstOutputMs: 40 })
-      const changed = randomUUID()
-      yield* publishB(changed, [
-        [0, { type: "turn_started", turnId: changed, threadId, providerId: "p" }],
-        [9_990, upsert(changed, "a", "completed", "Hello")],
-        [9_993, { type: "turn_completed", turnId: changed, threadId, status: "complete" }]
-      ])
-      const summary = yield* summarize(prefix, changed, t0)
-      expect(summary).toMatchObject({ status: "complete", durationMs: 9_993 })
-      expect(summary.firstOutputMs).toBeUndefined()
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
+  it.effect(
+    "without Stream A, only an upsert still `created` tells it; a changed item says nothing",
+    () =>
+      Effect.gen(function*() {
+        const created = randomUUID()
+        yield* publishB(created, [
+          [0, { type: "turn_started", turnId: created, threadId, providerId: "p" }],
+          [40, upsert(created, "a", "created", "H")]
+        ])
+        expect(yield* summarize(prefix, created, t0)).toMatchObject({ status: "streaming", firstOutputMs: 40 })
+        const changed = randomUUID()
+        yield* publishB(changed, [
+          [0, { type: "turn_started", turnId: changed, threadId, providerId: "p" }],
+          [9_990, upsert(changed, "a", "completed", "Hello")],
+          [9_993, { type: "turn_completed", turnId: changed, threadId, status: "complete" }]
+        ])
+        const summary = yield* summarize(prefix, changed, t0)
+        expect(summary).toMatchObject({ status: "complete", durationMs: 9_993 })
+        expect(summary.firstOutputMs).toBeUndefined()
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    30_000
+  )
 })

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
+import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -13,7 +14,6 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { upsertMessages } from "@sluice/testing/turns"
 
 const turnId = "0c8d3f6e-2b1a-4d5c-8e7f-9a0b1c2d3e4f"
 
@@ -60,25 +60,30 @@ describe("key styles", () => {
       expect(error.detail).toMatch(/keyStyle/)
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
 
-  it.effect("a read of the seed's key under a tagged writer is told the twin, in a warning naming both keys", () =>
-    Effect.gen(function*() {
-      const id = randomUUID()
-      const publisher = yield* TurnPublisher.make()
-      yield* Stream.runDrain(Stream.fromIterable(upsertMessages(id, 2)).pipe(publisher.upserts(id)))
-      const lines: Array<string> = []
-      const plain = `codex:turn:${id}:upserts`
-      const twin = yield* capturing(lines, TurnKeys.twinHolding(plain))
-      expect(twin).toStrictEqual(Option.some(`codex:turn:{${id}}:upserts`))
-      expect(lines.filter((line) => line.includes(plain) && line.includes(`codex:turn:{${id}}:upserts`))).toHaveLength(
-        1
-      )
-      // a turn not started: both empty, no warning
-      const quiet: Array<string> = []
-      expect(yield* capturing(quiet, TurnKeys.twinHolding(`codex:turn:${randomUUID()}:upserts`))).toStrictEqual(
-        Option.none()
-      )
-      // the key read holds entries: nothing to say
-      expect(yield* capturing(quiet, TurnKeys.twinHolding(`codex:turn:{${id}}:upserts`))).toStrictEqual(Option.none())
-      expect(quiet).toStrictEqual([])
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
+  it.effect(
+    "a read of the seed's key under a tagged writer is told the twin, in a warning naming both keys",
+    () =>
+      Effect.gen(function*() {
+        const id = randomUUID()
+        const publisher = yield* TurnPublisher.make()
+        yield* Stream.runDrain(Stream.fromIterable(upsertMessages(id, 2)).pipe(publisher.upserts(id)))
+        const lines: Array<string> = []
+        const plain = `codex:turn:${id}:upserts`
+        const twin = yield* capturing(lines, TurnKeys.twinHolding(plain))
+        expect(twin).toStrictEqual(Option.some(`codex:turn:{${id}}:upserts`))
+        expect(lines.filter((line) => line.includes(plain) && line.includes(`codex:turn:{${id}}:upserts`)))
+          .toHaveLength(
+            1
+          )
+        // a turn not started: both empty, no warning
+        const quiet: Array<string> = []
+        expect(yield* capturing(quiet, TurnKeys.twinHolding(`codex:turn:${randomUUID()}:upserts`))).toStrictEqual(
+          Option.none()
+        )
+        // the key read holds entries: nothing to say
+        expect(yield* capturing(quiet, TurnKeys.twinHolding(`codex:turn:{${id}}:upserts`))).toStrictEqual(Option.none())
+        expect(quiet).toStrictEqual([])
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    30_000
+  )
 })

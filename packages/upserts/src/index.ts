@@ -60,7 +60,6 @@ export { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent }
  */
 export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe, sleep } from "./Helpers.js"
 
-
 /**
  * The upsert stage as effects, for a runner that drives a turn's stages itself.
  *

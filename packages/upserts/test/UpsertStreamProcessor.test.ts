@@ -5,9 +5,9 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/testing/TestClock"
+import { sleep } from "../src/index.js"
 import { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent } from "../src/UpsertErrors.js"
 import { UpsertStreamProcessor, type UpsertStreamProcessorOptions } from "../src/UpsertStreamProcessor.js"
-import { sleep } from "../src/index.js"
 import * as F from "./fixtures.js"
 import { seedCases } from "./SeedCases.js"
 
@@ -246,16 +246,20 @@ describe("UpsertStreamProcessor", () => {
 })
 
 describe("UpsertStreamProcessor: the defaults and rules of docs/upserts.md", () => {
-  it.effect("retryAttempts defaults to 3 and retryBaseMs to 1000: four attempts at 0, 1, 3, 7 s", () =>
-    Effect.gen(function*() {
-      const p = yield* makeProcessor({}, () => true)
-      const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
-      yield* settle
-      for (let i = 0; i < 20; i++) yield* TestClock.adjust(1000)
-      const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ attempts: 4 })
-      expect(p.attemptsAt).toStrictEqual([0, 1000, 3000, 7000])
-    }), 30_000)
+  it.effect(
+    "retryAttempts defaults to 3 and retryBaseMs to 1000: four attempts at 0, 1, 3, 7 s",
+    () =>
+      Effect.gen(function*() {
+        const p = yield* makeProcessor({}, () => true)
+        const fiber = yield* Effect.forkChild(Effect.flip(p.process(F.responseStart())))
+        yield* settle
+        for (let i = 0; i < 20; i++) yield* TestClock.adjust(1000)
+        const error = yield* Fiber.join(fiber)
+        expect(error).toMatchObject({ attempts: 4 })
+        expect(p.attemptsAt).toStrictEqual([0, 1000, 3000, 7000])
+      }),
+    30_000
+  )
 
   it.effect("retryMaxMs defaults to 10000: the fifth retry waits 10 s, not 16 s", () =>
     Effect.gen(function*() {
@@ -289,26 +293,30 @@ describe("UpsertStreamProcessor: the defaults and rules of docs/upserts.md", () 
       expect(p.payloads().length).toBe(emitted)
     }), 30_000)
 
-  it.effect("TC-09 in docs/upserts.md's order: created with the first delta, a stall with nothing new, more, done", () =>
-    Effect.gen(function*() {
-      const p = yield* makeProcessor({ batchTimeoutMs: 1000 })
-      yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "0123456789"))
-      expect(p.payloads()).toStrictEqual([
-        F.turnStarted(),
-        F.upsert("msg-1", "message", "created", "0123456789", agent)
-      ])
-      // the stall: the timer is due, but everything buffered was emitted with `created`,
-      // so it emits nothing (an `updated` would repeat the same content)
-      yield* TestClock.adjust(1000)
-      yield* settle
-      expect(p.payloads().length).toBe(2)
-      yield* p.process(F.delta("msg-1", "abcdefghij"), F.messageDone("msg-1", "0123456789abcdefghij"))
-      yield* p.process(F.responseDone())
-      expect(p.payloads().slice(2)).toStrictEqual([
-        F.upsert("msg-1", "message", "completed", "0123456789abcdefghij", agent),
-        F.turnCompleted()
-      ])
-    }), 30_000)
+  it.effect(
+    "TC-09 in docs/upserts.md's order: created with the first delta, a stall with nothing new, more, done",
+    () =>
+      Effect.gen(function*() {
+        const p = yield* makeProcessor({ batchTimeoutMs: 1000 })
+        yield* p.process(F.responseStart(), F.itemStart("msg-1", "message"), F.delta("msg-1", "0123456789"))
+        expect(p.payloads()).toStrictEqual([
+          F.turnStarted(),
+          F.upsert("msg-1", "message", "created", "0123456789", agent)
+        ])
+        // the stall: the timer is due, but everything buffered was emitted with `created`,
+        // so it emits nothing (an `updated` would repeat the same content)
+        yield* TestClock.adjust(1000)
+        yield* settle
+        expect(p.payloads().length).toBe(2)
+        yield* p.process(F.delta("msg-1", "abcdefghij"), F.messageDone("msg-1", "0123456789abcdefghij"))
+        yield* p.process(F.responseDone())
+        expect(p.payloads().slice(2)).toStrictEqual([
+          F.upsert("msg-1", "message", "completed", "0123456789abcdefghij", agent),
+          F.turnCompleted()
+        ])
+      }),
+    30_000
+  )
 })
 
 describe("sleep", () => {

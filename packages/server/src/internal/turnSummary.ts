@@ -102,7 +102,8 @@ const firstCreatedAt = (head: ReadonlyArray<StreamEntry.StreamEntry>) =>
       decoded.flatMap((entry) => {
         if (Option.isNone(entry)) return []
         const { payload, timestamp } = entry.value
-        return payload.type === "item_upsert" && payload.changeType === "created" && payload.itemType !== "compaction" &&
+        return payload.type === "item_upsert" && payload.changeType === "created" &&
+            payload.itemType !== "compaction" &&
             !(payload.itemType === "message" && payload.origin === "user")
           ? [timestamp]
           : []

@@ -258,15 +258,20 @@ export const markdownTurn = (turnId: string): ReadonlyArray<StreamBMessage.Strea
 export const markdownTurnEvents = (turnId: string): ReadonlyArray<StreamEvent.StreamEvent> => {
   const context = { runId: randomUUID() }
   return [
-    StreamEvent.envelope(context, {
-      type: "response_start",
-      response_id: randomUUID(),
-      turn_id: turnId,
-      thread_id: randomUUID(),
-      model_id: "gpt-4.1",
-      provider_id: "openai",
-      created_at: 1_700_000_000_000
-    }, randomUUID(), 1_700_000_000_000),
+    StreamEvent.envelope(
+      context,
+      {
+        type: "response_start",
+        response_id: randomUUID(),
+        turn_id: turnId,
+        thread_id: randomUUID(),
+        model_id: "gpt-4.1",
+        provider_id: "openai",
+        created_at: 1_700_000_000_000
+      },
+      randomUUID(),
+      1_700_000_000_000
+    ),
     StreamEvent.envelope(
       context,
       { type: "item_start", item_id: "msg-1", item_type: "message" },
