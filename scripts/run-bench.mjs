@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 
-const entries = { handwritten: "scripts/bench/handwritten.ts" }
+const entries = { handwritten: "scripts/bench/handwritten.ts", languageModel: "scripts/bench/languageModel.ts" }
 
 mkdirSync("bench-results", { recursive: true })
 const bundle = (entry, outfile) =>
