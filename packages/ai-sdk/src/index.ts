@@ -5,6 +5,11 @@
  */
 
 /**
+ * @since 0.3.0
+ */
+export * as AiSdkGeneration from "./AiSdkGeneration.js"
+
+/**
  * @since 0.1.0
  */
 export * as AiSdkPartError from "./AiSdkPartError.js"
