@@ -14,6 +14,7 @@
 import type { Json } from "@sluice/core"
 import { Json as JsonValue, ToolCallId } from "@sluice/core"
 import { mergeRoles } from "./internal/mergeRoles.js"
+import { describedBy } from "./internal/toolDescription.js"
 import type { AssistantPart, LlmRequest, Reasoning, ResponseFormat, ToolChoice } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -162,7 +163,7 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
         : {
           tools: request.tools.map((tool) => ({
             name: tool.name,
-            ...(tool.description === undefined ? {} : { description: tool.description }),
+            ...describedBy(tool),
             input_schema: tool.parameters
           })),
           ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })

@@ -16,6 +16,7 @@
 import type { Json } from "@sluice/core"
 import { Json as JsonValue } from "@sluice/core"
 import { mergeRoles } from "./internal/mergeRoles.js"
+import { describedBy } from "./internal/toolDescription.js"
 import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -166,7 +167,7 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
             {
               functionDeclarations: request.tools.map((tool) => ({
                 name: tool.name,
-                ...(tool.description === undefined ? {} : { description: tool.description }),
+                ...describedBy(tool),
                 parameters: tool.parameters
               }))
             }

@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
+import { describedBy } from "./internal/toolDescription.js"
 import type { AssistantMessage, LlmRequest, ResponseFormat, ToolCallPart, ToolChoice } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -176,7 +177,7 @@ export const encode = (request: LlmRequest, options: EncodeOptions, variant: Var
           type: "function",
           function: {
             name: tool.name,
-            ...(tool.description === undefined ? {} : { description: tool.description }),
+            ...describedBy(tool),
             parameters: tool.parameters
           }
         })),

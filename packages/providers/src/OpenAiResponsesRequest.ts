@@ -18,6 +18,7 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
+import { describedBy } from "./internal/toolDescription.js"
 import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 import { join } from "./WireRequest.js"
@@ -244,7 +245,7 @@ export const encode = (request: LlmRequest, options: EncodeOptions): WireRequest
           tools: request.tools.map((tool) => ({
             type: "function",
             name: tool.name,
-            ...(tool.description === undefined ? {} : { description: tool.description }),
+            ...describedBy(tool),
             parameters: tool.parameters
           })),
           ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
