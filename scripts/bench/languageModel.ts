@@ -131,7 +131,9 @@ export const run = async (): Promise<string> => {
     const kept: Array<Array<Uint8Array>> = []
     for (const { chunks } of transcriptsOf(wire)) {
       // a transcript that is an error on purpose, or a turn of tool calls (an error part without a toolkit), is left out
-      if ((await readOne(runtime, chunks)) !== undefined && (await decodeOne(wire, chunks)) !== undefined) kept.push(chunks)
+      if ((await readOne(runtime, chunks)) !== undefined && (await decodeOne(wire, chunks)) !== undefined) {
+        kept.push(chunks)
+      }
     }
     const events = kept.reduce((sum, chunks) => sum + eventsIn(chunks), 0)
     const passes = Math.max(1, Math.ceil(20_000 / Math.max(1, events)))

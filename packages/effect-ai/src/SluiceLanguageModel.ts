@@ -134,7 +134,9 @@ const wholeParts = (
  * @since 0.3.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel, never, ProviderClient.ProviderClient> =>
+export const make = (
+  options: Options
+): Effect.Effect<LanguageModel.LanguageModel, never, ProviderClient.ProviderClient> =>
   Effect.gen(function*() {
     const client = yield* ProviderClient.ProviderClient
     return yield* LanguageModel.make({

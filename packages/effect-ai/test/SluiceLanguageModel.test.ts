@@ -193,18 +193,22 @@ describe("SluiceLanguageModel", () => {
           expect(server.requests()).toHaveLength(1)
         }), 30_000)
 
-      it.effect("streamText: text deltas that add up to generateText's text, then finish", () =>
-        Effect.gen(function*() {
-          const { model } = yield* served(wire.provider, [sse(wire.text), sse(wire.text)])
-          const [whole, parts] = yield* Effect.all([
-            LanguageModel.generateText({ prompt: "Hello" }),
-            Stream.runCollect(LanguageModel.streamText({ prompt: "Hello" }))
-          ]).pipe(Effect.provide(model))
-          const streamed = parts.flatMap((part) => part.type === "text-delta" ? [part.delta] : []).join("")
-          expect(streamed).toBe(whole.text)
-          expect(parts[0]?.type).toBe("response-metadata")
-          expect(parts[parts.length - 1]?.type).toBe("finish")
-        }), 30_000)
+      it.effect(
+        "streamText: text deltas that add up to generateText's text, then finish",
+        () =>
+          Effect.gen(function*() {
+            const { model } = yield* served(wire.provider, [sse(wire.text), sse(wire.text)])
+            const [whole, parts] = yield* Effect.all([
+              LanguageModel.generateText({ prompt: "Hello" }),
+              Stream.runCollect(LanguageModel.streamText({ prompt: "Hello" }))
+            ]).pipe(Effect.provide(model))
+            const streamed = parts.flatMap((part) => part.type === "text-delta" ? [part.delta] : []).join("")
+            expect(streamed).toBe(whole.text)
+            expect(parts[0]?.type).toBe("response-metadata")
+            expect(parts[parts.length - 1]?.type).toBe("finish")
+          }),
+        30_000
+      )
 
       it.effect("generateObject: the schema is asked for and the answer decoded", () =>
         Effect.gen(function*() {
@@ -245,104 +249,135 @@ describe("SluiceLanguageModel", () => {
           expect(textOf(none)).toContain("multiply")
         }), 30_000)
 
-      it.effect("streamText without a toolkit: a call is a ToolNotFoundError part, the turn streams to its finish", () =>
-        Effect.gen(function*() {
-          const { model } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.toolTurn)])
-          const parts = yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Weather?" })).pipe(
-            Effect.provide(model)
-          )
-          const calls = wire.provider === "openai-chat" ? 2 : 1
-          const errors = parts.flatMap((part) =>
-            part.type === "error" && AiError.isAiError(part.error) ? [part.error.reason] : []
-          )
-          expect(errors).toHaveLength(calls)
-          expect(errors[0]).toMatchObject({ _tag: "ToolNotFoundError", availableTools: [] })
-          expect(parts.map((part): string => part.type)).not.toContain("tool-call")
-          expect(parts[parts.length - 1]).toMatchObject({ type: "finish", reason: "tool-calls" })
-          // deferred validation takes the calls as they came
-          const deferred = yield* Stream.runCollect(
-            LanguageModel.streamText({
-              prompt: "Weather?",
-              disableToolCallResolution: true,
-              toolCallValidation: "deferred"
-            })
-          ).pipe(Effect.provide(model))
-          const taken = deferred.flatMap((part) => part.type === "tool-call" ? [part.name] : [])
-          expect(taken).toHaveLength(calls)
-          expect(deferred.filter((part) => part.type === "error")).toHaveLength(0)
-        }), 30_000)
+      it.effect(
+        "streamText without a toolkit: a call is a ToolNotFoundError part, the turn streams to its finish",
+        () =>
+          Effect.gen(function*() {
+            const { model } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.toolTurn)])
+            const parts = yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Weather?" })).pipe(
+              Effect.provide(model)
+            )
+            const calls = wire.provider === "openai-chat" ? 2 : 1
+            const errors = parts.flatMap((part) =>
+              part.type === "error" && AiError.isAiError(part.error) ? [part.error.reason] : []
+            )
+            expect(errors).toHaveLength(calls)
+            expect(errors[0]).toMatchObject({ _tag: "ToolNotFoundError", availableTools: [] })
+            expect(parts.map((part): string => part.type)).not.toContain("tool-call")
+            expect(parts[parts.length - 1]).toMatchObject({ type: "finish", reason: "tool-calls" })
+            // deferred validation takes the calls as they came
+            const deferred = yield* Stream.runCollect(
+              LanguageModel.streamText({
+                prompt: "Weather?",
+                disableToolCallResolution: true,
+                toolCallValidation: "deferred"
+              })
+            ).pipe(Effect.provide(model))
+            const taken = deferred.flatMap((part) => part.type === "tool-call" ? [part.name] : [])
+            expect(taken).toHaveLength(calls)
+            expect(deferred.filter((part) => part.type === "error")).toHaveLength(0)
+          }),
+        30_000
+      )
 
-      it.effect("a two-step toolkit loop (Chat): the second request carries the first step's reasoning and tool results", () =>
-        Effect.gen(function*() {
-          const { model, server } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.text)])
-          const chat = yield* Chat.empty
-          const first = yield* chat.generateText({ prompt: "Weather in Florence?", toolkit: Tools }).pipe(
-            Effect.provide(Layer.merge(model, handlers))
-          )
-          expect(first.toolCalls.length).toBeGreaterThan(0)
-          expect(first.toolResults.length).toBe(first.toolCalls.length)
-          const second = yield* chat.generateText({ prompt: [], toolkit: Tools }).pipe(
-            Effect.provide(Layer.merge(model, handlers))
-          )
-          expect(second.text.length).toBeGreaterThan(0)
-          const requests = server.requests()
-          expect(requests).toHaveLength(2)
-          wire.carried(requests[1]?.body)
-        }), 30_000)
+      it.effect(
+        "a two-step toolkit loop (Chat): the second request carries the first step's reasoning and tool results",
+        () =>
+          Effect.gen(function*() {
+            const { model, server } = yield* served(wire.provider, [sse(wire.toolTurn), sse(wire.text)])
+            const chat = yield* Chat.empty
+            const first = yield* chat.generateText({ prompt: "Weather in Florence?", toolkit: Tools }).pipe(
+              Effect.provide(Layer.merge(model, handlers))
+            )
+            expect(first.toolCalls.length).toBeGreaterThan(0)
+            expect(first.toolResults.length).toBe(first.toolCalls.length)
+            const second = yield* chat.generateText({ prompt: [], toolkit: Tools }).pipe(
+              Effect.provide(Layer.merge(model, handlers))
+            )
+            expect(second.text.length).toBeGreaterThan(0)
+            const requests = server.requests()
+            expect(requests).toHaveLength(2)
+            wire.carried(requests[1]?.body)
+          }),
+        30_000
+      )
     })
   }
 
-  it.effect("errors become AiErrors with the matching reason, retryable where Sluice says so", () =>
-    Effect.gen(function*() {
-      const cases: ReadonlyArray<readonly [number, string, string, boolean]> = [
-        [429, "{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}", "RateLimitError", true],
-        [
-          429,
-          "{\"error\":{\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\",\"message\":\"quota\"}}",
-          "QuotaExhaustedError",
-          false
-        ],
-        [529, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", "InternalProviderError", true],
-        [400, "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad field\"}}", "InvalidRequestError", false],
-        [401, "{\"error\":{\"type\":\"authentication_error\",\"message\":\"bad key\"}}", "AuthenticationError", false],
-        [
-          400,
-          "{\"error\":{\"code\":\"content_filter\",\"message\":\"blocked by content_policy\"}}",
-          "ContentPolicyError",
-          false
+  it.effect(
+    "errors become AiErrors with the matching reason, retryable where Sluice says so",
+    () =>
+      Effect.gen(function*() {
+        const cases: ReadonlyArray<readonly [number, string, string, boolean]> = [
+          [429, "{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}", "RateLimitError", true],
+          [
+            429,
+            "{\"error\":{\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\",\"message\":\"quota\"}}",
+            "QuotaExhaustedError",
+            false
+          ],
+          [
+            529,
+            "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+            "InternalProviderError",
+            true
+          ],
+          [
+            400,
+            "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad field\"}}",
+            "InvalidRequestError",
+            false
+          ],
+          [
+            401,
+            "{\"error\":{\"type\":\"authentication_error\",\"message\":\"bad key\"}}",
+            "AuthenticationError",
+            false
+          ],
+          [
+            400,
+            "{\"error\":{\"code\":\"content_filter\",\"message\":\"blocked by content_policy\"}}",
+            "ContentPolicyError",
+            false
+          ]
         ]
-      ]
-      for (const [status, body, reason, retryable] of cases) {
-        const { model } = yield* served("openai-chat", [{ _tag: "status", status, body }])
+        for (const [status, body, reason, retryable] of cases) {
+          const { model } = yield* served("openai-chat", [{ _tag: "status", status, body }])
+          const exit = yield* Effect.exit(LanguageModel.generateText({ prompt: "Hello" }).pipe(Effect.provide(model)))
+          expect(Exit.isFailure(exit)).toBe(true)
+          const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+          const failure = error !== undefined && error._tag === "Fail" ? error.error : undefined
+          expect(AiError.isAiError(failure)).toBe(true)
+          if (AiError.isAiError(failure)) {
+            expect([status, failure.reason._tag]).toStrictEqual([status, reason])
+            expect([reason, failure.isRetryable]).toStrictEqual([reason, retryable])
+          }
+        }
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a bad request option fails with an InvalidRequestError naming the field, nothing sent",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* serve([])
+        const model = SluiceLanguageModel.layer({
+          provider: "openai-chat",
+          model: "test-model",
+          temperature: 7,
+          apiKeys,
+          baseUrl: server.url
+        }).pipe(Layer.provide(FetchHttpClient.layer))
         const exit = yield* Effect.exit(LanguageModel.generateText({ prompt: "Hello" }).pipe(Effect.provide(model)))
-        expect(Exit.isFailure(exit)).toBe(true)
         const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
         const failure = error !== undefined && error._tag === "Fail" ? error.error : undefined
-        expect(AiError.isAiError(failure)).toBe(true)
-        if (AiError.isAiError(failure)) {
-          expect([status, failure.reason._tag]).toStrictEqual([status, reason])
-          expect([reason, failure.isRetryable]).toStrictEqual([reason, retryable])
-        }
-      }
-    }), 60_000)
-
-  it.effect("a bad request option fails with an InvalidRequestError naming the field, nothing sent", () =>
-    Effect.gen(function*() {
-      const server = yield* serve([])
-      const model = SluiceLanguageModel.layer({
-        provider: "openai-chat",
-        model: "test-model",
-        temperature: 7,
-        apiKeys,
-        baseUrl: server.url
-      }).pipe(Layer.provide(FetchHttpClient.layer))
-      const exit = yield* Effect.exit(LanguageModel.generateText({ prompt: "Hello" }).pipe(Effect.provide(model)))
-      const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
-      const failure = error !== undefined && error._tag === "Fail" ? error.error : undefined
-      expect(AiError.isAiError(failure) ? failure.reason : failure).toMatchObject({
-        _tag: "InvalidRequestError",
-        parameter: "temperature"
-      })
-      expect(server.requests()).toHaveLength(0)
-    }), 30_000)
+        expect(AiError.isAiError(failure) ? failure.reason : failure).toMatchObject({
+          _tag: "InvalidRequestError",
+          parameter: "temperature"
+        })
+        expect(server.requests()).toHaveLength(0)
+      }),
+    30_000
+  )
 })

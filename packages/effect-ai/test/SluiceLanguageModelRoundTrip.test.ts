@@ -129,7 +129,11 @@ describe("SluiceLanguageModel round trip", () => {
             const after = kept(again)
             if (before.items.length === 0 && before.errors > 0) {
               // the turn failed before any output: the call fails with its error, no response
-              expect({ name, items: after.items, failed: after.errors > 0 }).toStrictEqual({ name, items: [], failed: true })
+              expect({ name, items: after.items, failed: after.errors > 0 }).toStrictEqual({
+                name,
+                items: [],
+                failed: true
+              })
               return
             }
             expect({ name, errors: after.errors, items: after.items, finish: after.finish }).toStrictEqual({
@@ -139,7 +143,9 @@ describe("SluiceLanguageModel round trip", () => {
               finish: before.finish
             })
             // a turn that failed before any output fails the call: its usage is not a response's
-            if (before.items.length > 0) expect({ name, usage: after.usage }).toStrictEqual({ name, usage: before.usage })
+            if (before.items.length > 0) {
+              expect({ name, usage: after.usage }).toStrictEqual({ name, usage: before.usage })
+            }
           }),
         { numRuns: 200 }
       ),
