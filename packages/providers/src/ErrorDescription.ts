@@ -11,7 +11,7 @@
  */
 import { ProviderError, type StreamEvent } from "@sluice/core"
 import type { ProviderName } from "./ProviderName.js"
-import * as ProviderRequest from "./ProviderRequest.js"
+import * as ProviderRequest from "./request/ProviderRequest.js"
 
 /**
  * What a user is told about a failure.

@@ -9,7 +9,7 @@
 /**
  * @since 0.1.0
  */
-export * as Anthropic from "./Anthropic.js"
+export * as Anthropic from "./anthropic/Anthropic.js"
 
 /**
  * @since 0.1.0
@@ -24,7 +24,7 @@ export * as Citations from "./Citations.js"
 /**
  * @since 0.1.0
  */
-export * as Gemini from "./Gemini.js"
+export * as Gemini from "./gemini/Gemini.js"
 
 /**
  * @since 0.1.0
@@ -34,12 +34,12 @@ export * as Normalizer from "./Normalizer.js"
 /**
  * @since 0.1.0
  */
-export * as OpenAiChat from "./OpenAiChat.js"
+export * as OpenAiChat from "./openai-chat/OpenAiChat.js"
 
 /**
  * @since 0.1.0
  */
-export * as OpenAiResponses from "./OpenAiResponses.js"
+export * as OpenAiResponses from "./openai-responses/OpenAiResponses.js"
 
 /**
  * @since 0.1.0
@@ -49,7 +49,7 @@ export * as ProviderName from "./ProviderName.js"
 /**
  * @since 0.1.0
  */
-export * as Providers from "./Providers.js"
+export * as Providers from "./request/Providers.js"
 
 /**
  * @since 0.1.0
@@ -64,52 +64,52 @@ export * as WireDecodeError from "./WireDecodeError.js"
 /**
  * @since 0.1.0
  */
-export * as AnthropicRequest from "./AnthropicRequest.js"
+export * as AnthropicRequest from "./anthropic/AnthropicRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as GeminiRequest from "./GeminiRequest.js"
+export * as GeminiRequest from "./gemini/GeminiRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as LiveRetry from "./LiveRetry.js"
+export * as LiveRetry from "./live/LiveRetry.js"
 
 /**
  * @since 0.1.0
  */
-export * as LlmRequest from "./LlmRequest.js"
+export * as LlmRequest from "./request/LlmRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as OpenAiChatRequest from "./OpenAiChatRequest.js"
+export * as OpenAiChatRequest from "./openai-chat/OpenAiChatRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
+export * as OpenAiResponsesRequest from "./openai-responses/OpenAiResponsesRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as ProviderClient from "./ProviderClient.js"
+export * as ProviderClient from "./live/ProviderClient.js"
 
 /**
  * @since 0.1.0
  */
-export * as ProviderRequest from "./ProviderRequest.js"
+export * as ProviderRequest from "./request/ProviderRequest.js"
 
 /**
  * @since 0.1.0
  */
-export * as RoundTrip from "./RoundTrip.js"
+export * as RoundTrip from "./request/RoundTrip.js"
 
 /**
  * @since 0.1.0
  */
-export * as WireRequest from "./WireRequest.js"
+export * as WireRequest from "./request/WireRequest.js"
 
 /**
  * @since 0.1.0

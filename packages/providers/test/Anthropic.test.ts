@@ -5,7 +5,7 @@ import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
 import { Anthropic, WireDecodeError } from "../src/index.js"
-import * as Providers from "../src/Providers.js"
+import * as Providers from "../src/request/Providers.js"
 import { done, errors, finals, ofType, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 

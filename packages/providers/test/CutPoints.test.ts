@@ -9,7 +9,7 @@ import { Summary, Turn } from "@sluice/accumulator"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { ProviderName } from "../src/ProviderName.js"
-import * as Providers from "../src/Providers.js"
+import * as Providers from "../src/request/Providers.js"
 import { bytes, errors, own, runReads } from "./support/normalizerHarness.js"
 
 const samples: ReadonlyArray<readonly [ProviderName, string]> = [

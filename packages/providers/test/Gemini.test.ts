@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Gemini from "../src/Gemini.js"
-import { ArgumentsBuilder, parsePath } from "../src/internal/partialArgs.js"
-import * as Providers from "../src/Providers.js"
+import * as Gemini from "../src/gemini/Gemini.js"
+import { ArgumentsBuilder, parsePath } from "../src/gemini/internal/partialArgs.js"
+import * as Providers from "../src/request/Providers.js"
 import { done, errors, finals, ofType, options, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 

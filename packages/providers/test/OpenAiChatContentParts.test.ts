@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { OpenAiChat } from "../src/index.js"
-import * as Providers from "../src/Providers.js"
+import * as Providers from "../src/request/Providers.js"
 import { chatChunk as chunk, runChatCompatible as runCompatible } from "./support/chatWire.js"
 import { done, finals, own, ownJson, payloads } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as OpenAiResponses from "../src/OpenAiResponses.js"
+import * as OpenAiResponses from "../src/openai-responses/OpenAiResponses.js"
 import { done, errors, finals, ofType, options, own, ownJson, recorded, runText } from "./support/normalizerHarness.js"
 
 const run = (text: string) => runText(OpenAiResponses.normalize, text)

@@ -11,7 +11,7 @@ import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type LlmRequest, OpenAiResponses, ProviderRequest, RoundTrip } from "../src/index.js"
-import * as Providers from "../src/Providers.js"
+import * as Providers from "../src/request/Providers.js"
 import { done, finals, own, payloads, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
 

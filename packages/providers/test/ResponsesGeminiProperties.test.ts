@@ -14,9 +14,9 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
-import * as Gemini from "../src/Gemini.js"
+import * as Gemini from "../src/gemini/Gemini.js"
 import type { Normalize, NormalizeResponse } from "../src/Normalizer.js"
-import * as OpenAiResponses from "../src/OpenAiResponses.js"
+import * as OpenAiResponses from "../src/openai-responses/OpenAiResponses.js"
 import {
   bytes,
   options,

@@ -11,7 +11,7 @@
  */
 import { Json } from "@sluice/core"
 import type { ToolCall } from "../ToolCallAccumulator.js"
-import { stringDelta } from "./hostedTools.js"
+import { stringDelta } from "../openai-responses/internal/hostedTools.js"
 
 /** The provider family a call came from; it decides the order of `finalize`. */
 export type Family = "openai" | "anthropic" | "gemini"

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { ToolDefinition } from "../LlmRequest.js"
+import type { ToolDefinition } from "../request/LlmRequest.js"
 
 /**
  * The `description` key of a tool's wire form, or nothing.

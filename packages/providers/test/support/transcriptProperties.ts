@@ -11,7 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../../scripts/effectProperty.js"
-import type { Provider } from "../../src/Providers.js"
+import type { Provider } from "../../src/request/Providers.js"
 import * as Arbitraries from "./arbitraries.js"
 import { bytes, corrupt, decodeSseOutcome, payloads, runReads, splitAt, stagesOutcome } from "./normalizerHarness.js"
 

@@ -18,10 +18,10 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
-import { describedBy } from "./internal/toolDescription.js"
-import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
-import type { EncodeOptions, WireRequest } from "./WireRequest.js"
-import { join } from "./WireRequest.js"
+import { describedBy } from "../internal/toolDescription.js"
+import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "../request/LlmRequest.js"
+import type { EncodeOptions, WireRequest } from "../request/WireRequest.js"
+import { join } from "../request/WireRequest.js"
 
 const provider = "openai-responses"
 

@@ -4,12 +4,12 @@
  *
  * @since 0.1.0
  */
-import * as Anthropic from "./Anthropic.js"
-import * as Gemini from "./Gemini.js"
-import type { DecodeSse, Normalize, NormalizeResponse } from "./Normalizer.js"
-import * as OpenAiChat from "./OpenAiChat.js"
-import * as OpenAiResponses from "./OpenAiResponses.js"
-import type { ProviderName } from "./ProviderName.js"
+import * as Anthropic from "../anthropic/Anthropic.js"
+import * as Gemini from "../gemini/Gemini.js"
+import type { DecodeSse, Normalize, NormalizeResponse } from "../Normalizer.js"
+import * as OpenAiChat from "../openai-chat/OpenAiChat.js"
+import * as OpenAiResponses from "../openai-responses/OpenAiResponses.js"
+import type { ProviderName } from "../ProviderName.js"
 
 /**
  * One wire API.

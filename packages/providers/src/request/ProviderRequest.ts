@@ -20,13 +20,13 @@
  */
 import type { Json } from "@sluice/core"
 import * as Result from "effect/Result"
-import * as AnthropicRequest from "./AnthropicRequest.js"
-import * as GeminiRequest from "./GeminiRequest.js"
+import * as AnthropicRequest from "../anthropic/AnthropicRequest.js"
+import * as GeminiRequest from "../gemini/GeminiRequest.js"
 import type { LlmRequest, LlmRequestError } from "./LlmRequest.js"
 import { validateResult } from "./LlmRequest.js"
-import * as OpenAiChatRequest from "./OpenAiChatRequest.js"
-import * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
-import type { ProviderName } from "./ProviderName.js"
+import * as OpenAiChatRequest from "../openai-chat/OpenAiChatRequest.js"
+import * as OpenAiResponsesRequest from "../openai-responses/OpenAiResponsesRequest.js"
+import type { ProviderName } from "../ProviderName.js"
 import type { EncodeOptions, WireRequest } from "./WireRequest.js"
 
 /**

@@ -13,10 +13,10 @@
  * @since 0.1.0
  */
 import { Json, ToolCallId } from "@sluice/core"
-import { describedBy } from "./internal/toolDescription.js"
-import type { AssistantMessage, LlmRequest, ResponseFormat, ToolCallPart, ToolChoice } from "./LlmRequest.js"
-import type { EncodeOptions, WireRequest } from "./WireRequest.js"
-import { join } from "./WireRequest.js"
+import { describedBy } from "../internal/toolDescription.js"
+import type { AssistantMessage, LlmRequest, ResponseFormat, ToolCallPart, ToolChoice } from "../request/LlmRequest.js"
+import type { EncodeOptions, WireRequest } from "../request/WireRequest.js"
+import { join } from "../request/WireRequest.js"
 
 /**
  * The base URL of the OpenAI SDK: `https://api.openai.com/v1`.

@@ -33,17 +33,17 @@ import { Json, OutputItem, ProviderError, TurnBuilder, Usage } from "@sluice/cor
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as Citations from "./Citations.js"
-import * as ErrorClassification from "./ErrorClassification.js"
-import { endTruncated, finishWith } from "./internal/endTurn.js"
+import * as Citations from "../Citations.js"
+import * as ErrorClassification from "../ErrorClassification.js"
+import { endTruncated, finishWith } from "../internal/endTurn.js"
 import * as HostedTools from "./internal/hostedTools.js"
-import { decodeSseWith, type Handler, normalizeWith } from "./internal/normalizerChannel.js"
-import { decodeValue, isDoneSentinel, parseJson } from "./internal/wireJson.js"
+import { decodeSseWith, type Handler, normalizeWith } from "../internal/normalizerChannel.js"
+import { decodeValue, isDoneSentinel, parseJson } from "../internal/wireJson.js"
 
 // an error event as it came, for `originalError` (parsed JSON always passes)
 const isJson = Schema.is(Json.JsonValue)
-import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "./Normalizer.js"
-import { WireDecodeError } from "./WireDecodeError.js"
+import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "../Normalizer.js"
+import { WireDecodeError } from "../WireDecodeError.js"
 
 const provider = "openai-responses"
 

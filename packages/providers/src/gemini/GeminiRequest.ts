@@ -15,11 +15,11 @@
  */
 import type { Json } from "@sluice/core"
 import { Json as JsonValue } from "@sluice/core"
-import { mergeRoles } from "./internal/mergeRoles.js"
-import { describedBy } from "./internal/toolDescription.js"
-import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "./LlmRequest.js"
-import type { EncodeOptions, WireRequest } from "./WireRequest.js"
-import { join } from "./WireRequest.js"
+import { mergeRoles } from "../internal/mergeRoles.js"
+import { describedBy } from "../internal/toolDescription.js"
+import type { AssistantPart, LlmRequest, ResponseFormat, ToolChoice, ToolResult } from "../request/LlmRequest.js"
+import type { EncodeOptions, WireRequest } from "../request/WireRequest.js"
+import { join } from "../request/WireRequest.js"
 
 const provider = "gemini"
 
