@@ -16,7 +16,7 @@
  * @since 0.3.0
  */
 import { TurnAdmission, TurnPipeline, TurnRequest } from "@sluice/pipeline"
-import { ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
+import { ProviderClient, type ProviderName, Providers } from "@sluice/providers"
 import { ApiError, TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
@@ -63,7 +63,7 @@ export const make: Effect.Effect<
         Effect.mapError(() =>
           new TurnRequest.ProviderUnavailable({
             provider,
-            detail: `no API key: set ${ProviderRequest.apiKeyVariable(provider)} where the server runs`
+            detail: `no API key: set ${Providers.apiKeyVariable(provider)} where the server runs`
           })
         ),
         Effect.flatMap(ProviderClient.make),

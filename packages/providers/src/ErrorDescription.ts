@@ -11,7 +11,7 @@
  */
 import { ProviderError, type StreamEvent } from "@sluice/core"
 import type { ProviderName } from "./ProviderName.js"
-import * as ProviderRequest from "./request/ProviderRequest.js"
+import * as Providers from "./request/Providers.js"
 
 /**
  * What a user is told about a failure.
@@ -275,7 +275,7 @@ const timedOut = (name: string, fields: Fields): Told =>
     }
 
 const keyHint = (provider: ProviderName, family: Family): string => {
-  const variable = ProviderRequest.apiKeyVariable(provider)
+  const variable = Providers.apiKeyVariable(provider)
   switch (family) {
     case "anthropic":
       return `Check the key in \`${variable}\`: Anthropic keys start with \`sk-ant-\` and are managed in the Anthropic Console.`

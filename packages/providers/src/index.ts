@@ -99,11 +99,6 @@ export * as ProviderClient from "./live/ProviderClient.js"
 /**
  * @since 0.1.0
  */
-export * as ProviderRequest from "./request/ProviderRequest.js"
-
-/**
- * @since 0.1.0
- */
 export * as RoundTrip from "./request/RoundTrip.js"
 
 /**

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { Anthropic, type LlmRequest, ProviderRequest, RoundTrip } from "../src/index.js"
+import { Anthropic, type LlmRequest, Providers, RoundTrip } from "../src/index.js"
 import { nextMessages } from "./support/chatWire.js"
 import { done, finals, own, runText } from "./support/normalizerHarness.js"
 
@@ -64,10 +64,10 @@ describe("Anthropic programmatic tool calling", () => {
         )
       )
       expect(next.container).toBe(container.id)
-      const body = ProviderRequest.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
+      const body = Providers.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
       expect(body.container).toBe(container.id)
       // a request without one sends none
-      expect(ProviderRequest.encode("anthropic", start, { apiKey: "k", baseUrl: "http://x" }).body).not.toHaveProperty(
+      expect(Providers.encode("anthropic", start, { apiKey: "k", baseUrl: "http://x" }).body).not.toHaveProperty(
         "container"
       )
     }), 30_000)

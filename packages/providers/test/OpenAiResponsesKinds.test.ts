@@ -10,7 +10,7 @@ import { Json, OutputItem } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { type LlmRequest, OpenAiResponses, ProviderRequest, RoundTrip } from "../src/index.js"
+import { type LlmRequest, OpenAiResponses, RoundTrip } from "../src/index.js"
 import * as Providers from "../src/request/Providers.js"
 import { done, finals, own, payloads, runText } from "./support/normalizerHarness.js"
 import { transcriptProperties } from "./support/transcriptProperties.js"
@@ -37,7 +37,7 @@ const nextInput = (
 ) => {
   const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
   const next = Result.getOrThrow(RoundTrip.continueWith(first, turn, outputs, approvals))
-  return ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
+  return Providers.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
     .input as ReadonlyArray<Json.JsonObject>
 }
 
@@ -284,7 +284,7 @@ describe("OpenAI Responses mcp_approval_request", () => {
       }])
       expect(Result.isFailure(asResult)).toBe(true)
       // other providers leave the request and its answer out
-      const other = ProviderRequest.encode(
+      const other = Providers.encode(
         "anthropic",
         Result.getOrThrow(
           RoundTrip.continueWith(first, turn, [], [{

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
 import { checkEffect } from "../../../scripts/effectProperty.js"
-import { OpenAiResponses, ProviderRequest, RoundTrip } from "../src/index.js"
+import { OpenAiResponses, RoundTrip } from "../src/index.js"
 import * as Providers from "../src/request/Providers.js"
 import * as Arbitraries from "./support/arbitraries.js"
 import { bytes, done, finals, own, payloads, runReads, runText, splitAt } from "./support/normalizerHarness.js"
@@ -136,7 +136,7 @@ describe("Responses reasoning_text, folded once", () => {
           const request = Result.getOrThrow(
             RoundTrip.continueWith({ model: "m", messages: [{ _tag: "user", text: "2+2?" }] }, turn)
           )
-          const input = ProviderRequest.encode("openai-responses", request, { apiKey: "k", baseUrl: "http://x" }).body
+          const input = Providers.encode("openai-responses", request, { apiKey: "k", baseUrl: "http://x" }).body
             .input as ReadonlyArray<Record<string, unknown>>
           return input.find((item) => item.type === "reasoning")
         })

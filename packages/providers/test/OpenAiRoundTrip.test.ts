@@ -11,7 +11,7 @@ import { Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
+import { type LlmRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { nextMessages } from "./support/chatWire.js"
 import { own } from "./support/normalizerHarness.js"
@@ -156,7 +156,7 @@ describe("OpenAI-compatible round trip (seed 000)", () => {
       )
       for (const provider of ["openai-chat", "openai-responses", "anthropic", "gemini"] as const) {
         const body = JSON.stringify(
-          ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
+          Providers.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
         )
         expect(body).not.toContain("EmwKAhgBEgy3vA/r+ZW1fQ==")
         expect(body).not.toContain("reasoning_details")

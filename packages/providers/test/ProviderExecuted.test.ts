@@ -5,7 +5,7 @@ import type { StreamEvent } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type LlmRequest, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
+import { type LlmRequest, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
 
@@ -123,7 +123,7 @@ describe("provider-executed tool calls", () => {
       const next = Result.getOrThrow(
         RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
       )
-      expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
+      expect(Providers.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
         { role: "user", parts: [{ text: "go" }] },
         {
           role: "model",
@@ -160,7 +160,7 @@ describe("provider-executed tool calls", () => {
         const first: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "go" }] }
         const turn = { provider: "openai-responses", items: Turn.finalItems(turnOf(events)) }
         const next = Result.getOrThrow(RoundTrip.continueWith(first, turn))
-        const input = ProviderRequest.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
+        const input = Providers.encode("openai-responses", next, { apiKey: "k", baseUrl: "http://x" }).body
           .input as ReadonlyArray<{
             readonly type: string
           }>
@@ -198,7 +198,7 @@ describe("provider-executed tool calls", () => {
       const next = Result.getOrThrow(
         RoundTrip.continueWith(first, { provider: "gemini", items: Turn.finalItems(turnOf(events)) })
       )
-      expect(ProviderRequest.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
+      expect(Providers.encode("gemini", next, { apiKey: "k", baseUrl: "http://x" }).body.contents).toStrictEqual([
         { role: "user", parts: [{ text: "go" }] },
         { role: "model", parts: [{ text: "Spain won Euro 2024, beating England 2-1 in the final." }] }
       ])
@@ -272,7 +272,7 @@ describe("provider-executed tool calls", () => {
         RoundTrip.continueWith(first, { provider: "anthropic", items: Turn.finalItems(turnOf(events)) })
       )
       expect(next.messages).toHaveLength(2)
-      const body = ProviderRequest.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
+      const body = Providers.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
       const blocks =
         (body.messages as ReadonlyArray<{ readonly content: ReadonlyArray<{ readonly type: string }> }>)[1]!.content
       expect(blocks.map((block) => block.type).filter((type) => type !== "text")).toStrictEqual([

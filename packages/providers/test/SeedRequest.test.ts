@@ -17,7 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { LlmRequest, ProviderClient, ProviderRequest, Providers } from "../src/index.js"
+import { LlmRequest, ProviderClient, Providers } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { drive, fixture, serve } from "./support/loopback.js"
 
@@ -62,7 +62,7 @@ describe("LlmRequest rules (seed 001)", () => {
     for (const provider of providers) {
       it(`${provider}: 0 and 2 are sent, -0.1 and 2.1 are a LlmRequestError naming temperature`, () => {
         for (const temperature of [0, 1.3, 2]) {
-          const wire = ProviderRequest.encodeChecked(provider, LlmRequest.prompt("m", "hi", { temperature }), options)
+          const wire = Providers.encodeChecked(provider, LlmRequest.prompt("m", "hi", { temperature }), options)
           expect(Result.isSuccess(wire)).toBe(true)
           if (Result.isFailure(wire)) return
           const body = wire.success.body
@@ -72,7 +72,7 @@ describe("LlmRequest rules (seed 001)", () => {
           expect(sent).toBe(temperature)
         }
         for (const temperature of [-0.1, 2.1, Number.NaN, Number.POSITIVE_INFINITY]) {
-          const wire = ProviderRequest.encodeChecked(provider, LlmRequest.prompt("m", "hi", { temperature }), options)
+          const wire = Providers.encodeChecked(provider, LlmRequest.prompt("m", "hi", { temperature }), options)
           expect(Result.isFailure(wire)).toBe(true)
           if (Result.isSuccess(wire)) return
           expect(wire.failure._tag).toBe("LlmRequestError")
@@ -140,10 +140,10 @@ describe("LlmRequest rules (seed 001)", () => {
       it(`${provider}: a tool without parameters is sent with the empty schema`, () => {
         // a caller outside TypeScript leaves `parameters` out
         const untyped: unknown = { model: "m", messages: [{ _tag: "user", text: "hi" }], tools: [{ name: "now" }] }
-        const checked = ProviderRequest.encodeChecked(provider, untyped, options)
+        const checked = Providers.encodeChecked(provider, untyped, options)
         expect(Result.isSuccess(checked) ? toolSchemas(provider, checked.success.body) : undefined).toStrictEqual([{}])
         // and `encode` itself fills it for a value that skipped validation
-        const wire = ProviderRequest.encode(provider, untyped as LlmRequest.LlmRequest, options)
+        const wire = Providers.encode(provider, untyped as LlmRequest.LlmRequest, options)
         expect(toolSchemas(provider, wire.body)).toStrictEqual([{}])
       })
     }
@@ -153,12 +153,12 @@ describe("LlmRequest rules (seed 001)", () => {
     it("each provider's non-streaming wire form", () => {
       const request = LlmRequest.prompt("gemini-2.5-flash", "hi", { streaming: false })
       for (const provider of providers) {
-        const streamed = ProviderRequest.encode(provider, { ...request, streaming: true }, options)
-        const wire = ProviderRequest.encode(provider, request, options)
+        const streamed = Providers.encode(provider, { ...request, streaming: true }, options)
+        const wire = Providers.encode(provider, request, options)
         expect(wire.body.stream).toBeUndefined()
         expect(wire.body.stream_options).toBeUndefined()
         expect(wire.headers.accept).toBe("application/json")
-        expect(ProviderRequest.isNonStreaming(request)).toBe(true)
+        expect(Providers.isNonStreaming(request)).toBe(true)
         if (provider === "gemini") {
           expect(streamed.url).toBe("http://127.0.0.1:1/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
           expect(wire.url).toBe("http://127.0.0.1:1/models/gemini-2.5-flash:generateContent")

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
-import { LlmRequest, ProviderRequest } from "../src/index.js"
+import { LlmRequest, Providers } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
@@ -17,7 +17,7 @@ const base: LlmRequest.LlmRequest = {
 }
 
 const bodyOf = (provider: ProviderName, options: Partial<LlmRequest.LlmRequest>) =>
-  ProviderRequest.encode(provider, { ...base, ...options }, { apiKey: "k", baseUrl: "http://x" }).body
+  Providers.encode(provider, { ...base, ...options }, { apiKey: "k", baseUrl: "http://x" }).body
 
 /** What each API's body carries for each tool choice: [auto, none, required, { tool }]. */
 const choices: Record<ProviderName, { readonly key: string; readonly values: ReadonlyArray<unknown> }> = {
@@ -61,7 +61,7 @@ describe("tool choice", () => {
     it(`${provider}: left out when unset, and without tools`, () => {
       expect(bodyOf(provider, {})).not.toHaveProperty(key)
       const { tools: _tools, ...withoutTools } = base
-      const body = ProviderRequest.encode(provider, { ...withoutTools, toolChoice: "required" }, {
+      const body = Providers.encode(provider, { ...withoutTools, toolChoice: "required" }, {
         apiKey: "k",
         baseUrl: "http://x"
       }).body

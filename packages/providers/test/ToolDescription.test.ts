@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
-import { type LlmRequest, LlmRequest as Requests, ProviderRequest } from "../src/index.js"
+import { type LlmRequest, LlmRequest as Requests, Providers } from "../src/index.js"
 import { ProviderName } from "../src/ProviderName.js"
 import type { ProviderName as Provider } from "../src/ProviderName.js"
 
@@ -16,7 +16,7 @@ const requestWith = (tool: LlmRequest.ToolDefinition): LlmRequest.LlmRequest => 
 })
 
 const encoded = (provider: Provider, tool: LlmRequest.ToolDefinition): string =>
-  JSON.stringify(ProviderRequest.encode(provider, requestWith(tool), { apiKey: "k", baseUrl: "http://x" }).body)
+  JSON.stringify(Providers.encode(provider, requestWith(tool), { apiKey: "k", baseUrl: "http://x" }).body)
 
 describe("a tool's description", () => {
   it("decodes absent when the tool gives none", () => {

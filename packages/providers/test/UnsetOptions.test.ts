@@ -3,7 +3,7 @@
  * key whose value is `undefined` or `null` for an option the request did not set.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type LlmRequest, ProviderRequest } from "../src/index.js"
+import { type LlmRequest, Providers } from "../src/index.js"
 import { ProviderName } from "../src/ProviderName.js"
 
 /** The paths of every `undefined` or `null` value in a body. */
@@ -30,7 +30,7 @@ describe("unset options stay out of every provider's request", () => {
   for (const provider of ProviderName.literals) {
     for (const [name, request] of requests) {
       it(`${provider}: ${name}`, () => {
-        const body = ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
+        const body = Providers.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
         expect(emptyKeys(body)).toStrictEqual([])
         for (const key of ["temperature", "max_output_tokens", "reasoning", "container", "system", "tools"]) {
           if (name === "a prompt alone") expect(body).not.toHaveProperty(key)

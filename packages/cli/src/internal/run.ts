@@ -7,7 +7,7 @@
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnSource } from "@sluice/pipeline"
-import { LlmRequest, ProviderClient, type ProviderName, ProviderRequest } from "@sluice/providers"
+import { LlmRequest, ProviderClient, type ProviderName, Providers } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -90,7 +90,7 @@ const timeoutOf = (seconds: number): Effect.Effect<Duration.Duration, CliFailure
 const settingsOf = (provider: ProviderName.ProviderName, baseUrl: string | undefined) =>
   ProviderClient.config(provider, { baseUrl }).pipe(
     Effect.mapError(() => {
-      const variable = ProviderRequest.apiKeyVariable(provider)
+      const variable = Providers.apiKeyVariable(provider)
       return badUsage(
         `sluice run --provider ${provider} needs an API key: set ${variable} (several keys as a comma-separated list, rotated on retryable errors)`
       )

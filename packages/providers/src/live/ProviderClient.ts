@@ -66,7 +66,6 @@ import * as LiveRetry from "./LiveRetry.js"
 import { checkResult, type LlmRequest, type LlmRequestError } from "../request/LlmRequest.js"
 import type { NormalizeOptions } from "../Normalizer.js"
 import type { ProviderName } from "../ProviderName.js"
-import * as ProviderRequest from "../request/ProviderRequest.js"
 import * as Providers from "../request/Providers.js"
 import { WireDecodeError } from "../WireDecodeError.js"
 
@@ -80,7 +79,7 @@ export interface Settings {
   readonly provider: ProviderName
   /** Tried in order; the next one after every retryable failure. */
   readonly apiKeys: readonly [Redacted.Redacted<string>, ...Array<Redacted.Redacted<string>>]
-  /** The prefix the provider's SDK accepts as base URL; `ProviderRequest.defaultBaseUrl` when absent. */
+  /** The prefix the provider's SDK accepts as base URL; `Providers.defaultBaseUrl` when absent. */
   readonly baseUrl?: string | undefined
   readonly retry?: LiveRetry.Options | undefined
   /**
@@ -188,7 +187,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
   Effect.gen(function*() {
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withScope)
     const provider = settings.provider
-    const baseUrl = settings.baseUrl ?? ProviderRequest.defaultBaseUrl(provider)
+    const baseUrl = settings.baseUrl ?? Providers.defaultBaseUrl(provider)
     const { decodeSse, normalizeResponse } = Providers.get(provider)
     const keys = settings.apiKeys
     const keyIndex = yield* Ref.make(0)
@@ -413,7 +412,7 @@ export const make = (settings: Settings): Effect.Effect<Client, never, HttpClien
       Effect.gen(function*() {
         const index = yield* Ref.get(keyIndex)
         const key = keys[index % keys.length]!
-        const wire = ProviderRequest.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
+        const wire = Providers.encode(provider, request, { apiKey: Redacted.value(key), baseUrl })
         // the request in a scope of its own inside the attempt's: the body's idle watch
         // (in the attempt's scope) closes it
         const requestScope = yield* Scope.fork(scope, "sequential")
@@ -533,9 +532,9 @@ export type Overrides = Partial<Pick<Settings, "baseUrl" | "retry" | "responseTi
 
 /**
  * The settings of `provider` from the environment (or any `ConfigProvider`): the keys
- * from `ProviderRequest.apiKeyVariable(provider)` (`OPENAI_API_KEY`,
+ * from `Providers.apiKeyVariable(provider)` (`OPENAI_API_KEY`,
  * `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), the base URL from `baseUrl`, else
- * `ProviderRequest.baseUrlVariable(provider)` (`OPENAI_BASE_URL`, ...), else the
+ * `Providers.baseUrlVariable(provider)` (`OPENAI_BASE_URL`, ...), else the
  * provider's default.
  *
  * @since 0.1.0
@@ -546,8 +545,8 @@ export const config = (
   overrides: Overrides = {}
 ): Config.Config<Settings> =>
   Config.all({
-    apiKeys: apiKeys(ProviderRequest.apiKeyVariable(provider)),
-    baseUrl: Config.option(Config.String(ProviderRequest.baseUrlVariable(provider)))
+    apiKeys: apiKeys(Providers.apiKeyVariable(provider)),
+    baseUrl: Config.option(Config.String(Providers.baseUrlVariable(provider)))
   }).pipe(
     Config.map(({ apiKeys, baseUrl }): Settings => ({
       provider,

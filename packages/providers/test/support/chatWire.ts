@@ -7,7 +7,7 @@ import { OutputItem, Sse } from "@sluice/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type LlmRequest, OpenAiChat, ProviderRequest, Providers, RoundTrip } from "../../src/index.js"
+import { type LlmRequest, OpenAiChat, Providers, RoundTrip } from "../../src/index.js"
 import type { ProviderName } from "../../src/ProviderName.js"
 import { runText } from "./normalizerHarness.js"
 
@@ -48,6 +48,6 @@ export const nextMessages = (
     const items = Turn.finalItems(Result.getOrThrow(Turn.fromEvents(events)))
     const outputs = items.filter(OutputItem.isClientToolCall).map((call) => ({ callId: call.call_id, output }))
     const request = Result.getOrThrow(RoundTrip.continueWith(start, { provider, items }, outputs))
-    const body = ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
+    const body = Providers.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
     return { outputs, messages: body.messages as ReadonlyArray<Record<string, unknown>> }
   })

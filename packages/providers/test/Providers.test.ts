@@ -6,7 +6,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type LlmRequest, ProviderClient, ProviderRequest, Providers, RoundTrip } from "../src/index.js"
+import { type LlmRequest, ProviderClient, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
 import { fixture, type Loopback, recorded, serve } from "./support/loopback.js"
 
@@ -193,13 +193,13 @@ describe("streaming requests, as the providers document them", () => {
     }))
 
   it("defaults, key and base URL variables per provider", () => {
-    expect(ProviderRequest.defaultBaseUrl("openai-chat")).toBe("https://api.openai.com/v1")
-    expect(ProviderRequest.defaultBaseUrl("anthropic")).toBe("https://api.anthropic.com")
-    expect(ProviderRequest.defaultBaseUrl("gemini")).toBe("https://generativelanguage.googleapis.com/v1beta")
-    expect(ProviderRequest.apiKeyVariable("openai-compatible")).toBe("OPENAI_API_KEY")
-    expect(ProviderRequest.baseUrlVariable("openai-responses")).toBe("OPENAI_BASE_URL")
-    expect(ProviderRequest.baseUrlVariable("gemini")).toBe("GEMINI_BASE_URL")
-    const wire = ProviderRequest.encode("anthropic", LlmRequestOf("hi"), {
+    expect(Providers.defaultBaseUrl("openai-chat")).toBe("https://api.openai.com/v1")
+    expect(Providers.defaultBaseUrl("anthropic")).toBe("https://api.anthropic.com")
+    expect(Providers.defaultBaseUrl("gemini")).toBe("https://generativelanguage.googleapis.com/v1beta")
+    expect(Providers.apiKeyVariable("openai-compatible")).toBe("OPENAI_API_KEY")
+    expect(Providers.baseUrlVariable("openai-responses")).toBe("OPENAI_BASE_URL")
+    expect(Providers.baseUrlVariable("gemini")).toBe("GEMINI_BASE_URL")
+    const wire = Providers.encode("anthropic", LlmRequestOf("hi"), {
       apiKey: "k",
       baseUrl: "https://proxy.example/anthropic/"
     })
@@ -207,19 +207,39 @@ describe("streaming requests, as the providers document them", () => {
     expect(wire.body).toMatchObject({ max_tokens: 4096 })
   })
 
+  it("one registry: each wire API's entry holds its normalizer, encoder, base URL and variables", () => {
+    const options = { apiKey: "k", baseUrl: "http://x" }
+    const request = { ...LlmRequestOf("hi"), streaming: true }
+    expect(Providers.all.map((provider) => provider.name)).toStrictEqual([
+      "openai-chat",
+      "openai-compatible",
+      "openai-responses",
+      "anthropic",
+      "gemini"
+    ])
+    for (const provider of Providers.all) {
+      expect(Providers.get(provider.name)).toBe(provider)
+      expect(provider.defaultBaseUrl).toBe(Providers.defaultBaseUrl(provider.name))
+      expect(provider.apiKeyVariable).toBe(Providers.apiKeyVariable(provider.name))
+      expect(provider.baseUrlVariable).toBe(Providers.baseUrlVariable(provider.name))
+      expect(provider.encodeStreaming(request, options)).toStrictEqual(Providers.encode(provider.name, request, options))
+    }
+    expect(Providers.get("gemini").encodeStreaming(request, options).url).toContain(":streamGenerateContent")
+  })
+
   it("tool arguments that are not a JSON object go to Anthropic and Gemini as _invalid_arguments, never dropped", () => {
     const request: LlmRequest.LlmRequest = {
       model: "m",
       messages: [{ _tag: "assistant", parts: [{ _tag: "tool_call", id: "toolu_1", name: "f", arguments: "{\"a\":" }] }]
     }
-    const anthropic = ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" })
+    const anthropic = Providers.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" })
     expect(anthropic.body.messages).toStrictEqual([
       {
         role: "assistant",
         content: [{ type: "tool_use", id: "toolu_1", name: "f", input: { _invalid_arguments: "{\"a\":" } }]
       }
     ])
-    const gemini = ProviderRequest.encode("gemini", request, { apiKey: "k", baseUrl: "http://x" })
+    const gemini = Providers.encode("gemini", request, { apiKey: "k", baseUrl: "http://x" })
     expect(gemini.body.contents).toStrictEqual([{
       role: "model",
       parts: [{ functionCall: { name: "f", args: { _invalid_arguments: "{\"a\":" } } }]
@@ -403,7 +423,7 @@ describe("round trips keep what the provider demands back", () => {
           const request = Result.getOrThrow(
             RoundTrip.continueWith(LlmRequestOf("go"), { provider, items: Turn.finalItems(turn) })
           )
-          return ProviderRequest.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
+          return Providers.encode(provider, request, { apiKey: "k", baseUrl: "http://x" }).body
         })
       const anthropic = yield* next("anthropic", fixture("anthropic/server-tool.sse"))
       expect(anthropic.messages).toStrictEqual([
@@ -433,7 +453,7 @@ describe("round trips keep what the provider demands back", () => {
         { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "sluice gate" } },
         { type: "message", role: "assistant", content: "A sluice is a water channel." }
       ])
-      const elsewhere = ProviderRequest.encode(
+      const elsewhere = Providers.encode(
         "gemini",
         Result.getOrThrow(
           RoundTrip.continueWith(LlmRequestOf("go"), {
@@ -465,7 +485,7 @@ describe("round trips keep what the provider demands back", () => {
         RoundTrip.continueWith(LlmRequestOf("go"), { provider: "anthropic", items: Turn.finalItems(turn) })
       )
       const summary = "## Summary\nThe user asked for the capital of Peru; it is Lima. Pending: its population."
-      expect(ProviderRequest.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" }).body.messages)
+      expect(Providers.encode("anthropic", request, { apiKey: "k", baseUrl: "http://x" }).body.messages)
         .toStrictEqual([
           { role: "user", content: [{ type: "text", text: "go" }] },
           {
@@ -477,7 +497,7 @@ describe("round trips keep what the provider demands back", () => {
           }
         ])
       // another provider cannot read Anthropic's block: it is left out, as hosted tool items are
-      const openai = ProviderRequest.encode("openai-chat", request, { apiKey: "k", baseUrl: "http://x" }).body.messages
+      const openai = Providers.encode("openai-chat", request, { apiKey: "k", baseUrl: "http://x" }).body.messages
       expect(JSON.stringify(openai)).not.toContain("compaction")
     }))
 
