@@ -1,7 +1,8 @@
 /**
  * The `@since` tags of the packages' exports, checked against the history: an export of
- * `packages/<name>/src` (not `src/internal`), keyed by its package, its module (the path
- * under `src/`) and its name, is `@since 0.1.0` when the same package's same module
+ * `packages/<name>/src` (not in an `internal` folder), keyed by its package, its module (the
+ * path under `src/`, or the namespace its package's `index.ts` makes of it, so that a
+ * module moved into a folder keeps its history) and its name, is `@since 0.1.0` when the same package's same module
  * exported that name at 0.1.0's commit, else `@since 0.2.0` when it did at 0.2.0's, and
  * so on through the release points (`releasePoints.ts`); else it is new in the working
  * tree's version.
@@ -269,7 +270,20 @@ interface Package {
 }
 
 const isModule = (path: string): boolean =>
-  path.endsWith(".ts") && !path.endsWith(".d.ts") && !path.startsWith("internal/")
+  path.endsWith(".ts") && !path.endsWith(".d.ts") && !path.split("/").includes("internal")
+
+/**
+ * A module's key in the history: the namespace its package's `index.ts` makes of it
+ * (`export * as Name`), so a module moved into a folder keeps its history; else its
+ * path under `src/`.
+ */
+const moduleKeys = (read: ReadonlyMap<string, ModuleExports>): (path: string) => string => {
+  const named = read.get("index.ts")?.namespaces ?? new Map<string, ReadonlyArray<string>>()
+  return (path) => {
+    const name = path === "index.ts" ? undefined : named.get(path)?.[0]
+    return name === undefined ? path : `index.ts#${name}`
+  }
+}
 
 /** The `name` and `version` of a `package.json`'s text, when it has them. */
 const manifestOf = (text: string): { readonly name?: string; readonly version?: string } => {
@@ -406,10 +420,12 @@ const checks = (
   const history = points.map((point) => ({
     version: point.version,
     packages: new Map(
-      packagesAt(root, point.commit).map((pkg) => [
-        pkg.name,
-        new Map([...pkg.modules].map(([path, text]) => [path, readExports(path, text).names]))
-      ])
+      packagesAt(root, point.commit).map((pkg) => {
+        const read = new Map([...pkg.modules].map(([path, text]) => [path, readExports(path, text)]))
+        const keyOf = moduleKeys(read)
+        // under its path and under its namespace's name: a module is the same as either
+        return [pkg.name, new Map([...read].flatMap(([path, exports]) => [[path, exports.names], [keyOf(path), exports.names]] as const))]
+      })
     )
   }))
   const firstWith = (found: (modules: ReadonlyMap<string, ReadonlySet<string>>) => boolean, pkg: string): string =>
@@ -417,14 +433,16 @@ const checks = (
       const modules = point.packages.get(pkg)
       return modules !== undefined && found(modules)
     })?.version ?? version
-  const exportWants = (pkg: string, path: string, name: string): string =>
-    firstWith((modules) => modules.get(path)?.has(name) === true, pkg)
-  const moduleWants = (pkg: string, path: string): string => firstWith((modules) => modules.has(path), pkg)
+  const exportWants = (pkg: string, paths: ReadonlyArray<string>, name: string): string =>
+    firstWith((modules) => paths.some((path) => modules.get(path)?.has(name) === true), pkg)
+  const moduleWants = (pkg: string, paths: ReadonlyArray<string>): string =>
+    firstWith((modules) => paths.some((path) => modules.has(path)), pkg)
 
   const result: Array<Check> = []
   for (const pkg of workingPackages(root)) {
     const read = new Map([...pkg.modules].map(([path, text]) => [path, readExports(path, text)]))
     const namespaceNames = read.get("index.ts")?.namespaces ?? new Map<string, ReadonlyArray<string>>()
+    const keyOf = moduleKeys(read)
     for (const [path, exports] of read) {
       const file = `packages/${pkg.dir}/src/${path}`
       const text = pkg.modules.get(path) ?? ""
@@ -436,7 +454,7 @@ const checks = (
           line: site.line,
           label: site.names.join(", "),
           names: site.names,
-          wants: site.names.map((name) => exportWants(pkg.name, path, name)),
+          wants: site.names.map((name) => exportWants(pkg.name, [path, keyOf(path)], name)),
           start: site.start,
           doc: site.doc
         })
@@ -445,8 +463,8 @@ const checks = (
       if (header !== undefined && header.since.length > 0) {
         const asNames = path === "index.ts" ? undefined : namespaceNames.get(path)
         const wants = asNames === undefined
-          ? moduleWants(pkg.name, path)
-          : asNames.map((name) => exportWants(pkg.name, "index.ts", name)).sort(compareVersions)[0] ?? version
+          ? moduleWants(pkg.name, [path, keyOf(path)])
+          : asNames.map((name) => exportWants(pkg.name, ["index.ts"], name)).sort(compareVersions)[0] ?? version
         result.push({
           pkg: pkg.name,
           file,
