@@ -850,25 +850,24 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     options: Parameters<ChatTransport<UI_MESSAGE>["reconnectToStream"]>[0],
     turnId: string
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const stored = { turnId }
     const known = this.#chats.get(options.chatId)
-    const continues = known !== undefined && known.turnId === stored.turnId && known.disconnected &&
+    const continues = known !== undefined && known.turnId === turnId && known.disconnected &&
       known.lastEventId !== undefined
     const followed: Followed = {
-      turnId: stored.turnId,
+      turnId,
       lastEventId: continues ? known.lastEventId : undefined,
       disconnected: false
     }
     const headers = await this.#headers(options.headers)
     const prepared = await this.#options.prepareReconnectToStreamRequest?.({
       chatId: options.chatId,
-      turnId: stored.turnId,
+      turnId,
       requestMetadata: options.metadata,
       headers
     })
     const following: Following = {
       chatId: options.chatId,
-      turnId: stored.turnId,
+      turnId,
       headers: prepared?.headers === undefined ? headers : headerRecord(prepared.headers),
       signal: options.abortSignal,
       abort: new AbortController(),
