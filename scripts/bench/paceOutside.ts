@@ -12,7 +12,7 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { TurnSource } from "@sluice/pipeline"
-import { LlmRequest, ProviderClient } from "@sluice/providers"
+import { LlmRequest, ProviderClient, ProviderHttp } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -22,7 +22,6 @@ import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { createInterface } from "node:readline"
-import * as ProviderHttp from "../../packages/cli/src/internal/providerHttp.js"
 import type { Load, Sent } from "./paceLoad.js"
 import { PERIOD_MS } from "./paceShared.js"
 

@@ -97,6 +97,11 @@ export * as OpenAiResponsesRequest from "./openai-responses/OpenAiResponsesReque
 export * as ProviderClient from "./live/ProviderClient.js"
 
 /**
+ * @since 0.3.0
+ */
+export * as ProviderHttp from "./live/ProviderHttp.js"
+
+/**
  * @since 0.1.0
  */
 export * as RoundTrip from "./request/RoundTrip.js"

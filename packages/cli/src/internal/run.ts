@@ -7,7 +7,7 @@
 import { Summary } from "@sluice/accumulator"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { TurnSource } from "@sluice/pipeline"
-import { LlmRequest, ProviderClient, type ProviderName, Providers } from "@sluice/providers"
+import { LlmRequest, ProviderClient, ProviderHttp, type ProviderName, Providers } from "@sluice/providers"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -16,7 +16,6 @@ import { badUsage, type CliFailure } from "../CliFailure.js"
 import type * as Run from "../commands/Run.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
-import * as ProviderHttp from "./providerHttp.js"
 
 const dim = (text: string): string => `\x1b[2m${text}\x1b[22m`
 

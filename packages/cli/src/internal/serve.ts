@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import { ProviderHttp } from "@sluice/providers"
 import { TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,7 +15,6 @@ import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
 import * as TurnStarts from "../TurnStarts.js"
-import * as ProviderHttp from "./providerHttp.js"
 import * as ServerLimits from "./serverLimits.js"
 
 /**

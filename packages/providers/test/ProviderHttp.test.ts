@@ -1,5 +1,5 @@
 /**
- * The HTTP client `sluice run` and `sluice serve` call providers with (Node's `http`
+ * `ProviderHttp.layer`, the HTTP client `sluice run` and `sluice serve` call providers with (Node's `http`
  * module, connections kept alive) against a loopback provider: a body streams whole
  * over a kept connection, and a body that goes quiet after output ends the turn with
  * `stream_idle_timeout`, keeping what arrived, its request aborted (the provider sees
@@ -8,15 +8,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
-import { LlmRequest, ProviderClient } from "@sluice/providers"
+import { LlmRequest, ProviderClient, ProviderHttp } from "../src/index.js"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { pause, recorded, serve } from "../../providers/test/support/loopback.js"
-import * as ProviderHttp from "../src/internal/providerHttp.js"
+import { pause, recorded, serve } from "./support/loopback.js"
 
 const request = LlmRequest.prompt("m1", "Hello")
 const body = recorded("openai-chat/text-simple.sse")
