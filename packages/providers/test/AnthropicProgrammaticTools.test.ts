@@ -48,29 +48,33 @@ describe("Anthropic programmatic tool calling", () => {
       })
     }))
 
-  it.effect("the response's container is kept (response_done provider_metadata) and the next request names it", () =>
-    Effect.gen(function*() {
-      const container = { id: "container_011CU6pTr2hLT47seQ5Xs4yj", expires_at: "2025-10-14T10:02:00.044495Z" }
-      const events = yield* runText(Anthropic.normalize, transcript)
-      expect(done(events)?.provider_metadata).toStrictEqual({ container })
-      const turn = Result.getOrThrow(Turn.fromEvents(events))
-      expect(turn.providerMetadata).toStrictEqual({ container })
-      const start: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "Sum 5 and 3" }] }
-      const next = Result.getOrThrow(
-        RoundTrip.continueWith(
-          start,
-          { provider: "anthropic", items: Turn.finalItems(turn), providerMetadata: turn.providerMetadata },
-          [{ callId: "toolu_01", output: "8" }]
+  it.effect(
+    "the response's container is kept (response_done provider_metadata) and the next request names it",
+    () =>
+      Effect.gen(function*() {
+        const container = { id: "container_011CU6pTr2hLT47seQ5Xs4yj", expires_at: "2025-10-14T10:02:00.044495Z" }
+        const events = yield* runText(Anthropic.normalize, transcript)
+        expect(done(events)?.provider_metadata).toStrictEqual({ container })
+        const turn = Result.getOrThrow(Turn.fromEvents(events))
+        expect(turn.providerMetadata).toStrictEqual({ container })
+        const start: LlmRequest.LlmRequest = { model: "m", messages: [{ _tag: "user", text: "Sum 5 and 3" }] }
+        const next = Result.getOrThrow(
+          RoundTrip.continueWith(
+            start,
+            { provider: "anthropic", items: Turn.finalItems(turn), providerMetadata: turn.providerMetadata },
+            [{ callId: "toolu_01", output: "8" }]
+          )
         )
-      )
-      expect(next.container).toBe(container.id)
-      const body = Providers.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
-      expect(body.container).toBe(container.id)
-      // a request without one sends none
-      expect(Providers.encode("anthropic", start, { apiKey: "k", baseUrl: "http://x" }).body).not.toHaveProperty(
-        "container"
-      )
-    }), 30_000)
+        expect(next.container).toBe(container.id)
+        const body = Providers.encode("anthropic", next, { apiKey: "k", baseUrl: "http://x" }).body
+        expect(body.container).toBe(container.id)
+        // a request without one sends none
+        expect(Providers.encode("anthropic", start, { apiKey: "k", baseUrl: "http://x" }).body).not.toHaveProperty(
+          "container"
+        )
+      }),
+    30_000
+  )
 
   it.effect("the non-streaming response's container is kept the same way", () =>
     Effect.gen(function*() {

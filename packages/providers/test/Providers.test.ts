@@ -222,7 +222,9 @@ describe("streaming requests, as the providers document them", () => {
       expect(provider.defaultBaseUrl).toBe(Providers.defaultBaseUrl(provider.name))
       expect(provider.apiKeyVariable).toBe(Providers.apiKeyVariable(provider.name))
       expect(provider.baseUrlVariable).toBe(Providers.baseUrlVariable(provider.name))
-      expect(provider.encodeStreaming(request, options)).toStrictEqual(Providers.encode(provider.name, request, options))
+      expect(provider.encodeStreaming(request, options)).toStrictEqual(
+        Providers.encode(provider.name, request, options)
+      )
     }
     expect(Providers.get("gemini").encodeStreaming(request, options).url).toContain(":streamGenerateContent")
   })

@@ -38,10 +38,10 @@ import * as ErrorClassification from "../ErrorClassification.js"
 import { decodeBody, decodeData } from "../internal/decodeData.js"
 import { endTruncated, finishWith } from "../internal/endTurn.js"
 import { decodeSseWith, type Handler, normalizeWith } from "../internal/normalizerChannel.js"
-import { ArgumentsBuilder } from "./internal/partialArgs.js"
 import { protocolError } from "../internal/wireJson.js"
 import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "../Normalizer.js"
 import type { WireDecodeError } from "../WireDecodeError.js"
+import { ArgumentsBuilder } from "./internal/partialArgs.js"
 
 const provider = "gemini"
 

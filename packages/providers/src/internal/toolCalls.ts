@@ -10,8 +10,8 @@
  * shares the text of its original safely.
  */
 import { Json } from "@sluice/core"
-import type { ToolCall } from "../ToolCallAccumulator.js"
 import { stringDelta } from "../openai-responses/internal/hostedTools.js"
+import type { ToolCall } from "../ToolCallAccumulator.js"
 
 /** The provider family a call came from; it decides the order of `finalize`. */
 export type Family = "openai" | "anthropic" | "gemini"

@@ -62,12 +62,12 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ErrorClassification from "../ErrorClassification.js"
-import * as LiveRetry from "./LiveRetry.js"
-import { checkResult, type LlmRequest, type LlmRequestError } from "../request/LlmRequest.js"
 import type { NormalizeOptions } from "../Normalizer.js"
 import type { ProviderName } from "../ProviderName.js"
+import { checkResult, type LlmRequest, type LlmRequestError } from "../request/LlmRequest.js"
 import * as Providers from "../request/Providers.js"
 import { WireDecodeError } from "../WireDecodeError.js"
+import * as LiveRetry from "./LiveRetry.js"
 
 /**
  * How to reach one provider.
