@@ -184,11 +184,13 @@ class Inbox {
     return true
   }
 
-  // Ends the reader (what it held dropped on a failure); it is to be woken.
+  // Ends the reader; it is to be woken. What it held is dropped when it fell behind (it
+  // reads it from Redis again), and passed on before the ending otherwise (the entries
+  // the tail read before it failed).
   close(ending: Ending) {
     if (this.ending !== undefined) return
     this.ending = ending
-    if (ending._tag === "failed") {
+    if (ending._tag === "failed" && ending.error._tag === "FellBehind") {
       this.entries = []
       this.bytes = 0
     }
