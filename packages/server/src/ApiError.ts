@@ -12,16 +12,18 @@ import * as Schema from "effect/Schema"
  *
  * | code | status |
  * |---|---|
- * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query`, `invalid_request` | 400 |
+ * | `invalid_turn_id`, `invalid_last_event_id`, `invalid_query`, `invalid_request`, `invalid_thread_id` | 400 |
  * | `unauthorized` | 401 |
  * | `forbidden` | 403 |
- * | `not_found`, `turn_not_found` | 404 |
- * | `turn_finished` | 409 |
+ * | `not_found`, `turn_not_found`, `thread_not_found` | 404 |
+ * | `turn_finished`, `turn_running`, `turn_not_running` | 409 |
  * | `payload_too_large` | 413 |
- * | `too_many_streams` | 429 |
+ * | `too_many_streams`, `rate_limited` | 429 |
  * | `internal`, `invalid_entry` | 500 |
  * | `not_implemented` | 501 |
- * | `redis_unavailable`, `provider_unavailable`, `at_capacity` | 503 |
+ * | `redis_unavailable`, `provider_unavailable`, `at_capacity`, `thread_contended` | 503 |
+ *
+ * The thread codes are since 0.3.0.
  *
  * @since 0.1.0
  * @category schemas
@@ -43,7 +45,13 @@ export const ApiErrorCode = Schema.Literals([
   "not_implemented",
   "redis_unavailable",
   "provider_unavailable",
-  "at_capacity"
+  "at_capacity",
+  "invalid_thread_id",
+  "thread_not_found",
+  "turn_running",
+  "turn_not_running",
+  "rate_limited",
+  "thread_contended"
 ]).annotate({ identifier: "ApiErrorCode" })
 
 /**
@@ -69,7 +77,13 @@ const statuses: Record<ApiErrorCode, number> = {
   not_implemented: 501,
   redis_unavailable: 503,
   provider_unavailable: 503,
-  at_capacity: 503
+  at_capacity: 503,
+  invalid_thread_id: 400,
+  thread_not_found: 404,
+  turn_running: 409,
+  turn_not_running: 409,
+  rate_limited: 429,
+  thread_contended: 503
 }
 
 /**
@@ -81,13 +95,20 @@ const statuses: Record<ApiErrorCode, number> = {
 export const statusOf = (code: ApiErrorCode): number => statuses[code]
 
 /**
- * The JSON body of every error response.
+ * The JSON body of every error response: `field` names the request's field that was
+ * wrong (`message.parts[0].text`, `model`), `turnId` the turn an error is about (the
+ * running turn of a 409 `turn_running`), when they apply (since 0.3.0).
  *
  * @since 0.1.0
  * @category schemas
  */
 export const ApiErrorBody = Schema.Struct({
-  error: Schema.Struct({ code: ApiErrorCode, message: Schema.String })
+  error: Schema.Struct({
+    code: ApiErrorCode,
+    message: Schema.String,
+    field: Schema.optionalKey(Schema.String),
+    turnId: Schema.optionalKey(Schema.String)
+  })
 }).annotate({ identifier: "ApiErrorBody" })
 
 /**
@@ -104,7 +125,13 @@ export type ApiErrorBody = typeof ApiErrorBody.Type
  */
 export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
   code: ApiErrorCode,
-  message: Schema.String
+  message: Schema.String,
+  /** The request's field that was wrong. Since 0.3.0. */
+  field: Schema.optionalKey(Schema.String),
+  /** The turn the error is about. Since 0.3.0. */
+  turnId: Schema.optionalKey(Schema.String),
+  /** Sent as `Retry-After` (seconds). Since 0.3.0. */
+  retryAfterSeconds: Schema.optionalKey(Schema.Int)
 }) {
   /**
    * The HTTP status of the error's code.
@@ -116,7 +143,8 @@ export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
   }
 }
 
-const headersOf = (code: ApiErrorCode): Record<string, string> => {
+const headersOf = (code: ApiErrorCode, retryAfterSeconds: number | undefined): Record<string, string> => {
+  if (retryAfterSeconds !== undefined) return { "cache-control": "no-store", "retry-after": String(retryAfterSeconds) }
   switch (code) {
     case "unauthorized":
       return { "cache-control": "no-store", "www-authenticate": "Bearer realm=\"sluice\"" }
@@ -129,7 +157,8 @@ const headersOf = (code: ApiErrorCode): Record<string, string> => {
 
 /**
  * The response for an error: its status, the JSON body, `Cache-Control: no-store`,
- * `WWW-Authenticate: Bearer` on a 401, and `Retry-After: 1` on `at_capacity` (the
+ * `WWW-Authenticate: Bearer` on a 401, and `Retry-After`: the error's
+ * `retryAfterSeconds` (a thread token's turns a minute), else 1 on `at_capacity` (the
  * process runs as many turns as it may: a place may be free in a second, or another
  * process behind the same address may take the turn).
  *
@@ -137,6 +166,16 @@ const headersOf = (code: ApiErrorCode): Record<string, string> => {
  * @category conversions
  */
 export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse => {
-  const body: ApiErrorBody = { error: { code: error.code, message: error.message } }
-  return HttpServerResponse.jsonUnsafe(body, { status: error.status, headers: headersOf(error.code) })
+  const body: ApiErrorBody = {
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.field === undefined ? {} : { field: error.field }),
+      ...(error.turnId === undefined ? {} : { turnId: error.turnId })
+    }
+  }
+  return HttpServerResponse.jsonUnsafe(body, {
+    status: error.status,
+    headers: headersOf(error.code, error.retryAfterSeconds)
+  })
 }

@@ -11,6 +11,10 @@
  * | `GET /v1/turns/:turnId/upserts` | Stream B as SSE |
  * | `GET /v1/turns/:turnId/events` | Stream A as SSE |
  * | `POST /v1/turns/:turnId/cancel` | asks the turn's producer to cancel it (202) |
+ * | `POST /v1/threads/:threadId/turns` | starts a thread's next turn (`ThreadStarter`) and streams it as `POST /v1/turns` does |
+ * | `GET /v1/threads/:threadId` | the thread: its current path as UI messages, its running turn |
+ * | `GET /v1/threads/:threadId/events` | the thread's events as SSE |
+ * | `DELETE /v1/threads/:threadId` | deletes the thread and its turns' streams |
  * | `GET /v1/turns/:turnId/ui-message-stream` | Stream A as the AI SDK's UI message stream |
  * | `/v1/stream/...` | the Durable Streams protocol (see `DurableStreams`) |
  * | `GET /metrics` | the process's metrics as Prometheus text (token; or `metricsPort`) |
@@ -24,6 +28,7 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Threads } from "@sluice/turns"
 import { DurableRefusal, DurableStreams } from "@sluice/durable-streams"
 import { RedisStreams } from "@sluice/redis"
 import * as Cause from "effect/Cause"
@@ -48,7 +53,7 @@ import * as Scope from "effect/Scope"
 import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { ApiError, toResponse } from "./ApiError.js"
-import { authenticator, streamLimiter } from "./internal/access.js"
+import { authenticator, type Caller, type Credentials, streamLimiter } from "./internal/access.js"
 import {
   cancelTurn,
   CurrentCaller,
@@ -62,10 +67,12 @@ import * as LeaseSweeper from "./internal/leaseSweeper.js"
 import { observed } from "./internal/observe.js"
 import { pageRoutes } from "./internal/page.js"
 import { startTurn } from "./internal/startTurn.js"
+import { allowTurn, isThreadCaller, makeThreadHandlers, type ThreadAccess } from "./internal/threadHandlers.js"
 import { turnStreams } from "./internal/turnSource.js"
 import * as SharedTail from "./SharedTail.js"
 import * as TurnFeed from "./TurnFeed.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
+import * as ThreadStarter from "./ThreadStarter.js"
 import * as TurnStarter from "./TurnStarter.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -73,6 +80,9 @@ import * as ViewerToken from "./ViewerToken.js"
 // percent escape) is a bad turn id, not an unknown route.
 const turnPathPattern = /^\/v1\/turns\/[^/?]+(\/(upserts|events|ui-message-stream))?\/?(\?.*)?$/
 const cancelPathPattern = /^\/v1\/turns\/[^/?]+\/cancel\/?(\?.*)?$/
+const threadPathPattern = /^\/v1\/threads\/[^/?]+\/?$/
+const threadEventsPathPattern = /^\/v1\/threads\/[^/?]+\/events\/?$/
+const threadTurnsPathPattern = /^\/v1\/threads\/[^/?]+\/turns\/?$/
 
 /**
  * An app of the server: an HTTP effect (v3's `HttpApp.Default`) that answers the
@@ -90,10 +100,15 @@ export type App = Effect.Effect<
 const routeNotFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
   new ApiError({ code: "not_found", message: `no route for ${request.method} ${request.url.split("?")[0]}` })
 
+// a thread's path whose id is longer than the router takes (`maxParamLength`)
+const threadAnyPattern = /^\/v1\/threads\/[^/?]+(\/(turns|events))?\/?(\?.*)?$/
+
 const notFound = (request: HttpServerRequest.HttpServerRequest): ApiError =>
   (request.method === "GET" && turnPathPattern.test(request.url)) ||
     (request.method === "POST" && cancelPathPattern.test(request.url))
     ? new ApiError({ code: "invalid_turn_id", message: "the turn id is not a UUID" })
+    : threadAnyPattern.test(request.url)
+    ? new ApiError({ code: "invalid_thread_id", message: "the thread id is longer than 128 characters" })
     : routeNotFound(request)
 
 const accessTokens = (url: string): ReadonlyArray<string> => {
@@ -138,7 +153,12 @@ export const makeApp = (
     yield* LeaseSweeper.sweep({ prefix: options.prefix, everyMs: options.sweepEveryMs, batch: options.sweepBatch })
       .pipe(Effect.provideService(RedisStreams.RedisStreams, redis), Effect.forkScoped)
     const authenticate = authenticator(options.tokens, options.readTokens)
-    const slots = yield* streamLimiter(options.maxStreamsPerToken)
+    const tokenSlots = yield* streamLimiter(options.maxStreamsPerToken)
+    // a thread token's streams are counted against its own, smaller limit
+    const threadSlots = yield* streamLimiter(options.maxStreamsPerThreadToken)
+    const slots = {
+      acquire: (caller: Caller) => isThreadCaller(caller) ? threadSlots.acquire(caller) : tokenSlots.acquire(caller)
+    }
     const closing = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))
     const tails = yield* SharedTail.make({
@@ -182,20 +202,54 @@ export const makeApp = (
     // a turn route, answered once its caller is known
     const authed = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       Effect.flatMap(caller, (credentials) => Effect.provideService(handler, CurrentCaller, credentials))
+    const threadContext = {
+      options,
+      threads: yield* Effect.serviceOption(Threads.Threads),
+      starter: yield* Effect.serviceOption(ThreadStarter.ThreadStarter),
+      slot: (credentials: Credentials) => slots.acquire(credentials.caller),
+      closing: streams.closing
+    }
+    const threadRoutes = yield* makeThreadHandlers(threadContext)
+    // a route no thread token reaches (403)
+    const refusesThreadTokens = (credentials: Credentials) =>
+      credentials.thread === undefined
+        ? Effect.void
+        : Effect.fail(new ApiError({ code: "forbidden", message: "a thread token reaches its thread only" }))
+    const bearerOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      authed(Effect.andThen(Effect.flatMap(CurrentCaller, refusesThreadTokens), handler))
+    // a turn's route: a thread token reaches the turns of its thread only
+    const turnRoute = <E, R>(access: ThreadAccess, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      authed(Effect.andThen(
+        Effect.flatMap(CurrentCaller, (credentials) =>
+          credentials.thread === undefined
+            ? Effect.void
+            : Effect.flatMap(HttpRouter.params, (params) =>
+              allowTurn(threadContext, credentials, params.turnId ?? "", access))),
+        handler
+      ))
+    const durableCaller = Effect.tap(caller, refusesThreadTokens)
     const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([
       ...pageRoutes,
       HttpRouter.route("GET", "/healthz", healthz),
       HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs, starter)),
       HttpRouter.route("OPTIONS", "*", (request) => Effect.succeed(preflight(request))),
-      HttpRouter.route("GET", "/v1/turns", authed(recentTurns(options))),
-      HttpRouter.route("POST", "/v1/turns", authed(startTurn(options.maxBodyBytes, starter))),
-      HttpRouter.route("GET", "/v1/turns/:turnId", authed(turnSnapshot(options))),
-      HttpRouter.route("GET", "/v1/turns/:turnId/upserts", authed(turnStream(options, streams, "upserts"))),
-      HttpRouter.route("GET", "/v1/turns/:turnId/events", authed(turnStream(options, streams, "events"))),
-      HttpRouter.route("GET", "/v1/turns/:turnId/ui-message-stream", authed(uiMessageStream(options, streams))),
-      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", authed(cancelTurn(options, starter))),
-      HttpRouter.route("GET", "/metrics", authed(metrics)),
-      ...DurableStreams.routes(durable, caller, {
+      HttpRouter.route("GET", "/v1/turns", bearerOnly(recentTurns(options))),
+      HttpRouter.route("POST", "/v1/turns", bearerOnly(startTurn(options.maxBodyBytes, starter))),
+      HttpRouter.route("GET", "/v1/turns/:turnId", turnRoute("read", turnSnapshot(options))),
+      HttpRouter.route("GET", "/v1/turns/:turnId/upserts", turnRoute("read", turnStream(options, streams, "upserts"))),
+      HttpRouter.route("GET", "/v1/turns/:turnId/events", turnRoute("read", turnStream(options, streams, "events"))),
+      HttpRouter.route(
+        "GET",
+        "/v1/turns/:turnId/ui-message-stream",
+        turnRoute("read", uiMessageStream(options, streams))
+      ),
+      HttpRouter.route("POST", "/v1/turns/:turnId/cancel", turnRoute("write", cancelTurn(options, starter))),
+      HttpRouter.route("POST", "/v1/threads/:threadId/turns", authed(threadRoutes.start)),
+      HttpRouter.route("GET", "/v1/threads/:threadId", authed(threadRoutes.get)),
+      HttpRouter.route("GET", "/v1/threads/:threadId/events", authed(threadRoutes.events)),
+      HttpRouter.route("DELETE", "/v1/threads/:threadId", authed(threadRoutes.delete)),
+      HttpRouter.route("GET", "/metrics", bearerOnly(metrics)),
+      ...DurableStreams.routes(durable, durableCaller, {
         // a live read takes one of its token's stream slots, as an SSE stream of a turn
         liveRead: (credentials) =>
           Effect.mapError(
@@ -204,7 +258,10 @@ export const makeApp = (
           ),
         subscriber: (credentials) => credentials.subscriber
       })
-    ]))
+    ])).pipe(
+      // a thread id is up to 128 characters (the router's default takes 100)
+      Effect.provideService(HttpRouter.RouterConfig, { maxParamLength: 160 })
+    )
     // an unknown route is told only to a caller the server knows
     const app: App = routed.pipe(
       Effect.catchIf(
@@ -234,6 +291,9 @@ const routeMethods = (path: string): string | undefined => {
   if (path === "/metrics") return "GET, HEAD, OPTIONS"
   if (path === "/v1/turns" || path === "/v1/turns/") return "GET, HEAD, POST, OPTIONS"
   if (cancelPathPattern.test(path)) return "POST, OPTIONS"
+  if (threadTurnsPathPattern.test(path)) return "POST, OPTIONS"
+  if (threadEventsPathPattern.test(path)) return "GET, HEAD, OPTIONS"
+  if (threadPathPattern.test(path)) return "GET, HEAD, DELETE, OPTIONS"
   return turnPathPattern.test(path) ? "GET, HEAD, OPTIONS" : undefined
 }
 

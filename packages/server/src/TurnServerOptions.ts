@@ -68,6 +68,18 @@ export const connectionDefaults = {
 } as const
 
 /**
+ * The defaults of the limits of each thread token (docs/threads.md#thread-tokens): 20
+ * turns started a minute, 4 streams open at once.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const threadDefaults = {
+  threadTurnsPerMinute: 20,
+  maxStreamsPerThreadToken: 4
+} as const
+
+/**
  * The default shutdown budget (`shutdownTimeoutMs`): 8 s, inside the 10 s a container
  * runtime gives a process between SIGTERM and SIGKILL (Docker's default stop timeout).
  *
@@ -165,6 +177,12 @@ export const awaitTurnDefault = 10_000
  *   (a created stream's `Location`, a webhook's `jwks_url` and `callback_url`). Absent,
  *   the address it listens on (`localhost` for every interface). Never the request's
  *   `Host`.
+ * - `threadTurnsPerMinute` (20): the turns one thread token may start in any minute
+ *   (`POST /v1/threads/:threadId/turns`); one more is 429 `rate_limited` with
+ *   `Retry-After` (docs/threads.md#thread-tokens). Since 0.3.0.
+ * - `maxStreamsPerThreadToken` (4): the streams one thread token may hold open at once
+ *   (the thread's events, its turns' SSE and UI message streams); more get 429
+ *   `too_many_streams`. Since 0.3.0.
  *
  * @since 0.1.0
  * @category schemas
@@ -202,7 +220,9 @@ export const TurnServerOptions = Schema.Struct({
   requestTimeoutMs: withDefault(PositiveInt, connectionDefaults.requestTimeoutMs),
   writeTimeoutMs: withDefault(PositiveInt, connectionDefaults.writeTimeoutMs),
   shutdownTimeoutMs: withDefault(PositiveInt, shutdownTimeoutDefault),
-  publicUrl: Schema.optionalKey(NonEmptyTrimmedString)
+  publicUrl: Schema.optionalKey(NonEmptyTrimmedString),
+  threadTurnsPerMinute: withDefault(PositiveInt, threadDefaults.threadTurnsPerMinute),
+  maxStreamsPerThreadToken: withDefault(PositiveInt, threadDefaults.maxStreamsPerThreadToken)
 }).annotate({ identifier: "TurnServerOptions" })
 
 /**

@@ -74,3 +74,17 @@ export * as AccessLog from "./AccessLog.js"
  * @since 0.3.0
  */
 export * as TurnStarter from "./TurnStarter.js"
+
+/**
+ * What starts the turns of threads for `POST /v1/threads/:threadId/turns`.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadStarter from "./ThreadStarter.js"
+
+/**
+ * Tokens for one thread (`read` and `write` scopes), for browsers.
+ *
+ * @since 0.3.0
+ */
+export * as ThreadToken from "./ThreadToken.js"

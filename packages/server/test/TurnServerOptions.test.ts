@@ -58,7 +58,9 @@ describe("TurnServerOptions.resolve", () => {
         maxSubscriptionsPerToken: 100,
         shutdownTimeoutMs: 8_000,
         publicUrl: undefined,
-        awaitTurnMs: 0
+        awaitTurnMs: 0,
+        threadTurnsPerMinute: 20,
+        maxStreamsPerThreadToken: 4
       })
     }))
 

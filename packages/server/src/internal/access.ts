@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ApiError } from "../ApiError.js"
+import * as ThreadToken from "../ThreadToken.js"
 import * as ViewerToken from "../ViewerToken.js"
 
 /**
@@ -18,7 +19,7 @@ import * as ViewerToken from "../ViewerToken.js"
  *
  * @internal
  */
-export type Caller = number | `page:${string}` | "anonymous"
+export type Caller = number | `page:${string}` | `thread:${string}` | "anonymous"
 
 /**
  * A checked request's credentials: who made it (the key of its stream slots), whether
@@ -35,7 +36,22 @@ export interface Credentials {
   readonly mayCancel: boolean
   readonly mayWrite: boolean
   readonly subscriber: string
+  /** A thread token's thread and scope: the request reaches that thread only. */
+  readonly thread?: { readonly threadId: string; readonly scope: ThreadToken.ThreadTokenScope } | undefined
 }
+
+// The credentials of a thread token (its caller, each token its own: its signature).
+const threadCredentials = (key: ViewerToken.SigningKey, token: string): Effect.Effect<Credentials, ApiError> =>
+  ThreadToken.verify(key, token).pipe(
+    Effect.map((claims): Credentials => ({
+      caller: `thread:${token.slice(token.lastIndexOf(".") + 1)}`,
+      mayCancel: claims.scope === "write",
+      mayWrite: false,
+      subscriber: "thread",
+      thread: { threadId: claims.threadId, scope: claims.scope }
+    })),
+    Effect.mapError((error) => unauthorized(error.message))
+  )
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
 
@@ -46,7 +62,8 @@ const unauthorized = (message: string) => new ApiError({ code: "unauthorized", m
 /**
  * Checks a request's credentials: the `Authorization` header against the bearer
  * tokens, or, without that header, a signed page token in `?access_token=` (given
- * once) against the key derived from them. Every bearer token is compared, in constant
+ * once) against the key derived from them. A thread token (`ThreadToken`) is taken in
+ * either place, checked against the same key. Every bearer token is compared, in constant
  * time over SHA-256 digests (so neither a token's content nor its length shows in the
  * timing), whatever matched before. `readTokens` are bearer tokens of the read scope
  * only: they read, but neither write nor cancel. Page tokens are signed with the key
@@ -75,6 +92,7 @@ export const authenticator = (tokens: ReadonlyArray<string>, readTokens: Readonl
         return Effect.fail(unauthorized(`?access_token= is given ${accessTokens.length} times`))
       }
       const token = accessTokens[0]!
+      if (ThreadToken.isThreadToken(token)) return threadCredentials(key, token)
       return ViewerToken.verify(key, token).pipe(
         Effect.map((claims): Credentials => ({
           // the signature, which no two links share
@@ -90,6 +108,7 @@ export const authenticator = (tokens: ReadonlyArray<string>, readTokens: Readonl
     if (match === null) {
       return Effect.fail(unauthorized("the Authorization header is not a bearer token"))
     }
+    if (ThreadToken.isThreadToken(match[1]!)) return threadCredentials(key, match[1]!)
     const presented = digest(match[1]!)
     let found = -1
     for (let i = 0; i < digests.length; i++) {

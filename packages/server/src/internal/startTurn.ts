@@ -73,22 +73,14 @@ export const endedEvents = (events: Stream.Stream<StreamEvent.StreamEvent>): Str
   })
 
 /**
- * The handler, with a body limit of `maxBodyBytes` (413 beyond it, unread); without a
- * starter, 501.
+ * Reads a request's body within `maxBodyBytes` (413 beyond) and parses it with a bound
+ * on its nesting (`Json.parseBounded`): 400 `invalid_request` for a body that is not
+ * JSON or is nested too deeply.
  *
  * @internal
  */
-export const startTurn = (maxBodyBytes: number, starter: Option.Option<TurnStarter.TurnStarterService>) =>
+export const readJsonBody = (maxBodyBytes: number) =>
   Effect.gen(function*() {
-    if (!(yield* CurrentCaller).mayWrite) {
-      return yield* new ApiError({
-        code: "forbidden",
-        message: "this token may only read: starting a turn needs a bearer token that is not read-only"
-      })
-    }
-    if (Option.isNone(starter)) {
-      return yield* new ApiError({ code: "not_implemented", message: "this server starts no turns" })
-    }
     const request = yield* HttpServerRequest.HttpServerRequest
     const bytes = yield* Effect.mapError(
       RequestBody.read(request, maxBodyBytes),
@@ -107,7 +99,35 @@ export const startTurn = (maxBodyBytes: number, starter: Option.Option<TurnStart
           : `the body is not JSON: ${parsed.failure.message}`
       })
     }
-    const started = yield* starter.value.start(parsed.success)
+    return parsed.success
+  })
+
+/**
+ * The handler, with a body limit of `maxBodyBytes` (413 beyond it, unread); without a
+ * starter, 501.
+ *
+ * @internal
+ */
+export const startTurn = (maxBodyBytes: number, starter: Option.Option<TurnStarter.TurnStarterService>) =>
+  Effect.gen(function*() {
+    const credentials = yield* CurrentCaller
+    if (credentials.thread !== undefined) {
+      return yield* new ApiError({
+        code: "forbidden",
+        message: "a thread token starts turns in its thread only: POST /v1/threads/:threadId/turns"
+      })
+    }
+    if (!credentials.mayWrite) {
+      return yield* new ApiError({
+        code: "forbidden",
+        message: "this token may only read: starting a turn needs a bearer token that is not read-only"
+      })
+    }
+    if (Option.isNone(starter)) {
+      return yield* new ApiError({ code: "not_implemented", message: "this server starts no turns" })
+    }
+    const body = yield* readJsonBody(maxBodyBytes)
+    const started = yield* starter.value.start(body)
     return HttpServerResponse.setHeaders(UiMessageStream.response(endedEvents(started.events)), {
       [turnIdHeader]: started.turnId,
       location: `/v1/turns/${started.turnId}`
