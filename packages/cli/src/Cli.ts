@@ -21,6 +21,7 @@ import * as Normalize from "./commands/Normalize.js"
 import * as Replay from "./commands/Replay.js"
 import * as Run from "./commands/Run.js"
 import * as Serve from "./commands/Serve.js"
+import * as Token from "./commands/Token.js"
 import * as Argv from "./internal/argv.js"
 import * as EnvVariables from "./internal/envVariables.js"
 import { version } from "./internal/version.js"
@@ -35,7 +36,14 @@ import * as Output from "./Output.js"
  */
 export const command = Command.make("sluice").pipe(
   Command.withDescription("LLM provider streams into typed events, turns and UI upserts"),
-  Command.withSubcommands([Normalize.command, Replay.command, Run.command, Serve.command, Demo.command])
+  Command.withSubcommands([
+    Normalize.command,
+    Replay.command,
+    Run.command,
+    Serve.command,
+    Demo.command,
+    Token.command
+  ])
 )
 
 // The configuration of each command, by the command's name.
@@ -44,6 +52,7 @@ const commandOptions: ReadonlyMap<string, Command.Command.Config> = new Map<stri
   ["replay", Replay.options],
   ["run", Run.options],
   ["serve", Serve.options],
+  ["token", Token.options],
   ["demo", Demo.options]
 ])
 

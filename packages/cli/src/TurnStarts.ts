@@ -21,9 +21,14 @@ import { ApiError, TurnStarter } from "@sluice/server"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 
-// The answer to a turn that was not started: Redis lost (before the turn was written:
-// the provider was not asked) is 503 `redis_unavailable`.
-const codeOf = (error: { readonly _tag: string; readonly reason?: string }): ApiError.ApiErrorCode => {
+/**
+ * The answer to a turn that was not started: Redis lost (before the turn was written:
+ * the provider was not asked) is 503 `redis_unavailable`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const codeOf = (error: { readonly _tag: string; readonly reason?: string }): ApiError.ApiErrorCode => {
   switch (error._tag) {
     case "ProviderUnavailable":
       return "provider_unavailable"
@@ -42,6 +47,39 @@ const codeOf = (error: { readonly _tag: string; readonly reason?: string }): Api
 }
 
 /**
+ * The providers' live clients, each made once, when first asked for, on the
+ * `HttpClient` in context: a provider without an API key is `ProviderUnavailable`
+ * naming the variable to set.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const clients: Effect.Effect<
+  (provider: ProviderName.ProviderName) => Effect.Effect<ProviderClient.Client, TurnRequest.ProviderUnavailable>,
+  never,
+  HttpClient.HttpClient
+> = Effect.gen(function*() {
+  const services = yield* Effect.context<HttpClient.HttpClient>()
+  const made = new Map<ProviderName.ProviderName, ProviderClient.Client>()
+  return (provider: ProviderName.ProviderName) =>
+    Effect.suspend(() => {
+      const known = made.get(provider)
+      if (known !== undefined) return Effect.succeed(known)
+      return ProviderClient.config(provider).pipe(
+        Effect.mapError(() =>
+          new TurnRequest.ProviderUnavailable({
+            provider,
+            detail: `no API key: set ${Providers.apiKeyVariable(provider)} where the server runs`
+          })
+        ),
+        Effect.flatMap(ProviderClient.make),
+        Effect.provideContext(services),
+        Effect.tap((client) => Effect.sync(() => made.set(provider, client)))
+      )
+    })
+})
+
+/**
  * The starter, on the `TurnPipeline` and the `HttpClient` in context.
  *
  * @since 0.3.0
@@ -53,24 +91,7 @@ export const make: Effect.Effect<
   TurnPipeline.TurnPipeline | HttpClient.HttpClient
 > = Effect.gen(function*() {
   const pipeline = yield* TurnPipeline.TurnPipeline
-  const services = yield* Effect.context<HttpClient.HttpClient>()
-  const clients = new Map<ProviderName.ProviderName, ProviderClient.Client>()
-  const clientFor = (provider: ProviderName.ProviderName) =>
-    Effect.suspend(() => {
-      const known = clients.get(provider)
-      if (known !== undefined) return Effect.succeed(known)
-      return ProviderClient.config(provider).pipe(
-        Effect.mapError(() =>
-          new TurnRequest.ProviderUnavailable({
-            provider,
-            detail: `no API key: set ${Providers.apiKeyVariable(provider)} where the server runs`
-          })
-        ),
-        Effect.flatMap(ProviderClient.make),
-        Effect.provideContext(services),
-        Effect.tap((client) => Effect.sync(() => clients.set(provider, client)))
-      )
-    })
+  const clientFor = yield* clients
   return TurnStarter.TurnStarter.of({
     start: (body) =>
       Effect.gen(function*() {

@@ -7,7 +7,10 @@
  * `--max-subscription-body-bytes`), connections kept alive `--keep-alive-timeout-ms`,
  * answers' URLs from `--public-url`, new turns refused past `--max-turns` turns running
  * at once or while the process runs `--max-lag-ms` late, and one shutdown budget
- * (`--shutdown-timeout-ms`). What it runs is loaded when it runs.
+ * (`--shutdown-timeout-ms`), and threads (`/v1/threads/...`: what a client may choose,
+ * `--thread-providers`, `--thread-models`, `--thread-tools`, `--thread-system`; each
+ * thread token's limits, `--thread-turns-per-minute`, `--max-streams-per-thread-token`).
+ * What it runs is loaded when it runs.
  *
  * @since 0.1.0
  */
@@ -17,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as CommandOptions from "../CommandOptions.js"
 import * as EnvOptions from "../EnvOptions.js"
 import * as ServerLimits from "../internal/serverLimits.js"
+import * as ThreadOptions from "../internal/threadOptions.js"
 // the options module alone: the command's definition loads no server at start-up
 import * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 
@@ -58,7 +62,8 @@ export const options = {
       "then end aborted; the process exits within it (keep it below the container's stop timeout)"
   ),
   ...CommandOptions.server,
-  ...ServerLimits.options
+  ...ServerLimits.options,
+  ...ThreadOptions.options
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * What `sluice serve` runs, loaded when it runs: the turn server on the store, with
- * Durable Streams and the turns `POST /v1/turns` starts, until interrupted.
+ * Durable Streams, the turns `POST /v1/turns` starts and threads (`/v1/threads/...`),
+ * until interrupted.
  *
  * @internal
  */
@@ -16,6 +17,7 @@ import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
 import * as TurnStarts from "../TurnStarts.js"
 import * as ServerLimits from "./serverLimits.js"
+import * as ThreadOptions from "./threadOptions.js"
 
 /**
  * The turns' share of a shutdown budget: half of it to end by themselves (`graceMs`),
@@ -41,15 +43,21 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
     const shutdownTimeoutMs = yield* ServerLimits.positive("shutdown-timeout-ms", args.shutdownTimeoutMs)
     const pipeline = yield* Layer.build(Publishing.pipelineLayer(args.prefix, limits, shutdownPlan(shutdownTimeoutMs)))
     const starter = yield* TurnStarts.make.pipe(Effect.provide(pipeline), Effect.provide(ProviderHttp.layer))
+    // threads on the same store and prefix, their turns on the same pipeline and clients
+    const clientFor = yield* TurnStarts.clients.pipe(Effect.provide(ProviderHttp.layer))
+    const threads = yield* ThreadOptions.services(args.prefix, yield* ThreadOptions.policy(args), clientFor).pipe(
+      Effect.provide(pipeline)
+    )
     const running = yield* Serving.start({
       port: args.port,
       prefix: args.prefix,
       insecureLocal: args.insecureLocal,
       ...(yield* Serving.serverOptions(args)),
       ...(yield* ServerLimits.serverOptions(args)),
+      ...(yield* ThreadOptions.serverOptions(args)),
       shutdownTimeoutMs,
       ...Option.match(args.host, { onNone: () => ({}), onSome: (host) => ({ host }) })
-    }).pipe(Effect.provideService(TurnStarter.TurnStarter, starter))
+    }).pipe(Effect.provideService(TurnStarter.TurnStarter, starter), Effect.provideContext(threads))
     const url = yield* running.pageUrl(ttl)
     yield* Output.line(
       args.insecureLocal
