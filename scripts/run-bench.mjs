@@ -10,7 +10,11 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 
-const entries = { handwritten: "scripts/bench/handwritten.ts", languageModel: "scripts/bench/languageModel.ts" }
+const entries = {
+  handwritten: "scripts/bench/handwritten.ts",
+  languageModel: "scripts/bench/languageModel.ts",
+  threads: "scripts/bench/threads.ts"
+}
 
 mkdirSync("bench-results", { recursive: true })
 const bundle = (entry, outfile) =>
