@@ -5,6 +5,7 @@
  * @internal
  */
 import { type TurnContext, type TurnPipeline, TurnSource } from "@sluice/pipeline"
+import { ProviderHttp } from "@sluice/providers"
 import { TurnKeys } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,7 +23,10 @@ import * as Input from "../Input.js"
 import * as Output from "../Output.js"
 import * as Publishing from "../Publishing.js"
 import * as Serving from "../Serving.js"
+import * as ThreadStarts from "../ThreadStarts.js"
+import * as TurnStarts from "../TurnStarts.js"
 import * as ServerLimits from "./serverLimits.js"
+import * as ThreadOptions from "./threadOptions.js"
 
 const samplesDir = fileURLToPath(new URL("../../samples/", import.meta.url))
 
@@ -99,6 +103,10 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
     const ttl = yield* Serving.linkTtl(args.linkTtlMinutes)
     // A bearer token of this process only: the page gets a signed link derived from it.
     const token = randomBytes(24).toString("base64url")
+    // threads on the same store, their turns with the providers' live clients (an API
+    // key in the environment), as sluice serve's with its default policy
+    const clientFor = yield* TurnStarts.clients.pipe(Effect.provide(ProviderHttp.layer))
+    const threads = yield* ThreadOptions.services(TurnKeys.defaultPrefix, ThreadStarts.defaultPolicy, clientFor)
     const running = yield* Serving.start({
       port: args.port,
       host: "127.0.0.1",
@@ -106,7 +114,7 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
       tokens: [token],
       ...(yield* Serving.serverOptions(args)),
       ...(yield* ServerLimits.serverOptions(args))
-    })
+    }).pipe(Effect.provideContext(threads))
     const url = yield* running.pageUrl(ttl)
     const api = url.slice(0, url.indexOf("/#"))
     yield* Output.line(
