@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Accumulator from "./Accumulator.js"
 import type { AccumulatorError } from "./AccumulatorError.js"
-import { fromErrorObject } from "./internal/providerError.js"
+import { fromErrorObject } from "./ProviderErrors.js"
 import * as Turn from "./Turn.js"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))

@@ -1,6 +1,6 @@
 /**
- * `@sluice/accumulator`: StreamEvents folded into turns, and the views of a turn that
- * the seed documents describe.
+ * `@sluice/accumulator`: StreamEvents folded into turns, the turn's summary, and its
+ * `IContent` view (the other views are `@sluice/views`').
  *
  * @since 0.1.0
  */
@@ -36,31 +36,6 @@ export * as IContent from "./IContent.js"
 export { ToolCallId } from "@sluice/core"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
-export * as ProcessedChunk from "./ProcessedChunk.js"
-
-/**
- * @since 0.1.0
- */
-export * as AssistantMessage from "./AssistantMessage.js"
-
-/**
- * @since 0.1.0
- */
-export * as EventPatch from "./EventPatch.js"
-
-/**
- * @since 0.1.0
- */
-export * as MessageAccumulator from "./MessageAccumulator.js"
-
-/**
- * @since 0.1.0
- */
-export * as MessageAccumulatorError from "./MessageAccumulatorError.js"
-
-/**
- * @since 0.1.0
- */
-export * as StreamEventPatches from "./StreamEventPatches.js"
+export * as ProviderErrors from "./ProviderErrors.js"

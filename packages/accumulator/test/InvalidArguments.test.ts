@@ -4,9 +4,9 @@
  * runner can refuse it instead of running the tool with what `_invalid_arguments` holds.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { script, turnEvents } from "@sluice/testing/turns"
 import * as Result from "effect/Result"
 import { Summary, Turn } from "../src/index.js"
-import { script, turnEvents } from "./events.js"
 
 const summaryOf = (args: string) =>
   Summary.fromTurn(Result.getOrThrow(Turn.fromEvents(turnEvents(script([

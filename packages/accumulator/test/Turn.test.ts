@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { event, itemsArbitrary, script, turnEvents } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
 import { Accumulator, Summary, Turn } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 

@@ -1,7 +1,7 @@
 /**
  * `@sluice/providers`: every supported provider's wire format into the hub StreamEvent
- * vocabulary, streaming and non-streaming, with error classification and tool-call
- * accumulation.
+ * vocabulary, streaming and non-streaming, with error classification and the rules of
+ * tool-call reassembly.
  *
  * @since 0.1.0
  */
@@ -52,9 +52,9 @@ export * as ProviderName from "./ProviderName.js"
 export * as Providers from "./request/Providers.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
-export * as ToolCallAccumulator from "./ToolCallAccumulator.js"
+export * as ToolCalls from "./ToolCalls.js"
 
 /**
  * @since 0.1.0
@@ -115,8 +115,3 @@ export * as WireRequest from "./request/WireRequest.js"
  * @since 0.1.0
  */
 export * as TranscriptFormat from "./TranscriptFormat.js"
-
-/**
- * @since 0.3.0
- */
-export * as ErrorDescription from "./ErrorDescription.js"

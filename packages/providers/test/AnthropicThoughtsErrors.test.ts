@@ -1,13 +1,13 @@
 /**
  * Anthropic thinking as summary or raw (docs/events.md#output-items: Claude 4 and later
  * models' thinking comes back summarized), and an in-stream `event: error` keeping the
- * wire's error object as `raw`, which `ProcessedChunk` gives back as `originalError`.
+ * wire's error object as `raw` (`@sluice/views`' `ProcessedChunk` gives it back as
+ * `originalError`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ProcessedChunk, Summary, Turn } from "@sluice/accumulator"
+import { Summary, Turn } from "@sluice/accumulator"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import { Anthropic } from "../src/index.js"
 import { ofType, own, ownJson, runText } from "./support/normalizerHarness.js"
 
@@ -61,23 +61,6 @@ describe("Anthropic thinking kinds", () => {
 })
 
 describe("Anthropic in-stream errors", () => {
-  it.effect("keep the wire's error object, given back as originalError", () =>
-    Effect.gen(function*() {
-      const body = own("anthropic", "overloaded.sse")
-      const chunks = yield* run(body).pipe(
-        Effect.flatMap((events) => Stream.runCollect(ProcessedChunk.fromEvents(Stream.fromIterable(events))))
-      )
-      const errors = [...chunks].flatMap((chunk) => (chunk.type === "error" ? [chunk.error] : []))
-      expect(errors).toMatchObject([
-        {
-          type: "provider_overloaded",
-          code: "overloaded_error",
-          retryable: true,
-          originalError: { type: "overloaded_error", message: "Overloaded" }
-        }
-      ])
-    }))
-
   it.effect("keep every field of the error object (request ids and the like)", () =>
     Effect.gen(function*() {
       const body = own("anthropic", "overloaded.sse").replace(

@@ -1,46 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { AssistantMessage, MessageAccumulator, StreamEventPatches, Summary, Turn } from "@sluice/accumulator"
+import { Summary, Turn } from "@sluice/accumulator"
 import { OutputItem } from "@sluice/core"
 import type { StreamEvent } from "@sluice/core"
+import { hostedToolTranscripts } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import { type LlmRequest, Providers, RoundTrip } from "../src/index.js"
-import type { ProviderName } from "../src/ProviderName.js"
 import { finals, own, recorded, runText } from "./support/normalizerHarness.js"
 
 const turnOf = (events: ReadonlyArray<StreamEvent.StreamEvent>) => Result.getOrThrow(Turn.fromEvents(events))
 
-/** Transcripts in which only the provider ran tools: the caller has nothing to run. */
-const hosted: ReadonlyArray<readonly [ProviderName, string, string, ReadonlyArray<string>]> = [
-  ["anthropic", "recorded web-search", recorded("anthropic", "web-search.sse"), ["web_search"]],
-  ["anthropic", "recorded web-fetch", recorded("anthropic", "web-fetch.sse"), ["web_fetch"]],
-  ["anthropic", "recorded code-execution", recorded("anthropic", "code-execution.sse"), [
-    "text_editor_code_execution",
-    "bash_code_execution"
-  ]],
-  ["anthropic", "server-tool", own("anthropic", "server-tool.sse"), ["web_search"]],
-  ["openai-responses", "recorded web-search", recorded("openai-responses", "web-search.sse"), ["web_search_call"]],
-  ["openai-responses", "recorded file-search", recorded("openai-responses", "file-search.sse"), ["file_search_call"]],
-  ["openai-responses", "recorded code-interpreter", recorded("openai-responses", "code-interpreter.sse"), [
-    "code_interpreter_call"
-  ]],
-  ["openai-responses", "recorded image-generation", recorded("openai-responses", "image-generation.sse"), [
-    "image_generation_call"
-  ]],
-  ["openai-responses", "web-search-citation", own("openai-responses", "web-search-citation.sse"), ["web_search_call"]],
-  [
-    "openai-responses",
-    "hosted-tools",
-    own("openai-responses", "hosted-tools.sse"),
-    ["web_search_call", "file_search_call", "code_interpreter_call", "roll", "image_generation_call"]
-  ],
-  ["gemini", "code-execution", own("gemini", "code-execution.sse"), ["code_execution"]],
-  ["gemini", "grounding", own("gemini", "grounding.sse"), ["google_search"]]
-]
-
 describe("provider-executed tool calls", () => {
-  for (const [provider, name, text, tools] of hosted) {
+  for (const [provider, name, text, tools] of hostedToolTranscripts) {
     it.effect(`${provider} ${name}: marked provider_executed, listed apart from the calls to run, not a tool-calls finish`, () =>
       Effect.gen(function*() {
         const events = yield* runText(Providers.get(provider).normalize, text)
@@ -54,27 +25,6 @@ describe("provider-executed tool calls", () => {
         expect(summary.toolCalls).toStrictEqual([])
         expect([...new Set(summary.providerToolCalls.map((call) => call.name))].sort()).toStrictEqual([...tools].sort())
         expect(summary.finishReason).not.toBe("tool-calls")
-      }))
-  }
-
-  for (const [provider, name, text] of hosted) {
-    it.effect(`${provider} ${name}: the patch view has no tool_call blocks, and lists the provider's calls with their results`, () =>
-      Effect.gen(function*() {
-        const events = yield* runText(Providers.get(provider).normalize, text)
-        const message = yield* Stream.fromIterable(events).pipe(
-          StreamEventPatches.fromStreamEvents,
-          MessageAccumulator.run()
-        )
-        expect(AssistantMessage.toolCalls(message)).toStrictEqual([])
-        expect(message.content.some((block) => block.type === "tool_result")).toBe(false)
-        const calls = finals(events).filter(OutputItem.isProviderToolCall)
-        expect(message.provider_tool_calls?.map((call) => call.id)).toStrictEqual(calls.map((call) => call.call_id))
-        const answered = new Set(
-          finals(events).flatMap((item) => (item.type === "function_call_output" ? [item.call_id] : []))
-        )
-        for (const call of message.provider_tool_calls ?? []) {
-          expect(call.result !== undefined).toBe(answered.has(call.id))
-        }
       }))
   }
 

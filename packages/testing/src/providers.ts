@@ -216,3 +216,38 @@ export const drive = <A, E>(
     }
     return yield* Effect.die(new Error("the client neither finished nor slept"))
   }))
+
+/**
+ * Transcripts in which only the provider ran tools (the caller has nothing to run):
+ * each its provider, a name, the transcript, and the names of the tools it ran.
+ *
+ * @since 0.3.0
+ */
+export const hostedToolTranscripts: ReadonlyArray<
+  readonly ["anthropic" | "openai-responses" | "gemini", string, string, ReadonlyArray<string>]
+> = [
+  ["anthropic", "recorded web-search", recorded("anthropic/web-search.sse"), ["web_search"]],
+  ["anthropic", "recorded web-fetch", recorded("anthropic/web-fetch.sse"), ["web_fetch"]],
+  ["anthropic", "recorded code-execution", recorded("anthropic/code-execution.sse"), [
+    "text_editor_code_execution",
+    "bash_code_execution"
+  ]],
+  ["anthropic", "server-tool", fixture("anthropic/server-tool.sse"), ["web_search"]],
+  ["openai-responses", "recorded web-search", recorded("openai-responses/web-search.sse"), ["web_search_call"]],
+  ["openai-responses", "recorded file-search", recorded("openai-responses/file-search.sse"), ["file_search_call"]],
+  ["openai-responses", "recorded code-interpreter", recorded("openai-responses/code-interpreter.sse"), [
+    "code_interpreter_call"
+  ]],
+  ["openai-responses", "recorded image-generation", recorded("openai-responses/image-generation.sse"), [
+    "image_generation_call"
+  ]],
+  ["openai-responses", "web-search-citation", fixture("openai-responses/web-search-citation.sse"), ["web_search_call"]],
+  [
+    "openai-responses",
+    "hosted-tools",
+    fixture("openai-responses/hosted-tools.sse"),
+    ["web_search_call", "file_search_call", "code_interpreter_call", "roll", "image_generation_call"]
+  ],
+  ["gemini", "code-execution", fixture("gemini/code-execution.sse"), ["code_execution"]],
+  ["gemini", "grounding", fixture("gemini/grounding.sse"), ["google_search"]]
+]

@@ -43,10 +43,10 @@ import * as Citations from "../Citations.js"
 import * as ErrorClassification from "../ErrorClassification.js"
 import { decodeBody, parseData } from "../internal/decodeData.js"
 import { decodeSseWith, type Handler, normalizeWith } from "../internal/normalizerChannel.js"
-import { type OpenAiExtra, ToolCalls } from "../internal/toolCalls.js"
 import { Count, countOf, mergeUsage } from "../internal/wireCounts.js"
 import { isDoneSentinel } from "../internal/wireJson.js"
 import type { DecodeSse, Normalize, NormalizeOptions, NormalizeResponse } from "../Normalizer.js"
+import { type OpenAiExtra, ToolCalls } from "../ToolCalls.js"
 import { WireDecodeError } from "../WireDecodeError.js"
 
 // ---------------------------------------------------------------------------------

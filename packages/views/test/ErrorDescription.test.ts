@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ProviderError, StreamEvent } from "@sluice/core"
+import { ErrorClassification, Gemini, type ProviderName } from "@sluice/providers"
 import { readFileSync } from "node:fs"
-import { ErrorClassification, ErrorDescription, Gemini } from "../src/index.js"
-import type { ProviderName } from "../src/ProviderName.js"
+import { ErrorDescription } from "../src/index.js"
 
 interface Recorded {
   readonly status: number
@@ -25,7 +25,7 @@ const fromBody = (family: "anthropic" | "openai" | "gemini", name: string): Prov
   })
 }
 
-const describeBody = (provider: ProviderName, family: "anthropic" | "openai" | "gemini", name: string) =>
+const describeBody = (provider: ProviderName.ProviderName, family: "anthropic" | "openai" | "gemini", name: string) =>
   ErrorDescription.createErrorDescription(fromBody(family, name), provider)
 
 describe("ErrorDescription.createErrorDescription", () => {
@@ -207,7 +207,7 @@ describe("ErrorDescription.createErrorDescription", () => {
   })
 
   it("never contradicts `retryable`, for every provider and type", () => {
-    const providers: ReadonlyArray<ProviderName> = [
+    const providers: ReadonlyArray<ProviderName.ProviderName> = [
       "openai-chat",
       "openai-compatible",
       "openai-responses",

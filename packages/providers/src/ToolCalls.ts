@@ -1,22 +1,56 @@
 /**
- * The rules of tool-call reassembly, on state changed in place: the one home of the
- * matching rules behind `ToolCallAccumulator`. A normalizer owns one `ToolCalls` for
- * its turn and feeds it each fragment without copying anything; the public
- * `ToolCallAccumulator` value clones it before each step, so the value stays
- * immutable outside.
+ * The rules of tool-call reassembly, on state changed in place: their one home. The
+ * OpenAI Chat and Anthropic normalizers own one `ToolCalls` for their turn and feed it
+ * each fragment without copying anything; `@sluice/views`' `ToolCallAccumulator`
+ * clones it before each step, so that its value stays immutable outside
+ * (docs/views.md#toolcallaccumulator).
  *
  * A call's argument text grows by string concatenation (a rope the engine joins once,
  * when the text is read), so a step never looks at the text seen so far, and a clone
  * shares the text of its original safely.
+ *
+ * @since 0.3.0
  */
 import { Json } from "@sluice/core"
-import { stringDelta } from "../openai-responses/internal/hostedTools.js"
-import type { ToolCall } from "../ToolCallAccumulator.js"
+import { stringDelta } from "./openai-responses/internal/hostedTools.js"
 
-/** The provider family a call came from; it decides the order of `finalize`. */
+/**
+ * One finalized call: its id (when the provider gave one), name, parsed arguments (the
+ * JSON object; `{}` for empty text; `{ _invalid_arguments: raw }` when the text is not
+ * a JSON object, and then `invalid` says why (`{raw, error}`); `rawArguments` is the
+ * text exactly as it arrived (Gemini's whole `args` as JSON text).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ToolCall {
+  readonly id: string | undefined
+  readonly name: string
+  readonly arguments: Json.JsonObject
+  readonly rawArguments: string
+  readonly metadata: Json.JsonObject | undefined
+  /**
+   * Set when the arguments are malformed (`{raw, error}`): the call must not be run.
+   *
+   * @since 0.3.0
+   */
+  readonly invalid?: Json.InvalidArguments | undefined
+}
+
+/**
+ * The provider family a call came from; it decides the order of `finalize`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
 export type Family = "openai" | "anthropic" | "gemini"
 
-/** One call as it stands. */
+/**
+ * One call as it stands.
+ *
+ * @since 0.3.0
+ * @category models
+ */
 export interface CallState {
   readonly family: Family
   readonly index: number
@@ -38,13 +72,22 @@ export interface CallState {
  * tool's call (`type: "custom"`, its free text in `custom.input`; the call's metadata
  * says `type: "custom"`), and provider fields to keep with the call (merged into its
  * metadata).
+ *
+ * @since 0.3.0
+ * @category models
  */
 export interface OpenAiExtra {
   readonly custom?: boolean | undefined
   readonly metadata?: Json.JsonObject | undefined
 }
 
-/** What one fragment did; see `ToolCallAccumulator.Step`. */
+/**
+ * What one fragment did: `started` a call, `appended` to one, `closed` one (an
+ * Anthropic stop), or `ignored` (it added nothing).
+ *
+ * @since 0.3.0
+ * @category models
+ */
 export type StepKind = "started" | "appended" | "closed" | "ignored"
 
 const nonEmpty = (
@@ -56,6 +99,9 @@ const familyRank: Record<Family, number> = { openai: 0, anthropic: 1, gemini: 2 
 /**
  * Tool calls being reassembled, changed in place. After each step, `position` is the
  * call the fragment went to (-1 for none) and `text` the argument text it added.
+ *
+ * @since 0.3.0
+ * @category models
  */
 export class ToolCalls {
   /** the position of the call the last step went to, -1 when none */

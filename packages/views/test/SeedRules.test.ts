@@ -5,9 +5,10 @@
  * typed error.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Turn } from "@sluice/accumulator"
+import { script, turnEvents } from "@sluice/testing/turns"
 import * as Result from "effect/Result"
-import { MessageAccumulator, ProcessedChunk, Turn } from "../src/index.js"
-import { script, turnEvents } from "./events.js"
+import { MessageAccumulator, ProcessedChunk } from "../src/index.js"
 
 // Freezes a value and everything it holds: a write anywhere in it then throws (ES modules are strict).
 const deepFreeze = <A>(value: A): A => {

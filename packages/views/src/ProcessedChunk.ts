@@ -30,15 +30,12 @@
  *
  * @since 0.1.0
  */
+import { Accumulator, type AccumulatorError, ProviderErrors, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
 import { FinishReason, Json, OutputItem, ProviderError as CoreProviderError, Usage } from "@sluice/core"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Accumulator from "./Accumulator.js"
-import type { AccumulatorError } from "./AccumulatorError.js"
-import { fromErrorObject } from "./internal/providerError.js"
-import * as Turn from "./Turn.js"
 
 /**
  * A piece of the model's thinking: its text, its `kind` when stated (`summary`, a
@@ -264,7 +261,7 @@ export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Op
     }
     case "item_error":
     case "response_error":
-      return Option.some({ type: "error", error: providerError(fromErrorObject(payload.error)) })
+      return Option.some({ type: "error", error: providerError(ProviderErrors.fromErrorObject(payload.error)) })
     case "response_done":
       return Option.some({
         type: "done",
@@ -310,7 +307,7 @@ export const thoughtSegments = (chunks: Iterable<ProcessedChunk>): {
  */
 export const fromEvents = <E, R>(
   self: Stream.Stream<StreamEvent.StreamEvent, E, R>
-): Stream.Stream<ProcessedChunk, E | AccumulatorError, R> =>
+): Stream.Stream<ProcessedChunk, E | AccumulatorError.AccumulatorError, R> =>
   self.pipe(
     Accumulator.accumulate,
     Stream.mapAccum(() => Turn.empty, (before, step) => {

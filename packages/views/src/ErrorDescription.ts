@@ -10,8 +10,7 @@
  * @since 0.3.0
  */
 import { ProviderError, type StreamEvent } from "@sluice/core"
-import type { ProviderName } from "./ProviderName.js"
-import * as Providers from "./request/Providers.js"
+import { type ProviderName, Providers } from "@sluice/providers"
 
 /**
  * What a user is told about a failure.
@@ -28,7 +27,7 @@ import * as Providers from "./request/Providers.js"
  * @category models
  */
 export interface ErrorDescription {
-  readonly provider: ProviderName
+  readonly provider: ProviderName.ProviderName
   readonly title: string
   readonly explanation: string
   readonly retryable: boolean
@@ -55,7 +54,7 @@ export type DescribedError = ProviderError.ProviderError | StreamEvent.ErrorObje
  * @since 0.3.0
  * @category getters
  */
-export const displayName = (provider: ProviderName): string => {
+export const displayName = (provider: ProviderName.ProviderName): string => {
   switch (provider) {
     case "openai-chat":
     case "openai-responses":
@@ -71,7 +70,7 @@ export const displayName = (provider: ProviderName): string => {
 
 type Family = "openai" | "compatible" | "anthropic" | "gemini"
 
-const familyOf = (provider: ProviderName): Family =>
+const familyOf = (provider: ProviderName.ProviderName): Family =>
   provider === "anthropic" ? "anthropic" : provider === "gemini" ? "gemini" : provider === "openai-compatible"
     ? "compatible"
     : "openai"
@@ -274,7 +273,7 @@ const timedOut = (name: string, fields: Fields): Told =>
       explanation: `${name} took too long to answer (${fields.code}).`
     }
 
-const keyHint = (provider: ProviderName, family: Family): string => {
+const keyHint = (provider: ProviderName.ProviderName, family: Family): string => {
   const variable = Providers.apiKeyVariable(provider)
   switch (family) {
     case "anthropic":
@@ -297,7 +296,7 @@ const geminiFailures: ReadonlySet<string> = new Set([
   "MALFORMED_RESPONSE"
 ])
 
-const apiError = (provider: ProviderName, family: Family, name: string, fields: Fields): Told => {
+const apiError = (provider: ProviderName.ProviderName, family: Family, name: string, fields: Fields): Told => {
   const code = fields.code
   const lower = code.toLowerCase()
   const status = fields.status
@@ -417,7 +416,10 @@ const retryAdvice = (fields: Fields): string => {
  * @since 0.3.0
  * @category constructors
  */
-export const createErrorDescription = (error: DescribedError, provider: ProviderName): ErrorDescription => {
+export const createErrorDescription = (
+  error: DescribedError,
+  provider: ProviderName.ProviderName
+): ErrorDescription => {
   const fields = fieldsOf(error)
   const family = familyOf(provider)
   const name = displayName(provider)

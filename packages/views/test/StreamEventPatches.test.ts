@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { OutputItem, StreamEvent } from "@sluice/core"
 import { Json } from "@sluice/core"
+import { checkEffect } from "@sluice/testing/property"
+import { event, itemsArbitrary, script, turnEvents } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import { AssistantMessage, MessageAccumulator, StreamEventPatches } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 

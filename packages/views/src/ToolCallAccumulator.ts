@@ -21,10 +21,10 @@
  * @since 0.1.0
  */
 import { Json } from "@sluice/core"
+import { ToolCalls } from "@sluice/providers"
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ToolCalls } from "./internal/toolCalls.js"
 
 /**
  * One fragment, in the shape its provider streams it.
@@ -84,19 +84,7 @@ export const Fragment = Data.taggedEnum<Fragment>()
  * @since 0.1.0
  * @category models
  */
-export interface ToolCall {
-  readonly id: string | undefined
-  readonly name: string
-  readonly arguments: Json.JsonObject
-  readonly rawArguments: string
-  readonly metadata: Json.JsonObject | undefined
-  /**
-   * Set when the arguments are malformed (`{raw, error}`): the call must not be run.
-   *
-   * @since 0.3.0
-   */
-  readonly invalid?: Json.InvalidArguments | undefined
-}
+export type ToolCall = ToolCalls.ToolCall
 
 /**
  * Parses tool-call argument text: the JSON object it holds, `{}` for empty text, or
@@ -139,7 +127,7 @@ export interface Step {
  */
 export class ToolCallAccumulator extends Data.Class<{
   /** @internal the calls, never changed once this value is made */
-  readonly state: ToolCalls
+  readonly state: ToolCalls.ToolCalls
   /**
    * @internal Anthropic content block indexes a raw `content_block_start` opened for
    * something other than a `tool_use` (text, thinking, a server tool): their raw deltas
@@ -154,9 +142,9 @@ export class ToolCallAccumulator extends Data.Class<{
  * @since 0.1.0
  * @category constructors
  */
-export const empty: ToolCallAccumulator = new ToolCallAccumulator({ state: new ToolCalls() })
+export const empty: ToolCallAccumulator = new ToolCallAccumulator({ state: new ToolCalls.ToolCalls() })
 
-const apply = (state: ToolCalls, fragment: Fragment): Step["kind"] => {
+const apply = (state: ToolCalls.ToolCalls, fragment: Fragment): Step["kind"] => {
   switch (fragment._tag) {
     case "OpenAi":
       return state.openAi(fragment.index, fragment.id, fragment.name, fragment.arguments)
@@ -205,7 +193,7 @@ export const feed = (self: ToolCallAccumulator, fragment: Fragment | RawFragment
     if (self.otherBlocks?.has(other) === true) return self
     return new ToolCallAccumulator({ state: self.state, otherBlocks: new Set([...(self.otherBlocks ?? []), other]) })
   }
-  let state: ToolCalls | undefined
+  let state: ToolCalls.ToolCalls | undefined
   let otherBlocks = self.otherBlocks
   for (const found of detected(fragment)) {
     // a finished Responses item repeats a call its deltas already built: only an
@@ -531,7 +519,7 @@ const otherBlockStart = (raw: unknown): number | undefined => {
   return shapes.anthropicOtherStart(raw)?.index
 }
 
-const knows = (state: ToolCalls, id: string): boolean => {
+const knows = (state: ToolCalls.ToolCalls, id: string): boolean => {
   for (let position = 0; position < state.size; position++) {
     if (state.finalizeCall(position)?.id === id) return true
   }

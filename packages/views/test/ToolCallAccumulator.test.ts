@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { recorded } from "@sluice/testing/providers"
 import * as FastCheck from "fast-check"
-import { readFileSync } from "node:fs"
 import { ToolCallAccumulator } from "../src/index.js"
 
 const { Fragment } = ToolCallAccumulator
@@ -432,12 +432,12 @@ describe("ToolCallAccumulator shape detection", () => {
 
 /**
  * Every data line of a recorded body fed raw, as a caller that does not know the
- * provider would (test/fixtures/recorded/<provider>/<name>.sse; sources in the
- * `.source.json` beside each).
+ * provider would (the providers' recorded transcripts, `recorded/<provider>/<name>.sse`
+ * of `@sluice/testing/providers`; sources in the `.source.json` beside each).
  */
 describe("ToolCallAccumulator shape detection on recorded bodies", () => {
   const dataOf = (name: string): Array<unknown> =>
-    readFileSync(new URL(`./fixtures/recorded/${name}`, import.meta.url), "utf8")
+    recorded(name)
       .split("\n")
       .filter((line) => line.startsWith("data:") && line.slice(5).trim() !== "[DONE]")
       .map((line): unknown => JSON.parse(line.slice(5)))

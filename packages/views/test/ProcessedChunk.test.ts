@@ -1,14 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Summary, Turn } from "@sluice/accumulator"
 import { ProviderError } from "@sluice/core"
+import { checkEffect } from "@sluice/testing/property"
+import { event, itemsArbitrary, script, turnEvents } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
-import { ProcessedChunk, Summary, Turn } from "../src/index.js"
-import { event, itemsArbitrary, script, turnEvents } from "./events.js"
+import { ProcessedChunk } from "../src/index.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })
 

@@ -1,0 +1,3 @@
+import { sluiceProject } from "@sluice/testing/vitest"
+
+export default sluiceProject("views")
