@@ -57,7 +57,11 @@ export const run = async (): Promise<string> => {
       yield* threads.endTurn(threadId, begun.turnId, { status: "completed", provider: "anthropic", items })
     }
     const history = yield* Effect.promise(() =>
-      measure("history", 0, () => Effect.runPromise(Effect.map(threads.history(threadId), (messages) => messages.length)))
+      measure(
+        "history",
+        0,
+        () => Effect.runPromise(Effect.map(threads.history(threadId), (messages) => messages.length))
+      )
     )
     const messages = (yield* threads.history(threadId)).length
     // beginTurn past the 100th turn (each reads the whole log), ended at once, ten times

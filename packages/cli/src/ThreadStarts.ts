@@ -49,7 +49,8 @@ export interface ThreadPolicy {
  */
 export const defaultPolicy: ThreadPolicy = { providers: ProviderName.ProviderName.literals, models: [], tools: [] }
 
-const refuse = (field: string, message: string) => Effect.fail(new ApiError.ApiError({ code: "invalid_request", message, field }))
+const refuse = (field: string, message: string) =>
+  Effect.fail(new ApiError.ApiError({ code: "invalid_request", message, field }))
 
 const isProvider = Schema.is(ProviderName.ProviderName)
 
@@ -59,31 +60,32 @@ const isProvider = Schema.is(ProviderName.ProviderName)
  * @since 0.3.0
  * @category checking
  */
-export const check = (policy: ThreadPolicy) =>
-(choice: ThreadStarter.ThreadChoice): Effect.Effect<ThreadStarter.ThreadChoice, ApiError.ApiError> => {
-  const provider = choice.provider ?? policy.providers[0]
-  if (provider === undefined || !isProvider(provider) || !policy.providers.includes(provider)) {
-    return refuse("provider", `provider: expected one of ${policy.providers.join(", ")}`)
+export const check =
+  (policy: ThreadPolicy) =>
+  (choice: ThreadStarter.ThreadChoice): Effect.Effect<ThreadStarter.ThreadChoice, ApiError.ApiError> => {
+    const provider = choice.provider ?? policy.providers[0]
+    if (provider === undefined || !isProvider(provider) || !policy.providers.includes(provider)) {
+      return refuse("provider", `provider: expected one of ${policy.providers.join(", ")}`)
+    }
+    const model = choice.model ?? policy.models[0]
+    if (model === undefined) {
+      return refuse("model", "model: this server has no default model: name one")
+    }
+    if (policy.models.length > 0 && !policy.models.includes(model)) {
+      return refuse("model", `model: expected one of ${policy.models.join(", ")}`)
+    }
+    const known = new Set(policy.tools.map((tool) => tool.name))
+    const names = choice.tools ?? []
+    const unknown = names.findIndex((name) => !known.has(name))
+    if (unknown >= 0) {
+      return refuse(
+        `tools[${unknown}]`,
+        `tools[${unknown}]: ${JSON.stringify(names[unknown])} is not a tool of this server` +
+          (known.size === 0 ? " (it has none)" : ` (${[...known].join(", ")})`)
+      )
+    }
+    return Effect.succeed({ provider, model, ...(choice.tools === undefined ? {} : { tools: choice.tools }) })
   }
-  const model = choice.model ?? policy.models[0]
-  if (model === undefined) {
-    return refuse("model", "model: this server has no default model: name one")
-  }
-  if (policy.models.length > 0 && !policy.models.includes(model)) {
-    return refuse("model", `model: expected one of ${policy.models.join(", ")}`)
-  }
-  const known = new Set(policy.tools.map((tool) => tool.name))
-  const names = choice.tools ?? []
-  const unknown = names.findIndex((name) => !known.has(name))
-  if (unknown >= 0) {
-    return refuse(
-      `tools[${unknown}]`,
-      `tools[${unknown}]: ${JSON.stringify(names[unknown])} is not a tool of this server` +
-        (known.size === 0 ? " (it has none)" : ` (${[...known].join(", ")})`)
-    )
-  }
-  return Effect.succeed({ provider, model, ...(choice.tools === undefined ? {} : { tools: choice.tools }) })
-}
 
 /**
  * A turn's end as its thread records it, from the run's exit: `completed` (the provider
@@ -112,16 +114,28 @@ export const endOf = (
   }
   const { stopped, turn } = exit.value
   const items = Turn.finalItems(turn)
-  const common = { provider: turn.providerId ?? provider, ...(turn.runId === undefined ? {} : { responseId: turn.runId }), items }
+  const common = {
+    provider: turn.providerId ?? provider,
+    ...(turn.runId === undefined ? {} : { responseId: turn.runId }),
+    items
+  }
   if (stopped._tag === "Some") {
     return stopped.value === "aborted"
-      ? { ...common, status: "cancelled", error: { code: "aborted", message: "the turn was stopped as the server shut down" } }
+      ? {
+        ...common,
+        status: "cancelled",
+        error: { code: "aborted", message: "the turn was stopped as the server shut down" }
+      }
       : { ...common, status: stopped.value }
   }
   switch (turn.status) {
     case "error": {
       const first = turn.errors[0]
-      return { ...common, status: "failed", error: { code: first?.code ?? "error", message: first?.message ?? "the turn failed" } }
+      return {
+        ...common,
+        status: "failed",
+        error: { code: first?.code ?? "error", message: first?.message ?? "the turn failed" }
+      }
     }
     case "cancelled":
       return { ...common, status: "cancelled" }

@@ -103,7 +103,9 @@ describe("threads on sluice serve", () => {
         expect(requests.length).toBe(3)
         const body = requests[2]!.body as {
           readonly model: string
-          readonly messages: ReadonlyArray<{ readonly role: string; readonly content: ReadonlyArray<any> | string }>
+          readonly messages: ReadonlyArray<
+            { readonly role: string; readonly content: ReadonlyArray<Record<string, unknown>> | string }
+          >
         }
         expect(body.model).toBe("claude-opus-4-1")
         const blocks = body.messages.flatMap((message) =>
@@ -155,7 +157,10 @@ describe("threads on sluice serve", () => {
         expect(yield* answer({ message, model: "gpt-9" })).toStrictEqual([400, "model"])
         expect(yield* answer({ message, tools: ["rm"] })).toStrictEqual([400, "tools[0]"])
         expect(yield* answer({ message, provider: "gemini-x" })).toStrictEqual([400, "provider"])
-        expect(yield* answer({ message: { id: "a1", role: "assistant", parts: [] } })).toStrictEqual([400, "message.role"])
+        expect(yield* answer({ message: { id: "a1", role: "assistant", parts: [] } })).toStrictEqual([
+          400,
+          "message.role"
+        ])
         const bad = yield* sluice(env, ["token", "--thread", "has space"])
         expect(bad.code).toBe(2)
         expect(bad.stdout).toBe("")

@@ -136,8 +136,7 @@ const isScope = Schema.is(ThreadTokenScope)
 
 const encodeId = (threadId: string): string => Buffer.from(threadId, "utf8").toString("base64url")
 
-const keyOf = (key: MintOptions["key"]): ViewerToken.SigningKey =>
-  "bytes" in key ? key : ViewerToken.deriveKey(key)
+const keyOf = (key: MintOptions["key"]): ViewerToken.SigningKey => "bytes" in key ? key : ViewerToken.deriveKey(key)
 
 /**
  * Whether a credential is a thread token (by its prefix; `verify` checks the rest).
@@ -183,7 +182,10 @@ export const mint = (options: MintOptions): Effect.Effect<string, InvalidThreadT
     const lifetime = Duration.fromInput(options.expiresIn)
     const ttlMs = Option.match(lifetime, { onNone: () => NaN, onSome: Duration.toMillis })
     if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) {
-      return yield* new InvalidThreadTokenOptions({ field: "expiresIn", reason: "expected a positive, finite duration" })
+      return yield* new InvalidThreadTokenOptions({
+        field: "expiresIn",
+        reason: "expected a positive, finite duration"
+      })
     }
     if (!("bytes" in options.key) && options.key.length === 0) {
       return yield* new InvalidThreadTokenOptions({

@@ -28,9 +28,9 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Threads } from "@sluice/turns"
 import { DurableRefusal, DurableStreams } from "@sluice/durable-streams"
 import { RedisStreams } from "@sluice/redis"
+import { Threads } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
@@ -70,9 +70,9 @@ import { startTurn } from "./internal/startTurn.js"
 import { allowTurn, isThreadCaller, makeThreadHandlers, type ThreadAccess } from "./internal/threadHandlers.js"
 import { turnStreams } from "./internal/turnSource.js"
 import * as SharedTail from "./SharedTail.js"
+import * as ThreadStarter from "./ThreadStarter.js"
 import * as TurnFeed from "./TurnFeed.js"
 import * as TurnServerOptions from "./TurnServerOptions.js"
-import * as ThreadStarter from "./ThreadStarter.js"
 import * as TurnStarter from "./TurnStarter.js"
 import * as ViewerToken from "./ViewerToken.js"
 
@@ -218,7 +218,10 @@ export const makeApp = (
     const bearerOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       authed(Effect.andThen(Effect.flatMap(CurrentCaller, refusesThreadTokens), handler))
     // a turn's route: a thread token reaches the turns of its thread only
-    const turnRoute = <E, R>(access: ThreadAccess, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    const turnRoute = <E, R>(
+      access: ThreadAccess,
+      handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ) =>
       authed(Effect.andThen(
         Effect.flatMap(CurrentCaller, (credentials) =>
           credentials.thread === undefined
@@ -232,7 +235,8 @@ export const makeApp = (
       ...pageRoutes,
       HttpRouter.route("GET", "/healthz", healthz),
       HttpRouter.route("GET", "/readyz", readyz(options.prefix, options.readyTimeoutMs, starter)),
-      HttpRouter.route("OPTIONS", "*", (request) => Effect.succeed(preflight(request))),
+      HttpRouter.route("OPTIONS", "*", (request) =>
+        Effect.succeed(preflight(request))),
       HttpRouter.route("GET", "/v1/turns", bearerOnly(recentTurns(options))),
       HttpRouter.route("POST", "/v1/turns", bearerOnly(startTurn(options.maxBodyBytes, starter))),
       HttpRouter.route("GET", "/v1/turns/:turnId", turnRoute("read", turnSnapshot(options))),
@@ -267,13 +271,16 @@ export const makeApp = (
       Effect.catchIf(
         (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
         () =>
-          Effect.flatMap(caller, () =>
-            Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.fail(notFound(request))))
+          Effect.flatMap(
+            caller,
+            () => Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.fail(notFound(request)))
+          )
       ),
       Effect.provideService(RedisStreams.RedisStreams, redis),
-      Effect.catchIf((error): error is ApiError =>
-        error instanceof ApiError, (error) =>
-        Effect.succeed(toResponse(error))),
+      Effect.catchIf(
+        (error): error is ApiError => error instanceof ApiError,
+        (error) => Effect.succeed(toResponse(error))
+      ),
       Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause).pipe(Effect.orDie)

@@ -93,14 +93,30 @@ const serveThreads = (
   asked: Array<ThreadStarter.ThreadTurn> = [],
   options: Parameters<typeof serve>[0] = {}
 ) =>
-  Effect.flatMap(starter(plans, asked), (made) =>
-    serve(options).pipe(Effect.provideService(ThreadStarter.ThreadStarter, made)))
+  Effect.flatMap(
+    starter(plans, asked),
+    (made) => serve(options).pipe(Effect.provideService(ThreadStarter.ThreadStarter, made))
+  )
+
+// The JSON bodies of the thread routes, as far as the tests read them.
+interface Body {
+  readonly error: { readonly code: string; readonly field?: string; readonly turnId?: string }
+  readonly threadId: string
+  readonly head: string
+  readonly turnCount: number
+  readonly running: { readonly turnId: string } | null
+  readonly messages: ReadonlyArray<
+    { readonly role: string; readonly parts: ReadonlyArray<{ readonly type: string; readonly text?: string }> }
+  >
+  readonly deleted: boolean
+}
 
 interface Answered {
   readonly status: number
   readonly headers: Headers
   readonly text: string
-  readonly json: any
+  /** The JSON body; `null` for another body. */
+  readonly json: Body
 }
 
 const send = (url: string, method: string, body?: unknown, headers: Record<string, string> = writer) =>
@@ -111,9 +127,9 @@ const send = (url: string, method: string, body?: unknown, headers: Record<strin
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
     })
     const text = await response.text()
-    const json = response.headers.get("content-type")?.startsWith("application/json") === true
-      ? JSON.parse(text)
-      : undefined
+    const json: Body = JSON.parse(
+      response.headers.get("content-type")?.startsWith("application/json") === true ? text : "null"
+    )
     return { status: response.status, headers: response.headers, text, json }
   })
 
@@ -133,39 +149,45 @@ const settled = (base: string, threadId: string, headers: Record<string, string>
   })
 
 describe("thread routes", () => {
-  it.effect("a turn posted with a UIMessage, then one OpenAI-style: GET shows the conversation", () =>
-    Effect.gen(function*() {
-      const asked: Array<ThreadStarter.ThreadTurn> = []
-      const base = yield* serveThreads([], asked)
-      const first = yield* send(`${base}/v1/threads/chat-1/turns`, "POST", say("Hi there"))
-      expect(first.status).toBe(200)
-      expect(first.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
-      const turnId = first.headers.get("x-sluice-turn-id")
-      expect(turnId).toMatch(/^[0-9a-f-]{36}$/)
-      expect(first.headers.get("location")).toBe(`/v1/turns/${turnId}`)
-      expect(first.text).toContain("\"type\":\"text-delta\"")
-      expect(first.text.trimEnd().endsWith("data: [DONE]")).toBe(true)
-      yield* settled(base, "chat-1")
-      const second = yield* send(`${base}/v1/threads/chat-1/turns`, "POST", {
-        message: { role: "user", content: "And again?" }
-      })
-      expect(second.status).toBe(200)
-      const thread = yield* settled(base, "chat-1")
-      expect(thread.turnCount).toBe(2)
-      expect(thread.messages.map((message: { role: string }) => message.role)).toStrictEqual([
-        "user",
-        "assistant",
-        "user",
-        "assistant"
-      ])
-      expect(thread.messages[0].parts[0]).toStrictEqual({ type: "text", text: "Hi there" })
-      expect(thread.messages[1].parts.some((part: { type: string; text?: string }) =>
-        part.type === "text" && part.text === "Hello, wörld ☂."
-      )).toBe(true)
-      expect(thread.messages[2].parts[0]).toStrictEqual({ type: "text", text: "And again?" })
-      // the second turn was asked with the first's exchange before its own message
-      expect(asked[1]!.messages.map((message) => message._tag)).toStrictEqual(["user", "assistant", "user"])
-    }).pipe(Effect.provide(services)), 60_000)
+  it.effect(
+    "a turn posted with a UIMessage, then one OpenAI-style: GET shows the conversation",
+    () =>
+      Effect.gen(function*() {
+        const asked: Array<ThreadStarter.ThreadTurn> = []
+        const base = yield* serveThreads([], asked)
+        const first = yield* send(`${base}/v1/threads/chat-1/turns`, "POST", say("Hi there"))
+        expect(first.status).toBe(200)
+        expect(first.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
+        const turnId = first.headers.get("x-sluice-turn-id")
+        expect(turnId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(first.headers.get("location")).toBe(`/v1/turns/${turnId}`)
+        expect(first.text).toContain("\"type\":\"text-delta\"")
+        expect(first.text.trimEnd().endsWith("data: [DONE]")).toBe(true)
+        yield* settled(base, "chat-1")
+        const second = yield* send(`${base}/v1/threads/chat-1/turns`, "POST", {
+          message: { role: "user", content: "And again?" }
+        })
+        expect(second.status).toBe(200)
+        const thread = yield* settled(base, "chat-1")
+        expect(thread.turnCount).toBe(2)
+        expect(thread.messages.map((message: { role: string }) => message.role)).toStrictEqual([
+          "user",
+          "assistant",
+          "user",
+          "assistant"
+        ])
+        expect(thread.messages[0]!.parts[0]).toStrictEqual({ type: "text", text: "Hi there" })
+        expect(
+          thread.messages[1]!.parts.some((part: { type: string; text?: string }) =>
+            part.type === "text" && part.text === "Hello, wörld ☂."
+          )
+        ).toBe(true)
+        expect(thread.messages[2]!.parts[0]).toStrictEqual({ type: "text", text: "And again?" })
+        // the second turn was asked with the first's exchange before its own message
+        expect(asked[1]!.messages.map((message) => message._tag)).toStrictEqual(["user", "assistant", "user"])
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
   it.effect("regenerate makes a branch: GET shows the current path", () =>
     Effect.gen(function*() {
@@ -189,106 +211,118 @@ describe("thread routes", () => {
       expect(edited.messages.length).toBe(2)
     }).pipe(Effect.provide(services)), 60_000)
 
-  it.effect("409 turn_running names the running turn; a thread token cancels it; the slot is freed", () =>
-    Effect.gen(function*() {
-      const base = yield* serveThreads(["hang"])
-      const token = yield* ThreadToken.mint({ key, threadId: "chat-c", scope: "write", expiresIn: "1 hour" })
-      const browser = bearer(token)
-      const running = yield* Effect.forkScoped(send(`${base}/v1/threads/chat-c/turns`, "POST", say("Go"), browser))
-      let runningId: string | null = null
-      for (let round = 0; round < 20_000 && runningId === null; round++) {
+  it.effect(
+    "409 turn_running names the running turn; a thread token cancels it; the slot is freed",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveThreads(["hang"])
+        const token = yield* ThreadToken.mint({ key, threadId: "chat-c", scope: "write", expiresIn: "1 hour" })
+        const browser = bearer(token)
+        const running = yield* Effect.forkScoped(send(`${base}/v1/threads/chat-c/turns`, "POST", say("Go"), browser))
+        let runningId: string | null = null
+        for (let round = 0; round < 20_000 && runningId === null; round++) {
+          const got = yield* send(`${base}/v1/threads/chat-c`, "GET", undefined, browser)
+          runningId = got.status === 200 ? got.json.running?.turnId ?? null : null
+        }
         const got = yield* send(`${base}/v1/threads/chat-c`, "GET", undefined, browser)
-        runningId = got.status === 200 ? got.json.running?.turnId ?? null : null
-      }
-      const got = yield* send(`${base}/v1/threads/chat-c`, "GET", undefined, browser)
-      expect(got.json.running).toStrictEqual({
-        turnId: runningId,
-        uiMessageStream: `/v1/turns/${runningId}/ui-message-stream`,
-        events: `/v1/turns/${runningId}/events`,
-        cancel: `/v1/turns/${runningId}/cancel`
-      })
-      const second = yield* send(`${base}/v1/threads/chat-c/turns`, "POST", say("Again"), browser)
-      expect(second.status).toBe(409)
-      expect(second.json.error).toMatchObject({ code: "turn_running", turnId: runningId })
-      const cancel = yield* send(`${base}/v1/turns/${runningId}/cancel`, "POST", undefined, browser)
-      expect(cancel.status).toBe(202)
-      const answer = yield* Fiber.join(running)
-      expect(answer.status).toBe(200)
-      yield* settled(base, "chat-c", browser)
-      const turns = yield* Threads.Threads.use((threads) => threads.turns("chat-c"))
-      expect(turns.map((turn) => turn.end._tag === "Some" ? turn.end.value.status : "running")).toStrictEqual([
-        "cancelled"
-      ])
-      const next = yield* send(`${base}/v1/threads/chat-c/turns`, "POST", say("Next"), browser)
-      expect(next.status).toBe(200)
-    }).pipe(Effect.scoped, Effect.provide(services)), 60_000)
+        expect(got.json.running).toStrictEqual({
+          turnId: runningId,
+          uiMessageStream: `/v1/turns/${runningId}/ui-message-stream`,
+          events: `/v1/turns/${runningId}/events`,
+          cancel: `/v1/turns/${runningId}/cancel`
+        })
+        const second = yield* send(`${base}/v1/threads/chat-c/turns`, "POST", say("Again"), browser)
+        expect(second.status).toBe(409)
+        expect(second.json.error).toMatchObject({ code: "turn_running", turnId: runningId })
+        const cancel = yield* send(`${base}/v1/turns/${runningId}/cancel`, "POST", undefined, browser)
+        expect(cancel.status).toBe(202)
+        const answer = yield* Fiber.join(running)
+        expect(answer.status).toBe(200)
+        yield* settled(base, "chat-c", browser)
+        const turns = yield* Threads.Threads.use((threads) => threads.turns("chat-c"))
+        expect(turns.map((turn) => turn.end._tag === "Some" ? turn.end.value.status : "running")).toStrictEqual([
+          "cancelled"
+        ])
+        const next = yield* send(`${base}/v1/threads/chat-c/turns`, "POST", say("Next"), browser)
+        expect(next.status).toBe(200)
+      }).pipe(Effect.scoped, Effect.provide(services)),
+    60_000
+  )
 
-  it.effect("a start refused and a stream that fails both end the turn failed, freeing the slot", () =>
-    Effect.gen(function*() {
-      const base = yield* serveThreads(["refuse", "garbage"])
-      const refused = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("One"))
-      expect(refused.status).toBe(503)
-      expect(refused.json.error.code).toBe("provider_unavailable")
-      const garbled = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("Two"))
-      expect(garbled.status).toBe(200)
-      yield* settled(base, "chat-f")
-      const fine = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("Three"))
-      expect(fine.status).toBe(200)
-      yield* settled(base, "chat-f")
-      const turns = yield* Threads.Threads.use((threads) => threads.turns("chat-f"))
-      expect(turns.map((turn) => turn.end._tag === "Some" ? turn.end.value.status : "running")).toStrictEqual([
-        "failed",
-        "failed",
-        "completed"
-      ])
-    }).pipe(Effect.provide(services)), 60_000)
+  it.effect(
+    "a start refused and a stream that fails both end the turn failed, freeing the slot",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveThreads(["refuse", "garbage"])
+        const refused = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("One"))
+        expect(refused.status).toBe(503)
+        expect(refused.json.error.code).toBe("provider_unavailable")
+        const garbled = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("Two"))
+        expect(garbled.status).toBe(200)
+        yield* settled(base, "chat-f")
+        const fine = yield* send(`${base}/v1/threads/chat-f/turns`, "POST", say("Three"))
+        expect(fine.status).toBe(200)
+        yield* settled(base, "chat-f")
+        const turns = yield* Threads.Threads.use((threads) => threads.turns("chat-f"))
+        expect(turns.map((turn) => turn.end._tag === "Some" ? turn.end.value.status : "running")).toStrictEqual([
+          "failed",
+          "failed",
+          "completed"
+        ])
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
-  it.effect("a thread token reaches its thread only: 403 elsewhere, on /v1/turns and on Durable Streams", () =>
-    Effect.gen(function*() {
-      const base = yield* serveThreads()
-      yield* send(`${base}/v1/threads/other/turns`, "POST", say("Theirs"))
-      const theirs = yield* settled(base, "other")
-      const token = yield* ThreadToken.mint({ key, threadId: "mine", scope: "write", expiresIn: "1 hour" })
-      const browser = bearer(token)
-      const status = (answered: Answered) => [answered.status, answered.json?.error?.code]
-      expect(status(yield* send(`${base}/v1/threads/other`, "GET", undefined, browser))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-      expect(status(yield* send(`${base}/v1/threads/other/turns`, "POST", say("x"), browser))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-      expect(status(yield* send(`${base}/v1/turns`, "GET", undefined, browser))).toStrictEqual([403, "forbidden"])
-      expect(status(yield* send(`${base}/v1/turns`, "POST", { prompt: "x" }, browser))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-      expect(status(yield* send(`${base}/v1/turns/${theirs.head}`, "GET", undefined, browser))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-      expect(status(yield* send(`${base}/v1/threads/mine`, "DELETE", undefined, browser))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-      const durable = yield* call(`${base}/v1/stream/notes`, {
-        method: "PUT",
-        headers: { ...browser, "content-type": "text/plain" }
-      })
-      expect(durable.status).toBe(403)
-      // its own thread: it starts turns and reads them, by header or ?access_token=
-      expect((yield* send(`${base}/v1/threads/mine/turns`, "POST", say("Mine"), browser)).status).toBe(200)
-      const mine = yield* settled(base, "mine", browser)
-      expect((yield* send(`${base}/v1/turns/${mine.head}`, "GET", undefined, browser)).status).toBe(200)
-      expect((yield* call(`${base}/v1/threads/mine?access_token=${token}`)).status).toBe(200)
-      // a read token does not start turns
-      const reader = bearer(yield* ThreadToken.mint({ key, threadId: "mine", scope: "read", expiresIn: "1 hour" }))
-      expect(status(yield* send(`${base}/v1/threads/mine/turns`, "POST", say("No"), reader))).toStrictEqual([
-        403,
-        "forbidden"
-      ])
-    }).pipe(Effect.provide(services)), 60_000)
+  it.effect(
+    "a thread token reaches its thread only: 403 elsewhere, on /v1/turns and on Durable Streams",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveThreads()
+        yield* send(`${base}/v1/threads/other/turns`, "POST", say("Theirs"))
+        const theirs = yield* settled(base, "other")
+        const token = yield* ThreadToken.mint({ key, threadId: "mine", scope: "write", expiresIn: "1 hour" })
+        const browser = bearer(token)
+        const status = (answered: Answered) => [answered.status, answered.json?.error?.code]
+        expect(status(yield* send(`${base}/v1/threads/other`, "GET", undefined, browser))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        expect(status(yield* send(`${base}/v1/threads/other/turns`, "POST", say("x"), browser))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        expect(status(yield* send(`${base}/v1/turns`, "GET", undefined, browser))).toStrictEqual([403, "forbidden"])
+        expect(status(yield* send(`${base}/v1/turns`, "POST", { prompt: "x" }, browser))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        expect(status(yield* send(`${base}/v1/turns/${theirs.head}`, "GET", undefined, browser))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        expect(status(yield* send(`${base}/v1/threads/mine`, "DELETE", undefined, browser))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+        const durable = yield* call(`${base}/v1/stream/notes`, {
+          method: "PUT",
+          headers: { ...browser, "content-type": "text/plain" }
+        })
+        expect(durable.status).toBe(403)
+        // its own thread: it starts turns and reads them, by header or ?access_token=
+        expect((yield* send(`${base}/v1/threads/mine/turns`, "POST", say("Mine"), browser)).status).toBe(200)
+        const mine = yield* settled(base, "mine", browser)
+        expect((yield* send(`${base}/v1/turns/${mine.head}`, "GET", undefined, browser)).status).toBe(200)
+        expect((yield* call(`${base}/v1/threads/mine?access_token=${token}`)).status).toBe(200)
+        // a read token does not start turns
+        const reader = bearer(yield* ThreadToken.mint({ key, threadId: "mine", scope: "read", expiresIn: "1 hour" }))
+        expect(status(yield* send(`${base}/v1/threads/mine/turns`, "POST", say("No"), reader))).toStrictEqual([
+          403,
+          "forbidden"
+        ])
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
   it.effect("429 with Retry-After past a thread token's turns a minute", () =>
     Effect.gen(function*() {

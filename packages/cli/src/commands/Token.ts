@@ -49,5 +49,7 @@ export const command = Command.make(
   options,
   (args) => Effect.flatMap(Effect.promise(() => import("../internal/token.js")), (run) => run.token(args))
 ).pipe(
-  Command.withDescription("print a thread token (for a browser: one thread, read or write) signed with SLUICE_API_TOKENS")
+  Command.withDescription(
+    "print a thread token (for a browser: one thread, read or write) signed with SLUICE_API_TOKENS"
+  )
 )

@@ -8,10 +8,10 @@
  *
  * @internal
  */
-import { type ProviderClient, ProviderName, LlmRequest } from "@sluice/providers"
 import type { TurnPipeline, TurnRequest } from "@sluice/pipeline"
-import { ThreadStarter, TurnServerOptions } from "@sluice/server"
+import { LlmRequest, type ProviderClient, ProviderName } from "@sluice/providers"
 import type { RedisStreams } from "@sluice/redis"
+import { ThreadStarter, TurnServerOptions } from "@sluice/server"
 import { Threads } from "@sluice/turns"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -104,7 +104,10 @@ export const policy = (args: Args): Effect.Effect<ThreadStarts.ThreadPolicy, Cli
     const tools = yield* Option.match(args.threadTools, {
       onNone: () => Effect.succeed([]),
       onSome: (path) =>
-        Effect.try({ try: () => readFileSync(path, "utf8"), catch: (error) => badUsage(`--thread-tools: ${String(error)}`) })
+        Effect.try({
+          try: () => readFileSync(path, "utf8"),
+          catch: (error) => badUsage(`--thread-tools: ${String(error)}`)
+        })
           .pipe(
             Effect.flatMap((text) =>
               Effect.mapError(decodeTools(text), (error) => badUsage(`--thread-tools ${path}: ${error.message}`))

@@ -44,7 +44,9 @@ const noStore = { "cache-control": "no-store" } as const
  *
  * @internal
  */
-export const fromThreadError = (error: ThreadError.ThreadError | RedisError.RedisError): Effect.Effect<never, ApiError> => {
+export const fromThreadError = (
+  error: ThreadError.ThreadError | RedisError.RedisError
+): Effect.Effect<never, ApiError> => {
   switch (error._tag) {
     case "RedisError":
       return fromRedisError(error)
@@ -100,7 +102,11 @@ export type ThreadAccess = "read" | "write" | "delete"
  *
  * @internal
  */
-export const allow = (credentials: Credentials, threadId: string, access: ThreadAccess): Effect.Effect<void, ApiError> => {
+export const allow = (
+  credentials: Credentials,
+  threadId: string,
+  access: ThreadAccess
+): Effect.Effect<void, ApiError> => {
   const thread = credentials.thread
   if (thread === undefined) {
     return access === "read" || credentials.mayWrite
@@ -313,7 +319,10 @@ export const deleteThread = (context: ThreadContext) =>
     const threads = yield* threadsOf(context)
     const info = yield* Effect.catch(threads.get(threadId), fromThreadError)
     if (Option.isSome(info.running)) {
-      yield* Effect.catch(TurnControl.requestCancel(info.running.value.prefix, info.running.value.turnId), fromRedisError)
+      yield* Effect.catch(
+        TurnControl.requestCancel(info.running.value.prefix, info.running.value.turnId),
+        fromRedisError
+      )
     }
     yield* Effect.catch(threads.delete(threadId), fromThreadError)
     return HttpServerResponse.jsonUnsafe({ threadId, deleted: true }, { headers: noStore })
