@@ -24,17 +24,20 @@
  * @since 0.3.0
  */
 import type { StreamEvent } from "@sluice/core"
-import { LlmRequest, ProviderClient, type ProviderName, Providers } from "@sluice/providers"
+import { type TurnContext, TurnPipeline } from "@sluice/pipeline"
+import { LlmRequest, type Normalizer, ProviderClient, type ProviderName, Providers } from "@sluice/providers"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import type * as Response from "effect/ai/Response"
 import type * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { aiErrorOf, aiErrorOfStream, invalidPrompt } from "./internal/errors.js"
+import { publishedEvents } from "./internal/publish.js"
 import { requestOf } from "./internal/request.js"
 import { toParts } from "./internal/toParts.js"
 
@@ -54,11 +57,26 @@ export interface Options {
 }
 
 /**
+ * The events of one call: the request, the normalizer's options (the tools it
+ * declared), and the method, for the errors.
+ */
+type Events = (
+  request: LlmRequest.LlmRequest,
+  normalize: Normalizer.NormalizeOptions,
+  method: string
+) => Stream.Stream<StreamEvent.StreamEvent, AiError.AiError>
+
+/** The client's events as they come, its failures as `AiError`s. */
+const clientEvents = (client: ProviderClient.Client): Events => (request, normalize, method) =>
+  client.stream(request, normalize).pipe(Stream.mapError((error) => aiErrorOfStream(error, method)))
+
+/**
  * The events of one call as stream parts; fails with an `AiError` when the turn failed
  * before any output.
  */
 const partsOf = (
-  client: ProviderClient.Client,
+  events: Events,
+  baseUrl: string,
   options: Options,
   provider: LanguageModel.ProviderOptions,
   method: string
@@ -67,9 +85,8 @@ const partsOf = (
     const request = requestOf(options, provider)
     if (Result.isFailure(request)) return Stream.fail(invalidPrompt(request.failure.description, method))
     const toolNames = provider.tools.map((tool) => tool.name)
-    return client.stream(request.success, { toolNames }).pipe(
-      Stream.mapError((error) => aiErrorOfStream(error, method)),
-      toParts(client.baseUrl, method, {
+    return events(request.success, { toolNames }, method).pipe(
+      toParts(baseUrl, method, {
         names: new Set(toolNames),
         deferred: provider.toolCallValidation === "deferred"
       })
@@ -139,14 +156,18 @@ export const make = (
 ): Effect.Effect<LanguageModel.LanguageModel, never, ProviderClient.ProviderClient> =>
   Effect.gen(function*() {
     const client = yield* ProviderClient.ProviderClient
-    return yield* LanguageModel.make({
-      generateText: (provider) =>
-        Effect.flatMap(
-          Stream.runCollect(partsOf(client, options, provider, "generateText")),
-          (parts) => Effect.fromResult(wholeParts(parts, client.baseUrl))
-        ),
-      streamText: (provider) => partsOf(client, options, provider, "streamText")
-    })
+    return yield* makeWith(clientEvents(client), client.baseUrl, options)
+  })
+
+/** The `LanguageModel` on the events of each call. */
+const makeWith = (events: Events, baseUrl: string, options: Options) =>
+  LanguageModel.make({
+    generateText: (provider) =>
+      Effect.flatMap(
+        Stream.runCollect(partsOf(events, baseUrl, options, provider, "generateText")),
+        (parts) => Effect.fromResult(wholeParts(parts, baseUrl))
+      ),
+    streamText: (provider) => partsOf(events, baseUrl, options, provider, "streamText")
   })
 
 /**
@@ -233,3 +254,94 @@ export const layerReplay = (
   layerWithClient(options).pipe(
     Layer.provide(Layer.effect(ProviderClient.ProviderClient, replayClient(options.provider, options.transcripts)))
   )
+
+/**
+ * A call's turn, as the program gives it for the calls it makes (see
+ * `layerPublished`): the ids of `TurnContext` (`turnId`, `threadId`, `runId`, each
+ * fresh when not given), the key `prefix`, the W3C trace context, the `agentId` of the
+ * turn's opening, and `onTurn`, called with the turn's context once the turn is in
+ * Redis (to hand its id to a UI, or to cancel it). A `turnId` names one turn: give it
+ * to one call (a tool loop of `generateText` makes a call per step).
+ *
+ * @since 0.3.0
+ * @category publishing
+ */
+export interface TurnOptions extends TurnContext.TurnContextInput {
+  readonly agentId?: string | undefined
+  readonly onTurn?: ((turn: TurnContext.TurnContext) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * The `TurnOptions` of the calls made under it (none by default: fresh ids), set with
+ * `Effect.provideService(effect, SluiceLanguageModel.TurnOptions, { threadId })` (or
+ * `Stream.provideService` around a `streamText` stream); read by the model of
+ * `layerPublished` as each call starts, ignored by the others.
+ *
+ * @since 0.3.0
+ * @category publishing
+ */
+export const TurnOptions: Context.Reference<TurnOptions> = Context.Reference<TurnOptions>(
+  "@sluice/effect-ai/SluiceLanguageModel/TurnOptions",
+  { defaultValue: () => ({}) }
+)
+
+/**
+ * The settings of a published model besides the model's own: the key `prefix` of its
+ * turns (the pipeline's by default), the `agentId` of their openings, and `onTurn`,
+ * called with each turn's context once it is in Redis (after the layer's, a call's own
+ * `TurnOptions.onTurn` is called too).
+ *
+ * @since 0.3.0
+ * @category publishing
+ */
+export interface PublishOptions {
+  readonly prefix?: string | undefined
+  readonly agentId?: string | undefined
+  readonly onTurn?: ((turn: TurnContext.TurnContext) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * The `LanguageModel` on the `ProviderClient` in context whose every call
+ * (`streamText`, `generateText`, `generateObject`, each step of a tool loop or a
+ * `Chat`) also runs as a Sluice turn of the `TurnPipeline` in context: one provider
+ * request, whose events the turn's source reads and hands to the call as they come
+ * while the pipeline publishes them (Stream A, Stream B, the lease), so a UI follows or
+ * resumes the turn in Redis. The call's parts are those of `make`; it ends once the
+ * turn has ended in Redis. A cancel of the turn (`TurnPipeline.cancel`, the server's
+ * cancel route) stops the provider request and fails the call with an `AiError`
+ * (`UnknownError`, its metadata `{ sluice: { turnId, stopped: "cancelled" } }`); a
+ * call that goes away (its fiber interrupted, its stream read no further) ends its
+ * turn `aborted`. See docs/language-model.md#publishing-as-a-turn.
+ *
+ * @since 0.3.0
+ * @category publishing
+ */
+export const makePublished = (
+  options: Options & PublishOptions
+): Effect.Effect<
+  LanguageModel.LanguageModel,
+  never,
+  ProviderClient.ProviderClient | TurnPipeline.TurnPipeline
+> =>
+  Effect.gen(function*() {
+    const client = yield* ProviderClient.ProviderClient
+    const pipeline = yield* TurnPipeline.TurnPipeline
+    const events: Events = (request, normalize, method) =>
+      Stream.unwrap(
+        TurnOptions.useSync((turn) => publishedEvents(client, pipeline, options, turn, request, normalize, method))
+      )
+    return yield* makeWith(events, client.baseUrl, options)
+  })
+
+/**
+ * `makePublished` as a layer, on the `ProviderClient` (`ProviderClient.layer`, or
+ * `replayClient` in a test) and the `TurnPipeline` (`TurnPipeline.layer()` on a
+ * `RedisStreams` layer) in context.
+ *
+ * @since 0.3.0
+ * @category publishing
+ */
+export const layerPublished = (
+  options: Options & PublishOptions
+): Layer.Layer<LanguageModel.LanguageModel, never, ProviderClient.ProviderClient | TurnPipeline.TurnPipeline> =>
+  Layer.effect(LanguageModel.LanguageModel, makePublished(options))
