@@ -542,6 +542,8 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   readonly #own = new Set<string>()
   readonly #starting = new Set<Promise<unknown>>()
   #threadEventId: string | undefined
+  // the last turn `onTurnStarted` reported, for the resume that follows it
+  #elsewhere: string | undefined
 
   constructor(options: SluiceChatTransportOptions<UI_MESSAGE> = {}) {
     const attempts = options.startAttempts
@@ -643,6 +645,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       ...(input.toolResults.length === 0 ? {} : { toolResults: input.toolResults })
     }
     const headers = await this.#headers(options.headers)
+    this.#elsewhere = undefined
     const response = this.#start(this.#threadUrl(thread, "/turns"), {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
@@ -816,6 +819,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     await Promise.all(this.#starting)
     const followed = [...this.#chats.values()].some((chat) => chat.turnId === event.turnId)
     if (this.#own.has(event.turnId) || followed) return
+    this.#elsewhere = event.turnId
     await options.onTurnStarted({
       turnId: event.turnId,
       message: isUIMessage(event.input.message) ? event.input.message : undefined
@@ -825,7 +829,8 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   /**
    * Resumes the chat's running turn: `null` when the chat has none. After a
    * disconnect of this transport's own stream, the chunks after the last event it
-   * handed out; else the turn from its start.
+   * handed out; else the turn from its start. In thread mode, the thread's running
+   * turn, whoever started it, or else the turn `followThread` reported last (once).
    *
    * @since 0.3.0
    */
@@ -835,9 +840,12 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     let turnId: string
     if (this.#options.thread !== undefined) {
       // the thread's running turn, whoever started it
-      const running = (await this.loadThread({ signal: options.abortSignal }))?.running ?? null
-      if (running === null) return null
-      turnId = running.turnId
+      // the thread's running turn, or the turn `followThread` reported last when it
+      // ended meanwhile (replayed: the chat replaces the message it loaded by its id)
+      const running = (await this.loadThread({ signal: options.abortSignal }))?.running?.turnId ?? this.#elsewhere
+      this.#elsewhere = undefined
+      if (running === undefined) return null
+      turnId = running
     } else {
       const stored = await this.#storage.get(options.chatId)
       if (stored === undefined) return null

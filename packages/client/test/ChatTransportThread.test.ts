@@ -291,6 +291,20 @@ describe("followThread", () => {
     ])
   }, timeout)
 
+  it("resumes the turn it reported even when it ended before the resume, once", async () => {
+    const { fetch, sent } = scripted([
+      events([event("6-0", startedBy("other", user("u3", "B"))), event("7-0", { type: "thread_deleted", at: 3 })]),
+      () => Response.json(threadJson()), // no running turn: it ended meanwhile
+      () => new Response(body(turnFrames), { headers: uiHeaders }),
+      () => Response.json(threadJson())
+    ])
+    const transport = transportOn(fetch)
+    await transport.followThread({ after: "5-0", onTurnStarted: () => undefined })
+    expect(await collect((await transport.reconnectToStream({ chatId: "c" }))!)).toStrictEqual(chunks)
+    expect(sent[2]!.url).toBe(`${base}/v1/turns/other/ui-message-stream`)
+    expect(await transport.reconnectToStream({ chatId: "c" })).toBeNull()
+  }, timeout)
+
   it("waits for a thread not started yet, and gives up on a refusal", async () => {
     const notFound: Reply = () => Response.json({ error: { code: "thread_not_found", message: "no" } }, { status: 404 })
     const { fetch, sent } = scripted([
