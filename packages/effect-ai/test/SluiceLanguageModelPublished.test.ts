@@ -186,6 +186,26 @@ const suite = (name: string, redis: Layer.Layer<RedisStreams.RedisStreams, unkno
     )
 
     it.effect(
+      "a call read no further ends its turn aborted and aborts the provider request",
+      () =>
+        Effect.gen(function*() {
+          const { server, client } = yield* served([{ _tag: "hang", body: transcript, events: 3 }])
+          const turnId = randomUUID()
+          const parts = yield* LanguageModel.streamText({ prompt: "What colour is the sky?" }).pipe(
+            Stream.takeUntil((part) => part.type === "text-delta"),
+            Stream.runCollect,
+            Effect.provideService(SluiceLanguageModel.TurnOptions, { turnId }),
+            Effect.provide(SluiceLanguageModel.layerPublished(modelOptions).pipe(Layer.provide(client)))
+          )
+          yield* server.hungClosed
+          expect(parts.at(-1)).toMatchObject({ type: "text-delta", delta: deltas[0] })
+          const events = yield* streamA(turnId)
+          expect(events.at(-1)?.payload).toMatchObject({ type: "response_done", status: "aborted" })
+        }).pipe(Effect.provide(pipelineOn(redis))),
+      30_000
+    )
+
+    it.effect(
       "a cancel mid-stream ends the turn cancelled, aborts the request and fails the call",
       () =>
         Effect.gen(function*() {
