@@ -21,6 +21,10 @@
  * The tool choice and a JSON response format (`generateObject`'s schema) go to the
  * provider as `LlmRequest`'s `toolChoice` and `responseFormat` (docs/providers.md).
  *
+ * `layerPublished` also runs each call as a Sluice turn of the `TurnPipeline` in context
+ * (Stream A, Stream B, lease, cancel), from the same provider request
+ * (docs/language-model.md#publishing-as-a-turn).
+ *
  * @since 0.3.0
  */
 import type { StreamEvent } from "@sluice/core"
