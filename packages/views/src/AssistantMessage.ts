@@ -3,7 +3,7 @@
  * the order they started, usage with the seed's defaults, stop reason and timestamp;
  * and the events the accumulator yields for each patch, each with the message so far.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { Json } from "@sluice/core"
 import * as Schema from "effect/Schema"
@@ -15,7 +15,7 @@ const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(
 /**
  * Usage as docs/views.md#messageaccumulator-over-event-patches counts it: `{input, cache_write, cache_read, output, total, raw}`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Usage = Schema.Struct({
@@ -28,7 +28,7 @@ export const Usage = Schema.Struct({
 }).annotate({ identifier: "AssistantMessage.Usage" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Usage = typeof Usage.Type
@@ -36,7 +36,7 @@ export type Usage = typeof Usage.Type
 /**
  * The docs/views.md `DEFAULT_USAGE`: every count zero, `raw` empty.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const defaultUsage: Usage = { input: 0, cache_write: 0, cache_read: 0, output: 0, total: 0, raw: {} }
@@ -44,7 +44,7 @@ export const defaultUsage: Usage = { input: 0, cache_write: 0, cache_read: 0, ou
 /**
  * A text block.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }).annotate({
@@ -54,7 +54,7 @@ export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: S
 /**
  * A reasoning block with its signature (empty when the provider gave none).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ReasoningContent = Schema.Struct({
@@ -67,7 +67,7 @@ export const ReasoningContent = Schema.Struct({
  * A tool call: `arguments` is the raw JSON text so far; `input` is it parsed
  * (`{"_invalid_arguments": "<raw>"}` when malformed), present once the block ended.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ToolCallContent = Schema.Struct({
@@ -82,7 +82,7 @@ export const ToolCallContent = Schema.Struct({
 /**
  * A tool result, linked to its call by `tool_use_id`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ToolResultContent = Schema.Struct({
@@ -97,7 +97,7 @@ export const ToolResultContent = Schema.Struct({
  * with `provider_executed`). Kept apart from `tool_call` blocks: the caller must never
  * run it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ProviderToolCallContent = Schema.Struct({
@@ -108,7 +108,7 @@ export const ProviderToolCallContent = Schema.Struct({
 /**
  * The result of a provider-executed tool call, as the provider reported it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ProviderToolResultContent = Schema.Struct({
@@ -119,7 +119,7 @@ export const ProviderToolResultContent = Schema.Struct({
 /**
  * Any content block.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Content = Schema.Union([
@@ -134,7 +134,7 @@ export const Content = Schema.Union([
 })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Content = typeof Content.Type
@@ -143,7 +143,7 @@ export type Content = typeof Content.Type
  * A provider-executed tool call with its result (absent until the result arrives), as
  * `provider_tool_calls` lists them.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ProviderToolCall = Schema.Struct({
@@ -152,7 +152,7 @@ export const ProviderToolCall = Schema.Struct({
 }).annotate({ identifier: "AssistantMessage.ProviderToolCall" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ProviderToolCall = typeof ProviderToolCall.Type
@@ -163,7 +163,7 @@ export type ProviderToolCall = typeof ProviderToolCall.Type
  * `tool_call` / `tool_result`; `provider_tool_calls` lists them with their results
  * (present when there is one), as the turn summary's `providerToolCalls` does.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const AssistantMessage = Schema.Struct({
@@ -181,7 +181,7 @@ export const AssistantMessage = Schema.Struct({
 }).annotate({ identifier: "AssistantMessage" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type AssistantMessage = typeof AssistantMessage.Type
@@ -190,7 +190,7 @@ export type AssistantMessage = typeof AssistantMessage.Type
  * What the accumulator yields for a block patch: the patch's fields, the content index
  * it assigned (or reused), and the message after it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type BlockEvent =
@@ -242,7 +242,7 @@ export type BlockEvent =
 /**
  * The message's client tool calls: its `tool_call` blocks, the calls the caller must run.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category accessors
  */
 export const toolCalls = (message: AssistantMessage): ReadonlyArray<typeof ToolCallContent.Type> =>
@@ -254,7 +254,7 @@ export const toolCalls = (message: AssistantMessage): ReadonlyArray<typeof ToolC
  * `message_end` came with blocks still open, it closed them as their `*_end` would
  * (with what they had) and `closed` lists their content indexes (since 0.2.0).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type AssistantStreamEvent =

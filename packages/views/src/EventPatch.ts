@@ -4,7 +4,7 @@
  * Provider event names are not patches. Mappers never give content indexes: the
  * accumulator assigns them. Snake_case, as the seed has it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { Json, SchemaDecode } from "@sluice/core"
 import * as Effect from "effect/Effect"
@@ -21,7 +21,7 @@ const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(
  * Token counts a `message_delta` reports; each replaces the count before it. Missing
  * ones keep their value (docs/views.md's defaults are zeros); a missing `total` is derived.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const UsagePatch = Schema.Struct({
@@ -36,7 +36,7 @@ export const UsagePatch = Schema.Struct({
 /**
  * `{type: "message_start", delta?: {id?, model?, role?: "assistant", timestamp?}}`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const MessageStart = Schema.Struct({
@@ -52,7 +52,7 @@ export const MessageStart = Schema.Struct({
 /**
  * `{type: "message_delta", delta?: {stop_reason?, error_message?}, usage?}`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const MessageDelta = Schema.Struct({
@@ -66,7 +66,7 @@ export const MessageDelta = Schema.Struct({
 /**
  * `{type: "message_end"}`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") }).annotate({
@@ -76,7 +76,7 @@ export const MessageEnd = Schema.Struct({ type: Schema.Literal("message_end") })
 /**
  * `text_start | text_delta | text_end`, each with a `delta` (empty when missing).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Text = Schema.Struct({
@@ -88,7 +88,7 @@ export const Text = Schema.Struct({
  * `reasoning_start | reasoning_delta | reasoning_end`, each with a `delta` and a piece
  * of `signature` (both empty when missing).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Reasoning = Schema.Struct({
@@ -102,7 +102,7 @@ export const Reasoning = Schema.Struct({
  * begins; `delta` is argument JSON text. `provider_executed: true` marks a call the
  * provider ran itself (web search, code execution, ...), never one for the caller.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ToolStart = Schema.Struct({
@@ -117,7 +117,7 @@ export const ToolStart = Schema.Struct({
 /**
  * `tool_delta | tool_end`: more argument text.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Tool = Schema.Struct({
@@ -130,7 +130,7 @@ export const Tool = Schema.Struct({
  * result begins; `provider_executed: true` when the provider ran the tool and reported
  * its result (a server tool's, say).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ToolResultStart = Schema.Struct({
@@ -144,7 +144,7 @@ export const ToolResultStart = Schema.Struct({
 /**
  * `tool_result_delta | tool_result_end`: more result text.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ToolResult = Schema.Struct({
@@ -155,7 +155,7 @@ export const ToolResult = Schema.Struct({
 /**
  * Any patch.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const EventPatch = Schema.Union([
@@ -171,7 +171,7 @@ export const EventPatch = Schema.Union([
 ]).annotate({ identifier: "EventPatch" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type EventPatch = typeof EventPatch.Type
@@ -179,7 +179,7 @@ export type EventPatch = typeof EventPatch.Type
 /**
  * A patch as a mapper writes it (defaults not yet applied).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type EventPatchInput = typeof EventPatch.Encoded
@@ -187,7 +187,7 @@ export type EventPatchInput = typeof EventPatch.Encoded
 /**
  * Every patch type.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type PatchType = EventPatch["type"]
@@ -213,7 +213,7 @@ const patchTypes: ReadonlySet<string> = new Set<PatchType>([
 /**
  * The three phases of a content block.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Phase = "start" | "delta" | "end"
@@ -221,7 +221,7 @@ export type Phase = "start" | "delta" | "end"
 /**
  * The content blocks a patch can belong to.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type BlockType = "text" | "reasoning" | "tool" | "tool_result"
@@ -231,7 +231,7 @@ const decodePatch = SchemaDecode.decodeUnknownResult(EventPatch, { errors: "all"
 /**
  * Decodes one patch. `patchIndex` names its position in error messages.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category decoding
  */
 export const decode = (input: unknown, patchIndex?: number): Result.Result<EventPatch, MessageAccumulatorError> => {

@@ -25,7 +25,7 @@
  * the seed's; `accumulate` and `run` are the Effect stage (patches decoded by Schema,
  * state in a `Ref`, the timestamp from Effect's `Clock`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { Json, Text } from "@sluice/core"
 import * as Effect from "effect/Effect"
@@ -41,7 +41,7 @@ import { MessageAccumulatorError } from "./MessageAccumulatorError.js"
 /**
  * Who made the message, as docs/views.md's constructor takes it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface Options {
@@ -52,7 +52,7 @@ export interface Options {
 /**
  * The accumulator's state: the message so far and which block of each type is open.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface State {
@@ -75,7 +75,7 @@ export interface State {
 /**
  * The state before any patch.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const initial = (options: Options = {}): State => ({
@@ -115,7 +115,7 @@ const providerCalls = (blocks: ReadonlyArray<Content>): Array<AssistantMessage.P
  * The message as it stands. Its `timestamp` is `message_start`'s when it gave one,
  * otherwise the time of the first patch (0 before any).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category accessors
  */
 export const message = (state: State): AssistantMessage.AssistantMessage => {
@@ -138,7 +138,7 @@ export const message = (state: State): AssistantMessage.AssistantMessage => {
 /**
  * The final message, once `message_end` was taken.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category accessors
  */
 export const finalMessage = (state: State): Option.Option<AssistantMessage.AssistantMessage> =>
@@ -238,7 +238,7 @@ const closeBlock = (block: Content): Content =>
  * the first patch and no `message_start` names one). Pure: gives the event to yield and
  * the next state, or refuses the patch with a `MessageAccumulatorError` naming it.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category folding
  */
 export const step = (
@@ -339,7 +339,7 @@ export const step = (
  * time `now` and returns the event to yield; a refused patch leaves the state as it
  * was.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface MessageAccumulator {
@@ -352,7 +352,7 @@ export interface MessageAccumulator {
 /**
  * A fresh mutable accumulator.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const make = (options: Options = {}): MessageAccumulator => {
@@ -384,7 +384,7 @@ const decodeAndStep = (state: State, input: unknown, now: number) =>
  * fails with `MessageAccumulatorError`), folds it through a `Ref`-held state and emits
  * the events. The first patch's time comes from Effect's `Clock`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category stages
  */
 export const accumulate = (
@@ -396,7 +396,7 @@ export const accumulate = (
  * Runs a stream of patches to the final message; fails with `MessageNotEnded` when the
  * stream stops before `message_end`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category running
  */
 export const run = (options: Options = {}) =>

@@ -2,7 +2,7 @@
  * The docs/views.md#messageaccumulator-over-event-patches message accumulator, or the mapper feeding it, met a patch or event it
  * cannot take.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
 
@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
  * or an item started twice (`DuplicateItem`) or changed after it finished
  * (`ItemAlreadyDone`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category errors
  */
 export class MessageAccumulatorError extends Schema.TaggedError<MessageAccumulatorError>()("MessageAccumulatorError", {

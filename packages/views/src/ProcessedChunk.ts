@@ -28,7 +28,7 @@
  * `content_blocked` (the provider normalizers classify them), so they become `error`
  * chunks with `retryable: false`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { Accumulator, type AccumulatorError, ProviderErrors, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
@@ -43,7 +43,7 @@ import * as Stream from "effect/Stream"
  * the provider needs to verify it later (`signature`, or `redacted` for thinking the
  * provider withheld).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ThoughtLogEntry = Schema.Struct({
@@ -54,7 +54,7 @@ export const ThoughtLogEntry = Schema.Struct({
 }).annotate({ identifier: "ThoughtLogEntry" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ThoughtLogEntry = typeof ThoughtLogEntry.Type
@@ -64,7 +64,7 @@ export type ThoughtLogEntry = typeof ThoughtLogEntry.Type
  * (`{"_invalid_arguments": "<raw>"}` when the text was not a JSON object); `id` is the
  * provider's call id; `thoughtSignature` is Gemini's, which must go back with the call.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const FunctionCall = Schema.Struct({
@@ -75,7 +75,7 @@ export const FunctionCall = Schema.Struct({
 }).annotate({ identifier: "FunctionCall" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type FunctionCall = typeof FunctionCall.Type
@@ -84,7 +84,7 @@ export type FunctionCall = typeof FunctionCall.Type
  * The docs/views.md error shape: a classified `type`, `retryable`, the provider's `code` and
  * `message`, and the raw error as `originalError` when there is one (for logs only).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ProviderError = Schema.Struct({
@@ -98,7 +98,7 @@ export const ProviderError = Schema.Struct({
 }).annotate({ identifier: "ProcessedChunk.ProviderError" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ProviderError = typeof ProviderError.Type
@@ -107,7 +107,7 @@ export type ProviderError = typeof ProviderError.Type
  * Terminal metadata: the finish reason (on `done`), the turn's usage when it has one,
  * and a reasoning signature.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const Metadata = Schema.Struct({
@@ -117,7 +117,7 @@ export const Metadata = Schema.Struct({
 }).annotate({ identifier: "ProcessedChunk.Metadata" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Metadata = typeof Metadata.Type
@@ -131,7 +131,7 @@ const extras = {
  * `text | function_call | error | done`; any of them may carry `thoughts` and
  * `metadata`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const ProcessedChunk = Schema.Union([
@@ -142,7 +142,7 @@ export const ProcessedChunk = Schema.Union([
 ]).annotate({ identifier: "ProcessedChunk" })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ProcessedChunk = typeof ProcessedChunk.Type
@@ -150,7 +150,7 @@ export type ProcessedChunk = typeof ProcessedChunk.Type
 /**
  * The error shape of a `ProviderError`, keeping its raw cause as `originalError`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const providerError = (error: CoreProviderError.ProviderError): ProviderError => ({
@@ -167,7 +167,7 @@ export const providerError = (error: CoreProviderError.ProviderError): ProviderE
  * An `error` chunk for a `ProviderError` met outside the event stream (a request that
  * failed before streaming, say).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const fromProviderError = (error: CoreProviderError.ProviderError): ProcessedChunk => ({
@@ -193,7 +193,7 @@ const rest = (full: string, streamed: string): string => (full.startsWith(stream
 /**
  * The chunk of one event, given the turn before it. Pure and synchronous.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category projections
  */
 export const fromEvent = (before: Turn.Turn, event: StreamEvent.StreamEvent): Option.Option<ProcessedChunk> => {
@@ -302,7 +302,7 @@ export const thoughtSegments = (chunks: Iterable<ProcessedChunk>): {
  * A `Stream` transformer from StreamEvents to `ProcessedChunk`s, one per event that
  * has one. Fails with `AccumulatorError` on out-of-order events.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category stages
  */
 export const fromEvents = <E, R>(

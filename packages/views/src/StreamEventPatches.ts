@@ -29,7 +29,7 @@
  * events fail it as they fail the turn accumulator (`UnknownItem`, `DuplicateItem`,
  * `ItemAlreadyDone`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { type OutputItem, type StreamEvent, Text } from "@sluice/core"
 import * as Result from "effect/Result"
@@ -57,7 +57,7 @@ interface PendingItem {
 /**
  * The mapper's state: the items of the turn not yet fully pushed, per block type.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface MapperState {
@@ -103,7 +103,7 @@ const contentOf = (final: OutputItem.OutputItem): string => {
 /**
  * A fresh mapper state.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const initial = (): MapperState => ({
@@ -221,7 +221,7 @@ const kinds: ReadonlyArray<Kind> = ["text", "reasoning", "tool", "tool_result"]
  * Maps one event to its patches, updating the mapper state in place. Refuses an item
  * whose final content does not extend its deltas.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category mapping
  */
 export const map = (
@@ -373,7 +373,7 @@ export const map = (
  * A `Stream` transformer from StreamEvents to patches, ready for
  * `MessageAccumulator.accumulate`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category stages
  */
 export const fromStreamEvents = <E, R>(

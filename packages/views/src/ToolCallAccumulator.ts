@@ -18,7 +18,7 @@
  * `finalizeCall` (block stop, item done or stream end), never because a prefix
  * happens to parse.
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import { Json } from "@sluice/core"
 import { ToolCalls } from "@sluice/providers"
@@ -40,7 +40,7 @@ import * as Schema from "effect/Schema"
  * A fragment whose `id` an earlier call already has belongs to that call: a duplicate
  * id is one call.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Fragment = Data.TaggedEnum<{
@@ -70,7 +70,7 @@ export type Fragment = Data.TaggedEnum<{
 /**
  * Constructors of `Fragment`s: `Fragment.OpenAi({ index: 0, arguments: "{\"q" })`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const Fragment = Data.taggedEnum<Fragment>()
@@ -81,7 +81,7 @@ export const Fragment = Data.taggedEnum<Fragment>()
  * says why (`{raw, error}`); `rawArguments` is
  * the text exactly as it arrived (Gemini's whole `args` as JSON text).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ToolCall = ToolCalls.ToolCall
@@ -90,7 +90,7 @@ export type ToolCall = ToolCalls.ToolCall
  * Parses tool-call argument text: the JSON object it holds, `{}` for empty text, or
  * `{ _invalid_arguments: raw }`. Never throws.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category parsing
  */
 export const parseArguments: (raw: string) => Json.JsonObject = Json.parseArguments
@@ -107,7 +107,7 @@ export const parseArguments: (raw: string) => Json.JsonObject = Json.parseArgume
  * with `finalizeCall`); `name` is the call's name as known so far; `text` is the
  * argument text the fragment added.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface Step {
@@ -122,7 +122,7 @@ export interface Step {
  * The accumulated state. Build one with `empty`, feed fragments with `feed` or
  * `step`, read the calls with `finalize`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export class ToolCallAccumulator extends Data.Class<{
@@ -139,7 +139,7 @@ export class ToolCallAccumulator extends Data.Class<{
 /**
  * An accumulator without calls.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const empty: ToolCallAccumulator = new ToolCallAccumulator({ state: new ToolCalls.ToolCalls() })
@@ -162,7 +162,7 @@ const apply = (state: ToolCalls.ToolCalls, fragment: Fragment): Step["kind"] => 
 /**
  * Feeds one fragment and tells what it did (see `Step`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category combinators
  */
 export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
@@ -183,7 +183,7 @@ export const step = (self: ToolCallAccumulator, fragment: Fragment): Step => {
  * list, a Gemini chunk). A raw value of no known shape is dropped: the accumulator comes
  * back as it was.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category combinators
  */
 export const feed = (self: ToolCallAccumulator, fragment: Fragment | RawFragment): ToolCallAccumulator => {
@@ -219,7 +219,7 @@ export const feed = (self: ToolCallAccumulator, fragment: Fragment | RawFragment
 /**
  * The number of calls seen so far.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category getters
  */
 export const size = (self: ToolCallAccumulator): number => self.state.size
@@ -228,7 +228,7 @@ export const size = (self: ToolCallAccumulator): number => self.state.size
  * Finalizes the call at a position (from a `Step`): its id, name, raw and parsed
  * arguments as they stand. Joins that call's text once.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category destructors
  */
 export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolCall | undefined =>
@@ -239,7 +239,7 @@ export const finalizeCall = (self: ToolCallAccumulator, position: number): ToolC
  * calls by content block index, then Gemini calls in arrival order (calls that share
  * an index keep their arrival order).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category destructors
  */
 export const finalize = (self: ToolCallAccumulator): ReadonlyArray<ToolCall> => self.state.finalize()

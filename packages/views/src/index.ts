@@ -10,7 +10,7 @@
  */
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as AssistantMessage from "./AssistantMessage.js"
 
@@ -20,31 +20,31 @@ export * as AssistantMessage from "./AssistantMessage.js"
 export * as ErrorDescription from "./ErrorDescription.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as EventPatch from "./EventPatch.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as MessageAccumulator from "./MessageAccumulator.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as MessageAccumulatorError from "./MessageAccumulatorError.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as ProcessedChunk from "./ProcessedChunk.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as StreamEventPatches from "./StreamEventPatches.js"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  */
 export * as ToolCallAccumulator from "./ToolCallAccumulator.js"
