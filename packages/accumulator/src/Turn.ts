@@ -315,6 +315,40 @@ export const finalItems = (turn: Turn): ReadonlyArray<OutputItem.OutputItem> =>
   turn.items.flatMap((item) => (item.final === undefined ? [] : [item.final]))
 
 /**
+ * An open item as a turn cut short keeps it: a message or reasoning item with the text
+ * that arrived; `undefined` for any other (a tool call cut short is not a call anyone
+ * may run). What a turn's ending closes an open item with (its `item_done`).
+ *
+ * @since 0.3.0
+ * @category accessors
+ */
+export const keptItem = (item: TurnItem): OutputItem.OutputItem | undefined => {
+  switch (item.type) {
+    case "message":
+      return { type: "message", id: item.id, content: item.content, origin: "agent" }
+    case "reasoning":
+      return { type: "reasoning", id: item.id, content: item.content }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The items of a turn that may have been cut short, in the order they started: each
+ * finished item, and each open one as `keptItem` keeps it. For a turn that ended, its
+ * `finalItems`.
+ *
+ * @since 0.3.0
+ * @category accessors
+ */
+export const keptItems = (turn: Turn): ReadonlyArray<OutputItem.OutputItem> =>
+  turn.items.flatMap((item) => {
+    if (item.final !== undefined) return [item.final]
+    const kept = item.status === "in_progress" ? keptItem(item) : undefined
+    return kept === undefined ? [] : [kept]
+  })
+
+/**
  * The turn's item by id.
  *
  * @since 0.1.0

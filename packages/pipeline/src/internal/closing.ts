@@ -1,5 +1,5 @@
-import type { Turn } from "@sluice/accumulator"
-import type { OutputItem, StreamEvent } from "@sluice/core"
+import { Turn } from "@sluice/accumulator"
+import type { StreamEvent } from "@sluice/core"
 import { TurnEnding } from "@sluice/turns"
 import type { StopReason } from "../StopReason.js"
 import type { TurnContext } from "../TurnContext.js"
@@ -15,19 +15,6 @@ export type Ending =
   | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
 
 const ended = (status: Turn.TurnStatus): boolean => status !== "pending" && status !== "streaming"
-
-/** The final form of an open item that keeps what arrived, or undefined to cancel it. */
-const keptItem = (item: Turn.TurnItem): OutputItem.OutputItem | undefined => {
-  switch (item.type) {
-    case "message":
-      return { type: "message", id: item.id, content: item.content, origin: "agent" }
-    case "reasoning":
-      return { type: "reasoning", id: item.id, content: item.content }
-    default:
-      // a tool call cut short is not a tool call anyone may run
-      return undefined
-  }
-}
 
 /**
  * The payloads that end a turn the input did not end: a `response_start` if it never
@@ -63,7 +50,7 @@ export const closingPayloads = (
   const reason = ending._tag === "Stopped" ? ending.reason : ending._tag === "Failed" ? "failed" : "ended"
   for (const item of turn.items) {
     if (item.status !== "in_progress") continue
-    const kept = keptItem(item)
+    const kept = Turn.keptItem(item)
     out.push(
       kept === undefined
         ? { type: "item_cancelled", item_id: item.id, reason: `turn ${reason}` }
