@@ -7,6 +7,7 @@
  *
  * @since 0.3.0
  */
+import { Turn } from "@sluice/accumulator"
 import { Json, OutputItem, ThreadInput, ToolCallId, UIMessage } from "@sluice/core"
 import * as LlmRequest from "@sluice/providers/LlmRequest"
 import * as RoundTrip from "@sluice/providers/RoundTrip"
@@ -16,6 +17,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaParser from "effect/SchemaParser"
+import * as TurnEnding from "./TurnEnding.js"
 
 /**
  * How a turn ended: `completed`, `cancelled` (asked to stop), `failed` (the provider or
@@ -85,6 +87,54 @@ export const TurnEnd = Schema.Struct({
  * @category models
  */
 export type TurnEnd = typeof TurnEnd.Type
+
+/**
+ * A turn's ending as its thread records it, from the turn folded from its Stream A
+ * (`Turn` of `@sluice/accumulator`): `completed` (the provider ended it, `incomplete`
+ * included), `failed` (it ended with an error: the first), `producer_lost` (ended by
+ * `TurnEnding` after its producer's lease lapsed), `cancelled` (asked to stop; `aborted`
+ * as the error's code when it was stopped without being asked, as a server shuts down);
+ * the provider that answered (else `provider`), the response id, and the items
+ * (`Turn.keptItems`: what a turn cut short had said is kept). A turn that has not ended
+ * (its stream holds no last entry) is `producer_lost`.
+ *
+ * @since 0.3.0
+ * @category conversions
+ */
+export const endOf = (turn: Turn.Turn, provider: string): TurnEnd => {
+  const common = {
+    provider: turn.providerId ?? provider,
+    ...(turn.runId === undefined ? {} : { responseId: turn.runId }),
+    items: Turn.keptItems(turn)
+  }
+  const lost = turn.errors.find((error) => error.code === TurnEnding.producerLost.code)
+  if (lost !== undefined || !Turn.isEnded(turn)) {
+    return {
+      ...common,
+      status: "producer_lost",
+      error: {
+        code: TurnEnding.producerLost.code,
+        message: lost?.message ?? "the turn's stream ended without its last entry"
+      }
+    }
+  }
+  switch (turn.status) {
+    case "error": {
+      const first = turn.errors[0]
+      return {
+        ...common,
+        status: "failed",
+        error: { code: first?.code ?? "error", message: first?.message ?? "the turn failed" }
+      }
+    }
+    case "cancelled":
+      return { ...common, status: "cancelled" }
+    case "aborted":
+      return { ...common, status: "cancelled", error: { code: "aborted", message: "the turn was aborted" } }
+    default:
+      return { ...common, status: "completed" }
+  }
+}
 
 /**
  * One event of a thread. `at` is the writer's clock, in ms.

@@ -14,6 +14,7 @@
  *
  * @since 0.3.0
  */
+import { Turn } from "@sluice/accumulator"
 import { Ids, ThreadInput, ToolCallId, type UIMessage } from "@sluice/core"
 import type { Message } from "@sluice/providers/LlmRequest"
 import * as RoundTrip from "@sluice/providers/RoundTrip"
@@ -45,7 +46,10 @@ import {
 } from "./ThreadError.js"
 import * as ThreadKeys from "./ThreadKeys.js"
 import * as ThreadLog from "./ThreadLog.js"
+import * as TurnEnding from "./TurnEnding.js"
+import * as TurnEntry from "./TurnEntry.js"
 import * as TurnKeys from "./TurnKeys.js"
+import * as TurnLease from "./TurnLease.js"
 
 /**
  * How long a thread lives after its last write, by default: 30 days.
@@ -155,10 +159,17 @@ export interface ThreadsService {
   readonly prefix: string
   /** Creates a thread (a new id when none is given). */
   readonly create: (threadId?: string) => Effect.Effect<ThreadInfo, ThreadExists | InvalidThreadInput | RedisError>
-  readonly get: (threadId: string) => Effect.Effect<ThreadInfo, ThreadNotFound | InvalidThreadInput | RedisError>
+  /**
+   * The thread. A running turn whose streams ended (its producer died and the turn was
+   * ended `producer_lost`, or its end could not be recorded) is ended in the thread first.
+   */
+  readonly get: (
+    threadId: string
+  ) => Effect.Effect<ThreadInfo, ThreadNotFound | InvalidThreadInput | ThreadContended | RedisError>
   /**
    * Begins a turn: reserves the thread's running slot, records the input (its tool
    * results checked against the parent turn's calls) and gives what the pipeline runs.
+   * A running turn whose streams ended is ended in the thread first, as `get` does.
    */
   readonly beginTurn: (
     threadId: string,
@@ -289,6 +300,24 @@ export const make = (
       lastEventId: state.lastId
     })
 
+    // Appends the events after the log's last entry as `state` read it; false when
+    // another write came in between (nothing is appended).
+    const appendAfter = (
+      state: ThreadLog.ThreadState,
+      events: ReadonlyArray<ThreadLog.ThreadEvent>,
+      now: number
+    ): Effect.Effect<boolean, RedisError> =>
+      Effect.gen(function*() {
+        let id = state.lastId
+        const entries = events.map((event) => {
+          id = nextId(id, now)
+          return { id, fields: ThreadLog.fields(event) }
+        })
+        const added = yield* redis.xaddAfter(key(state.threadId), state.lastId, entries)
+        if (added) yield* redis.pexpire(key(state.threadId), retentionMs)
+        return added
+      })
+
     // Reads the log, decides what to append, and appends it only after the entry read
     // last: a write between the read and the append makes the append fail, and the
     // whole step runs again on the log as it is now.
@@ -304,18 +333,49 @@ export const make = (
           const state = yield* load(threadId)
           const now = yield* Clock.currentTimeMillis
           const [events, result] = yield* decide(state, now)
-          let id = state.lastId
-          const entries = events.map((event) => {
-            id = nextId(id, now)
-            return { id, fields: ThreadLog.fields(event) }
-          })
-          if (yield* redis.xaddAfter(key(threadId), state.lastId, entries)) {
-            yield* redis.pexpire(key(threadId), retentionMs)
-            return result
-          }
+          if (yield* appendAfter(state, events, now)) return result
         }
         return yield* new ThreadContended({ threadId, attempts })
       })
+
+    // The turn's end as its streams hold it, when they ended: Stream A's last entry is
+    // there (its producer ended it, or `TurnEnding` did), or its lease lapsed and the
+    // ending is written here (as the lease sweeper would). `None` while it runs, or
+    // while it is not in Redis yet.
+    const streamEnd = (turn: ThreadLog.ThreadTurn): Effect.Effect<Option.Option<ThreadLog.TurnEnd>, RedisError> =>
+      Effect.gen(function*() {
+        const eventsKey = TurnKeys.eventsKey(turn.prefix, turn.turnId)
+        const last = yield* redis.xlast(eventsKey)
+        const ended = Option.isSome(last) && TurnEntry.isFinal(last.value)
+        if (!ended) {
+          if ((yield* TurnLease.state(turn.prefix, turn.turnId)) !== "lapsed") return Option.none()
+          yield* TurnEnding.end(turn.prefix, turn.turnId, TurnEnding.producerLost)
+        }
+        let folded = Turn.empty
+        for (const entry of yield* redis.xrange(eventsKey, "-", "+")) {
+          const event = yield* Effect.option(TurnEntry.toStreamEvent(entry))
+          // an entry the fold refuses is left out; the rest still tell the turn
+          if (Option.isSome(event)) folded = Result.getOrElse(Turn.step(folded, event.value), () => folded)
+        }
+        return Option.some(ThreadLog.endOf(folded, "unknown"))
+      }).pipe(Effect.provideService(RedisStreams, redis))
+
+    // The thread with its running turn ended in it when the turn's streams ended
+    // (docs/threads.md#faults): a producer that died, or an end that could not be
+    // recorded, never keeps the running slot. Appended after the entry read last, as
+    // every write is; a turn that still runs is left alone.
+    const settle = Effect.fn("Threads.settle")(function*(threadId: string) {
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const state = yield* load(threadId)
+        const turn = state.running === null ? undefined : state.turns.get(state.running)
+        if (turn === undefined) return state
+        const end = yield* streamEnd(turn)
+        if (Option.isNone(end)) return state
+        const now = yield* Clock.currentTimeMillis
+        yield* appendAfter(state, [{ type: "turn_ended", turnId: turn.turnId, end: end.value, at: now }], now)
+      }
+      return yield* new ThreadContended({ threadId, attempts })
+    })
 
     const create = Effect.fn("Threads.create")(function*(requested?: string) {
       const threadId = yield* checkId(requested ?? Ids.generateEventId())
@@ -389,41 +449,44 @@ export const make = (
         ThreadTurnNotFound
       >
     ) =>
-      writeAfter(threadId, (state, now) =>
-        Effect.gen(function*() {
-          if (state.running !== null) return yield* new TurnRunning({ threadId, turnId: state.running })
-          if (state.turns.size >= maxTurns) {
-            return yield* invalid(threadId, "turns", `the thread holds its most turns (${maxTurns})`)
-          }
-          const { input, parentId } = yield* choose(state)
-          const parent = parentId === null ? undefined : state.turns.get(parentId)
-          const turnId = Ids.generateEventId()
-          const stored = input._tag === "stored"
-            ? input.input
-            : yield* storedInput(threadId, input.input, parent, turnId)
-          const path = ThreadLog.pathTo(state, parentId)
-          const request = ThreadLog.messages(path, stored)
-          if (Result.isFailure(request)) {
-            return yield* invalid(threadId, "approvals", request.failure.message)
-          }
-          const onPath = new Set(path.map((turn) => turn.turnId))
-          const superseded = ThreadLog.pathTo(state, state.head).map((turn) => turn.turnId).filter((id) =>
-            !onPath.has(id)
-          )
-          const started: ThreadLog.ThreadEvent = {
-            type: "turn_started",
-            turnId,
-            parentId,
-            prefix,
-            input: stored,
-            at: now
-          }
-          const events: Array<ThreadLog.ThreadEvent> = superseded.length === 0
-            ? [started]
-            : [started, { type: "turns_superseded", turnIds: superseded, by: turnId, at: now }]
-          const begun: BegunTurn = { threadId, turnId, parentId, prefix, messages: request.success, superseded }
-          return [events, begun] as const
-        }))
+      Effect.andThen(
+        settle(threadId),
+        writeAfter(threadId, (state, now) =>
+          Effect.gen(function*() {
+            if (state.running !== null) return yield* new TurnRunning({ threadId, turnId: state.running })
+            if (state.turns.size >= maxTurns) {
+              return yield* invalid(threadId, "turns", `the thread holds its most turns (${maxTurns})`)
+            }
+            const { input, parentId } = yield* choose(state)
+            const parent = parentId === null ? undefined : state.turns.get(parentId)
+            const turnId = Ids.generateEventId()
+            const stored = input._tag === "stored"
+              ? input.input
+              : yield* storedInput(threadId, input.input, parent, turnId)
+            const path = ThreadLog.pathTo(state, parentId)
+            const request = ThreadLog.messages(path, stored)
+            if (Result.isFailure(request)) {
+              return yield* invalid(threadId, "approvals", request.failure.message)
+            }
+            const onPath = new Set(path.map((turn) => turn.turnId))
+            const superseded = ThreadLog.pathTo(state, state.head).map((turn) => turn.turnId).filter((id) =>
+              !onPath.has(id)
+            )
+            const started: ThreadLog.ThreadEvent = {
+              type: "turn_started",
+              turnId,
+              parentId,
+              prefix,
+              input: stored,
+              at: now
+            }
+            const events: Array<ThreadLog.ThreadEvent> = superseded.length === 0
+              ? [started]
+              : [started, { type: "turns_superseded", turnIds: superseded, by: turnId, at: now }]
+            const begun: BegunTurn = { threadId, turnId, parentId, prefix, messages: request.success, superseded }
+            return [events, begun] as const
+          }))
+      )
 
     const turnOf = (state: ThreadLog.ThreadState, turnId: string) =>
       Option.match(Option.fromNullishOr(state.turns.get(turnId)), {
@@ -485,7 +548,7 @@ export const make = (
     const service: ThreadsService = {
       prefix,
       create,
-      get: (threadId) => Effect.map(load(threadId), info),
+      get: (threadId) => Effect.map(settle(threadId), info),
       beginTurn,
       regenerate,
       endTurn,
