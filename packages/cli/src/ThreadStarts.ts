@@ -12,12 +12,11 @@
  *
  * @since 0.3.0
  */
-import { Turn } from "@sluice/accumulator"
 import { Ids } from "@sluice/core"
 import { TurnContext, TurnPipeline, type TurnRequest, TurnSource } from "@sluice/pipeline"
 import { type LlmRequest, type ProviderClient, ProviderName } from "@sluice/providers"
 import { ApiError, type ThreadStarter } from "@sluice/server"
-import type { ThreadLog } from "@sluice/turns"
+import { ThreadLog } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -91,7 +90,8 @@ export const check =
  * A turn's end as its thread records it, from the run's exit: `completed` (the provider
  * ended it, `incomplete` included), `failed` (it ended with an error, or the run
  * failed), `cancelled` (asked to stop; `aborted` when the process shut down, with
- * that code), `producer_lost`; with the final items (`Turn.finalItems`).
+ * that code), `producer_lost`; with the final items: `ThreadLog.endOf` of the turn, the
+ * one mapping a thread also uses for a turn it finds ended in its streams.
  *
  * @since 0.3.0
  * @category conversions
@@ -113,37 +113,20 @@ export const endOf = (
     }
   }
   const { stopped, turn } = exit.value
-  const items = Turn.finalItems(turn)
-  const common = {
-    provider: turn.providerId ?? provider,
-    ...(turn.runId === undefined ? {} : { responseId: turn.runId }),
-    items
-  }
+  const end = ThreadLog.endOf(turn, provider)
   if (stopped._tag === "Some") {
+    const { error: _error, ...common } = end
     return stopped.value === "aborted"
       ? {
         ...common,
         status: "cancelled",
         error: { code: "aborted", message: "the turn was stopped as the server shut down" }
       }
+      : stopped.value === "producer_lost"
+      ? end
       : { ...common, status: stopped.value }
   }
-  switch (turn.status) {
-    case "error": {
-      const first = turn.errors[0]
-      return {
-        ...common,
-        status: "failed",
-        error: { code: first?.code ?? "error", message: first?.message ?? "the turn failed" }
-      }
-    }
-    case "cancelled":
-      return { ...common, status: "cancelled" }
-    case "aborted":
-      return { ...common, status: "cancelled", error: { code: "aborted", message: "the turn was aborted" } }
-    default:
-      return { ...common, status: "completed" }
-  }
+  return end
 }
 
 /**
