@@ -289,10 +289,32 @@ const openTail = (redis: RedisStreams.RedisStreamsService, options: SharedTailOp
 // A catch-up page: the entries after an id, whether it was full (as many entries as
 // asked: the stream goes on past it), and whether any reader may take it (full, or
 // ending with the turn's last entry).
+// Made once for all the readers that take the page, so that a reader's catch-up does
+// no work per entry: its entries up to the turn's last entry, if it has it (`ends`),
+// and its largest entry (for the byte budget of the reader's next page).
 interface Page {
   readonly entries: ReadonlyArray<StreamEntry.StreamEntry>
   readonly full: boolean
   readonly final: boolean
+  readonly ends: boolean
+  readonly largest: ReadonlyArray<StreamEntry.StreamEntry>
+}
+
+// The page of what `XRANGE` read, given the count it asked for.
+const pageOf = (read: ReadonlyArray<StreamEntry.StreamEntry>, count: number): Page => {
+  const full = read.length >= count
+  const ending = read.findIndex(TurnEnding.isLast)
+  const entries = ending === -1 || ending === read.length - 1 ? read : read.slice(0, ending + 1)
+  let largest: StreamEntry.StreamEntry | undefined
+  let largestBytes = -1
+  for (const entry of entries) {
+    const bytes = ReadBudget.entryBytes(entry)
+    if (bytes > largestBytes) {
+      largest = entry
+      largestBytes = bytes
+    }
+  }
+  return { entries, full, final: full || ending !== -1, ends: ending !== -1, largest: largest === undefined ? [] : [largest] }
 }
 
 // A page kept for the readers after the one it was read for: when its read started
@@ -357,9 +379,7 @@ export const make = (
         yield* redis.xrange(key, `(${from}`, "+", count).pipe(
           Effect.map((entries): Page => {
             share(entries)
-            const last = entries[entries.length - 1]
-            const full = entries.length >= count
-            return { entries, full, final: full || (last !== undefined && TurnEnding.isLast(last)) }
+            return pageOf(entries, count)
           }),
           Effect.onExit((exit) =>
             Effect.suspend(() => {
@@ -396,15 +416,17 @@ export const make = (
         return yield* (yield* read(key, from, count, id, now)).page.await
       })
     // The entries after `after`, in pages bounded in bytes, up to the stream's end as a
-    // page read after the reader joined found it (or its last entry).
-    const catchUp = (key: string, after: string, joined: number) => {
+    // page read after the reader joined found it, or through the turn's last entry
+    // (`ended` is then set).
+    const catchUp = (key: string, after: string, joined: number, ended: { value: boolean }) => {
       const pages = ReadBudget.pager({ maxCount: RedisStreams.tailDefaults.count, maxBytes: options.pageBytes })
       return Stream.paginate(after, (from) =>
         Effect.map(pageAfter(key, from, pages.count(), joined), (page) => {
-          pages.seen(page.entries)
+          pages.seen(page.largest)
+          if (page.ends) ended.value = true
           const last = page.entries[page.entries.length - 1]
           // A short page reached the end of the stream as it was; the tail has the rest.
-          const done = !page.full || last === undefined || TurnEnding.isLast(last)
+          const done = !page.full || last === undefined || page.ends
           return [page.entries, done || last === undefined ? Option.none() : Option.some(last.id)] as const
         }))
     }
@@ -429,11 +451,16 @@ export const make = (
     // passed on. `passed` is the last id this reader passed on, across passes.
     const pass = (key: string, passed: { id: string }): Stream.Stream<StreamEntry.StreamEntry, RedisError.RedisError> =>
       Stream.unwrap(Effect.map(join(key), ({ inbox, joined }) => {
-        const live = Stream.fromPull(Effect.succeed(inbox.pull)).pipe(
-          Stream.filter((entry) => EntryId.isAfter(entry.id, passed.id))
+        // (the catch-up's pages end at the turn's last entry: only the tail's entries
+        // are looked at one by one, and not at all once the catch-up had that entry)
+        const ended = { value: false }
+        const live = Stream.suspend(() =>
+          ended.value ? Stream.empty : Stream.fromPull(Effect.succeed(inbox.pull)).pipe(
+            Stream.filter((entry) => EntryId.isAfter(entry.id, passed.id)),
+            Stream.takeUntil(TurnEnding.isLast)
+          )
         )
-        return Stream.concat(catchUp(key, passed.id, joined), live).pipe(
-          Stream.takeUntil(TurnEnding.isLast),
+        return Stream.concat(catchUp(key, passed.id, joined, ended), live).pipe(
           Stream.mapArray((entries) => {
             passed.id = entries[entries.length - 1]!.id
             return entries

@@ -407,7 +407,7 @@ const closingBytes = encoder.encode(closingFrame)
 // stream after the entries before it.
 const writeChunk = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): Stream.Stream<Uint8Array, Schema.SchemaError> => {
   const { error, writes } = EntryFrames.writesOf(chunk)
-  const framed = Stream.fromArrays(...writes)
+  const framed = Stream.fromArrays(...writes.map((write) => [write] as const))
   return error === undefined ? framed : Stream.concat(framed, Stream.fail(error))
 }
 

@@ -129,33 +129,26 @@ const frameBlock = (block: Block): Framed => {
 }
 
 /**
- * The frames of a chunk of entries, as writes of at most `writeBytes` each (a write is
- * one or more pieces, written together); and the failure of the first entry that is not
- * a turn entry, whose frames and those after it are left out.
+ * The frames of a chunk of entries, as writes of at most `writeBytes` each, each write
+ * one piece of bytes (a shared segment, a slice of one, or frames made for this reader
+ * alone), never copied into another; and the failure of the first entry that is not a
+ * turn entry, whose frames and those after it are left out.
  *
  * @internal
  */
 export const writesOf = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): {
-  readonly writes: ReadonlyArray<ReadonlyArray<Uint8Array>>
+  readonly writes: ReadonlyArray<Uint8Array>
   readonly error: Schema.SchemaError | undefined
 } => {
-  const writes: Array<Array<Uint8Array>> = []
-  let current: Array<Uint8Array> = []
-  let currentBytes = 0
+  const writes: Array<Uint8Array> = []
+  // (a write that joined pieces would copy them, for each reader: the server's 64 KiB
+  // segments are sent as they are, and only an entry larger than a write is cut)
   const add = (piece: Uint8Array) => {
-    for (let at = 0; at < piece.length;) {
-      const room = writeBytes - currentBytes
-      if (room <= 0) {
-        writes.push(current)
-        current = []
-        currentBytes = 0
-        continue
-      }
-      const part = at === 0 && piece.length <= room ? piece : piece.subarray(at, at + room)
-      current.push(part)
-      currentBytes += part.length
-      at += part.length
+    if (piece.length <= writeBytes) {
+      writes.push(piece)
+      return
     }
+    for (let at = 0; at < piece.length; at += writeBytes) writes.push(piece.subarray(at, at + writeBytes))
   }
   let error: Schema.SchemaError | undefined
   // entries framed here, for this reader alone: those of no block, and those after an
@@ -183,7 +176,8 @@ export const writesOf = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): {
       continue
     }
     const { block, index } = place
-    let run = 1
+    // (a whole block, a catch-up page as read, is taken without looking at its entries)
+    let run = chunk === block.entries && index === i ? chunk.length - i : 1
     while (
       i + run < chunk.length && index + run < block.entries.length && chunk[i + run] === block.entries[index + run]
     ) {
@@ -208,6 +202,5 @@ export const writesOf = (chunk: ReadonlyArray<StreamEntry.StreamEntry>): {
     }
     i += run
   }
-  if (current.length > 0) writes.push(current)
   return { writes, error }
 }
