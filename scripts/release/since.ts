@@ -286,12 +286,15 @@ const moduleKeys = (read: ReadonlyMap<string, ModuleExports>): (path: string) =>
 }
 
 /** The `name` and `version` of a `package.json`'s text, when it has them. */
-const manifestOf = (text: string): { readonly name?: string; readonly version?: string } => {
+const manifestOf = (
+  text: string
+): { readonly name?: string; readonly version?: string; readonly private?: boolean } => {
   const json: unknown = JSON.parse(text)
   if (json === null || typeof json !== "object") return {}
   const name: unknown = Reflect.get(json, "name")
   const version: unknown = Reflect.get(json, "version")
   return {
+    ...(Reflect.get(json, "private") === true ? { private: true } : {}),
     ...(typeof name === "string" ? { name } : {}),
     ...(typeof version === "string" ? { version } : {})
   }
@@ -312,7 +315,9 @@ const workingPackages = (root: string): ReadonlyArray<Package> => {
     const src = join(packages, dir, "src")
     const manifest = join(packages, dir, "package.json")
     if (!existsSync(src) || !existsSync(manifest)) return []
-    const { name, version } = manifestOf(readFileSync(manifest, "utf8"))
+    const { name, private: unpublished, version } = manifestOf(readFileSync(manifest, "utf8"))
+    // a private package (the test scaffolding) is never published: its exports have no version
+    if (unpublished === true) return []
     const modules = new Map(
       walk(src, "").filter(isModule).map((path) => [path, readFileSync(join(src, path), "utf8")] as const)
     )

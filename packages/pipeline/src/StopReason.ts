@@ -4,12 +4,12 @@
  * `TurnPipeline.cancel`, the server's cancel endpoint) or `producer_lost` (the turn's
  * lease lapsed while this process was paused, so others may have ended it).
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category schemas
  */
 export const StopReason = Schema.Literals(["aborted", "cancelled", "producer_lost"]).annotate({
@@ -17,7 +17,7 @@ export const StopReason = Schema.Literals(["aborted", "cancelled", "producer_los
 })
 
 /**
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
 export type StopReason = typeof StopReason.Type

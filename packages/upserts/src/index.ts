@@ -58,7 +58,12 @@ export { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent }
 /**
  * @since 0.1.0
  */
-export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe, sleep } from "./Helpers.js"
+export { calculateRetryDelay, estimateTokenCount, generateEventId, parseJsonSafe } from "./Helpers.js"
+
+/**
+ * @since 0.3.0
+ */
+export { sleep } from "./Helpers.js"
 
 /**
  * The upsert stage as effects, for a runner that drives a turn's stages itself.
