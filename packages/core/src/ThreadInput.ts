@@ -172,10 +172,47 @@ const pathOf = (path: ReadonlyArray<PropertyKey>): string =>
 
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
-const errorOf = (issue: SchemaIssue.Issue): ThreadInputError => {
+const errorOf = (issue: SchemaIssue.Issue, at: ReadonlyArray<PropertyKey> = []): ThreadInputError => {
   const first = formatIssue(issue).issues[0]
-  const field = pathOf((first?.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment))
+  const field = pathOf([
+    ...at,
+    ...(first?.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+  ])
   return new ThreadInputError({ field: field === "" ? "request" : field, reason: first?.message ?? "invalid value" })
+}
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const decodeUIMessage = SchemaParser.decodeUnknownResult(UIMessage.UIMessage)
+const decodeRoleContent = SchemaParser.decodeUnknownResult(RoleContent)
+const decodeContentParts = SchemaParser.decodeUnknownResult(RoleContent.fields.content.members[1])
+
+/**
+ * The message's own error, when it has one, from the form it takes: a union's error
+ * would name its first form's problem (`message.id` for an `{ role, content }` of
+ * another role). A message that is not a user's is `message.role`, naming the roles
+ * accepted; one with `content` is read as `{ role, content }` (its parts as parts);
+ * any other as a `UIMessage`.
+ */
+const messageError = (body: unknown): ThreadInputError | undefined => {
+  const message = isRecord(body) ? body["message"] : undefined
+  if (!isRecord(message)) return undefined
+  if (message["role"] !== "user") {
+    return new ThreadInputError({
+      field: "message.role",
+      reason: `a turn starts from a user message: role "user" is the one accepted, got ${
+        JSON.stringify(message["role"] ?? null)
+      }`
+    })
+  }
+  const content = message["content"]
+  const problem = (decoded: Result.Result<unknown, SchemaIssue.Issue>, at: ReadonlyArray<string>) =>
+    Result.isFailure(decoded) ? errorOf(decoded.failure, at) : undefined
+  if (!("content" in message) || "parts" in message) return problem(decodeUIMessage(message), ["message"])
+  return Array.isArray(content)
+    ? problem(decodeContentParts(content), ["message", "content"])
+    : problem(decodeRoleContent(message), ["message"])
 }
 
 /**
@@ -189,7 +226,12 @@ export const checkInput = <A extends TurnInput & { readonly regenerate?: boolean
   input: A
 ): Result.Result<A, ThreadInputError> => {
   if (input.message !== undefined && input.message.role !== "user") {
-    return Result.fail(new ThreadInputError({ field: "message.role", reason: "a turn starts from a user message" }))
+    return Result.fail(
+      new ThreadInputError({
+        field: "message.role",
+        reason: `a turn starts from a user message: role "user" is the one accepted, got "${input.message.role}"`
+      })
+    )
   }
   const empty = input.message === undefined && (input.toolResults ?? []).length === 0 &&
     (input.approvals ?? []).length === 0
@@ -210,7 +252,16 @@ const decodeRequest = SchemaParser.decodeUnknownResult(TurnRequest)
  * @category decoding
  */
 export const decodeTurnInput = (input: unknown): Result.Result<TurnInput, ThreadInputError> =>
-  Result.flatMap(Result.mapError(decodeInput(input), errorOf), checkInput)
+  decodeWith(decodeInput, input)
+
+const decodeWith = <A extends TurnInput>(
+  decode: (input: unknown) => Result.Result<A, SchemaIssue.Issue>,
+  input: unknown
+): Result.Result<A, ThreadInputError> =>
+  Result.flatMap(
+    Result.mapError(decode(input), (issue) => messageError(input) ?? errorOf(issue)),
+    checkInput
+  )
 
 /**
  * Reads the body of a request to start a turn, failing with a `ThreadInputError`
@@ -220,7 +271,7 @@ export const decodeTurnInput = (input: unknown): Result.Result<TurnInput, Thread
  * @category decoding
  */
 export const decodeTurnRequest = (body: unknown): Result.Result<TurnRequest, ThreadInputError> =>
-  Result.flatMap(Result.mapError(decodeRequest(body), errorOf), checkInput)
+  decodeWith(decodeRequest, body)
 
 /**
  * The user's input as a `UIMessage` (`id` for `{ role, content }`, which has none).

@@ -32,4 +32,31 @@ describe("ThreadInput.decodeTurnRequest", () => {
     })
     expect(failure({ regenerate: true })._tag).toBe("None")
   })
+
+  it("names the message's own problem whatever form it takes, not the first form's", { timeout: 10_000 }, () => {
+    const failure = (body: unknown) => Result.getOrThrow(Result.flip(ThreadInput.decodeTurnRequest(body)))
+    // an OpenAI-style message of another role: its role, naming the one accepted (was message.id)
+    const assistant = failure({ message: { role: "assistant", content: "hi" } })
+    expect(assistant.field).toBe("message.role")
+    expect(assistant.reason).toContain(`role "user" is the one accepted, got "assistant"`)
+    expect(failure({ message: { content: "hi" } })).toMatchObject({ field: "message.role" })
+    expect(failure({ message: { id: "a", role: "system", parts: [] } }).reason).toContain(`got "system"`)
+    // { role, content }: its content, its parts (were message.id)
+    expect(failure({ message: { role: "user", content: 7 } })).toMatchObject({ field: "message.content" })
+    expect(failure({ message: { role: "user", content: [{ type: "image", url: "x" }] } })).toMatchObject({
+      field: "message.content[0].type"
+    })
+    expect(failure({ message: { role: "user", content: [{ type: "text", text: 7 }] } })).toMatchObject({
+      field: "message.content[0].text"
+    })
+    // a UIMessage: its own fields
+    expect(failure({ message: { role: "user", parts: [{ type: "text", text: 7 }] } })).toMatchObject({
+      field: "message.id"
+    })
+    expect(failure({ message: { id: "u1", role: "user", parts: [{ type: "text", text: 7 }] } })).toMatchObject({
+      field: "message.parts[0].text"
+    })
+    // the rest of the body as before
+    expect(failure({ message: { role: "user", content: "ok" }, tools: [""] })).toMatchObject({ field: "tools[0]" })
+  })
 })
