@@ -125,8 +125,13 @@ const resumeFrom = <A>(parse: (text: string) => Option.Option<A>, start: A, expe
     })
   })
 
-// an entry id of the stream
-const resumePoint = resumeFrom(
+/**
+ * The resume point of a stream of entries (a turn's streams, a thread's events): an
+ * entry id, from `Last-Event-ID` or `?after=`; `0-0` (the start) without either.
+ *
+ * @internal
+ */
+export const resumePoint = resumeFrom(
   (text) => Option.map(EntryId.parse(text), EntryId.format),
   "0-0",
   "not an entry id (<ms>-<seq>)"

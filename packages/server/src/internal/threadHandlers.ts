@@ -6,13 +6,12 @@
  * @internal
  */
 import { Sse, ThreadInput } from "@sluice/core"
-import { EntryId, type RedisError } from "@sluice/redis"
+import type { RedisError } from "@sluice/redis"
 import { type ThreadError, type ThreadLog, Threads, TurnControl } from "@sluice/turns"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -25,7 +24,7 @@ import * as TurnFeed from "../TurnFeed.js"
 import type { ResolvedOptions } from "../TurnServerOptions.js"
 import * as UiMessageStream from "../UiMessageStream.js"
 import type { Caller, Credentials } from "./access.js"
-import { CurrentCaller, fromRedisError } from "./handlers.js"
+import { CurrentCaller, fromRedisError, resumePoint } from "./handlers.js"
 import * as RateWindow from "./rateWindow.js"
 import { endedEvents, readJsonBody, turnIdHeader } from "./startTurn.js"
 import { dropStalled } from "./writeGuard.js"
@@ -328,29 +327,6 @@ export const deleteThread = (context: ThreadContext) =>
     return HttpServerResponse.jsonUnsafe({ threadId, deleted: true }, { headers: noStore })
   })
 
-// The resume point of the events: `Last-Event-ID`, else `?after=`, an entry id of the log.
-const eventsResumePoint = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const search = yield* HttpServerRequest.ParsedSearchParams
-  const header = request.headers["last-event-id"]
-  const query = search["after"]
-  if (Array.isArray(query)) {
-    return yield* new ApiError({ code: "invalid_query", message: `?after= is given ${query.length} times` })
-  }
-  const [source, value] = header !== undefined ? ["Last-Event-ID", header] : ["?after=", query]
-  if (value === undefined || typeof value !== "string") return undefined
-  return yield* Option.match(EntryId.parse(value), {
-    onNone: () =>
-      Effect.fail(
-        new ApiError({
-          code: "invalid_last_event_id",
-          message: `${source} ${JSON.stringify(value.slice(0, 64))} is not an entry id (<ms>-<seq>)`
-        })
-      ),
-    onSome: (id) => Effect.succeed(EntryId.format(id))
-  })
-})
-
 const encoder = new TextEncoder()
 
 /**
@@ -399,7 +375,7 @@ export const threadEvents = (context: ThreadContext) =>
     const credentials = yield* CurrentCaller
     yield* allow(credentials, threadId, "read")
     const threads = yield* threadsOf(context)
-    const after = yield* eventsResumePoint
+    const after = yield* resumePoint
     yield* Effect.catch(threads.get(threadId), fromThreadError)
     yield* context.slot(credentials)
     const body = eventsSse(threads.events(threadId, after), {
