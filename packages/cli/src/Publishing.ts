@@ -218,25 +218,51 @@ export const storeLayer = (
   })
 
 /**
+ * The Durable Streams store's limits (`--max-subscriptions`, `--wait-connections`,
+ * `--max-fork-depth`; docs/http.md#limits): the subscriptions it holds in all, the
+ * blocking Redis connections its waits share (the live store only), and how many
+ * levels of forks on forks a stream may have. One left undefined keeps the store's
+ * default.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface DurableLimits {
+  readonly maxSubscriptions?: number | undefined
+  readonly waitConnections?: number | undefined
+  readonly maxForkDepth?: number | undefined
+}
+
+/**
  * The Durable Streams store the server keeps clients' streams (and their
  * subscriptions) in, beside the turns: on Redis at `--redis-url` (keys under `prefix`)
- * when given, else in process memory (as long as the process lives). A Redis that
- * cannot be reached is bad configuration (exit code 2).
+ * when given, else in process memory (as long as the process lives), with `limits`.
+ * A Redis that cannot be reached is bad configuration (exit code 2).
  *
  * @since 0.1.0
  * @category layers
  */
 export const durableStoreLayer = (
   redisUrl: Option.Option<Redacted.Redacted<string>>,
-  prefix: string
+  prefix: string,
+  limits: DurableLimits = {}
 ): Layer.Layer<DurableStore.DurableStore | DurableSubscriptions.DurableSubscriptions, CliFailure> =>
   Option.match(redisUrl, {
-    onNone: () => Layer.merge(DurableStoreMemory.layer, DurableSubscriptions.layerMemory),
+    onNone: () =>
+      Layer.merge(
+        DurableStoreMemory.layerWith({ maxForkDepth: limits.maxForkDepth }),
+        DurableSubscriptions.layerMemoryWith({ maxSubscriptions: limits.maxSubscriptions })
+      ),
     onSome: (url) =>
       mapLayerError(
         Layer.merge(
-          DurableStoreLive.layer({ url: Redacted.value(url), prefix }),
-          DurableSubscriptions.layer({ url: Redacted.value(url), prefix })
+          DurableStoreLive.layer({
+            url: Redacted.value(url),
+            prefix,
+            maxForkDepth: limits.maxForkDepth,
+            waitConnections: limits.waitConnections
+          }),
+          DurableSubscriptions.layer({ url: Redacted.value(url), prefix, maxSubscriptions: limits.maxSubscriptions })
         ),
         (error) => badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`)
       )

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { connect } from "node:net"
 import { serving as servingWith } from "./support/serving.js"
-import { sluice } from "./support/sluice.js"
+import { badUsageOfServeAndDemo } from "./support/sluice.js"
 
 // Serves in process on loopback, without tokens, for the length of the scope.
 const serving = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
@@ -75,88 +75,77 @@ describe("sluice serve: request limits and connections", () => {
       expect([keepAlive, location]).toEqual(["timeout=65", `${base}/v1/stream/notes`])
     }).pipe(Effect.scoped), 60_000)
 
-  it.live("--request-timeout-ms: a body sent a byte at a time is cut at the bound (408, closed), not read on", () =>
-    Effect.gen(function*() {
-      const base = yield* serving(
-        {},
-        "--keep-alive-timeout-ms",
-        "1000",
-        "--headers-timeout-ms",
-        "1500",
-        "--request-timeout-ms",
-        "2000"
-      )
-      const { hostname, port } = new URL(base)
-      // a POST announcing 600 bytes, given one every 50 ms (30 s in all) until the server
-      // closes the connection
-      const { sent, answer } = yield* Effect.promise(() =>
-        new Promise<{ readonly sent: number; readonly answer: string }>((resolve) => {
-          const socket = connect(Number(port), hostname)
-          let sent = 0
-          let answer = ""
-          let timer: ReturnType<typeof setInterval> | undefined
-          socket.setEncoding("utf8")
-          socket.on("data", (text: string) => void (answer += text))
-          socket.on("error", () => {})
-          socket.on("close", () => {
-            clearInterval(timer)
-            resolve({ sent, answer })
+  it.live(
+    "--request-timeout-ms: a body sent a byte at a time is cut at the bound (408, closed), not read on",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serving(
+          {},
+          "--keep-alive-timeout-ms",
+          "1000",
+          "--headers-timeout-ms",
+          "1500",
+          "--request-timeout-ms",
+          "2000"
+        )
+        const { hostname, port } = new URL(base)
+        // a POST announcing 600 bytes, given one every 50 ms (30 s in all) until the server
+        // closes the connection
+        const { sent, answer } = yield* Effect.promise(() =>
+          new Promise<{ readonly sent: number; readonly answer: string }>((resolve) => {
+            const socket = connect(Number(port), hostname)
+            let sent = 0
+            let answer = ""
+            let timer: ReturnType<typeof setInterval> | undefined
+            socket.setEncoding("utf8")
+            socket.on("data", (text: string) => void (answer += text))
+            socket.on("error", () => {})
+            socket.on("close", () => {
+              clearInterval(timer)
+              resolve({ sent, answer })
+            })
+            socket.on("connect", () => {
+              socket.write(
+                "POST /v1/stream/slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n" +
+                  "Content-Length: 600\r\n\r\n"
+              )
+              timer = setInterval(() => {
+                if (sent === 600) return clearInterval(timer)
+                socket.write("x")
+                sent++
+              }, 50)
+            })
           })
-          socket.on("connect", () => {
-            socket.write(
-              "POST /v1/stream/slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n" +
-                "Content-Length: 600\r\n\r\n"
-            )
-            timer = setInterval(() => {
-              if (sent === 600) return clearInterval(timer)
-              socket.write("x")
-              sent++
-            }, 50)
-          })
-        })
-      )
-      expect(answer).toMatch(/^HTTP\/1\.1 408 /)
-      expect(sent).toBeLessThan(600)
-    }).pipe(Effect.scoped), 60_000)
+        )
+        expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+        expect(sent).toBeLessThan(600)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
   it.effect("bad values are bad usage, each named in one line", () =>
-    Effect.gen(function*() {
-      for (
-        const [args, message] of [
-          [["--max-body-bytes", "0"], "sluice: --max-body-bytes must be a positive integer, got 0"],
-          [
-            ["--max-subscription-body-bytes", "-1"],
-            "sluice: --max-subscription-body-bytes must be a positive integer, got -1"
-          ],
-          [
-            ["--keep-alive-timeout-ms", "70000"],
-            "sluice: --headers-timeout-ms (66000) must be above --keep-alive-timeout-ms (70000)"
-          ],
-          [
-            ["--request-timeout-ms", "60000"],
-            "sluice: --request-timeout-ms (60000) must be at least --headers-timeout-ms (66000)"
-          ],
-          [["--write-timeout-ms", "0"], "sluice: --write-timeout-ms must be a positive integer, got 0"],
-          [
-            ["--max-subscriptions-per-token", "-2"],
-            "sluice: --max-subscriptions-per-token must be a positive integer, got -2"
-          ],
-          [
-            ["--public-url", "ftp://sluice.example.com"],
-            "sluice: invalid server options: InvalidOptions: publicUrl \"ftp://sluice.example.com\" is not an http(s) URL without credentials, query or fragment"
-          ]
-        ] as const
-      ) {
-        for (const command of ["serve", "demo"]) {
-          const result = yield* sluice({}, [
-            command,
-            "--port",
-            "0",
-            ...(command === "serve" ? ["--insecure-local"] : []),
-            ...args
-          ])
-          expect([command, result.code, result.stderr.trimEnd().split("\n")]).toStrictEqual([command, 2, [message]])
-        }
-      }
-    }), 60_000)
+    badUsageOfServeAndDemo([
+      [["--max-body-bytes", "0"], "sluice: --max-body-bytes must be a positive integer, got 0"],
+      [
+        ["--max-subscription-body-bytes", "-1"],
+        "sluice: --max-subscription-body-bytes must be a positive integer, got -1"
+      ],
+      [
+        ["--keep-alive-timeout-ms", "70000"],
+        "sluice: --headers-timeout-ms (66000) must be above --keep-alive-timeout-ms (70000)"
+      ],
+      [
+        ["--request-timeout-ms", "60000"],
+        "sluice: --request-timeout-ms (60000) must be at least --headers-timeout-ms (66000)"
+      ],
+      [["--write-timeout-ms", "0"], "sluice: --write-timeout-ms must be a positive integer, got 0"],
+      [
+        ["--max-subscriptions-per-token", "-2"],
+        "sluice: --max-subscriptions-per-token must be a positive integer, got -2"
+      ],
+      [
+        ["--public-url", "ftp://sluice.example.com"],
+        "sluice: invalid server options: InvalidOptions: publicUrl \"ftp://sluice.example.com\" is not an http(s) URL without credentials, query or fragment"
+      ]
+    ]), 60_000)
 })

@@ -192,6 +192,7 @@ export const makeApp = (
       maxBodyBytes: options.maxBodyBytes,
       maxSubscriptionBodyBytes: options.maxSubscriptionBodyBytes,
       maxSubscriptionsPerCaller: options.maxSubscriptionsPerToken,
+      maxJsonDepth: options.maxJsonDepth,
       webhooks: { loopbackHttp: options.insecureLocal, allowHosts: options.webhookAllowHosts }
     })
     // the caller of a request, from its bearer token or its page token

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { Json } from "@sluice/core"
 import { RequestBody } from "@sluice/durable-streams"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -143,6 +144,9 @@ export const awaitTurnDefault = 10_000
  *   tokens have every scope (read, write, control).
  * - `durableLongPollMs` (20000): how long a Durable Streams long-poll waits for data
  *   before it answers 204, and how often a quiet SSE read sends a `control` event.
+ * - `maxJsonDepth` (128, `Json.defaultMaxDepth`): how deeply nested the JSON a client
+ *   sends to the Durable Streams routes may be; deeper is 400 (docs/http.md#json-nesting).
+ *   Since 0.3.0.
  * - `webhookAllowHosts` (none): hosts (`host` or `host:port`) that subscription
  *   webhooks may target whatever they are (a private address, plain `http`). Others
  *   must be `https` to a public host; plain `http` to loopback only with
@@ -211,6 +215,7 @@ export const TurnServerOptions = Schema.Struct({
   readyTimeoutMs: withDefault(PositiveInt, 1_000),
   readTokens: withDefault(Schema.Array(Token), []),
   durableLongPollMs: withDefault(PositiveInt, 20_000),
+  maxJsonDepth: withDefault(PositiveInt, Json.defaultMaxDepth),
   webhookAllowHosts: withDefault(Schema.Array(AllowHost), []),
   compression: withDefault(Schema.Boolean, true),
   maxBodyBytes: withDefault(PositiveInt, connectionDefaults.maxBodyBytes),

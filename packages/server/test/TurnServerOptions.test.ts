@@ -47,6 +47,7 @@ describe("TurnServerOptions.resolve", () => {
         readyTimeoutMs: 1_000,
         readTokens: [],
         durableLongPollMs: 20_000,
+        maxJsonDepth: 128,
         webhookAllowHosts: [],
         compression: true,
         maxBodyBytes: 8 * 1024 * 1024,

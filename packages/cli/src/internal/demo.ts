@@ -149,12 +149,13 @@ export const demo = (args: Demo.Args): Effect.Effect<void, CliFailure, FileSyste
   }).pipe(
     Effect.scoped,
     Effect.provide(
-      Layer.provideMerge(
-        Publishing.pipelineLayer(TurnKeys.defaultPrefix),
-        Layer.merge(
-          Publishing.storeLayer(args.redisUrl),
-          Publishing.durableStoreLayer(args.redisUrl, TurnKeys.defaultPrefix)
-        )
-      )
+      Layer.unwrap(Effect.map(ServerLimits.durableLimits(args), (limits) =>
+        Layer.provideMerge(
+          Publishing.pipelineLayer(TurnKeys.defaultPrefix),
+          Layer.merge(
+            Publishing.storeLayer(args.redisUrl),
+            Publishing.durableStoreLayer(args.redisUrl, TurnKeys.defaultPrefix, limits)
+          )
+        )))
     )
   )

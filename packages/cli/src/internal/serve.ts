@@ -68,6 +68,13 @@ export const serve = (args: Serve.Args): Effect.Effect<never, CliFailure, Output
   }).pipe(
     Effect.scoped,
     Effect.provide(
-      Layer.merge(Publishing.storeLayer(args.redisUrl), Publishing.durableStoreLayer(args.redisUrl, args.prefix))
+      Layer.unwrap(Effect.map(
+        ServerLimits.durableLimits(args),
+        (limits) =>
+          Layer.merge(
+            Publishing.storeLayer(args.redisUrl),
+            Publishing.durableStoreLayer(args.redisUrl, args.prefix, limits)
+          )
+      ))
     )
   )

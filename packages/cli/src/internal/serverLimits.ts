@@ -3,8 +3,10 @@
  * and set how connections are kept: the streams and the subscriptions one token may
  * hold, the body limits of the Durable Streams writes and of the subscription routes,
  * the keep-alive, headers and request timeouts, how long a reader's write may wait for
- * its client, and the public URL that answers' URLs start with. Each from its flag,
- * else its variable, else the server's default.
+ * its client, the public URL that answers' URLs start with, and the Durable Streams
+ * store's limits (its subscriptions in all, its blocking connections for waits, the
+ * depth of forks on forks, and how deeply nested a client's JSON may be). Each from
+ * its flag, else its variable, else the server's (or the store's) default.
  *
  * @internal
  */
@@ -14,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { badUsage, type CliFailure } from "../CliFailure.js"
 import * as EnvOptions from "../EnvOptions.js"
+import type * as Publishing from "../Publishing.js"
 
 /**
  * The flags, spread into the command's options.
@@ -82,6 +85,28 @@ export const options = {
     "public-url",
     "SLUICE_PUBLIC_URL",
     "the server's address as clients reach it (https://host[/path], e.g. a proxy's): URLs in answers start with it"
+  ),
+  maxSubscriptions: EnvOptions.optionalInteger(
+    "max-subscriptions",
+    "SLUICE_MAX_SUBSCRIPTIONS",
+    "the most Durable Streams subscriptions the store holds in all (10000 by default); one more gets 429 " +
+      "TOO_MANY_SUBSCRIPTIONS"
+  ),
+  waitConnections: EnvOptions.optionalInteger(
+    "wait-connections",
+    "SLUICE_WAIT_CONNECTIONS",
+    "the most blocking Redis connections the Durable Streams waits (long-polls, SSE reads) share (8 by default)"
+  ),
+  maxForkDepth: EnvOptions.optionalInteger(
+    "max-fork-depth",
+    "SLUICE_MAX_FORK_DEPTH",
+    "how many levels of forks on forks a Durable Stream may have (100 by default); a deeper fork gets 400"
+  ),
+  maxJsonDepth: EnvOptions.optionalInteger(
+    "max-json-depth",
+    "SLUICE_MAX_JSON_DEPTH",
+    "how many levels deep the JSON a client sends to the Durable Streams routes may nest (128 by default); " +
+      "deeper gets 400"
   )
 } as const
 
@@ -101,6 +126,10 @@ export interface Args {
   readonly writeTimeoutMs: number
   readonly awaitTurnMs: number
   readonly publicUrl: Option.Option<string>
+  readonly maxSubscriptions: Option.Option<number>
+  readonly waitConnections: Option.Option<number>
+  readonly maxForkDepth: Option.Option<number>
+  readonly maxJsonDepth: Option.Option<number>
 }
 
 /**
@@ -110,6 +139,27 @@ export interface Args {
  */
 export const positive = (flag: string, value: number): Effect.Effect<number, CliFailure> =>
   value >= 1 ? Effect.succeed(value) : Effect.fail(badUsage(`--${flag} must be a positive integer, got ${value}`))
+
+// A flag given, positive (bad usage otherwise, named by its flag); undefined when not
+// given.
+const givenPositive = (flag: string, value: Option.Option<number>): Effect.Effect<number | undefined, CliFailure> =>
+  Option.match(value, { onNone: () => Effect.undefined, onSome: (n) => positive(flag, n) })
+
+/**
+ * The limits of the Durable Streams store (`Publishing.durableStoreLayer`) of the
+ * flags, each positive (bad usage otherwise, named by its flag); a flag not given
+ * leaves the store's default.
+ *
+ * @internal
+ */
+export const durableLimits = (args: Args): Effect.Effect<Publishing.DurableLimits, CliFailure> =>
+  Effect.gen(function*() {
+    return {
+      maxSubscriptions: yield* givenPositive("max-subscriptions", args.maxSubscriptions),
+      waitConnections: yield* givenPositive("wait-connections", args.waitConnections),
+      maxForkDepth: yield* givenPositive("max-fork-depth", args.maxForkDepth)
+    }
+  })
 
 /**
  * The server's options of the flags: each count positive (bad usage otherwise, named
@@ -128,6 +178,7 @@ export const serverOptions = (args: Args) =>
     const headersTimeoutMs = yield* positive("headers-timeout-ms", args.headersTimeoutMs)
     const requestTimeoutMs = yield* positive("request-timeout-ms", args.requestTimeoutMs)
     const writeTimeoutMs = yield* positive("write-timeout-ms", args.writeTimeoutMs)
+    const maxJsonDepth = yield* givenPositive("max-json-depth", args.maxJsonDepth)
     if (!(Number.isInteger(args.awaitTurnMs) && args.awaitTurnMs >= 0)) {
       return yield* Effect.fail(badUsage(`--await-turn-ms must be a non-negative integer, got ${args.awaitTurnMs}`))
     }
@@ -140,7 +191,9 @@ export const serverOptions = (args: Args) =>
     }
     if (requestTimeoutMs < headersTimeoutMs) {
       return yield* Effect.fail(
-        badUsage(`--request-timeout-ms (${requestTimeoutMs}) must be at least --headers-timeout-ms (${headersTimeoutMs})`)
+        badUsage(
+          `--request-timeout-ms (${requestTimeoutMs}) must be at least --headers-timeout-ms (${headersTimeoutMs})`
+        )
       )
     }
     return {
@@ -153,6 +206,7 @@ export const serverOptions = (args: Args) =>
       requestTimeoutMs,
       writeTimeoutMs,
       awaitTurnMs: args.awaitTurnMs,
+      ...(maxJsonDepth === undefined ? {} : { maxJsonDepth }),
       ...Option.match(args.publicUrl, { onNone: () => ({}), onSome: (publicUrl) => ({ publicUrl }) })
     }
   })
