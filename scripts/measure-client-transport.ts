@@ -17,8 +17,11 @@
  *
  * Run with `pnpm exec tsx scripts/measure-client-transport.ts`.
  */
+import { followTurn, TurnState } from "@sluice/client"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { proxy } from "@sluice/testing/browser"
+import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { build } from "esbuild"
@@ -29,11 +32,8 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { gzipSync } from "node:zlib"
-import { followTurn, TurnState } from "../packages/client/src/index.js"
-import { proxy } from "../packages/server/test/support/browser.js"
 import { producer, serveWith } from "../packages/server/test/support/harness.js"
 import { quietLogs } from "../packages/server/test/support/quietLogs.js"
-import { upsertMessages } from "../packages/turns/test/support/turns.js"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const clientSrc = join(root, "packages", "client", "src")

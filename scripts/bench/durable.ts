@@ -28,12 +28,12 @@
  * prefix of its own. `BENCH_DURABLE_PARTS` picks `appends`, `subscriptions` or both
  * (the default).
  */
+import { startRedisServer } from "@sluice/testing/redis"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
 import { sluiceCommand } from "./harness.js"
 import { processCpuSeconds } from "./processCpu.js"
 

@@ -20,6 +20,12 @@
  * The SSE framer's comparison with eventsource-parser is `pnpm bench sse`.
  */
 import { StreamEvent } from "@sluice/core"
+import * as HttpCompression from "@sluice/durable-streams/HttpCompression"
+import * as Prometheus from "@sluice/server/Prometheus"
+import * as UiMessageStream from "@sluice/server/UiMessageStream"
+import * as ViewerToken from "@sluice/server/ViewerToken"
+import { acceptEncodings } from "@sluice/testing/fixtures"
+import { filteringClient } from "@sluice/testing/http"
 import { createUIMessageStream, JsonToSseTransformStream, type UIMessageChunk } from "ai"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -36,7 +42,6 @@ import * as http from "node:http"
 import { type AddressInfo, type LookupFunction, Socket } from "node:net"
 import * as prom from "prom-client"
 import { RequestFilteringHttpAgent } from "request-filtering-agent"
-import * as HttpCompression from "../../packages/durable-streams/src/HttpCompression.js"
 import type { WebhookPolicy } from "../../packages/durable-streams/src/internal/subscriptionWire.js"
 import {
   GuardedHttpAgent,
@@ -44,11 +49,6 @@ import {
   type Resolve,
   webhookClient
 } from "../../packages/durable-streams/src/internal/webhookLookup.js"
-import { acceptEncodings } from "../../packages/durable-streams/test/support/acceptEncodings.js"
-import { filteringClient } from "../../packages/durable-streams/test/support/filteringAgent.js"
-import * as Prometheus from "../../packages/server/src/Prometheus.js"
-import * as UiMessageStream from "../../packages/server/src/UiMessageStream.js"
-import * as ViewerToken from "../../packages/server/src/ViewerToken.js"
 import { compare } from "./harness.js"
 
 const micros = (seconds: number, ops: number): string => (seconds / ops * 1e6).toFixed(2)

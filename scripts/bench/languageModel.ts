@@ -12,7 +12,9 @@
  * and `effect/Encoding`, which effect 4.1.5 no longer has: they do not load on the
  * effect this repository runs (`ERR_MODULE_NOT_FOUND`).
  */
+import { SluiceLanguageModel } from "@sluice/effect-ai"
 import { Providers } from "@sluice/providers"
+import { transcriptsDir } from "@sluice/testing/fixtures"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -23,11 +25,10 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { SluiceLanguageModel } from "../../packages/effect-ai/src/index.js"
 import { recordedFetch } from "./aiSdk.js"
 import { reads } from "./harness.js"
 
-const fixtures = "packages/providers/test/fixtures"
+const fixtures = transcriptsDir
 
 /** The transcripts of one wire API in the repository. */
 const transcriptsOf = (wire: string): Array<{ readonly name: string; readonly chunks: Array<Uint8Array> }> =>

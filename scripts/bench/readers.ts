@@ -15,6 +15,8 @@
  * never a test.
  */
 import { RedisStreamsLive } from "@sluice/redis"
+import { admin, startRedisServer } from "@sluice/testing/redis"
+import { messageText, messageTurn, streamEvents } from "@sluice/testing/turns"
 import { TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Deferred from "effect/Deferred"
@@ -29,10 +31,6 @@ import { readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { connect } from "node:net"
 import { performance } from "node:perf_hooks"
-import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
-import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
-import { admin } from "../../packages/server/test/support/redisAdmin.js"
-import { streamEvents } from "../../packages/turns/test/support/turns.js"
 import { procBytes } from "./harness.js"
 
 const READERS = Number(process.env.BENCH_READERS ?? "2000")

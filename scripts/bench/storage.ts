@@ -13,13 +13,13 @@
  */
 import { Ids } from "@sluice/core"
 import { ReadBudget, RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { startRedisServer } from "@sluice/testing/redis"
+import { messageText, messageTurn } from "@sluice/testing/turns"
 import { TurnEntry, TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { startRedisServer } from "../../packages/redis/test/support/RedisServer.js"
-import { messageText, messageTurn } from "../../packages/server/test/support/bigTurn.js"
 import { procBytes, sluiceCommand, startSluiceServe } from "./harness.js"
 
 const PREFIX = "bench-storage"

@@ -1,7 +1,7 @@
 /**
  * Threads (`pnpm bench threads`): a thread of 100 turns, each ended with the final
  * items of a recorded Anthropic turn with thinking and a tool call
- * (`packages/providers/test/fixtures/anthropic/thinking-tools.sse`), on the embedded
+ * (`anthropic/thinking-tools.sse` of `@sluice/testing`'s transcripts), on the embedded
  * in-memory store:
  *
  * 1. the history assembly: `Threads.history` of the 100-turn thread (its log read and
@@ -15,21 +15,22 @@
 import { Turn } from "@sluice/accumulator"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreamsMemory } from "@sluice/redis"
+import * as ThreadStarter from "@sluice/server/ThreadStarter"
+import * as TurnServer from "@sluice/server/TurnServer"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { Threads } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { performance } from "node:perf_hooks"
-import * as ThreadStarter from "../../packages/server/src/ThreadStarter.js"
-import * as TurnServer from "../../packages/server/src/TurnServer.js"
 import { measure } from "./harness.js"
 
 const PREFIX = "bench-threads"
 const TOKEN = "bench-threads-token-0123456789"
 const TURNS = 100
 
-const transcript = new Uint8Array(readFileSync("packages/providers/test/fixtures/anthropic/thinking-tools.sse"))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic", "thinking-tools.sse")))
 
 const us = (seconds: number) => `${(seconds * 1e6).toFixed(0)} µs`
 const ms = (seconds: number) => `${(seconds * 1e3).toFixed(2)} ms`

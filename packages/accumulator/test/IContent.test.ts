@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Usage } from "@sluice/core"
+import { checkEffect } from "@sluice/testing/property"
 import { event, itemsArbitrary, script, turnEvents } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import { IContent, Turn } from "../src/index.js"
 
 const cuts = FastCheck.array(FastCheck.nat({ max: 80 }), { maxLength: 12 })

@@ -2,6 +2,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import { StreamBMessage, StreamEvent } from "@sluice/core"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
@@ -15,7 +16,7 @@ import { Cli, Output } from "../src/index.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")
-const recorded = join(root, "packages", "providers", "test", "fixtures", "recorded")
+const recorded = transcriptPath("recorded")
 const bin = join(here, "..", "src", "bin.ts")
 
 /** Runs the command in process; returns its exit code and what it wrote. */

@@ -11,6 +11,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as TurnServerOptions from "@sluice/server/TurnServerOptions"
+import { freePort, scopedRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { execFile, spawn } from "node:child_process"
@@ -19,7 +20,6 @@ import { access, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from "no
 import { tmpdir } from "node:os"
 import { dirname, join, posix } from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import * as Dockerfile from "./support/dockerfile.js"
 import * as Yaml from "./support/yaml.js"
 

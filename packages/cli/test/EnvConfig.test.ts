@@ -3,21 +3,11 @@
  * default.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
-import { join } from "node:path"
 import { sluice as sluiceIn } from "./support/sluice.js"
 
-const transcript = join(
-  import.meta.dirname,
-  "..",
-  "..",
-  "providers",
-  "test",
-  "fixtures",
-  "recorded",
-  "openai-chat",
-  "text-simple.sse"
-)
+const transcript = transcriptPath("recorded", "openai-chat", "text-simple.sse")
 
 const streamB = (stdout: string) => /Stream B: (\S+)/.exec(stdout)?.[1]
 

@@ -5,16 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "@sluice/accumulator"
+import { transcriptPath } from "@sluice/testing/fixtures"
+import { recorded as recordedText, serve } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { recorded as recordedText, serve } from "../../providers/test/support/loopback.js"
 import * as Publishing from "../src/Publishing.js"
 import { sluice as sluiceIn } from "./support/sluice.js"
 
-const fixtures = join(import.meta.dirname, "..", "..", "providers", "test", "fixtures", "recorded")
+const fixtures = transcriptPath("recorded")
 const scratch = mkdtempSync(join(tmpdir(), "sluice-exit-"))
 
 /** The one line a failure writes on standard error. */

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
-import type {} from "../../redis/test/support/globalSetup.js"
+import type {} from "@sluice/testing/redis/globalSetup"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")

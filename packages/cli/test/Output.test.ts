@@ -5,13 +5,13 @@
  * once with its default.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { recorded, type Reply, serve } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
 import { Output } from "../src/index.js"
 import * as Logging from "../src/Logging.js"
 import { sluice } from "./support/sluice.js"

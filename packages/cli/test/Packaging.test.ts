@@ -10,6 +10,7 @@
  * summary. Needs the npm registry (or npm's cache).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
@@ -20,7 +21,7 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const packagesDir = join(root, "packages")
-const transcript = join(packagesDir, "providers", "test", "fixtures", "openai-chat", "tools-interleaved.sse")
+const transcript = transcriptPath("openai-chat", "tools-interleaved.sse")
 
 const Dependencies = Schema.optional(Schema.Record(Schema.String, Schema.String))
 

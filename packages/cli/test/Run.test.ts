@@ -1,11 +1,11 @@
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "@sluice/accumulator"
+import { fixture, recorded, type Reply, serve } from "@sluice/testing/providers"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { fixture, recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
 import { Cli, Output } from "../src/index.js"
 
 /** Runs `sluice run ...` in process with the given environment; returns its exit code and output. */

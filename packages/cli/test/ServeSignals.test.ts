@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
-import type {} from "../../redis/test/support/globalSetup.js"
+import type {} from "@sluice/testing/redis/globalSetup"
 import { Cli, Output } from "../src/index.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")

@@ -21,6 +21,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import * as Loopback from "@sluice/testing/providers"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -30,10 +31,9 @@ import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { inject } from "vitest"
-import * as Loopback from "../../providers/test/support/loopback.js"
 // the type of inject("redisUrl"), which the redis package's global setup provides
-import type {} from "../../redis/test/support/globalSetup.js"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
+import type {} from "@sluice/testing/redis/globalSetup"
+import { scopedRedisServer } from "@sluice/testing/redis"
 import { serveProcess } from "./support/serveProcess.js"
 
 const recorded = readFileSync(join(import.meta.dirname, "..", "samples", "anthropic-weather.sse"), "utf8")

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
-import type {} from "../../redis/test/support/globalSetup.js"
+import type {} from "@sluice/testing/redis/globalSetup"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..", "..")

@@ -16,8 +16,8 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
-import type {} from "../../redis/test/support/globalSetup.js"
-import { recorded, serve } from "../../providers/test/support/loopback.js"
+import type {} from "@sluice/testing/redis/globalSetup"
+import { recorded, serve } from "@sluice/testing/providers"
 import { sluice } from "./support/sluice.js"
 
 const here = dirname(fileURLToPath(import.meta.url))

@@ -11,10 +11,10 @@
  * pipeline's own tests, on a clock whose timers the test fires.)
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Loopback from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import * as Loopback from "../../providers/test/support/loopback.js"
 import { serving } from "./support/serving.js"
 import { sluice } from "./support/sluice.js"
 

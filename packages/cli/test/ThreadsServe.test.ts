@@ -9,17 +9,17 @@
  * field; `sluice token` prints the token alone.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { transcript } from "@sluice/testing/fixtures"
+import * as Loopback from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Loopback from "../../providers/test/support/loopback.js"
 import { serving } from "./support/serving.js"
 import { sluice } from "./support/sluice.js"
 
-const fixture = (path: string) => readFileSync(join(__dirname, "..", "..", path), "utf8")
-const thinking = fixture("providers/test/fixtures/anthropic/thinking-tools.sse")
-const text = fixture("pipeline/test/fixtures/anthropic-text.sse")
+const thinking = transcript("anthropic/thinking-tools.sse")
+const text = transcript("anthropic-text.sse")
 const apiToken = "threads-serve-token-0123456789"
 
 const toolsFile = () => {

@@ -11,6 +11,7 @@ import { SpanStatusCode } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -18,13 +19,12 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import { join } from "node:path"
 import * as Tracing from "../src/internal/tracing.js"
 
 const prefix = "tracing-test"
 // the pipeline's recorded transcript
 const transcript = new Uint8Array(
-  readFileSync(join(__dirname, "..", "..", "pipeline", "test", "fixtures", "anthropic-text.sse"))
+  readFileSync(transcriptPath("anthropic-text.sse"))
 )
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const traceparent = `00-${traceId}-00f067aa0ba902b7-01`

@@ -2,19 +2,19 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
+import { transcriptsDir } from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { existsSync, readdirSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { Cli, Output } from "../src/index.js"
 
 // Every transcript in the repository that has the non-streaming response of the same
 // content next to it: the summary `sluice normalize` prints must be the same for both,
 // and the same as the fold of the events `--events` prints.
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "providers", "test", "fixtures")
+const fixtures = transcriptsDir
 const pairs = readdirSync(fixtures).flatMap((provider) =>
   readdirSync(join(fixtures, provider))
     .filter((file) => file.endsWith(".sse") && existsSync(join(fixtures, provider, file.replace(/\.sse$/, ".json"))))

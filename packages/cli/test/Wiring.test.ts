@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
-import type {} from "../../redis/test/support/globalSetup.js"
+import type {} from "@sluice/testing/redis/globalSetup"
 import { serving } from "./support/serving.js"
 import { sluice } from "./support/sluice.js"
 

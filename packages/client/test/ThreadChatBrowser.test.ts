@@ -19,6 +19,8 @@
  * tests do).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
+import * as ThreadToken from "@sluice/server/ThreadToken"
+import { browserLayer, newPage, run, unavailable } from "@sluice/testing/browser"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { build } from "esbuild"
@@ -26,8 +28,6 @@ import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { serveProcess } from "../../cli/test/support/serveProcess.js"
-import * as ThreadToken from "../../server/src/ThreadToken.js"
-import { browserLayer, newPage, run, unavailable } from "../../server/test/support/browser.js"
 
 // the page as the server's browser support opens it (playwright-core is the server's)
 type Page = Effect.Success<typeof newPage>["page"]

@@ -5,11 +5,11 @@
  * turn has been seen, `turn_not_found` stops following as before.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { sleeps, withSleeps } from "@sluice/testing/clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { sleeps, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { states } from "../src/effect.js"
 import { followTurn } from "../src/index.js"
 import { awaitPollMs } from "../src/TurnFollower.js"

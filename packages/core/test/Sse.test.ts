@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
+import { yieldToEventLoop } from "@sluice/testing/eventLoop"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { yieldToEventLoop } from "../../../scripts/eventLoop.js"
 import { Sse } from "../src/index.js"
 
 const encoder = new TextEncoder()

@@ -4,10 +4,10 @@
  * is split into; the events before that byte are framed first.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { checkEffect } from "@sluice/testing/property"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import { Sse } from "../src/index.js"
 
 const encoder = new TextEncoder()

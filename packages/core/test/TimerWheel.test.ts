@@ -5,10 +5,10 @@
  * no fiber of their own. Driven by `TestClock`.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { trackFibers } from "@sluice/testing/fibers"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/testing/TestClock"
-import { trackFibers } from "../../../scripts/trackFibers.js"
 import * as TimerWheel from "../src/TimerWheel.js"
 
 const record = (log: Ref.Ref<ReadonlyArray<string>>, name: string) => Ref.update(log, (all) => [...all, name])

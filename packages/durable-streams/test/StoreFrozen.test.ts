@@ -6,12 +6,12 @@
  * waiting for ever; once the server goes on (SIGCONT) the store works again.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { scopedRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
 
 const persist = { _tag: "Persist" } as const

@@ -7,12 +7,12 @@
  * interrupted wait leaves the others waiting.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { scopedRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { DurableStore } from "../src/DurableStore.js"
 import * as DurableStoreLive from "../src/DurableStoreLive.js"
 

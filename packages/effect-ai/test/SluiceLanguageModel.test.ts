@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ProviderName } from "@sluice/providers"
+import { fixture, recorded, type Reply, serve } from "@sluice/testing/providers"
 import * as AiError from "effect/ai/AiError"
 import * as Chat from "effect/ai/Chat"
 import * as LanguageModel from "effect/ai/LanguageModel"
@@ -12,7 +13,6 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { fixture, recorded, type Reply, serve } from "../../providers/test/support/loopback.js"
 import { SluiceLanguageModel } from "../src/index.js"
 
 const apiKeys: readonly [Redacted.Redacted<string>] = [Redacted.make("key-a")]

@@ -1,19 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamEvent } from "@sluice/core"
 import { type ProviderName, Providers } from "@sluice/providers"
+import { transcriptsDir } from "@sluice/testing/fixtures"
+import { checkEffect } from "@sluice/testing/property"
 import * as Response from "effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
 import { readdirSync, readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { checkEffect } from "../../../scripts/effectProperty.js"
+import { join } from "node:path"
 import { EffectAiStream } from "../src/index.js"
 import { toParts } from "../src/internal/toParts.js"
 
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "providers", "test", "fixtures")
+const fixtures = transcriptsDir
 const wires: ReadonlyArray<ProviderName.ProviderName> = [
   "anthropic",
   "gemini",

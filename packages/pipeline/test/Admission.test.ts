@@ -8,6 +8,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { manualClock } from "@sluice/testing/clock"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnKeys, TurnMetrics } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -20,12 +22,10 @@ import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
-import { manualClock } from "../../core/test/support/manualClock.js"
 import { TurnAdmission, TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 const prefix = "admission-test"
-const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 // a turn that has begun and then waits on its provider until it is stopped
 const waiting = TurnSource.sse("anthropic", Stream.concat(Stream.make(transcript.subarray(0, 400)), Stream.never))
 const complete = TurnSource.sse("anthropic", Stream.make(transcript))

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisError, RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,11 +15,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 const prefix = "opening-test"
-const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const opening = { modelId: "claude-sonnet-4-5", providerId: "anthropic" }
 
 const payloadTypes = (key: string) =>

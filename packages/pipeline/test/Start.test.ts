@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,11 +18,10 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 const prefix = "start-test"
-const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 
 // Stream A of a turn, decoded
 const streamA = (turnId: string) =>

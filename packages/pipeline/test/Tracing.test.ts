@@ -6,17 +6,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { TraceParent, TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
 const prefix = "tracing-test"
-const transcript = new Uint8Array(readFileSync(join(__dirname, "fixtures", "anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const traceparent = `00-${traceId}-00f067aa0ba902b7-01`
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Accumulator } from "@sluice/accumulator"
 import { StreamEvent } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnControl, TurnEnding, TurnEntry, TurnKeys, TurnLease, TurnMetrics } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -20,7 +21,9 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { TurnContext, TurnPipeline, TurnSource } from "../src/index.js"
 
-const fixture = (name: string) => new Uint8Array(readFileSync(join(__dirname, "fixtures", name)))
+// anthropic-text.sse is shared (@sluice/testing/fixtures), openai-chat-tools.sse the package's own
+const fixture = (name: string) =>
+  new Uint8Array(readFileSync(name === "anthropic-text.sse" ? transcriptPath(name) : join(__dirname, "fixtures", name)))
 const prefix = "pipeline-test"
 const store = RedisStreamsMemory.layer
 const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(store))

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamEvent } from "@sluice/core"
+import { checkEffect } from "@sluice/testing/property"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import { LiveRetry } from "../src/index.js"
 
 const failure = (retryAfterMs?: number): StreamEvent.ErrorObject => ({

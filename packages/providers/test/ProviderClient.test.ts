@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import { type StreamEvent, TimerWheel } from "@sluice/core"
+import { sleeps, withSleeps } from "@sluice/testing/clock"
+import { drive, fixture, pause, recorded, serve } from "@sluice/testing/providers"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -11,10 +13,8 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { sleeps, withSleeps } from "../../../scripts/testClockSleeps.js"
 import { LlmRequest, ProviderClient } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, pause, recorded, serve } from "./support/loopback.js"
 
 const keys = (...values: [string, ...Array<string>]) =>
   values.map((value) => Redacted.make(value)) as unknown as ProviderClient.Settings["apiKeys"]

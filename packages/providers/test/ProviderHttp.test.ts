@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
+import { pause, recorded, serve } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
@@ -15,7 +16,6 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { LlmRequest, ProviderClient, ProviderHttp } from "../src/index.js"
-import { pause, recorded, serve } from "./support/loopback.js"
 
 const request = LlmRequest.prompt("m1", "Hello")
 const body = recorded("openai-chat/text-simple.sse")

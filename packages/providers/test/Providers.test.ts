@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { Sse } from "@sluice/core"
+import { fixture, type Loopback, recorded, serve } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Redacted from "effect/Redacted"
@@ -8,7 +9,6 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type LlmRequest, ProviderClient, Providers, RoundTrip } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { fixture, type Loopback, recorded, serve } from "./support/loopback.js"
 
 const weatherSchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
 

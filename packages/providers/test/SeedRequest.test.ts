@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Summary, Turn } from "@sluice/accumulator"
 import type { StreamEvent } from "@sluice/core"
 import { Sse } from "@sluice/core"
+import { drive, fixture, serve } from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -19,7 +20,6 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { LlmRequest, ProviderClient, Providers } from "../src/index.js"
 import type { ProviderName } from "../src/ProviderName.js"
-import { drive, fixture, serve } from "./support/loopback.js"
 
 const providers: ReadonlyArray<ProviderName> = [
   "openai-chat",

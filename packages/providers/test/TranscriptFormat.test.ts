@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
+import { transcriptsDir } from "@sluice/testing/fixtures"
 import * as Option from "effect/Option"
 import { readdirSync, readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { ProviderName, TranscriptFormat } from "../src/index.js"
 
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), "fixtures")
+const fixtures = transcriptsDir
 
 // Every transcript in the repository (SSE bodies, non-streaming JSON bodies), with the
 // format of the folder it lies in.

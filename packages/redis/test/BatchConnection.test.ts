@@ -6,15 +6,15 @@
  * waiting for their replies keep no copy of their text (counted on the heap).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { heapAfterCollection } from "@sluice/testing/heap"
+import { freePort } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { randomUUID } from "node:crypto"
 import { createServer, type Socket } from "node:net"
 import { inject } from "vitest"
-import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import * as BatchConnection from "../src/internal/batchConnection.js"
 import { ErrorReply, RespWriter } from "../src/internal/resp.js"
-import { freePort } from "./support/RedisServer.js"
 
 const url = inject("redisUrl")
 const options = (target: string) => ({ url: target, connectTimeoutMs: 2_000, commandTimeoutMs: 2_000 })

@@ -5,6 +5,7 @@
  * replicas and a quorum of Sentinels; it is left to ioredis and not run here.)
  */
 import { describe, expect, it } from "@effect/vitest"
+import { freePort, launchRedis, scopedRedisServer, stop } from "@sluice/testing/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -13,7 +14,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as RedisConfig from "../src/RedisConfig.js"
 import { RedisStreams } from "../src/RedisStreams.js"
-import { freePort, launchRedis, scopedRedisServer, stop } from "./support/RedisServer.js"
 import { roundTrip } from "./support/roundTrip.js"
 
 const scopedSentinel = (masterPort: number) =>

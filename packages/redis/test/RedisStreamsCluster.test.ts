@@ -5,6 +5,7 @@
  * packages/turns/test/TurnsOnCluster.test.ts.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { freePort, startRedisCluster } from "@sluice/testing/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,8 +14,6 @@ import { randomUUID } from "node:crypto"
 import * as RedisConfig from "../src/RedisConfig.js"
 import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsCluster from "../src/RedisStreamsCluster.js"
-import { startRedisCluster } from "./support/redisCluster.js"
-import { freePort } from "./support/RedisServer.js"
 import { streamsSuite } from "./support/streamsSuite.js"
 
 const cluster = await startRedisCluster()

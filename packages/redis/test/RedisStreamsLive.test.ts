@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
+import { freePort } from "@sluice/testing/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { inject } from "vitest"
 import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsLive from "../src/RedisStreamsLive.js"
-import { freePort } from "./support/RedisServer.js"
 import { streamsSuite } from "./support/streamsSuite.js"
 
 const url = inject("redisUrl")

@@ -6,12 +6,12 @@
  * clock never moves); its own timeout by Effect's `Clock`.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { scopedRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import { Redis } from "ioredis"
 import * as StreamWaits from "../src/StreamWaits.js"
-import { scopedRedisServer } from "./support/RedisServer.js"
 
 const probe = (url: string) =>
   Effect.acquireRelease(

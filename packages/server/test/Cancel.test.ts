@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, request } from "./support/client.js"

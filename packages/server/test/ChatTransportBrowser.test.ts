@@ -15,6 +15,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { TurnPipeline } from "@sluice/pipeline"
 import type { LlmRequest } from "@sluice/providers"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { browserLayer, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -24,7 +25,6 @@ import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
 import * as TurnStarter from "../src/TurnStarter.js"
-import { browserLayer, newPage, proxy, run, unavailable } from "./support/browser.js"
 import { drivenStarter } from "./support/chatTurns.js"
 import { bearer, request } from "./support/client.js"
 import { prefix, serve, tokens } from "./support/harness.js"
@@ -33,7 +33,6 @@ import { prefix, serve, tokens } from "./support/harness.js"
 const _agree = (message: import("@sluice/client/ai-sdk").TurnMessage): LlmRequest.Message => message
 void _agree
 
-const transportEntry = fileURLToPath(new URL("../../client/src/aiSdk.ts", import.meta.url))
 const testDir = fileURLToPath(new URL(".", import.meta.url))
 
 // The app: one chat (`useChat`, resumed on load) on the transport; its state in
@@ -42,7 +41,7 @@ const appSource = `
 import { createElement as h } from "react"
 import { createRoot } from "react-dom/client"
 import { useChat } from "@ai-sdk/react"
-import { SluiceChatTransport } from ${JSON.stringify(transportEntry)}
+import { SluiceChatTransport } from "@sluice/client/ai-sdk"
 
 const transport = new SluiceChatTransport({
   body: { provider: "anthropic", model: "slow-model" },
@@ -66,6 +65,8 @@ createRoot(document.getElementById("root")).render(h(App))
 const bundle = Effect.promise(async () => {
   const result = await build({
     stdin: { contents: appSource, resolveDir: testDir, sourcefile: "chat-app.js", loader: "js" },
+    // the client from its sources, as the tests see every workspace package
+    conditions: ["@sluice/source"],
     bundle: true,
     write: false,
     minify: true,

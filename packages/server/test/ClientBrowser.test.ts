@@ -13,6 +13,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import type { TurnState } from "@sluice/client"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { browserLayer, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
+import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -20,10 +22,8 @@ import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
-import { streamEvents } from "../../turns/test/support/turns.js"
 import type * as TurnServerOptions from "../src/TurnServerOptions.js"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
-import { browserLayer, newPage, proxy, run, unavailable } from "./support/browser.js"
 import { bearer, request } from "./support/client.js"
 import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 import { replayedSample } from "./support/viewerTurns.js"
@@ -37,12 +37,14 @@ const decodeSnapshot = Schema.decodeUnknownEffect(TurnSnapshot)
 const snapshotOf = (base: string, turnId: string) =>
   Effect.flatMap(request(`${base}/v1/turns/${turnId}`, bearer(tokens[0])), (reply) => decodeSnapshot(reply.body))
 
-const clientEntry = fileURLToPath(new URL("../../client/src/index.ts", import.meta.url))
+const testDir = fileURLToPath(new URL(".", import.meta.url))
 
 // The client as the page loads it: one IIFE, `window.SluiceClient`.
 const bundle = Effect.promise(async () => {
   const result = await build({
-    entryPoints: [clientEntry],
+    // the client from its sources, as the tests see every workspace package
+    stdin: { contents: `export * from "@sluice/client"`, resolveDir: testDir, sourcefile: "client.js", loader: "js" },
+    conditions: ["@sluice/source"],
     bundle: true,
     write: false,
     minify: true,

@@ -11,10 +11,10 @@ import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage } from "@sluice/core"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { upsertMessages } from "../../turns/test/support/turns.js"
 import { producer, serveWith, tokens } from "./support/harness.js"
 
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)

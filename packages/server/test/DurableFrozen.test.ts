@@ -8,11 +8,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
+import { scopedRedisServer } from "@sluice/testing/redis"
+import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
-import { upsertMessages } from "../../turns/test/support/turns.js"
 import { bearer, call } from "./support/client.js"
 import { publishUpserts, serve, tokens } from "./support/harness.js"
 

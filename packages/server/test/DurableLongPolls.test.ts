@@ -9,14 +9,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
+import { admin, scopedRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
 import { bearer, call } from "./support/client.js"
 import { serve, tokens } from "./support/harness.js"
-import { admin } from "./support/redisAdmin.js"
 
 const auth = bearer(tokens[0])
 const text = { ...auth, "content-type": "text/plain" }

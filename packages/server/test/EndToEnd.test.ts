@@ -6,6 +6,8 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreamsLive } from "@sluice/redis"
+import { admin, clients } from "@sluice/testing/redis"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { UpsertStream } from "@sluice/upserts"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -14,11 +16,9 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { bearer, open, readAll, request, takeEvents } from "./support/client.js"
 import { expectedFrames, producer, publishTurn, serve, tokens } from "./support/harness.js"
-import { admin, clients } from "./support/redisAdmin.js"
 import { watchedTails } from "./support/tails.js"
 
 // A database of its own, so that this file's connections can be told apart.

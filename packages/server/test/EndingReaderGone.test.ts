@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { untilSleeping, withSleeps } from "@sluice/testing/clock"
+import { gatedEnding, streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,9 +16,6 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { untilSleeping, withSleeps } from "../../../scripts/testClockSleeps.js"
-import { gatedEnding } from "../../turns/test/support/gatedEnding.js"
-import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as TurnFeed from "../src/TurnFeed.js"
 import { prefix, producer, publishEvents } from "./support/harness.js"
 

@@ -6,6 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
+import { freePort, scopedRedisServer } from "@sluice/testing/redis"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -18,9 +21,6 @@ import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
-import { freePort, scopedRedisServer } from "../../redis/test/support/RedisServer.js"
-import { streamEvents, upsertMessages } from "../../turns/test/support/turns.js"
 import * as AccessLog from "../src/AccessLog.js"
 import * as ApiError from "../src/ApiError.js"
 import { redactUrl, routeOf } from "../src/internal/observe.js"
@@ -31,7 +31,7 @@ import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, open, request } from "./support/client.js"
 import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
 
-const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const auth = bearer(tokens[0])
 const pipelineOnMemory = TurnPipeline.layer({ publisher: { prefix } }).pipe(
   Layer.provideMerge(RedisStreamsMemory.layer)

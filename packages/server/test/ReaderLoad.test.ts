@@ -11,14 +11,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { admin, scopedRedisServer } from "@sluice/testing/redis"
+import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
-import { scopedRedisServer } from "../../redis/test/support/RedisServer.js"
-import { streamEvents } from "../../turns/test/support/turns.js"
 import { prefix, publishEvents, tokens } from "./support/harness.js"
-import { admin } from "./support/redisAdmin.js"
 import { probing, served } from "./support/served.js"
 
 const readers = 500

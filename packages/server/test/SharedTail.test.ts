@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { sleeps, withSleeps } from "@sluice/testing/clock"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -15,7 +16,6 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { sleeps, withSleeps } from "../../../scripts/testClockSleeps.js"
 import * as SharedTail from "../src/SharedTail.js"
 import { pass, watchedTails } from "./support/tails.js"
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { StreamEvent } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnRequest, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -18,14 +19,13 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { ApiError } from "../src/ApiError.js"
 import * as TurnStarter from "../src/TurnStarter.js"
 import { bearer } from "./support/client.js"
 import { prefix, serve } from "./support/harness.js"
 import { readMessage } from "./support/uiRead.js"
 
-const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
 const writer = bearer("token-alpha-0123456789")
 

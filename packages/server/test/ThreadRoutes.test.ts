@@ -9,8 +9,10 @@
  * `Last-Event-ID`.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { finalItems } from "@sluice/accumulator/Turn"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { type ThreadLog, Threads, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -18,8 +20,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
-import { finalItems } from "../../accumulator/src/Turn.js"
 import { ApiError } from "../src/ApiError.js"
 import * as ThreadStarter from "../src/ThreadStarter.js"
 import * as ThreadToken from "../src/ThreadToken.js"
@@ -27,7 +27,7 @@ import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, call, open, takeEvents } from "./support/client.js"
 import { prefix, serve, tokens } from "./support/harness.js"
 
-const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const writer = bearer(tokens[0])
 const key = ViewerToken.deriveKey(tokens)
 

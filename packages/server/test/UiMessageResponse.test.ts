@@ -9,19 +9,19 @@ import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory, StreamEntry } from "@sluice/redis"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import * as TurnFeed from "../src/TurnFeed.js"
 import * as UiMessageStream from "../src/UiMessageStream.js"
 import { readMessage } from "./support/uiRead.js"
 
 const prefix = "ui-response-test"
-const transcript = new Uint8Array(readFileSync(join(__dirname, "../../pipeline/test/fixtures/anthropic-text.sse")))
+const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const pipeline = TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provideMerge(RedisStreamsMemory.layer))
 
 describe("UiMessageStream.response of a started turn", () => {

@@ -14,14 +14,6 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { type StreamBMessage, StreamEvent, UIUpsert } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreamsMemory } from "@sluice/redis"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { randomUUID } from "node:crypto"
-import { TurnSnapshot } from "../src/TurnSnapshot.js"
-import * as ViewerToken from "../src/ViewerToken.js"
 import {
   browserLayer,
   connectionIs,
@@ -36,7 +28,15 @@ import {
   screenshot,
   statusIs,
   unavailable
-} from "./support/browser.js"
+} from "@sluice/testing/browser"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { TurnSnapshot } from "../src/TurnSnapshot.js"
+import * as ViewerToken from "../src/ViewerToken.js"
 import { bearer, request } from "./support/client.js"
 import { prefix, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { openingPayloads } from "./support/slowTurns.js"

@@ -6,4 +6,5 @@
  */
 export * from "./fixtures/acceptEncodings.js"
 export * from "./fixtures/events.js"
+export * from "./fixtures/transcripts.js"
 export * from "./fixtures/turnArbitrary.js"

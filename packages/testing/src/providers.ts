@@ -8,31 +8,25 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
-import { readFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { sleeps, withSleeps } from "./clock/sleeps.js"
-
-const here = dirname(fileURLToPath(import.meta.url))
-
-// the providers' transcripts (they move to `@sluice/testing/fixtures` with the rest)
-const fixtures = join(here, "..", "..", "providers", "test", "fixtures")
+import { transcript } from "./fixtures/transcripts.js"
 
 /**
- * A transcript of the project's fixtures (`fixtures/<provider>/<name>`).
+ * A transcript of the shared fixtures (`<provider>/<name>`).
  *
  * @since 0.3.0
  */
-export const fixture = (path: string): string => readFileSync(join(fixtures, path), "utf8")
+export const fixture = (path: string): string => transcript(path)
 
 /**
- * A body recorded by another project's test suite (`fixtures/recorded/<provider>/<name>`).
+ * A body recorded by another project's test suite (`recorded/<provider>/<name>`).
  *
  * @since 0.3.0
  */
-export const recorded = (path: string): string => readFileSync(join(fixtures, "recorded", path), "utf8")
+export const recorded = (path: string): string => transcript(join("recorded", path))
 
 /**
  * What the loopback server answers one request with.

@@ -7,5 +7,6 @@
  */
 export * from "./redis/CuttingProxy.js"
 export * from "./redis/faulty.js"
+export * from "./redis/redisAdmin.js"
 export * from "./redis/redisCluster.js"
 export * from "./redis/RedisServer.js"

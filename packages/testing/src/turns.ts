@@ -4,6 +4,7 @@
  *
  * @since 0.3.0
  */
+export * from "./turns/bigTurn.js"
 export * from "./turns/gatedEnding.js"
 export * from "./turns/itemScripts.js"
 export * from "./turns/transcripts.js"

@@ -11,6 +11,7 @@ import * as EntryId from "@sluice/redis/EntryId"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -19,7 +20,6 @@ import { inject } from "vitest"
 import * as TurnEnding from "../src/TurnEnding.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { streamEvents, upsertMessages } from "./support/turns.js"
 
 const prefix = `sluice-ended-${randomUUID().slice(0, 8)}`
 

@@ -11,6 +11,7 @@ import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import { field, type StreamEntry } from "@sluice/redis/StreamEntry"
+import { gatedEnding, streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -23,8 +24,6 @@ import * as TurnEnding from "../src/TurnEnding.js"
 import * as TurnEntry from "../src/TurnEntry.js"
 import * as TurnKeys from "../src/TurnKeys.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { gatedEnding } from "./support/gatedEnding.js"
-import { streamEvents, upsertMessages } from "./support/turns.js"
 
 const prefix = `sluice-ending-${randomUUID().slice(0, 8)}`
 const publisher = TurnPublisher.layer({ prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 2 })

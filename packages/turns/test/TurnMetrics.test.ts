@@ -4,16 +4,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
+import { faulty } from "@sluice/testing/redis"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { faulty } from "../../redis/test/support/faulty.js"
 import * as TurnMetrics from "../src/TurnMetrics.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
-import { streamEvents, upsertMessages } from "./support/turns.js"
 
 const count = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 const samples = (metric: ReturnType<typeof TurnMetrics.publishLatency>) =>

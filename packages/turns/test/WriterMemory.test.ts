@@ -8,9 +8,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Ids, StreamEvent } from "@sluice/core"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
+import { heapAfterCollection } from "@sluice/testing/heap"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import { heapAfterCollection } from "../../../scripts/heapInUse.js"
 import * as TurnPublisher from "../src/TurnPublisher.js"
 
 describe("a turn's writes waiting for Redis", () => {

@@ -4,8 +4,8 @@
  * the answer names. It is held until its item_done, like a tool call.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as F from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
-import * as F from "./fixtures.js"
 
 describe("approval request upserts", () => {
   it.effect(

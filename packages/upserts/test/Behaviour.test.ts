@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Usage } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { InvalidUpsertOptions, UnexpectedEvent } from "../src/UpsertErrors.js"
 import type { UpsertOptionsInput } from "../src/UpsertOptions.js"
 import * as UpsertStream from "../src/UpsertStream.js"
-import * as F from "./fixtures.js"
 
 const agent = { origin: "agent" } as const
 

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage, UIUpsert } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
+import { checkEffect } from "@sluice/testing/property"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as Gradient from "../src/Gradient.js"
 import * as UpsertOptions from "../src/UpsertOptions.js"
-import * as F from "./fixtures.js"
 
 const upsertsOf = (out: ReadonlyArray<StreamBMessage.UIPayload>) =>
   out.filter((p): p is UIUpsert.UIUpsert => p.type === "item_upsert")

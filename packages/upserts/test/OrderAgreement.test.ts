@@ -6,11 +6,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Turn } from "@sluice/accumulator"
 import { EventOrder, type StreamEvent } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
+import { checkEffect } from "@sluice/testing/property"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
-import * as F from "./fixtures.js"
 
 // The accumulator's names for two of the rules.
 const accumulatorReason = (rule: string): string =>

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage, UIUpsert } from "@sluice/core"
 import { Tokens } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
+import { turnArb } from "@sluice/testing/fixtures"
+import { checkEffect } from "@sluice/testing/property"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../scripts/effectProperty.js"
 import * as Gradient from "../src/Gradient.js"
 import * as UpsertStream from "../src/UpsertStream.js"
-import * as F from "./fixtures.js"
-import { turnArb } from "./turnArbitrary.js"
 
 const upsertsOf = (out: ReadonlyArray<StreamBMessage.UIPayload>, itemId: string) =>
   out.filter((p): p is UIUpsert.UIUpsert => p.type === "item_upsert" && p.itemId === itemId)

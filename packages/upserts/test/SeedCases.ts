@@ -3,7 +3,7 @@
  * case expects. The stage tests and the facade tests both run them.
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
-import * as F from "./fixtures.js"
+import * as F from "@sluice/testing/fixtures"
 
 export interface SeedCase {
   readonly name: string

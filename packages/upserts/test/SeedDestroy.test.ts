@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage } from "@sluice/core"
+import { delta, itemStart, responseStart, threadId, turnId } from "@sluice/testing/fixtures"
 import { UpsertStreamProcessor } from "../src/UpsertStreamProcessor.js"
-import { delta, itemStart, responseStart, threadId, turnId } from "./fixtures.js"
 
 /** Lets every pending promise job and I/O callback run (a few turns of the event loop). */
 const settle = async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Ids, Json, StreamBMessage, Tokens } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -13,7 +14,6 @@ import * as Helpers from "../src/Helpers.js"
 import * as ItemBuffer from "../src/ItemBuffer.js"
 import * as RetryPolicy from "../src/RetryPolicy.js"
 import * as StreamBMessages from "../src/StreamBMessages.js"
-import * as F from "./fixtures.js"
 
 describe("Gradient", () => {
   const g = Gradient.defaultGradient

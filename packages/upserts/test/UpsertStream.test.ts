@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -12,7 +13,6 @@ import * as TestClock from "effect/testing/TestClock"
 import * as RetryPolicy from "../src/RetryPolicy.js"
 import * as StreamBMessages from "../src/StreamBMessages.js"
 import * as UpsertStream from "../src/UpsertStream.js"
-import * as F from "./fixtures.js"
 import { seedCases } from "./SeedCases.js"
 
 const agent = { origin: "agent" } as const

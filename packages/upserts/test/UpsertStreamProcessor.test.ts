@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type StreamEvent } from "@sluice/core"
+import * as F from "@sluice/testing/fixtures"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -8,7 +9,6 @@ import * as TestClock from "effect/testing/TestClock"
 import { sleep } from "../src/index.js"
 import { EmitFailed, InvalidUpsertOptions, ProcessorDestroyed, UnexpectedEvent } from "../src/UpsertErrors.js"
 import { UpsertStreamProcessor, type UpsertStreamProcessorOptions } from "../src/UpsertStreamProcessor.js"
-import * as F from "./fixtures.js"
 import { seedCases } from "./SeedCases.js"
 
 const decodePayload = Schema.decodeUnknownSync(Schema.fromJsonString(StreamBMessage.UIPayload))

@@ -4,26 +4,22 @@
  * without their random ids and timestamps.
  */
 import { Sse, type StreamEvent } from "@sluice/core"
+import { yieldToEventLoop } from "@sluice/testing/eventLoop"
+import { transcriptPath } from "@sluice/testing/fixtures"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { yieldToEventLoop } from "../../../../scripts/eventLoop.js"
 import type { DecodeSse, Normalize, NormalizeOptions } from "../../src/Normalizer.js"
 
-const here = dirname(fileURLToPath(import.meta.url))
-
-/** A body recorded by another project's test suite, `test/fixtures/recorded/<provider>/<name>`. */
+/** A body recorded by another project's test suite, `recorded/<provider>/<name>` of the shared transcripts. */
 export const recorded = (provider: string, name: string): string =>
-  readFileSync(join(here, "..", "fixtures", "recorded", provider, name), "utf8")
+  readFileSync(transcriptPath("recorded", provider, name), "utf8")
 
-/** One of the package's own transcripts, `test/fixtures/<provider>/<name>`. */
-export const own = (provider: string, name: string): string =>
-  readFileSync(join(here, "..", "fixtures", provider, name), "utf8")
+/** One of the providers' transcripts, `<provider>/<name>` of the shared transcripts. */
+export const own = (provider: string, name: string): string => readFileSync(transcriptPath(provider, name), "utf8")
 
 /** A parsed JSON fixture of the package's own. */
 export const ownJson = (provider: string, name: string): unknown => JSON.parse(own(provider, name))

@@ -5,12 +5,12 @@
  * and normalizing in one step) gives what the two stages give, events and failures.
  */
 import { expect, it } from "@effect/vitest"
+import { checkEffect } from "@sluice/testing/property"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as FastCheck from "fast-check"
-import { checkEffect } from "../../../../scripts/effectProperty.js"
 import type { Provider } from "../../src/request/Providers.js"
 import * as Arbitraries from "./arbitraries.js"
 import { bytes, corrupt, decodeSseOutcome, payloads, runReads, splitAt, stagesOutcome } from "./normalizerHarness.js"

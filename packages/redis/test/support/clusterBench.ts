@@ -13,6 +13,7 @@
  * Run: `pnpm exec tsx packages/redis/test/support/clusterBench.ts` (or bundled with
  * esbuild first, as `pnpm bench` measures).
  */
+import { startRedisCluster, startRedisServer } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Cluster, Redis } from "ioredis"
@@ -21,8 +22,6 @@ import { RedisStreams } from "../../src/RedisStreams.js"
 import * as RedisStreamsCluster from "../../src/RedisStreamsCluster.js"
 import * as RedisStreamsLive from "../../src/RedisStreamsLive.js"
 import type { Fields } from "../../src/StreamEntry.js"
-import { startRedisCluster } from "./redisCluster.js"
-import { startRedisServer } from "./RedisServer.js"
 
 const keys = 200
 const rounds = 16

@@ -2,6 +2,7 @@
  * A `redis-server` that speaks only TLS, with a certificate authority made for it by
  * `openssl` in a temporary directory: the server's certificate names `localhost`.
  */
+import { freePort, launchRedis, stop } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, execFile } from "node:child_process"
@@ -9,7 +10,6 @@ import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { freePort, launchRedis, stop } from "./RedisServer.js"
 
 const run = promisify(execFile)
 

@@ -5,12 +5,12 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import type { RedisStreams } from "@sluice/redis"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { streamEvents, upsertMessages } from "../../../turns/test/support/turns.js"
 import { bearer, open, readAll, type Received, received, takeEvents } from "./client.js"
 import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./harness.js"
 

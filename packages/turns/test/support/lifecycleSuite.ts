@@ -7,6 +7,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import type { StreamEntry } from "@sluice/redis/StreamEntry"
+import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
@@ -18,7 +19,6 @@ import * as TurnEnding from "../../src/TurnEnding.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
 import * as TurnKeys from "../../src/TurnKeys.js"
 import * as TurnPublisher from "../../src/TurnPublisher.js"
-import { streamEvents, upsertMessages } from "./turns.js"
 
 const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
 const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 2 }

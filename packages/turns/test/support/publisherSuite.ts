@@ -4,6 +4,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { StreamBMessage, StreamEvent } from "@sluice/core"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
+import { type Fault, faulty } from "@sluice/testing/redis"
+import { kept, messageUpsert, streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -12,12 +14,10 @@ import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { type Fault, faulty } from "../../../redis/test/support/faulty.js"
 import { PublishError } from "../../src/PublishError.js"
 import * as TurnEntry from "../../src/TurnEntry.js"
 import * as TurnKeys from "../../src/TurnKeys.js"
 import * as TurnPublisher from "../../src/TurnPublisher.js"
-import { kept, messageUpsert, streamEvents, upsertMessages } from "./turns.js"
 
 const prefix = `sluice-test-${randomUUID().slice(0, 8)}`
 const fast = { prefix, retryBaseMs: 0, retryMaxMs: 0, retryAttempts: 5 }

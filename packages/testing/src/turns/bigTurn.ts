@@ -9,7 +9,11 @@ import * as Stream from "effect/Stream"
 
 const alphabet = "lorem ipsum dolor sit amet, consectetur adipiscing elit; sed do eiusmod tempor. "
 
-/** A message text of `bytes` ASCII characters. */
+/**
+ * A message text of `bytes` ASCII characters.
+ *
+ * @since 0.3.0
+ */
 export const messageText = (bytes: number): string =>
   alphabet.repeat(Math.ceil(bytes / alphabet.length)).slice(0, bytes)
 
@@ -31,6 +35,10 @@ function* events(turnId: string, text: string): Generator<StreamEvent.StreamEven
   yield* out.splice(0)
 }
 
-/** The turn's events, in chunks of 256. */
+/**
+ * The turn's events, in chunks of 256.
+ *
+ * @since 0.3.0
+ */
 export const messageTurn = (turnId: string, text: string): Stream.Stream<StreamEvent.StreamEvent> =>
   Stream.suspend(() => Stream.fromIteratorSucceed(events(turnId, text), 256))

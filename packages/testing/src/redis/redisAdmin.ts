@@ -30,7 +30,11 @@ const parse = (buffer: Buffer): { readonly value: string; readonly size: number 
   }
 }
 
-/** Runs commands on a fresh connection and returns the last reply. */
+/**
+ * Runs commands on a fresh connection and returns the last reply.
+ *
+ * @since 0.3.0
+ */
 export const admin = (url: string, ...commands: ReadonlyArray<ReadonlyArray<string>>): Effect.Effect<string> =>
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
@@ -69,6 +73,11 @@ export const admin = (url: string, ...commands: ReadonlyArray<ReadonlyArray<stri
     })
   )
 
+/**
+ * One connection of `CLIENT LIST`: its id, name, database and last command.
+ *
+ * @since 0.3.0
+ */
 export interface ClientInfo {
   readonly id: string
   readonly name: string
@@ -76,7 +85,11 @@ export interface ClientInfo {
   readonly cmd: string
 }
 
-/** The connections Redis holds, from `CLIENT LIST`. */
+/**
+ * The connections Redis holds, from `CLIENT LIST`.
+ *
+ * @since 0.3.0
+ */
 export const clients = (url: string): Effect.Effect<ReadonlyArray<ClientInfo>> =>
   Effect.map(
     admin(url, ["CLIENT", "LIST"]),

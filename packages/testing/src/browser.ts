@@ -4,6 +4,7 @@
  * connection, and what the page shows, read from its DOM.
  */
 import type { UIUpsert } from "@sluice/core"
+import type { TurnSnapshot } from "@sluice/server/TurnSnapshot"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,20 +16,42 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
-import type { TurnSnapshot } from "../../src/TurnSnapshot.js"
 
+/**
+ * Where the tests find Chromium.
+ *
+ * @since 0.3.0
+ */
 export const chromiumPath = "/usr/bin/chromium"
 
-/** Why the browser tests cannot run here, if they cannot (never under `CI`). */
+/**
+ * Why the browser tests cannot run here, if they cannot (never under `CI`).
+ *
+ * @since 0.3.0
+ */
 export const unavailable: string | undefined = existsSync(chromiumPath) || process.env["CI"] !== undefined
   ? undefined
   : `${chromiumPath} is missing: install Debian's chromium (apt-get install chromium) to run the viewer tests; under CI=true this is a failure`
 
-export const artifactsDir = fileURLToPath(new URL("../../../../test-artifacts/viewer/", import.meta.url))
+/**
+ * Where screenshots of the pages go (`test-artifacts/viewer/`).
+ *
+ * @since 0.3.0
+ */
+export const artifactsDir = fileURLToPath(new URL("../../../test-artifacts/viewer/", import.meta.url))
 
+/**
+ * A headless Chromium's context, for the length of a layer.
+ *
+ * @since 0.3.0
+ */
 export class Browser extends Context.Service<Browser, BrowserContext>()("test/Browser") {}
 
-/** Chromium with a fresh profile in a temporary directory, removed afterwards. */
+/**
+ * Chromium with a fresh profile in a temporary directory, removed afterwards.
+ *
+ * @since 0.3.0
+ */
 export const browserLayer: Layer.Layer<Browser, Error> = Layer.effect(
   Browser,
   Effect.acquireRelease(
@@ -64,7 +87,11 @@ export const browserLayer: Layer.Layer<Browser, Error> = Layer.effect(
   ).pipe(Effect.map(({ context }) => context))
 )
 
-/** A fresh page that records the page's uncaught errors; closed with the scope. */
+/**
+ * A fresh page that records the page's uncaught errors; closed with the scope.
+ *
+ * @since 0.3.0
+ */
 export const newPage: Effect.Effect<
   { readonly page: Page; readonly errors: Array<string> },
   never,
@@ -81,11 +108,19 @@ export const newPage: Effect.Effect<
   )
 )
 
-/** Runs a browser action as an Effect. */
+/**
+ * Runs a browser action as an Effect.
+ *
+ * @since 0.3.0
+ */
 export const run = <A>(action: () => Promise<A>): Effect.Effect<A, Error> =>
   Effect.tryPromise({ try: action, catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause))) })
 
-/** Saves a screenshot of the page under `test-artifacts/viewer/`; its path. */
+/**
+ * Saves a screenshot of the page under `test-artifacts/viewer/`; its path.
+ *
+ * @since 0.3.0
+ */
 export const screenshot = (page: Page, name: string): Effect.Effect<string, Error> =>
   run(async () => {
     await mkdir(artifactsDir, { recursive: true })
@@ -96,6 +131,11 @@ export const screenshot = (page: Page, name: string): Effect.Effect<string, Erro
     return path
   })
 
+/**
+ * A TCP proxy in front of a server, whose connections a test can cut.
+ *
+ * @since 0.3.0
+ */
 export interface Proxy {
   /** The proxy's base URL. */
   readonly url: string
@@ -105,7 +145,11 @@ export interface Proxy {
   readonly requests: () => ReadonlyArray<string>
 }
 
-/** A TCP proxy on loopback to `target` (`http://127.0.0.1:<port>`). */
+/**
+ * A TCP proxy on loopback to `target` (`http://127.0.0.1:<port>`).
+ *
+ * @since 0.3.0
+ */
 export const proxy = (target: string): Effect.Effect<Proxy, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const port = Number(new URL(target).port)
@@ -147,7 +191,11 @@ export const proxy = (target: string): Effect.Effect<Proxy, Error, Scope.Scope> 
     }
   })
 
-/** What the page shows of an item. */
+/**
+ * What the page shows of an item.
+ *
+ * @since 0.3.0
+ */
 export interface RenderedItem {
   readonly itemId: string
   readonly itemType: string
@@ -165,14 +213,22 @@ export interface RenderedItem {
   readonly parentCall: string | null
 }
 
-/** A source as a message shows it: its name, its link (web pages only), the cited text. */
+/**
+ * A source as a message shows it: its name, its link (web pages only), the cited text.
+ *
+ * @since 0.3.0
+ */
 export interface RenderedSource {
   readonly name: string | null
   readonly href: string | null
   readonly cited: string | null
 }
 
-/** What the page shows of the turn: its head and its items, in order. */
+/**
+ * What the page shows of the turn: its head and its items, in order.
+ *
+ * @since 0.3.0
+ */
 export interface RenderedTurn {
   readonly status: string | null
   readonly provider: string | null
@@ -214,7 +270,11 @@ const readTurn = `(() => {
   }
 })()`
 
-/** What the page shows now. */
+/**
+ * What the page shows now.
+ *
+ * @since 0.3.0
+ */
 export const rendered = (page: Page): Effect.Effect<RenderedTurn, Error> =>
   run(() => page.evaluate<RenderedTurn>(readTurn))
 
@@ -223,6 +283,8 @@ const formatted = (value: unknown) => (typeof value === "string" ? value : JSON.
 /**
  * What the page must show of an item for its latest upsert; `parentCall` is the item
  * id of the call it nests under, if any.
+ *
+ * @since 0.3.0
  */
 export const expectedItem = (upsert: UIUpsert.UIUpsert, parentCall: string | null = null): RenderedItem => ({
   parentCall,
@@ -247,7 +309,11 @@ export const expectedItem = (upsert: UIUpsert.UIUpsert, parentCall: string | nul
     }))
 })
 
-/** The usage line of a turn's head: the breakdown when the turn carries it. */
+/**
+ * The usage line of a turn's head: the breakdown when the turn carries it.
+ *
+ * @since 0.3.0
+ */
 export const expectedUsage = (usage: NonNullable<TurnSnapshot["usage"]>): string =>
   [
     ...(usage.inputTokens === undefined
@@ -290,7 +356,11 @@ const inPageOrder = (snapshotItems: ReadonlyArray<UIUpsert.UIUpsert>): ReadonlyA
   return top.flatMap(({ item, outputs }) => [item, ...outputs])
 }
 
-/** What the page must show for a snapshot. */
+/**
+ * What the page must show for a snapshot.
+ *
+ * @since 0.3.0
+ */
 export const expectedTurn = (snapshot: TurnSnapshot): RenderedTurn => ({
   status: snapshot.status,
   provider: [snapshot.providerId, snapshot.modelId].filter((part) => part !== undefined).join(" · ") || null,
@@ -298,13 +368,19 @@ export const expectedTurn = (snapshot: TurnSnapshot): RenderedTurn => ({
   items: inPageOrder(snapshot.items)
 })
 
-/** Waits until the page's turn has this status. */
+/**
+ * Waits until the page's turn has this status.
+ *
+ * @since 0.3.0
+ */
 export const statusIs = (page: Page, status: string): Effect.Effect<void, Error> =>
   run(() => page.waitForSelector(`#turn-head[data-status="${status}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)
 
 /**
  * Waits until the item shows this content. A MutationObserver in the page, not a
  * predicate playwright would `eval` there (the page's CSP forbids that).
+ *
+ * @since 0.3.0
  */
 export const contentIs = (page: Page, itemId: string, content: string): Effect.Effect<void, Error> => {
   const selector = JSON.stringify(`#items .item[data-item-id="${itemId}"] .content`)
@@ -331,6 +407,10 @@ export const contentIs = (page: Page, itemId: string, content: string): Effect.E
   )
 }
 
-/** Waits until the page's connection indicator is in this state. */
+/**
+ * Waits until the page's connection indicator is in this state.
+ *
+ * @since 0.3.0
+ */
 export const connectionIs = (page: Page, state: string): Effect.Effect<void, Error> =>
   run(() => page.waitForSelector(`#connection[data-state="${state}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)

@@ -14,7 +14,11 @@ import {
   RequestFilteringHttpsAgent
 } from "request-filtering-agent"
 
-/** Effect's node:http client whose agents are request-filtering-agent's. */
+/**
+ * Effect's node:http client whose agents are request-filtering-agent's.
+ *
+ * @since 0.3.0
+ */
 export const filteringClient = (options: RequestFilteringAgentOptions = {}): Layer.Layer<HttpClient.HttpClient> =>
   NodeHttpClient.layerNodeHttpNoAgent.pipe(
     Layer.provide(Layer.effect(
