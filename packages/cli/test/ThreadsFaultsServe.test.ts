@@ -143,23 +143,29 @@ const endsOf = (redis: RedisStreams.RedisStreamsService, prefix: string, threadI
 
 const userText = (text: string) => ({ message: { role: "user", content: text } })
 
+/**
+ * A thread's first turn on a first server whose provider said "Partly sunny" and stalls
+ * (its next request gets a whole answer).
+ */
+const turnOnFirstServer = Effect.gen(function*() {
+  const prefix = `sluice-thread-faults-${randomUUID().slice(0, 8)}`
+  const threadId = `chat-${randomUUID().slice(0, 8)}`
+  const redis = yield* redisAt(redisUrl)
+  const provider = yield* Loopback.serve([{ _tag: "hang", body: cut, events: 4 }, { _tag: "sse", body: whole }])
+  const first = yield* serve(provider.url, prefix)
+  const started = yield* post(first.base, threadId, userText("Umbrella in Florence?"))
+  expect(started.status).toBe(200)
+  const turnId = started.headers.get("x-sluice-turn-id")!
+  yield* provider.hungWritten
+  return { first, prefix, provider, redis, started, threadId, turnId }
+})
+
 describe("threads on sluice serve, under faults", () => {
   it.live(
     "killed (SIGKILL) mid-turn: another server ends the turn producer_lost, the thread keeps the partial answer and takes the next turn",
     () =>
       Effect.gen(function*() {
-        const prefix = `sluice-thread-faults-${randomUUID().slice(0, 8)}`
-        const threadId = `chat-${randomUUID().slice(0, 8)}`
-        const redis = yield* redisAt(redisUrl)
-        const provider = yield* Loopback.serve([
-          { _tag: "hang", body: cut, events: 4 },
-          { _tag: "sse", body: whole }
-        ])
-        const first = yield* serve(provider.url, prefix)
-        const started = yield* post(first.base, threadId, userText("Umbrella in Florence?"))
-        expect(started.status).toBe(200)
-        const turnId = started.headers.get("x-sluice-turn-id")!
-        yield* provider.hungWritten
+        const { first, prefix, provider, redis, threadId, turnId } = yield* turnOnFirstServer
         // the partial answer is in Stream A before the process dies
         yield* until(
           Effect.map(
@@ -206,18 +212,7 @@ describe("threads on sluice serve, under faults", () => {
     "stopped (SIGTERM) while its provider stalls: the thread records the turn cancelled (aborted); after a restart the slot is free",
     () =>
       Effect.gen(function*() {
-        const prefix = `sluice-thread-faults-${randomUUID().slice(0, 8)}`
-        const threadId = `chat-${randomUUID().slice(0, 8)}`
-        const redis = yield* redisAt(redisUrl)
-        const provider = yield* Loopback.serve([
-          { _tag: "hang", body: cut, events: 4 },
-          { _tag: "sse", body: whole }
-        ])
-        const first = yield* serve(provider.url, prefix)
-        const started = yield* post(first.base, threadId, userText("Umbrella in Florence?"))
-        expect(started.status).toBe(200)
-        const turnId = started.headers.get("x-sluice-turn-id")!
-        yield* provider.hungWritten
+        const { first, prefix, provider, redis, started, threadId, turnId } = yield* turnOnFirstServer
         const body = yield* Effect.forkChild(Effect.promise(() => started.text()))
         yield* first.kill("SIGTERM")
         expect(yield* first.exited).toBe(143)
