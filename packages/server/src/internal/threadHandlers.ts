@@ -158,8 +158,8 @@ const ensureThread = (threads: Threads.ThreadsService, threadId: string) =>
 
 /**
  * A turn's end recorded in its thread, so that the thread's running slot is freed
- * whatever the ending; a few attempts, then logged (the slot then stays taken until
- * the turn is ended by hand: docs/threads.md#http).
+ * whatever the ending; a few attempts, then logged: the thread then records the end
+ * from the turn's streams at its next `get` or `beginTurn` (docs/threads.md#faults).
  */
 const recordEnd = (threads: Threads.ThreadsService, threadId: string, turnId: string, end: ThreadLog.TurnEnd) =>
   threads.endTurn(threadId, turnId, end).pipe(
