@@ -212,7 +212,11 @@ export const awaitStream = (
 ): Effect.Effect<boolean, RedisError.RedisError, RedisStreams.RedisStreams> =>
   Effect.gen(function*() {
     const redis = yield* RedisStreams.RedisStreams
-    const exists = Effect.map(redis.xrange(key, "-", "+", 1), (entries) => entries.length > 0)
+    // (Redis's answer resumes the reader where it came, with the answers of other
+    // readers: it goes on in a turn of the scheduler, not there)
+    const exists = Effect.map(redis.xrange(key, "-", "+", 1), (entries) => entries.length > 0).pipe(
+      Effect.tap(Effect.yieldNow)
+    )
     if (yield* exists) return true
     if (!(options.waitMs > 0)) return false
     const pollMs = Math.max(1, options.pollMs ?? awaitPollMs)

@@ -49,11 +49,13 @@ import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
+import * as Scheduler from "effect/Scheduler"
 import * as Scope from "effect/Scope"
 import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { ApiError, toResponse } from "./ApiError.js"
 import { authenticator, type Caller, type Credentials, streamLimiter } from "./internal/access.js"
+import * as BoundedScheduler from "./internal/boundedScheduler.js"
 import {
   cancelTurn,
   CurrentCaller,
@@ -354,8 +356,16 @@ export const makeMetricsApp = (
 
 // Serves an app; Effect's own per-request span is off (it would record the query
 // string, credentials included): `observed` makes a redacted one.
+// The request fibers, and the fibers the app forks (the shared tails), share one queue
+// of the process, a group of tasks a turn of the event loop (`internal/boundedScheduler.ts`),
+// so that no burst of readers holds a turn, and `/healthz` waits for one group at most.
+const requestScheduler = BoundedScheduler.make()
+
 const serveApp = (server: HttpServer.HttpServer["Service"], app: App) =>
-  server.serve(app).pipe(Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true))
+  server.serve(app).pipe(
+    Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true),
+    Effect.provideService(Scheduler.Scheduler, requestScheduler)
+  )
 
 // Serves the app made in a scope of its own, closed before the server stops listening
 // (which waits for open connections, at most `shutdownTimeoutMs`): the starter is told
@@ -371,6 +381,7 @@ const serveScoped = <E, R>(
     const appScope = yield* Scope.make()
     const app = yield* make.pipe(
       Scope.provide(appScope),
+      Effect.provideService(Scheduler.Scheduler, requestScheduler),
       Effect.onError((cause) => Scope.close(appScope, Exit.failCause(cause)))
     )
     const shutdownScope = yield* Scope.make()
