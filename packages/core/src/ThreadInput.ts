@@ -29,6 +29,58 @@ const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(
 export const maxResults = 128
 
 /**
+ * The longest thread id: 128 characters.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const maxThreadIdLength = 128
+
+const threadIdPattern = /^[A-Za-z0-9._:-]+$/
+
+/**
+ * What a thread id is, in a sentence (the reason of every error about one).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const threadIdRule = `a thread id is 1 to ${maxThreadIdLength} letters, digits, '.', '_', ':' or '-'`
+
+/**
+ * Whether a string is a thread id: 1 to `maxThreadIdLength` letters, digits, `.`, `_`,
+ * `:` or `-` (the one rule the thread store, the server, thread tokens and the chat
+ * transport share).
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isThreadId = (text: string): boolean =>
+  text.length > 0 && text.length <= maxThreadIdLength && threadIdPattern.test(text)
+
+/**
+ * A thread id as a schema (`isThreadId`).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ThreadId = Schema.String.check(
+  Schema.makeFilter((text: string) => isThreadId(text) || threadIdRule)
+).annotate({ identifier: "ThreadId" })
+
+/**
+ * When a thread token (`th1.<expiresAt>.<scope>.<threadId>.<mac>`) expires, in ms since
+ * the epoch, read without checking its signature (what a client needs to mint a new one
+ * in time); `undefined` for a text of another form. The server verifies the whole token.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const threadTokenExpiresAt = (token: string): number | undefined => {
+  const match = /^th1\.(\d{1,16})\./.exec(token)
+  return match === null ? undefined : Number(match[1])
+}
+
+/**
  * OpenAI-style user input: `content` is text or a list of text parts.
  *
  * @since 0.3.0
@@ -215,21 +267,54 @@ const messageError = (body: unknown): ThreadInputError | undefined => {
     : problem(decodeRoleContent(message), ["message"])
 }
 
+const hasText = (message: UserInput): boolean =>
+  ("content" in message
+    ? typeof message.content === "string" ? message.content : message.content.map((part) => part.text).join("")
+    : UIMessage.text(message)).trim().length > 0
+
 /**
- * Checks what the schema cannot: a `UIMessage` input is the user's, and a turn has some
- * input (or is a regeneration, which takes the input of the turn it runs again).
+ * Checks what the schema cannot: a `UIMessage` input is the user's and has some text
+ * (`message.parts`: files alone are not sent to the provider), a turn has some input,
+ * and a regeneration (which takes the input of the turn it runs again) has none of its
+ * own (`regenerate`: no `message`, `replaces`, `toolResults` or `approvals`).
  *
  * @since 0.3.0
  * @category validation
  */
-export const checkInput = <A extends TurnInput & { readonly regenerate?: boolean | undefined }>(
+export const checkInput = <
+  A extends TurnInput & { readonly regenerate?: boolean | undefined; readonly replaces?: string | undefined }
+>(
   input: A
 ): Result.Result<A, ThreadInputError> => {
+  if (input.regenerate === true) {
+    const own = [
+      input.message === undefined ? undefined : "message",
+      input.replaces === undefined ? undefined : "replaces",
+      input.toolResults === undefined ? undefined : "toolResults",
+      input.approvals === undefined ? undefined : "approvals"
+    ].filter((field) => field !== undefined)
+    if (own.length > 0) {
+      return Result.fail(
+        new ThreadInputError({
+          field: "regenerate",
+          reason: `runs the last turn again from its own input: no ${own.join(", ")} with it`
+        })
+      )
+    }
+  }
   if (input.message !== undefined && input.message.role !== "user") {
     return Result.fail(
       new ThreadInputError({
         field: "message.role",
         reason: `a turn starts from a user message: role "user" is the one accepted, got "${input.message.role}"`
+      })
+    )
+  }
+  if (input.message !== undefined && !hasText(input.message)) {
+    return Result.fail(
+      new ThreadInputError({
+        field: "content" in input.message ? "message.content" : "message.parts",
+        reason: "a user message needs some text (files alone are not sent to the provider)"
       })
     )
   }

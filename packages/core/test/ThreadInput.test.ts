@@ -59,4 +59,54 @@ describe("ThreadInput.decodeTurnRequest", () => {
     // the rest of the body as before
     expect(failure({ message: { role: "user", content: "ok" }, tools: [""] })).toMatchObject({ field: "tools[0]" })
   })
+
+  it("refuses a regeneration with input of its own, naming regenerate", { timeout: 10_000 }, () => {
+    const failure = (body: unknown) => Result.getOrThrow(Result.flip(ThreadInput.decodeTurnRequest(body)))
+    const results = failure({ regenerate: true, toolResults: [{ toolCallId: "c", output: "x" }] })
+    expect(results.field).toBe("regenerate")
+    expect(results.reason).toContain("toolResults")
+    const approvals = failure({ regenerate: true, approvals: [{ requestId: "r", approve: true }] })
+    expect(approvals).toMatchObject({ field: "regenerate" })
+    expect(approvals.reason).toContain("approvals")
+    expect(failure({ regenerate: true, message: { role: "user", content: "hi" }, replaces: "t" }).reason).toContain(
+      "message, replaces"
+    )
+    expect(Result.isSuccess(ThreadInput.decodeTurnRequest({ regenerate: false, message: { role: "user", content: "a" } })))
+      .toBe(true)
+  })
+
+  it("refuses a user message with no text, naming its parts", { timeout: 10_000 }, () => {
+    const failure = (body: unknown) => Result.getOrThrow(Result.flip(ThreadInput.decodeTurnRequest(body)))
+    const file = { type: "file", mediaType: "image/png", url: "data:image/png;base64,AA==" }
+    expect(failure({ message: { id: "u1", role: "user", parts: [file] } })).toMatchObject({ field: "message.parts" })
+    expect(failure({ message: { id: "u1", role: "user", parts: [{ type: "text", text: "  " }] } })).toMatchObject({
+      field: "message.parts"
+    })
+    expect(failure({ message: { role: "user", content: "" } })).toMatchObject({ field: "message.content" })
+    expect(failure({ message: { role: "user", content: [] } })).toMatchObject({ field: "message.content" })
+    expect(
+      Result.isSuccess(
+        ThreadInput.decodeTurnRequest({ message: { id: "u1", role: "user", parts: [file, { type: "text", text: "?" }] } })
+      )
+    ).toBe(true)
+  })
+})
+
+describe("ThreadInput.isThreadId", () => {
+  it("takes 1 to 128 letters, digits, '.', '_', ':' or '-'", { timeout: 10_000 }, () => {
+    expect(["a", "chat:1.2_x-y", "x".repeat(128)].map(ThreadInput.isThreadId)).toStrictEqual([true, true, true])
+    expect(["", "x".repeat(129), "a b", "a/b", "é"].map(ThreadInput.isThreadId)).toStrictEqual([
+      false,
+      false,
+      false,
+      false,
+      false
+    ])
+  })
+
+  it("reads a thread token's expiry, undefined for another form", { timeout: 10_000 }, () => {
+    expect(ThreadInput.threadTokenExpiresAt("th1.1700000000000.write.YQ.mac")).toBe(1700000000000)
+    expect(ThreadInput.threadTokenExpiresAt("bearer-token")).toBeUndefined()
+    expect(ThreadInput.threadTokenExpiresAt("th1.x.write.YQ.mac")).toBeUndefined()
+  })
 })
