@@ -41,6 +41,24 @@ export class ThreadExists extends Schema.TaggedError<ThreadExists>()("ThreadExis
 }
 
 /**
+ * The thread was deleted: its id is not created again while its tombstone lasts
+ * (`Threads`' `tombstoneMs`), so thread tokens minted for it reach no new thread.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ThreadDeleted extends Schema.TaggedError<ThreadDeleted>()("ThreadDeleted", {
+  threadId: Schema.String
+}) {
+  /**
+   * @since 0.3.0
+   */
+  override get message(): string {
+    return `thread ${this.threadId} was deleted`
+  }
+}
+
+/**
  * The thread has no turn of this id.
  *
  * @since 0.3.0
@@ -161,6 +179,7 @@ export class InvalidThreadsOptions extends Schema.TaggedError<InvalidThreadsOpti
 export type ThreadError =
   | ThreadNotFound
   | ThreadExists
+  | ThreadDeleted
   | ThreadTurnNotFound
   | TurnRunning
   | TurnNotRunning

@@ -15,3 +15,12 @@
  * @category keys
  */
 export const logKey = (prefix: string, threadId: string): string => `${prefix}:thread:{${threadId}}:log`
+
+/**
+ * `<prefix>:thread:{<threadId>}:deleted`: the mark a deleted thread leaves for
+ * `Threads`' `tombstoneMs`, while its id is not created again.
+ *
+ * @since 0.3.0
+ * @category keys
+ */
+export const tombstoneKey = (prefix: string, threadId: string): string => `${prefix}:thread:{${threadId}}:deleted`

@@ -18,6 +18,7 @@ import { Turn } from "@sluice/accumulator"
 import { Ids, ThreadInput, ToolCallId, type UIMessage } from "@sluice/core"
 import type { Message } from "@sluice/providers/LlmRequest"
 import * as RoundTrip from "@sluice/providers/RoundTrip"
+import * as EntryId from "@sluice/redis/EntryId"
 import type { RedisError } from "@sluice/redis/RedisError"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsCluster from "@sluice/redis/RedisStreamsCluster"
@@ -37,6 +38,7 @@ import {
   InvalidThreadInput,
   InvalidThreadsOptions,
   ThreadContended,
+  ThreadDeleted,
   type ThreadError,
   ThreadExists,
   ThreadNotFound,
@@ -68,9 +70,40 @@ export const defaultRetentionMs = 30 * 24 * 60 * 60 * 1000
 export const defaultMaxTurns = 1000
 
 /**
+ * How long a running turn may show nothing in Redis (no Stream A entry, no lease) after
+ * it started before the thread ends it `failed` (`not_started`), by default: 60 s. A
+ * server that crashed between beginning a turn and starting its pipeline never writes
+ * either (docs/threads.md#faults).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultStartGraceMs = 60_000
+
+/**
+ * How long a deleted thread's id is kept from being created again, by default: 24
+ * hours. Thread tokens minted for it must live no longer, or they would reach a new
+ * thread of the same id (docs/threads.md#deleting-a-thread).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultTombstoneMs = 24 * 60 * 60 * 1000
+
+/**
+ * How long a deleted thread's log (ending in `thread_deleted`) stays readable, so that
+ * a follower between two reads still reads the deletion: 60 s.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const deletedLogGraceMs = 60_000
+
+/**
  * The options: `prefix` of every key (default `TurnKeys.defaultPrefix`; a turn's
  * streams are under it too), `retentionMs` a thread lives after its last write,
- * `maxTurns` a thread may hold.
+ * `maxTurns` a thread may hold, `startGraceMs` (`defaultStartGraceMs`) and
+ * `tombstoneMs` (`defaultTombstoneMs`).
  *
  * @since 0.3.0
  * @category schemas
@@ -78,7 +111,9 @@ export const defaultMaxTurns = 1000
 export const ThreadsOptions = Schema.Struct({
   prefix: Schema.optionalKey(Schema.NonEmptyString),
   retentionMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
-  maxTurns: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  maxTurns: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  startGraceMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  tombstoneMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 }).annotate({ identifier: "ThreadsOptions" })
 
 /**
@@ -90,7 +125,9 @@ export type ThreadsOptions = typeof ThreadsOptions.Type
 /**
  * Where the next turn goes: `parent` is the turn it follows (`null`: a new branch from
  * the thread's start; absent: the head of the current path); `replaces` names a turn
- * this one replaces (an edited message: the new turn follows that turn's parent).
+ * this one replaces (an edited message: the new turn follows that turn's parent);
+ * `create` creates the thread when it does not exist, once the turn's input is found
+ * good (a refused first turn leaves no thread behind).
  *
  * @since 0.3.0
  * @category models
@@ -98,6 +135,7 @@ export type ThreadsOptions = typeof ThreadsOptions.Type
 export interface BeginOptions {
   readonly parent?: string | null | undefined
   readonly replaces?: string | undefined
+  readonly create?: boolean | undefined
 }
 
 /**
@@ -157,8 +195,13 @@ export interface TurnInfo extends ThreadLog.ThreadTurn {
  */
 export interface ThreadsService {
   readonly prefix: string
-  /** Creates a thread (a new id when none is given). */
-  readonly create: (threadId?: string) => Effect.Effect<ThreadInfo, ThreadExists | InvalidThreadInput | RedisError>
+  /**
+   * Creates a thread (a new id when none is given); `ThreadDeleted` for the id of a
+   * thread deleted less than `tombstoneMs` ago.
+   */
+  readonly create: (
+    threadId?: string
+  ) => Effect.Effect<ThreadInfo, ThreadExists | ThreadDeleted | InvalidThreadInput | RedisError>
   /**
    * The thread. A running turn whose streams ended (its producer died and the turn was
    * ended `producer_lost`, or its end could not be recorded) is ended in the thread first.
@@ -189,6 +232,13 @@ export interface ThreadsService {
   ) => Effect.Effect<void, ThreadError | RedisError>
   /** The provider messages of the ended turns of the current path. */
   readonly history: (threadId: string) => Effect.Effect<ReadonlyArray<Message>, ThreadError | RedisError>
+  /** The thread as `get` gives it and its current path as `uiMessages` does, from one read. */
+  readonly snapshot: (
+    threadId: string
+  ) => Effect.Effect<
+    { readonly info: ThreadInfo; readonly messages: ReadonlyArray<UIMessage.UIMessage> },
+    ThreadNotFound | InvalidThreadInput | ThreadContended | RedisError
+  >
   /** The current path as `UIMessage`s (a running turn's user message included). */
   readonly uiMessages: (
     threadId: string
@@ -202,8 +252,16 @@ export interface ThreadsService {
     threadId: string,
     turnId: string
   ) => Effect.Effect<TurnInfo, ThreadNotFound | ThreadTurnNotFound | InvalidThreadInput | RedisError>
-  /** Deletes the thread and every turn's streams. */
-  readonly delete: (threadId: string) => Effect.Effect<void, ThreadNotFound | InvalidThreadInput | RedisError>
+  /**
+   * Deletes the thread: one write after the entry read last ends its running turn (if
+   * any) `cancelled` (`thread_deleted`) and appends `thread_deleted`; the log stays
+   * `deletedLogGraceMs` for its followers, the ended turns' streams go at once, the
+   * running turn's after the same grace, and the id is not created again for
+   * `tombstoneMs`.
+   */
+  readonly delete: (
+    threadId: string
+  ) => Effect.Effect<void, ThreadNotFound | InvalidThreadInput | ThreadContended | RedisError>
   /**
    * The thread's events after `after` (default: from its start), following the log
    * until the thread is deleted. Holds a connection while it runs.
@@ -228,20 +286,12 @@ export class Threads extends Context.Service<Threads, ThreadsService>()("@sluice
  * @since 0.3.0
  * @category constants
  */
-export const maxThreadIdLength = 128
-
-const validId = /^[A-Za-z0-9._:-]+$/
+export const maxThreadIdLength: number = ThreadInput.maxThreadIdLength
 
 const checkId = (threadId: string): Effect.Effect<string, InvalidThreadInput> =>
-  threadId.length > 0 && threadId.length <= maxThreadIdLength && validId.test(threadId)
+  ThreadInput.isThreadId(threadId)
     ? Effect.succeed(threadId)
-    : Effect.fail(
-      new InvalidThreadInput({
-        threadId,
-        field: "threadId",
-        reason: `a thread id is 1 to ${maxThreadIdLength} letters, digits, '.', '_', ':' or '-'`
-      })
-    )
+    : Effect.fail(new InvalidThreadInput({ threadId, field: "threadId", reason: ThreadInput.threadIdRule }))
 
 const attempts = 8
 
@@ -250,13 +300,32 @@ type NewInput =
   | { readonly _tag: "fresh"; readonly input: ThreadInput.TurnInput }
   | { readonly _tag: "stored"; readonly input: ThreadLog.StoredInput }
 
-/** The next explicit entry id after `lastId`, at `now` or later. */
+/** The next explicit entry id after `lastId` (an id Redis gave), at `now` or later. */
 const nextId = (lastId: string, now: number): string => {
-  const [ms, seq] = lastId.split("-").map(Number) as [number, number]
-  return now > ms ? `${now}-0` : `${ms}-${seq + 1}`
+  const last = Option.getOrElse(EntryId.parse(lastId), () => EntryId.zero)
+  return BigInt(now) > last.ms ? `${now}-0` : `${last.ms}-${last.seq + 1n}`
 }
 
+const createdEntry = (threadId: string, at: number) => ({
+  id: "0-1",
+  fields: ThreadLog.fields({ type: "thread_created", threadId, at })
+})
+
 const decodeOptions = Schema.decodeUnknownEffect(ThreadsOptions)
+
+// The end of a running turn that never reached Redis within `startGraceMs`.
+const notStarted: ThreadLog.TurnEnd = {
+  status: "failed",
+  items: [],
+  error: { code: "not_started", message: "the turn showed nothing in Redis within its start grace (its server died)" }
+}
+
+// The end of the turn running when its thread was deleted.
+const deletedWhileRunning: ThreadLog.TurnEnd = {
+  status: "cancelled",
+  items: [],
+  error: { code: "thread_deleted", message: "the thread was deleted while the turn ran" }
+}
 
 /**
  * Builds the service on the `RedisStreams` in context. Fails with
@@ -277,7 +346,10 @@ export const make = (
     const prefix = resolved.prefix ?? TurnKeys.defaultPrefix
     const retentionMs = resolved.retentionMs ?? defaultRetentionMs
     const maxTurns = resolved.maxTurns ?? defaultMaxTurns
+    const startGraceMs = resolved.startGraceMs ?? defaultStartGraceMs
+    const tombstoneMs = resolved.tombstoneMs ?? defaultTombstoneMs
     const key = (threadId: string) => ThreadKeys.logKey(prefix, threadId)
+    const tombstone = (threadId: string) => ThreadKeys.tombstoneKey(prefix, threadId)
 
     const load = Effect.fn("Threads.load")(function*(threadId: string) {
       yield* checkId(threadId)
@@ -340,15 +412,21 @@ export const make = (
 
     // The turn's end as its streams hold it, when they ended: Stream A's last entry is
     // there (its producer ended it, or `TurnEnding` did), or its lease lapsed and the
-    // ending is written here (as the lease sweeper would). `None` while it runs, or
-    // while it is not in Redis yet.
+    // ending is written here (as the lease sweeper would). A turn with neither an entry
+    // nor a lease `startGraceMs` after it started never reached its pipeline: `failed`
+    // (`not_started`). `None` while it runs, or while it is not in Redis yet.
     const streamEnd = (turn: ThreadLog.ThreadTurn): Effect.Effect<Option.Option<ThreadLog.TurnEnd>, RedisError> =>
       Effect.gen(function*() {
         const eventsKey = TurnKeys.eventsKey(turn.prefix, turn.turnId)
         const last = yield* redis.xlast(eventsKey)
         const ended = Option.isSome(last) && TurnEntry.isFinal(last.value)
         if (!ended) {
-          if ((yield* TurnLease.state(turn.prefix, turn.turnId)) !== "lapsed") return Option.none()
+          const lease = yield* TurnLease.state(turn.prefix, turn.turnId)
+          if (lease === "none" && Option.isNone(last)) {
+            const now = yield* Clock.currentTimeMillis
+            return now - turn.startedAt < startGraceMs ? Option.none() : Option.some(notStarted)
+          }
+          if (lease !== "lapsed") return Option.none()
           yield* TurnEnding.end(turn.prefix, turn.turnId, TurnEnding.producerLost)
         }
         let folded = Turn.empty
@@ -377,17 +455,21 @@ export const make = (
       return yield* new ThreadContended({ threadId, attempts })
     })
 
+    // A thread as it is when just created.
+    const createdState = (threadId: string, at: number): ThreadLog.ThreadState =>
+      Option.getOrThrow(ThreadLog.fold(threadId, [createdEntry(threadId, at)]))
+
     const create = Effect.fn("Threads.create")(function*(requested?: string) {
       const threadId = yield* checkId(requested ?? Ids.generateEventId())
+      if ((yield* redis.xlen(tombstone(threadId))) > 0) return yield* new ThreadDeleted({ threadId })
       const at = yield* Clock.currentTimeMillis
-      const event: ThreadLog.ThreadEvent = { type: "thread_created", threadId, at }
       // `0-1` is the first id of any stream: on a thread that exists the append fails.
-      const added = yield* Effect.result(redis.xadd(key(threadId), { id: "0-1", fields: ThreadLog.fields(event) }))
+      const added = yield* Effect.result(redis.xadd(key(threadId), createdEntry(threadId, at)))
       if (Result.isFailure(added)) {
         return yield* added.failure.reason === "IdTooSmall" ? new ThreadExists({ threadId }) : added.failure
       }
       yield* redis.pexpire(key(threadId), retentionMs)
-      return info(Option.getOrThrow(ThreadLog.fold(threadId, [{ id: "0-1", fields: ThreadLog.fields(event) }])))
+      return info(createdState(threadId, at))
     })
 
     const invalid = (threadId: string, field: string, reason: string) =>
@@ -442,16 +524,15 @@ export const make = (
         }
       })
 
-    const begin = (
+    // What beginning a turn appends to the thread, and the turn begun.
+    const decideBegin = (
       threadId: string,
       choose: (state: ThreadLog.ThreadState) => Effect.Effect<
         { readonly parentId: string | null; readonly input: NewInput },
-        ThreadTurnNotFound
+        ThreadTurnNotFound | InvalidThreadInput
       >
     ) =>
-      Effect.andThen(
-        settle(threadId),
-        writeAfter(threadId, (state, now) =>
+    (state: ThreadLog.ThreadState, now: number) =>
           Effect.gen(function*() {
             if (state.running !== null) return yield* new TurnRunning({ threadId, turnId: state.running })
             if (state.turns.size >= maxTurns) {
@@ -485,8 +566,34 @@ export const make = (
               : [started, { type: "turns_superseded", turnIds: superseded, by: turnId, at: now }]
             const begun: BegunTurn = { threadId, turnId, parentId, prefix, messages: request.success, superseded }
             return [events, begun] as const
-          }))
-      )
+          })
+
+    // The thread created for its first turn, when it does not exist: only once the turn
+    // is found good on a thread just created (`decide` run on it, nothing written), so a
+    // refused first turn leaves no thread behind.
+    const createFor = <E>(
+      threadId: string,
+      decide: (state: ThreadLog.ThreadState, now: number) => Effect.Effect<unknown, E>
+    ) =>
+      Effect.gen(function*() {
+        if (Option.isSome(yield* redis.xlast(key(yield* checkId(threadId))))) return
+        const now = yield* Clock.currentTimeMillis
+        yield* decide(createdState(threadId, now), now)
+        yield* Effect.catchTag(create(threadId), "ThreadExists", () => Effect.void)
+      })
+
+    const begin = (
+      threadId: string,
+      choose: Parameters<typeof decideBegin>[1],
+      create = false
+    ) => {
+      const decide = decideBegin(threadId, choose)
+      return Effect.gen(function*() {
+        if (create) yield* createFor(threadId, decide)
+        yield* settle(threadId)
+        return yield* writeAfter(threadId, decide)
+      })
+    }
 
     const turnOf = (state: ThreadLog.ThreadState, turnId: string) =>
       Option.match(Option.fromNullishOr(state.turns.get(turnId)), {
@@ -506,12 +613,14 @@ export const make = (
             return { parentId: options.parent === null ? null : state.head, input: fresh }
           }
           return { parentId: (yield* turnOf(state, options.parent)).turnId, input: fresh }
-        }))
+        }), options.create === true)
 
     const regenerate = (threadId: string, turnId?: string) =>
       begin(threadId, (state) =>
         Effect.gen(function*() {
-          const again = yield* turnOf(state, turnId ?? state.head ?? "")
+          const target = turnId ?? state.head
+          if (target === null) return yield* invalid(threadId, "regenerate", "the thread has no turn to run again")
+          const again = yield* turnOf(state, target)
           return { parentId: again.parentId, input: { _tag: "stored", input: again.input } satisfies NewInput }
         }))
 
@@ -549,6 +658,11 @@ export const make = (
       prefix,
       create,
       get: (threadId) => Effect.map(settle(threadId), info),
+      snapshot: (threadId) =>
+        Effect.map(settle(threadId), (state) => ({
+          info: info(state),
+          messages: ThreadLog.uiMessages(ThreadLog.pathTo(state, state.head))
+        })),
       beginTurn,
       regenerate,
       endTurn,
@@ -566,8 +680,23 @@ export const make = (
             )
         ),
       delete: Effect.fn("Threads.delete")(function*(threadId: string) {
-        const state = yield* load(threadId)
+        const state = yield* writeAfter(threadId, (state, now) => {
+          const ending: ReadonlyArray<ThreadLog.ThreadEvent> = state.running === null ? [] : [{
+            type: "turn_ended",
+            turnId: state.running,
+            end: deletedWhileRunning,
+            at: now
+          }]
+          return Effect.succeed([[...ending, { type: "thread_deleted", at: now }], state] as const)
+        })
+        const at = yield* Clock.currentTimeMillis
+        yield* redis.xadd(tombstone(threadId), { id: "*", fields: ThreadLog.fields({ type: "thread_deleted", at }) })
+        yield* redis.pexpire(tombstone(threadId), tombstoneMs)
+        // followers read the deletion for a while, then the log is gone
+        yield* redis.pexpire(key(threadId), deletedLogGraceMs)
         for (const turn of state.turns.values()) {
+          // a turn still running may write a little more: its streams go after the grace
+          const ttl = turn.turnId === state.running ? deletedLogGraceMs : 0
           for (
             const turnKey of [
               TurnKeys.eventsKey(turn.prefix, turn.turnId),
@@ -575,12 +704,8 @@ export const make = (
               TurnKeys.leaseKey(turn.prefix, turn.turnId),
               TurnKeys.leasedKey(turn.prefix, turn.turnId)
             ]
-          ) yield* redis.pexpire(turnKey, 0)
+          ) yield* redis.pexpire(turnKey, ttl)
         }
-        const at = yield* Clock.currentTimeMillis
-        // followers read the deletion, then the log is gone
-        yield* redis.xadd(key(threadId), { id: "*", fields: ThreadLog.fields({ type: "thread_deleted", at }) })
-        yield* redis.pexpire(key(threadId), 0)
       }),
       events: (threadId, after) =>
         Stream.unwrap(Effect.as(

@@ -5,7 +5,9 @@
  * could not be recorded while Redis was down) is ended in the thread by the next `get`
  * or `beginTurn`, with its status and the items Stream A holds (a partial answer kept);
  * a turn whose lease lapsed and that nobody ended yet is ended `producer_lost` there and
- * then; a turn still running (its lease held) keeps the slot.
+ * then; a turn still running (its lease held) keeps the slot; a turn that shows
+ * nothing in Redis (its server died before its pipeline wrote) is ended `failed`
+ * (`not_started`) once its start grace is over, on Effect's Clock.
  *
  * (Before: `TurnRunning` for every later turn, the thread stuck.)
  */
@@ -15,10 +17,12 @@ import { RedisStreams } from "@sluice/redis/RedisStreams"
 import * as RedisStreamsLive from "@sluice/redis/RedisStreamsLive"
 import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import * as Events from "@sluice/testing/fixtures"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import * as Threads from "../src/Threads.js"
@@ -162,6 +166,27 @@ const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
             status: "producer_lost",
             items: [{ type: "reasoning", content: "think" }, { type: "message", content: "Hello" }]
           })
+        }))
+    })
+
+    describe("a turn that never reached Redis (no entry, no lease)", () => {
+      it.effect("keeps the slot within its start grace, then get ends it failed not_started", () =>
+        Effect.gen(function*() {
+          const threads = yield* Threads.Threads
+          const { threadId } = yield* threads.create()
+          const turn = yield* threads.beginTurn(threadId, { message: { role: "user", content: "hi" } })
+          yield* TestClock.adjust(Duration.millis(Threads.defaultStartGraceMs - 1))
+          expect(Option.map((yield* threads.get(threadId)).running, (running) => running.turnId))
+            .toStrictEqual(Option.some(turn.turnId))
+          yield* TestClock.adjust(Duration.millis(1))
+          expect(Option.isNone((yield* threads.get(threadId)).running)).toBe(true)
+          expect(Option.getOrThrow((yield* threads.turn(threadId, turn.turnId)).end)).toMatchObject({
+            status: "failed",
+            items: [],
+            error: { code: "not_started" }
+          })
+          // the next turn is taken
+          yield* threads.beginTurn(threadId, { message: { role: "user", content: "again" } })
         }))
     })
   })

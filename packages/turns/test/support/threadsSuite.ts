@@ -8,7 +8,9 @@ import type { OutputItem } from "@sluice/core"
 import * as AnthropicRequest from "@sluice/providers/AnthropicRequest"
 import * as OpenAiResponsesRequest from "@sluice/providers/OpenAiResponsesRequest"
 import { RedisStreams } from "@sluice/redis/RedisStreams"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -229,6 +231,48 @@ export const threadsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
         }))
     })
 
+    describe("a first turn creates its thread", () => {
+      it.effect("beginTurn with create makes the thread; a refused first turn leaves none behind", () =>
+        Effect.gen(function*() {
+          const threads = yield* Threads.Threads
+          const redis = yield* RedisStreams
+          const refused = `first-${randomUUID()}`
+          const results = { toolResults: [{ toolCallId: "c1", output: "x" }] }
+          expect(yield* Effect.flip(threads.beginTurn(refused, results, { create: true }))).toMatchObject({
+            _tag: "InvalidThreadInput",
+            field: "toolResults"
+          })
+          expect(yield* Effect.flip(threads.regenerate(refused))).toMatchObject({ _tag: "ThreadNotFound" })
+          expect(yield* redis.xlen(ThreadKeys.logKey(prefix, refused))).toBe(0)
+          const threadId = `first-${randomUUID()}`
+          const begun = yield* threads.beginTurn(threadId, { message: { role: "user", content: "hi" } }, {
+            create: true
+          })
+          expect(yield* threads.get(threadId)).toMatchObject({ head: begun.turnId, turnCount: 1 })
+        }))
+
+      it.effect("regenerate on a thread with no turn names regenerate, not an empty turn id", () =>
+        Effect.gen(function*() {
+          const threads = yield* Threads.Threads
+          const { threadId } = yield* threads.create()
+          expect(yield* Effect.flip(threads.regenerate(threadId))).toMatchObject({
+            _tag: "InvalidThreadInput",
+            field: "regenerate",
+            reason: "the thread has no turn to run again"
+          })
+        }))
+
+      it.effect("snapshot gives the thread and its messages from one read", () =>
+        Effect.gen(function*() {
+          const threads = yield* Threads.Threads
+          const { threadId } = yield* threads.create()
+          const turn = yield* threads.beginTurn(threadId, { message: { role: "user", content: "q" } })
+          const { info, messages } = yield* threads.snapshot(threadId)
+          expect(Option.map(info.running, (running) => running.turnId)).toStrictEqual(Option.some(turn.turnId))
+          expect(messages.map((message) => message.role)).toStrictEqual(["user"])
+        }))
+    })
+
     describe("deletion and size", () => {
       it.effect("delete removes the thread and its turns' streams; the thread is then not found", () =>
         Effect.gen(function*() {
@@ -240,8 +284,50 @@ export const threadsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           yield* threads.endTurn(threadId, turn.turnId, said("y"))
           yield* threads.delete(threadId)
           expect(yield* redis.xlen(TurnKeys.eventsKey(prefix, turn.turnId))).toBe(0)
-          expect(yield* redis.xlen(ThreadKeys.logKey(prefix, threadId))).toBe(0)
           expect(yield* Effect.flip(threads.get(threadId))).toMatchObject({ _tag: "ThreadNotFound" })
+          // the log is kept a short grace, so a follower still reads the deletion
+          const ttl = yield* redis.pttl(ThreadKeys.logKey(prefix, threadId))
+          expect(ttl > 0 && ttl <= Threads.deletedLogGraceMs).toBe(true)
+          const events = yield* Stream.runCollect(threads.events(threadId).pipe(Stream.catch(() => Stream.empty)))
+          expect(events).toStrictEqual([])
+          const log = yield* redis.xrange(ThreadKeys.logKey(prefix, threadId), "-", "+")
+          expect(log.at(-1)?.fields).toContainEqual(["type", "thread_deleted"])
+        }))
+
+      it.effect("delete ends the running turn cancelled in the same write; the id is not created again", () =>
+        Effect.gen(function*() {
+          const threads = yield* Threads.Threads
+          const redis = yield* RedisStreams
+          const { threadId } = yield* threads.create()
+          const turn = yield* threads.beginTurn(threadId, { message: { role: "user", content: "x" } })
+          const following = yield* Deferred.make<void>()
+          const follower = yield* Effect.forkChild(
+            Stream.runCollect(threads.events(threadId).pipe(Stream.tap(() => Deferred.succeed(following, undefined))))
+          )
+          yield* Deferred.await(following)
+          yield* threads.delete(threadId)
+          const read = (yield* Fiber.join(follower)).map((entry) => entry.event)
+          expect(read.map((event) => event.type)).toStrictEqual([
+            "thread_created",
+            "turn_started",
+            "turn_ended",
+            "thread_deleted"
+          ])
+          expect(read[2]).toMatchObject({
+            turnId: turn.turnId,
+            end: { status: "cancelled", error: { code: "thread_deleted" } }
+          })
+          // the running turn's streams are kept for the grace (its producer may still write)
+          expect(yield* redis.pttl(TurnKeys.eventsKey(prefix, turn.turnId))).not.toBe(0)
+          expect(yield* Effect.flip(threads.create(threadId))).toMatchObject({ _tag: "ThreadDeleted", threadId })
+          expect(
+            yield* Effect.flip(threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true }))
+          ).toMatchObject({ _tag: "ThreadNotFound" })
+          // the log gone too (its grace over): still refused, by the tombstone
+          yield* redis.pexpire(ThreadKeys.logKey(prefix, threadId), 0)
+          expect(
+            yield* Effect.flip(threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true }))
+          ).toMatchObject({ _tag: "ThreadDeleted" })
         }))
 
       it.effect("100 turns: the log holds two entries a turn, each turn's bytes the same; its expiry is renewed", () =>
