@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
  * | `unauthorized` | 401 |
  * | `forbidden` | 403 |
  * | `not_found`, `turn_not_found`, `thread_not_found` | 404 |
- * | `turn_finished`, `turn_running`, `turn_not_running` | 409 |
+ * | `turn_finished`, `turn_running`, `turn_not_running`, `thread_exists` | 409 |
  * | `payload_too_large` | 413 |
  * | `too_many_streams`, `rate_limited` | 429 |
  * | `internal`, `invalid_entry` | 500 |
@@ -51,7 +51,8 @@ export const ApiErrorCode = Schema.Literals([
   "turn_running",
   "turn_not_running",
   "rate_limited",
-  "thread_contended"
+  "thread_contended",
+  "thread_exists"
 ]).annotate({ identifier: "ApiErrorCode" })
 
 /**
@@ -83,7 +84,8 @@ const statuses: Record<ApiErrorCode, number> = {
   turn_running: 409,
   turn_not_running: 409,
   rate_limited: 429,
-  thread_contended: 503
+  thread_contended: 503,
+  thread_exists: 409
 }
 
 /**

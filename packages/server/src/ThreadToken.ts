@@ -21,7 +21,7 @@
  *
  * @since 0.3.0
  */
-import { Threads } from "@sluice/turns"
+import { ThreadInput } from "@sluice/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -130,7 +130,6 @@ export interface MintOptions {
  */
 export const tokenPrefix = "th1."
 
-const threadIdPattern = /^[A-Za-z0-9._:-]+$/
 const tokenPattern = /^th1\.(\d{1,16})\.([a-z]{1,16})\.([A-Za-z0-9_-]{1,172})\.([A-Za-z0-9_-]{43})$/
 const isScope = Schema.is(ThreadTokenScope)
 
@@ -169,11 +168,8 @@ export const sign = (key: ViewerToken.SigningKey, claims: ThreadClaims): string 
 export const mint = (options: MintOptions): Effect.Effect<string, InvalidThreadTokenOptions> =>
   Effect.gen(function*() {
     const { threadId } = options
-    if (threadId.length === 0 || threadId.length > Threads.maxThreadIdLength || !threadIdPattern.test(threadId)) {
-      return yield* new InvalidThreadTokenOptions({
-        field: "threadId",
-        reason: `a thread id is 1 to ${Threads.maxThreadIdLength} letters, digits, '.', '_', ':' or '-'`
-      })
+    if (!ThreadInput.isThreadId(threadId)) {
+      return yield* new InvalidThreadTokenOptions({ field: "threadId", reason: ThreadInput.threadIdRule })
     }
     const scope = options.scope ?? "write"
     if (!isScope(scope)) {

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Sse, ThreadInput } from "@sluice/core"
+import { Backoff, Sse, ThreadInput } from "@sluice/core"
 import type { RedisError } from "@sluice/redis"
 import { type ThreadError, type ThreadLog, Threads, TurnControl } from "@sluice/turns"
 import * as Duration from "effect/Duration"
@@ -50,6 +50,7 @@ export const fromThreadError = (
     case "RedisError":
       return fromRedisError(error)
     case "ThreadNotFound":
+    case "ThreadDeleted":
       return Effect.fail(new ApiError({ code: "thread_not_found", message: error.message }))
     case "ThreadTurnNotFound":
       return Effect.fail(new ApiError({ code: "turn_not_found", message: error.message, turnId: error.turnId }))
@@ -62,25 +63,22 @@ export const fromThreadError = (
         new ApiError({ code: "invalid_request", message: `${error.field}: ${error.reason}`, field: error.field })
       )
     case "ThreadExists":
-      return Effect.fail(new ApiError({ code: "turn_running", message: error.message }))
+      return Effect.fail(new ApiError({ code: "thread_exists", message: error.message }))
     case "ThreadContended":
       return Effect.fail(new ApiError({ code: "thread_contended", message: error.message, retryAfterSeconds: 1 }))
   }
 }
 
-const threadIdPattern = /^[A-Za-z0-9._:-]+$/
-
 const threadIdParam: Effect.Effect<string, ApiError, HttpRouter.RouteContext> = Effect.flatMap(
   HttpRouter.params,
   (params) => {
     const threadId = params.threadId ?? ""
-    return threadId.length > 0 && threadId.length <= Threads.maxThreadIdLength && threadIdPattern.test(threadId)
+    return ThreadInput.isThreadId(threadId)
       ? Effect.succeed(threadId)
       : Effect.fail(
         new ApiError({
           code: "invalid_thread_id",
-          message: `thread id ${JSON.stringify(threadId.slice(0, 64))} is not 1 to ${Threads.maxThreadIdLength} ` +
-            "letters, digits, '.', '_', ':' or '-'"
+          message: `thread id ${JSON.stringify(threadId.slice(0, 64))}: ${ThreadInput.threadIdRule}`
         })
       )
   }
@@ -145,34 +143,38 @@ const required = <A>(service: Option.Option<A>, what: string): Effect.Effect<A, 
 
 const threadsOf = (context: ThreadContext) => required(context.threads, "keeps no threads")
 
-/** The thread, created when it does not exist yet (its first turn creates it). */
-const ensureThread = (threads: Threads.ThreadsService, threadId: string) =>
-  threads.get(threadId).pipe(
-    Effect.catchTag("ThreadNotFound", () =>
-      threads.create(threadId).pipe(
-        // created meanwhile by another request: as good
-        Effect.catchTag("ThreadExists", () => threads.get(threadId))
-      )),
-    Effect.asVoid
-  )
+// 4 retries, 100 ms doubling to 1.6 s: a Redis blip or a busy log.
+const recordEndRetries = Backoff.schedule({ retryAttempts: 4, retryBaseMs: 100, retryMaxMs: 1_600 })
 
 /**
  * A turn's end recorded in its thread, so that the thread's running slot is freed
  * whatever the ending; a few attempts, then logged: the thread then records the end
  * from the turn's streams at its next `get` or `beginTurn` (docs/threads.md#faults).
+ * A turn ended already, or a thread deleted meanwhile, is as expected.
+ *
+ * @internal
  */
-const recordEnd = (threads: Threads.ThreadsService, threadId: string, turnId: string, end: ThreadLog.TurnEnd) =>
+export const recordEnd = (
+  threads: Threads.ThreadsService,
+  threadId: string,
+  turnId: string,
+  end: ThreadLog.TurnEnd
+) =>
   threads.endTurn(threadId, turnId, end).pipe(
     Effect.retry({
-      times: 4,
-      schedule: Schedule.exponential(Duration.millis(100)),
+      schedule: recordEndRetries,
       while: (error) => error._tag === "RedisError" || error._tag === "ThreadContended"
     }),
-    Effect.catch((error) =>
-      error._tag === "TurnNotRunning"
-        ? Effect.void // ended already (by a delete, or by hand)
-        : Effect.logError(`thread ${threadId}: could not record the end of turn ${turnId}: ${error.message}`)
-    )
+    Effect.catch((error) => {
+      switch (error._tag) {
+        case "TurnNotRunning": // ended already (by a delete, or by hand)
+          return Effect.void
+        case "ThreadNotFound": // deleted meanwhile
+          return Effect.logDebug(`thread ${threadId} was deleted before the end of turn ${turnId} was recorded`)
+        default:
+          return Effect.logError(`thread ${threadId}: could not record the end of turn ${turnId}: ${error.message}`)
+      }
+    })
   )
 
 const turnPaths = (turnId: string) => ({
@@ -202,67 +204,62 @@ export const startThreadTurn = (
     yield* allow(credentials, threadId, "write")
     const threads = yield* threadsOf(context)
     const starter = yield* required(context.starter, "starts no thread turns")
-    if (credentials.thread !== undefined) {
-      const taken = yield* turnsWindow.take(String(credentials.caller))
-      if (taken._tag === "Refused") {
-        return yield* new ApiError({
-          code: "rate_limited",
-          message: `at most ${context.options.threadTurnsPerMinute} turns a minute per thread token`,
-          retryAfterSeconds: taken.retryAfterSeconds
-        })
-      }
-    }
     const body = yield* readJsonBody(context.options.maxBodyBytes)
     const request = yield* Result.match(ThreadInput.decodeTurnRequest(body), {
       onFailure: (error) =>
         Effect.fail(new ApiError({ code: "invalid_request", message: error.message, field: error.field })),
       onSuccess: Effect.succeed
     })
-    if (request.regenerate === true && (request.message !== undefined || request.replaces !== undefined)) {
-      return yield* new ApiError({
-        code: "invalid_request",
-        message: "invalid turn input: regenerate: runs the last turn again from its own input: no message or replaces",
-        field: "regenerate"
-      })
-    }
     const choice = yield* starter.check({ model: request.model, provider: request.provider, tools: request.tools })
-    yield* Effect.catch(ensureThread(threads, threadId), fromThreadError)
+    if (credentials.thread !== undefined) {
+      // keyed by the thread: a token minted again shares its window
+      const taken = yield* turnsWindow.take(threadId)
+      if (taken._tag === "Refused") {
+        return yield* new ApiError({
+          code: "rate_limited",
+          message: `at most ${context.options.threadTurnsPerMinute} turns a minute per thread with thread tokens`,
+          retryAfterSeconds: taken.retryAfterSeconds
+        })
+      }
+    }
     const input: ThreadInput.TurnInput = {
       ...(request.message === undefined ? {} : { message: request.message }),
       ...(request.toolResults === undefined ? {} : { toolResults: request.toolResults }),
       ...(request.approvals === undefined ? {} : { approvals: request.approvals })
     }
-    const begun = yield* Effect.catch(
-      request.regenerate === true
-        ? threads.regenerate(threadId)
-        : threads.beginTurn(threadId, input, request.replaces === undefined ? {} : { replaces: request.replaces }),
-      fromThreadError
-    )
-    const started = yield* starter.start({
-      threadId,
-      turnId: begun.turnId,
-      prefix: begun.prefix,
-      messages: begun.messages,
-      choice
-    }).pipe(
-      Effect.tapError((error) =>
-        recordEnd(threads, threadId, begun.turnId, {
-          status: "failed",
-          items: [],
-          error: { code: error.code, message: error.message }
-        })
-      ),
-      Effect.onInterrupt(() =>
-        recordEnd(threads, threadId, begun.turnId, {
-          status: "failed",
-          items: [],
-          error: { code: "aborted", message: "the request was interrupted before the turn started" }
-        })
-      )
-    )
-    yield* FiberSet.run(
-      endings,
-      Effect.flatMap(started.ended, (end) => recordEnd(threads, threadId, begun.turnId, end))
+    const failed = (turnId: string, code: string, message: string) =>
+      recordEnd(threads, threadId, turnId, { status: "failed", items: [], error: { code, message } })
+    // From the turn begun to its ending watched, nothing interrupts: a request
+    // interrupted while the turn starts records it failed; never a slot held for good.
+    const started = yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const begun = yield* Effect.catch(
+          request.regenerate === true
+            ? threads.regenerate(threadId)
+            : threads.beginTurn(threadId, input, {
+              create: true,
+              ...(request.replaces === undefined ? {} : { replaces: request.replaces })
+            }),
+          fromThreadError
+        )
+        const started = yield* restore(starter.start({
+          threadId,
+          turnId: begun.turnId,
+          prefix: begun.prefix,
+          messages: begun.messages,
+          choice
+        })).pipe(
+          Effect.tapError((error) => failed(begun.turnId, error.code, error.message)),
+          Effect.onInterrupt(() =>
+            failed(begun.turnId, "aborted", "the request was interrupted before the turn started")
+          )
+        )
+        yield* FiberSet.run(
+          endings,
+          Effect.flatMap(started.ended, (end) => recordEnd(threads, threadId, begun.turnId, end))
+        )
+        return started
+      })
     )
     return HttpServerResponse.setHeaders(UiMessageStream.response(endedEvents(started.events)), {
       [turnIdHeader]: started.turnId,
@@ -298,10 +295,7 @@ export const getThread = (context: ThreadContext) =>
     const threadId = yield* threadIdParam
     yield* allow(yield* CurrentCaller, threadId, "read")
     const threads = yield* threadsOf(context)
-    const [info, messages] = yield* Effect.catch(
-      Effect.all([threads.get(threadId), threads.uiMessages(threadId)]),
-      fromThreadError
-    )
+    const { info, messages } = yield* Effect.catch(threads.snapshot(threadId), fromThreadError)
     return HttpServerResponse.jsonUnsafe(threadJson(info, messages), { headers: noStore })
   })
 
