@@ -18,9 +18,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import { ApiError } from "../src/ApiError.js"
+import { recordEnd } from "../src/internal/threadHandlers.js"
 import * as ThreadStarter from "../src/ThreadStarter.js"
 import * as ThreadToken from "../src/ThreadToken.js"
 import * as ViewerToken from "../src/ViewerToken.js"
@@ -137,15 +140,25 @@ const say = (text: string, id = `m-${text.length}`) => ({
   message: { id, role: "user", parts: [{ type: "text", text }] }
 })
 
-/** Waits until the thread has no running turn (its end recorded). */
+/**
+ * Waits until the thread has no running turn: its running turn's `turn_ended` read from
+ * the thread's events (no polling); then the thread as GET answers it.
+ */
 const settled = (base: string, threadId: string, headers: Record<string, string> = writer) =>
   Effect.gen(function*() {
-    // each look is a request over real HTTP: the turn runs meanwhile
-    for (let round = 0; round < 20_000; round++) {
-      const got = yield* send(`${base}/v1/threads/${threadId}`, "GET", undefined, headers)
-      if (got.status === 200 && got.json.running === null) return got.json
+    const threads = yield* Threads.Threads
+    const info = yield* Effect.orDie(threads.get(threadId))
+    if (Option.isSome(info.running)) {
+      const turnId = info.running.value.turnId
+      yield* threads.events(threadId, info.lastEventId).pipe(
+        Stream.takeUntil(({ event }) => event.type === "turn_ended" && event.turnId === turnId),
+        Stream.runDrain,
+        Effect.orDie
+      )
     }
-    return yield* Effect.die(new Error(`thread ${threadId} still runs a turn`))
+    const got = yield* send(`${base}/v1/threads/${threadId}`, "GET", undefined, headers)
+    expect([got.status, got.json.running]).toStrictEqual([200, null])
+    return got.json
   })
 
 describe("thread routes", () => {
@@ -342,6 +355,51 @@ describe("thread routes", () => {
       expect((yield* send(`${base}/v1/threads/busy/turns`, "POST", say("d"))).status).toBe(200)
     }).pipe(Effect.provide(services)), 60_000)
 
+  it.effect("the turns window is the thread's: a token minted again shares it; a refused body takes none", () =>
+    Effect.gen(function*() {
+      const base = yield* serveThreads([], [], { threadTurnsPerMinute: 2 })
+      const mint = (expiresIn: string) => Effect.map(ThreadToken.mint({ key, threadId: "keyed", expiresIn }), bearer)
+      const first = yield* mint("1 hour")
+      // bad bodies and a refused model: no quota taken (was: each one a turn of the window)
+      for (let i = 0; i < 3; i++) {
+        expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", {}, first)).status).toBe(400)
+      }
+      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", { ...say("x"), model: "gpt-9" }, first)).status)
+        .toBe(400)
+      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("a"), first)).status).toBe(200)
+      yield* settled(base, "keyed", first)
+      // a fresh token of the same thread (as the chat transport mints on expiry): the same window
+      const second = yield* mint("2 hours")
+      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("b"), second)).status).toBe(200)
+      yield* settled(base, "keyed", second)
+      const third = yield* mint("3 hours")
+      const limited = yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("c"), third)
+      expect([limited.status, limited.json.error.code]).toStrictEqual([429, "rate_limited"])
+    }).pipe(Effect.provide(services)), 60_000)
+
+  it.effect("a refused first turn leaves no thread; a regeneration with tool results is refused naming regenerate", () =>
+    Effect.gen(function*() {
+      const asked: Array<ThreadStarter.ThreadTurn> = []
+      const base = yield* serveThreads([], asked)
+      const refusal = (answered: Answered) => [answered.status, answered.json.error.code, answered.json.error.field]
+      const results = { toolResults: [{ toolCallId: "c1", output: "x" }] }
+      expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", results)))
+        .toStrictEqual([400, "invalid_request", "toolResults"])
+      expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", { ...say("x"), model: "gpt-9" })))
+        .toStrictEqual([400, "invalid_request", "model"])
+      // (was: 200 with an empty thread left behind)
+      expect(refusal(yield* send(`${base}/v1/threads/never`, "GET"))).toStrictEqual([404, "thread_not_found", undefined])
+      expect((yield* send(`${base}/v1/threads/regen/turns`, "POST", say("Hi"))).status).toBe(200)
+      yield* settled(base, "regen")
+      // (was: 200, the results silently dropped)
+      expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", { regenerate: true, ...results })))
+        .toStrictEqual([400, "invalid_request", "regenerate"])
+      const empty = { message: { id: "f", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "x" }] } }
+      expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", empty)))
+        .toStrictEqual([400, "invalid_request", "message.parts"])
+      expect(asked.length).toBe(1)
+    }).pipe(Effect.provide(services)), 60_000)
+
   it.effect("a bad body is a JSON error naming the field, never a schema dump", () =>
     Effect.gen(function*() {
       const base = yield* serveThreads()
@@ -379,6 +437,23 @@ describe("thread routes", () => {
       expect((yield* send(`${base}/v1/threads/gone`, "GET")).status).toBe(404)
       expect((yield* redis.xrange(TurnKeys.eventsKey(prefix, thread.head), "-", "+")).length).toBe(0)
       expect((yield* redis.xrange(TurnKeys.upsertsKey(prefix, thread.head), "-", "+")).length).toBe(0)
+    }).pipe(Effect.provide(services)), 60_000)
+
+  it.effect("a turn's end after its thread's deletion is expected: no error logged", () =>
+    Effect.gen(function*() {
+      const levels: Array<string> = []
+      const logger = Logger.make<unknown, void>(({ logLevel }) => {
+        levels.push(logLevel)
+      })
+      const threads = yield* Threads.Threads
+      const { threadId } = yield* threads.create()
+      const turn = yield* threads.beginTurn(threadId, { message: { role: "user", content: "x" } })
+      yield* threads.delete(threadId)
+      yield* recordEnd(threads, threadId, turn.turnId, { status: "completed", items: [] }).pipe(
+        Effect.provideService(Logger.CurrentLoggers, new Set([logger]))
+      )
+      // (was: one Error line)
+      expect(levels.filter((level) => level === "Error" || level === "Warn")).toStrictEqual([])
     }).pipe(Effect.provide(services)), 60_000)
 
   it.effect("the events SSE resumes after Last-Event-ID", () =>
