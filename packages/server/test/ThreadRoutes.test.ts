@@ -358,8 +358,9 @@ describe("thread routes", () => {
   it.effect("the turns window is the thread's: a token minted again shares it; a refused body takes none", () =>
     Effect.gen(function*() {
       const base = yield* serveThreads([], [], { threadTurnsPerMinute: 2 })
-      const mint = (expiresIn: string) => Effect.map(ThreadToken.mint({ key, threadId: "keyed", expiresIn }), bearer)
-      const first = yield* mint("1 hour")
+      const mint = (hours: number) =>
+        Effect.map(ThreadToken.mint({ key, threadId: "keyed", expiresIn: hours * 3_600_000 }), bearer)
+      const first = yield* mint(1)
       // bad bodies and a refused model: no quota taken (was: each one a turn of the window)
       for (let i = 0; i < 3; i++) {
         expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", {}, first)).status).toBe(400)
@@ -369,10 +370,10 @@ describe("thread routes", () => {
       expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("a"), first)).status).toBe(200)
       yield* settled(base, "keyed", first)
       // a fresh token of the same thread (as the chat transport mints on expiry): the same window
-      const second = yield* mint("2 hours")
+      const second = yield* mint(2)
       expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("b"), second)).status).toBe(200)
       yield* settled(base, "keyed", second)
-      const third = yield* mint("3 hours")
+      const third = yield* mint(3)
       const limited = yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("c"), third)
       expect([limited.status, limited.json.error.code]).toStrictEqual([429, "rate_limited"])
     }).pipe(Effect.provide(services)), 60_000)
