@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
 import * as Json from "./Json.js"
+import { isThreadId, threadIdRule } from "./ThreadId.js"
 import * as UIMessage from "./UIMessage.js"
 
 const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
@@ -29,33 +30,12 @@ const optional = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(
 export const maxResults = 128
 
 /**
- * The longest thread id: 128 characters.
+ * The thread-id rule and a thread token's expiry (their home is `ThreadId`, which has no
+ * dependency, for the browser client).
  *
  * @since 0.3.0
- * @category constants
  */
-export const maxThreadIdLength = 128
-
-const threadIdPattern = /^[A-Za-z0-9._:-]+$/
-
-/**
- * What a thread id is, in a sentence (the reason of every error about one).
- *
- * @since 0.3.0
- * @category constants
- */
-export const threadIdRule = `a thread id is 1 to ${maxThreadIdLength} letters, digits, '.', '_', ':' or '-'`
-
-/**
- * Whether a string is a thread id: 1 to `maxThreadIdLength` letters, digits, `.`, `_`,
- * `:` or `-` (the one rule the thread store, the server, thread tokens and the chat
- * transport share).
- *
- * @since 0.3.0
- * @category guards
- */
-export const isThreadId = (text: string): boolean =>
-  text.length > 0 && text.length <= maxThreadIdLength && threadIdPattern.test(text)
+export { isThreadId, maxThreadIdLength, threadIdRule, threadTokenExpiresAt } from "./ThreadId.js"
 
 /**
  * A thread id as a schema (`isThreadId`).
@@ -66,19 +46,6 @@ export const isThreadId = (text: string): boolean =>
 export const ThreadId = Schema.String.check(
   Schema.makeFilter((text: string) => isThreadId(text) || threadIdRule)
 ).annotate({ identifier: "ThreadId" })
-
-/**
- * When a thread token (`th1.<expiresAt>.<scope>.<threadId>.<mac>`) expires, in ms since
- * the epoch, read without checking its signature (what a client needs to mint a new one
- * in time); `undefined` for a text of another form. The server verifies the whole token.
- *
- * @since 0.3.0
- * @category parsing
- */
-export const threadTokenExpiresAt = (token: string): number | undefined => {
-  const match = /^th1\.(\d{1,16})\./.exec(token)
-  return match === null ? undefined : Number(match[1])
-}
 
 /**
  * OpenAI-style user input: `content` is text or a list of text parts.
