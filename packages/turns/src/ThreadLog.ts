@@ -39,7 +39,9 @@ export type TurnOutcome = typeof TurnOutcome.Type
 /**
  * A turn's input as the thread keeps it: the user's message as a `UIMessage`, the
  * tool results resolved against the parent turn's calls (named after them, with the
- * provider's call id), the approval answers.
+ * provider's call id), the approval answers, and `toolCallIds`, the calls the results
+ * answer as the client named them (a UI tool part's `toolCallId`), so that another tab
+ * marks them answered.
  *
  * @since 0.3.0
  * @category schemas
@@ -47,7 +49,8 @@ export type TurnOutcome = typeof TurnOutcome.Type
 export const StoredInput = Schema.Struct({
   message: Schema.optionalKey(UIMessage.UIMessage),
   toolResults: Schema.Array(LlmRequest.ToolResult),
-  approvals: Schema.Array(ThreadInput.ApprovalInput)
+  approvals: Schema.Array(ThreadInput.ApprovalInput),
+  toolCallIds: Schema.optionalKey(Schema.Array(Schema.String))
 }).annotate({ identifier: "StoredInput" })
 
 /**

@@ -520,7 +520,8 @@ export const make = (
         return {
           ...(input.message === undefined ? {} : { message: ThreadInput.toUIMessage(input.message, `${turnId}-user`) }),
           toolResults: toolResults.success,
-          approvals
+          approvals,
+          ...(results.length === 0 ? {} : { toolCallIds: results.map((result) => result.toolCallId) })
         }
       })
 
