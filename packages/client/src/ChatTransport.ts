@@ -37,6 +37,7 @@ import type { ChatTransport, UIMessage, UIMessageChunk } from "ai"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { ClientError, fromResponse, fromThrown } from "./ClientError.js"
 import { apiUrl, turnUrl } from "./internal/http.js"
+import { isThreadId, threadIdRule, threadTokenExpiresAt } from "@sluice/core/ThreadId"
 import { platformSleep } from "./internal/sleep.js"
 import {
   answeredCalls,
@@ -47,8 +48,7 @@ import {
   type RunningTurn,
   type ThreadEvent,
   type ThreadSnapshot,
-  type ThreadToolResult,
-  tokenExpiresAt
+  type ThreadToolResult
 } from "./internal/thread.js"
 import {
   toTurnConversation,
@@ -130,7 +130,8 @@ export type ThreadTokenSource = string | (() => string | Promise<string>)
 /**
  * The fields of a thread turn request other than its input (`ThreadInput.TurnRequest`
  * of `@sluice/core`): `model`, `provider` and `tools` (names), each within what the
- * server allows, plus whatever else the server reads.
+ * server allows. These are all the server takes: the transport sends only these three
+ * (from `thread.body`, then a request's own `body`), never any other field.
  *
  * @since 0.3.0
  * @category models
@@ -139,7 +140,20 @@ export interface ThreadTurnFields {
   readonly model?: string | undefined
   readonly provider?: string | undefined
   readonly tools?: ReadonlyArray<string> | undefined
-  readonly [field: string]: unknown
+}
+
+const threadFieldNames = ["model", "provider", "tools"] as const
+
+// The fields of a thread turn the server takes, from what the app gave.
+const threadFields = (...given: ReadonlyArray<object | undefined>): Record<string, unknown> => {
+  const fields: Record<string, unknown> = {}
+  for (const source of given) {
+    for (const name of threadFieldNames) {
+      const value: unknown = source === undefined ? undefined : Reflect.get(source, name)
+      if (value !== undefined) fields[name] = value
+    }
+  }
+  return fields
 }
 
 /**
@@ -175,6 +189,9 @@ export interface ThreadTurnStarted {
  * the messages and resumes the chat's stream: docs/threads.md#browser). `after` is the
  * entry id to follow after (default: the thread's last event when `followThread` is
  * called, or what `loadThread` read); `signal` ends the following.
+ * `waitForCreationMs` (default 10 minutes, by the transport's `now`) is how long a
+ * thread not started yet is waited for before `followThread` rejects with
+ * `thread_not_found`.
  *
  * @since 0.3.0
  * @category models
@@ -184,6 +201,7 @@ export interface FollowThreadOptions {
   readonly onTurnStarted?: ((turn: ThreadTurnStarted) => void | Promise<void>) | undefined
   readonly after?: string | undefined
   readonly signal?: AbortSignal | undefined
+  readonly waitForCreationMs?: number | undefined
 }
 
 /**
@@ -427,6 +445,8 @@ export interface SluiceChatTransportOptions<UI_MESSAGE extends UIMessage = UIMes
   readonly startAttempts?: number | undefined
   readonly sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined
   readonly random?: (() => number) | undefined
+  /** The time in ms since the epoch (default `Date.now`): thread tokens' expiry, waits. */
+  readonly now?: (() => number) | undefined
   readonly thread?: ThreadOptions | undefined
 }
 
@@ -550,10 +570,8 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     if (attempts !== undefined && !(Number.isSafeInteger(attempts) && attempts >= 1)) {
       throw new RangeError(`startAttempts must be a positive integer, got ${attempts}`)
     }
-    if (options.thread !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(options.thread.id)) {
-      throw new RangeError(
-        `thread.id must be 1 to 128 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(options.thread.id)}`
-      )
+    if (options.thread !== undefined && !isThreadId(options.thread.id)) {
+      throw new RangeError(`thread.id: ${threadIdRule}, got ${JSON.stringify(options.thread.id)}`)
     }
     this.#options = options
     this.#storage = options.storage ?? defaultStorage()
@@ -638,8 +656,7 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       )
     }
     const body = {
-      ...(await resolve(thread.body ?? {})),
-      ...options.body,
+      ...threadFields(await resolve(thread.body ?? {}), options.body),
       ...(regenerate ? { regenerate: true } : {}),
       ...(input.message === undefined ? {} : { message: input.message }),
       ...(input.toolResults.length === 0 ? {} : { toolResults: input.toolResults })
@@ -743,7 +760,9 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
     const reconnect = { ...Reconnect.defaults, ...this.#options.reconnect, maxAttempts: Infinity }
     const sleep = this.#options.sleep ?? platformSleep
     const random = this.#options.random ?? Math.random
+    const now = this.#options.now ?? Date.now
     let after = options.after ?? this.#threadEventId ?? (await this.loadThread({ signal }))?.lastEventId
+    const waitUntil = now() + (options.waitForCreationMs ?? 600_000)
     let failures = 0
     while (!signal.aborted) {
       let response: Response
@@ -760,8 +779,14 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
       } catch (error) {
         const failure = fromThrown(error)
         if (signal.aborted) return
-        // a thread not started yet: its first turn creates it
-        if (!failure.retryable && failure.code !== "thread_not_found") throw failure
+        if (failure.code === "thread_not_found") {
+          // a thread followed before: deleted (its `thread_deleted` missed)
+          if (after !== undefined) return
+          // a thread not started yet: its first turn creates it, waited for a while
+          if (now() >= waitUntil) throw failure
+        } else if (!failure.retryable) {
+          throw failure
+        }
         await sleep(Reconnect.delayMs(failures++, reconnect, random), signal)
         continue
       }
@@ -807,11 +832,8 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   async #threadEvent(event: ThreadEvent, id: string, options: FollowThreadOptions): Promise<void> {
     this.#threadEventId = id
     if (event.type === "turn_started") {
-      for (const result of event.input.toolResults) {
-        if (typeof result === "object" && result !== null && "toolCallId" in result) {
-          if (typeof result.toolCallId === "string") this.#answered.add(result.toolCallId)
-        }
-      }
+      // the calls as the sending tab named them (a stored result names the provider's call)
+      for (const id of event.input.toolCallIds ?? []) this.#answered.add(id)
     }
     await options.onEvent?.(event, id)
     if (event.type !== "turn_started" || options.onTurnStarted === undefined) return
@@ -947,9 +969,10 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   async #threadToken(source: ThreadTokenSource, fresh: boolean): Promise<string | undefined> {
     if (typeof source === "string") return source
     const current = this.#token === undefined ? undefined : await this.#token.catch(() => undefined)
-    const expiresAt = current === undefined ? undefined : tokenExpiresAt(current)
+    const expiresAt = current === undefined ? undefined : threadTokenExpiresAt(current)
+    const now = this.#options.now ?? Date.now
     // a token that ends within the next 5 s is as good as expired
-    if (fresh || current === undefined || (expiresAt !== undefined && expiresAt - 5_000 <= Date.now())) {
+    if (fresh || current === undefined || (expiresAt !== undefined && expiresAt - 5_000 <= now())) {
       const next = Promise.resolve().then(source)
       this.#token = next
       return next

@@ -203,6 +203,47 @@ describe("SluiceChatTransport, thread mode", () => {
     )
   }, timeout)
 
+  it("reads a token's expiry on the transport's now", async () => {
+    let clock = 0
+    const given = [token(1, 60_000), token(2)]
+    const { fetch, sent } = scripted([
+      () => Response.json(threadJson()),
+      () => Response.json(threadJson()),
+      () => Response.json(threadJson())
+    ])
+    const timed = new SluiceChatTransport({
+      baseUrl: base,
+      fetch,
+      storage: memoryStorage(),
+      now: () => clock,
+      thread: { id: threadId, token: () => Promise.resolve(given.shift()!) }
+    })
+    await timed.loadThread()
+    clock = 50_000 // 10 s left: still good
+    await timed.loadThread()
+    clock = 56_000 // within 5 s of its end: a new one
+    await timed.loadThread()
+    expect(sent.map((request) => request.headers["authorization"])).toStrictEqual(
+      [token(1, 60_000), token(1, 60_000), token(2)].map((value) => `Bearer ${value}`)
+    )
+  }, timeout)
+
+  it("sends only the fields the server takes (model, provider, tools)", async () => {
+    const { fetch, sent } = scripted([startedTurn()])
+    const transport = transportOn(fetch, { body: () => ({ model: "m", temperature: 0.2 }) })
+    await collect(
+      await transport.sendMessages({
+        trigger: "submit-message",
+        chatId: "c",
+        messageId: undefined,
+        messages: [user("u1", "Hi")],
+        abortSignal: undefined,
+        body: { tools: ["get_weather"], system: "be brief" }
+      })
+    )
+    expect(sent[0]!.body).toStrictEqual({ model: "m", tools: ["get_weather"], message: user("u1", "Hi") })
+  }, timeout)
+
   it("stop cancels the turn with the thread token", async () => {
     let cancelled: (url: string) => void = () => undefined
     const cancel = new Promise<string>((resolve) => (cancelled = resolve))
@@ -238,7 +279,7 @@ describe("SluiceChatTransport, thread mode", () => {
   }, timeout)
 
   it("refuses a thread id the server would refuse, and thread calls outside thread mode", async () => {
-    expect(() => new SluiceChatTransport({ thread: { id: "a/b" } })).toThrow(/thread.id must be 1 to 128/)
+    expect(() => new SluiceChatTransport({ thread: { id: "a/b" } })).toThrow(/thread.id: a thread id is 1 to 128/)
     const plain = new SluiceChatTransport({ storage: memoryStorage() })
     expect(await plain.loadMessages().catch((thrown: unknown) => thrown)).toMatchObject({ code: "not_thread_mode" })
   }, timeout)
@@ -305,8 +346,9 @@ describe("followThread", () => {
     expect(await transport.reconnectToStream({ chatId: "c" })).toBeNull()
   }, timeout)
 
+  const notFound: Reply = () => Response.json({ error: { code: "thread_not_found", message: "no" } }, { status: 404 })
+
   it("waits for a thread not started yet, and gives up on a refusal", async () => {
-    const notFound: Reply = () => Response.json({ error: { code: "thread_not_found", message: "no" } }, { status: 404 })
     const { fetch, sent } = scripted([
       notFound, // loadThread: none yet, so from the start
       notFound,
@@ -314,7 +356,6 @@ describe("followThread", () => {
         event("0-1", { type: "thread_created", threadId, at: 1 }),
         event("1-0", { type: "thread_deleted", at: 2 })
       ]),
-      notFound,
       () => Response.json({ error: { code: "forbidden", message: "another thread" } }, { status: 403 })
     ])
     const transport = transportOn(fetch)
@@ -323,5 +364,64 @@ describe("followThread", () => {
     expect(await transport.followThread({ after: "1-0" }).catch((thrown: unknown) => thrown)).toMatchObject({
       code: "forbidden"
     })
+  }, timeout)
+
+  it("ends on thread_not_found once the thread was followed (its deletion missed)", async () => {
+    const { fetch, sent } = scripted([
+      events([event("6-0", startedBy("other"))], true),
+      notFound, // deleted while the stream was down: its thread_deleted never read
+      notFound
+    ])
+    const transport = transportOn(fetch)
+    // (was: retried for good)
+    await transport.followThread({ after: "5-0" })
+    expect(sent.map((request) => request.headers["last-event-id"])).toStrictEqual(["5-0", "6-0"])
+  }, timeout)
+
+  it("waits for a thread's creation at most waitForCreationMs, by the transport's now", async () => {
+    let clock = 0
+    const { fetch, sent } = scripted([notFound, notFound, notFound, notFound, notFound])
+    const transport = new SluiceChatTransport({
+      baseUrl: base,
+      fetch,
+      storage: memoryStorage(),
+      sleep: () => Promise.resolve(void (clock += 400)),
+      random: () => 0,
+      now: () => clock,
+      thread: { id: threadId, token: token(1) }
+    })
+    // (was: waited for good)
+    expect(await transport.followThread({ waitForCreationMs: 1_000 }).catch((thrown: unknown) => thrown))
+      .toMatchObject({ code: "thread_not_found" })
+    // loadThread, then tries at 0, 400, 800 and 1200 (past the wait)
+    expect(sent.length).toBe(5)
+  }, timeout)
+
+  it("marks the results another tab sent answered (toolCallIds), and sends them no more", async () => {
+    const sentByOther: ThreadEvent = {
+      type: "turn_started",
+      turnId: "t-other",
+      parentId: "t-1",
+      prefix: "sluice",
+      input: {
+        toolResults: [{ callId: "toolu_01", name: "get_weather", output: "{\"temperature\":3}" }],
+        approvals: [],
+        toolCallIds: ["call-1"]
+      },
+      at: 1
+    }
+    const { fetch, sent } = scripted([
+      events([event("6-0", sentByOther), event("7-0", { type: "thread_deleted", at: 2 })]),
+      startedTurn()
+    ])
+    const transport = transportOn(fetch)
+    await transport.followThread({ after: "5-0" })
+    const answered = [user("u1", "Weather in Oslo?"), called("output-available")]
+    // (was: the results sent again, which the server refuses)
+    expect(await submit(transport, answered).catch((thrown: unknown) => thrown)).toMatchObject({
+      code: "invalid_request"
+    })
+    await collect(await submit(transport, [...answered, user("u2", "Thanks")]))
+    expect(sent[1]!.body).toStrictEqual({ message: user("u2", "Thanks") })
   }, timeout)
 })

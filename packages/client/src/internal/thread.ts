@@ -170,6 +170,8 @@ export type ThreadEvent =
       readonly message?: unknown
       readonly toolResults: ReadonlyArray<unknown>
       readonly approvals: ReadonlyArray<unknown>
+      /** The calls the results answer, as the client that sent them named them (UI `toolCallId`s). */
+      readonly toolCallIds?: ReadonlyArray<string> | undefined
     }
     readonly at: number
   }
@@ -204,7 +206,8 @@ export const isThreadEvent = (value: unknown): value is ThreadEvent => {
       const input = value["input"]
       return typeof value["turnId"] === "string" && typeof value["prefix"] === "string" &&
         (value["parentId"] === null || typeof value["parentId"] === "string") && isObject(input) &&
-        Array.isArray(input["toolResults"]) && Array.isArray(input["approvals"])
+        Array.isArray(input["toolResults"]) && Array.isArray(input["approvals"]) &&
+        (input["toolCallIds"] === undefined || isStrings(input["toolCallIds"]))
     }
     case "turn_ended": {
       const end = value["end"]
@@ -217,17 +220,4 @@ export const isThreadEvent = (value: unknown): value is ThreadEvent => {
     default:
       return false
   }
-}
-
-/**
- * When a thread token (`th1.<expiresAt>.<scope>.<threadId>.<mac>`) expires, in ms
- * since the epoch; undefined for a token of another form (it is then used until the
- * server answers 401).
- *
- * @internal
- */
-export const tokenExpiresAt = (token: string): number | undefined => {
-  const [version, expiresAt] = token.split(".")
-  if (version !== "th1" || expiresAt === undefined || !/^\d+$/.test(expiresAt)) return undefined
-  return Number(expiresAt)
 }
