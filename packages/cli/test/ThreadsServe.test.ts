@@ -12,6 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { transcript } from "@sluice/testing/fixtures"
 import * as Loopback from "@sluice/testing/providers"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,15 +43,51 @@ const post = (base: string, threadId: string, token: string, body: unknown) =>
     return { status: response.status, turnId: response.headers.get("x-sluice-turn-id"), text: await response.text() }
   })
 
-/** Waits until the thread runs no turn (each look a request over real HTTP); the thread. */
+const ThreadJson = Schema.Struct({
+  running: Schema.NullOr(Schema.Struct({ turnId: Schema.String })),
+  turnCount: Schema.Number,
+  lastEventId: Schema.String
+})
+const decodeThread = Schema.decodeUnknownPromise(ThreadJson)
+const decodeEvent = Schema.decodeUnknownOption(
+  Schema.fromJsonString(Schema.Struct({ type: Schema.String, turnId: Schema.optionalKey(Schema.String) }))
+)
+
+const getThread = async (base: string, threadId: string, token: string) => {
+  const response = await fetch(`${base}/v1/threads/${threadId}`, { headers: { authorization: `Bearer ${token}` } })
+  expect(response.status).toBe(200)
+  return decodeThread(await response.json())
+}
+
+/**
+ * Waits until the thread runs no turn: its running turn's `turn_ended` read from the
+ * thread's events (`GET /v1/threads/:threadId/events` after the thread's last event; no
+ * polling); then the thread.
+ */
 const settled = (base: string, threadId: string, token: string) =>
   Effect.promise(async () => {
-    for (let round = 0; round < 20_000; round++) {
-      const response = await fetch(`${base}/v1/threads/${threadId}`, { headers: { authorization: `Bearer ${token}` } })
-      const thread = (await response.json()) as { readonly running: unknown; readonly turnCount: number }
-      if (response.status === 200 && thread.running === null) return thread
+    const thread = await getThread(base, threadId, token)
+    if (thread.running === null) return thread
+    const response = await fetch(`${base}/v1/threads/${threadId}/events`, {
+      headers: { authorization: `Bearer ${token}`, "last-event-id": thread.lastEventId }
+    })
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    const turnId = thread.running.turnId
+    const isEnd = (line: string) => {
+      if (!line.startsWith("data: ")) return false
+      const event = decodeEvent(line.slice("data: ".length))
+      return event._tag === "Some" && event.value.type === "turn_ended" && event.value.turnId === turnId
     }
-    throw new Error(`thread ${threadId} still runs a turn`)
+    let text = ""
+    while (!text.split("\n").some(isEnd)) {
+      const read = await reader.read()
+      if (read.done) throw new Error(`the events of thread ${threadId} ended before its turn did`)
+      text += read.value
+    }
+    await reader.cancel()
+    const after = await getThread(base, threadId, token)
+    expect(after.running).toBe(null)
+    return after
   })
 
 describe("threads on sluice serve", () => {
