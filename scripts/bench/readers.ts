@@ -10,7 +10,8 @@
  * Reported per stream: the server's resident memory before the readers and once all
  * have caught up (and so per reader), the server's CPU time while they connected and
  * caught up (from /proc), how `/healthz` answered meanwhile (asked every 50 ms: how many
- * answers, the median, the slowest, the failures), the connections Redis holds for the
+ * answers, the median, the slowest, the failures), how late the server's event loop ran
+ * meanwhile (`eventLoopDelay.ts`: p99 and max), the connections Redis holds for the
  * server, and, once the turn is finished, how many readers read it whole. A benchmark,
  * never a test.
  */
@@ -23,6 +24,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { build } from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -30,6 +32,7 @@ import { randomUUID } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { connect } from "node:net"
+import { resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { procBytes } from "./harness.js"
 
@@ -73,6 +76,8 @@ const startServer = async (url: string): Promise<{ readonly child: ChildProcess;
   const nodeArgs = (process.env.BENCH_READERS_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
   const child = spawn(process.execPath, [
     ...nodeArgs,
+    "--import",
+    resolve("scripts/bench/eventLoopDelay.ts"),
     bundled,
     "serve",
     "--port",
@@ -83,7 +88,10 @@ const startServer = async (url: string): Promise<{ readonly child: ChildProcess;
     PREFIX,
     "--max-streams-per-token",
     String(READERS + 10)
-  ], { env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN }, stdio: "ignore" })
+  ], {
+    env: { ...process.env, REDIS_URL: url, SLUICE_API_TOKENS: TOKEN, BENCH_EVENT_LOOP_FILE: eventLoopFile },
+    stdio: "ignore"
+  })
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
     try {
@@ -98,6 +106,14 @@ const startServer = async (url: string): Promise<{ readonly child: ChildProcess;
   child.kill()
   throw new Error("sluice serve did not answer")
 }
+
+// How late the server's event loop ran (`eventLoopDelay.ts`), in ms, since it was told
+// to start over (SIGUSR2).
+const eventLoopFile = "bench-results/readers-event-loop.json"
+const decodeDelay = Schema.decodeUnknownSync(
+  Schema.fromJsonString(Schema.Struct({ p50: Schema.Number, p99: Schema.Number, max: Schema.Number }))
+)
+const eventLoopDelay = () => decodeDelay(readFileSync(eventLoopFile, "utf8"))
 
 // The CPU seconds a process has used (user and system, /proc/<pid>/stat).
 const cpuSeconds = (pid: number): number => {
@@ -235,6 +251,7 @@ interface Row {
   readonly cpu: number
   readonly health: ReadonlyArray<number>
   readonly healthFailed: number
+  readonly loop: { readonly p99: number; readonly max: number }
   readonly clients: number
   readonly whole: number
 }
@@ -265,6 +282,7 @@ const runStream = async (stream: string): Promise<Row> => {
       let caughtUp = 0
       const started = performance.now()
       const cpuStart = cpuSeconds(pid)
+      child.kill("SIGUSR2")
       const done: Array<Promise<void>> = []
       const launcher = (async () => {
         for (const reader of readers) {
@@ -280,6 +298,9 @@ const runStream = async (stream: string): Promise<Row> => {
       const probe = probing(base)
       while (caughtUp < READERS && performance.now() - started < 300_000) await sleep(50)
       const { answered: health, failed: healthFailed } = await probe.stop()
+      // (written every 250 ms: the last write after the phase)
+      await sleep(300)
+      const loop = eventLoopDelay()
       await launcher
       const seconds = (performance.now() - started) / 1000
       const cpu = cpuSeconds(pid) - cpuStart
@@ -314,6 +335,7 @@ const runStream = async (stream: string): Promise<Row> => {
         cpu,
         health,
         healthFailed,
+        loop,
         clients,
         whole
       }
@@ -419,8 +441,8 @@ export const run = async (): Promise<string> => {
     "",
     `${READERS} SSE readers of one running turn (a ${TEXT}-byte message in deltas), each on a socket of its own, at most ${WAVE} connecting at a time; each stream on a fresh server. Caught up: every reader has the entries written before it connected.`,
     "",
-    "| stream | entries (Redis memory) | readers connected | caught up in | server CPU | server RSS before | with every reader | per reader | Redis connections of the server | /healthz answered (p50, max) | /healthz failed | readers that read the whole turn |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| stream | entries (Redis memory) | readers connected | caught up in | server CPU | server RSS before | with every reader | per reader | Redis connections of the server | /healthz answered (p50, max) | /healthz failed | server's event loop late (p99, max) | readers that read the whole turn |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map((row) =>
       `| ${row.stream} | ${row.entries} (${(row.bytes / 1024).toFixed(0)} KB) | ${row.connected} | ${
         row.seconds.toFixed(1)
@@ -428,7 +450,9 @@ export const run = async (): Promise<string> => {
         ((row.rssAfter - row.rssBefore) / Math.max(1, row.connected) / 1024).toFixed(0)
       } KB | ${row.clients} | ${row.health.length} (${
         (row.health[Math.floor(row.health.length / 2)] ?? NaN).toFixed(0)
-      } ms, ${(row.health[row.health.length - 1] ?? NaN).toFixed(0)} ms) | ${row.healthFailed} | ${row.whole} |`
+      } ms, ${(row.health[row.health.length - 1] ?? NaN).toFixed(0)} ms) | ${row.healthFailed} | ${
+        row.loop.p99.toFixed(0)
+      } ms, ${row.loop.max.toFixed(0)} ms | ${row.whole} |`
     ),
     ...(paused === undefined ? [] : [
       "",
