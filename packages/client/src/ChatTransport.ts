@@ -747,10 +747,12 @@ export class SluiceChatTransport<UI_MESSAGE extends UIMessage = UIMessage> imple
   /**
    * Thread mode: follows the thread's events (`GET /v1/threads/:threadId/events`,
    * resuming with `Last-Event-ID` and backoff when the stream drops, waiting for a
-   * thread not started yet) and calls `onEvent` for each, `onTurnStarted` for each turn
-   * another tab, device or backend started. Resolves when `signal` aborts or the thread
-   * is deleted; rejects with a `ClientError` the server will not answer otherwise
-   * (`forbidden`, `unauthorized` after a fresh token).
+   * thread not started yet, at most `waitForCreationMs`) and calls `onEvent` for each,
+   * `onTurnStarted` for each turn another tab, device or backend started. Resolves when
+   * `signal` aborts or the thread is deleted (its `thread_deleted` read, or
+   * `thread_not_found` once it was followed); rejects with a `ClientError` the server
+   * will not answer otherwise (`forbidden`, `unauthorized` after a fresh token,
+   * `thread_not_found` when the wait for its creation is over).
    *
    * @since 0.3.0
    */
