@@ -124,6 +124,11 @@ export const threadsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           const next = yield* threads.beginTurn(threadId, {
             toolResults: [{ toolCallId: "item-call-1", output: { temperature: 3 } }]
           })
+          // the result stored under the provider's call id, and the call as the client named it
+          expect((yield* threads.turn(threadId, next.turnId)).input).toMatchObject({
+            toolResults: [{ callId: "toolu_01" }],
+            toolCallIds: ["item-call-1"]
+          })
           const encoded = AnthropicRequest.messages({ model: "claude", messages: next.messages })
           expect(encoded).toStrictEqual([
             { role: "user", content: [{ type: "text", text: "weather in Oslo?" }] },
