@@ -15,7 +15,11 @@ import { Cli, Output } from "../src/index.js"
 // content next to it: the summary `sluice normalize` prints must be the same for both,
 // and the same as the fold of the events `--events` prints.
 const fixtures = transcriptsDir
-const pairs = readdirSync(fixtures).flatMap((provider) =>
+// each provider's folder (the recorded bodies, and the shared turn file beside them, aside)
+const providers = readdirSync(fixtures, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== "recorded")
+  .map((entry) => entry.name)
+const pairs = providers.flatMap((provider) =>
   readdirSync(join(fixtures, provider))
     .filter((file) => file.endsWith(".sse") && existsSync(join(fixtures, provider, file.replace(/\.sse$/, ".json"))))
     .map((file) => ({
