@@ -33,11 +33,11 @@
  *
  * @since 0.3.0
  */
+import { isThreadId, threadIdRule, threadTokenExpiresAt } from "@sluice/core/ThreadId"
 import type { ChatTransport, UIMessage, UIMessageChunk } from "ai"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { ClientError, fromResponse, fromThrown } from "./ClientError.js"
 import { apiUrl, turnUrl } from "./internal/http.js"
-import { isThreadId, threadIdRule, threadTokenExpiresAt } from "@sluice/core/ThreadId"
 import { platformSleep } from "./internal/sleep.js"
 import {
   answeredCalls,

@@ -71,7 +71,9 @@ describe("ThreadInput.decodeTurnRequest", () => {
     expect(failure({ regenerate: true, message: { role: "user", content: "hi" }, replaces: "t" }).reason).toContain(
       "message, replaces"
     )
-    expect(Result.isSuccess(ThreadInput.decodeTurnRequest({ regenerate: false, message: { role: "user", content: "a" } })))
+    expect(
+      Result.isSuccess(ThreadInput.decodeTurnRequest({ regenerate: false, message: { role: "user", content: "a" } }))
+    )
       .toBe(true)
   })
 
@@ -86,7 +88,9 @@ describe("ThreadInput.decodeTurnRequest", () => {
     expect(failure({ message: { role: "user", content: [] } })).toMatchObject({ field: "message.content" })
     expect(
       Result.isSuccess(
-        ThreadInput.decodeTurnRequest({ message: { id: "u1", role: "user", parts: [file, { type: "text", text: "?" }] } })
+        ThreadInput.decodeTurnRequest({
+          message: { id: "u1", role: "user", parts: [file, { type: "text", text: "?" }] }
+        })
       )
     ).toBe(true)
   })

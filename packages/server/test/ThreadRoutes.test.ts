@@ -355,51 +355,65 @@ describe("thread routes", () => {
       expect((yield* send(`${base}/v1/threads/busy/turns`, "POST", say("d"))).status).toBe(200)
     }).pipe(Effect.provide(services)), 60_000)
 
-  it.effect("the turns window is the thread's: a token minted again shares it; a refused body takes none", () =>
-    Effect.gen(function*() {
-      const base = yield* serveThreads([], [], { threadTurnsPerMinute: 2 })
-      const mint = (hours: number) =>
-        Effect.map(ThreadToken.mint({ key, threadId: "keyed", expiresIn: hours * 3_600_000 }), bearer)
-      const first = yield* mint(1)
-      // bad bodies and a refused model: no quota taken (was: each one a turn of the window)
-      for (let i = 0; i < 3; i++) {
-        expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", {}, first)).status).toBe(400)
-      }
-      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", { ...say("x"), model: "gpt-9" }, first)).status)
-        .toBe(400)
-      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("a"), first)).status).toBe(200)
-      yield* settled(base, "keyed", first)
-      // a fresh token of the same thread (as the chat transport mints on expiry): the same window
-      const second = yield* mint(2)
-      expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("b"), second)).status).toBe(200)
-      yield* settled(base, "keyed", second)
-      const third = yield* mint(3)
-      const limited = yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("c"), third)
-      expect([limited.status, limited.json.error.code]).toStrictEqual([429, "rate_limited"])
-    }).pipe(Effect.provide(services)), 60_000)
+  it.effect(
+    "the turns window is the thread's: a token minted again shares it; a refused body takes none",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* serveThreads([], [], { threadTurnsPerMinute: 2 })
+        const mint = (hours: number) =>
+          Effect.map(ThreadToken.mint({ key, threadId: "keyed", expiresIn: hours * 3_600_000 }), bearer)
+        const first = yield* mint(1)
+        // bad bodies and a refused model: no quota taken (was: each one a turn of the window)
+        for (let i = 0; i < 3; i++) {
+          expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", {}, first)).status).toBe(400)
+        }
+        expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", { ...say("x"), model: "gpt-9" }, first)).status)
+          .toBe(400)
+        expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("a"), first)).status).toBe(200)
+        yield* settled(base, "keyed", first)
+        // a fresh token of the same thread (as the chat transport mints on expiry): the same window
+        const second = yield* mint(2)
+        expect((yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("b"), second)).status).toBe(200)
+        yield* settled(base, "keyed", second)
+        const third = yield* mint(3)
+        const limited = yield* send(`${base}/v1/threads/keyed/turns`, "POST", say("c"), third)
+        expect([limited.status, limited.json.error.code]).toStrictEqual([429, "rate_limited"])
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
-  it.effect("a refused first turn leaves no thread; a regeneration with tool results is refused naming regenerate", () =>
-    Effect.gen(function*() {
-      const asked: Array<ThreadStarter.ThreadTurn> = []
-      const base = yield* serveThreads([], asked)
-      const refusal = (answered: Answered) => [answered.status, answered.json.error.code, answered.json.error.field]
-      const results = { toolResults: [{ toolCallId: "c1", output: "x" }] }
-      expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", results)))
-        .toStrictEqual([400, "invalid_request", "toolResults"])
-      expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", { ...say("x"), model: "gpt-9" })))
-        .toStrictEqual([400, "invalid_request", "model"])
-      // (was: 200 with an empty thread left behind)
-      expect(refusal(yield* send(`${base}/v1/threads/never`, "GET"))).toStrictEqual([404, "thread_not_found", undefined])
-      expect((yield* send(`${base}/v1/threads/regen/turns`, "POST", say("Hi"))).status).toBe(200)
-      yield* settled(base, "regen")
-      // (was: 200, the results silently dropped)
-      expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", { regenerate: true, ...results })))
-        .toStrictEqual([400, "invalid_request", "regenerate"])
-      const empty = { message: { id: "f", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "x" }] } }
-      expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", empty)))
-        .toStrictEqual([400, "invalid_request", "message.parts"])
-      expect(asked.length).toBe(1)
-    }).pipe(Effect.provide(services)), 60_000)
+  it.effect(
+    "a refused first turn leaves no thread; a regeneration with tool results is refused naming regenerate",
+    () =>
+      Effect.gen(function*() {
+        const asked: Array<ThreadStarter.ThreadTurn> = []
+        const base = yield* serveThreads([], asked)
+        const refusal = (answered: Answered) => [answered.status, answered.json.error.code, answered.json.error.field]
+        const results = { toolResults: [{ toolCallId: "c1", output: "x" }] }
+        expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", results)))
+          .toStrictEqual([400, "invalid_request", "toolResults"])
+        expect(refusal(yield* send(`${base}/v1/threads/never/turns`, "POST", { ...say("x"), model: "gpt-9" })))
+          .toStrictEqual([400, "invalid_request", "model"])
+        // (was: 200 with an empty thread left behind)
+        expect(refusal(yield* send(`${base}/v1/threads/never`, "GET"))).toStrictEqual([
+          404,
+          "thread_not_found",
+          undefined
+        ])
+        expect((yield* send(`${base}/v1/threads/regen/turns`, "POST", say("Hi"))).status).toBe(200)
+        yield* settled(base, "regen")
+        // (was: 200, the results silently dropped)
+        expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", { regenerate: true, ...results })))
+          .toStrictEqual([400, "invalid_request", "regenerate"])
+        const empty = {
+          message: { id: "f", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "x" }] }
+        }
+        expect(refusal(yield* send(`${base}/v1/threads/regen/turns`, "POST", empty)))
+          .toStrictEqual([400, "invalid_request", "message.parts"])
+        expect(asked.length).toBe(1)
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
   it.effect("a bad body is a JSON error naming the field, never a schema dump", () =>
     Effect.gen(function*() {

@@ -534,40 +534,40 @@ export const make = (
       >
     ) =>
     (state: ThreadLog.ThreadState, now: number) =>
-          Effect.gen(function*() {
-            if (state.running !== null) return yield* new TurnRunning({ threadId, turnId: state.running })
-            if (state.turns.size >= maxTurns) {
-              return yield* invalid(threadId, "turns", `the thread holds its most turns (${maxTurns})`)
-            }
-            const { input, parentId } = yield* choose(state)
-            const parent = parentId === null ? undefined : state.turns.get(parentId)
-            const turnId = Ids.generateEventId()
-            const stored = input._tag === "stored"
-              ? input.input
-              : yield* storedInput(threadId, input.input, parent, turnId)
-            const path = ThreadLog.pathTo(state, parentId)
-            const request = ThreadLog.messages(path, stored)
-            if (Result.isFailure(request)) {
-              return yield* invalid(threadId, "approvals", request.failure.message)
-            }
-            const onPath = new Set(path.map((turn) => turn.turnId))
-            const superseded = ThreadLog.pathTo(state, state.head).map((turn) => turn.turnId).filter((id) =>
-              !onPath.has(id)
-            )
-            const started: ThreadLog.ThreadEvent = {
-              type: "turn_started",
-              turnId,
-              parentId,
-              prefix,
-              input: stored,
-              at: now
-            }
-            const events: Array<ThreadLog.ThreadEvent> = superseded.length === 0
-              ? [started]
-              : [started, { type: "turns_superseded", turnIds: superseded, by: turnId, at: now }]
-            const begun: BegunTurn = { threadId, turnId, parentId, prefix, messages: request.success, superseded }
-            return [events, begun] as const
-          })
+      Effect.gen(function*() {
+        if (state.running !== null) return yield* new TurnRunning({ threadId, turnId: state.running })
+        if (state.turns.size >= maxTurns) {
+          return yield* invalid(threadId, "turns", `the thread holds its most turns (${maxTurns})`)
+        }
+        const { input, parentId } = yield* choose(state)
+        const parent = parentId === null ? undefined : state.turns.get(parentId)
+        const turnId = Ids.generateEventId()
+        const stored = input._tag === "stored"
+          ? input.input
+          : yield* storedInput(threadId, input.input, parent, turnId)
+        const path = ThreadLog.pathTo(state, parentId)
+        const request = ThreadLog.messages(path, stored)
+        if (Result.isFailure(request)) {
+          return yield* invalid(threadId, "approvals", request.failure.message)
+        }
+        const onPath = new Set(path.map((turn) => turn.turnId))
+        const superseded = ThreadLog.pathTo(state, state.head).map((turn) => turn.turnId).filter((id) =>
+          !onPath.has(id)
+        )
+        const started: ThreadLog.ThreadEvent = {
+          type: "turn_started",
+          turnId,
+          parentId,
+          prefix,
+          input: stored,
+          at: now
+        }
+        const events: Array<ThreadLog.ThreadEvent> = superseded.length === 0
+          ? [started]
+          : [started, { type: "turns_superseded", turnIds: superseded, by: turnId, at: now }]
+        const begun: BegunTurn = { threadId, turnId, parentId, prefix, messages: request.success, superseded }
+        return [events, begun] as const
+      })
 
     // The thread created for its first turn, when it does not exist: only once the turn
     // is found good on a thread just created (`decide` run on it, nothing written), so a

@@ -326,12 +326,16 @@ export const threadsSuite = (name: string, streams: Layer.Layer<RedisStreams, un
           expect(yield* redis.pttl(TurnKeys.eventsKey(prefix, turn.turnId))).not.toBe(0)
           expect(yield* Effect.flip(threads.create(threadId))).toMatchObject({ _tag: "ThreadDeleted", threadId })
           expect(
-            yield* Effect.flip(threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true }))
+            yield* Effect.flip(
+              threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true })
+            )
           ).toMatchObject({ _tag: "ThreadNotFound" })
           // the log gone too (its grace over): still refused, by the tombstone
           yield* redis.pexpire(ThreadKeys.logKey(prefix, threadId), 0)
           expect(
-            yield* Effect.flip(threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true }))
+            yield* Effect.flip(
+              threads.beginTurn(threadId, { message: { role: "user", content: "y" } }, { create: true })
+            )
           ).toMatchObject({ _tag: "ThreadDeleted" })
         }))
 
