@@ -314,7 +314,13 @@ const pageOf = (read: ReadonlyArray<StreamEntry.StreamEntry>, count: number): Pa
       largestBytes = bytes
     }
   }
-  return { entries, full, final: full || ending !== -1, ends: ending !== -1, largest: largest === undefined ? [] : [largest] }
+  return {
+    entries,
+    full,
+    final: full || ending !== -1,
+    ends: ending !== -1,
+    largest: largest === undefined ? [] : [largest]
+  }
 }
 
 // A page kept for the readers after the one it was read for: when its read started
