@@ -13,7 +13,7 @@ import { finalItems } from "@sluice/accumulator/Turn"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { transcriptPath } from "@sluice/testing/fixtures"
-import { type ThreadLog, Threads, TurnKeys } from "@sluice/turns"
+import { ThreadError, type ThreadLog, Threads, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -22,8 +22,8 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
-import { ApiError } from "../src/ApiError.js"
-import { recordEnd } from "../src/internal/threadHandlers.js"
+import { ApiError, statusOf } from "../src/ApiError.js"
+import { fromThreadError, recordEnd } from "../src/internal/threadHandlers.js"
 import * as ThreadStarter from "../src/ThreadStarter.js"
 import * as ThreadToken from "../src/ThreadToken.js"
 import * as ViewerToken from "../src/ViewerToken.js"
@@ -453,6 +453,14 @@ describe("thread routes", () => {
       expect((yield* redis.xrange(TurnKeys.eventsKey(prefix, thread.head), "-", "+")).length).toBe(0)
       expect((yield* redis.xrange(TurnKeys.upsertsKey(prefix, thread.head), "-", "+")).length).toBe(0)
     }).pipe(Effect.provide(services)), 60_000)
+
+  it.effect("ThreadExists is 409 thread_exists (was turn_running); ThreadDeleted is 404 thread_not_found", () =>
+    Effect.gen(function*() {
+      const exists = yield* Effect.flip(fromThreadError(new ThreadError.ThreadExists({ threadId: "x" })))
+      expect([exists.code, statusOf(exists.code)]).toStrictEqual(["thread_exists", 409])
+      const deleted = yield* Effect.flip(fromThreadError(new ThreadError.ThreadDeleted({ threadId: "x" })))
+      expect([deleted.code, statusOf(deleted.code)]).toStrictEqual(["thread_not_found", 404])
+    }), 10_000)
 
   it.effect("a turn's end after its thread's deletion is expected: no error logged", () =>
     Effect.gen(function*() {
