@@ -454,13 +454,17 @@ describe("thread routes", () => {
       expect((yield* redis.xrange(TurnKeys.upsertsKey(prefix, thread.head), "-", "+")).length).toBe(0)
     }).pipe(Effect.provide(services)), 60_000)
 
-  it.effect("ThreadExists is 409 thread_exists (was turn_running); ThreadDeleted is 404 thread_not_found", () =>
-    Effect.gen(function*() {
-      const exists = yield* Effect.flip(fromThreadError(new ThreadError.ThreadExists({ threadId: "x" })))
-      expect([exists.code, statusOf(exists.code)]).toStrictEqual(["thread_exists", 409])
-      const deleted = yield* Effect.flip(fromThreadError(new ThreadError.ThreadDeleted({ threadId: "x" })))
-      expect([deleted.code, statusOf(deleted.code)]).toStrictEqual(["thread_not_found", 404])
-    }), 10_000)
+  it.effect(
+    "ThreadExists is 409 thread_exists (was turn_running); ThreadDeleted is 404 thread_not_found",
+    () =>
+      Effect.gen(function*() {
+        const exists = yield* Effect.flip(fromThreadError(new ThreadError.ThreadExists({ threadId: "x" })))
+        expect([exists.code, statusOf(exists.code)]).toStrictEqual(["thread_exists", 409])
+        const deleted = yield* Effect.flip(fromThreadError(new ThreadError.ThreadDeleted({ threadId: "x" })))
+        expect([deleted.code, statusOf(deleted.code)]).toStrictEqual(["thread_not_found", 404])
+      }),
+    10_000
+  )
 
   it.effect("a turn's end after its thread's deletion is expected: no error logged", () =>
     Effect.gen(function*() {
