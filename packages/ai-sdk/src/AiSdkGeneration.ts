@@ -65,7 +65,7 @@ export const stream = (
   })
 
 /**
- * The seed's `generateStreaming(model, messages, options)`: `stream` as an
+ * The first design's `generateStreaming(model, messages, options)`: `stream` as an
  * `AsyncIterable`, the same form as `Generation.generateStreaming` of `@sluice/pipeline`.
  * Each `next()` resolves with the next `IContent`; a failure rejects it with the typed
  * error (`GenerationError`) after what came before it.

@@ -1,5 +1,5 @@
 /**
- * `sluice --help` and the usage errors, seen from outside (issue 30, item 3): every
+ * `sluice --help` and the usage errors, seen from outside: every
  * line of the help fits 100 columns (or a narrower terminal), secret options show a
  * placeholder rather than a type name, Effect's `--wizard` and `--completions` belong
  * to the root command only, a bad `--provider` names the option, the value and the

@@ -1,5 +1,5 @@
 /**
- * Issue 26 (smaller): a `replay` or `run` whose turn is cancelled by a cancel request
+ * A rough edge: a `replay` or `run` whose turn is cancelled by a cancel request
  * (what `POST /v1/turns/:turnId/cancel` sends, through the control stream in Redis)
  * exits 130, the code of Ctrl-C, not 0: the user stopped the turn, so it neither ran
  * to its end nor failed on its input (docs/errors.md#exit-codes). Both streams end

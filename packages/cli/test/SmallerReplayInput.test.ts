@@ -1,5 +1,5 @@
 /**
- * Issue 26 (smaller), through `sluice replay` in process on the embedded store: a
+ * A rough edge, through `sluice replay` in process on the embedded store: a
  * transcript that goes on after the provider ended the turn, or starts it twice, is
  * invalid input (exit 1, one `sluice:` line naming the event and what it came after),
  * and bytes that are not UTF-8 are named at their byte and line.

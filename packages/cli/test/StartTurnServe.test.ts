@@ -1,5 +1,5 @@
 /**
- * `POST /v1/turns` on `sluice serve` (issue 30): the server starts the turn with the
+ * `POST /v1/turns` on `sluice serve`: the server starts the turn with the
  * provider's live client (here a loopback stand-in of Anthropic's Messages API that
  * answers with a recorded stream), answers with the UI message stream while the turn
  * is persisted, and the turn can be read back from its streams. A request for a

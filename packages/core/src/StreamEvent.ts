@@ -205,7 +205,7 @@ export const ResponseDone = Schema.Struct({
   type: Schema.Literal("response_done"),
   response_id: Uuid,
   status: ResponseStatus,
-  // Sluice's usage, or the seed's `{prompt, completion, total}` decoded into one
+  // Sluice's usage, or the first design's `{prompt, completion, total}` decoded into one
   usage: Schema.optionalKey(UsageOnTheWire),
   finish_reason: Schema.NullOr(FinishReason),
   /**

@@ -126,7 +126,7 @@ export const make = (counts: {
 }
 
 /**
- * The seed's usage shape, `{prompt, completion, total?}`: what a producer written to
+ * The first design's usage shape, `{prompt, completion, total?}`: what a producer written to
  * the seed puts in `response_done.usage`.
  *
  * @since 0.3.0
@@ -145,9 +145,9 @@ export const SeedUsage = Schema.Struct({
 export type SeedUsage = typeof SeedUsage.Type
 
 /**
- * Decodes the seed's usage shape into a `Usage`: `prompt` is `input`, `completion` is
+ * Decodes the first design's usage shape into a `Usage`: `prompt` is `input`, `completion` is
  * `output`, cache and reasoning counts are 0, `total` is derived like every `Usage`'s
- * and the seed's object is kept in `raw`. Encodes a `Usage` back to the seed's shape.
+ * and the first design's object is kept in `raw`. Encodes a `Usage` back to the first design's shape.
  *
  * @since 0.3.0
  * @category schemas
@@ -168,7 +168,7 @@ export const UsageFromSeed = SeedUsage.pipe(
 )
 
 /**
- * What `response_done.usage` accepts: Sluice's `Usage`, or the seed's
+ * What `response_done.usage` accepts: Sluice's `Usage`, or the first design's
  * `{prompt, completion, total}` decoded into one (`UsageFromSeed`). Always encodes as a
  * `Usage`.
  *

@@ -21,7 +21,7 @@ const done = (usage: unknown) => ({
   payload: { type: "response_done", response_id: responseId, status: "complete", usage, finish_reason: "stop" }
 })
 
-describe("the seed's usage shape", () => {
+describe("the first design's usage shape", () => {
   it("a response_done with {prompt, completion, total} decodes to Sluice's usage", () => {
     const event = Result.getOrThrow(decode(done({ prompt: 12, completion: 30, total: 42 })))
     expect(event.payload).toStrictEqual({
@@ -59,7 +59,7 @@ describe("the seed's usage shape", () => {
     })
   }, 30_000)
 
-  it("the decoder's fast path leaves the seed's shape to the decoder", () => {
+  it("the decoder's fast path leaves the first design's shape to the decoder", () => {
     expect(StreamEvent.decodesToItself(done({ prompt: 1, completion: 2, total: 3 }))).toBe(false)
     expect(StreamEvent.decodesToItself(done(Usage.make({ input: 1, output: 2 })))).toBe(true)
   }, 30_000)

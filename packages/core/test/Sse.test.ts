@@ -110,7 +110,7 @@ describe("Sse.decode", () => {
         frame([encoder.encode("data: ok\n\n"), Uint8Array.of(0x64, 0xff, 0xfe, 0x0a)])
       )
       expect(Result.isFailure(result) && result.failure.reason).toBe("InvalidUtf8")
-      // the byte itself (0xFF, the second of the second read), not the read's start (issue 26)
+      // the byte itself (0xFF, the second of the second read), not the read's start
       expect(Result.isFailure(result) && result.failure.byteOffset).toBe(11)
       expect(Result.isFailure(result) && result.failure.line).toBe(3)
     }))

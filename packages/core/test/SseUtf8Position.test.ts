@@ -1,5 +1,5 @@
 /**
- * Issue 26 (smaller): bytes that are not UTF-8 are reported at the byte (and line)
+ * A rough edge: bytes that are not UTF-8 are reported at the byte (and line)
  * where they are, not at the start of the read they came in, whichever reads the body
  * is split into; the events before that byte are framed first.
  */

@@ -31,7 +31,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 
 /**
- * What may be given beside the request, as seed 001's `GenerationOptions`: each one
+ * What may be given beside the request, as the first design's `GenerationOptions`: each one
  * given replaces the request's own. `tools` may leave `parameters` out (`{}`), and
  * `streaming: false` asks for the non-streaming request. `turn` names the turn's ids
  * and trace context (fresh ids when absent).
@@ -121,7 +121,7 @@ export const streamWith = (
   }))
 
 /**
- * Seed 001's `generateStreaming`: the `IContent`s of one live request as an
+ * The first design's `generateStreaming`: the `IContent`s of one live request as an
  * `AsyncIterable`, on a `ProviderClient.Client` or on `ProviderClient.Settings` (then
  * sent with the platform's `fetch`). Iterating sends the request; each `next()`
  * resolves with the next `IContent`. A failure rejects `next()` with the typed error

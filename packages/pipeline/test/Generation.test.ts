@@ -1,5 +1,5 @@
 /**
- * Seed 001's `generateStreaming` against a loopback HTTP server that replays recorded
+ * The first design's `generateStreaming` against a loopback HTTP server that replays recorded
  * provider answers (test/fixtures/generation/README.md names their sources).
  */
 import { describe, expect, it } from "@effect/vitest"

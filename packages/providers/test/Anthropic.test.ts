@@ -302,7 +302,7 @@ describe("Anthropic.normalize", () => {
     }
   })
 
-  // events after message_stop are refused since issue 26 (test/SmallerWireOrder.test.ts)
+  // events after message_stop are refused (test/SmallerWireOrder.test.ts)
   it.effect("ignores block types it does not read", () =>
     Effect.gen(function*() {
       const unknownBlock = event("content_block_start", {

@@ -1,5 +1,5 @@
 /**
- * Seed 000's round trip for OpenAI-compatible chat: what a reasoning model sent must go
+ * The first design's round trip for OpenAI-compatible chat: what a reasoning model sent must go
  * back in the next request's assistant message with the tool calls — OpenRouter's
  * `reasoning_details` (signatures and encrypted data byte for byte), DeepSeek's
  * `reasoning_content`. Each test normalizes a transcript, folds it, builds the next
@@ -41,7 +41,7 @@ const streamedDetails = (transcript: string): ReadonlyArray<Record<string, unkno
 const opaqueTexts = (transcript: string): ReadonlyArray<string> =>
   [...transcript.matchAll(/"(?:signature|data)":("(?:[^"\\]|\\.)*")/g)].map((match) => match[1]!)
 
-describe("OpenAI-compatible round trip (seed 000)", () => {
+describe("OpenAI-compatible round trip (docs/providers.md)", () => {
   it.effect("OpenRouter (Anthropic): reasoning.text with its signature and reasoning.encrypted go back with the tool call", () =>
     Effect.gen(function*() {
       const transcript = own("openai-chat", "openrouter-reasoning-tools.sse")

@@ -1,5 +1,5 @@
 /**
- * Seed 001's request rules for every provider's request (docs/generation.md#requests):
+ * The first design's request rules for every provider's request (docs/generation.md#requests):
  * temperature bounded 0-2 (a typed error naming the field), a tool's `parameters`
  * defaulting to `{}`, and the non-streaming request when `streaming === false`, sent
  * live to a loopback server that answers with each provider's non-streaming JSON
@@ -57,7 +57,7 @@ const toolSchemas = (provider: ProviderName, body: Record<string, unknown>): unk
   }
 }
 
-describe("LlmRequest rules (seed 001)", () => {
+describe("LlmRequest rules (docs/generation.md)", () => {
   describe("temperature is bounded 0-2 for every provider", () => {
     for (const provider of providers) {
       it(`${provider}: 0 and 2 are sent, -0.1 and 2.1 are a LlmRequestError naming temperature`, () => {

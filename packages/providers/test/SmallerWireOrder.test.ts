@@ -1,5 +1,5 @@
 /**
- * Issue 26 (smaller): a provider stream whose start repeats, or that goes on after it
+ * A rough edge: a provider stream whose start repeats, or that goes on after it
  * ended, is refused as invalid order (`WireDecodeError` `InvalidOrder`, naming the event
  * and what it came after), not accepted. Anthropic: a second `message_start`, anything
  * after `message_stop`; OpenAI Responses: a second `response.created`, anything after

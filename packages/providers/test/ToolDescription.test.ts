@@ -1,5 +1,5 @@
 /**
- * A tool given without a description (the seed's default `''`) and one with `""` send
+ * A tool given without a description (the first design's default `''`) and one with `""` send
  * the same request to every wire API: no description key
  * (docs/decisions/tool-description-default.md); a description given is sent.
  */

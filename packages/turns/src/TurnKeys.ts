@@ -1,7 +1,7 @@
 /**
  * The Redis keys of a turn. Both streams of a turn carry the turn id in braces, a
  * Redis Cluster hash tag: they hash to one slot, so a cluster spreads turns across
- * shards and keeps each turn on one. The `plain` key style writes the seed's keys
+ * shards and keeps each turn on one. The `plain` key style writes the first design's keys
  * instead, `<prefix>:turn:<turnId>:<stream>`, for readers written to the seed
  * (docs/redis.md#key-styles).
  *
@@ -32,7 +32,7 @@ export type TurnStream = "events" | "upserts"
 /**
  * How a turn's stream keys are spelled: `tagged` (the default),
  * `<prefix>:turn:{<turnId>}:<stream>`, a Cluster hash tag keeping a turn's keys in one
- * slot; or `plain`, the seed's `<prefix>:turn:<turnId>:<stream>`, whose two streams of
+ * slot; or `plain`, the first design's `<prefix>:turn:<turnId>:<stream>`, whose two streams of
  * one turn hash to different slots on a Cluster.
  *
  * @since 0.3.0
@@ -98,7 +98,7 @@ export const twinKey = (key: string): string | undefined => {
 
 /**
  * Checks a stream key a read found empty against its twin in the other key style: when
- * `key` holds nothing while its twin holds entries (a reader of the seed's plain keys
+ * `key` holds nothing while its twin holds entries (a reader of the first design's plain keys
  * under a Sluice writing tagged ones, or the other way round), logs a warning naming
  * both keys and gives the twin. A read of a turn not yet started finds both empty and
  * gives `None`, with no warning.

@@ -51,7 +51,7 @@ const withDefault = <S extends Schema.Constraint>(value: S["Type"]) =>
  * The publisher's options, with their defaults:
  *
  * - `prefix` (`codex`): the first part of every key.
- * - `keyStyle` (`tagged`): `plain` writes the seed's stream keys,
+ * - `keyStyle` (`tagged`): `plain` writes the first design's stream keys,
  *   `<prefix>:turn:<turnId>:<stream>`, for readers written to the seed; Sluice's own
  *   readers read the tagged keys (docs/redis.md#key-styles).
  * - `retentionMs` (24 h): how long a turn's keys live after its last write.

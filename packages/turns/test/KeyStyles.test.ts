@@ -1,5 +1,5 @@
 /**
- * The key styles (docs/redis.md#key-styles): the tagged default, the seed's plain keys
+ * The key styles (docs/redis.md#key-styles): the tagged default, the first design's plain keys
  * as an option of the publisher, and the warning of a read that finds a turn's stream
  * empty while its twin in the other style holds the turn.
  */
@@ -30,7 +30,7 @@ const capturing = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>
 }
 
 describe("key styles", () => {
-  it("tagged by default, the seed's keys in the plain style, and each the other's twin", () => {
+  it("tagged by default, the first design's keys in the plain style, and each the other's twin", () => {
     expect(TurnKeys.upsertsKey("codex", turnId)).toBe(`codex:turn:{${turnId}}:upserts`)
     expect(TurnKeys.upsertsKey("codex", turnId, "plain")).toBe(`codex:turn:${turnId}:upserts`)
     expect(TurnKeys.eventsKey("codex", turnId, "plain")).toBe(`codex:turn:${turnId}:events`)
@@ -40,7 +40,7 @@ describe("key styles", () => {
     expect(TurnKeys.twinKey(`codex:turn:{${turnId}}:lease`)).toBeUndefined()
   }, 30_000)
 
-  it.effect("a publisher with keyStyle plain writes the seed's keys, and only those", () =>
+  it.effect("a publisher with keyStyle plain writes the first design's keys, and only those", () =>
     Effect.gen(function*() {
       const id = randomUUID()
       const publisher = yield* TurnPublisher.make({ keyStyle: "plain" })
@@ -61,7 +61,7 @@ describe("key styles", () => {
     }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
 
   it.effect(
-    "a read of the seed's key under a tagged writer is told the twin, in a warning naming both keys",
+    "a read of the first design's key under a tagged writer is told the twin, in a warning naming both keys",
     () =>
       Effect.gen(function*() {
         const id = randomUUID()

@@ -180,7 +180,7 @@ export class UpsertStreamProcessor {
    * `aborted`, stops every timer and releases the buffers. Later calls do nothing;
    * other methods reject with `ProcessorDestroyed` afterwards. The Promise rejects with
    * `EmitFailed` when the final flush fails; a caller that does not await it (the
-   * seed's `destroy(): void`) never gets an unhandled rejection: the failure is logged
+   * first design's `destroy(): void`) never gets an unhandled rejection: the failure is logged
    * (docs/upserts.md#destroy).
    *
    * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Seed 002's caller calls `destroy()` and does not await it (its `destroy(): void`).
+ * The first design's caller calls `destroy()` and does not await it (its `destroy(): void`).
  * Sluice's `destroy()` returns a promise that flushes what is buffered and rejects when
  * that last emission fails (docs/upserts.md#destroy). Such a caller must never get an
  * unhandled rejection from it; a caller that awaits it still gets the typed error.
@@ -61,7 +61,7 @@ const openTurn = async (processor: UpsertStreamProcessor) => {
   await processor.processEvent(delta("msg_1", "lo"))
 }
 
-describe("destroy() for a caller that does not await it (seed 002)", () => {
+describe("destroy() for a caller that does not await it (docs/upserts.md)", () => {
   it("the same destroy, awaited, rejects with EmitFailed", async () => {
     const { fail, processor } = failingLater()
     await openTurn(processor)

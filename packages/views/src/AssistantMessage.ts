@@ -1,6 +1,6 @@
 /**
  * The docs/views.md assistant message, built by the message accumulator: content blocks in
- * the order they started, usage with the seed's defaults, stop reason and timestamp;
+ * the order they started, usage with the first design's defaults, stop reason and timestamp;
  * and the events the accumulator yields for each patch, each with the message so far.
  *
  * @since 0.3.0

@@ -400,7 +400,7 @@ const retryAdvice = (fields: Fields): string => {
 }
 
 /**
- * Describes a provider failure for a user (seed 000's `createErrorDescription`): what
+ * Describes a provider failure for a user (the first design's `createErrorDescription`): what
  * happened, whether to try again (and when, from the provider's `Retry-After`), and the
  * provider's own advice, from the error's `type`, `code` and status. The description
  * never contradicts `retryable`.

@@ -22,7 +22,7 @@
  * `message_end` event lists their content indexes in `closed`.
  *
  * Three ways to use it: `step` is the pure fold; `make` gives a mutable push API like
- * the seed's; `accumulate` and `run` are the Effect stage (patches decoded by Schema,
+ * the first design's; `accumulate` and `run` are the Effect stage (patches decoded by Schema,
  * state in a `Ref`, the timestamp from Effect's `Clock`).
  *
  * @since 0.3.0

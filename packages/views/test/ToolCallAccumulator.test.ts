@@ -256,7 +256,7 @@ describe("ToolCallAccumulator", () => {
 })
 
 /**
- * Shape detection (seed 003's `feed`): fragments as the providers send them, no tag.
+ * Shape detection (the first design's `feed`): fragments as the providers send them, no tag.
  * The raw events are copied from this repo's recorded transcripts
  * (test/fixtures/openai-chat/tools-interleaved.sse, anthropic/thinking-tools.sse,
  * gemini/vertex-streamed-args.sse, openai-responses/parallel-tools.sse) and the
@@ -324,7 +324,7 @@ describe("ToolCallAccumulator shape detection", () => {
     ])).toStrictEqual([{ id: "toolu_02", name: "f", arguments: { a: 1 }, metadata: undefined }])
   })
 
-  it("detects the seed's `_phase` form of Anthropic fragments", () => {
+  it("detects the first design's `_phase` form of Anthropic fragments", () => {
     expect(rawCalls([
       { id: "tu_a", name: "search", _index: 0, _phase: "start" },
       { _index: 0, _phase: "partial", partial_json: "{\"q" },

@@ -1,6 +1,6 @@
 /**
  * A tool's description as every wire API takes it: left out when absent or empty, so
- * that `""` (the seed's default for a tool given without one) and no description send
+ * that `""` (the first design's default for a tool given without one) and no description send
  * the same request (docs/decisions/tool-description-default.md).
  *
  * @internal
