@@ -29,6 +29,7 @@ const Dependencies = Schema.optional(Schema.Record(Schema.String, Schema.String)
 const Manifest = Schema.fromJsonString(
   Schema.Struct({
     version: Schema.String,
+    private: Schema.optional(Schema.Boolean),
     dependencies: Dependencies,
     peerDependencies: Dependencies,
     peerDependenciesMeta: Schema.optional(
@@ -137,9 +138,17 @@ describe("packaging", () => {
         yield* run("pnpm", ["build"], root)
 
         const tarballs = yield* tempDir("sluice-tarballs-")
-        const names = (yield* promise(() => readdir(packagesDir, { withFileTypes: true })))
+        // the published ones: not a private package (@sluice/testing, the tests' scaffolding)
+        const dirs = (yield* promise(() => readdir(packagesDir, { withFileTypes: true })))
           .filter((entry) => entry.isDirectory())
           .map((entry) => entry.name)
+        const names = yield* Effect.filter(dirs, (name) =>
+          promise(() =>
+            readFile(join(packagesDir, name, "package.json"), "utf8")
+          ).pipe(
+            Effect.flatMap(readManifest),
+            Effect.map((manifest) => manifest.private !== true)
+          ))
         expect(names.length).toBeGreaterThanOrEqual(11)
         const packed = yield* Effect.forEach(names, (name) =>
           Effect.gen(function*() {
