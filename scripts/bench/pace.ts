@@ -147,7 +147,7 @@ const runLevel = async (load: Load, url: string, redisPid: number | undefined, c
   }))
   const byKey = new Map(turns.map((turn) => [TurnKeys.eventsKey(PREFIX, turn.turnId), turn]))
   const acks = new Float64Array(count * CHUNKS).fill(NaN)
-  const streams = Layer.provide(observed(byKey, acks), RedisStreamsLive.layerFrom({ url }))
+  const streams = Layer.provide(observed(byKey, acks), RedisStreamsLive.layer({ url }))
   const layer = Layer.provideMerge(TurnPipeline.layer({ publisher: { prefix: PREFIX }, ...LIMITS }), streams)
   const endings = new Map<string, number>()
   const ended = (ending: string) => endings.set(ending, (endings.get(ending) ?? 0) + 1)

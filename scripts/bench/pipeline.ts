@@ -321,7 +321,7 @@ export const run = async (): Promise<string> => {
     ])
     const live = await runPipeline(
       "whole pipeline, Redis (RedisStreamsLive)",
-      RedisStreamsLive.layerFrom({ url: server.url }),
+      RedisStreamsLive.layer({ url: server.url }),
       server
     )
     // `BENCH_PIPELINE_MEMORY=0` leaves this case out: the store holds every entry of

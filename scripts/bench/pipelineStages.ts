@@ -69,7 +69,7 @@ const measure = async (stage: Stage): Promise<number> => {
   const turns: Array<Turn> = Array.from({ length: TURNS }, (_, index) => ({ turnId: Ids.generateEventId(), index }))
   const store = process.env.BENCH_STAGES_REDIS_URL === undefined
     ? discarding
-    : RedisStreamsLive.layerFrom({ url: process.env.BENCH_STAGES_REDIS_URL })
+    : RedisStreamsLive.layer({ url: process.env.BENCH_STAGES_REDIS_URL })
   const layer = Layer.provideMerge(
     Layer.merge(TurnPublisher.layer({ prefix: "stages" }), TurnPipeline.layer({ publisher: { prefix: "stages" } })),
     store

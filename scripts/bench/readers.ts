@@ -229,7 +229,7 @@ const publishTurn = (url: string, turnId: string, held: number) =>
       Effect.provide(
         Layer.provideMerge(
           TurnPublisher.layer({ prefix: PREFIX, keepSuperseded: true }),
-          RedisStreamsLive.layerFrom({ url })
+          RedisStreamsLive.layer({ url })
         )
       ),
       Effect.forkDetach
@@ -399,7 +399,7 @@ const runPaused = async (): Promise<PausedRow> => {
         Stream.runDrain,
         Effect.provide(Layer.provideMerge(
           TurnPublisher.layer({ prefix: PREFIX, keepSuperseded: true }),
-          RedisStreamsLive.layerFrom({ url: redis.url })
+          RedisStreamsLive.layer({ url: redis.url })
         )),
         Effect.runPromise
       )

@@ -104,7 +104,7 @@ export const run = async (): Promise<string> => {
     })
     const { rows, big } = await Effect.runPromise(
       program.pipe(
-        Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layerFrom({ url })))
+        Effect.provide(Layer.provideMerge(TurnPublisher.layer({ prefix: PREFIX }), RedisStreamsLive.layer({ url })))
       )
     )
     const served = await snapshots(url, big)

@@ -213,7 +213,7 @@ export const storeLayer = (
   Option.match(redisUrl, {
     onNone: () => fromEnvironment,
     onSome: (url) =>
-      mapLayerError(RedisStreamsLive.layerFrom({ url: Redacted.value(url) }), (error) =>
+      mapLayerError(RedisStreamsLive.layer({ url: Redacted.value(url) }), (error) =>
         badUsage(`cannot use ${storeName(redisUrl)}: ${error.message}`))
   })
 

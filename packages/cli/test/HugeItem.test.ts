@@ -107,7 +107,7 @@ describe("sluice replay of one huge item", () => {
         const last = yield* TurnEntry.toStreamBMessage(entries[entries.length - 1]!)
         expect(JSON.parse(last.payload)).toMatchObject({ type: "turn_completed", status: "complete" })
         expect(entries.some((entry) => entry.fields.some(([, value]) => value.includes("producer_lost")))).toBe(false)
-      }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: redisUrl }))),
+      }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layer({ url: redisUrl }))),
     240_000
   )
 })

@@ -35,7 +35,7 @@ const startedTurn = Effect.gen(function*() {
   const redis = yield* RedisStreams.RedisStreams
   yield* redis.xadd(TurnKeys.upsertsKey(prefix, turnId), { id: "*", fields: TurnEntry.fromStreamBMessage(first) })
   return turnId
-}).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url: redisUrl })))
+}).pipe(Effect.provide(RedisStreamsLive.layer({ url: redisUrl })))
 
 /** Serves, follows the turn over SSE, signals the server once the first event arrived. */
 const serveUntilSignalled = (turnId: string, signal: "SIGINT" | "SIGTERM") =>

@@ -66,7 +66,7 @@ const json = (url: string, init: RequestInit = {}) =>
 /** The RedisStreams of `url`, for the length of the scope. */
 const redisAt = (url: string) =>
   Effect.map(
-    Layer.build(RedisStreamsLive.layerFrom({ url })),
+    Layer.build(RedisStreamsLive.layer({ url })),
     (context) => Context.get(context, RedisStreams.RedisStreams)
   )
 

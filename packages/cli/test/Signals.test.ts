@@ -71,7 +71,7 @@ const lastPayloads = (turnId: string) =>
     const lastA = yield* TurnEntry.toStreamEvent(a.at(-1)!)
     const lastB = yield* TurnEntry.toStreamBMessage(b.at(-1)!)
     return { a: lastA.payload, b: JSON.parse(lastB.payload) as unknown, finalB: b.filter(TurnEntry.isFinal).length }
-  }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url: redisUrl })))
+  }).pipe(Effect.provide(RedisStreamsLive.layer({ url: redisUrl })))
 
 describe("sluice replay, signalled mid-turn", () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {

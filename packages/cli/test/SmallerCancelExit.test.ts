@@ -24,7 +24,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const sample = join(here, "..", "samples", "anthropic-weather.sse")
 const redisUrl = inject("redisUrl")
 const prefix = `sluice-cancel-exit-${randomUUID().slice(0, 8)}`
-const redis = RedisStreamsLive.layerFrom({ url: redisUrl })
+const redis = RedisStreamsLive.layer({ url: redisUrl })
 
 /**
  * Runs the command while a cancel request for its turn is sent every 100 ms (the first

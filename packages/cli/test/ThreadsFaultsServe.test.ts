@@ -74,7 +74,7 @@ const whole = answer("msg_whole", ["Yes, take one."], true)
 /** The RedisStreams of `url`, for the length of the scope. */
 const redisAt = (url: string) =>
   Effect.map(
-    Layer.build(RedisStreamsLive.layerFrom({ url })),
+    Layer.build(RedisStreamsLive.layer({ url })),
     (context) => Context.get(context, RedisStreams.RedisStreams)
   )
 

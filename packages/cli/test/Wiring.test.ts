@@ -62,7 +62,7 @@ describe("--traceparent and --tracestate (run, replay)", () => {
           expect(event.trace_context).toStrictEqual({ traceparent, tracestate: "vendor=abc" })
         }
       }
-    }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url: redisUrl }))))
+    }).pipe(Effect.provide(RedisStreamsLive.layer({ url: redisUrl }))))
 
   it.effect("a malformed one is bad usage: exit 2, one line naming it, before anything runs", () =>
     Effect.gen(function*() {

@@ -247,4 +247,4 @@ const suite = (name: string, redis: Layer.Layer<RedisStreams.RedisStreams, unkno
   })
 
 suite("on RedisStreamsMemory", RedisStreamsMemory.layer)
-suite("on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+suite("on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))

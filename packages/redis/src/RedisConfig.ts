@@ -92,7 +92,7 @@ export const target: Effect.Effect<Option.Option<Target>, Config.ConfigError> = 
  * @category layers
  */
 export const layer = (target: Target): Layer.Layer<RedisStreams, RedisError> =>
-  target._tag === "Cluster" ? RedisStreamsCluster.layerFrom(target.options) : RedisStreamsLive.layerFrom(target.options)
+  target._tag === "Cluster" ? RedisStreamsCluster.layer(target.options) : RedisStreamsLive.layer(target.options)
 
 /**
  * The layer the environment (`Config`) names, if it names one: what the command line

@@ -268,13 +268,13 @@ export const make = (options: ClusterOptions): Effect.Effect<RedisStreamsService
   })
 
 /**
- * The cluster layer from the given options (what Effect's convention calls
- * `layer(options)`); `layerConfig` reads them from `Config`.
+ * The cluster layer from the given options; `layerConfig` reads them from `Config`.
+ * (Up to 0.2.0 this was `layerFrom`, and `layer` read `Config` as `layerConfig` does now.)
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerFrom = (options: ClusterOptions): Layer.Layer<RedisStreams, RedisError> =>
+export const layer = (options: ClusterOptions): Layer.Layer<RedisStreams, RedisError> =>
   Layer.effect(RedisStreams, make(options))
 
 /**

@@ -384,13 +384,13 @@ export const fromConnections = (connections: Connections): RedisStreamsService =
 }
 
 /**
- * The live layer from the given options (what Effect's convention calls
- * `layer(options)`); `layerConfig` reads them from `Config`.
+ * The live layer from the given options; `layerConfig` reads them from `Config`.
+ * (Up to 0.2.0 this was `layerFrom`, and `layer` read `Config` as `layerConfig` does now.)
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerFrom = (options: LiveOptions): Layer.Layer<RedisStreams, RedisError> =>
+export const layer = (options: LiveOptions): Layer.Layer<RedisStreams, RedisError> =>
   Layer.effect(RedisStreams, make(options))
 
 /**

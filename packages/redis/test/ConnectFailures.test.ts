@@ -13,7 +13,7 @@ import { RedisStreams } from "../src/RedisStreams.js"
 import * as RedisStreamsLive from "../src/RedisStreamsLive.js"
 
 const failureOf = (url: string) =>
-  Effect.flip(Effect.provide(RedisStreams, RedisStreamsLive.layerFrom({ url, connectTimeoutMs: 10_000 })))
+  Effect.flip(Effect.provide(RedisStreams, RedisStreamsLive.layer({ url, connectTimeoutMs: 10_000 })))
 
 // A server that wants the password `sekret`, for the length of a scope.
 const passwordServer = Effect.acquireRelease(
@@ -72,7 +72,7 @@ describe("a Redis start-up failure names its cause", () => {
         expect(wrong.message).toContain("WRONGPASS")
         expect(wrong.message).not.toContain("Connection is closed")
         const length = RedisStreams.use((redis) => redis.xlen("sluice-test:auth"))
-        expect(yield* Effect.provide(length, RedisStreamsLive.layerFrom({ url: `redis://:sekret@127.0.0.1:${port}` })))
+        expect(yield* Effect.provide(length, RedisStreamsLive.layer({ url: `redis://:sekret@127.0.0.1:${port}` })))
           .toBe(0)
       }).pipe(Effect.scoped),
     60_000

@@ -21,7 +21,7 @@ afterAll(() => cluster.close(), 60_000)
 
 const nodes = cluster.nodes.map(({ port }) => ({ host: "127.0.0.1", port }))
 
-streamsSuite("RedisStreamsCluster", RedisStreamsCluster.layerFrom({ nodes }))
+streamsSuite("RedisStreamsCluster", RedisStreamsCluster.layer({ nodes }))
 
 describe("RedisStreamsCluster connecting", () => {
   it.effect("one reachable node is enough to find the others", () =>
@@ -29,14 +29,14 @@ describe("RedisStreamsCluster connecting", () => {
       const redis = yield* RedisStreams
       // Keys on different slots, served by different masters.
       for (let i = 0; i < 20; i++) expect(yield* redis.xlen(`sluice-test:cluster:${i}`)).toBe(0)
-    }).pipe(Effect.provide(RedisStreamsCluster.layerFrom({ nodes: nodes.slice(1, 2) }))))
+    }).pipe(Effect.provide(RedisStreamsCluster.layer({ nodes: nodes.slice(1, 2) }))))
 
   it.effect("no reachable node fails the layer with an Unavailable RedisError", () =>
     Effect.gen(function*() {
       const port = yield* Effect.promise(freePort)
       const error = yield* Effect.flip(Effect.provide(
         RedisStreams,
-        RedisStreamsCluster.layerFrom({ nodes: [{ host: "127.0.0.1", port }], connectTimeoutMs: 1_000 })
+        RedisStreamsCluster.layer({ nodes: [{ host: "127.0.0.1", port }], connectTimeoutMs: 1_000 })
       ))
       expect(error.reason).toBe("Unavailable")
       expect(error.command).toBe("CONNECT")
@@ -44,7 +44,7 @@ describe("RedisStreamsCluster connecting", () => {
 
   it.effect("no nodes at all is a Rejected RedisError", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.provide(RedisStreams, RedisStreamsCluster.layerFrom({ nodes: [] })))
+      const error = yield* Effect.flip(Effect.provide(RedisStreams, RedisStreamsCluster.layer({ nodes: [] })))
       expect(error.reason).toBe("Rejected")
       expect(error.detail).toContain("no cluster nodes")
     }))

@@ -10,7 +10,7 @@ import { streamsSuite } from "./support/streamsSuite.js"
 
 const url = inject("redisUrl")
 
-streamsSuite("RedisStreamsLive", RedisStreamsLive.layerFrom({ url }))
+streamsSuite("RedisStreamsLive", RedisStreamsLive.layer({ url }))
 
 describe("RedisStreamsLive configuration", () => {
   it.effect("reads REDIS_URL through Effect Config", () =>
@@ -29,7 +29,7 @@ describe("RedisStreamsLive configuration", () => {
     Effect.gen(function*() {
       const port = yield* Effect.promise(freePort)
       const error = yield* Effect.flip(
-        Effect.provide(RedisStreams, RedisStreamsLive.layerFrom({ url: `redis://127.0.0.1:${port}` }))
+        Effect.provide(RedisStreams, RedisStreamsLive.layer({ url: `redis://127.0.0.1:${port}` }))
       )
       expect(error._tag).toBe("RedisError")
       expect(error.reason).toBe("Unavailable")

@@ -21,7 +21,7 @@ describe("Redis over TLS", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* scopedTlsRedisServer
-        yield* roundTrip.pipe(Effect.provide(RedisStreamsLive.layerFrom({
+        yield* roundTrip.pipe(Effect.provide(RedisStreamsLive.layer({
           url: `rediss://127.0.0.1:${server.port}`,
           tls: { ca: server.ca, servername: "localhost" }
         })))
@@ -58,16 +58,16 @@ describe("Redis over TLS", () => {
         const url = `rediss://127.0.0.1:${server.port}`
         const connect = (layer: Layer.Layer<RedisStreams, unknown>) =>
           Effect.flip(Effect.provide(Effect.flatMap(RedisStreams, (redis) => redis.xlen("sluice-tls:probe")), layer))
-        const noCa = yield* connect(RedisStreamsLive.layerFrom({ url, connectTimeoutMs: 3_000 }))
+        const noCa = yield* connect(RedisStreamsLive.layer({ url, connectTimeoutMs: 3_000 }))
         expect(noCa).toMatchObject({ _tag: "RedisError", reason: "Unavailable" })
-        const wrongName = yield* connect(RedisStreamsLive.layerFrom({
+        const wrongName = yield* connect(RedisStreamsLive.layer({
           url,
           connectTimeoutMs: 3_000,
           tls: { ca: server.ca, servername: "elsewhere.example" }
         }))
         expect(wrongName).toMatchObject({ _tag: "RedisError", reason: "Unavailable" })
         // Verification turned off (a test setup only) connects without the CA.
-        const unchecked = RedisStreamsLive.layerFrom({ url, tls: { rejectUnauthorized: false } })
+        const unchecked = RedisStreamsLive.layer({ url, tls: { rejectUnauthorized: false } })
         expect(
           yield* Effect.provide(Effect.flatMap(RedisStreams, (redis) => redis.xlen("sluice-tls:probe")), unchecked)
         ).toBe(0)

@@ -31,7 +31,7 @@ const url = (() => {
   base.pathname = "/7"
   return base.toString()
 })()
-const redis = RedisStreamsLive.layerFrom({ url })
+const redis = RedisStreamsLive.layer({ url })
 const pipeline = TurnPipeline.layer({ publisher: { prefix } })
 const auth = bearer(tokens[0])
 

@@ -31,7 +31,7 @@ describe("Durable Streams JSON nested too deep", () => {
         const prefix = `durable-deep-json-${randomUUID()}`
         const stores = yield* Layer.build(
           Layer.mergeAll(
-            RedisStreamsLive.layerFrom({ url }),
+            RedisStreamsLive.layer({ url }),
             DurableStoreLive.layer({ url, prefix }),
             DurableSubscriptions.layer({ url, prefix })
           )

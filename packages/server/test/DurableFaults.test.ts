@@ -28,7 +28,7 @@ describe("Durable Streams with Redis down", () => {
         const settings = { url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 }
         const stores = yield* Layer.build(
           Layer.merge(
-            RedisStreamsLive.layerFrom(settings),
+            RedisStreamsLive.layer(settings),
             DurableStoreLive.layer({ ...settings, prefix: `sluice-durable-down-${process.pid}` })
           )
         )

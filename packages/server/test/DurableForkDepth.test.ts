@@ -23,7 +23,7 @@ describe("Durable Streams fork depth", () => {
       const url = inject("redisUrl")
       const prefix = `durable-fork-depth-${randomUUID()}`
       const stores = yield* Layer.build(
-        Layer.merge(RedisStreamsLive.layerFrom({ url }), DurableStoreLive.layer({ url, prefix }))
+        Layer.merge(RedisStreamsLive.layer({ url }), DurableStoreLive.layer({ url, prefix }))
       )
       const base = yield* serveWith({ tokens: [...tokens], prefix }).pipe(Effect.provide(stores))
       const names = Array.from({ length: 102 }, () => `chain/${randomUUID()}`)

@@ -27,7 +27,7 @@ describe("Durable Streams with Redis frozen", () => {
         const settings = { url: server.url, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000 }
         const stores = yield* Layer.build(
           Layer.merge(
-            RedisStreamsLive.layerFrom(settings),
+            RedisStreamsLive.layer(settings),
             DurableStoreLive.layer({ ...settings, prefix: `sluice-durable-frozen-${process.pid}` })
           )
         )

@@ -36,7 +36,7 @@ describe("Durable Streams long-polls", () => {
         const redis = server.url
         const stores = yield* Layer.build(
           Layer.merge(
-            RedisStreamsLive.layerFrom({ url: server.url }),
+            RedisStreamsLive.layer({ url: server.url }),
             DurableStoreLive.layer({ url: server.url, prefix: `durable-long-polls-${randomUUID()}` })
           )
         )

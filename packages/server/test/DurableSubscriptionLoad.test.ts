@@ -38,7 +38,7 @@ describe("Durable Streams appends with 500 subscriptions", () => {
         const prefix = `durable-subscription-load-${randomUUID()}`
         const stores = yield* Layer.build(
           Layer.mergeAll(
-            RedisStreamsLive.layerFrom({ url: server.url }),
+            RedisStreamsLive.layer({ url: server.url }),
             DurableStoreLive.layer({ url: server.url, prefix }),
             DurableSubscriptions.layer({ url: server.url, prefix, maxSubscriptions: 500 })
           )

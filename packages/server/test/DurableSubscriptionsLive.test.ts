@@ -80,7 +80,7 @@ describe("subscriptions on redis-server through two servers", () => {
           Effect.flatMap(
             Layer.build(
               Layer.mergeAll(
-                RedisStreamsLive.layerFrom({ url }),
+                RedisStreamsLive.layer({ url }),
                 DurableStoreLive.layer({ url, prefix }),
                 DurableSubscriptions.layer({ url, prefix })
               )

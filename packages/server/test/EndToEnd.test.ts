@@ -27,7 +27,7 @@ const url = (() => {
   base.pathname = "/9"
   return base.toString()
 })()
-const live = RedisStreamsLive.layerFrom({ url })
+const live = RedisStreamsLive.layer({ url })
 const auth = bearer(tokens[0])
 
 const tailConnections = Effect.map(clients(url), (all) => all.filter((c) => c.name === "sluice-tail" && c.db === "9"))

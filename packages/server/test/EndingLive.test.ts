@@ -47,7 +47,7 @@ const expectWholeEnding = (turnId: string) =>
     return { a, b }
   })
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })(
+layer(RedisStreamsLive.layer({ url }), { timeout: 120_000, excludeTestServices: true })(
   "a producer killed with one reader attached",
   (it) => {
     describe("SIGKILL", () => {

@@ -52,12 +52,12 @@ describe("Redis frozen past the producers' leases", () => {
         const server = yield* scopedRedisServer()
         const settings = { url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 }
         // the server and the producers, each on connections of their own
-        const served = yield* Layer.build(RedisStreamsLive.layerFrom(settings))
+        const served = yield* Layer.build(RedisStreamsLive.layer(settings))
         const base = yield* serve({ leaseCheckMs: 500, awaitTurnMs: 10_000 }).pipe(Effect.provide(served))
         const producers = yield* Layer.build(
           // renewing late in the lease, so that the readers' servers notice first
           TurnPipeline.layer({ publisher: { prefix }, lease: { leaseMs: 6_000, renewEveryMs: 4_000 } }).pipe(
-            Layer.provide(RedisStreamsLive.layerFrom(settings))
+            Layer.provide(RedisStreamsLive.layer(settings))
           )
         )
         const contexts = yield* Effect.forEach(Array.from({ length: turns }), () => TurnContext.make({ prefix }))

@@ -45,7 +45,7 @@ const streamsOf = (turnId: string) =>
     }
   })
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })(
+layer(RedisStreamsLive.layer({ url }), { timeout: 120_000, excludeTestServices: true })(
   "a producer paused past its lease",
   (it) => {
     describe("SIGSTOP, the reader ends the turn, SIGCONT", () => {

@@ -155,7 +155,7 @@ describe("the operator's routes", () => {
       Effect.gen(function*() {
         const server = yield* scopedRedisServer()
         const redis = yield* Layer.build(
-          RedisStreamsLive.layerFrom({ url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 })
+          RedisStreamsLive.layer({ url: server.url, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 })
         )
         const url = yield* serve({ readyTimeoutMs: 2_000 }).pipe(Effect.provide(redis))
         expect(yield* request(`${url}/healthz`)).toMatchObject({ status: 200, body: { status: "ok" } })

@@ -26,7 +26,7 @@ const url = (() => {
 })()
 const auth = bearer(tokens[0])
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 120_000, excludeTestServices: true })(
+layer(RedisStreamsLive.layer({ url }), { timeout: 120_000, excludeTestServices: true })(
   "a producer killed mid-turn",
   (it) => {
     describe("SIGKILL", () => {

@@ -79,10 +79,10 @@ describe("500 /events readers of one turn", () => {
         const url = redisServer.url
         const turnId = randomUUID()
         const events = streamEvents(turnId, 2_000)
-        yield* publishEvents(turnId, events).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url })))
+        yield* publishEvents(turnId, events).pipe(Effect.provide(RedisStreamsLive.layer({ url })))
         const entries = yield* RedisStreams.RedisStreams.use((redis) =>
           redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
-        ).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url })))
+        ).pipe(Effect.provide(RedisStreamsLive.layer({ url })))
         expect(entries.length).toBe(2_000)
         const streamBytes = entries.reduce(
           (sum, entry) =>

@@ -10,4 +10,4 @@ import { inject } from "vitest"
 import { readerSuite } from "./support/readerSuite.js"
 
 readerSuite("SSE readers on RedisStreamsMemory", RedisStreamsMemory.layer)
-readerSuite("SSE readers on redis-server", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+readerSuite("SSE readers on redis-server", RedisStreamsLive.layer({ url: inject("redisUrl") }))

@@ -69,7 +69,7 @@ const connections = Effect.map(admin(url, ["CLIENT", "LIST"]), (list) => {
   return counts
 })
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 240_000, excludeTestServices: true })(
+layer(RedisStreamsLive.layer({ url }), { timeout: 240_000, excludeTestServices: true })(
   "2,000 readers of one turn on redis-server",
   (it) => {
     describe("GET /v1/turns/:turnId/upserts", () => {

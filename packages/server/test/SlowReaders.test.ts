@@ -62,7 +62,7 @@ const pausedReader = (base: string, path: string) =>
 
 const readers = 100
 
-layer(RedisStreamsLive.layerFrom({ url }), { timeout: 240_000, excludeTestServices: true })(
+layer(RedisStreamsLive.layer({ url }), { timeout: 240_000, excludeTestServices: true })(
   "readers that stop reading",
   (it) => {
     describe("GET /v1/turns/:turnId/events", () => {

@@ -100,7 +100,7 @@ describe("a 4 MB message", () => {
           expect(body.items).toHaveLength(1)
           expect(body.items[0]!.content === text).toBe(true)
         }
-      }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))),
+      }).pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layer({ url: inject("redisUrl") }))),
     { timeout: 600_000 }
   )
 

@@ -19,7 +19,7 @@ import { publishEvents, publishHalted, serve, tokens } from "./support/harness.j
 import { type Read, readMessage } from "./support/uiRead.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 
-const live = RedisStreamsLive.layerFrom({ url: inject("redisUrl") })
+const live = RedisStreamsLive.layer({ url: inject("redisUrl") })
 const auth = bearer(tokens[0])
 const endpoint = (base: string, turnId: string) => `${base}/v1/turns/${turnId}/ui-message-stream`
 

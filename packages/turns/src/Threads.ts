@@ -741,7 +741,7 @@ export const layerLive = (
   redis: RedisStreamsLive.LiveOptions,
   options: ThreadsOptions = {}
 ): Layer.Layer<Threads, InvalidThreadsOptions | RedisError> =>
-  Layer.provide(layer(options), RedisStreamsLive.layerFrom(redis))
+  Layer.provide(layer(options), RedisStreamsLive.layer(redis))
 
 /**
  * The service on a Redis Cluster (`RedisStreamsCluster`): a thread's keys share its
@@ -754,7 +754,7 @@ export const layerCluster = (
   redis: RedisStreamsCluster.ClusterOptions,
   options: ThreadsOptions = {}
 ): Layer.Layer<Threads, InvalidThreadsOptions | RedisError> =>
-  Layer.provide(layer(options), RedisStreamsCluster.layerFrom(redis))
+  Layer.provide(layer(options), RedisStreamsCluster.layer(redis))
 
 /**
  * The service on the in-process store (`RedisStreamsMemory`, what `pnpm demo` runs on),

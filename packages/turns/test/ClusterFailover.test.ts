@@ -28,7 +28,7 @@ import { lazySource, storedUpserts } from "./support/published.js"
 const prefix = "sluice-cluster"
 
 const clusterLayer = (cluster: RedisCluster) =>
-  RedisStreamsCluster.layerFrom({
+  RedisStreamsCluster.layer({
     nodes: cluster.nodes.map(({ port }) => ({ host: "127.0.0.1", port })),
     reconnectMaxDelayMs: 100,
     commandTimeoutMs: 2_000,

@@ -90,7 +90,7 @@ const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   })
 
 suite("on RedisStreamsMemory", RedisStreamsMemory.layer)
-suite("on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+suite("on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))
 
 describe("TurnEnding's sealed ids", () => {
   it("the id after 0-<n> or 1-<n> is 1-<n+1>, above every id the publisher writes", () => {

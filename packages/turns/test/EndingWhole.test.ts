@@ -144,7 +144,7 @@ const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   })
 
 suite("a whole ending on RedisStreamsMemory", RedisStreamsMemory.layer)
-suite("a whole ending on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+suite("a whole ending on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))
 
 describe("TurnEnding's closing payloads, the one home of a turn's ending", () => {
   it("builds Stream A's and Stream B's [error, last] from one ending", () => {

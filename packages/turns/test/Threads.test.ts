@@ -4,4 +4,4 @@ import { inject } from "vitest"
 import { threadsSuite } from "./support/threadsSuite.js"
 
 threadsSuite("Threads on RedisStreamsMemory", RedisStreamsMemory.layer)
-threadsSuite("Threads on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+threadsSuite("Threads on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))

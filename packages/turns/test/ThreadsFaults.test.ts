@@ -192,4 +192,4 @@ const suite = (name: string, streams: Layer.Layer<RedisStreams, unknown>) =>
   })
 
 suite("Threads under faults on RedisStreamsMemory", RedisStreamsMemory.layer)
-suite("Threads under faults on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+suite("Threads under faults on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))

@@ -3,5 +3,5 @@ import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import { inject } from "vitest"
 import { lifecycleSuite } from "./support/lifecycleSuite.js"
 
-lifecycleSuite("turn lifecycle on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+lifecycleSuite("turn lifecycle on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))
 lifecycleSuite("turn lifecycle on RedisStreamsMemory", RedisStreamsMemory.layer)

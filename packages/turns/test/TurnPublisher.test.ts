@@ -3,5 +3,5 @@ import * as RedisStreamsMemory from "@sluice/redis/RedisStreamsMemory"
 import { inject } from "vitest"
 import { publisherSuite } from "./support/publisherSuite.js"
 
-publisherSuite("TurnPublisher on RedisStreamsLive", RedisStreamsLive.layerFrom({ url: inject("redisUrl") }))
+publisherSuite("TurnPublisher on RedisStreamsLive", RedisStreamsLive.layer({ url: inject("redisUrl") }))
 publisherSuite("TurnPublisher on RedisStreamsMemory", RedisStreamsMemory.layer)

@@ -54,7 +54,7 @@ const stored = (url: string, turnId: string) =>
     const entries = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
     return yield* Effect.forEach(entries, (entry) =>
       Effect.map(TurnEntry.toStreamBMessage(entry), (message) => ({ id: entry.id, message })))
-  }).pipe(Effect.provide(RedisStreamsLive.layerFrom({ url })))
+  }).pipe(Effect.provide(RedisStreamsLive.layer({ url })))
 
 const liveOptions = (url: string) => ({
   url,
@@ -84,7 +84,7 @@ describe("TurnPublisher with Redis failing", () => {
             Effect.provide(
               TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 40, retryBaseMs: 10, retryMaxMs: 200 })
             ),
-            Effect.provide(observed(failed).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(server.url)))))
+            Effect.provide(observed(failed).pipe(Layer.provide(RedisStreamsLive.layer(liveOptions(server.url)))))
           )
         yield* Fiber.join(restarter)
         expect(passed).toStrictEqual(messages)
@@ -110,7 +110,7 @@ describe("TurnPublisher with Redis failing", () => {
             Effect.provide(
               TurnPublisher.layer({ prefix, maxInFlight: 16, retryAttempts: 3, retryBaseMs: 5, retryMaxMs: 20 })
             ),
-            Effect.provide(RedisStreamsLive.layerFrom(liveOptions(server.url))),
+            Effect.provide(RedisStreamsLive.layer(liveOptions(server.url))),
             Effect.flip,
             Effect.filterOrFail((e): e is PublishError => e instanceof PublishError, () => "expected a PublishError"),
             Effect.orDie
@@ -154,7 +154,7 @@ describe("TurnPublisher with Redis failing", () => {
             TurnPublisher.layer({ prefix, maxInFlight: 8, retryAttempts: 50, retryBaseMs: 5, retryMaxMs: 50 })
           ),
           Effect.provide(
-            observed(failed, repeats).pipe(Layer.provide(RedisStreamsLive.layerFrom(liveOptions(proxy.url))))
+            observed(failed, repeats).pipe(Layer.provide(RedisStreamsLive.layer(liveOptions(proxy.url))))
           )
         )
       // Connections were cut, and writes whose replies were lost were recognised.

@@ -25,12 +25,12 @@ afterAll(() => cluster.close(), 60_000)
 
 const nodes = cluster.nodes.map(({ port }) => ({ host: "127.0.0.1", port }))
 
-publisherSuite("TurnPublisher on RedisStreamsCluster", RedisStreamsCluster.layerFrom({ nodes }))
+publisherSuite("TurnPublisher on RedisStreamsCluster", RedisStreamsCluster.layer({ nodes }))
 publisherSuite(
   "TurnPublisher on RedisStreamsCluster, pipelined writes",
-  RedisStreamsCluster.layerFrom({ nodes, writePath: "pipeline" })
+  RedisStreamsCluster.layer({ nodes, writePath: "pipeline" })
 )
-lifecycleSuite("turn lifecycle on RedisStreamsCluster", RedisStreamsCluster.layerFrom({ nodes }))
+lifecycleSuite("turn lifecycle on RedisStreamsCluster", RedisStreamsCluster.layer({ nodes }))
 
 describe("RedisStreamsCluster when a slot moves", () => {
   const prefix = "sluice-moved"
@@ -68,7 +68,7 @@ describe("RedisStreamsCluster when a slot moves", () => {
           Effect.retry({ while: isRetryable, schedule: Schedule.spaced("100 millis"), times: 20 })
         )
         expect(followed).toStrictEqual(kept(messages).map((entry) => entry.message))
-      }).pipe(Effect.provide(RedisStreamsCluster.layerFrom({ nodes }))),
+      }).pipe(Effect.provide(RedisStreamsCluster.layer({ nodes }))),
     { timeout: 120_000 }
   )
 })

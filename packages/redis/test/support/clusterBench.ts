@@ -93,9 +93,9 @@ const main = async () => {
   try {
     const nodes = cluster.nodes.map(({ port }) => ({ host: "127.0.0.1", port }))
     const layers = {
-      "cluster, batch connections by slot": RedisStreamsCluster.layerFrom({ nodes }),
-      "cluster, ioredis pipeline()": RedisStreamsCluster.layerFrom({ nodes, writePath: "pipeline" }),
-      "one server, batch connection": RedisStreamsLive.layerFrom({ url: single.url })
+      "cluster, batch connections by slot": RedisStreamsCluster.layer({ nodes }),
+      "cluster, ioredis pipeline()": RedisStreamsCluster.layer({ nodes, writePath: "pipeline" }),
+      "one server, batch connection": RedisStreamsLive.layer({ url: single.url })
     }
     for (let trial = 0; trial < 4; trial++) {
       for (const [name, layer] of Object.entries(layers)) {

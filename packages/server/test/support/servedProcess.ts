@@ -35,7 +35,7 @@ const program = Effect.gen(function*() {
   return yield* Effect.never
 })
 
-Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layerFrom({ url })))).then(
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisStreamsLive.layer({ url })))).then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`server failed: ${String(error)}\n`)

@@ -50,7 +50,7 @@ const program = Effect.gen(function*() {
 Effect.runPromise(
   program.pipe(
     Effect.provide(
-      TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provide(RedisStreamsLive.layerFrom({ url })))
+      TurnPipeline.layer({ publisher: { prefix } }).pipe(Layer.provide(RedisStreamsLive.layer({ url })))
     )
   )
 ).then(
