@@ -429,7 +429,12 @@ const checks = (
         const read = new Map([...pkg.modules].map(([path, text]) => [path, readExports(path, text)]))
         const keyOf = moduleKeys(read)
         // under its path and under its namespace's name: a module is the same as either
-        return [pkg.name, new Map([...read].flatMap(([path, exports]) => [[path, exports.names], [keyOf(path), exports.names]] as const))]
+        return [
+          pkg.name,
+          new Map(
+            [...read].flatMap(([path, exports]) => [[path, exports.names], [keyOf(path), exports.names]] as const)
+          )
+        ]
       })
     )
   }))

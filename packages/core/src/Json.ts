@@ -193,7 +193,10 @@ export const invalidArguments = (raw: string): InvalidArguments | undefined => {
   try {
     const parsed: unknown = JSON.parse(raw)
     if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return undefined
-    return { raw, error: `the arguments are JSON but not an object (${Array.isArray(parsed) ? "an array" : typeof parsed})` }
+    return {
+      raw,
+      error: `the arguments are JSON but not an object (${Array.isArray(parsed) ? "an array" : typeof parsed})`
+    }
   } catch (error) {
     return { raw, error: error instanceof Error ? error.message : String(error) }
   }

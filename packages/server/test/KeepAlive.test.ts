@@ -22,19 +22,23 @@ import { serve } from "./support/harness.js"
 const resolved = (options: TurnServerOptions.Options) => TurnServerOptions.resolve({ tokens: ["t"], ...options })
 
 describe("the Node server's timeouts", () => {
-  it.effect("65 s keep-alive, 66 s headers and 120 s request by default; as configured otherwise", () =>
-    Effect.gen(function*() {
-      const timeouts = (server: ReturnType<typeof TurnServer.nodeServer>) => [
-        server.keepAliveTimeout,
-        server.headersTimeout,
-        server.requestTimeout
-      ]
-      expect(timeouts(TurnServer.nodeServer(yield* resolved({})))).toEqual([65_000, 66_000, 120_000])
-      const configured = TurnServer.nodeServer(
-        yield* resolved({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000, requestTimeoutMs: 300_000 })
-      )
-      expect(timeouts(configured)).toEqual([120_000, 121_000, 300_000])
-    }), 10_000)
+  it.effect(
+    "65 s keep-alive, 66 s headers and 120 s request by default; as configured otherwise",
+    () =>
+      Effect.gen(function*() {
+        const timeouts = (server: ReturnType<typeof TurnServer.nodeServer>) => [
+          server.keepAliveTimeout,
+          server.headersTimeout,
+          server.requestTimeout
+        ]
+        expect(timeouts(TurnServer.nodeServer(yield* resolved({})))).toEqual([65_000, 66_000, 120_000])
+        const configured = TurnServer.nodeServer(
+          yield* resolved({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000, requestTimeoutMs: 300_000 })
+        )
+        expect(timeouts(configured)).toEqual([120_000, 121_000, 300_000])
+      }),
+    10_000
+  )
 
   it.effect("the running server tells its keep-alive in Keep-Alive", () =>
     Effect.gen(function*() {

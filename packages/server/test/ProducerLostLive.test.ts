@@ -30,40 +30,44 @@ layer(RedisStreamsLive.layer({ url }), { timeout: 120_000, excludeTestServices: 
   "a producer killed mid-turn",
   (it) => {
     describe("SIGKILL", () => {
-      it.effect("a reader gets turn_error producer_lost, then the last entry, and a clean close on it", () =>
-        Effect.gen(function*() {
-          const base = yield* serve()
-          const turnId = randomUUID()
-          const producer = yield* spawnScript("slowProducer.ts", [url, prefix, turnId, "100"], "running\n")
-          const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
-          expect(opened.status).toBe(200)
-          const pull = yield* Stream.toPull(opened.events)
-          const seen: Array<Received> = yield* takeEvents(pull, 3)
-          yield* producer.kill("SIGKILL")
-          expect(yield* producer.exited).toBe("SIGKILL")
-          const end = yield* Effect.flip(
-            Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
-          )
-          // the stream ended cleanly (not failed, not cut) ...
-          expect(Cause.isDone(end)).toBe(true)
-          const [error, last] = seen.slice(-2)
-          expect([error!.event, last!.event]).toStrictEqual(["turn_event", "turn_event"])
-          const lost = { type: "turn_error", turnId, error: { code: "producer_lost" } }
-          expect(JSON.parse(error!.data)).toMatchObject(lost)
-          // ... on the turn's last entry, which follows the error (an idle close, 10 min
-          // away, would end it on another event)
-          expect(JSON.parse(last!.data)).toMatchObject({ type: "turn_completed", turnId, status: "error" })
-          // Nothing after the ending, in either stream, and both streams end.
-          const redis = yield* RedisStreams.RedisStreams
-          const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
-          expect(streamB.at(-1)!.id).toBe(last!.id)
-          expect(streamB.filter(TurnEnding.isLast).length).toBe(1)
-          const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
-          expect(streamA.filter(TurnEnding.isLast).length).toBe(1)
-          expect(TurnEnding.isLast(streamA.at(-1)!)).toBe(true)
-          const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
-          expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
-        }), 120_000)
+      it.effect(
+        "a reader gets turn_error producer_lost, then the last entry, and a clean close on it",
+        () =>
+          Effect.gen(function*() {
+            const base = yield* serve()
+            const turnId = randomUUID()
+            const producer = yield* spawnScript("slowProducer.ts", [url, prefix, turnId, "100"], "running\n")
+            const opened = yield* open(`${base}/v1/turns/${turnId}/upserts`, auth)
+            expect(opened.status).toBe(200)
+            const pull = yield* Stream.toPull(opened.events)
+            const seen: Array<Received> = yield* takeEvents(pull, 3)
+            yield* producer.kill("SIGKILL")
+            expect(yield* producer.exited).toBe("SIGKILL")
+            const end = yield* Effect.flip(
+              Effect.forever(Effect.map(pull, (chunk) => seen.push(...Array.from(chunk, received))))
+            )
+            // the stream ended cleanly (not failed, not cut) ...
+            expect(Cause.isDone(end)).toBe(true)
+            const [error, last] = seen.slice(-2)
+            expect([error!.event, last!.event]).toStrictEqual(["turn_event", "turn_event"])
+            const lost = { type: "turn_error", turnId, error: { code: "producer_lost" } }
+            expect(JSON.parse(error!.data)).toMatchObject(lost)
+            // ... on the turn's last entry, which follows the error (an idle close, 10 min
+            // away, would end it on another event)
+            expect(JSON.parse(last!.data)).toMatchObject({ type: "turn_completed", turnId, status: "error" })
+            // Nothing after the ending, in either stream, and both streams end.
+            const redis = yield* RedisStreams.RedisStreams
+            const streamB = yield* redis.xrange(TurnKeys.upsertsKey(prefix, turnId), "-", "+")
+            expect(streamB.at(-1)!.id).toBe(last!.id)
+            expect(streamB.filter(TurnEnding.isLast).length).toBe(1)
+            const streamA = yield* redis.xrange(TurnKeys.eventsKey(prefix, turnId), "-", "+")
+            expect(streamA.filter(TurnEnding.isLast).length).toBe(1)
+            expect(TurnEnding.isLast(streamA.at(-1)!)).toBe(true)
+            const lastA = yield* TurnEntry.toStreamEvent(streamA.at(-1)!)
+            expect(lastA.payload).toMatchObject({ type: "response_done", status: "error" })
+          }),
+        120_000
+      )
     })
   }
 )

@@ -40,17 +40,21 @@ describe("key styles", () => {
     expect(TurnKeys.twinKey(`codex:turn:{${turnId}}:lease`)).toBeUndefined()
   }, 30_000)
 
-  it.effect("a publisher with keyStyle plain writes the first design's keys, and only those", () =>
-    Effect.gen(function*() {
-      const id = randomUUID()
-      const publisher = yield* TurnPublisher.make({ keyStyle: "plain" })
-      expect(publisher.options.keyStyle).toBe("plain")
-      const messages = upsertMessages(id, 3)
-      yield* Stream.runDrain(Stream.fromIterable(messages).pipe(publisher.upserts(id)))
-      const redis = yield* RedisStreams
-      expect(yield* redis.xlen(`codex:turn:${id}:upserts`)).toBeGreaterThan(0)
-      expect(yield* redis.xlen(`codex:turn:{${id}}:upserts`)).toBe(0)
-    }).pipe(Effect.provide(RedisStreamsMemory.layer)), 30_000)
+  it.effect(
+    "a publisher with keyStyle plain writes the first design's keys, and only those",
+    () =>
+      Effect.gen(function*() {
+        const id = randomUUID()
+        const publisher = yield* TurnPublisher.make({ keyStyle: "plain" })
+        expect(publisher.options.keyStyle).toBe("plain")
+        const messages = upsertMessages(id, 3)
+        yield* Stream.runDrain(Stream.fromIterable(messages).pipe(publisher.upserts(id)))
+        const redis = yield* RedisStreams
+        expect(yield* redis.xlen(`codex:turn:${id}:upserts`)).toBeGreaterThan(0)
+        expect(yield* redis.xlen(`codex:turn:{${id}}:upserts`)).toBe(0)
+      }).pipe(Effect.provide(RedisStreamsMemory.layer)),
+    30_000
+  )
 
   it.effect("a key style that is neither is refused, naming the field", () =>
     Effect.gen(function*() {
