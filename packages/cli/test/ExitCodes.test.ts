@@ -176,7 +176,7 @@ describe("exit codes", () => {
       const command = yield* sluice({}, "nope")
       expect([command.code, oneLine(command.stderr)]).toStrictEqual([
         2,
-        "sluice: unknown command \"nope\" for sluice: use one of normalize, replay, run, serve, demo (see sluice --help)"
+        "sluice: unknown command \"nope\" for sluice: use one of normalize, replay, run, serve, token, demo (see sluice --help)"
       ])
       // Effect's own wording of the parser's errors ("Missing argument", "Unexpected positional") reads as Sluice's
       const argument = yield* sluice({}, "replay", "--provider", "anthropic")
