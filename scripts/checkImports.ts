@@ -88,11 +88,6 @@ const partOf = (root: string, path: string): { readonly part: string; readonly r
  * held, and an entry that no longer crosses fails the check (it must go).
  */
 export const known: ReadonlyArray<{ readonly file: string; readonly specifier: string; readonly why: string }> = [
-  {
-    file: "packages/client/test/ThreadChatBrowser.test.ts",
-    specifier: "../../cli/test/support/serveProcess.js",
-    why: "sluice serve as a process: to @sluice/testing once it finds the CLI's bin by name"
-  },
   ...[
     "../../packages/durable-streams/src/internal/subscriptionWire.js",
     "../../packages/durable-streams/src/internal/webhookLookup.js"

@@ -34,7 +34,7 @@ import { inject } from "vitest"
 // the type of inject("redisUrl"), which the redis package's global setup provides
 import type {} from "@sluice/testing/redis/globalSetup"
 import { scopedRedisServer } from "@sluice/testing/redis"
-import { serveProcess } from "./support/serveProcess.js"
+import { serveProcess } from "@sluice/testing/serve"
 
 const recorded = readFileSync(join(import.meta.dirname, "..", "samples", "anthropic-weather.sse"), "utf8")
 const redisUrl = inject("redisUrl")

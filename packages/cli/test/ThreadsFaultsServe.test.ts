@@ -15,6 +15,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import * as Loopback from "@sluice/testing/providers"
 import type {} from "@sluice/testing/redis/globalSetup"
+import { serveProcess } from "@sluice/testing/serve"
 import { ThreadKeys, ThreadLog } from "@sluice/turns"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -24,7 +25,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { serveProcess } from "./support/serveProcess.js"
 
 const redisUrl = inject("redisUrl")
 

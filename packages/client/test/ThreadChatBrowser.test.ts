@@ -21,13 +21,13 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as ThreadToken from "@sluice/server/ThreadToken"
 import { browserLayer, newPage, run, unavailable } from "@sluice/testing/browser"
+import { serveProcess } from "@sluice/testing/serve"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { build } from "esbuild"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
-import { serveProcess } from "../../cli/test/support/serveProcess.js"
 
 // the page as the server's browser support opens it (playwright-core is the server's)
 type Page = Effect.Success<typeof newPage>["page"]

@@ -8,11 +8,20 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
+import { realpathSync } from "node:fs"
 import { join } from "node:path"
 
-const root = join(import.meta.dirname, "..", "..", "..", "..")
-const bin = join(import.meta.dirname, "..", "..", "src", "bin.ts")
+// the workspace's root (its package.json names every package as a devDependency, so
+// each is linked in its node_modules), and the command's sources found by the package's
+// name, run by tsx as the tests run them
+const root = join(import.meta.dirname, "..", "..", "..")
+const bin = join(realpathSync(join(root, "node_modules", "@sluice", "cli")), "src", "bin.ts")
 
+/**
+ * A running `sluice serve` process.
+ *
+ * @since 0.3.0
+ */
 export interface ServeProcess {
   /** `http://127.0.0.1:<port>` */
   readonly base: string
@@ -23,7 +32,11 @@ export interface ServeProcess {
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
 }
 
-/** Runs `sluice serve --port 0 ...args` with `env` added to the test's environment. */
+/**
+ * Runs `sluice serve --port 0 ...args` with `env` added to the test's environment.
+ *
+ * @since 0.3.0
+ */
 export const serveProcess = (
   env: Record<string, string>,
   ...args: ReadonlyArray<string>
