@@ -100,12 +100,7 @@ export const known: ReadonlyArray<{ readonly file: string; readonly specifier: s
     file: "scripts/bench/pipelineFloor.ts",
     specifier: "../../packages/redis/src/internal/resp.js",
     why: "the RESP encoder, the floor of a write: not public"
-  },
-  ...["harness", "quietLogs"].map((helper) => ({
-    file: "scripts/measure-client-transport.ts",
-    specifier: `../packages/server/test/support/${helper}.js`,
-    why: "the server's test harness: to @sluice/testing with the server's browser tests"
-  }))
+  }
 ]
 
 /** Every string of `packages/*` and `scripts/` that crosses a wall, in file order. */

@@ -21,6 +21,7 @@ import { followTurn, TurnState } from "@sluice/client"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { proxy } from "@sluice/testing/browser"
+import { producer, quietLogs, serveWith } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,8 +33,6 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { gzipSync } from "node:zlib"
-import { producer, serveWith } from "../packages/server/test/support/harness.js"
-import { quietLogs } from "../packages/server/test/support/quietLogs.js"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const clientSrc = join(root, "packages", "client", "src")

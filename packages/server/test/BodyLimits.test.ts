@@ -10,11 +10,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory, DurableSubscriptions } from "@sluice/durable-streams"
 import { RequestBody } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { serve, serveWith, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { rawRequest } from "./support/bodyLimitsHttp.js"
-import { serve, serveWith, tokens } from "./support/harness.js"
 
 const MiB = 1024 * 1024
 const stores = Layer.mergeAll(RedisStreamsMemory.layer, DurableStoreMemory.layer, DurableSubscriptions.layerMemory)

@@ -7,6 +7,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import {
+  bearer,
+  prefix,
+  producer,
+  publishEvents,
+  publishUpserts,
+  request,
+  serve,
+  serveWith,
+  tokens,
+  unrenewedLease
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -14,17 +26,6 @@ import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, request } from "./support/client.js"
-import {
-  prefix,
-  producer,
-  publishEvents,
-  publishUpserts,
-  serve,
-  serveWith,
-  tokens,
-  unrenewedLease
-} from "./support/harness.js"
 
 const key = ViewerToken.deriveKey(tokens)
 const auth = bearer(tokens[0])

@@ -12,6 +12,17 @@ import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { LlmRequest, ProviderClient } from "@sluice/providers"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import { fixture, serve as loopback } from "@sluice/testing/providers"
+import {
+  bearer,
+  open,
+  prefix,
+  type Received,
+  received,
+  request,
+  serve,
+  takeEvents,
+  tokens
+} from "@sluice/testing/server"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -22,8 +33,6 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { inject } from "vitest"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, open, type Received, received, request, takeEvents } from "./support/client.js"
-import { prefix, serve, tokens } from "./support/harness.js"
 
 // A database of its own.
 const url = (() => {

@@ -10,14 +10,13 @@ import { DurableStoreMemory } from "@sluice/durable-streams"
 import { HttpCompression as Compression } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { acceptEncodings } from "@sluice/testing/fixtures"
+import { bearer, publishUpserts, serve, tokens } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { get, type IncomingHttpHeaders } from "node:http"
 import { gunzipSync } from "node:zlib"
-import { bearer } from "./support/client.js"
-import { publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)

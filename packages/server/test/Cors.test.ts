@@ -7,10 +7,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { bearer, request, serve, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { bearer, request } from "./support/client.js"
-import { serve, tokens } from "./support/harness.js"
 
 // What a browser sends before a cross-origin request with a bearer token.
 const preflight = (method: string) => ({

@@ -11,11 +11,11 @@ import { describe, expect, it } from "@effect/vitest"
 import type { StreamBMessage } from "@sluice/core"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { producer, serveWith, tokens } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { producer, serveWith, tokens } from "./support/harness.js"
 
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)
 

@@ -10,12 +10,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive, DurableSubscriptions } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
+import { bearer, call, serveWith, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { bearer, call } from "./support/client.js"
-import { serveWith, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const json = { ...auth, "content-type": "application/json" }

@@ -9,14 +9,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { sleeps, untilSleeping, withSleeps } from "@sluice/testing/clock"
+import { bearer, open, serve, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { bearer, open } from "./support/client.js"
-import { serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const longPollMs = 20_000

@@ -8,13 +8,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive, DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
 import { scopedRedisServer } from "@sluice/testing/redis"
+import { bearer, call, publishUpserts, serve, tokens } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, call } from "./support/client.js"
-import { publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 

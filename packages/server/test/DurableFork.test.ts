@@ -10,10 +10,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { serveWith } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { serveWith } from "./support/harness.js"
 
 const stores = Layer.merge(RedisStreamsMemory.layer, DurableStoreMemory.layer)
 

@@ -10,12 +10,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
 import { admin, scopedRedisServer } from "@sluice/testing/redis"
+import { bearer, call, serve, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { bearer, call } from "./support/client.js"
-import { serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const text = { ...auth, "content-type": "text/plain" }

@@ -10,11 +10,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive, DurableSubscriptions } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
 import { admin, scopedRedisServer } from "@sluice/testing/redis"
+import { bearer, call, serveWith, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
-import { bearer, call } from "./support/client.js"
-import { serveWith, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 // five tokens, each within the 100 subscriptions a caller may hold, for 500 in all

@@ -8,12 +8,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreLive, DurableSubscriptions } from "@sluice/durable-streams"
 import { RedisStreamsLive } from "@sluice/redis"
+import { serveWith, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import { inject } from "vitest"
-import { serveWith, tokens } from "./support/harness.js"
 
 interface Notification {
   readonly subscription_id: string

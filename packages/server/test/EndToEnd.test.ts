@@ -7,6 +7,18 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreamsLive } from "@sluice/redis"
 import { admin, clients } from "@sluice/testing/redis"
+import {
+  bearer,
+  expectedFrames,
+  open,
+  producer,
+  publishTurn,
+  readAll,
+  request,
+  serve,
+  takeEvents,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { UpsertStream } from "@sluice/upserts"
 import * as Cause from "effect/Cause"
@@ -17,8 +29,6 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { bearer, open, readAll, request, takeEvents } from "./support/client.js"
-import { expectedFrames, producer, publishTurn, serve, tokens } from "./support/harness.js"
 import { watchedTails } from "./support/tails.js"
 
 // A database of its own, so that this file's connections can be told apart.

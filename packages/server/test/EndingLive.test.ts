@@ -10,14 +10,13 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive, type StreamEntry } from "@sluice/redis"
+import { bearer, open, prefix, received, serve, takeEvents, tokens } from "@sluice/testing/server"
 import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { bearer, open, received, takeEvents } from "./support/client.js"
-import { prefix, serve, tokens } from "./support/harness.js"
 import { spawnScript } from "./support/processes.js"
 
 // A database of its own.

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
 import { untilSleeping, withSleeps } from "@sluice/testing/clock"
+import { prefix, producer, publishEvents } from "@sluice/testing/server"
 import { gatedEnding, streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Deferred from "effect/Deferred"
@@ -17,7 +18,6 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as TurnFeed from "../src/TurnFeed.js"
-import { prefix, producer, publishEvents } from "./support/harness.js"
 
 const leaseMs = 6_000
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }

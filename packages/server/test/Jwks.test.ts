@@ -7,12 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory, DurableSubscriptions } from "@sluice/durable-streams"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { serveWith } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { rawRequest } from "./support/bodyLimitsHttp.js"
-import { serveWith } from "./support/harness.js"
 
 const stores = Layer.mergeAll(RedisStreamsMemory.layer, DurableStoreMemory.layer, DurableSubscriptions.layerMemory)
 

@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { serve } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -17,7 +18,6 @@ import * as Scope from "effect/Scope"
 import { connect } from "node:net"
 import * as TurnServer from "../src/TurnServer.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
-import { serve } from "./support/harness.js"
 
 const resolved = (options: TurnServerOptions.Options) => TurnServerOptions.resolve({ tokens: ["t"], ...options })
 

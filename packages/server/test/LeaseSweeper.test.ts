@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
 import { untilSleeping, withSleeps } from "@sluice/testing/clock"
+import { bearer, prefix, producer, publishEvents, request, serve, tokens } from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -14,8 +15,6 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as LeaseSweeper from "../src/internal/leaseSweeper.js"
-import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const leaseMs = 6_000
 const options: LeaseSweeper.SweepOptions = { prefix, everyMs: 5_000, batch: 100 }

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { quietLogs } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -16,7 +17,6 @@ import { httpDuration, httpRequests, methodLabel, statusLabel } from "../src/int
 import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServer from "../src/TurnServer.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
-import { quietLogs } from "./support/quietLogs.js"
 
 const token = "token-alpha-0123456789"
 

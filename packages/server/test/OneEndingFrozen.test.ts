@@ -16,6 +16,7 @@ import { StreamEvent } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import { scopedRedisServer } from "@sluice/testing/redis"
+import { bearer, open, openingPayloads, prefix, type Received, received, serve, tokens } from "@sluice/testing/server"
 import { TurnEnding, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -26,9 +27,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { bearer, open, type Received, received } from "./support/client.js"
-import { prefix, serve, tokens } from "./support/harness.js"
-import { openingPayloads } from "./support/slowTurns.js"
 
 const auth = bearer(tokens[0])
 const turns = 4

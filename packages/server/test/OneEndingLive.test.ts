@@ -11,14 +11,13 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { bearer, open, prefix, readAll, type Received, received, serve, tokens } from "@sluice/testing/server"
 import { TurnEnding, TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
-import { bearer, open, readAll, type Received, received } from "./support/client.js"
-import { prefix, serve, tokens } from "./support/harness.js"
 import { spawnScript } from "./support/processes.js"
 
 // A database of its own.

@@ -8,6 +8,18 @@ import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
 import { transcriptPath } from "@sluice/testing/fixtures"
 import { freePort, scopedRedisServer } from "@sluice/testing/redis"
+import {
+  bearer,
+  open,
+  prefix,
+  publishEvents,
+  publishUpserts,
+  request,
+  serve,
+  serveWith,
+  tokens,
+  unrenewedLease
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -28,8 +40,6 @@ import * as Prometheus from "../src/Prometheus.js"
 import * as TurnServerOptions from "../src/TurnServerOptions.js"
 import * as TurnStarter from "../src/TurnStarter.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, open, request } from "./support/client.js"
-import { prefix, publishEvents, publishUpserts, serve, serveWith, tokens, unrenewedLease } from "./support/harness.js"
 
 const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const auth = bearer(tokens[0])

@@ -8,6 +8,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
 import { untilSleeping, withSleeps } from "@sluice/testing/clock"
+import {
+  bearer,
+  open,
+  prefix,
+  producer,
+  publishEvents,
+  type Received,
+  received,
+  request,
+  serve,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Cause from "effect/Cause"
@@ -18,8 +30,6 @@ import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as TurnFeed from "../src/TurnFeed.js"
 import type * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { bearer, open, type Received, received, request } from "./support/client.js"
-import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const leaseMs = 6_000

@@ -12,12 +12,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
 import { admin, scopedRedisServer } from "@sluice/testing/redis"
+import { prefix, publishEvents, tokens } from "@sluice/testing/server"
 import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
-import { prefix, publishEvents, tokens } from "./support/harness.js"
 import { probing, served } from "./support/served.js"
 
 const readers = 500

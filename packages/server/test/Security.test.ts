@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DurableStoreMemory } from "@sluice/durable-streams"
 import { RedisError, RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { bearer, open, publishUpserts, type Reply, request, serve, serveWith, tokens } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -16,8 +17,6 @@ import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { ApiErrorBody } from "../src/ApiError.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, open, type Reply, request } from "./support/client.js"
-import { publishUpserts, serve, serveWith, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const isErrorBody = Schema.is(ApiErrorBody)

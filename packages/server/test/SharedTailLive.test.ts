@@ -7,13 +7,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { RedisStreamsLive } from "@sluice/redis"
 import { admin } from "@sluice/testing/redis"
+import { producer, serve, tokens } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
 import { inject } from "vitest"
-import { producer, serve, tokens } from "./support/harness.js"
 
 // A database of its own, so that the connection count is this test's.
 const database = 12

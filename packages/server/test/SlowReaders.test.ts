@@ -14,6 +14,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import type { StreamEvent } from "@sluice/core"
 import { RedisStreams, RedisStreamsLive } from "@sluice/redis"
+import { bearer, open, prefix, publishEvents, publishHalted, received, tokens } from "@sluice/testing/server"
 import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -22,8 +23,6 @@ import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
 import { connect, type Socket } from "node:net"
 import { inject } from "vitest"
-import { bearer, open, received } from "./support/client.js"
-import { prefix, publishEvents, publishHalted, tokens } from "./support/harness.js"
 import { metric, metricUntil, residentBytes, served } from "./support/served.js"
 
 // A database of its own.

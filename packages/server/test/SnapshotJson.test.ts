@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { prefix } from "@sluice/testing/server"
 import { messageUpsert } from "@sluice/testing/turns"
 import { TurnEntry, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,6 @@ import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import { render } from "../src/internal/snapshotJson.js"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { prefix } from "./support/harness.js"
 
 const threadId = randomUUID()
 

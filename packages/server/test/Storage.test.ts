@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
 import { ReadBudget, RedisStreams, RedisStreamsLive, RedisStreamsMemory } from "@sluice/redis"
+import { bearer, prefix, readAll, request, serve, tokens, trimmingPublisher } from "@sluice/testing/server"
 import { kept, messageText, messageTurn, upsertMessages } from "@sluice/testing/turns"
 import { TurnEntry, TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
@@ -17,8 +18,6 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { inject } from "vitest"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { bearer, readAll, request } from "./support/client.js"
-import { prefix, serve, tokens, trimmingPublisher } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const text = messageText(4 * 1024 * 1024)

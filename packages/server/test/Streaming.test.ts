@@ -7,6 +7,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { untilSleeping, withSleeps } from "@sluice/testing/clock"
+import {
+  bearer,
+  expectedFrames,
+  open,
+  producer,
+  publishEvents,
+  publishUpserts,
+  readAll,
+  type Received,
+  received,
+  request,
+  serve,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -17,8 +31,6 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as SharedTail from "../src/SharedTail.js"
-import { bearer, open, readAll, type Received, received, request } from "./support/client.js"
-import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
 
 const auth = bearer(tokens[0])

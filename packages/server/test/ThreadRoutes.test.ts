@@ -13,6 +13,7 @@ import { finalItems } from "@sluice/accumulator/Turn"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import { transcriptPath } from "@sluice/testing/fixtures"
+import { bearer, call, open, prefix, serve, takeEvents, tokens } from "@sluice/testing/server"
 import { ThreadError, type ThreadLog, Threads, TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -27,8 +28,6 @@ import { fromThreadError, recordEnd } from "../src/internal/threadHandlers.js"
 import * as ThreadStarter from "../src/ThreadStarter.js"
 import * as ThreadToken from "../src/ThreadToken.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, call, open, takeEvents } from "./support/client.js"
-import { prefix, serve, tokens } from "./support/harness.js"
 
 const transcript = new Uint8Array(readFileSync(transcriptPath("anthropic-text.sse")))
 const writer = bearer(tokens[0])

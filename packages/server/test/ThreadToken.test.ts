@@ -4,12 +4,12 @@
  * characters, and one signing key with page tokens (a page token is no thread token).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
 import { createHmac } from "node:crypto"
 import * as ThreadToken from "../src/ThreadToken.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { tokens } from "./support/harness.js"
 
 const key = ViewerToken.deriveKey(tokens)
 

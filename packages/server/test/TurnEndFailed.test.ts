@@ -9,11 +9,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { followTurn } from "@sluice/client"
 import { StreamBMessage, StreamEvent, type UITurnEvent } from "@sluice/core"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { bearer, producer, publishEvents, publishTurn, readAll, serve, tokens } from "@sluice/testing/server"
 import { messageUpsert, streamEvents } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { bearer, readAll } from "./support/client.js"
-import { producer, publishEvents, publishTurn, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const usage = { input: 12, output: 7, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 19 }

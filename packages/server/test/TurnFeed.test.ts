@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Sse } from "@sluice/core"
 import { RedisError, RedisStreamsMemory, type StreamEntry } from "@sluice/redis"
+import { prefix, producer, publishUpserts } from "@sluice/testing/server"
 import { upsertMessages } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,6 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as TurnFeed from "../src/TurnFeed.js"
-import { prefix, producer, publishUpserts } from "./support/harness.js"
 import { pass, watchedTails } from "./support/tails.js"
 
 const follow = { blockMs: 1000, resumeAttempts: 3, resumeBaseMs: 0, resumeMaxMs: 0 }

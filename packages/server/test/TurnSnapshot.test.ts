@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { StreamBMessage, type UITurnEvent, type UIUpsert } from "@sluice/core"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import { bearer, prefix, producer, publishTurn, publishUpserts, request, serve, tokens } from "@sluice/testing/server"
 import { messageUpsert, streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -12,8 +13,6 @@ import * as TestClock from "effect/testing/TestClock"
 import * as FastCheck from "fast-check"
 import { randomUUID } from "node:crypto"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
-import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishTurn, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const auth = bearer(tokens[0])
 const threadId = randomUUID()

@@ -9,13 +9,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import { bearer, publishEvents, publishHalted, request, serve, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as UiMessageStream from "../src/UiMessageStream.js"
-import { bearer, request } from "./support/client.js"
-import { publishEvents, publishHalted, serve, tokens } from "./support/harness.js"
 import { type Read, readMessage } from "./support/uiRead.js"
 import { expectedParts, partFields, uiTurn } from "./support/uiTurns.js"
 

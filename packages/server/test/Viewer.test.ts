@@ -29,6 +29,21 @@ import {
   statusIs,
   unavailable
 } from "@sluice/testing/browser"
+import {
+  bearer,
+  everyKind,
+  markdownTurn,
+  markdownTurnEvents,
+  openingPayloads,
+  prefix,
+  producer,
+  publishEvents,
+  publishUpserts,
+  replayedSample,
+  request,
+  serve,
+  tokens
+} from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
@@ -37,10 +52,6 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { TurnSnapshot } from "../src/TurnSnapshot.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
-import { openingPayloads } from "./support/slowTurns.js"
-import { everyKind, markdownTurn, markdownTurnEvents, replayedSample } from "./support/viewerTurns.js"
 
 const pageToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000)
 const controlToken = ViewerToken.issue(ViewerToken.deriveKey(tokens), 600_000, "control")

@@ -6,12 +6,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Wire } from "@sluice/client"
 import { StreamBMessage, type UIUpsert } from "@sluice/core"
+import { everyKind } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as TurnSnapshot from "../src/TurnSnapshot.js"
 import { assetsModule, assetsModulePath } from "./support/viewerBuild.js"
-import { everyKind } from "./support/viewerTurns.js"
 
 // What the API sends is what the page's types describe (checked by the compiler).
 const asWireUpsert = (upsert: UIUpsert.UIUpsert): Wire.Upsert => upsert

@@ -6,6 +6,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RedisStreamsMemory } from "@sluice/redis"
+import {
+  bearer,
+  open,
+  prefix,
+  publishEvents,
+  publishUpserts,
+  type Reply,
+  request,
+  serve,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,8 +27,6 @@ import * as FastCheck from "fast-check"
 import { createHmac, randomUUID } from "node:crypto"
 import * as TurnServer from "../src/TurnServer.js"
 import * as ViewerToken from "../src/ViewerToken.js"
-import { bearer, open, type Reply, request } from "./support/client.js"
-import { prefix, publishEvents, publishUpserts, serve, tokens } from "./support/harness.js"
 
 const key = ViewerToken.deriveKey(tokens)
 

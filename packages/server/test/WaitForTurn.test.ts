@@ -8,6 +8,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { followTurn } from "@sluice/client"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { sleeps, withSleeps } from "@sluice/testing/clock"
+import {
+  bearer,
+  call,
+  expectedFrames,
+  open,
+  producer,
+  publishEvents,
+  received,
+  serve,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -18,8 +29,6 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as TurnFeed from "../src/TurnFeed.js"
-import { bearer, call, open, received } from "./support/client.js"
-import { expectedFrames, producer, publishEvents, serve, tokens } from "./support/harness.js"
 import { uiTurn } from "./support/uiTurns.js"
 
 const auth = bearer(tokens[0])

@@ -5,14 +5,26 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import type { RedisStreams } from "@sluice/redis"
+import {
+  bearer,
+  expectedFrames,
+  open,
+  producer,
+  publishEvents,
+  publishUpserts,
+  readAll,
+  type Received,
+  received,
+  serve,
+  takeEvents,
+  tokens
+} from "@sluice/testing/server"
 import { streamEvents, upsertMessages } from "@sluice/testing/turns"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { bearer, open, readAll, type Received, received, takeEvents } from "./client.js"
-import { expectedFrames, producer, publishEvents, publishUpserts, serve, tokens } from "./harness.js"
 
 const auth = bearer(tokens[0])
 

@@ -2,13 +2,13 @@
  * The turn server in a process of its own (`servedProcess.ts`), as tests measure it from
  * outside: its base URL and pid, its resident memory (/proc), and its metrics.
  */
+import { tokens } from "@sluice/testing/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { tokens } from "./harness.js"
 import { spawnScript } from "./processes.js"
 
 export interface Served {

@@ -8,13 +8,12 @@
  *   tsx servedProcess.ts <redisUrl> <prefix> [optionsJson]
  */
 import { RedisStreamsLive } from "@sluice/redis"
+import { quietLogs, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as TurnServer from "../../src/TurnServer.js"
 import * as TurnServerOptions from "../../src/TurnServerOptions.js"
-import { tokens } from "./harness.js"
-import { quietLogs } from "./quietLogs.js"
 
 const [url, prefix, json] = process.argv.slice(2)
 if (url === undefined || prefix === undefined) {

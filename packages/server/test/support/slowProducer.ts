@@ -10,11 +10,11 @@
 import { StreamEvent } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnSource } from "@sluice/pipeline"
 import { RedisStreamsLive } from "@sluice/redis"
+import { openingPayloads } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { openingPayloads } from "./slowTurns.js"
 
 const [url, prefix, turnId, every] = process.argv.slice(2)
 if (url === undefined || prefix === undefined || turnId === undefined) {

@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 
-const fixture = readFileSync(new URL("../fixtures/anthropic-weather.upserts.jsonl", import.meta.url), "utf8")
+const fixture = readFileSync(new URL("./anthropic-weather.upserts.jsonl", import.meta.url), "utf8")
 const decodeMessage = Schema.decodeUnknownSync(Schema.fromJsonString(StreamBMessage.StreamBMessage))
 
 /**

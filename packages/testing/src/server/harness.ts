@@ -4,6 +4,8 @@
  */
 import type { StreamBMessage, StreamEvent } from "@sluice/core"
 import { RedisStreams } from "@sluice/redis"
+import * as TurnServer from "@sluice/server/TurnServer"
+import type * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 import { TurnKeys, TurnPublisher } from "@sluice/turns"
 import { StreamBMessages, UpsertStream } from "@sluice/upserts"
 import * as Deferred from "effect/Deferred"
@@ -12,8 +14,6 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TurnServer from "../../src/TurnServer.js"
-import type * as TurnServerOptions from "../../src/TurnServerOptions.js"
 import { quietLogs } from "./quietLogs.js"
 
 export const tokens = ["token-alpha-0123456789", "token-beta-9876543210"] as const

@@ -13,7 +13,10 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import type { TurnState } from "@sluice/client"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
+import type * as TurnServerOptions from "@sluice/server/TurnServerOptions"
+import { TurnSnapshot } from "@sluice/server/TurnSnapshot"
 import { browserLayer, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
+import { bearer, prefix, producer, publishEvents, replayedSample, request, serve, tokens } from "@sluice/testing/server"
 import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
@@ -22,11 +25,6 @@ import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
-import type * as TurnServerOptions from "../src/TurnServerOptions.js"
-import { TurnSnapshot } from "../src/TurnSnapshot.js"
-import { bearer, request } from "./support/client.js"
-import { prefix, producer, publishEvents, serve, tokens } from "./support/harness.js"
-import { replayedSample } from "./support/viewerTurns.js"
 
 // The client's snapshot type and the server's agree: a server snapshot is a client one.
 type ServerSnapshot = Omit<TurnSnapshot, "entries">

@@ -6,12 +6,12 @@
  */
 import { StreamEvent } from "@sluice/core"
 import { TurnContext, TurnPipeline, TurnRequest, TurnSource } from "@sluice/pipeline"
+import { ApiError } from "@sluice/server/ApiError"
+import * as TurnStarter from "@sluice/server/TurnStarter"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { ApiError } from "../../src/ApiError.js"
-import * as TurnStarter from "../../src/TurnStarter.js"
 import { openingPayloads } from "./slowTurns.js"
 
 /** A started turn as the test sees it: its request, and the model's next payloads. */
