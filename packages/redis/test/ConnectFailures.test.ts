@@ -3,7 +3,7 @@
  * every failed connect with "Connection is closed.", whatever closed it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { freePort, launchRedis, stop } from "@sluice/testing/redis"
+import { freePort, launchRedis, serverArgs, stop } from "@sluice/testing/redis"
 import * as Effect from "effect/Effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -20,20 +20,7 @@ const passwordServer = Effect.acquireRelease(
   Effect.promise(async () => {
     const dir = await mkdtemp(join(tmpdir(), "sluice-redis-auth-"))
     const port = await freePort()
-    const child = await launchRedis([
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--requirepass",
-      "sekret"
-    ])
+    const child = await launchRedis([...serverArgs(port, dir), "--appendonly", "no", "--requirepass", "sekret"])
     return { port, dir, child }
   }),
   ({ child, dir }) => Effect.promise(() => stop(child, "SIGTERM").then(() => rm(dir, { recursive: true, force: true })))

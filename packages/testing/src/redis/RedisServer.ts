@@ -45,20 +45,35 @@ export const freePort = (): Promise<number> =>
     })
   })
 
+/**
+ * The arguments every test `redis-server` starts with: `port` on loopback only, its files
+ * in `dir`, no snapshots, protected mode on.
+ *
+ * @since 0.3.0
+ */
+export const serverArgs = (port: number, dir: string): ReadonlyArray<string> => [
+  "--port",
+  String(port),
+  "--bind",
+  "127.0.0.1",
+  "--dir",
+  dir,
+  "--save",
+  "",
+  "--protected-mode",
+  "yes"
+]
+
+/**
+ * The arguments that make a `redis-server` append every write to its file before it
+ * answers, so a restart loses nothing.
+ *
+ * @since 0.3.0
+ */
+export const persistentArgs: ReadonlyArray<string> = ["--appendonly", "yes", "--appendfsync", "always"]
+
 const launch = (port: number, dir: string, persistent: boolean): Promise<ChildProcess> =>
-  launchRedis([
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--save",
-    "",
-    "--protected-mode",
-    "yes",
-    ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
-  ])
+  launchRedis([...serverArgs(port, dir), ...(persistent ? persistentArgs : ["--appendonly", "no"])])
 
 /**
  * Starts `redis-server` with `args` and waits until it prints `ready` (by default, that it accepts connections).

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { freePort, launchRedis, stop } from "./RedisServer.js"
+import { freePort, launchRedis, persistentArgs, serverArgs, stop } from "./RedisServer.js"
 
 const run = promisify(execFile)
 const cli = process.env.REDIS_CLI_BIN ?? "redis-cli"
@@ -49,20 +49,8 @@ export interface RedisCluster {
 
 const launch = (port: number, dir: string): Promise<ChildProcess> =>
   launchRedis([
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--save",
-    "",
-    "--protected-mode",
-    "yes",
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "always",
+    ...serverArgs(port, dir),
+    ...persistentArgs,
     "--cluster-enabled",
     "yes",
     "--cluster-config-file",
