@@ -17,13 +17,12 @@ import type { LlmRequest } from "@sluice/providers"
 import { RedisStreamsMemory } from "@sluice/redis"
 import { TurnSnapshot } from "@sluice/server/TurnSnapshot"
 import * as TurnStarter from "@sluice/server/TurnStarter"
-import { browserLayer, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
+import { browserLayer, bundleApp, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
 import { bearer, drivenStarter, prefix, request, serve, tokens } from "@sluice/testing/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import { build } from "esbuild"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 
@@ -60,22 +59,7 @@ function App() {
 createRoot(document.getElementById("root")).render(h(App))
 `
 
-const bundle = Effect.promise(async () => {
-  const result = await build({
-    stdin: { contents: appSource, resolveDir: testDir, sourcefile: "chat-app.js", loader: "js" },
-    // the client from its sources, as the tests see every workspace package
-    conditions: ["@sluice/source"],
-    bundle: true,
-    write: false,
-    minify: true,
-    format: "iife",
-    platform: "browser",
-    target: ["es2022"],
-    define: { "process.env.NODE_ENV": "\"production\"" },
-    logLevel: "silent"
-  })
-  return result.outputFiles[0]!.text
-})
+const bundle = bundleApp({ source: appSource, resolveDir: testDir, sourcefile: "chat-app.js" })
 
 interface ChatState {
   readonly status: string

@@ -15,13 +15,12 @@ import type { TurnState } from "@sluice/client"
 import { RedisStreams, RedisStreamsMemory } from "@sluice/redis"
 import type * as TurnServerOptions from "@sluice/server/TurnServerOptions"
 import { TurnSnapshot } from "@sluice/server/TurnSnapshot"
-import { browserLayer, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
+import { browserLayer, bundleApp, newPage, proxy, run, unavailable } from "@sluice/testing/browser"
 import { bearer, prefix, producer, publishEvents, replayedSample, request, serve, tokens } from "@sluice/testing/server"
 import { streamEvents } from "@sluice/testing/turns"
 import { TurnKeys } from "@sluice/turns"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { build } from "esbuild"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
@@ -38,21 +37,11 @@ const snapshotOf = (base: string, turnId: string) =>
 const testDir = fileURLToPath(new URL(".", import.meta.url))
 
 // The client as the page loads it: one IIFE, `window.SluiceClient`.
-const bundle = Effect.promise(async () => {
-  const result = await build({
-    // the client from its sources, as the tests see every workspace package
-    stdin: { contents: `export * from "@sluice/client"`, resolveDir: testDir, sourcefile: "client.js", loader: "js" },
-    conditions: ["@sluice/source"],
-    bundle: true,
-    write: false,
-    minify: true,
-    format: "iife",
-    globalName: "SluiceClient",
-    platform: "browser",
-    target: ["es2020"],
-    logLevel: "silent"
-  })
-  return result.outputFiles[0]!.text
+const bundle = bundleApp({
+  source: `export * from "@sluice/client"`,
+  resolveDir: testDir,
+  sourcefile: "client.js",
+  globalName: "SluiceClient"
 })
 
 // The page's own script: follows a turn and records the entry ids it applied, in order.

@@ -20,11 +20,10 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as ThreadToken from "@sluice/server/ThreadToken"
-import { browserLayer, newPage, run, unavailable } from "@sluice/testing/browser"
+import { browserLayer, bundleApp, newPage, run, unavailable } from "@sluice/testing/browser"
 import { serveProcess } from "@sluice/testing/serve"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { build } from "esbuild"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -87,20 +86,7 @@ transport.loadMessages().then(
 )
 `
 
-const bundle = Effect.promise(async () => {
-  const result = await build({
-    stdin: { contents: appSource, resolveDir: testDir, sourcefile: "thread-chat-app.js", loader: "js" },
-    bundle: true,
-    write: false,
-    minify: true,
-    format: "iife",
-    platform: "browser",
-    target: ["es2022"],
-    define: { "process.env.NODE_ENV": "\"production\"" },
-    logLevel: "silent"
-  })
-  return result.outputFiles[0]!.text
-})
+const bundle = bundleApp({ source: appSource, resolveDir: testDir, sourcefile: "thread-chat-app.js" })
 
 // Anthropic's Messages stream, event by event.
 const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`

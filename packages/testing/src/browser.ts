@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import { build } from "esbuild"
 import { existsSync } from "node:fs"
 import { mkdir, mkdtemp, rm } from "node:fs/promises"
 import { type AddressInfo, connect, createServer, type Socket } from "node:net"
@@ -414,3 +415,35 @@ export const contentIs = (page: Page, itemId: string, content: string): Effect.E
  */
 export const connectionIs = (page: Page, state: string): Effect.Effect<void, Error> =>
   run(() => page.waitForSelector(`#connection[data-state="${state}"]`, { timeout: 30_000 })).pipe(Effect.asVoid)
+
+/**
+ * A page's script bundled by esbuild from `source` (resolved from `resolveDir`, the
+ * workspace packages from their sources as the tests see them): one minified IIFE,
+ * `globalName` set when the page reads the bundle's exports.
+ *
+ * @since 0.3.0
+ */
+export const bundleApp = (options: {
+  readonly source: string
+  readonly resolveDir: string
+  readonly sourcefile: string
+  readonly globalName?: string
+}): Effect.Effect<string, Error> =>
+  run(async () => {
+    const result = await build({
+      stdin: { contents: options.source, resolveDir: options.resolveDir, sourcefile: options.sourcefile, loader: "js" },
+      conditions: ["@sluice/source"],
+      bundle: true,
+      write: false,
+      minify: true,
+      format: "iife",
+      ...(options.globalName === undefined ? {} : { globalName: options.globalName }),
+      platform: "browser",
+      target: ["es2022"],
+      define: { "process.env.NODE_ENV": "\"production\"" },
+      logLevel: "silent"
+    })
+    const file = result.outputFiles[0]
+    if (file === undefined) throw new Error(`esbuild produced nothing for ${options.sourcefile}`)
+    return file.text
+  })
