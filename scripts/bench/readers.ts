@@ -26,14 +26,14 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { build } from "esbuild"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { connect } from "node:net"
 import { resolve } from "node:path"
 import { performance } from "node:perf_hooks"
+import { promisify } from "node:util"
 import { procBytes } from "./harness.js"
 
 const READERS = Number(process.env.BENCH_READERS ?? "2000")
@@ -48,26 +48,12 @@ const ROOT = process.env.BENCH_READERS_ROOT ?? "."
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// `sluice` bundled from the sources (as packages/cli/scripts/bundle.mjs bundles it), so
-// that the run measures the code as it is, built or not.
+// `sluice` bundled from the sources by the checkout's own packages/cli/scripts/bundle.mjs,
+// so that the run measures the code as it is, built or not.
 const bundle = async () => {
   rmSync("bench-results/sluice-serve", { recursive: true, force: true })
-  await build({
-    entryPoints: { bin: `${ROOT}/packages/cli/src/bin.ts` },
-    outdir: "bench-results/sluice-serve",
-    chunkNames: "chunks/[name]-[hash]",
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "node",
-    target: "node22",
-    conditions: ["@sluice/source"],
-    banner: {
-      js:
-        "import { createRequire as __sluiceRequire } from \"node:module\"; const require = __sluiceRequire(import.meta.url);"
-    },
-    legalComments: "none",
-    logLevel: "warning"
+  await promisify(execFile)(process.execPath, ["scripts/bundle.mjs", resolve("bench-results/sluice-serve")], {
+    cwd: `${ROOT}/packages/cli`
   })
 }
 

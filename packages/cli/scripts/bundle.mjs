@@ -5,16 +5,21 @@
  * `dist/chunks/`, loaded when the command runs. One file to parse instead of hundreds
  * of small ES modules is what makes `sluice --version` start fast. The library modules
  * (`dist/*.js`, from `tsc`) are left as they are.
+ *
+ * `node scripts/bundle.mjs [outdir]` (from `packages/cli`) writes elsewhere than `dist`:
+ * the readers bench bundles the sources of the checkout it measures this way.
  */
 import { build } from "esbuild"
 import { rmSync } from "node:fs"
 
+const outdir = process.argv[2] ?? "dist"
+
 // chunks are named by their hash: those of an earlier build would stay behind
-rmSync("dist/chunks", { recursive: true, force: true })
+rmSync(`${outdir}/chunks`, { recursive: true, force: true })
 
 await build({
   entryPoints: { bin: "src/bin.ts" },
-  outdir: "dist",
+  outdir,
   chunkNames: "chunks/[name]-[hash]",
   bundle: true,
   splitting: true,
